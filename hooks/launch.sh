@@ -1,0 +1,32 @@
+#!/bin/sh
+# Transcript Miner plugin hook launcher (POSIX sh).
+#
+# Claude Code runs this from the plugin's hooks/hooks.json with one argument
+# (session-start, stop, pre-compact, session-end) and the event JSON on stdin.
+# It finds the interpreter installed by ./install.sh and hands over to it with
+# exec, so stdin, stdout and the exit code are the hook's own:
+#   1. $MINER_HOME/venv/bin/python                              (if MINER_HOME is set)
+#   2. ${XDG_DATA_HOME:-$HOME/.local/share}/miner/venv/bin/python
+# Not installed: one line on stderr, nothing on stdout, exit 0 (fail open:
+# Claude Code must never break because of us).
+
+python=""
+if [ -n "${MINER_HOME:-}" ] && [ -x "$MINER_HOME/venv/bin/python" ]; then
+    python="$MINER_HOME/venv/bin/python"
+else
+    candidate="${XDG_DATA_HOME:-${HOME:-}/.local/share}/miner/venv/bin/python"
+    if [ -x "$candidate" ]; then
+        python="$candidate"
+    fi
+fi
+
+if [ -z "$python" ]; then
+    echo "transcript-miner is not installed: run ./install.sh from its repository" >&2
+    # Drain the event JSON so Claude Code never writes into a closed pipe.
+    if [ ! -t 0 ]; then
+        cat >/dev/null 2>&1 || :
+    fi
+    exit 0
+fi
+
+exec "$python" -m miner.hooks "$@"

@@ -1,0 +1,293 @@
+"""`miner`: a thin command line over the library. Each command opens the store, calls one function, prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__, paths
+from . import config as config_mod
+from .store import Store, StoreError
+
+
+def _config() -> dict:
+    try:
+        return config_mod.load()
+    except config_mod.ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _store(readonly: bool = False) -> Store:
+    try:
+        return Store(readonly=readonly)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _project(project: str | None) -> str:
+    return paths.project_root(os.path.abspath(project or os.getcwd()))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="miner")
+def main() -> None:
+    """Transcript Miner: memory for Claude Code, mined from its own transcripts.
+
+    No LLM calls, no tokens, no network. Data lives in $MINER_HOME
+    (default ~/.local/share/miner).
+    """
+
+
+# --- mining ----------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("transcripts", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--all", "mine_all", is_flag=True, help="Mine every transcript under Claude Code's projects folder.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
+def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
+    """Mine transcripts (files or folders) into the memory store."""
+    from .mine import Miner, find_transcripts
+
+    files: list[str] = []
+    for target in transcripts:
+        if target.is_dir():
+            files += find_transcripts(target)
+        elif target.is_file():
+            files.append(str(target))
+        else:
+            raise click.ClickException(f"{target} does not exist; pass transcript files or folders")
+    if mine_all:
+        files += find_transcripts()
+    if not files:
+        where = paths.projects_dir()
+        if mine_all:
+            click.echo(f"Nothing to mine: no transcripts under {where}.")
+            return
+        raise click.UsageError("name transcripts to mine, or pass --all")
+    config = _config()
+    with _store() as store:
+        miner = Miner(store, config)
+        if not quiet:
+            click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
+        with click.progressbar(files, label="Mining", file=sys.stderr, show_pos=True,
+                               hidden=quiet or not sys.stderr.isatty()) as bar:
+            total = None
+            from .mine import Summary
+
+            total = Summary()
+            for file in bar:
+                total.add(miner.mine_paths([file]))
+    click.echo(total.line())
+    for error in total.errors:
+        click.echo(f"error: {error}", err=True)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("query", required=False, default="")
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+@click.option("--budget", type=click.IntRange(50, 100_000), help="Budget in tokens (default: 2% of the context window).")
+@click.option("--situation", type=click.Choice(["startup", "compact", "resume", "query"]), default=None,
+              help="Build the block a session would get in this situation.")
+@click.option("--session", default="", help="Session id (for compact/resume).")
+@click.option("--tentative", is_flag=True, help="Include unconfirmed (hedged) memories.")
+def recall(query: str, project: str | None, budget: int | None, situation: str | None, session: str,
+           tentative: bool) -> None:
+    """Print the recall block for a project, optionally ranked against QUERY."""
+    from .recall import build
+
+    config = _config()
+    situation = situation or ("query" if query else "startup")
+    with _store() as store:
+        result = build(store, _project(project), config, situation=situation, query=query, session_id=session,
+                       budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative)
+    click.echo(result.text)
+
+
+@main.command(name="list")
+@click.option("--project", type=str, help="Only this project directory.")
+@click.option("--category", type=click.Choice(["decision", "preference", "fact", "todo"]))
+@click.option("--state", "states", multiple=True, type=click.Choice(["active", "superseded", "forgotten", "cold", "quarantined"]),
+              help="States to list (default: active).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
+def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
+    """List memories, newest first."""
+    with _store() as store:
+        rows = store.list_memories(_project(project) if project else None, category, states or ("active",), limit)
+    for m in rows:
+        flag = " (unconfirmed)" if m.tentative else ""
+        click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")
+    if not rows:
+        click.echo("No memories match.")
+
+
+@main.command()
+@click.argument("memory_id", type=int)
+def show(memory_id: int) -> None:
+    """Show one memory with its provenance and evidence."""
+    with _store() as store:
+        memory = store.get(memory_id)
+        if memory is None:
+            raise click.ClickException(f"no memory {memory_id}; `miner list` shows the ids")
+        evidence = store.evidence(memory_id)
+        links = store.links(memory_id)
+    click.echo(f"#{memory.id} [{memory.category}] {memory.text}")
+    click.echo(f"  state: {memory.state}   confidence: {memory.confidence:.2f}   scope: {memory.scope}"
+               f"{'   tentative' if memory.tentative else ''}{'   pinned' if memory.pinned else ''}")
+    click.echo(f"  project: {memory.project}")
+    click.echo(f"  rule: {memory.rule_id}   role: {memory.role}   source: {memory.source}")
+    click.echo(f"  first seen {memory.first_seen}, last seen {memory.last_seen}; recalled {memory.recall_count} times")
+    if memory.subject or memory.value:
+        click.echo(f"  subject: {memory.subject}   value: {memory.value}")
+    click.echo(f"  evidence ({len(evidence)}):")
+    for row in evidence:
+        click.echo(f"    {row['ts']}  {row['role']:<9} session {row['session_id']}  entry {row['entry_uuid']}")
+        click.echo(f"      {row['transcript']}")
+    for link in links:
+        click.echo(f"  link: #{link['src']} {link['kind']} #{link['dst']} {link['reason']}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def stats(as_json: bool) -> None:
+    """Counts of memories, sessions, transcripts and skipped input."""
+    with _store() as store:
+        data = store.stats()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"database     {data['database']}")
+    click.echo(f"memories     {data['memories']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_state'].items())) or 'none'})")
+    click.echo(f"active by category: {', '.join(f'{k} {v}' for k, v in sorted(data['by_category'].items())) or 'none'}")
+    click.echo(f"evidence     {data['evidence']}")
+    click.echo(f"projects     {data['projects']}   sessions {data['sessions']}   transcripts {data['transcripts']}")
+    for name, value in data["counters"].items():
+        click.echo(f"{name:<20} {value}")
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+
+@main.command(name="eval")
+@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Gold folder (with extraction/, restore/, units/).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--only", default="", help="Only sources whose name contains this.")
+def eval_(gold: Path, transcripts: Path, as_json: bool, only: str) -> None:
+    """Score extraction and restore against gold labels."""
+    from .evaluate import evaluate, format_report
+
+    report = evaluate(gold, transcripts, _config(), only=only)
+    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+
+
+# --- hooks and install ------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+def install(scope: str, project: str | None, dry_run: bool) -> None:
+    """Register the hooks in Claude Code's settings.json."""
+    from .settings import SettingsError, install as do_install
+
+    try:
+        lines = do_install(scope, project, sys.executable, dry_run=dry_run)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in lines:
+        click.echo(line)
+
+
+@main.command()
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+def uninstall(scope: str, project: str | None, dry_run: bool) -> None:
+    """Remove our hooks from Claude Code's settings.json (everything else is kept)."""
+    from .settings import SettingsError, uninstall as do_uninstall
+
+    try:
+        lines = do_uninstall(scope, project, dry_run=dry_run)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in lines:
+        click.echo(line)
+
+
+@main.command()
+def doctor() -> None:
+    """Check the install, hook registration, database, spaCy pipeline and mining lag."""
+    from .doctor import run_checks
+
+    problems = 0
+    for ok, line, fix in run_checks(_config()):
+        click.echo(f"{'ok  ' if ok else 'FAIL'}  {line}")
+        if not ok:
+            problems += 1
+            if fix:
+                click.echo(f"      fix: {fix}")
+    if problems:
+        raise click.ClickException(f"{problems} problem(s) found")
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+
+@main.group()
+def rules() -> None:
+    """Inspect and check extraction rules."""
+
+
+def _rule_files(project: str | None) -> list[Path]:
+    from . import rules as rules_mod
+
+    return (rules_mod.default_rule_files() + rules_mod.user_rule_files(paths.config_dir())
+            + rules_mod.project_rule_file(_project(project)))
+
+
+@rules.command(name="check")
+@click.option("--project", type=str, help="Also check this project's .claude/miner-rules.yaml.")
+def rules_check(project: str | None) -> None:
+    """Validate every rule file: schema, regexes and each rule's examples."""
+    from . import rules as rules_mod
+
+    files = _rule_files(project)
+    try:
+        ruleset = rules_mod.load_rules(files)
+    except rules_mod.RuleError as exc:
+        raise click.ClickException(str(exc)) from None
+    problems = rules_mod.check_examples(ruleset)
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        raise click.ClickException(f"{len(problems)} example(s) fail")
+    click.echo(f"{len(ruleset.rules)} rules in {len(files)} files: all valid, all examples behave.")
+
+
+@rules.command(name="list")
+@click.option("--project", type=str, help="Include this project's rules.")
+def rules_list(project: str | None) -> None:
+    """List the active rules."""
+    from . import rules as rules_mod
+
+    try:
+        ruleset = rules_mod.load_rules(_rule_files(project))
+    except rules_mod.RuleError as exc:
+        raise click.ClickException(str(exc)) from None
+    for rule in ruleset.rules:
+        click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

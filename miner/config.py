@@ -1,0 +1,66 @@
+"""Settings: defaults merged with `$XDG_CONFIG_HOME/miner/config.json` (standard library only).
+
+Read at entry points and passed down, never deep inside. JSON rather than
+YAML or TOML because the hooks read it and must stay on the standard library
+of every supported Python.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import paths
+
+DEFAULTS: dict[str, Any] = {
+    # spaCy pipeline to use when installed; the blank pipeline otherwise.
+    "spacy_model": "en_core_web_sm",
+    # Recall budget: a share of the context window, capped under Claude Code's 10,000-character limit.
+    "context_window_tokens": 200_000,
+    "budget_share": 0.02,
+    "max_block_chars": 9_800,
+    "chars_per_token": 4,
+    # Ranking: relevance, type weight and recency, as in claude-mem's rerank.
+    "weights": {"relevance": 0.6, "type": 0.2, "recency": 0.2},
+    "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
+    "half_life_days": 30.0,
+    "pinned_boost": 1.0,
+    # Hooks.
+    "precompact_timeout_s": 45.0,
+    "hook_log_max_bytes": 256 * 1024,
+}
+
+
+class ConfigError(ValueError):
+    """The config file is broken; the message names it and what to do."""
+
+
+def config_path() -> Path:
+    return paths.config_dir() / "config.json"
+
+
+def load(path: Path | None = None) -> dict[str, Any]:
+    """Defaults, overlaid with the user's config file when there is one."""
+    path = path or config_path()
+    merged = json.loads(json.dumps(DEFAULTS))
+    if not path.is_file():
+        return merged
+    try:
+        user = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
+    if not isinstance(user, dict):
+        raise ConfigError(f"{path} must hold a JSON object; fix or remove it")
+    for key, value in user.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def budget_chars(config: dict[str, Any], budget_tokens: int | None = None) -> int:
+    """Characters the recall block may use: the token budget, never over the hard cap."""
+    tokens = budget_tokens or int(config["context_window_tokens"] * config["budget_share"])
+    return max(200, min(int(tokens * config["chars_per_token"]), int(config["max_block_chars"])))

@@ -1,0 +1,255 @@
+"""`miner eval`: score extraction and restore against gold labels, as GUIDELINES.md defines them.
+
+Extraction: a mined memory matches a gold unit when both come from the same
+transcript entry and their word sets have Jaccard ≥ 0.5, or one text
+contains the other (lower-cased, white space collapsed). Tentative and doc
+units are neutral. Reported with categories ignored and required.
+
+Restore: for each cut, the transcript is mined up to the cut, the checkpoint
+the PreCompact (or SessionEnd) hook would write is written, and the block
+that a post-compaction session (a cut inside the session) or a new session
+(cut `end`) would get at the default budget is built. A question counts when
+the block contains one of its answers, case-insensitively.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from . import config as config_mod
+from . import paths
+from .checkpoint import write_checkpoint
+from .model import CATEGORIES
+from .recall import build
+from .store import Store
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.lower()))
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def texts_match(mined: str, gold: str) -> bool:
+    a, b = collapse(mined), collapse(gold)
+    if a and b and (a in b or b in a):
+        return True
+    wa, wb = words(mined), words(gold)
+    if not wa or not wb:
+        return False
+    return len(wa & wb) / len(wa | wb) >= 0.5
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def transcript_for(source: str, transcripts: Path) -> Path | None:
+    """`<folder>__<file>` → transcripts/<folder>/<file>.jsonl."""
+    if "__" not in source:
+        return None
+    folder, name = source.rsplit("__", 1)
+    path = transcripts / folder / f"{name}.jsonl"
+    return path if path.is_file() else None
+
+
+def score_extraction(mined: list[dict], gold_units: list[dict]) -> dict[str, Any]:
+    """Precision/recall counts for mined memories ({uuid, text, category}) against gold memories."""
+    by_uuid: dict[str, list[dict]] = defaultdict(list)
+    for unit in gold_units:
+        by_uuid[unit["uuid"]].append(unit)
+    counts: dict[str, Any] = {"ignored": defaultdict(int), "required": defaultdict(int)}
+    per_cat = {c: defaultdict(int) for c in CATEGORIES}
+    matched_any: set[int] = set()
+    matched_cat: set[int] = set()
+    for memory in mined:
+        units = [u for u in by_uuid.get(memory["uuid"], []) if texts_match(memory["text"], u["text"])]
+        scored = [u for u in units if not u.get("tentative") and not u.get("doc")]
+        neutral = [u for u in units if u.get("tentative") or u.get("doc")]
+        cat = memory["category"]
+        if scored:
+            counts["ignored"]["tp"] += 1
+            matched_any.update(u["unit"] for u in scored)
+            same = [u for u in scored if u["category"] == cat]
+            if same:
+                counts["required"]["tp"] += 1
+                per_cat[cat]["tp"] += 1
+                matched_cat.update(u["unit"] for u in same)
+            else:
+                counts["required"]["fp"] += 1
+                per_cat[cat]["fp"] += 1
+        elif neutral:
+            continue
+        else:
+            counts["ignored"]["fp"] += 1
+            counts["required"]["fp"] += 1
+            per_cat[cat]["fp"] += 1
+    required = [u for u in gold_units if not u.get("tentative") and not u.get("doc")]
+    counts["ignored"]["gold"] = len(required)
+    counts["ignored"]["found"] = sum(1 for u in required if u["unit"] in matched_any)
+    counts["required"]["gold"] = len(required)
+    counts["required"]["found"] = sum(1 for u in required if u["unit"] in matched_cat)
+    for unit in required:
+        per_cat[unit["category"]]["gold"] += 1
+        if unit["unit"] in matched_cat:
+            per_cat[unit["category"]]["found"] += 1
+    return {"ignored": dict(counts["ignored"]), "required": dict(counts["required"]),
+            "per_category": {c: dict(v) for c, v in per_cat.items()}}
+
+
+def prf(counts: dict[str, int]) -> dict[str, float]:
+    tp, fp = counts.get("tp", 0), counts.get("fp", 0)
+    gold, found = counts.get("gold", 0), counts.get("found", 0)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = found / gold if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3), **counts}
+
+
+def _merge(into: dict, counts: dict) -> None:
+    for key, value in counts.items():
+        into[key] = into.get(key, 0) + value
+
+
+def mined_from_store(store: Store) -> list[dict]:
+    """One row per (memory, entry): what the miner produced from each transcript entry."""
+    rows = store.db.execute(
+        """SELECT e.entry_uuid AS uuid, m.text AS text, m.category AS category FROM evidence e
+           JOIN memories m ON m.id = e.memory_id"""
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def cut_order(transcript: Path, cuts: list[str]) -> list[str]:
+    """Cuts in the order their entries appear in the transcript, `end` last."""
+    position: dict[str, int] = {}
+    wanted = set(cuts) - {"end"}
+    with open(transcript, "rb") as handle:
+        for index, line in enumerate(handle):
+            for cut in wanted:
+                if cut.encode() in line and cut not in position:
+                    try:
+                        if json.loads(line).get("uuid") == cut:
+                            position[cut] = index
+                    except ValueError:
+                        pass
+    ordered = sorted((c for c in cuts if c != "end"), key=lambda c: position.get(c, 1 << 60))
+    return ordered + (["end"] if "end" in cuts else [])
+
+
+def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, miner_factory) -> dict[str, Any]:
+    restore_file = gold / "restore" / f"{source}.jsonl"
+    questions = read_jsonl(restore_file) if restore_file.is_file() else []
+    by_cut: dict[str, list[dict]] = defaultdict(list)
+    for question in questions:
+        by_cut[question["cut"]].append(question)
+    budget = config_mod.budget_chars(config)
+    restore: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="miner-eval-") as tmp:
+        with Store(Path(tmp) / "eval.db") as store:
+            miner = miner_factory(store)
+            for cut in cut_order(transcript, list(by_cut) or ["end"]):
+                miner.mine_file(transcript, stop_after_uuid=None if cut == "end" else cut)
+                session = store.db.execute(
+                    "SELECT session_id, project FROM sessions WHERE transcript = ? ORDER BY last_ts DESC LIMIT 1",
+                    (str(transcript.resolve()),),
+                ).fetchone()
+                if session is None or cut not in by_cut:
+                    continue
+                write_checkpoint(store, session["session_id"], session["project"], str(transcript.resolve()),
+                                 stop_after_uuid=None if cut == "end" else cut)
+                if cut == "end":
+                    block = build(store, session["project"], config, situation="startup",
+                                  session_id="eval-new-session", budget_chars=budget, log=False)
+                else:
+                    block = build(store, session["project"], config, situation="compact",
+                                  session_id=session["session_id"], budget_chars=budget, log=False)
+                text = block.text.lower()
+                hits = [q for q in by_cut[cut] if any(a.lower() in text for a in q["answers"])]
+                restore.append({"cut": cut, "questions": len(by_cut[cut]), "answered": len(hits),
+                                "chars": len(block.text)})
+            mined = mined_from_store(store)
+    extraction_file = gold / "extraction" / f"{source}.jsonl"
+    gold_units = read_jsonl(extraction_file) if extraction_file.is_file() else []
+    extraction = score_extraction(mined, gold_units)
+    return {"source": source, "extraction": extraction, "restore": restore, "mined": len(mined)}
+
+
+def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dict[str, Any]:
+    from .mine import Miner
+    from .nlp import load
+
+    pipeline = load(config.get("spacy_model"))
+    sources = sorted({p.stem for p in (gold / "extraction").glob("*.jsonl")} | {p.stem for p in (gold / "restore").glob("*.jsonl")})
+    results = []
+    for source in sources:
+        if only and only not in source:
+            continue
+        transcript = transcript_for(source, transcripts)
+        if transcript is None:
+            results.append({"source": source, "missing": True})
+            continue
+        results.append(evaluate_source(source, transcript, gold, config,
+                                       lambda store: Miner(store, config, pipeline=pipeline)))
+    totals = {"ignored": {}, "required": {}, "per_category": {c: {} for c in CATEGORIES}}
+    restore_q = restore_a = 0
+    for result in results:
+        if result.get("missing"):
+            continue
+        extraction = result["extraction"]
+        _merge(totals["ignored"], extraction["ignored"])
+        _merge(totals["required"], extraction["required"])
+        for cat in CATEGORIES:
+            _merge(totals["per_category"][cat], extraction["per_category"][cat])
+        for cut in result["restore"]:
+            restore_q += cut["questions"]
+            restore_a += cut["answered"]
+    return {
+        "pipeline": pipeline.name,
+        "sources": results,
+        "extraction": {
+            "ignored": prf(totals["ignored"]),
+            "required": prf(totals["required"]),
+            "per_category": {c: prf(v) for c, v in totals["per_category"].items()},
+        },
+        "restore": {"questions": restore_q, "answered": restore_a,
+                    "hit_rate": round(restore_a / restore_q, 3) if restore_q else 0.0},
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = [f"pipeline: {report['pipeline']}", "", "Extraction (per transcript, categories ignored / required)"]
+    lines.append(f"{'source':<58} {'P':>6} {'R':>6} {'F1':>6}   {'P':>6} {'R':>6} {'F1':>6}")
+    for result in report["sources"]:
+        if result.get("missing"):
+            lines.append(f"{result['source']:<58} transcript missing")
+            continue
+        ig, rq = prf(result["extraction"]["ignored"]), prf(result["extraction"]["required"])
+        lines.append(f"{result['source'][:58]:<58} {ig['precision']:>6.3f} {ig['recall']:>6.3f} {ig['f1']:>6.3f}   "
+                     f"{rq['precision']:>6.3f} {rq['recall']:>6.3f} {rq['f1']:>6.3f}")
+    ig, rq = report["extraction"]["ignored"], report["extraction"]["required"]
+    lines.append(f"{'ALL':<58} {ig['precision']:>6.3f} {ig['recall']:>6.3f} {ig['f1']:>6.3f}   "
+                 f"{rq['precision']:>6.3f} {rq['recall']:>6.3f} {rq['f1']:>6.3f}")
+    lines += ["", "Per category (categories required)", f"{'category':<12} {'P':>6} {'R':>6} {'F1':>6} {'mined':>6} {'gold':>6}"]
+    for cat, v in report["extraction"]["per_category"].items():
+        lines.append(f"{cat:<12} {v['precision']:>6.3f} {v['recall']:>6.3f} {v['f1']:>6.3f} "
+                     f"{v.get('tp', 0) + v.get('fp', 0):>6} {v.get('gold', 0):>6}")
+    lines += ["", "Restore (questions answered by the recall block)"]
+    for result in report["sources"]:
+        for cut in result.get("restore", []):
+            kind = "end (new session)" if cut["cut"] == "end" else f"cut {cut['cut'][:8]} (compaction)"
+            lines.append(f"{result['source'][:48]:<48} {kind:<28} {cut['answered']:>3}/{cut['questions']:<3} "
+                         f"{cut['chars']:>6} chars")
+    r = report["restore"]
+    lines.append(f"{'ALL':<48} {'':<28} {r['answered']:>3}/{r['questions']:<3} hit rate {r['hit_rate']:.3f}")
+    return "\n".join(lines)

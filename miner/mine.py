@@ -1,0 +1,227 @@
+"""The mining pipeline: read → clean → rules → refine → redact → store, one transcript at a time.
+
+Mining is incremental and idempotent: each batch of a transcript is
+committed in one transaction together with the watermark that says how far
+it got, and entries already mined (by uuid, from any file) are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from . import nlp as nlp_mod
+from . import paths, rules as rules_mod
+from .clean import has_cjk, turns_to_units
+from .model import Candidate, Turn, Unit
+from .redact import mostly_redacted, redact
+from .refine import refine
+from .store import NewMemory, Store
+from .transcript import Watermark, read_transcript, use_fast_json
+
+BATCH_BYTES = 8 * 1024 * 1024
+_LATIN_WORD_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    entries: int = 0
+    turns: int = 0
+    units: int = 0
+    candidates: int = 0
+    new: int = 0
+    merged: int = 0
+    skipped_lines: int = 0
+    replayed: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, other: "Summary") -> None:
+        for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for key, value in other.dropped.items():
+            self.dropped[key] = self.dropped.get(key, 0) + value
+        self.errors += other.errors
+
+    def line(self) -> str:
+        return (
+            f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
+            f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped"
+        )
+
+
+def unit_langs(text: str) -> tuple[str, ...]:
+    """Languages whose rules apply to a unit: zh when it has CJK, en when it has Latin words."""
+    langs = []
+    if has_cjk(text):
+        langs.append("zh")
+    if sum(1 for c in text if c in _LATIN_WORD_CHARS) >= 3:
+        langs.append("en")
+    return tuple(langs)
+
+
+class Miner:
+    """Holds what is costly to build (spaCy, compiled rules) for the life of a process."""
+
+    def __init__(self, store: Store, config: dict, ruleset: rules_mod.RuleSet | None = None, pipeline=None):
+        use_fast_json()
+        self.store = store
+        self.config = config
+        self.pipeline = pipeline or nlp_mod.load(config.get("spacy_model"))
+        self._base_rules = ruleset
+        self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
+        self._session_projects: dict[str, str] = {}
+
+    def project_of(self, turn: Turn, fallback_cwd: str) -> str:
+        """A session's project is fixed by its first cwd: a later `cd` into a subfolder does not split it."""
+        key = turn.session_id
+        if key and key in self._session_projects:
+            return self._session_projects[key]
+        project = ""
+        if key:
+            row = self.store.session(key)
+            project = row["project"] if row and row["project"] else ""
+        project = project or paths.project_root(turn.cwd or fallback_cwd)
+        if key:
+            self._session_projects[key] = project
+        return project
+
+    def rules_for(self, project: str) -> rules_mod.RuleSet:
+        """Default and user rules, plus the project's own `.claude/miner-rules.yaml`."""
+        if self._base_rules is not None:
+            return self._base_rules
+        if project not in self._rules_by_project:
+            files = (
+                rules_mod.default_rule_files()
+                + rules_mod.user_rule_files(paths.config_dir())
+                + rules_mod.project_rule_file(project)
+            )
+            self._rules_by_project[project] = rules_mod.load_rules(files)
+        return self._rules_by_project[project]
+
+    # --- extraction --------------------------------------------------------------------
+
+    def extract(self, units: Iterable[Unit], project_of: Callable[[Turn], str], summary: Summary | None = None,
+                trace: Callable[[Unit, list, str], None] | None = None) -> list[Candidate]:
+        """Candidates from units: rules first, then refinement and redaction."""
+        out = []
+        for unit in units:
+            if summary:
+                summary.units += 1
+            ruleset = self.rules_for(project_of(unit.turn))
+            hits = ruleset.match(unit.text, unit.turn.role, unit_langs(unit.text))
+            if not hits:
+                if trace:
+                    trace(unit, [], "no rule")
+                continue
+            verdict = refine(unit, hits[0])
+            candidate = verdict.candidate
+            dropped = verdict.dropped_by
+            if candidate is not None:
+                text, kinds = redact(candidate.text)
+                if kinds and mostly_redacted(text):
+                    candidate, dropped = None, "mostly-redacted"
+                elif kinds:
+                    candidate = Candidate(**{**candidate.__dict__, "text": text})
+            if trace:
+                trace(unit, hits, dropped or "kept")
+            if candidate is None:
+                if summary:
+                    summary.dropped[dropped] = summary.dropped.get(dropped, 0) + 1
+                continue
+            out.append(candidate)
+        if summary:
+            summary.candidates += len(out)
+        return out
+
+    # --- files -------------------------------------------------------------------------
+
+    def mine_file(self, path: str | Path, stop_after_uuid: str | None = None) -> Summary:
+        """Mine what was added to one transcript since its watermark."""
+        path = str(Path(path).resolve())
+        summary = Summary(files=1)
+        while True:
+            mark = self.store.watermark(path)
+            watermark = Watermark(*mark) if mark else Watermark()
+            chunk = read_transcript(path, watermark, seen=set(), stop_after_uuid=stop_after_uuid, max_bytes=BATCH_BYTES)
+            already = self.store.seen_uuids(t.uuid for t in chunk.turns)
+            turns = [t for t in chunk.turns if t.uuid not in already]
+            summary.entries += chunk.stats.entries
+            summary.turns += len(turns)
+            summary.skipped_lines += chunk.stats.skipped_lines
+            replayed = chunk.stats.replayed + len(chunk.turns) - len(turns)
+            summary.replayed += replayed
+            fallback_cwd = _fallback_cwd(path, chunk.turns)
+            cwd_of = lambda t: t.cwd or fallback_cwd  # noqa: E731 - tiny closure
+            project_of = lambda t: self.project_of(t, fallback_cwd)  # noqa: E731
+            units = turns_to_units(self.pipeline.nlp, turns)
+            candidates = self.extract(units, project_of, summary)
+            with self.store.transaction() as db:
+                for turn in chunk.turns:
+                    if turn.session_id:
+                        self.store.upsert_session(db, turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch,
+                                                  path, turn.ts)
+                for candidate in candidates:
+                    turn = candidate.unit.turn
+                    _, created = self.store.add_memory(db, NewMemory(
+                        project=project_of(turn), category=candidate.category, text=candidate.text,
+                        confidence=candidate.confidence, rule_id=candidate.rule_id, role=turn.role,
+                        session_id=turn.session_id, transcript=path, entry_uuid=turn.uuid, ts=turn.ts,
+                        git_branch=turn.git_branch, tentative=candidate.tentative, scope=candidate.scope,
+                        subject=candidate.subject, value=candidate.value, keywords=candidate.keywords,
+                    ))
+                    if created:
+                        summary.new += 1
+                    else:
+                        summary.merged += 1
+                self.store.mark_seen(db, (t.uuid for t in turns))
+                project = project_of(chunk.turns[0]) if chunk.turns else ""
+                self.store.set_watermark(db, path, chunk.watermark.offset, chunk.watermark.inode,
+                                         chunk.watermark.head, project)
+                self.store.bump(db, "lines_skipped", chunk.stats.skipped_lines)
+                self.store.bump(db, "entries_read", chunk.stats.entries)
+                self.store.bump(db, "entries_replayed", replayed)
+            if not chunk.more or chunk.reached_stop:
+                break
+        return summary
+
+    def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None) -> Summary:
+        """Mine many transcripts; one broken file is reported, not fatal."""
+        total = Summary()
+        for file in files:
+            try:
+                result = self.mine_file(file)
+            except (OSError, UnicodeError) as exc:
+                result = Summary(errors=[f"{file}: {exc}"])
+            total.add(result)
+            if progress:
+                progress(file, result)
+        return total
+
+
+def _fallback_cwd(path: str, turns: list[Turn]) -> str:
+    """A cwd for entries that carry none: another entry's, else the transcript's folder."""
+    for turn in turns:
+        if turn.cwd:
+            return turn.cwd
+    return str(Path(path).parent)
+
+
+def find_transcripts(root: Path | None = None) -> list[str]:
+    """Every transcript under Claude Code's projects folder, subagent files included, oldest first."""
+    root = root or paths.projects_dir()
+    if not root.is_dir():
+        return []
+    found = [p for p in root.rglob("*.jsonl") if p.is_file()]
+    found.sort(key=lambda p: (_mtime(p), str(p)))
+    return [str(p) for p in found]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0

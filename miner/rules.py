@@ -1,0 +1,298 @@
+"""YAML rules: schema, loading with overrides, compilation and matching.
+
+A rule file holds `rules:` (a list) and optionally `disable:` (rule ids).
+Files are read in order: the shipped defaults, then the user's
+`$XDG_CONFIG_HOME/miner/rules/*.yaml`, then a project's
+`.claude/miner-rules.yaml`. A later rule with an existing id replaces it.
+Any problem is a `RuleError` naming the file, the line and the rule id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from .model import CATEGORIES, ROLES
+
+LANGS = ("en", "zh", "any")
+SCOPES = ("project", "global")
+RULE_KEYS = {
+    "id",
+    "category",
+    "lang",
+    "roles",
+    "patterns",
+    "unless",
+    "confidence",
+    "scope",
+    "subject",
+    "tentative",
+    "examples",
+    "description",
+}
+NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
+
+
+class RuleError(ValueError):
+    """A rule file is broken; the message is one line naming file, line and rule."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str
+    lang: str
+    roles: tuple[str, ...]
+    patterns: tuple[re.Pattern, ...]
+    unless: tuple[re.Pattern, ...] = ()
+    confidence: float = 0.6
+    scope: str = "project"
+    subject: str = ""
+    tentative: bool = False
+    match_examples: tuple[str, ...] = ()
+    no_match_examples: tuple[str, ...] = ()
+    source: str = ""
+    line: int = 0
+    description: str = ""
+
+    def applies(self, role: str, langs: Iterable[str]) -> bool:
+        return role in self.roles and (self.lang == "any" or self.lang in langs)
+
+    def search(self, text: str) -> re.Match | None:
+        """The first pattern match on `text` unless an `unless` pattern also matches."""
+        for pattern in self.patterns:
+            found = pattern.search(text)
+            if found:
+                if any(u.search(text) for u in self.unless):
+                    return None
+                return found
+        return None
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: Rule
+    match: re.Match
+
+    @property
+    def value(self) -> str:
+        groups = self.match.groupdict()
+        return (groups.get("value") or "").strip()
+
+    @property
+    def subject(self) -> str:
+        groups = self.match.groupdict()
+        return (groups.get("subject") or self.rule.subject or "").strip()
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    disabled: set[str] = field(default_factory=set)
+
+    def match(self, text: str, role: str, langs: Iterable[str]) -> list[Hit]:
+        """Every rule that fires on `text`, best confidence first."""
+        langs = tuple(langs)
+        hits = []
+        for rule in self.rules:
+            if rule.applies(role, langs):
+                found = rule.search(text)
+                if found:
+                    hits.append(Hit(rule, found))
+        hits.sort(key=lambda h: -h.rule.confidence)
+        return hits
+
+    def get(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+
+def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
+    where = f"{source}:{line}" if line else source
+    who = f" rule {rule_id}" if rule_id else ""
+    return RuleError(f"{where}:{who}: {message}".replace(": :", ":"))
+
+
+def _compile(source: str, line: int, rule_id: str, pattern: Any) -> re.Pattern:
+    if not isinstance(pattern, str) or not pattern:
+        raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
+    """Validate one rule mapping and compile it."""
+    if not isinstance(raw, dict):
+        raise _fail(source, line, "", "each rule must be a mapping")
+    rule_id = raw.get("id")
+    if not isinstance(rule_id, str) or not rule_id.strip():
+        raise _fail(source, line, "", "a rule needs an `id`")
+    unknown = set(raw) - RULE_KEYS
+    if unknown:
+        raise _fail(source, line, rule_id, f"unknown key(s) {', '.join(sorted(unknown))}")
+    category = raw.get("category")
+    if category not in CATEGORIES:
+        raise _fail(source, line, rule_id, f"`category` must be one of {', '.join(CATEGORIES)}")
+    lang = raw.get("lang", default_lang)
+    if lang not in LANGS:
+        raise _fail(source, line, rule_id, f"`lang` must be one of {', '.join(LANGS)}")
+    roles = tuple(_as_list(raw.get("roles", ["user"])))
+    if not roles or any(r not in ROLES for r in roles):
+        raise _fail(source, line, rule_id, "`roles` must list user and/or assistant")
+    if category == "preference" and "assistant" in roles:
+        raise _fail(source, line, rule_id, "preferences come from the user only; drop `assistant` from `roles`")
+    patterns = _as_list(raw.get("patterns"))
+    if not patterns:
+        raise _fail(source, line, rule_id, "a rule needs at least one pattern in `patterns`")
+    confidence = raw.get("confidence", 0.6)
+    if not isinstance(confidence, (int, float)) or not 0 < confidence <= 1:
+        raise _fail(source, line, rule_id, "`confidence` must be a number in (0, 1]")
+    scope = raw.get("scope", "project")
+    if scope not in SCOPES:
+        raise _fail(source, line, rule_id, "`scope` must be project or global")
+    subject = raw.get("subject", "")
+    if not isinstance(subject, str):
+        raise _fail(source, line, rule_id, "`subject` must be a string")
+    examples = raw.get("examples") or {}
+    if not isinstance(examples, dict) or set(examples) - {"match", "no_match"}:
+        raise _fail(source, line, rule_id, "`examples` must have only `match` and `no_match` lists")
+    match_examples = tuple(_as_list(examples.get("match")))
+    no_match_examples = tuple(_as_list(examples.get("no_match")))
+    if not all(isinstance(e, str) for e in match_examples + no_match_examples):
+        raise _fail(source, line, rule_id, "examples must be strings")
+    return Rule(
+        id=rule_id.strip(),
+        category=category,
+        lang=lang,
+        roles=roles,
+        patterns=tuple(_compile(source, line, rule_id, p) for p in patterns),
+        unless=tuple(_compile(source, line, rule_id, p) for p in _as_list(raw.get("unless"))),
+        confidence=float(confidence),
+        scope=scope,
+        subject=subject,
+        tentative=bool(raw.get("tentative", False)),
+        match_examples=match_examples,
+        no_match_examples=no_match_examples,
+        source=source,
+        line=line,
+        description=str(raw.get("description", "")),
+    )
+
+
+def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], set[str]]:
+    """Rules and disabled ids of one file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8") if text is None else text
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except OSError as exc:
+        raise _fail(source, 0, "", f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 0
+        raise _fail(source, line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return [], set()
+    if not isinstance(data, dict):
+        raise _fail(source, 1, "", "a rule file must be a mapping with `rules:` and/or `disable:`")
+    unknown = set(data) - {"rules", "disable", "lang", "version"}
+    if unknown:
+        raise _fail(source, 1, "", f"unknown top-level key(s) {', '.join(sorted(unknown))}")
+    default_lang = data.get("lang", "any")
+    raw_rules = data.get("rules") or []
+    if not isinstance(raw_rules, list):
+        raise _fail(source, 1, "", "`rules` must be a list")
+    lines = _item_lines(node, "rules")
+    rules = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_rules):
+        line = lines[i] if i < len(lines) else 0
+        rule = parse_rule(raw, source, line, default_lang)
+        if rule.id in seen:
+            raise _fail(source, line, rule.id, "duplicate rule id in this file")
+        seen.add(rule.id)
+        rules.append(rule)
+    disabled = data.get("disable") or []
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        raise _fail(source, 1, "", "`disable` must be a list of rule ids")
+    return rules, set(disabled)
+
+
+def _item_lines(node: Any, key: str) -> list[int]:
+    """1-based line of each item of the top-level list `key`."""
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for k, v in node.value:
+        if getattr(k, "value", None) == key and isinstance(v, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in v.value]
+    return []
+
+
+def default_rules_dir() -> Path:
+    """The shipped rule folder: inside the installed package, or `rules/` of a source checkout."""
+    try:
+        folder = Path(str(resources.files("miner.default_rules")))
+        if folder.is_dir():
+            return folder
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def default_rule_files() -> list[Path]:
+    return sorted(p for p in default_rules_dir().glob("*.yaml") if p.name not in NON_RULE_FILES)
+
+
+def user_rule_files(config_dir: Path) -> list[Path]:
+    folder = config_dir / "rules"
+    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+
+
+def project_rule_file(project: str | None) -> list[Path]:
+    if not project:
+        return []
+    path = Path(project) / ".claude" / "miner-rules.yaml"
+    return [path] if path.is_file() else []
+
+
+def load_rules(files: Iterable[Path | str]) -> RuleSet:
+    """Merge rule files in order: later ids override earlier ones, `disable` removes."""
+    by_id: dict[str, Rule] = {}
+    disabled: set[str] = set()
+    names = []
+    for path in files:
+        rules, off = load_file(path)
+        names.append(str(path))
+        for rule in rules:
+            by_id[rule.id] = rule
+            disabled.discard(rule.id)
+        disabled |= off
+    rules = [r for rid, r in by_id.items() if rid not in disabled]
+    return RuleSet(rules=rules, files=names, disabled=disabled)
+
+
+def check_examples(ruleset: RuleSet) -> list[str]:
+    """One line per rule example that does not behave as declared."""
+    problems = []
+    for rule in ruleset.rules:
+        for text in rule.match_examples:
+            if not rule.search(text):
+                problems.append(f"{rule.source}:{rule.line}: rule {rule.id}: example should match but does not: {text!r}")
+        for text in rule.no_match_examples:
+            if rule.search(text):
+                problems.append(f"{rule.source}:{rule.line}: rule {rule.id}: example should not match but does: {text!r}")
+    return problems

@@ -1,0 +1,609 @@
+"""SQLite store: schema, ordered migrations and the queries the rest of the tool needs.
+
+Standard library only: the hooks open it. WAL mode, a busy timeout, and
+write transactions taken with BEGIN IMMEDIATE so that concurrent miners
+queue instead of failing. Exact duplicates are a constraint: the tagged
+content hash is unique per project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import paths
+from .textutil import content_hash, fts_query, index_text
+
+BUSY_TIMEOUT_MS = 10_000
+STATES = ("active", "superseded", "forgotten", "cold", "quarantined")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+# --- migrations: ordered, append-only; never edit one that has shipped -------------
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Execute statements one by one inside the caller's transaction.
+
+    `executescript` would commit first, which would break a migration's atomicity.
+    """
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        db.execute(statement)
+
+
+def m001_core(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            category TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            keywords TEXT NOT NULL DEFAULT '',
+            subject TEXT NOT NULL DEFAULT '',
+            value TEXT NOT NULL DEFAULT '',
+            state TEXT NOT NULL DEFAULT 'active',
+            tentative INTEGER NOT NULL DEFAULT 0,
+            scope TEXT NOT NULL DEFAULT 'project',
+            confidence REAL NOT NULL DEFAULT 0.5,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            rule_id TEXT NOT NULL DEFAULT '',
+            role TEXT NOT NULL DEFAULT 'user',
+            source TEXT NOT NULL DEFAULT 'mined',
+            session_id TEXT NOT NULL DEFAULT '',
+            transcript TEXT NOT NULL DEFAULT '',
+            entry_uuid TEXT NOT NULL DEFAULT '',
+            git_branch TEXT NOT NULL DEFAULT '',
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            valid_from TEXT NOT NULL,
+            valid_to TEXT,
+            evidence_count INTEGER NOT NULL DEFAULT 1,
+            session_count INTEGER NOT NULL DEFAULT 1,
+            recall_count INTEGER NOT NULL DEFAULT 0,
+            last_recalled TEXT,
+            state_reason TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (project, hash)
+        );
+        CREATE INDEX memories_project_state ON memories (project, state, last_seen);
+        CREATE INDEX memories_scope ON memories (scope, state);
+
+        CREATE TABLE evidence (
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            session_id TEXT NOT NULL DEFAULT '',
+            transcript TEXT NOT NULL DEFAULT '',
+            entry_uuid TEXT NOT NULL DEFAULT '',
+            role TEXT NOT NULL DEFAULT '',
+            ts TEXT NOT NULL DEFAULT '',
+            rule_id TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL DEFAULT '',
+            UNIQUE (memory_id, entry_uuid, text)
+        );
+        CREATE INDEX evidence_memory ON evidence (memory_id);
+
+        CREATE TABLE links (
+            src INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            dst INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (src, dst, kind)
+        );
+
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL DEFAULT '',
+            cwd TEXT NOT NULL DEFAULT '',
+            git_branch TEXT NOT NULL DEFAULT '',
+            transcript TEXT NOT NULL DEFAULT '',
+            first_ts TEXT NOT NULL DEFAULT '',
+            last_ts TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX sessions_project ON sessions (project, last_ts);
+
+        CREATE TABLE watermarks (
+            transcript TEXT PRIMARY KEY,
+            offset INTEGER NOT NULL,
+            inode INTEGER NOT NULL DEFAULT 0,
+            head TEXT NOT NULL DEFAULT '',
+            project TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE seen_entries (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
+
+        CREATE TABLE checkpoints (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            body TEXT NOT NULL
+        );
+
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0);
+
+        CREATE TABLE recall_log (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            project TEXT NOT NULL,
+            situation TEXT NOT NULL,
+            query TEXT NOT NULL DEFAULT '',
+            shown TEXT NOT NULL DEFAULT '[]',
+            voided TEXT NOT NULL DEFAULT '[]',
+            left_out TEXT NOT NULL DEFAULT '[]',
+            chars INTEGER NOT NULL DEFAULT 0,
+            elapsed_ms REAL NOT NULL DEFAULT 0
+        );
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            text, keywords, content='memories', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, text, keywords) VALUES (new.id, new.text, new.keywords);
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, keywords)
+            VALUES ('delete', old.id, old.text, old.keywords);
+        END;
+        CREATE TRIGGER memories_au AFTER UPDATE OF text, keywords ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text, keywords)
+            VALUES ('delete', old.id, old.text, old.keywords);
+            INSERT INTO memories_fts (rowid, text, keywords) VALUES (new.id, new.text, new.keywords);
+        END;
+        """
+    )
+
+
+MIGRATIONS = [m001_core]
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or used; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    id: int
+    project: str
+    category: str
+    text: str
+    state: str
+    tentative: bool
+    scope: str
+    confidence: float
+    pinned: bool
+    rule_id: str
+    role: str
+    source: str
+    session_id: str
+    transcript: str
+    entry_uuid: str
+    git_branch: str
+    first_seen: str
+    last_seen: str
+    valid_from: str
+    valid_to: str | None
+    evidence_count: int
+    session_count: int
+    recall_count: int
+    keywords: str
+    subject: str
+    value: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "StoredMemory":
+        return cls(
+            id=row["id"],
+            project=row["project"],
+            category=row["category"],
+            text=row["text"],
+            state=row["state"],
+            tentative=bool(row["tentative"]),
+            scope=row["scope"],
+            confidence=row["confidence"],
+            pinned=bool(row["pinned"]),
+            rule_id=row["rule_id"],
+            role=row["role"],
+            source=row["source"],
+            session_id=row["session_id"],
+            transcript=row["transcript"],
+            entry_uuid=row["entry_uuid"],
+            git_branch=row["git_branch"],
+            first_seen=row["first_seen"],
+            last_seen=row["last_seen"],
+            valid_from=row["valid_from"],
+            valid_to=row["valid_to"],
+            evidence_count=row["evidence_count"],
+            session_count=row["session_count"],
+            recall_count=row["recall_count"],
+            keywords=row["keywords"],
+            subject=row["subject"],
+            value=row["value"],
+        )
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """What the miner hands the store for one candidate."""
+
+    project: str
+    category: str
+    text: str
+    confidence: float
+    rule_id: str
+    role: str
+    session_id: str
+    transcript: str
+    entry_uuid: str
+    ts: str
+    git_branch: str = ""
+    tentative: bool = False
+    scope: str = "project"
+    subject: str = ""
+    value: str = ""
+    keywords: tuple[str, ...] = ()
+    source: str = "mined"
+    evidence_text: str = ""
+
+
+class Store:
+    """One connection to the memory database; writes in short IMMEDIATE transactions."""
+
+    def __init__(self, path: Path | str | None = None, readonly: bool = False):
+        self.path = Path(path) if path else paths.db_path()
+        self.readonly = readonly
+        if not readonly:
+            paths.ensure_private_dir(self.path.parent)
+        elif not self.path.exists():
+            raise StoreError(f"no memory database at {self.path}: run `miner mine --all` first")
+        try:
+            if readonly:
+                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                          isolation_level=None, check_same_thread=False)
+            else:
+                fresh = not self.path.exists()
+                self.db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                          check_same_thread=False)
+                if fresh:
+                    _chmod_private(self.path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        self.db.row_factory = sqlite3.Row
+        self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.migrate()
+
+    # --- plumbing ---------------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @staticmethod
+    def _retry(action, attempts: int = 8):
+        """Run `action`, retrying while another process holds the write lock."""
+        delay = 0.05
+        for attempt in range(attempts):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction taken up front, so that it never fails half-way on a lock."""
+        self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            self.db.execute("COMMIT")
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order, each in its own transaction."""
+        self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        applied = {row[0] for row in self.db.execute("SELECT name FROM migrations")}
+        done = []
+        for migration in MIGRATIONS:
+            if migration.__name__ in applied:
+                continue
+            with self.transaction() as db:
+                # Another process may have applied it while we waited for the lock.
+                if db.execute("SELECT 1 FROM migrations WHERE name = ?", (migration.__name__,)).fetchone():
+                    continue
+                migration(db)
+                db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.__name__, now_iso()))
+            done.append(migration.__name__)
+        return done
+
+    # --- counters and watermarks ----------------------------------------------------
+
+    def bump(self, db: sqlite3.Connection, name: str, by: int = 1) -> None:
+        if by:
+            db.execute(
+                "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + ?",
+                (name, by, by),
+            )
+
+    def counters(self) -> dict[str, int]:
+        return {r["name"]: r["value"] for r in self.db.execute("SELECT name, value FROM counters ORDER BY name")}
+
+    def watermark(self, transcript: str) -> tuple[int, int, str] | None:
+        row = self.db.execute(
+            "SELECT offset, inode, head FROM watermarks WHERE transcript = ?", (transcript,)
+        ).fetchone()
+        return (row["offset"], row["inode"], row["head"]) if row else None
+
+    def watermarks(self) -> dict[str, int]:
+        return {r["transcript"]: r["offset"] for r in self.db.execute("SELECT transcript, offset FROM watermarks")}
+
+    def set_watermark(self, db: sqlite3.Connection, transcript: str, offset: int, inode: int, head: str,
+                      project: str = "") -> None:
+        db.execute(
+            """INSERT INTO watermarks (transcript, offset, inode, head, project, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (transcript) DO UPDATE SET offset = excluded.offset, inode = excluded.inode,
+               head = excluded.head, project = CASE WHEN excluded.project = '' THEN project ELSE excluded.project END,
+               updated_at = excluded.updated_at""",
+            (transcript, offset, inode, head, project, now_iso()),
+        )
+
+    def seen_uuids(self, uuids: Iterable[str]) -> set[str]:
+        """Which of `uuids` were already mined (from any transcript)."""
+        uuids = list(uuids)
+        found: set[str] = set()
+        for i in range(0, len(uuids), 500):
+            batch = uuids[i : i + 500]
+            marks = ",".join("?" * len(batch))
+            found.update(r[0] for r in self.db.execute(f"SELECT uuid FROM seen_entries WHERE uuid IN ({marks})", batch))
+        return found
+
+    def mark_seen(self, db: sqlite3.Connection, uuids: Iterable[str]) -> None:
+        db.executemany("INSERT OR IGNORE INTO seen_entries (uuid) VALUES (?)", ((u,) for u in uuids))
+
+    # --- sessions and checkpoints ------------------------------------------------------
+
+    def upsert_session(self, db: sqlite3.Connection, session_id: str, project: str, cwd: str, git_branch: str,
+                       transcript: str, ts: str) -> None:
+        db.execute(
+            """INSERT INTO sessions (session_id, project, cwd, git_branch, transcript, first_ts, last_ts)
+               VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (session_id) DO UPDATE SET
+                 project = CASE WHEN sessions.project = '' THEN excluded.project ELSE sessions.project END,
+                 cwd = CASE WHEN sessions.cwd = '' THEN excluded.cwd ELSE sessions.cwd END,
+                 git_branch = CASE WHEN excluded.git_branch = '' THEN sessions.git_branch ELSE excluded.git_branch END,
+                 first_ts = CASE WHEN sessions.first_ts = '' OR (excluded.first_ts <> '' AND excluded.first_ts < sessions.first_ts)
+                                 THEN excluded.first_ts ELSE sessions.first_ts END,
+                 last_ts = MAX(sessions.last_ts, excluded.last_ts)""",
+            (session_id, project, cwd, git_branch, transcript, ts, ts),
+        )
+
+    def session(self, session_id: str) -> sqlite3.Row | None:
+        return self.db.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+
+    def last_session(self, project: str, exclude: str = "") -> sqlite3.Row | None:
+        return self.db.execute(
+            "SELECT * FROM sessions WHERE project = ? AND session_id <> ? ORDER BY last_ts DESC LIMIT 1",
+            (project, exclude),
+        ).fetchone()
+
+    def put_checkpoint(self, session_id: str, project: str, body: dict) -> None:
+        with self.transaction() as db:
+            db.execute(
+                """INSERT INTO checkpoints (session_id, project, created_at, body) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (session_id) DO UPDATE SET project = excluded.project,
+                   created_at = excluded.created_at, body = excluded.body""",
+                (session_id, project, now_iso(), json.dumps(body, ensure_ascii=False)),
+            )
+
+    def checkpoint(self, session_id: str) -> dict | None:
+        row = self.db.execute("SELECT body FROM checkpoints WHERE session_id = ?", (session_id,)).fetchone()
+        return json.loads(row["body"]) if row else None
+
+    def latest_checkpoint(self, project: str, exclude: str = "") -> dict | None:
+        row = self.db.execute(
+            "SELECT body FROM checkpoints WHERE project = ? AND session_id <> ? ORDER BY created_at DESC LIMIT 1",
+            (project, exclude),
+        ).fetchone()
+        return json.loads(row["body"]) if row else None
+
+    # --- memories ------------------------------------------------------------------------
+
+    def add_memory(self, db: sqlite3.Connection, new: NewMemory) -> tuple[int, bool]:
+        """Insert a memory, or merge it into its exact duplicate. Returns (id, created)."""
+        digest = content_hash(new.text)
+        row = db.execute(
+            "SELECT id, session_id, last_seen FROM memories WHERE project = ? AND hash = ?", (new.project, digest)
+        ).fetchone()
+        evidence_text = new.evidence_text or new.text
+        if row is None:
+            stamp = now_iso()
+            ts = new.ts or stamp
+            keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
+            cur = db.execute(
+                """INSERT INTO memories (project, category, text, hash, keywords, subject, value, state, tentative,
+                   scope, confidence, rule_id, role, source, session_id, transcript, entry_uuid, git_branch,
+                   first_seen, last_seen, valid_from, created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (new.project, new.category, new.text, digest, keywords, new.subject, new.value, int(new.tentative),
+                 new.scope, new.confidence, new.rule_id, new.role, new.source, new.session_id, new.transcript,
+                 new.entry_uuid, new.git_branch, ts, ts, ts, stamp, stamp),
+            )
+            memory_id = cur.lastrowid
+            self._add_evidence(db, memory_id, new, evidence_text)
+            return memory_id, True
+        memory_id = row["id"]
+        if self._add_evidence(db, memory_id, new, evidence_text):
+            sessions = db.execute(
+                "SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?", (memory_id,)
+            ).fetchone()[0]
+            db.execute(
+                """UPDATE memories SET evidence_count = evidence_count + 1, session_count = ?,
+                   last_seen = MAX(last_seen, ?), updated_at = ?,
+                   confidence = MIN(1.0, confidence + CASE WHEN ? > session_count THEN 0.1 ELSE 0.02 END)
+                   WHERE id = ?""",
+                (sessions, new.ts or now_iso(), now_iso(), sessions, memory_id),
+            )
+        return memory_id, False
+
+    def _add_evidence(self, db: sqlite3.Connection, memory_id: int, new: NewMemory, text: str) -> bool:
+        cur = db.execute(
+            """INSERT OR IGNORE INTO evidence (memory_id, session_id, transcript, entry_uuid, role, ts, rule_id, text)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            (memory_id, new.session_id, new.transcript, new.entry_uuid, new.role, new.ts, new.rule_id, text),
+        )
+        return cur.rowcount > 0
+
+    def get(self, memory_id: int) -> StoredMemory | None:
+        row = self.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return StoredMemory.from_row(row) if row else None
+
+    def evidence(self, memory_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM evidence WHERE memory_id = ? ORDER BY ts, id", (memory_id,)).fetchall()
+
+    def links(self, memory_id: int) -> list[sqlite3.Row]:
+        return self.db.execute(
+            "SELECT * FROM links WHERE src = ? OR dst = ? ORDER BY created_at", (memory_id, memory_id)
+        ).fetchall()
+
+    def list_memories(self, project: str | None = None, category: str | None = None, states: Iterable[str] = ("active",),
+                      limit: int = 100) -> list[StoredMemory]:
+        clauses, args = [], []
+        states = list(states)
+        if states:
+            clauses.append(f"state IN ({','.join('?' * len(states))})")
+            args += states
+        if project:
+            clauses.append("project = ?")
+            args.append(project)
+        if category:
+            clauses.append("category = ?")
+            args.append(category)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = self.db.execute(f"SELECT * FROM memories {where} ORDER BY last_seen DESC, id DESC LIMIT ?", (*args, limit))
+        return [StoredMemory.from_row(r) for r in rows]
+
+    def candidates(self, project: str, limit: int = 600) -> list[StoredMemory]:
+        """Active memories of a project plus global ones: the pinned, then the freshest."""
+        rows = self.db.execute(
+            """SELECT * FROM memories
+               WHERE state = 'active' AND (project = ? OR scope = 'global')
+               ORDER BY pinned DESC, last_seen DESC LIMIT ?""",
+            (project, limit),
+        )
+        return [StoredMemory.from_row(r) for r in rows]
+
+    def search(self, query: str, project: str | None = None, states: Iterable[str] = ("active",),
+               limit: int = 200) -> list[tuple[StoredMemory, float]]:
+        """Memories matching free text, with their BM25 rank (lower is better); never an FTS5 syntax error."""
+        match = fts_query(query)
+        if not match:
+            return []
+        states = list(states)
+        clauses = [f"m.state IN ({','.join('?' * len(states))})"] if states else []
+        args: list[Any] = [match, *states]
+        if project:
+            clauses.append("(m.project = ? OR m.scope = 'global')")
+            args.append(project)
+        where = (" AND " + " AND ".join(clauses)) if clauses else ""
+        rows = self.db.execute(
+            f"""SELECT m.*, bm25(memories_fts, 1.0, 0.5) AS rank FROM memories_fts
+                JOIN memories m ON m.id = memories_fts.rowid
+                WHERE memories_fts MATCH ?{where} ORDER BY rank LIMIT ?""",
+            (*args, limit),
+        )
+        return [(StoredMemory.from_row(r), r["rank"]) for r in rows]
+
+    def projects(self) -> list[sqlite3.Row]:
+        return self.db.execute(
+            """SELECT project, COUNT(*) AS memories, MAX(last_seen) AS last_seen FROM memories
+               WHERE state = 'active' GROUP BY project ORDER BY last_seen DESC"""
+        ).fetchall()
+
+    def latest_project(self) -> str | None:
+        row = self.db.execute("SELECT project FROM sessions WHERE project <> '' ORDER BY last_ts DESC LIMIT 1").fetchone()
+        return row["project"] if row else None
+
+    def note_recalled(self, ids: Iterable[int]) -> None:
+        ids = list(ids)
+        if not ids or self.readonly:
+            return
+        stamp = now_iso()
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled = ? WHERE id = ?",
+                ((stamp, i) for i in ids),
+            )
+
+    def log_recall(self, project: str, situation: str, query: str, shown: list[int], voided: list[int],
+                   left_out: list[int], chars: int, elapsed_ms: float) -> None:
+        if self.readonly:
+            return
+        with self.transaction() as db:
+            db.execute(
+                """INSERT INTO recall_log (created_at, project, situation, query, shown, voided, left_out, chars, elapsed_ms)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (now_iso(), project, situation, query, json.dumps(shown), json.dumps(voided), json.dumps(left_out),
+                 chars, elapsed_ms),
+            )
+
+    def stats(self) -> dict[str, Any]:
+        db = self.db
+        by_state = {r[0]: r[1] for r in db.execute("SELECT state, COUNT(*) FROM memories GROUP BY state")}
+        by_category = {
+            r[0]: r[1] for r in db.execute("SELECT category, COUNT(*) FROM memories WHERE state = 'active' GROUP BY category")
+        }
+        return {
+            "database": str(self.path),
+            "memories": sum(by_state.values()),
+            "by_state": by_state,
+            "by_category": by_category,
+            "evidence": db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
+            "projects": db.execute("SELECT COUNT(DISTINCT project) FROM memories").fetchone()[0],
+            "sessions": db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
+            "transcripts": db.execute("SELECT COUNT(*) FROM watermarks").fetchone()[0],
+            "counters": self.counters(),
+        }
+
+    def integrity_ok(self) -> bool:
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _chmod_private(path: Path) -> None:
+    try:
+        os.chmod(path, 0o600)
+    except OSError:
+        pass

@@ -1,0 +1,273 @@
+"""Claude Code transcript JSONL → prose turns, read incrementally (standard library only).
+
+Contract:
+- Only user and assistant prose is kept: string content and `text` blocks.
+  Thinking, tool_use, tool_result, images, attachments, progress, meta
+  entries (`isMeta`), compact summaries (`isCompactSummary`) and every other
+  entry type are skipped (and counted).
+- Reading starts at a `Watermark` (byte offset plus file identity). A file
+  that was truncated or replaced is read again from the start; replays are
+  harmless because entries are deduplicated by `uuid` downstream.
+- A partial last line (no newline yet) is left for the next run; lines that
+  do not parse are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .model import Turn
+
+_loads = json.loads
+_DecodeErrors: tuple[type[BaseException], ...] = (ValueError, TypeError)
+
+
+def use_fast_json() -> None:
+    """Parse with orjson when it is installed (the miner opts in; the hook path stays stdlib)."""
+    global _loads, _DecodeErrors
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        return
+    _loads = orjson.loads
+    _DecodeErrors = (orjson.JSONDecodeError, ValueError, TypeError)
+
+HEAD_BYTES = 512
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a line longer than this is skipped, not parsed
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """How far a transcript has been read, and which file that was."""
+
+    offset: int = 0
+    inode: int = 0
+    head: str = ""
+
+    def matches(self, path: str) -> bool:
+        """True when `path` is still the file this watermark was taken on, not shorter."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if self.offset == 0:
+            return True
+        if st.st_size < self.offset or (self.inode and st.st_ino != self.inode):
+            return False
+        return head_digest(path, min(self.offset, HEAD_BYTES)) == self.head
+
+
+def head_digest(path: str, length: int = HEAD_BYTES) -> str:
+    """Hash of the first bytes of a file: notices a file replaced under the same name."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.blake2b(handle.read(length), digest_size=8).hexdigest()
+    except OSError:
+        return ""
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    entries: int = 0
+    turns: int = 0
+    skipped_lines: int = 0
+    skipped_entries: dict[str, int] = field(default_factory=dict)
+    replayed: int = 0
+    restarted: bool = False
+
+    def skip(self, reason: str) -> None:
+        self.skipped_entries[reason] = self.skipped_entries.get(reason, 0) + 1
+
+
+@dataclass
+class Chunk:
+    """What one read produced: turns, the new watermark and counters."""
+
+    turns: list[Turn]
+    watermark: Watermark
+    stats: ReadStats
+    session_ids: set[str] = field(default_factory=set)
+    reached_stop: bool = False
+    more: bool = False  # stopped at `max_bytes` with lines still to read
+
+
+# Entry types that never carry user or assistant prose.
+NON_PROSE_TYPES = frozenset(
+    {
+        "system",
+        "summary",
+        "attachment",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "ai-title",
+        "custom-title",
+        "last-prompt",
+        "permission-mode",
+        "mode",
+    }
+)
+
+
+def extract_prose(content: Any) -> str:
+    """The prose of a message's content: a string, or the text blocks of a list."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "\n\n".join(parts)
+
+
+def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
+    """A prose turn from one parsed entry, or None (and the reason counted)."""
+    if not isinstance(entry, dict):
+        stats.skip("not-an-object")
+        return None
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        stats.skip(kind if kind in NON_PROSE_TYPES else "unknown-type")
+        return None
+    if entry.get("isMeta"):
+        stats.skip("meta")
+        return None
+    if entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"):
+        stats.skip("compact-summary")
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        stats.skip("no-message")
+        return None
+    role = message.get("role") or kind
+    if role not in ("user", "assistant"):
+        stats.skip("unknown-role")
+        return None
+    text = extract_prose(message.get("content"))
+    if not text.strip():
+        stats.skip("no-prose")
+        return None
+    uuid = entry.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        stats.skip("no-uuid")
+        return None
+    return Turn(
+        uuid=uuid,
+        session_id=_str(entry.get("sessionId")),
+        role=role,
+        text=text,
+        ts=_str(entry.get("timestamp")),
+        cwd=_str(entry.get("cwd")),
+        git_branch=_str(entry.get("gitBranch")),
+        is_sidechain=bool(entry.get("isSidechain")),
+        transcript=transcript,
+    )
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
+    """Complete lines from `start`, each with the offset just past it.
+
+    Yields None for a line too long to parse. A last line without its newline is
+    not yielded: the writer may still be appending to it.
+    """
+    handle.seek(start)
+    offset = start
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            # Skip the rest of an oversized line without holding it in memory.
+            consumed = len(line)
+            while True:
+                rest = handle.readline(MAX_LINE_BYTES)
+                if not rest:
+                    return  # still unterminated: leave it for a later run
+                consumed += len(rest)
+                if rest.endswith(b"\n"):
+                    break
+            offset += consumed
+            yield None, offset
+            continue
+        if not line.endswith(b"\n"):
+            return
+        offset += len(line)
+        yield line, offset
+
+
+def read_transcript(
+    path: str,
+    watermark: Watermark | None = None,
+    seen: set[str] | None = None,
+    stop_after_uuid: str | None = None,
+    max_bytes: int | None = None,
+) -> Chunk:
+    """Read the prose turns added to `path` since `watermark`.
+
+    `seen` holds entry uuids already mined (from any file); replayed entries are
+    skipped and the set grows. `stop_after_uuid` ends the read after that entry
+    (used to mine a transcript up to a cut). `max_bytes` ends it after the line
+    that crosses that many bytes, so that huge files are mined in bounded batches.
+    """
+    stats = ReadStats()
+    seen = seen if seen is not None else set()
+    watermark = watermark or Watermark()
+    if not watermark.matches(path):
+        stats.restarted = watermark.offset > 0
+        watermark = Watermark()
+    turns: list[Turn] = []
+    sessions: set[str] = set()
+    reached_stop = more = False
+    with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        offset = watermark.offset
+        for line, end in iter_lines(handle, watermark.offset):
+            offset = end
+            stats.lines += 1
+            if line is None:
+                stats.skipped_lines += 1
+                continue
+            if not line.strip():
+                continue
+            try:
+                entry = _loads(line)
+            except _DecodeErrors:
+                stats.skipped_lines += 1
+                continue
+            except RecursionError:
+                stats.skipped_lines += 1
+                continue
+            stats.entries += 1
+            if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
+                sessions.add(entry["sessionId"])
+            turn = entry_to_turn(entry, path, stats)
+            if turn is not None:
+                if turn.uuid in seen:
+                    stats.replayed += 1
+                else:
+                    seen.add(turn.uuid)
+                    turns.append(turn)
+                    stats.turns += 1
+            if stop_after_uuid and isinstance(entry, dict) and entry.get("uuid") == stop_after_uuid:
+                reached_stop = True
+                break
+            if max_bytes is not None and offset - watermark.offset >= max_bytes:
+                more = True
+                break
+    head = head_digest(path, min(offset, HEAD_BYTES)) if offset else ""
+    new_mark = Watermark(offset=offset, inode=st.st_ino, head=head)
+    return Chunk(turns=turns, watermark=new_mark, stats=stats, session_ids=sessions, reached_stop=reached_stop,
+                 more=more)

@@ -1,0 +1,491 @@
+"""Hook registration in settings.json and the plugin form (real files under tmp_path)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from miner import settings as st
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCH = REPO / "hooks" / "launch.sh"
+PY_A = "/opt/miner-a/venv/bin/python"
+PY_B = "/opt/miner b/venv/bin/python"  # a space: must come out shell-quoted
+
+
+def dump(obj) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An isolated HOME; no CLAUDE_CONFIG_DIR."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return home
+
+
+@pytest.fixture
+def user_settings(home) -> Path:
+    return home / ".claude" / "settings.json"
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*"))
+
+
+def leftovers(path: Path) -> list[Path]:
+    return [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+RICH = {
+    "model": "opus",
+    "env": {"GREETING": "héllo — 你好"},
+    "permissions": {"allow": ["Bash(npm test)"], "deny": []},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 5}]}
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "cat ~/ctx.md"}]}
+        ],
+    },
+    "statusLine": {"type": "command", "command": "status.sh"},
+}
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_hook_command_is_absolute_quoted_and_marked():
+    cmd = st.hook_command(PY_B, "session-start")
+    assert cmd == "'/opt/miner b/venv/bin/python' -m miner.hooks session-start"
+    assert st.MARKER in cmd
+    assert st.command_executable(cmd) == PY_B
+    plain = st.hook_command(PY_A, "stop")
+    assert plain == f"{PY_A} -m miner.hooks stop"
+    assert st.command_executable(plain) == PY_A
+
+
+def test_hook_command_makes_a_relative_interpreter_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cmd = st.hook_command("venv/bin/python", "stop")
+    assert st.command_executable(cmd) == str(tmp_path / "venv" / "bin" / "python")
+
+
+def test_command_executable_tolerates_garbage():
+    assert st.command_executable("") == ""
+    assert st.command_executable("'unterminated") == ""
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def test_plan_install_shape_and_purity():
+    original = json.loads(json.dumps(RICH))
+    new = st.plan_install(original, PY_A)
+    assert original == RICH  # input untouched
+    for event, arg in st.EVENTS.items():
+        mine = [
+            (group, handler)
+            for group in new["hooks"][event]
+            for handler in group["hooks"]
+            if st.MARKER in handler.get("command", "")
+        ]
+        assert len(mine) == 1
+        group, handler = mine[0]
+        assert "matcher" not in group
+        assert handler["type"] == "command"
+        assert handler["command"] == st.hook_command(PY_A, arg)
+        assert handler["timeout"] == st.TIMEOUTS[event]
+        assert handler.get("async", False) is (event == "Stop")
+    assert st.TIMEOUTS == {"SessionStart": 10, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
+
+
+def test_plan_install_collapses_duplicates_and_keeps_shared_groups():
+    ours = {"type": "command", "command": st.hook_command(PY_A, "stop"), "timeout": 10, "async": True}
+    settings = {
+        "hooks": {
+            "Stop": [
+                {"hooks": [{"type": "command", "command": "a.sh"}, dict(ours)]},
+                {"hooks": [dict(ours)]},
+            ]
+        }
+    }
+    new = st.plan_install(settings, PY_B)
+    stop = new["hooks"]["Stop"]
+    assert len(stop) == 1  # the group emptied by dedup is gone, the shared one stays
+    assert stop[0]["hooks"][0] == {"type": "command", "command": "a.sh"}
+    assert stop[0]["hooks"][1]["command"] == st.hook_command(PY_B, "stop")
+    assert st.registered_commands(new)["Stop"] == [st.hook_command(PY_B, "stop")]
+
+
+def test_plan_uninstall_removes_only_ours_and_keeps_preexisting_empty_parts():
+    settings = {
+        "hooks": {
+            "Notification": [],
+            "Stop": [{"hooks": []}],
+            "SubagentStop": [{"hooks": [{"type": "command", "command": "x -m miner.hooks stop"}]}],
+        }
+    }
+    new = st.plan_uninstall(st.plan_install(settings, PY_A))
+    # our stray SubagentStop entry is ours too: removed, list dropped
+    assert new == {"hooks": {"Notification": [], "Stop": [{"hooks": []}]}}
+
+
+def test_plan_rejects_hooks_that_are_not_objects():
+    with pytest.raises(st.SettingsError):
+        st.plan_install({"hooks": []}, PY_A)
+    with pytest.raises(st.SettingsError):
+        st.plan_install({"hooks": {"Stop": {"hooks": []}}}, PY_A)
+    assert st.plan_uninstall({"hooks": []}) == {"hooks": []}
+
+
+def test_registered_commands_lists_ours_per_event():
+    new = st.plan_install(RICH, PY_A)
+    got = st.registered_commands(new)
+    assert got == {event: [st.hook_command(PY_A, arg)] for event, arg in st.EVENTS.items()}
+    assert st.registered_commands(RICH) == {}
+    assert st.registered_commands({"hooks": "junk"}) == {}
+
+
+# --------------------------------------------------------------------------- install / uninstall
+
+
+def test_install_into_missing_file(user_settings):
+    lines = st.install("user", None, PY_A)
+    assert user_settings.is_file()
+    text = user_settings.read_text(encoding="utf-8")
+    assert text.endswith("}\n")
+    data = json.loads(text)
+    assert list(data) == ["hooks"]
+    assert list(data["hooks"]) == list(st.EVENTS)
+    assert set(st.registered_commands(data)) == set(st.EVENTS)
+    assert backups(user_settings) == []
+    assert any(line.startswith("SessionStart: add ") for line in lines)
+    assert lines[-1] == f"created {user_settings}"
+
+
+def test_install_preserves_other_settings_and_hooks(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    original = dump(RICH)
+    user_settings.write_text(original, encoding="utf-8")
+
+    st.install("user", None, PY_A)
+    data = json.loads(user_settings.read_text(encoding="utf-8"))
+    assert list(data) == list(RICH)  # key order kept
+    for key in ("model", "env", "permissions", "statusLine"):
+        assert data[key] == RICH[key]
+    hooks = data["hooks"]
+    assert list(hooks)[:3] == ["PreToolUse", "Stop", "SessionStart"]
+    assert hooks["PreToolUse"] == RICH["hooks"]["PreToolUse"]
+    assert hooks["Stop"][0] == RICH["hooks"]["Stop"][0]  # theirs first, ours appended
+    assert hooks["SessionStart"][0] == RICH["hooks"]["SessionStart"][0]
+    assert len(hooks["Stop"]) == 2 and len(hooks["SessionStart"]) == 2
+    [backup] = backups(user_settings)
+    assert backup.read_text(encoding="utf-8") == original
+    assert leftovers(user_settings) == []
+
+
+def test_second_install_writes_nothing(user_settings):
+    st.install("user", None, PY_A)
+    before = user_settings.stat()
+    text = user_settings.read_bytes()
+    lines = st.install("user", None, PY_A)
+    after = user_settings.stat()
+    assert user_settings.read_bytes() == text
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert backups(user_settings) == []
+    assert lines[-1].endswith("unchanged, nothing written")
+    described = [line for line in lines[:-1] if not line.startswith("warning: ")]
+    assert len(described) == 4
+    assert all("already registered" in line for line in described)
+
+
+def test_interpreter_change_updates_entry_in_place(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(dump(RICH), encoding="utf-8")
+    st.install("user", None, PY_A)
+    first = json.loads(user_settings.read_text(encoding="utf-8"))
+
+    lines = st.install("user", None, PY_B)
+    second = json.loads(user_settings.read_text(encoding="utf-8"))
+    assert st.registered_commands(second) == {
+        event: [st.hook_command(PY_B, arg)] for event, arg in st.EVENTS.items()
+    }
+    # same positions: only the command strings changed
+    for event in st.EVENTS:
+        assert len(second["hooks"][event]) == len(first["hooks"][event])
+    assert second["hooks"]["Stop"][0] == RICH["hooks"]["Stop"][0]
+    assert any(line.startswith("Stop: replace ") for line in lines)
+    assert len(backups(user_settings)) >= 1
+
+
+def test_uninstall_restores_byte_identical_original(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    original = dump(RICH)
+    user_settings.write_text(original, encoding="utf-8")
+    st.install("user", None, PY_A)
+    st.install("user", None, PY_B)
+    lines = st.uninstall("user", None)
+    assert user_settings.read_text(encoding="utf-8") == original
+    assert sum(line.startswith(("SessionStart: remove", "Stop: remove")) for line in lines) == 2
+
+
+def test_uninstall_when_there_was_no_hooks_key(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    plain = {"model": "sonnet", "env": {"A": "1"}}
+    original = dump(plain)
+    user_settings.write_text(original, encoding="utf-8")
+    st.install("user", None, PY_A)
+    assert "hooks" in json.loads(user_settings.read_text(encoding="utf-8"))
+    st.uninstall("user", None)
+    assert "hooks" not in json.loads(user_settings.read_text(encoding="utf-8"))
+    assert user_settings.read_text(encoding="utf-8") == original
+
+
+def test_uninstall_from_missing_file_creates_nothing(user_settings):
+    lines = st.uninstall("user", None)
+    assert not user_settings.exists()
+    assert not user_settings.parent.exists()
+    assert lines[0].startswith("no Transcript Miner hooks")
+
+
+def test_uninstall_keeps_foreign_handlers_in_a_shared_group(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    ours = {"type": "command", "command": st.hook_command(PY_A, "stop"), "timeout": 10}
+    theirs = {"type": "command", "command": "notify-send done"}
+    user_settings.write_text(
+        dump({"hooks": {"Stop": [{"hooks": [theirs, ours]}]}}), encoding="utf-8"
+    )
+    st.uninstall("user", None)
+    assert json.loads(user_settings.read_text(encoding="utf-8")) == {
+        "hooks": {"Stop": [{"hooks": [theirs]}]}
+    }
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_invalid_json_is_refused_and_nothing_is_written(user_settings, action):
+    user_settings.parent.mkdir(parents=True)
+    broken = '{\n  "model": "opus",\n  "hooks": {\n}\n'
+    user_settings.write_text(broken, encoding="utf-8")
+    call = (lambda: st.install("user", None, PY_A)) if action == "install" else (
+        lambda: st.uninstall("user", None)
+    )
+    with pytest.raises(st.SettingsError) as err:
+        call()
+    message = str(err.value)
+    assert message.startswith(f"{user_settings} is not valid JSON (line ")
+    assert " col " in message and message.endswith("fix or move it, then run again")
+    assert user_settings.read_text(encoding="utf-8") == broken
+    assert backups(user_settings) == []
+    assert leftovers(user_settings) == []
+
+
+@pytest.mark.parametrize("content", ["[1, 2]\n", '"text"\n', "null\n"])
+def test_non_object_json_is_refused(user_settings, content):
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(content, encoding="utf-8")
+    with pytest.raises(st.SettingsError, match="is not a JSON object"):
+        st.install("user", None, PY_A)
+    assert user_settings.read_text(encoding="utf-8") == content
+    assert backups(user_settings) == []
+
+
+def test_hooks_not_an_object_is_refused_with_the_path(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    content = dump({"hooks": ["nope"]})
+    user_settings.write_text(content, encoding="utf-8")
+    with pytest.raises(st.SettingsError, match=str(user_settings)):
+        st.install("user", None, PY_A)
+    assert user_settings.read_text(encoding="utf-8") == content
+
+
+def test_dry_run_writes_nothing(user_settings):
+    lines = st.install("user", None, PY_A, dry_run=True)
+    assert not user_settings.parent.exists()
+    assert lines[-1].startswith("dry run: would create")
+    assert any(line.startswith("PreCompact: add ") for line in lines)
+
+    user_settings.parent.mkdir(parents=True)
+    original = dump(RICH)
+    user_settings.write_text(original, encoding="utf-8")
+    lines = st.install("user", None, PY_A, dry_run=True)
+    assert lines[-1].startswith("dry run: would update")
+    assert user_settings.read_text(encoding="utf-8") == original
+    assert backups(user_settings) == []
+
+    st.install("user", None, PY_A)
+    installed = user_settings.read_text(encoding="utf-8")
+    lines = st.uninstall("user", None, dry_run=True)
+    assert lines[-1].startswith("dry run: would update")
+    assert user_settings.read_text(encoding="utf-8") == installed
+    assert len(backups(user_settings)) == 1  # the real install's only
+
+
+def test_backup_keeps_the_original_mode(user_settings):
+    user_settings.parent.mkdir(parents=True)
+    original = dump({"model": "opus"})
+    user_settings.write_text(original, encoding="utf-8")
+    os.chmod(user_settings, 0o600)
+    st.install("user", None, PY_A)
+    [backup] = backups(user_settings)
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert stat.S_IMODE(user_settings.stat().st_mode) == 0o600
+    assert backup.read_text(encoding="utf-8") == original
+    assert backup.name.startswith("settings.json.bak-")
+    stamp = backup.name.split(".bak-", 1)[1]
+    assert len(stamp) == 14 and stamp.isdigit()
+
+
+def test_symlinked_settings_stays_a_symlink(user_settings, tmp_path):
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text(dump({"model": "opus"}), encoding="utf-8")
+    user_settings.parent.mkdir(parents=True)
+    user_settings.symlink_to(real)
+    st.install("user", None, PY_A)
+    assert user_settings.is_symlink()
+    assert set(st.registered_commands(json.loads(real.read_text(encoding="utf-8")))) == set(
+        st.EVENTS
+    )
+
+
+def test_a_file_changed_since_reading_is_not_overwritten(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(dump({"model": "opus"}), encoding="utf-8")
+    stale = dump({"model": "sonnet"})
+    with pytest.raises(st.SettingsError, match="changed while"):
+        st.apply(path, {"model": "haiku"}, stale, dry_run=False)
+    assert json.loads(path.read_text(encoding="utf-8")) == {"model": "opus"}
+    assert backups(path) == []
+
+
+def test_settings_paths(home, tmp_path, monkeypatch):
+    assert st.settings_path("user", None) == home / ".claude" / "settings.json"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert st.settings_path("user", None) == tmp_path / "cfg" / "settings.json"
+    project = tmp_path / "proj"
+    assert st.settings_path("project", str(project)) == project / ".claude" / "settings.json"
+    assert st.settings_path("local", str(project)) == project / ".claude" / "settings.local.json"
+    monkeypatch.chdir(tmp_path)
+    assert st.settings_path("project", None) == tmp_path / ".claude" / "settings.json"
+    with pytest.raises(st.SettingsError, match="unknown scope"):
+        st.settings_path("global", None)
+
+
+def test_project_scope_install_leaves_user_settings_alone(user_settings, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    lines = st.install("project", str(project), PY_A)
+    target = project / ".claude" / "settings.json"
+    assert lines[-1] == f"created {target}"
+    assert set(st.registered_commands(json.loads(target.read_text(encoding="utf-8")))) == set(
+        st.EVENTS
+    )
+    assert not user_settings.exists()
+
+
+def test_install_warns_when_the_interpreter_is_missing(user_settings, tmp_path):
+    lines = st.install("user", None, str(tmp_path / "nope" / "python"))
+    assert any(line.startswith("warning: ") for line in lines)
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    lines = st.install("user", None, str(fake))
+    assert not any(line.startswith("warning: ") for line in lines)
+
+
+# --------------------------------------------------------------------------- plugin form
+
+
+def test_plugin_manifest():
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "transcript-miner"
+    assert manifest["version"] and manifest["description"]
+
+
+def test_plugin_hooks_match_the_settings_registration():
+    config = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    hooks = config["hooks"]
+    assert list(hooks) == list(st.EVENTS)
+    for event, arg in st.EVENTS.items():
+        [group] = hooks[event]
+        assert "matcher" not in group
+        [handler] = group["hooks"]
+        wanted = {
+            "type": "command",
+            "command": f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/launch.sh" {arg}',
+            "timeout": st.TIMEOUTS[event],
+        }
+        if event in st.ASYNC_EVENTS:
+            wanted["async"] = True
+        assert handler == wanted
+
+
+def _run_launch(env: dict, args=("session-start",), stdin: str = '{"hook_event_name": "x"}'):
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    base.update(env)
+    return subprocess.run(
+        ["sh", str(LAUNCH), *args], input=stdin, capture_output=True, text=True, env=base,
+        timeout=30,
+    )
+
+
+def test_launch_script_is_executable():
+    assert os.access(LAUNCH, os.X_OK)
+    assert LAUNCH.read_text(encoding="utf-8").startswith("#!/bin/sh\n")
+
+
+def test_launch_fails_open_when_not_installed(tmp_path):
+    result = _run_launch({"HOME": str(tmp_path)})
+    assert result.returncode == 0
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "transcript-miner is not installed: run ./install.sh from its repository"
+    ]
+
+
+def _fake_python(prefix: Path) -> Path:
+    python = prefix / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "args: $*"\ncat\nexit 3\n')
+    python.chmod(0o755)
+    return python
+
+
+def test_launch_execs_the_installed_python_with_args_and_stdin(tmp_path):
+    miner_home = tmp_path / "mh"
+    _fake_python(miner_home)
+    payload = '{"session_id": "s1", "source": "startup"}'
+    result = _run_launch(
+        {"HOME": str(tmp_path), "MINER_HOME": str(miner_home)}, ("pre-compact",), payload
+    )
+    assert result.stdout == f"args: -m miner.hooks pre-compact\n{payload}"
+    assert result.stderr == ""
+    assert result.returncode == 3  # exec: the hook's own exit code comes through
+
+
+def test_launch_falls_back_to_the_xdg_data_dir(tmp_path):
+    xdg = tmp_path / "xdg"
+    _fake_python(xdg / "miner")
+    result = _run_launch(
+        {"HOME": str(tmp_path), "XDG_DATA_HOME": str(xdg), "MINER_HOME": str(tmp_path / "empty")},
+        ("stop",),
+        "{}",
+    )
+    assert result.stdout == "args: -m miner.hooks stop\n{}"
+
+
+def test_launch_default_location_under_home(tmp_path):
+    _fake_python(tmp_path / ".local" / "share" / "miner")
+    result = _run_launch({"HOME": str(tmp_path)}, ("session-end",), "{}")
+    assert result.stdout == "args: -m miner.hooks session-end\n{}"
