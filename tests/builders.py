@@ -1,0 +1,66 @@
+"""Build synthetic Claude Code transcript entries in the shapes Claude Code writes."""
+
+from __future__ import annotations
+
+import json
+import uuid as uuid_mod
+from pathlib import Path
+
+
+class Session:
+    """Appends user and assistant entries to a transcript file, as Claude Code does."""
+
+    def __init__(self, path: Path, cwd: str, session_id: str | None = None, branch: str = "main",
+                 start: str = "2026-03-01T10:00:00"):
+        self.path = Path(path)
+        self.cwd = cwd
+        self.session_id = session_id or str(uuid_mod.uuid4())
+        self.branch = branch
+        self.minute = 0
+        self.start = start
+        self.parent: str | None = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def _stamp(self) -> str:
+        self.minute += 1
+        return f"{self.start[:-5]}{10 + self.minute // 60:02d}:{self.minute % 60:02d}.000Z"
+
+    def _entry(self, kind: str, message: dict, **extra) -> dict:
+        entry = {
+            "parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+            "sessionId": self.session_id, "version": "2.1.30", "gitBranch": self.branch, "type": kind,
+            "message": message, "uuid": extra.pop("uuid", None) or str(uuid_mod.uuid4()), "timestamp": self._stamp(),
+        }
+        entry.update(extra)
+        self.parent = entry["uuid"]
+        return entry
+
+    def write(self, *entries: dict) -> list[dict]:
+        with open(self.path, "a", encoding="utf-8") as handle:
+            for entry in entries:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        return list(entries)
+
+    def user(self, text: str, **extra) -> dict:
+        return self.write(self._entry("user", {"role": "user", "content": text}, **extra))[0]
+
+    def assistant(self, text: str, **extra) -> dict:
+        message = {"id": "msg_" + uuid_mod.uuid4().hex[:12], "type": "message", "role": "assistant",
+                   "model": "claude-x", "content": [{"type": "text", "text": text}]}
+        return self.write(self._entry("assistant", message, **extra))[0]
+
+    def tool_result(self, text: str) -> dict:
+        content = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": text}]
+        return self.write(self._entry("user", {"role": "user", "content": content}))[0]
+
+    def compact(self, summary: str) -> tuple[dict, dict]:
+        boundary = {"parentUuid": None, "logicalParentUuid": self.parent, "isSidechain": False, "type": "system",
+                    "subtype": "compact_boundary", "content": "Conversation compacted", "cwd": self.cwd,
+                    "sessionId": self.session_id, "uuid": str(uuid_mod.uuid4()), "timestamp": self._stamp(),
+                    "compactMetadata": {"trigger": "manual", "preTokens": 100000}}
+        self.parent = boundary["uuid"]
+        self.write(boundary)
+        summary_entry = self._entry("user", {"role": "user", "content": summary}, isCompactSummary=True,
+                                    isVisibleInTranscriptOnly=True)
+        self.write(summary_entry)
+        return boundary, summary_entry

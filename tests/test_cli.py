@@ -1,0 +1,131 @@
+"""The command line: help everywhere, clear one-line errors, and the main commands on real files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from miner.cli import main
+from tests.builders import Session
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def all_commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, command in group.commands.items():
+        yield prefix + (name,), command
+        if isinstance(command, click.Group):
+            yield from all_commands(command, prefix + (name,))
+
+
+COMMANDS = list(all_commands(main))
+
+
+@pytest.mark.parametrize("path,command", COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_command_has_help(path, command):
+    assert command.help and command.help.strip(), f"`miner {' '.join(path)}` has no help text"
+    result = CliRunner().invoke(main, [*path, "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_readme_lists_every_command():
+    text = README.read_text(encoding="utf-8")
+    documented = set(re.findall(r"`miner ([a-z]+(?: [a-z]+)?)", text))
+    for path, command in COMMANDS:
+        if isinstance(command, click.Group):
+            continue
+        assert " ".join(path) in documented or path[0] in documented, f"README does not mention `miner {' '.join(path)}`"
+
+
+@pytest.fixture
+def transcript(tmp_path):
+    s = Session(tmp_path / "proj" / "s1.jsonl", cwd="/work/shop")
+    s.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    s.assistant("Understood. The API server listens on port 8080 in development.")
+    s.user("Please always run the linter before you commit.")
+    return s.path
+
+
+def test_mine_list_show_stats_recall(transcript):
+    runner = CliRunner()
+    result = runner.invoke(main, ["mine", str(transcript)])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"1 files, \d+ entries, \d+ units, \d+ candidates, [1-9]\d* new memories", result.output)
+
+    again = runner.invoke(main, ["mine", str(transcript)])
+    assert "0 new memories, 0 merged" in again.output
+
+    listing = runner.invoke(main, ["list", "--limit", "50"])
+    assert "PostgreSQL" in listing.output
+    memory_id = int(re.search(r"^\s*(\d+)\s+\w+.*PostgreSQL", listing.output, re.M).group(1))
+
+    shown = runner.invoke(main, ["show", str(memory_id)])
+    assert shown.exit_code == 0
+    assert str(transcript) in shown.output and "evidence (1)" in shown.output
+
+    stats = runner.invoke(main, ["stats", "--json"])
+    assert json.loads(stats.output)["sessions"] == 1
+
+    block = runner.invoke(main, ["recall", "--project", "/work/shop"])
+    assert "PostgreSQL" in block.output and "transcript-miner-recall" in block.output
+
+
+def test_show_unknown_id_is_one_clear_line(transcript):
+    runner = CliRunner()
+    runner.invoke(main, ["mine", str(transcript)])
+    result = runner.invoke(main, ["show", "999999"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == ["Error: no memory 999999; `miner list` shows the ids"]
+
+
+def test_mine_missing_path_is_one_clear_line(tmp_path):
+    result = CliRunner().invoke(main, ["mine", str(tmp_path / "nope.jsonl")])
+    assert result.exit_code == 1 and "does not exist" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_mine_all_without_claude_folder_says_nothing_to_mine():
+    result = CliRunner().invoke(main, ["mine", "--all"])
+    assert result.exit_code == 0 and "Nothing to mine" in result.output
+
+
+def test_mine_all_finds_projects_and_subagents(claude_dir):
+    project = claude_dir / "projects" / "-work-shop"
+    main_session = Session(project / "s1.jsonl", cwd="/work/shop")
+    main_session.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    sub = Session(project / main_session.session_id / "subagents" / "agent-1.jsonl", cwd="/work/shop",
+                  session_id=main_session.session_id)
+    sub.assistant("The API server listens on port 8080 in development.", isSidechain=True)
+    result = CliRunner().invoke(main, ["mine", "--all"])
+    assert result.exit_code == 0 and result.stdout.startswith("2 files")
+
+
+def test_broken_config_is_one_clear_line(isolated_home):
+    config = isolated_home / ".config" / "miner"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text("{nope", encoding="utf-8")
+    result = CliRunner().invoke(main, ["recall"])
+    assert result.exit_code == 1 and "config.json is not valid JSON" in result.output
+
+
+def test_rules_check_and_list():
+    runner = CliRunner()
+    check = runner.invoke(main, ["rules", "check"])
+    assert check.exit_code == 0, check.output
+    assert "all examples behave" in check.output
+    listing = runner.invoke(main, ["rules", "list"])
+    assert listing.exit_code == 0 and "decision" in listing.output
+
+
+def test_rules_check_reports_broken_user_rule(isolated_home):
+    folder = isolated_home / ".config" / "miner" / "rules"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("rules:\n  - id: my.rule\n    category: fact\n    patterns: ['(']\n")
+    result = CliRunner().invoke(main, ["rules", "check"])
+    assert result.exit_code == 1
+    assert "mine.yaml:2: rule my.rule" in result.output

@@ -1,0 +1,112 @@
+"""Rule files are tested like code: schema, compilation, every example, overrides."""
+
+from __future__ import annotations
+
+import pytest
+
+from miner import rules as rules_mod
+from miner.rules import RuleError, load_file, load_rules
+
+DEFAULT = rules_mod.load_rules(rules_mod.default_rule_files())
+
+
+def _examples():
+    for rule in DEFAULT.rules:
+        for text in rule.match_examples:
+            yield pytest.param(rule, text, True, id=f"{rule.id}+{text[:30]}")
+        for text in rule.no_match_examples:
+            yield pytest.param(rule, text, False, id=f"{rule.id}-{text[:30]}")
+
+
+def test_default_rules_cover_all_categories_and_languages():
+    assert {r.category for r in DEFAULT.rules} == {"decision", "preference", "fact", "todo"}
+    langs = {r.lang for r in DEFAULT.rules}
+    assert {"en", "zh"} <= langs
+    for rule in DEFAULT.rules:
+        assert rule.match_examples and rule.no_match_examples, f"{rule.id} needs match and no_match examples"
+
+
+@pytest.mark.parametrize("rule,text,should_match", list(_examples()))
+def test_rule_example(rule, text, should_match):
+    assert bool(rule.search(text)) is should_match
+
+
+def test_no_preference_rule_listens_to_the_assistant():
+    assert not [r.id for r in DEFAULT.rules if r.category == "preference" and "assistant" in r.roles]
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = """
+rules:
+  - id: t.use
+    category: decision
+    lang: en
+    patterns: ['(?i)\\bwe use (?P<value>\\w+)']
+    examples: {match: ['we use pnpm'], no_match: ['they like pnpm']}
+"""
+
+
+@pytest.mark.parametrize(
+    "body,fragment",
+    [
+        ("rules:\n  - id: t.x\n    category: nonsense\n    patterns: [a]\n", "rule t.x: `category`"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: ['(unclosed']\n", "does not compile"),
+        ("rules:\n  - id: t.x\n    category: fact\n", "at least one pattern"),
+        ("rules:\n  - id: t.x\n    category: preference\n    roles: [assistant]\n    patterns: [a]\n", "preferences come from the user"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    colour: red\n", "unknown key"),
+        ("rules:\n  - category: fact\n    patterns: [a]\n", "needs an `id`"),
+        ("rules: [\n", "not valid YAML"),
+    ],
+)
+def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):
+    path = write(tmp_path, "bad.yaml", body)
+    with pytest.raises(RuleError) as info:
+        load_file(path)
+    message = str(info.value)
+    assert str(path) in message and fragment in message
+    assert "\n" not in message
+
+
+def test_error_names_the_line_of_the_rule(tmp_path):
+    body = GOOD + "  - id: t.bad\n    category: fact\n    patterns: ['(']\n"
+    path = write(tmp_path, "bad.yaml", body)
+    with pytest.raises(RuleError, match=rf"{path}:8: rule t.bad"):
+        load_file(path)
+
+
+def test_override_by_id_and_disable(tmp_path):
+    base = write(tmp_path, "a.yaml", GOOD)
+    override = write(tmp_path, "b.yaml", GOOD.replace("we use", "we adopt").replace("'we use pnpm'", "'we adopt pnpm'"))
+    ruleset = load_rules([base, override])
+    assert len(ruleset.rules) == 1 and ruleset.rules[0].search("we adopt yarn")
+    disabled = write(tmp_path, "c.yaml", "disable: [t.use]\n")
+    assert load_rules([base, disabled]).rules == []
+
+
+def test_named_groups_give_subject_and_value(tmp_path):
+    path = write(tmp_path, "a.yaml", GOOD.replace("lang: en", "lang: en\n    subject: package manager"))
+    hit = load_rules([path]).match("we use pnpm now", "user", ["en"])[0]
+    assert (hit.subject, hit.value) == ("package manager", "pnpm")
+
+
+def test_roles_and_langs_filter_matches(tmp_path):
+    ruleset = load_rules([write(tmp_path, "a.yaml", GOOD)])
+    assert ruleset.match("we use pnpm", "assistant", ["en"]) == []
+    assert ruleset.match("we use pnpm", "user", ["zh"]) == []
+
+
+def test_user_and_project_rule_files_are_found(tmp_path):
+    config_dir = tmp_path / "cfg"
+    (config_dir / "rules").mkdir(parents=True)
+    write(config_dir / "rules", "mine.yaml", GOOD)
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    write(project / ".claude", "miner-rules.yaml", "disable: [t.use]\n")
+    files = rules_mod.user_rule_files(config_dir) + rules_mod.project_rule_file(str(project))
+    assert [f.name for f in files] == ["mine.yaml", "miner-rules.yaml"]
+    assert load_rules(files).rules == []

@@ -1,0 +1,135 @@
+"""The SQLite store: migrations, exact dedup, evidence, sessions, checkpoints, search."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+
+import pytest
+
+from miner.store import MIGRATIONS, NewMemory, Store
+
+
+def memory(text: str, **kw) -> NewMemory:
+    base = dict(project="/p", category="decision", text=text, confidence=0.8, rule_id="t.rule", role="user",
+                session_id="s1", transcript="/t.jsonl", entry_uuid="u1", ts="2026-01-01T00:00:00Z")
+    base.update(kw)
+    return NewMemory(**base)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "m.db") as s:
+        yield s
+
+
+def test_migrations_applied_once_and_recorded(tmp_path):
+    path = tmp_path / "m.db"
+    with Store(path) as s:
+        names = [r[0] for r in s.db.execute("SELECT name FROM migrations ORDER BY name")]
+        assert names == [m.__name__ for m in MIGRATIONS]
+        assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with Store(path) as s:  # reopening applies nothing new
+        assert s.migrate() == []
+
+
+def test_database_file_is_private(tmp_path):
+    path = tmp_path / "sub" / "m.db"
+    Store(path).close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_exact_duplicate_merges_with_one_more_evidence_row(store):
+    with store.transaction() as db:
+        first, created = store.add_memory(db, memory("Use pnpm for packages."))
+        assert created
+        # Same text after normalisation (case, markup, trailing dot), another entry.
+        second, created = store.add_memory(db, memory("**use pnpm for packages**", entry_uuid="u2"))
+    assert second == first and not created
+    assert len(store.evidence(first)) == 2
+    assert store.get(first).evidence_count == 2
+
+
+def test_same_entry_twice_adds_no_evidence(store):
+    with store.transaction() as db:
+        mid, _ = store.add_memory(db, memory("Use pnpm for packages."))
+        store.add_memory(db, memory("Use pnpm for packages."))
+    assert len(store.evidence(mid)) == 1
+
+
+def test_second_session_raises_confidence(store):
+    with store.transaction() as db:
+        mid, _ = store.add_memory(db, memory("Use pnpm for packages."))
+    before = store.get(mid).confidence
+    with store.transaction() as db:
+        store.add_memory(db, memory("Use pnpm for packages.", session_id="s2", entry_uuid="u9"))
+    after = store.get(mid)
+    assert after.session_count == 2
+    assert after.confidence > before
+
+
+def test_dedup_is_per_project(store):
+    with store.transaction() as db:
+        a, _ = store.add_memory(db, memory("Use pnpm for packages."))
+        b, created = store.add_memory(db, memory("Use pnpm for packages.", project="/other"))
+    assert created and a != b
+
+
+def test_failed_transaction_rolls_back(store):
+    with pytest.raises(RuntimeError):
+        with store.transaction() as db:
+            store.add_memory(db, memory("Use pnpm for packages."))
+            raise RuntimeError("boom")
+    assert store.list_memories() == []
+
+
+def test_search_finds_words_and_cjk_and_never_raises_on_syntax(store):
+    with store.transaction() as db:
+        store.add_memory(db, memory("The API server listens on port 3216."))
+        store.add_memory(db, memory("数据库改用 PostgreSQL。", entry_uuid="u2"))
+    assert [m.text for m, _ in store.search("which port does the server use")] == ["The API server listens on port 3216."]
+    assert [m.text for m, _ in store.search("数据库")] == ["数据库改用 PostgreSQL。"]
+    for hostile in ['"foo', "NEAR(", "*", "AND OR NOT", "port) OR (", "'; DROP TABLE memories; --"]:
+        store.search(hostile)  # no exception
+    assert store.list_memories(limit=10)
+
+
+def test_watermark_roundtrip_and_seen_entries(store):
+    with store.transaction() as db:
+        store.set_watermark(db, "/t.jsonl", 120, 7, "abc", "/p")
+        store.mark_seen(db, ["u1", "u2"])
+    assert store.watermark("/t.jsonl") == (120, 7, "abc")
+    assert store.seen_uuids(["u1", "u3"]) == {"u1"}
+
+
+def test_sessions_keep_first_project_and_span(store):
+    with store.transaction() as db:
+        store.upsert_session(db, "s1", "/p", "/p", "main", "/t.jsonl", "2026-01-02T00:00:00Z")
+        store.upsert_session(db, "s1", "/p/sub", "/p/sub", "feature", "/t.jsonl", "2026-01-01T00:00:00Z")
+        store.upsert_session(db, "s1", "/p", "/p", "", "/t.jsonl", "2026-01-03T00:00:00Z")
+    row = store.session("s1")
+    assert row["project"] == "/p"
+    assert row["first_ts"] == "2026-01-01T00:00:00Z" and row["last_ts"] == "2026-01-03T00:00:00Z"
+    assert row["git_branch"] == "feature"
+
+
+def test_checkpoints(store):
+    store.put_checkpoint("s1", "/p", {"task": ["build the parser"]})
+    store.put_checkpoint("s2", "/p", {"task": ["write the docs"]})
+    assert store.checkpoint("s1") == {"task": ["build the parser"]}
+    assert store.latest_checkpoint("/p", exclude="s2") == {"task": ["build the parser"]}
+    assert store.checkpoint("nope") is None
+
+
+def test_readonly_store_refuses_missing_database(tmp_path):
+    from miner.store import StoreError
+
+    with pytest.raises(StoreError, match="miner mine"):
+        Store(tmp_path / "absent.db", readonly=True)
+
+
+def test_integrity_check(store):
+    assert store.integrity_ok()
+    assert isinstance(store.db, sqlite3.Connection)
