@@ -1,21 +1,39 @@
-"""Session checkpoints: what a session was doing when its context was compacted (standard library only).
+"""Session checkpoints: what a session was doing when its context was compacted or it ended (standard library only).
 
 A checkpoint holds the current task (the latest user requests of the
-session, cleaned), the ids of the session's decisions and open todos. It is
-written by the PreCompact hook and opens the recall block after compaction.
+session, cleaned and redacted), and the ids of the decisions and open todos
+that this session stated or restated. PreCompact writes it so that the block
+after the compaction opens with it; the SessionEnd miner writes it so that
+the next session of the project is ranked against it.
+
+Requests are read from the end of the transcript: a long session's file can
+be tens of megabytes, and only its last few requests matter.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 
 from .clean import clean_prose
+from .redact import redact
 from .store import Store, now_iso
-from .transcript import Watermark, read_transcript
+from .transcript import ReadStats, Watermark, entry_to_turn, read_transcript
 
 MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
+MAX_IDS = 60
+TAIL_BYTES = 256 * 1024  # first window read from the end; widened until enough requests are found
 _SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
+# Replies that carry no task of their own: "ok", "continue", "yes please".
+_FILLER = frozenset(
+    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "sure", "continue", "go", "go on", "go ahead",
+     "proceed", "carry on", "please continue", "do it", "thanks", "thank you", "ty", "lgtm", "done", "next",
+     "keep going", "sounds good", "great", "perfect", "nice", "good", "right", "yes please", "ok thanks",
+     "okay thanks", "ok continue", "yes continue", "继续", "好", "好的", "可以", "是的", "谢谢"}
+)
+_PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 
 
 def clip(text: str, limit: int = MAX_REQUEST_CHARS) -> str:
@@ -31,36 +49,109 @@ def clip(text: str, limit: int = MAX_REQUEST_CHARS) -> str:
     return cut.rsplit(" ", 1)[0] + " …"
 
 
+def request_text(raw: str) -> str:
+    """A user prompt as a task line: wrappers, code, commands and secrets out; '' when nothing is left."""
+    text = " ".join(clean_prose(raw).split())
+    if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
+        return ""
+    if " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
+        return ""
+    return clip(redact(text)[0])
+
+
+def _requests_from_turns(turns, session_id: str) -> tuple[list[str], list[str]]:
+    """(requests of `session_id`, requests of any session), oldest first."""
+    own, anyone = [], []
+    for turn in turns:
+        if turn.role != "user" or turn.is_sidechain:
+            continue
+        text = request_text(turn.text)
+        if not text:
+            continue
+        anyone.append(text)
+        if not session_id or not turn.session_id or turn.session_id == session_id:
+            own.append(text)
+    return own, anyone
+
+
+def _tail_turns(transcript: str, window: int):
+    """Prose turns of the last `window` bytes of a transcript (the first, partial line dropped); and whether that was the whole file."""
+    with open(transcript, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        start = max(0, size - window)
+        handle.seek(start)
+        data = handle.read(size - start)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # began mid-line
+    if lines and not data.endswith(b"\n"):
+        lines = lines[:-1]  # still being written
+    stats = ReadStats()
+    turns = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        turn = entry_to_turn(entry, transcript, stats)
+        if turn is not None:
+            turns.append(turn)
+    return turns, start == 0
+
+
 def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
                      limit: int = MAX_REQUESTS) -> list[str]:
-    """The latest user requests of a session, oldest first, cleaned of wrappers and commands."""
-    chunk = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid)
-    requests = []
-    for turn in chunk.turns:
-        if turn.role != "user" or turn.is_sidechain or (session_id and turn.session_id and turn.session_id != session_id):
-            continue
-        text = " ".join(clean_prose(turn.text).split())
-        if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
-            continue
-        requests.append(clip(text))
-    return requests[-limit:]
+    """The latest user requests of a session, oldest first, cleaned of wrappers, commands and secrets.
+
+    When no entry carries `session_id` (a resumed session may write under
+    another id), the transcript's latest requests stand in for it.
+    """
+    if stop_after_uuid is not None:
+        # Evaluation cuts: everything up to the cut, read from the start.
+        chunk = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid)
+        own, anyone = _requests_from_turns(chunk.turns, session_id)
+        return (own or anyone)[-limit:]
+    window = TAIL_BYTES
+    while True:
+        turns, whole = _tail_turns(transcript, window)
+        own, anyone = _requests_from_turns(turns, session_id)
+        if len(own) >= limit or whole:
+            return (own or anyone)[-limit:]
+        window *= 4
+
+
+def session_memory_ids(store: Store, session_id: str, project: str) -> tuple[list[int], list[int]]:
+    """(decisions, open todos) this session stated or restated, latest first."""
+    rows = store.db.execute(
+        """SELECT m.id, m.category, MAX(e.ts) AS said FROM evidence e JOIN memories m ON m.id = e.memory_id
+           WHERE e.session_id = ? AND m.project = ? AND m.state = 'active' AND m.category IN ('decision', 'todo')
+           GROUP BY m.id ORDER BY said DESC, m.id DESC LIMIT ?""",
+        (session_id, project, 2 * MAX_IDS),
+    ).fetchall()
+    decisions = [r["id"] for r in rows if r["category"] == "decision"][:MAX_IDS]
+    todos = [r["id"] for r in rows if r["category"] == "todo"][:MAX_IDS]
+    return decisions, todos
+
+
+def session_project(store: Store, session_id: str, fallback: str = "") -> str:
+    """The project the miner filed a session under (fixed by its first cwd), else `fallback`."""
+    row = store.session(session_id) if session_id else None
+    return row["project"] if row and row["project"] else fallback
 
 
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
     """Build and store the checkpoint of a session; returns it."""
-    rows = store.db.execute(
-        """SELECT id, category FROM memories WHERE session_id = ? AND project = ? AND state = 'active'
-           AND category IN ('decision', 'todo') ORDER BY last_seen DESC, id DESC LIMIT 60""",
-        (session_id, project),
-    ).fetchall()
+    decisions, todos = session_memory_ids(store, session_id, project)
     body = {
         "session_id": session_id,
         "project": project,
         "created_at": now_iso(),
         "task": session_requests(transcript, session_id, stop_after_uuid),
-        "decisions": [r["id"] for r in rows if r["category"] == "decision"],
-        "todos": [r["id"] for r in rows if r["category"] == "todo"],
+        "decisions": decisions,
+        "todos": todos,
     }
     store.put_checkpoint(session_id, project, body)
     return body

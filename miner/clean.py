@@ -55,6 +55,10 @@ _CJK_SPLIT_RE = re.compile(r"(?<=[。！？；!?])(?=[^。！？；!?」』”�
 _ONLY_MARKUP_RE = re.compile(r"^[\W_]*$", re.UNICODE)
 
 MAX_UNIT_CHARS = 1200  # longer "sentences" are pasted data, not statements
+# A line longer than this is pasted data (minified code, base64, logs). It is dropped before sentence
+# splitting: spaCy refuses texts over `nlp.max_length` (1,000,000) with an error that would stop mining
+# the transcript for good, and tokenising such a line costs time for no unit.
+MAX_LINE_CHARS = 100_000
 
 
 def clean_prose(text: str) -> str:
@@ -74,7 +78,7 @@ def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:
     """(piece, needs_sentence_split) for each non-empty line of cleaned prose."""
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
+        if not line or len(line) > MAX_LINE_CHARS or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
             continue
         structural = bool(_LIST_RE.match(line) or _HEADING_RE.match(line) or line.startswith("|"))
         if structural:

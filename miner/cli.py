@@ -289,5 +289,57 @@ def rules_list(project: str | None) -> None:
         click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
 
 
+@rules.command(name="test")
+@click.argument("text", required=False)
+@click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              help="Trace every unit of a transcript instead of TEXT.")
+@click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True,
+              help="Who says TEXT.")
+@click.option("--all-units", is_flag=True, help="With --transcript: also show units no rule fired on.")
+def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
+    """Show which rules fire on each unit and what refinement did to it."""
+    from .mine import Miner
+    from .tune import text_turn, trace_turns, transcript_turns
+
+    if bool(text) == bool(transcript):
+        raise click.UsageError("give TEXT or --transcript FILE (one of them)")
+    turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
+    with _store() as store:
+        traced = trace_turns(Miner(store, _config()), turns)
+    for t in traced:
+        if not t.rules and not all_units:
+            continue
+        click.echo(f"[{t.unit.turn.role}] {t.unit.text}")
+        click.echo(f"    langs: {','.join(t.langs) or '-'}   rules: {', '.join(t.rules) or 'none'}   -> {t.outcome}")
+        if t.candidate:
+            c = t.candidate
+            extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""
+            click.echo(f"    {c.category}{' (unconfirmed)' if c.tentative else ''}: {c.text}{extra}")
+            click.echo(f"    keywords: {', '.join(c.keywords)}")
+    if not any(t.rules for t in traced):
+        click.echo("No rule fired.")
+
+
+@rules.command(name="stats")
+@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Gold folder (with extraction/).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
+@click.option("--show-only", default=3, show_default=True, help="Gold units found only by a rule to print, per rule.")
+def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
+    """Per rule: hits, precision against the gold, and gold units only it finds."""
+    from .mine import Miner
+    from .tune import rule_stats
+
+    with _store() as store:
+        scores = rule_stats(Miner(store, _config()), gold, transcripts)
+    click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
+    for rule_id, score in sorted(scores.items(), key=lambda kv: (-kv[1].hits, kv[0])):
+        precision = f"{score.precision:.2f}" if score.precision is not None else "-"
+        click.echo(f"{rule_id:<44} {score.hits:>5} {score.correct:>7} {precision:>9} {len(score.only_it):>7}")
+        for text in score.only_it[:show_only]:
+            click.echo(f"    only: {text[:110]}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "weights": {"relevance": 0.6, "type": 0.2, "recency": 0.2},
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
     "half_life_days": 30.0,
+    "session_half_life_hours": 8,
     "pinned_boost": 1.0,
     # Hooks.
     "precompact_timeout_s": 45.0,

@@ -1,24 +1,42 @@
 """Per-transcript locks so that any number of hooks and miners can run at once (standard library only).
 
-A miner holds an exclusive `flock` on the transcript's lock file while it
-mines. A hook that finds the lock taken leaves a `pending` mark instead of
-starting a second miner; the running miner sees the mark when it finishes
-and mines again, so new lines are never left behind.
+A miner holds an exclusive `flock` on the transcript's lock file for as long
+as it mines. The Stop and SessionEnd hooks take that lock themselves before
+they start a miner and hand the locked descriptor down to it, so there is no
+moment when a miner is starting but not yet holding its lock: a hook that
+finds the lock taken knows a miner is running (or about to) and leaves a
+`pending` mark instead of starting a second one. The running miner looks for
+the mark after it lets go of the lock and mines again, so new lines are never
+left behind: hooks mark before they try the lock, miners release before they
+look at the mark.
+
+Checkpoint requests (SessionEnd asks for the session's checkpoint to be
+written after the final mining) are small JSON files beside the lock, taken
+by whichever miner holds the lock next.
+
+The lock of a project's catch-up mining works the same way, keyed by project.
 """
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
+import json
 import os
 import time
 from pathlib import Path
 
 from . import paths
 
+try:  # hashlib would load OpenSSL first: several milliseconds on the Stop hook's path
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - every CPython has _blake2
+    from hashlib import blake2b
 
-def _stem(transcript: str) -> str:
-    return hashlib.blake2b(transcript.encode("utf-8"), digest_size=10).hexdigest()
+POLL_S = 0.05
+
+
+def _stem(key: str) -> str:
+    return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
 def lock_file(transcript: str) -> Path:
@@ -29,10 +47,14 @@ def pending_file(transcript: str) -> Path:
     return paths.locks_dir() / f"{_stem(transcript)}.pending"
 
 
-def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
-    """An fd holding the transcript's lock, or None when another process holds it."""
-    paths.ensure_private_dir(paths.locks_dir())
-    fd = os.open(lock_file(transcript), os.O_RDWR | os.O_CREAT, 0o600)
+def catchup_lock_file(project: str) -> Path:
+    return paths.locks_dir() / f"catchup-{_stem(project)}.lock"
+
+
+def _acquire(path: Path, wait_s: float = 0.0) -> int | None:
+    """An fd holding an exclusive lock on `path`, or None when another process holds it after `wait_s`."""
+    paths.ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -42,7 +64,20 @@ def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
             if time.monotonic() >= deadline:
                 os.close(fd)
                 return None
-            time.sleep(0.05)
+            time.sleep(POLL_S)
+        except BaseException:
+            os.close(fd)
+            raise
+
+
+def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
+    """An fd holding the transcript's lock, or None when a miner holds it (after waiting `wait_s`)."""
+    return _acquire(lock_file(transcript), wait_s)
+
+
+def try_catchup_lock(project: str) -> int | None:
+    """An fd holding the project's catch-up lock, or None when a catch-up is already running."""
+    return _acquire(catchup_lock_file(project))
 
 
 def release(fd: int) -> None:
@@ -50,6 +85,15 @@ def release(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def holds_lock(fd: int) -> bool:
+    """True when `fd` is an open file (a lock handed down by a hook is checked before it is trusted)."""
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 
 
 def is_locked(transcript: str) -> bool:
@@ -62,7 +106,8 @@ def is_locked(transcript: str) -> bool:
 
 def mark_pending(transcript: str) -> None:
     paths.ensure_private_dir(paths.locks_dir())
-    pending_file(transcript).touch()
+    fd = os.open(pending_file(transcript), os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
 
 
 def take_pending(transcript: str) -> bool:
@@ -72,3 +117,39 @@ def take_pending(transcript: str) -> bool:
         return True
     except FileNotFoundError:
         return False
+
+
+# --- checkpoint requests ---------------------------------------------------------------
+
+
+def request_checkpoint(transcript: str, session_id: str, cwd: str) -> Path:
+    """Ask the miner that next holds the transcript's lock to write this session's checkpoint."""
+    folder = paths.ensure_private_dir(paths.locks_dir())
+    path = folder / f"{_stem(transcript)}.{_stem(session_id)}.checkpoint"
+    temp = folder / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"session_id": session_id, "cwd": cwd}, handle)
+    os.replace(temp, path)  # a miner never reads half a request
+    return path
+
+
+def take_checkpoint_requests(transcript: str) -> list[dict]:
+    """The checkpoint requests waiting for this transcript (removed as they are taken)."""
+    folder = paths.locks_dir()
+    prefix = _stem(transcript) + "."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
+    except FileNotFoundError:
+        return []
+    requests = []
+    for name in sorted(names):
+        path = folder / name
+        try:
+            body = json.loads(path.read_text(encoding="utf-8"))
+            path.unlink()
+        except (OSError, ValueError):
+            continue
+        if isinstance(body, dict) and isinstance(body.get("session_id"), str) and body["session_id"]:
+            requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or "")})
+    return requests

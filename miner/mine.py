@@ -105,7 +105,7 @@ class Miner:
     # --- extraction --------------------------------------------------------------------
 
     def extract(self, units: Iterable[Unit], project_of: Callable[[Turn], str], summary: Summary | None = None,
-                trace: Callable[[Unit, list, str], None] | None = None) -> list[Candidate]:
+                trace: Callable[[Unit, list, str, Candidate | None], None] | None = None) -> list[Candidate]:
         """Candidates from units: rules first, then refinement and redaction."""
         out = []
         for unit in units:
@@ -115,7 +115,7 @@ class Miner:
             hits = ruleset.match(unit.text, unit.turn.role, unit_langs(unit.text))
             if not hits:
                 if trace:
-                    trace(unit, [], "no rule")
+                    trace(unit, [], "no rule", None)
                 continue
             verdict = refine(unit, hits[0])
             candidate = verdict.candidate
@@ -127,7 +127,7 @@ class Miner:
                 elif kinds:
                     candidate = Candidate(**{**candidate.__dict__, "text": text})
             if trace:
-                trace(unit, hits, dropped or "kept")
+                trace(unit, hits, dropped or "kept", candidate)
             if candidate is None:
                 if summary:
                     summary.dropped[dropped] = summary.dropped.get(dropped, 0) + 1

@@ -55,11 +55,12 @@ def escape(text: str) -> str:
     return _TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
-def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any]) -> list[Item]:
+def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
+                half_life_s: float | None = None) -> list[Item]:
     """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost."""
     weights = config["weights"]
     type_weights = config["type_weights"]
-    half_life = float(config["half_life_days"]) * 86400
+    half_life = half_life_s or float(config["half_life_days"]) * 86400
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
     reference = max(stamps, default=0.0)
@@ -144,7 +145,9 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     for memory in matched:
         candidates.setdefault(memory.id, memory)
     pool = [m for m in candidates.values() if include_tentative or not m.tentative]
-    items = score_items(pool, relevance, config)
+    # Within a session that is being resumed, what was said last matters most: recency in hours, not days.
+    half_life = float(config["session_half_life_hours"]) * 3600 if checkpoint else None
+    items = score_items(pool, relevance, config, half_life)
 
     head = header(project)
     pinned_lines: list[str] = []

@@ -21,6 +21,7 @@ from .model import CATEGORIES, ROLES
 
 LANGS = ("en", "zh", "any")
 SCOPES = ("project", "global")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RULE_KEYS = {
     "id",
     "category",
@@ -197,8 +198,13 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8") if text is None else text
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+        # One parse: the node tree gives line numbers, the same tree gives the data.
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except OSError as exc:
         raise _fail(source, 0, "", f"cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -269,13 +275,28 @@ def project_rule_file(project: str | None) -> list[Path]:
     return [path] if path.is_file() else []
 
 
+_parsed: dict[tuple[str, float, int], tuple[list[Rule], set[str]]] = {}
+
+
+def load_file_cached(path: Path | str) -> tuple[list[Rule], set[str]]:
+    """`load_file`, parsed once per process while the file is unchanged."""
+    try:
+        st = Path(path).stat()
+        key = (str(path), st.st_mtime, st.st_size)
+    except OSError:
+        return load_file(path)
+    if key not in _parsed:
+        _parsed[key] = load_file(path)
+    return _parsed[key]
+
+
 def load_rules(files: Iterable[Path | str]) -> RuleSet:
     """Merge rule files in order: later ids override earlier ones, `disable` removes."""
     by_id: dict[str, Rule] = {}
     disabled: set[str] = set()
     names = []
     for path in files:
-        rules, off = load_file(path)
+        rules, off = load_file_cached(path)
         names.append(str(path))
         for rule in rules:
             by_id[rule.id] = rule

@@ -26,7 +26,7 @@ STOPWORDS = frozenset(
     their them then there these they this those through to too under until up very was we were what when
     where which while who whom why will with would you your yours ok okay yes yeah sure please thanks thank
     use using used make made get got need needs want wants like one two also via per etc i'm i'll i've we'll
-    we're it's that's there's don't doesn't can't won't let's now then""".split()
+    we're it's that's there's don't doesn't can't won't let's now then ll ve re""".split()
 )
 
 

@@ -5,6 +5,9 @@ Contract:
   Thinking, tool_use, tool_result, images, attachments, progress, meta
   entries (`isMeta`), compact summaries (`isCompactSummary`) and every other
   entry type are skipped (and counted).
+- A "user" entry is kept only when a human could have written it: in a
+  subagent's transcript (`isSidechain`) the user is the main assistant
+  briefing the subagent, and task notifications come from Claude Code.
 - Reading starts at a `Watermark` (byte offset plus file identity). A file
   that was truncated or replaced is read again from the start; replays are
   harmless because entries are deduplicated by `uuid` downstream.
@@ -114,6 +117,10 @@ NON_PROSE_TYPES = frozenset(
 )
 
 
+# `origin.kind` values of user entries that Claude Code writes itself, not the human.
+NON_HUMAN_ORIGINS = frozenset({"task-notification"})
+
+
 def extract_prose(content: Any) -> str:
     """The prose of a message's content: a string, or the text blocks of a list."""
     if isinstance(content, str):
@@ -151,6 +158,15 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     role = message.get("role") or kind
     if role not in ("user", "assistant"):
         stats.skip("unknown-role")
+        return None
+    if role == "user" and entry.get("isSidechain"):
+        # The subagent's "user" is the main assistant: storing its brief as the user's words would turn
+        # the assistant's instructions into user preferences.
+        stats.skip("sidechain-prompt")
+        return None
+    origin = entry.get("origin")
+    if role == "user" and isinstance(origin, dict) and origin.get("kind") in NON_HUMAN_ORIGINS:
+        stats.skip("not-human")
         return None
     text = extract_prose(message.get("content"))
     if not text.strip():

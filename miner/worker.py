@@ -1,39 +1,132 @@
 """Background mining started by the hooks: `python -m miner.worker mine|catchup …`.
 
-This is where spaCy is loaded, never in the hook process itself. Each
-transcript is mined under its lock; see `locks` for how a second request
-while a miner runs becomes another pass of that miner.
+This is where spaCy is loaded, never in the hook process itself, and only
+once there is something to mine under a lock this process holds. Each
+transcript is mined under its lock (see `locks`): a hook that starts a
+miner hands it the lock already taken (`--lock-fd`), and a hook that finds
+the lock taken leaves a mark that makes the running miner do another pass.
+
+- `mine TRANSCRIPT… [--lock-fd N] [--wait S] [--checkpoint SESSION_ID --cwd CWD]`:
+  mine until no pass is pending, then write the checkpoints asked for
+  (SessionEnd asks for its session's, so the next startup ranks against it).
+- `catchup CWD [--recall-log JSON]`: record what a SessionStart block showed,
+  then mine the project's transcripts that lag behind their watermarks.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import traceback
 from pathlib import Path
+from typing import Callable
 
 from . import config as config_mod
 from . import locks, paths
 from .store import Store
 
 
-def mine_locked(miner, transcript: str, wait_s: float = 0.0) -> bool:
-    """Mine `transcript` until no pass is pending. False when another miner has it."""
+def note(message: str) -> None:
+    """One line on stderr, which the hooks point at logs/worker.log."""
+    print(f"[worker {os.getpid()}] {message}", file=sys.stderr, flush=True)
+
+
+class LazyMiner:
+    """Builds the Miner (spaCy, compiled rules) on first use: a worker that finds nothing to do never pays for it."""
+
+    def __init__(self, store: Store, config: dict):
+        self.store = store
+        self.config = config
+        self._miner = None
+
+    def mine_file(self, transcript: str):
+        if self._miner is None:
+            from .mine import Miner  # spaCy and YAML load here, in the background process
+
+            self._miner = Miner(self.store, self.config)
+        return self._miner.mine_file(transcript)
+
+
+def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> None:
+    """Write the checkpoint of each session that asked for one (after its transcript was mined)."""
+    from .checkpoint import session_project, write_checkpoint
+
+    for request in requests:
+        session_id = request["session_id"]
+        fallback = paths.project_root(request.get("cwd") or "") if request.get("cwd") else ""
+        project = session_project(store, session_id, fallback)
+        if not project:
+            note(f"no project known for session {session_id}: checkpoint not written")
+            continue
+        try:
+            write_checkpoint(store, session_id, project, transcript)
+        except (OSError, ValueError) as exc:
+            note(f"checkpoint of {session_id} not written: {exc}")
+
+
+def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None = None,
+                store: Store | None = None) -> bool:
+    """Mine `transcript` until no pass is pending. False when another miner has it.
+
+    With `lock_fd`, the lock was taken by the hook that started this process.
+    Checkpoint requests are served after each pass, under the lock, so a
+    checkpoint always sees the transcript mined at least up to the request.
+    """
+    fd = lock_fd if lock_fd is not None else locks.try_lock(transcript, wait_s)
+    if fd is None:
+        locks.mark_pending(transcript)
+        return False
     while True:
-        fd = locks.try_lock(transcript, wait_s)
-        if fd is None:
-            locks.mark_pending(transcript)
-            return False
         try:
             locks.take_pending(transcript)
-            miner.mine_file(transcript)
+            try:
+                miner.mine_file(transcript)
+            except FileNotFoundError:
+                note(f"{transcript} is gone")
+            except Exception:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
+                note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+            requests = locks.take_checkpoint_requests(transcript)
+            if requests and store is not None:
+                write_requested_checkpoints(store, transcript, requests)
         finally:
             locks.release(fd)
+        # Released first, then looked: a hook that marked while we held the lock is seen here.
         if not locks.take_pending(transcript):
             return True
+        fd = locks.try_lock(transcript)
+        if fd is None:
+            return True  # a newer miner holds it and mines everything appended so far
+
+
+def has_unmined_line(path: Path, offset: int) -> bool:
+    """True when a complete line was appended after `offset` (a half-written last line does not count)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            while True:
+                block = handle.read(64 * 1024)
+                if not block:
+                    return False
+                if b"\n" in block:
+                    return True
+    except OSError:
+        return False
+
+
+def project_folders(cwd: str) -> list[Path]:
+    """Claude Code's transcript folders of the project a cwd belongs to (the cwd's, and its git root's)."""
+    root = paths.projects_dir()
+    names = [paths.encode_project(cwd)]
+    project = paths.project_root(cwd)
+    if project and paths.encode_project(project) not in names:
+        names.append(paths.encode_project(project))
+    return [root / name for name in names if (root / name).is_dir()]
 
 
 def lagging_transcripts(store: Store, folder: Path) -> list[str]:
-    """Transcripts in a project folder (subagents included) with bytes not yet mined."""
+    """Transcripts in a project folder (subagents included) with complete lines not yet mined."""
     if not folder.is_dir():
         return []
     marks = store.watermarks()
@@ -41,35 +134,82 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     for path in sorted(folder.rglob("*.jsonl")):
         resolved = str(path.resolve())
         try:
-            size = path.stat().st_size
+            if not path.is_file() or path.stat().st_size <= marks.get(resolved, 0):
+                continue
         except OSError:
             continue
-        if size > marks.get(resolved, 0):
+        if has_unmined_line(path, marks.get(resolved, 0)):
             lagging.append(resolved)
     return lagging
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m miner.worker", description=__doc__)
+def record_recall(store: Store, shown: dict) -> None:
+    """Count a SessionStart block's memories as recalled and log it (the hook itself only reads)."""
+    ids = [int(i) for i in shown.get("shown", [])]
+    store.note_recalled(ids)
+    store.log_recall(str(shown.get("project", "")), str(shown.get("situation", "")), str(shown.get("query", "")),
+                     ids, [int(i) for i in shown.get("voided", [])], [int(i) for i in shown.get("left_out", [])],
+                     int(shown.get("chars", 0)), float(shown.get("elapsed_ms", 0.0)))
+
+
+def catch_up(store: Store, miner, cwd: str) -> int:
+    """Mine the project's lagging transcripts, one catch-up per project at a time. Returns how many were mined."""
+    project = paths.project_root(cwd)
+    fd = locks.try_catchup_lock(project)
+    if fd is None:
+        return 0
+    try:
+        mined = 0
+        for folder in project_folders(cwd):
+            for transcript in lagging_transcripts(store, folder):
+                mined += mine_locked(miner, transcript, store=store)
+        return mined
+    finally:
+        locks.release(fd)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m miner.worker", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     mine = sub.add_parser("mine", help="mine transcripts under their locks")
     mine.add_argument("transcripts", nargs="+")
     mine.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running miner")
+    mine.add_argument("--lock-fd", type=int, default=None, help="descriptor of the lock the starting hook took")
+    mine.add_argument("--checkpoint", metavar="SESSION_ID", default="",
+                      help="write this session's checkpoint after mining (needs one transcript)")
+    mine.add_argument("--cwd", default="", help="the session's cwd, to find its project")
     catchup = sub.add_parser("catchup", help="mine a project's transcripts that lag behind")
     catchup.add_argument("cwd")
+    catchup.add_argument("--recall-log", default="", help="JSON: what a SessionStart block showed")
     args = parser.parse_args(argv)
+    if args.command == "mine" and (args.lock_fd is not None or args.checkpoint) and len(args.transcripts) != 1:
+        parser.error("--lock-fd and --checkpoint take exactly one transcript")
+    return args
 
-    from .mine import Miner  # spaCy and YAML load here, in the background process
 
+def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -> int:
+    args = parse_args(argv)
     config = config_mod.load()
     with Store() as store:
-        miner = Miner(store, config)
+        miner = (miner_factory or LazyMiner)(store, config)
         if args.command == "mine":
-            targets = args.transcripts
+            lock_fd = args.lock_fd if args.lock_fd is not None and locks.holds_lock(args.lock_fd) else None
+            if args.lock_fd is not None and lock_fd is None:
+                note(f"--lock-fd {args.lock_fd} is not open; taking the lock again")
+            for transcript in args.transcripts:
+                transcript = str(Path(transcript).resolve())
+                if args.checkpoint:
+                    locks.request_checkpoint(transcript, args.checkpoint, args.cwd)
+                mine_locked(miner, transcript, args.wait, lock_fd, store=store)
+                lock_fd = None
         else:
-            targets = lagging_transcripts(store, paths.projects_dir() / paths.encode_project(args.cwd))
-        for transcript in targets:
-            mine_locked(miner, str(Path(transcript).resolve()), getattr(args, "wait", 0.0))
+            if args.recall_log:
+                try:
+                    record_recall(store, json.loads(args.recall_log))
+                except (ValueError, TypeError, AttributeError) as exc:
+                    note(f"recall not logged: {exc}")
+            catch_up(store, miner, args.cwd)
     return 0
 
 

@@ -1,0 +1,352 @@
+#!/usr/bin/env bash
+# Transcript Miner installer: ./install.sh --help says what it does.
+#
+# Install mode (default), for the current user:
+#   1. check ${PYTHON:-python3} (3.10 or newer, with venv)
+#   2. create or reuse the virtual environment $MINER_HOME/venv
+#      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner)
+#   3. pip install this repository into it (pip's output goes to $MINER_HOME/venv/install.log)
+#   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
+#   5. try the official spaCy English model; offline, carry on with the blank pipeline
+#   6. register the user-scope hooks with `miner install` (unless --no-hooks)
+#   7. backfill every transcript (`miner mine --all`), then print the recall block
+#      of the most recent project (the cwd of the newest transcript)
+#
+# Test mode (--test [PYTEST ARGS...]): a repo-local .venv with the dev extra
+# (`pip install -e '.[dev]'`), then `.venv/bin/python -m pytest -q [PYTEST ARGS...]`.
+# A run that tests nothing (pytest exit 5, or no test passed) is a failure.
+#
+# Both modes are idempotent: a second run reuses the venv and reinstalls the package.
+# Every failure ends with one line on stderr starting with "install.sh:".
+
+set -euo pipefail
+
+PROG=install.sh
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+PY=${PYTHON:-python3}
+MODEL=en_core_web_sm
+MODEL_TIMEOUT=60
+
+usage() {
+    cat <<'EOF'
+Usage: ./install.sh [--no-hooks]
+       ./install.sh --test [PYTEST ARGS...]
+       ./install.sh --help
+
+Without options: install Transcript Miner for the current user.
+  - a virtual environment in $MINER_HOME/venv
+    (MINER_HOME defaults to $XDG_DATA_HOME/miner, i.e. ~/.local/share/miner)
+  - the commands miner and miner-hook linked into ~/.local/bin
+  - the official spaCy English model if it can be downloaded, else the
+    blank pipeline with a sentencizer (works offline)
+  - the hooks registered in Claude Code's user settings (miner install)
+  - every transcript under ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects)
+    mined, and the recall block of the most recent project printed
+
+Options:
+  --no-hooks   do everything but register the hooks (run `miner install` later)
+  --test       make a repo-local .venv with the dev dependencies and run the
+               whole test suite: .venv/bin/python -m pytest -q [PYTEST ARGS...]
+               (arguments after --test go to pytest, e.g. --test -k hooks);
+               fails when pytest runs no test
+  -h, --help   show this help
+
+Environment:
+  PYTHON       the interpreter to build the venv with (default: python3; 3.10+)
+  MINER_HOME   where the venv and the memory store live
+
+Running it again is safe: it reuses the venv and reinstalls the package.
+pip's output goes to install.log inside the venv.
+EOF
+}
+
+die() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+    exit 1
+}
+
+warn() {
+    printf '%s: warning: %s\n' "$PROG" "$*" >&2
+}
+
+say() {
+    printf '%s\n' "$*"
+}
+
+# A path from the environment: a leading ~ is the home folder, a relative path is made absolute.
+abs_path() {
+    local p=$1
+    case $p in
+        "~") p=$HOME ;;
+        "~/"*) p=$HOME/${p#"~/"} ;;
+    esac
+    case $p in
+        /*) ;;
+        *) p=$PWD/$p ;;
+    esac
+    printf '%s\n' "${p%/}"
+}
+
+# Same path shown with ~ for the home folder (for messages only).
+pretty() {
+    case $1 in
+        "$HOME"/*) printf '~/%s\n' "${1#"$HOME"/}" ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+# ------------------------------------------------------------------------- options
+
+MODE=install
+HOOKS=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        --no-hooks)
+            HOOKS=0
+            shift
+            ;;
+        --test)
+            MODE=test
+            shift
+            break # everything after --test goes to pytest
+            ;;
+        *)
+            printf '%s: unknown option %s (./install.sh --help lists the options)\n' "$PROG" "$1" >&2
+            exit 2
+            ;;
+    esac
+done
+
+# ------------------------------------------------------------------------- python and venv
+
+check_python() {
+    local version major minor
+    if ! command -v "$PY" >/dev/null 2>&1; then
+        die "Python not found: '$PY' (set PYTHON to a Python 3.10+ interpreter)"
+    fi
+    if ! version=$("$PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) \
+        || ! [[ $version =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+        die "'$PY' does not run as Python (set PYTHON to a Python 3.10+ interpreter)"
+    fi
+    major=${BASH_REMATCH[1]}
+    minor=${BASH_REMATCH[2]}
+    if [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -lt 10 ]; }; then
+        die "Python 3.10 or newer is needed, '$PY' is $version (set PYTHON to a newer interpreter)"
+    fi
+    if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        die "'$PY' ($version) cannot make virtual environments (on Debian/Ubuntu: apt-get install python3-venv)"
+    fi
+    PY_VERSION=$version
+}
+
+# Create the venv $1 unless a working one (Python 3.10+ with pip) is there; set LOG to its install.log.
+ensure_venv() {
+    local venv=$1 tmp_log
+    if "$venv/bin/python" -c 'import sys, pip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+        LOG=$venv/install.log
+        : >"$LOG" || die "cannot write $LOG; check the permissions of $venv"
+        say "- virtual environment: reusing $(pretty "$venv")"
+        return
+    fi
+    mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv"); check the permissions"
+    tmp_log=$(mktemp "${TMPDIR:-/tmp}/miner-install.XXXXXX") || die "cannot create a temporary file; check TMPDIR"
+    # --clear: a venv folder that is there but broken (its Python was removed) is rebuilt.
+    if ! "$PY" -m venv --clear "$venv" >"$tmp_log" 2>&1; then
+        die "could not create the virtual environment $venv (see $tmp_log); check $PY and the free disk space"
+    fi
+    LOG=$venv/install.log
+    cat "$tmp_log" >"$LOG" 2>/dev/null || die "cannot write $LOG; check the permissions of $venv"
+    rm -f "$tmp_log"
+    say "- virtual environment: created $(pretty "$venv") (Python $PY_VERSION)"
+}
+
+pip_install() { # pip_install WHAT-FOR-THE-MESSAGE PIP-ARGS...
+    local what=$1
+    shift
+    printf '\n$ pip install %s\n' "$*" >>"$LOG"
+    if ! "$VENV/bin/python" -m pip install "$@" </dev/null >>"$LOG" 2>&1; then
+        die "pip could not install $what (see $LOG); check your network or Python"
+    fi
+}
+
+# ------------------------------------------------------------------------- --test
+
+run_tests() {
+    local out rc summary
+    check_python
+    VENV=$REPO/.venv
+    ensure_venv "$VENV"
+    pip_install "the package with its dev dependencies" -e "$REPO[dev]"
+    say "- installed transcript-miner (editable) with its dev dependencies (pip log: $(pretty "$LOG"))"
+    say "- running: .venv/bin/python -m pytest -q $*"
+    cd "$REPO"
+    out=$VENV/pytest-output.log
+    set +e
+    "$VENV/bin/python" -m pytest -q "$@" </dev/null 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    set -e
+    # pytest's closing line, e.g. "12 passed, 1 skipped in 3.40s" (colour codes removed).
+    summary=$(sed -e $'s/\x1b\\[[0-9;]*m//g' "$out" | grep -E ' in [0-9.]+s( \([0-9:.]+\))?( =+)?$' | tail -n 1 || true)
+    summary=$(printf '%s' "$summary" | sed -e 's/^=* *//' -e 's/ *=*$//')
+    if [ "$rc" -eq 5 ]; then
+        die "pytest ran no tests (exit code 5: none collected or all deselected); that is not a pass"
+    fi
+    if [ "$rc" -ne 0 ]; then
+        die "the test suite failed (pytest exit code $rc${summary:+: $summary})"
+    fi
+    if ! [[ $summary =~ (^|[^0-9])[1-9][0-9]*\ (passed|tests?\ collected) ]]; then
+        die "pytest exited 0 but no test ran (${summary:-no summary line}); that is not a pass"
+    fi
+    say "install.sh: test suite passed ($summary)"
+}
+
+# ------------------------------------------------------------------------- install
+
+# The cwd of the newest transcript under $1 (the most recent project), or nothing.
+most_recent_cwd() {
+    "$VENV/bin/python" - "$1" <<'PYEOF'
+import json, os, sys
+
+found = []
+for folder, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if name.endswith(".jsonl"):
+            path = os.path.join(folder, name)
+            try:
+                found.append((os.stat(path).st_mtime, path))
+            except OSError:
+                pass
+for _, path in sorted(found, reverse=True)[:20]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle):
+                if number >= 500:
+                    break
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                cwd = entry.get("cwd") if isinstance(entry, dict) else None
+                if isinstance(cwd, str) and cwd.strip():
+                    print(cwd)
+                    sys.exit(0)
+    except OSError:
+        continue
+PYEOF
+}
+
+link_commands() {
+    local bin=$HOME/.local/bin cmd target link linked=()
+    mkdir -p "$bin" || die "cannot create $bin; check the permissions of your home folder"
+    for cmd in miner miner-hook; do
+        target=$VENV/bin/$cmd
+        link=$bin/$cmd
+        if [ -e "$link" ] && [ ! -L "$link" ]; then
+            warn "$link exists and is not a link: left alone (the command is $target)"
+            continue
+        fi
+        ln -sfn "$target" "$link" || die "cannot link $link to $target"
+        linked+=("$cmd")
+    done
+    if [ ${#linked[@]} -gt 0 ]; then
+        say "- commands: linked ${linked[*]} into $(pretty "$bin")"
+    fi
+    case ":$PATH:" in
+        *":$bin:"* | *":$bin/:"*) ;;
+        *)
+            # shellcheck disable=SC2016 # the line to add, printed as is
+            say "  $(pretty "$bin") is not on your PATH; add this line to ~/.bashrc or ~/.profile:"
+            # shellcheck disable=SC2016
+            say '    export PATH="$HOME/.local/bin:$PATH"'
+            ;;
+    esac
+}
+
+has_model() {
+    "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$MODEL') is None)" >/dev/null 2>&1
+}
+
+get_model() {
+    local limit=()
+    if has_model; then
+        say "- spaCy pipeline: $MODEL (trained, already installed)"
+        return
+    fi
+    if command -v timeout >/dev/null 2>&1; then
+        limit=(timeout "$MODEL_TIMEOUT")
+    fi
+    printf '\n$ python -m spacy download %s\n' "$MODEL" >>"$LOG"
+    if ${limit[@]+"${limit[@]}"} "$VENV/bin/python" -m spacy download "$MODEL" </dev/null >>"$LOG" 2>&1 && has_model; then
+        say "- spaCy pipeline: $MODEL (trained, downloaded)"
+    else
+        say "- spaCy English model not available (offline?): using the blank pipeline with a sentencizer"
+    fi
+}
+
+register_hooks() {
+    local out
+    if [ "$HOOKS" -eq 0 ]; then
+        say "- hooks: not registered (--no-hooks); run 'miner install' to register them"
+        return
+    fi
+    if ! out=$("$VENV/bin/miner" install </dev/null 2>&1); then
+        die "could not register the hooks: $(printf '%s\n' "$out" | tail -n 1)"
+    fi
+    say "- hooks (miner install):"
+    printf '%s\n' "$out" | sed 's/^/    /'
+}
+
+backfill_and_recall() {
+    local claude projects project
+    claude=$(abs_path "${CLAUDE_CONFIG_DIR:-$HOME/.claude}")
+    projects=$claude/projects
+    if [ -z "$(find "$projects" -type f -name '*.jsonl' -print -quit 2>/dev/null)" ]; then
+        say "- Nothing to backfill: no Claude Code transcripts under $(pretty "$projects")."
+        return
+    fi
+    say "- backfill (miner mine --all) of the transcripts under $(pretty "$projects"):"
+    if ! "$VENV/bin/miner" mine --all </dev/null; then
+        die "the backfill failed (miner mine --all, above); the install itself is done, run 'miner mine --all' again"
+    fi
+    project=$(most_recent_cwd "$projects") || project=""
+    if [ -z "$project" ]; then
+        say "- recall: no transcript names its project (no cwd), so there is no recall to show"
+        return
+    fi
+    say "- recall for the most recent project (miner recall --project $project):"
+    if ! "$VENV/bin/miner" recall --project "$project" </dev/null; then
+        die "miner recall failed (above); the install itself is done"
+    fi
+}
+
+run_install() {
+    local version
+    check_python
+    MINER_HOME=$(abs_path "${MINER_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/miner}")
+    say "Installing Transcript Miner into $(pretty "$MINER_HOME") with $PY (Python $PY_VERSION)"
+    mkdir -p "$MINER_HOME" || die "cannot create $MINER_HOME; check the permissions or set MINER_HOME"
+    chmod 700 "$MINER_HOME" 2>/dev/null || true # memories are private data
+    VENV=$MINER_HOME/venv
+    ensure_venv "$VENV"
+    pip_install "the package" "$REPO"
+    version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""
+    if [ -z "$version" ]; then
+        die "the installed miner does not run (see $LOG); check your Python"
+    fi
+    say "- package: transcript-miner $version installed (pip log: $(pretty "$LOG"))"
+    link_commands
+    get_model
+    register_hooks
+    backfill_and_recall
+    say "Done. 'miner doctor' checks the install; './install.sh' again updates it."
+}
+
+if [ "$MODE" = test ]; then
+    run_tests "$@"
+else
+    run_install
+fi

@@ -1,0 +1,73 @@
+"""`miner doctor` and the install/uninstall commands, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from click.testing import CliRunner
+
+from miner.cli import main
+from tests.builders import Session
+
+
+def test_doctor_on_a_fresh_machine_names_each_fix():
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "FAIL  hooks not registered" in out and "fix: miner install" in out
+    assert "FAIL  no database yet" in out and "fix: miner mine --all" in out
+    assert "spaCy:" in out
+
+
+def test_doctor_after_install_and_mining(claude_dir, tmp_path, monkeypatch):
+    runner = CliRunner()
+    assert runner.invoke(main, ["install"]).exit_code == 0
+    s = Session(claude_dir / "projects" / "-work-shop" / "s1.jsonl", cwd="/work/shop")
+    s.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    assert runner.invoke(main, ["mine", "--all"]).exit_code == 0
+    out = runner.invoke(main, ["doctor"]).stdout
+    assert "ok    hooks registered" in out
+    assert "passes integrity_check" in out
+    assert "1 transcripts found, all mined" in out
+    s.user("Let's go with pnpm as the package manager from now on.")
+    out = runner.invoke(main, ["doctor"]).stdout
+    assert "1 behind" in out
+
+
+def test_doctor_flags_hook_pointing_at_missing_interpreter(claude_dir):
+    settings = claude_dir / "settings.json"
+    command = "'/nonexistent/python' -m miner.hooks session-start"
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert "missing interpreter: /nonexistent/python" in out
+
+
+def test_install_then_uninstall_leaves_other_hooks_byte_identical(claude_dir):
+    settings = claude_dir / "settings.json"
+    original = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    text = json.dumps(original, indent=2) + "\n"
+    settings.write_text(text)
+    runner = CliRunner()
+    installed = runner.invoke(main, ["install"])
+    assert installed.exit_code == 0, installed.output
+    data = json.loads(settings.read_text())
+    commands = [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
+    assert any(sys.executable in c and "-m miner.hooks session-start" in c for c in commands)
+    assert "say done" in commands
+    assert runner.invoke(main, ["uninstall"]).exit_code == 0
+    assert settings.read_text() == text
+
+
+def test_install_refuses_invalid_settings(claude_dir):
+    settings = claude_dir / "settings.json"
+    settings.write_text("{not json")
+    result = CliRunner().invoke(main, ["install"])
+    assert result.exit_code == 1 and "is not valid JSON" in result.output
+    assert settings.read_text() == "{not json"
+
+
+def test_install_dry_run_writes_nothing(claude_dir):
+    result = CliRunner().invoke(main, ["install", "--dry-run"])
+    assert result.exit_code == 0 and "dry run" in result.output
+    assert not (claude_dir / "settings.json").exists()
