@@ -4,11 +4,20 @@ Each hook reads Claude Code's JSON payload from stdin, does its work, prints
 at most once at the end, and fails open: on any problem it writes one line
 to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
 
-- session-start: prints the recall block as `additionalContext`; starts
-  catch-up mining of the project's unmined transcripts in the background.
-- stop / session-end: hands the transcript to a detached background miner.
+- session-start: prints the recall block as `additionalContext` (under
+  10,000 characters as Claude Code counts them), reading the store only;
+  then a detached worker records what was shown and mines the project's
+  transcripts that lag behind.
+- stop: takes the transcript's lock and hands it to a detached miner; when a
+  miner already holds it, leaves a mark so that miner does another pass.
 - pre-compact: mines up to now (bounded in time), then writes the session
   checkpoint that opens the block after the compaction.
+- session-end: like stop, and the miner writes the session's checkpoint
+  after its final pass, so that the next startup ranks against it.
+
+Import cost is latency here: Stop must stay near a bare interpreter start,
+so modules are imported where they are needed, and this one does not use
+dataclasses (which imports `inspect`).
 """
 
 from __future__ import annotations
@@ -17,31 +26,43 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
-from . import config as config_mod
-from . import locks, paths
+from . import paths
 
 EVENTS = ("session-start", "stop", "pre-compact", "session-end")
+EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact",
+               "session-end": "SessionEnd"}
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
-MAX_STDIN_BYTES = 1024 * 1024
-HARD_CHAR_CAP = 9_999
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+# Claude Code cuts additionalContext over 10,000 characters (JavaScript string length: UTF-16 units).
+CONTEXT_LIMIT = 10_000
+HARD_CHAR_CAP = CONTEXT_LIMIT - 1
+LOG_MAX_BYTES = 256 * 1024
 
 
 class HookInputError(ValueError):
     """The payload is not what Claude Code sends; the hook logs it and does nothing."""
 
 
-@dataclass(frozen=True)
 class HookEvent:
-    event: str
-    session_id: str
-    transcript_path: str
-    cwd: str
-    source: str = ""
-    trigger: str = ""
-    reason: str = ""
+    """The fields of a hook payload this tool uses, validated (a frozen record; see the module note on imports)."""
+
+    __slots__ = ("event", "session_id", "transcript_path", "cwd", "source", "trigger", "reason")
+
+    def __init__(self, event: str, session_id: str = "", transcript_path: str = "", cwd: str = "",
+                 source: str = "", trigger: str = "", reason: str = ""):
+        for name, value in zip(self.__slots__, (event, session_id, transcript_path, cwd, source, trigger, reason)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"HookEvent is frozen; cannot set {name}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"HookEvent({fields})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, HookEvent) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
     @classmethod
     def parse(cls, event: str, raw: str) -> "HookEvent":
@@ -51,40 +72,48 @@ class HookEvent:
             raise HookInputError("empty payload on stdin")
         try:
             data = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise HookInputError(f"payload is not JSON: {exc}") from None
         if not isinstance(data, dict):
-            raise HookInputError("payload is not a JSON object")
+            raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
 
         def text(key: str) -> str:
-            value = data.get(key, "")
+            value = data.get(key)
+            if value is None:
+                return ""
             if not isinstance(value, str):
-                raise HookInputError(f"payload field {key!r} is not a string")
+                raise HookInputError(f"payload field {key!r} is a {type(value).__name__}, not a string")
+            if "\x00" in value:
+                raise HookInputError(f"payload field {key!r} holds a NUL character")
             return value
 
-        return cls(event, text("session_id"), text("transcript_path"), text("cwd"), text("source"), text("trigger"),
-                   text("reason"))
+        return cls(event, text("session_id"), text("transcript_path"), text("cwd"), text("source"),
+                   text("trigger"), text("reason"))
 
 
 # --- logging -----------------------------------------------------------------------
 
 
-def log(event: str, message: str, max_bytes: int = 256 * 1024) -> None:
-    """One line in hooks.log, rotated when it passes `max_bytes`; never raises."""
+def _rotate(path, max_bytes: int) -> None:
+    try:
+        if os.stat(path).st_size > max_bytes:
+            os.replace(path, f"{path}.1")
+    except FileNotFoundError:
+        pass
+
+
+def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
+    """One line in hooks.log (rotated to hooks.log.1 past `max_bytes`); never raises."""
     try:
         from .redact import redact
 
         folder = paths.ensure_private_dir(paths.logs_dir())
         path = folder / "hooks.log"
-        try:
-            if path.stat().st_size > max_bytes:
-                os.replace(path, folder / "hooks.log.1")
-        except FileNotFoundError:
-            pass
+        _rotate(path, max_bytes)
         line = " ".join(redact(message)[0].split())[:1000]
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as handle:
             handle.write(f"{stamp} {event} {line}\n")
     except Exception:  # noqa: BLE001 - logging must never break a hook
         pass
@@ -95,6 +124,8 @@ def log(event: str, message: str, max_bytes: int = 256 * 1024) -> None:
 
 def safe_transcript(path: str) -> str:
     """The resolved transcript path, if it is a regular .jsonl file under Claude's folder."""
+    import stat
+
     if not path:
         raise HookInputError("payload has no transcript_path")
     root = os.path.realpath(paths.claude_dir())
@@ -103,10 +134,8 @@ def safe_transcript(path: str) -> str:
         raise HookInputError(f"refused transcript_path {path!r}: not a .jsonl file")
     if os.path.commonpath([root, real]) != root:
         raise HookInputError(f"refused transcript_path {path!r}: outside {root}")
-    import stat
-
     try:
-        mode = os.stat(real).st_mode
+        mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook
     except OSError:
         raise HookInputError(f"transcript_path {path!r} does not exist") from None
     if not stat.S_ISREG(mode):
@@ -117,89 +146,157 @@ def safe_transcript(path: str) -> str:
 # --- background work -----------------------------------------------------------------
 
 
-def spawn(args: list[str]) -> None:
-    """Start `python -m miner.worker ARGS` detached: the hook never waits for it."""
-    import subprocess
+def spawn(args: list[str], keep_fd: int | None = None) -> int:
+    """Start `python -m miner.worker ARGS` detached; returns its pid. The hook never waits for it.
 
-    log_path = paths.ensure_private_dir(paths.logs_dir()) / "worker.log"
-    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    posix_spawn instead of subprocess: no `subprocess` import and no fork of
+    the hook's memory. The worker gets its own session (Claude Code may kill
+    the hook's process group), /dev/null for stdin and logs/worker.log for
+    output: it must not hold Claude Code's pipes open, or Claude Code would
+    wait for it. Only `keep_fd` (a lock) is inherited besides those.
+    """
+    folder = paths.ensure_private_dir(paths.logs_dir())
+    log_path = str(folder / "worker.log")
+    _rotate(log_path, LOG_MAX_BYTES * 4)
+    argv = [sys.executable, "-m", "miner.worker", *args]
+    if keep_fd is not None:
+        os.set_inheritable(keep_fd, True)
     try:
-        subprocess.Popen(
-            [sys.executable, "-m", "miner.worker", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,
-            close_fds=True,
-        )
+        if hasattr(os, "posix_spawn"):
+            actions = [
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+                (os.POSIX_SPAWN_DUP2, 1, 2),
+            ]
+            return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        import subprocess  # pragma: no cover - platforms without posix_spawn
+
+        with open(log_path, "ab") as out:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                    pass_fds=(keep_fd,) if keep_fd is not None else ()).pid
     finally:
-        os.close(fd)
+        if keep_fd is not None:
+            os.set_inheritable(keep_fd, False)
 
 
-def hand_off(transcript: str) -> bool:
-    """Ask for the transcript to be mined; start a miner only when none is running for it."""
+def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None) -> bool:
+    """Have the transcript mined in the background; True when a miner was started for it.
+
+    Mark first, then try the lock: a running miner looks for the mark after
+    it releases the lock, so the new lines are mined either way.
+    """
+    from . import locks
+
+    if checkpoint:
+        locks.request_checkpoint(transcript, *checkpoint)
     locks.mark_pending(transcript)
-    if locks.is_locked(transcript):
-        return False
-    spawn(["mine", transcript])
+    fd = locks.try_lock(transcript)
+    if fd is None:
+        return False  # the running miner will see the mark
+    try:
+        args = ["mine", "--lock-fd", str(fd)]
+        if checkpoint:
+            args += ["--checkpoint", checkpoint[0], "--cwd", checkpoint[1]]
+        spawn([*args, transcript], keep_fd=fd)
+    finally:
+        os.close(fd)  # the worker holds the lock now (same open file); closing ours does not release it
     return True
-
-
-def catch_up(cwd: str) -> bool:
-    """Start background mining when this project's transcripts are ahead of their watermarks."""
-    folder = paths.projects_dir() / paths.encode_project(cwd)
-    if not folder.is_dir():
-        return False
-    db = paths.db_path()
-    if db.exists():
-        import sqlite3
-
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2) as conn:
-            try:
-                marks = dict(conn.execute("SELECT transcript, offset FROM watermarks"))
-            except sqlite3.Error:
-                marks = {}
-    else:
-        marks = {}
-    for path in folder.rglob("*.jsonl"):
-        try:
-            if path.stat().st_size > marks.get(str(path.resolve()), 0):
-                spawn(["catchup", cwd])
-                return True
-        except OSError:
-            continue
-    return False
 
 
 # --- events ------------------------------------------------------------------------------
 
 
-def session_start(event: HookEvent, config: dict) -> str:
+def utf16_len(text: str) -> int:
+    """Length as JavaScript counts it: characters outside the BMP count twice."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
+    """`text` if it fits `limit` UTF-16 units; else its whole lines that fit, with the closing tag kept."""
+    if utf16_len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    closing = lines[-1] if lines[-1].startswith("</") else ""
+    body = lines[:-1] if closing else lines
+    kept: list[str] = []
+    used = utf16_len(closing) + 1
+    for line in body:
+        cost = utf16_len(line) + 1
+        if used + cost > limit:
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(kept + ([closing] if closing else []))
+
+
+def _ids(items) -> list[int]:
+    """Memory ids of recall items (or of plain ids)."""
+    return [int(item.memory.id) if hasattr(item, "memory") else int(item) for item in items]
+
+
+def has_transcripts(cwd: str) -> bool:
+    """True when Claude Code keeps transcripts for this cwd or its project root (catch-up has work to look at)."""
+    root = paths.projects_dir()
+    return any(os.path.isdir(root / paths.encode_project(p)) for p in {cwd, paths.project_root(cwd)} if p)
+
+
+def recall_block(event: HookEvent, config: dict):
+    """(block text, what to record) for a SessionStart, or ('', None) when there is nothing to show."""
+    from . import config as config_mod
     from .recall import build
     from .store import Store
 
+    if not paths.db_path().exists():
+        return "", None
+    situation = event.source if event.source in SOURCES else "startup"
+    if situation == "fork":
+        situation = "resume"
+    budget = min(config_mod.budget_chars(config), HARD_CHAR_CAP)
+    with Store(readonly=True) as store:  # read only: never waits for a miner's write transaction
+        project = ""
+        if situation in ("compact", "resume") and event.session_id:
+            row = store.session(event.session_id)
+            project = row["project"] if row and row["project"] else ""
+        project = project or paths.project_root(event.cwd)
+        recall = build(store, project, config, situation=situation, session_id=event.session_id,
+                       budget_chars=budget, log=False)
+        over = utf16_len(recall.text) - HARD_CHAR_CAP
+        if over > 0:  # characters outside the BMP: shrink the budget by what they add
+            recall = build(store, project, config, situation=situation, session_id=event.session_id,
+                           budget_chars=max(200, budget - over - 50), log=False)
+    if not (recall.shown or recall.checkpoint):
+        return "", None
+    text = fit_block(recall.text)
+    record = {
+        "project": project, "situation": situation, "query": recall.query,
+        "shown": _ids(recall.shown),
+        "voided": _ids(getattr(recall, "voided", None) or []),
+        "left_out": _ids(recall.left_out),
+        "chars": len(text), "elapsed_ms": round(recall.elapsed_ms, 2),
+    }
+    return text, record
+
+
+def session_start(event: HookEvent, config: dict) -> str:
     if not event.cwd:
         raise HookInputError("payload has no cwd")
-    project = paths.project_root(event.cwd)
-    output = ""
-    if paths.db_path().exists():
-        with Store() as store:
-            situation = event.source if event.source in SOURCES else "startup"
-            if situation == "fork":
-                situation = "resume"
-            recall = build(store, project, config, situation=situation, session_id=event.session_id,
-                           budget_chars=min(config_mod.budget_chars(config), HARD_CHAR_CAP))
-        if recall.shown or recall.checkpoint:
-            block = recall.text[:HARD_CHAR_CAP] if len(recall.text) > HARD_CHAR_CAP else recall.text
-            output = json.dumps(
-                {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}},
-                ensure_ascii=False,
-            )
     try:
-        catch_up(event.cwd)
+        text, record = recall_block(event, config)
+    except Exception as exc:  # noqa: BLE001 - catch-up still starts; the block is simply absent
+        log(event.event, f"no recall block: {type(exc).__name__}: {exc}")
+        text, record = "", None
+    try:
+        if record is not None or has_transcripts(event.cwd):
+            args = ["catchup", event.cwd]
+            if record is not None:
+                args += ["--recall-log", json.dumps(record, ensure_ascii=False, separators=(",", ":"))]
+            spawn(args)
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
-        log(event.event, f"catch-up not started: {exc}")
-    return output
+        log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
+                      ensure_ascii=False)
 
 
 def stop(event: HookEvent, config: dict) -> str:
@@ -210,31 +307,45 @@ def stop(event: HookEvent, config: dict) -> str:
 def pre_compact(event: HookEvent, config: dict) -> str:
     import subprocess
 
-    from .checkpoint import write_checkpoint
+    from . import locks
+    from .checkpoint import session_project, write_checkpoint
     from .store import Store
 
     transcript = safe_transcript(event.transcript_path)
-    timeout = float(config.get("precompact_timeout_s", 45.0))
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "miner.worker", "mine", "--wait", str(timeout / 2), transcript],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout, check=True,
-        )
-    except subprocess.TimeoutExpired:
-        log(event.event, f"mining did not finish in {timeout:.0f}s; checkpoint written from what is stored")
-    except subprocess.CalledProcessError as exc:
-        log(event.event, f"miner failed: {exc.stderr.decode('utf-8', 'replace').strip().splitlines()[-1:]}")
-    project = paths.project_root(event.cwd) if event.cwd else ""
+    timeout = max(1.0, float(config.get("precompact_timeout_s", 45.0)))
+    started = time.monotonic()
+    locks.mark_pending(transcript)
+    # A miner started by Stop may be mid-pass: give it part of the budget to finish.
+    fd = locks.try_lock(transcript, wait_s=timeout / 3)
+    if fd is None:
+        log(event.event, f"a miner held {transcript} for {timeout / 3:.0f}s; checkpoint written from what is stored")
+    else:
+        try:
+            remaining = max(1.0, timeout - (time.monotonic() - started))
+            os.set_inheritable(fd, True)
+            result = subprocess.run(
+                [sys.executable, "-m", "miner.worker", "mine", "--lock-fd", str(fd), transcript],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                timeout=remaining, pass_fds=(fd,),
+            )
+            if result.returncode:
+                tail = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+                log(event.event, f"miner exited with {result.returncode}: {tail}")
+        except subprocess.TimeoutExpired:
+            log(event.event, f"mining did not finish in {timeout:.0f}s; checkpoint written from what is stored")
+        finally:
+            locks.release(fd)
     with Store() as store:
+        project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
         if not project:
-            row = store.session(event.session_id)
-            project = row["project"] if row else ""
+            raise HookInputError("payload has no cwd and the session is unknown")
         write_checkpoint(store, event.session_id, project, transcript)
     return ""
 
 
 def session_end(event: HookEvent, config: dict) -> str:
-    hand_off(safe_transcript(event.transcript_path))
+    transcript = safe_transcript(event.transcript_path)
+    hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
 
 
@@ -242,23 +353,37 @@ HANDLERS = {"session-start": session_start, "stop": stop, "pre-compact": pre_com
 
 
 def run(event_name: str, raw: str) -> str:
-    config = config_mod.load()
     event = HookEvent.parse(event_name, raw)
+    if event.event in ("session-start", "pre-compact"):
+        from . import config as config_mod
+
+        config = config_mod.load()
+    else:
+        config = {}  # stop and session-end only hand work over: no settings to read
     return HANDLERS[event.event](event, config)
+
+
+def read_stdin() -> str:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None or sys.stdin.isatty():
+        return ""
+    data = stream.read(MAX_STDIN_BYTES + 1)
+    if len(data) > MAX_STDIN_BYTES:
+        raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes")
+    return data.decode("utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event_name = argv[0] if argv else ""
     try:
-        raw = sys.stdin.read(MAX_STDIN_BYTES) if not sys.stdin.isatty() else ""
-        output = run(event_name, raw)
+        output = run(event_name, read_stdin())
+        if output:
+            # Bytes, not text: the locale may not be UTF-8, and the block can hold any script.
+            sys.stdout.buffer.write(output.encode("utf-8"))
+            sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - hooks fail open, whatever happened
         log(event_name or "?", f"{type(exc).__name__}: {exc}")
-        return 0
-    if output:
-        sys.stdout.write(output)
-        sys.stdout.flush()
     return 0
 
 

@@ -159,6 +159,10 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     if role not in ("user", "assistant"):
         stats.skip("unknown-role")
         return None
+    text = extract_prose(message.get("content"))
+    if not text.strip():
+        stats.skip("no-prose")
+        return None
     if role == "user" and entry.get("isSidechain"):
         # The subagent's "user" is the main assistant: storing its brief as the user's words would turn
         # the assistant's instructions into user preferences.
@@ -167,10 +171,6 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     origin = entry.get("origin")
     if role == "user" and isinstance(origin, dict) and origin.get("kind") in NON_HUMAN_ORIGINS:
         stats.skip("not-human")
-        return None
-    text = extract_prose(message.get("content"))
-    if not text.strip():
-        stats.skip("no-prose")
         return None
     uuid = entry.get("uuid")
     if not isinstance(uuid, str) or not uuid:

@@ -168,6 +168,33 @@ def catch_up(store: Store, miner, cwd: str) -> int:
         locks.release(fd)
 
 
+def running_workers(data_dir: Path | None = None) -> list[int]:
+    """Pids of the background workers of a data dir, found through /proc (Linux; [] elsewhere).
+
+    A worker is detached: nothing holds its pid. Tests, benchmarks and
+    `doctor` use this to wait for the workers the hooks started.
+    """
+    home = str(data_dir or paths.data_dir()).encode()
+    found = []
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().split(b"\0")
+            if b"miner.worker" not in cmdline:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if b"MINER_HOME=" + home in environ or (b"MINER_HOME=" not in b"\0".join(environ) and data_dir is None):
+            found.append(pid)
+    return found
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m miner.worker", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -129,3 +129,26 @@ def test_rules_check_reports_broken_user_rule(isolated_home):
     result = CliRunner().invoke(main, ["rules", "check"])
     assert result.exit_code == 1
     assert "mine.yaml:2: rule my.rule" in result.output
+
+
+def test_rules_test_shows_rules_and_refinement():
+    runner = CliRunner()
+    result = runner.invoke(main, ["rules", "test", "We'll use pnpm instead of npm for this repo. Thanks!"])
+    assert result.exit_code == 0, result.output
+    assert "[user] We'll use pnpm instead of npm for this repo." in result.stdout
+    assert "-> kept" in result.stdout and "decision: We'll use pnpm instead of npm" in result.stdout
+    assert "Thanks" not in result.stdout  # no rule fired on it, so it is not listed
+    question = runner.invoke(main, ["rules", "test", "Should we use pnpm instead of npm for this repo?"])
+    assert "-> question" in question.stdout
+
+
+def test_rules_test_transcript(transcript):
+    result = CliRunner().invoke(main, ["rules", "test", "--transcript", str(transcript), "--all-units"])
+    assert result.exit_code == 0
+    assert "[assistant] Understood." in result.stdout  # --all-units lists units no rule fired on
+    assert "PostgreSQL" in result.stdout
+
+
+def test_rules_test_needs_exactly_one_input(transcript):
+    result = CliRunner().invoke(main, ["rules", "test"])
+    assert result.exit_code == 2 and "give TEXT or --transcript FILE" in result.output

@@ -118,3 +118,15 @@ def test_dev_gold_baseline(shared_data):
     assert ignored["precision"] >= 0.60, ignored
     assert ignored["recall"] >= 0.40, ignored
     assert report["restore"]["hit_rate"] >= 0.60, report["restore"]
+
+
+def test_rules_stats_on_synthetic_gold(synthetic_gold):
+    gold, transcripts = synthetic_gold
+    result = CliRunner().invoke(main, ["rules", "stats", "--gold", str(gold), "--transcripts", str(transcripts)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["rule", "hits", "correct", "precision", "only", "it"]
+    # The one gold unit (the database decision) is found, so some rule has a correct hit.
+    rows = [line.split() for line in lines[1:] if not line.startswith("    ")]
+    assert sum(int(r[2]) for r in rows) >= 1
+    assert any("only: We'll use PostgreSQL" in line for line in lines) or sum(int(r[2]) for r in rows) > 1
