@@ -253,7 +253,8 @@ link_commands() {
         linked+=("$cmd")
     done
     if [ ${#linked[@]} -gt 0 ]; then
-        say "- commands: linked ${linked[*]} into $(pretty "$bin")"
+        local names=${linked[*]}
+        say "- commands: linked ${names// / and } into $(pretty "$bin")"
     fi
     case ":$PATH:" in
         *":$bin:"* | *":$bin/:"*) ;;

@@ -53,6 +53,7 @@ _TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_SPLIT_RE = re.compile(r"(?<=[。！？；!?])(?=[^。！？；!?」』”）)])")
 _ONLY_MARKUP_RE = re.compile(r"^[\W_]*$", re.UNICODE)
+_SPACES_RE = re.compile(r"[ \t\u00a0]{2,}")
 
 MAX_UNIT_CHARS = 1200  # longer "sentences" are pasted data, not statements
 # A line longer than this is pasted data (minified code, base64, logs). It is dropped before sentence
@@ -102,6 +103,8 @@ def split_units(nlp, texts: list[str]) -> list[list[str]]:
         for piece, split in ps:
             parts = next(sentences) if split else [piece]
             for part in parts:
+                # A removed wrapper or comment leaves a gap ("Keep <private>…</private> this" → "Keep   this").
+                part = _SPACES_RE.sub(" ", part)
                 if part and not _ONLY_MARKUP_RE.match(part) and len(part) <= MAX_UNIT_CHARS:
                     units.append(part)
         out.append(units)

@@ -10,6 +10,7 @@ Any problem is a `RuleError` naming the file, the line and the rule id.
 from __future__ import annotations
 
 import re
+import re._parser as sre_parse  # the standard library's own regex parser, to find required literals
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -60,13 +61,28 @@ class Rule:
     source: str = ""
     line: int = 0
     description: str = ""
+    required: tuple[re.Pattern | None, ...] = ()
+    gate: re.Pattern | None = None
+
+    def __post_init__(self) -> None:
+        # Prefilters: per pattern, the literals every match contains; per rule, all of them at once.
+        if len(self.required) != len(self.patterns):
+            per_pattern = [required_literals(p.pattern) for p in self.patterns]
+            object.__setattr__(self, "required", tuple(_literal_regex(lits) for lits in per_pattern))
+            if all(per_pattern):
+                object.__setattr__(self, "gate", _literal_regex(frozenset().union(*per_pattern)))
 
     def applies(self, role: str, langs: Iterable[str]) -> bool:
         return role in self.roles and (self.lang == "any" or self.lang in langs)
 
-    def search(self, text: str) -> re.Match | None:
+    def search(self, text: str, lowered: str | None = None) -> re.Match | None:
         """The first pattern match on `text` unless an `unless` pattern also matches."""
-        for pattern in self.patterns:
+        lowered = text.lower() if lowered is None else lowered
+        if self.gate is not None and not self.gate.search(lowered):
+            return None  # no pattern of this rule can match
+        for pattern, required in zip(self.patterns, self.required):
+            if required is not None and not required.search(lowered):
+                continue  # cannot match: none of the literals every match contains is there
             found = pattern.search(text)
             if found:
                 if any(u.search(text) for u in self.unless):
@@ -96,21 +112,78 @@ class RuleSet:
     rules: list[Rule] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     disabled: set[str] = field(default_factory=set)
+    _applicable: dict[tuple[str, tuple[str, ...]], list[Rule]] = field(default_factory=dict, repr=False)
 
     def match(self, text: str, role: str, langs: Iterable[str]) -> list[Hit]:
         """Every rule that fires on `text`, best confidence first."""
-        langs = tuple(langs)
+        key = (role, tuple(langs))
+        applicable = self._applicable.get(key)
+        if applicable is None:
+            applicable = self._applicable[key] = [r for r in self.rules if r.applies(role, key[1])]
+        lowered = text.lower()
         hits = []
-        for rule in self.rules:
-            if rule.applies(role, langs):
-                found = rule.search(text)
-                if found:
-                    hits.append(Hit(rule, found))
+        for rule in applicable:
+            found = rule.search(text, lowered)
+            if found:
+                hits.append(Hit(rule, found))
         hits.sort(key=lambda h: -h.rule.confidence)
         return hits
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
+
+
+def _literal_regex(literals: frozenset[str] | None) -> re.Pattern | None:
+    if not literals:
+        return None
+    return re.compile("|".join(re.escape(lit) for lit in sorted(literals, key=len, reverse=True)))
+
+
+def required_literals(pattern: str) -> frozenset[str] | None:
+    """Lower-cased strings of which every match must contain at least one, or None if unknown.
+
+    A necessary condition only: checking it with `in` is far cheaper than running
+    the regex, and most units match no rule.
+    """
+    try:
+        parsed = sre_parse.parse(pattern)
+    except Exception:  # noqa: BLE001 - an unusual pattern simply gets no prefilter
+        return None
+    found = _required(parsed)
+    return frozenset(found) if found and all(found) else None
+
+
+def _required(sub) -> set[str] | None:
+    """Requirement of a sequence: its longest literal run, or the strongest requirement of a part."""
+    best: set[str] | None = None
+    run = ""
+
+    def consider(option: set[str] | None) -> None:
+        nonlocal best
+        if option and (best is None or min(map(len, option)) > min(map(len, best))):
+            best = option
+
+    for op, av in sub:
+        if op is sre_parse.LITERAL:
+            run += chr(av).lower()
+            continue
+        consider({run} if run else None)
+        run = ""
+        if op is sre_parse.SUBPATTERN:
+            consider(_required(av[3]))
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and av[0] >= 1:
+            consider(_required(av[2]))
+        elif op is sre_parse.BRANCH:
+            options: set[str] = set()
+            for branch in av[1]:
+                part = _required(branch)
+                if not part:
+                    options = set()
+                    break
+                options |= part
+            consider(options or None)
+    consider({run} if run else None)
+    return best
 
 
 def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:

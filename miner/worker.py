@@ -169,7 +169,7 @@ def catch_up(store: Store, miner, cwd: str) -> int:
 
 
 def running_workers(data_dir: Path | None = None) -> list[int]:
-    """Pids of the background workers of a data dir, found through /proc (Linux; [] elsewhere).
+    """Pids of the background workers started with `MINER_HOME` = this data dir (Linux /proc; [] elsewhere).
 
     A worker is detached: nothing holds its pid. Tests, benchmarks and
     `doctor` use this to wait for the workers the hooks started.
@@ -190,7 +190,7 @@ def running_workers(data_dir: Path | None = None) -> list[int]:
                 environ = handle.read().split(b"\0")
         except OSError:
             continue
-        if b"MINER_HOME=" + home in environ or (b"MINER_HOME=" not in b"\0".join(environ) and data_dir is None):
+        if b"MINER_HOME=" + home in environ:
             found.append(pid)
     return found
 

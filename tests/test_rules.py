@@ -110,3 +110,25 @@ def test_user_and_project_rule_files_are_found(tmp_path):
     files = rules_mod.user_rule_files(config_dir) + rules_mod.project_rule_file(str(project))
     assert [f.name for f in files] == ["mine.yaml", "miner-rules.yaml"]
     assert load_rules(files).rules == []
+
+
+@pytest.mark.parametrize("pattern,text", [
+    (r"(?i)\bwe(?:'ll| will) use (?P<value>\w+)", "We'll use Bun"),
+    (r"(?i)\b(?:instead of|rather than)\b", "Bun RATHER THAN node"),
+    (r"(?:[\w-]+\.){2,}[\w-]+\s*:\s*\w+", "spring.jackson.inclusion: x"),
+    (r"(?i)port\s+\d+", "PORT 8080"),
+    (r"(?:foo|b)ar", "a bar"),
+])
+def test_prefilter_never_hides_a_match(pattern, text):
+    """The literal prefilter is only a shortcut: a rule matches exactly when its regex does."""
+    literals = rules_mod.required_literals(pattern)
+    assert literals is None or any(lit in text.lower() for lit in literals)
+    rule = rules_mod.parse_rule({"id": "t", "category": "fact", "patterns": [pattern]}, "t", 1, "any")
+    assert rule.search(text)
+
+
+def test_prefilter_agrees_with_plain_regex_on_every_default_example():
+    for rule in DEFAULT.rules:
+        for text in rule.match_examples + rule.no_match_examples:
+            plain = any(p.search(text) for p in rule.patterns) and not any(u.search(text) for u in rule.unless)
+            assert bool(rule.search(text)) == plain, (rule.id, text)

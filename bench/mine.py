@@ -1,0 +1,90 @@
+"""Mining throughput: MB/s of transcript JSONL end to end, units/s and peak RSS, on one core.
+
+Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts]
+
+The dev transcripts are copied until there are at least --mb megabytes, each
+copy with fresh entry uuids and session ids (otherwise the miner would rightly
+skip the copies as replays). Everything is mined into a fresh store in one
+process, as `miner mine --all` would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+UUID_RE = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def make_corpus(sources: list[Path], target_bytes: int, out: Path) -> tuple[int, int]:
+    """Copies of `sources` with every uuid remapped per copy; returns (files, bytes)."""
+    total = files = copy = 0
+    while total < target_bytes:
+        copy += 1
+        namespace = uuid.UUID(int=copy)
+        for source in sources:
+            data = UUID_RE.sub(lambda m: str(uuid.uuid5(namespace, m.group(0).decode())).encode(), source.read_bytes())
+            folder = out / f"-bench-project-{copy}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{uuid.uuid5(namespace, str(source))}.jsonl").write_bytes(data)
+            total += len(data)
+            files += 1
+            if total >= target_bytes:
+                break
+    return files, total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=100.0, help="megabytes of JSONL to mine (default 100)")
+    parser.add_argument("--transcripts", type=Path, default=REPO.parent / "shared" / "data" / "transcripts")
+    args = parser.parse_args()
+    sources = sorted(args.transcripts.glob("*/*.jsonl"))
+    if not sources:
+        print(f"no transcripts under {args.transcripts}; pass --transcripts DIR")
+        return 1
+
+    with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["MINER_HOME"] = str(root / "home")
+        files, size = make_corpus(sources, int(args.mb * 1e6), root / "projects")
+
+        from miner import config as config_mod
+        from miner.mine import Miner, find_transcripts
+        from miner.store import Store
+
+        started = time.perf_counter()
+        store = Store(root / "home" / "memory.db")
+        miner = Miner(store, config_mod.load())
+        loaded = time.perf_counter()
+        summary = miner.mine_paths(find_transcripts(root / "projects"))
+        finished = time.perf_counter()
+        store.close()
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        peak_mb = cpu.ru_maxrss / 1024  # Linux reports KiB
+
+    mine_s = finished - loaded
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, pipeline {miner.pipeline.name}")
+    print(f"corpus: {files} files, {size / 1e6:.1f} MB ({len(sources)} dev transcripts, uuids remapped per copy)")
+    print(f"setup (spaCy + rules + store): {loaded - started:.2f} s")
+    print(f"mining: {mine_s:.2f} s wall, {cpu.ru_utime + cpu.ru_stime:.2f} s CPU in all")
+    print(f"throughput: {size / 1e6 / mine_s:.1f} MB/s, {summary.units / mine_s:.0f} units/s, "
+          f"{summary.entries / mine_s:.0f} entries/s")
+    print(f"end to end (with setup): {size / 1e6 / (finished - started):.1f} MB/s")
+    print(f"result: {summary.line()}")
+    print(f"peak RSS: {peak_mb:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

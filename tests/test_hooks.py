@@ -1,0 +1,521 @@
+"""`miner-hook <event>` run as Claude Code runs it: a fresh process, the recorded payload on stdin.
+
+Payloads are recorded fixtures in tests/fixtures/payloads/ (one per event
+and source, plus hostile ones) with `$NAME` placeholders filled in per test.
+Background workers are detached: tests that need their result poll the
+store, and every test waits for the workers it started before it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from miner import locks, paths
+from miner.store import NewMemory, Store
+from miner.worker import running_workers
+
+PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
+BANNED_ON_HOOK_PATH = ("spacy", "yaml", "click", "rich", "orjson", "thinc", "numpy")
+EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact", "session-end": "SessionEnd"}
+CONTEXT_LIMIT = 10_000
+
+
+# --- helpers shared with test_e2e_session --------------------------------------------
+
+
+def wait_until(predicate, timeout: float = 45.0, interval: float = 0.1, what: str = "condition"):
+    """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def wait_for_workers(timeout: float = 60.0) -> None:
+    """Wait for the detached workers of this test's MINER_HOME to exit; end stragglers by pid."""
+    home = Path(os.environ["MINER_HOME"])
+    deadline = time.monotonic() + timeout
+    while running_workers(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in running_workers(home):  # only ever workers this test started
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def payload(name: str, **values: str) -> bytes:
+    """A recorded payload with its `$NAME` placeholders filled in (JSON-escaped)."""
+    text = (PAYLOADS / name).read_text(encoding="utf-8")
+    for key in sorted(values, key=len, reverse=True):
+        text = text.replace("$" + key, json.dumps(str(values[key]))[1:-1])
+    return text.encode("utf-8")
+
+
+def run_hook(event: str, stdin: bytes, cwd: Path | None = None, timeout: float = 90.0) -> subprocess.CompletedProcess:
+    """`miner-hook EVENT` as Claude Code runs it: a fresh process, payload on stdin, this test's environment."""
+    return subprocess.run([sys.executable, "-m", "miner.hooks", event], input=stdin, capture_output=True,
+                          env=dict(os.environ), cwd=str(cwd) if cwd else None, timeout=timeout)
+
+
+def additional_context(result: subprocess.CompletedProcess) -> str:
+    """The SessionStart block, read from stdout the way Claude Code reads it."""
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.decode("utf-8"))
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == "SessionStart"
+    context = specific["additionalContext"]
+    assert isinstance(context, str)
+    # Claude Code measures JavaScript string length (UTF-16 units).
+    assert len(context.encode("utf-16-le")) // 2 < CONTEXT_LIMIT
+    return context
+
+
+def hook_log_lines() -> list[str]:
+    path = paths.logs_dir() / "hooks.log"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def memory_texts(project: str | None = None) -> list[str]:
+    """Active memory texts; [] while a worker is still creating the store."""
+    if not paths.db_path().exists():
+        return []
+    try:
+        with Store(readonly=True) as store:
+            return [m.text for m in store.list_memories(project=project, limit=10_000)]
+    except sqlite3.Error:
+        return []
+
+
+class Session:
+    """Writes a transcript the way Claude Code does: one JSON entry per line, appended, flushed."""
+
+    def __init__(self, cwd: Path, session_id: str | None = None, version: str = "2.0.14"):
+        self.cwd = cwd
+        self.session_id = session_id or str(uuid.uuid4())
+        self.folder = paths.projects_dir() / paths.encode_project(str(cwd))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.transcript = self.folder / f"{self.session_id}.jsonl"
+        self.version = version
+        self.parent: str | None = None
+        self.clock = time.time() - 3600
+
+    def _entry(self, kind: str, **fields) -> dict:
+        self.clock += 7
+        entry = {
+            "parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": str(self.cwd),
+            "sessionId": self.session_id, "version": self.version, "gitBranch": "main", "type": kind,
+            "uuid": str(uuid.uuid4()),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(self.clock)),
+        }
+        entry.update(fields)
+        return entry
+
+    def write(self, entry: dict) -> dict:
+        with open(self.transcript, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self.parent = entry["uuid"]
+        return entry
+
+    def user(self, text: str, **fields) -> dict:
+        return self.write(self._entry("user", message={"role": "user", "content": text}, **fields))
+
+    def assistant(self, text: str, with_tool: bool = False) -> dict:
+        message_id = "msg_" + uuid.uuid4().hex[:24]
+        if with_tool:
+            tool_id = "toolu_" + uuid.uuid4().hex[:24]
+            self.write(self._entry("assistant", requestId="req_" + uuid.uuid4().hex[:24], message={
+                "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": "ls"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}))
+            self.write(self._entry("user", message={"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tool_id, "content": "package.json\nsrc"}]},
+                toolUseResult={"stdout": "package.json\nsrc", "stderr": ""}))
+            message_id = "msg_" + uuid.uuid4().hex[:24]
+        return self.write(self._entry("assistant", requestId="req_" + uuid.uuid4().hex[:24], message={
+            "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 5}}))
+
+    def turn(self, request: str, reply: str, with_tool: bool = False) -> None:
+        self.user(request)
+        self.assistant(reply, with_tool=with_tool)
+
+    def compaction(self, summary: str, trigger: str = "auto") -> None:
+        """What Claude Code appends when it compacts: a boundary, then the summary as a user entry."""
+        boundary = self._entry("system", subtype="compact_boundary", content="Conversation compacted", isMeta=False,
+                               level="info", compactMetadata={"trigger": trigger, "preTokens": 155_000})
+        boundary["logicalParentUuid"], boundary["parentUuid"] = self.parent, None
+        self.write(boundary)
+        self.user(summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+
+    def hook_context(self, block: str, source: str) -> list[dict]:
+        """Our SessionStart output as Claude Code records it: attachment entries."""
+        return [
+            self.write(self._entry("attachment", attachment={
+                "type": "hook_additional_context", "content": [block], "hookName": f"SessionStart:{source}",
+                "toolUseID": f"SessionStart:{source}", "hookEvent": "SessionStart"})),
+            self.write(self._entry("attachment", attachment={
+                "type": "hook_success", "hookName": f"SessionStart:{source}", "toolUseID": f"SessionStart:{source}",
+                "hookEvent": "SessionStart", "content": "", "exitCode": 0, "durationMs": 40,
+                "stdout": json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                             "additionalContext": block}}),
+                "stderr": ""})),
+        ]
+
+    def payload(self, name: str, **values: str) -> bytes:
+        fields = {"SESSION": self.session_id, "TRANSCRIPT": str(self.transcript), "CWD": str(self.cwd),
+                  "CLAUDE_DIR": str(paths.claude_dir()), "PROJECT_DIR": self.folder.name}
+        fields.update(values)
+        return payload(name, **fields)
+
+
+# --- fixtures ------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def no_stray_workers():
+    """Every detached worker a test started has exited before the next test begins."""
+    yield
+    wait_for_workers()
+
+
+@pytest.fixture
+def workdir(tmp_path, claude_dir) -> Path:
+    path = tmp_path / "work" / "shop-api"
+    path.mkdir(parents=True)
+    return path
+
+
+@pytest.fixture
+def session(workdir) -> Session:
+    return Session(workdir)
+
+
+def seed_store(project: str, count: int = 12, session_id: str = "old-session", text_of=None) -> list[int]:
+    """Memories written straight into the store (no mining): quick and independent of the rules."""
+    categories = ("decision", "preference", "fact", "todo")
+    ids = []
+    with Store() as store, store.transaction() as db:
+        for i in range(count):
+            text = text_of(i) if text_of else f"Memory number {i}: the {categories[i % 4]} about module {i} stays."
+            memory_id, _ = store.add_memory(db, NewMemory(
+                project=project, category=categories[i % 4], text=text, confidence=0.7, rule_id="seed",
+                role="user", session_id=session_id, transcript="/seed.jsonl", entry_uuid=f"seed-{i}",
+                ts=f"2025-05-{1 + i % 28:02d}T10:00:00.000Z"))
+            ids.append(memory_id)
+    return ids
+
+
+# --- session-start -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
+def test_session_start_prints_the_block_for_every_source(session, source):
+    project = str(session.cwd)
+    seed_store(project)
+    with Store() as store:
+        store.put_checkpoint(session.session_id, project, {"session_id": session.session_id, "project": project,
+                                                           "task": ["Rename the invoice exporter to billing-export."],
+                                                           "decisions": [], "todos": []})
+    result = run_hook("session-start", session.payload(f"session-start.{source}.json"), cwd=session.cwd)
+    block = additional_context(result)
+    assert "Memory number 1:" in block
+    assert block.startswith("<transcript-miner-recall>") and block.rstrip().endswith("</transcript-miner-recall>")
+    if source in ("compact", "resume"):
+        # The session's own checkpoint opens the block, before the project's memories.
+        task = block.index("Rename the invoice exporter to billing-export.")
+        assert task < block.index("Memory number 1:")
+    else:
+        assert "Rename the invoice exporter" not in block  # the current session's checkpoint is not "the last one"
+    assert hook_log_lines() == []
+
+
+def test_session_start_ranks_a_new_session_against_the_last_checkpoint(session):
+    project = str(session.cwd)
+    # Far more memories than fit: which ones make it depends on the ranking.
+    seed_store(project, count=400, text_of=lambda i: f"Decision {i}: the {['alpha', 'beta', 'gamma'][i % 3]} "
+                                                     f"service keeps its own retry policy number {i} for now.")
+    seed_store(project, count=1, session_id="last-session",
+               text_of=lambda i: "We chose Protobuf for the telemetry wire format.")
+    with Store() as store, store.transaction() as db:
+        db.execute("UPDATE memories SET last_seen = '2024-01-01T00:00:00.000Z' WHERE text LIKE '%Protobuf%'")
+    with Store() as store:
+        store.put_checkpoint("last-session", project, {"session_id": "last-session", "project": project,
+                                                       "task": ["Finish the telemetry wire format with Protobuf."],
+                                                       "decisions": [], "todos": []})
+    block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+    assert "We chose Protobuf for the telemetry wire format." in block
+    assert "left out" in block  # the budget was binding
+
+
+def test_session_start_records_the_recall_in_the_background(session):
+    project = str(session.cwd)
+    ids = seed_store(project, count=5)
+    additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+
+    def logged():
+        with Store(readonly=True) as store:
+            return store.db.execute("SELECT situation, shown FROM recall_log").fetchall()
+
+    rows = wait_until(logged, what="the recall log")
+    assert rows[0]["situation"] == "startup" and sorted(json.loads(rows[0]["shown"])) == sorted(ids)
+    with Store(readonly=True) as store:
+        assert all(store.get(i).recall_count == 1 for i in ids)
+
+
+def test_session_start_block_stays_under_the_limit_with_a_huge_store(session):
+    project = str(session.cwd)
+    # Characters outside the BMP count twice in JavaScript: the block must still fit.
+    seed_store(project, count=1500, text_of=lambda i: f"Decision {i} 🚀🚀: keep the deploy pipeline step {i} "
+                                                      f"exactly as documented in the runbook, 𝒳 {'x' * (i % 80)}.")
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    # A user who asked for far more than Claude Code accepts.
+    (paths.config_dir() / "config.json").write_text(json.dumps({"max_block_chars": 50_000, "budget_share": 0.5}))
+    block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+    assert block.count("\n- ") > 20
+    assert block.rstrip().endswith("</transcript-miner-recall>")
+
+
+def test_session_start_without_a_store_prints_nothing_and_catches_up(session):
+    session.turn("Set up the database layer for the billing service.",
+                 "We'll use PostgreSQL instead of MySQL for the database.")
+    result = run_hook("session-start", session.payload("session-start.startup.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert hook_log_lines() == []
+    texts = wait_until(lambda: [t for t in memory_texts() if "PostgreSQL" in t], what="catch-up mining")
+    assert texts == ["We'll use PostgreSQL instead of MySQL for the database."]
+
+
+# --- stop ------------------------------------------------------------------------------
+
+
+def test_stop_hands_the_tail_to_a_background_miner(session):
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    result = run_hook("stop", session.payload("stop.json"))
+    assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""
+    wait_until(lambda: any("pnpm" in t for t in memory_texts()), what="the miner started by stop")
+    wait_for_workers()
+    with Store(readonly=True) as store:
+        assert store.watermark(str(session.transcript.resolve()))[0] == session.transcript.stat().st_size
+    assert hook_log_lines() == []
+
+
+def test_stop_while_a_miner_runs_marks_it_instead_of_starting_another(session):
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    transcript = str(session.transcript.resolve())
+    held = locks.try_lock(transcript)  # this test plays the running miner
+    try:
+        result = run_hook("stop", session.payload("stop.json"))
+        assert result.returncode == 0 and result.stdout == b""
+        assert running_workers() == []  # no second miner
+        assert locks.pending_file(transcript).exists()  # the running one is told to look again
+    finally:
+        locks.release(held)
+
+
+def test_concurrent_stops_mine_every_line_once(session):
+    decisions = [
+        "We'll use PostgreSQL instead of MySQL for the database.",
+        "Let's go with pnpm as the package manager.",
+        "We'll use Redis for the session cache.",
+        "Let's go with FastAPI for the HTTP layer.",
+    ]
+    procs = []
+    for i, decision in enumerate(decisions):
+        session.turn(f"Question number {i} about the stack?", decision)
+        # Fired the way Claude Code fires Stop: asynchronously, possibly while the last one still runs.
+        procs.append(subprocess.Popen([sys.executable, "-m", "miner.hooks", "stop"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)))
+        procs[-1].stdin.write(session.payload("stop.json"))
+        procs[-1].stdin.close()
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0 and proc.stdout.read() == b""
+        proc.stdout.close()
+        proc.stderr.close()
+    wait_until(lambda: all(any(d == t for t in memory_texts()) for d in decisions), what="all four decisions")
+    wait_for_workers()
+    texts = memory_texts()
+    assert all(texts.count(d) == 1 for d in decisions)
+    with Store(readonly=True) as store:
+        assert store.watermark(str(session.transcript.resolve()))[0] == session.transcript.stat().st_size
+        evidence = store.db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0]
+    assert evidence == len(texts)  # nothing mined twice
+
+
+# --- pre-compact -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trigger", ["manual", "auto"])
+def test_pre_compact_mines_synchronously_and_writes_the_checkpoint(session, trigger):
+    session.turn("Set up the database layer for the billing service.",
+                 "We'll use PostgreSQL instead of MySQL for the database.", with_tool=True)
+    session.user("<command-name>/model</command-name>\n<command-message>model</command-message>")
+    session.turn("Now add an export of the invoices to CSV, one row per line item.", "On it.")
+    session.user("continue")
+    result = run_hook("pre-compact", session.payload(f"pre-compact.{trigger}.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert hook_log_lines() == []
+    # Synchronous: mined and checkpointed by the time the hook returns.
+    assert "We'll use PostgreSQL instead of MySQL for the database." in memory_texts()
+    with Store(readonly=True) as store:
+        checkpoint = store.checkpoint(session.session_id)
+        decision = [m for m in store.list_memories() if "PostgreSQL" in m.text][0]
+    assert checkpoint["project"] == str(session.cwd)
+    assert checkpoint["task"] == ["Set up the database layer for the billing service.",
+                                  "Now add an export of the invoices to CSV, one row per line item."]
+    assert decision.id in checkpoint["decisions"]
+
+
+# --- session-end ---------------------------------------------------------------------------
+
+
+def test_session_end_mines_in_the_background_then_writes_the_checkpoint(session):
+    session.turn("Choose how we ship the CLI.", "Let's go with pnpm as the package manager.")
+    started = time.monotonic()
+    result = run_hook("session-end", session.payload("session-end.json"))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0 and result.stdout == b""
+    assert elapsed < 10  # generous: the point is that it does not wait for the miner (seconds of spaCy)
+
+    def checkpoint():
+        with Store(readonly=True) as store:
+            return store.checkpoint(session.session_id)
+
+    body = wait_until(lambda: paths.db_path().exists() and checkpoint(), what="the session-end checkpoint")
+    assert body["task"] == ["Choose how we ship the CLI."]
+    assert len(body["decisions"]) == 1 and any("pnpm" in t for t in memory_texts())
+    assert hook_log_lines() == []
+
+
+def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
+    from miner import worker
+
+    session.turn("Choose how we ship the CLI.", "Let's go with pnpm as the package manager.")
+    transcript = str(session.transcript.resolve())
+    held = locks.try_lock(transcript)
+    try:
+        assert run_hook("session-end", session.payload("session-end.json")).returncode == 0
+        assert running_workers() == []
+    finally:
+        locks.release(held)
+    # The running miner (here: a fake one in this process) serves the request after its pass.
+
+    class NoMining:
+        def mine_file(self, path):
+            return None
+
+    with Store() as store:
+        store.put_checkpoint("unrelated", "/elsewhere", {"task": []})
+        with store.transaction() as db:
+            store.upsert_session(db, session.session_id, str(session.cwd), str(session.cwd), "main", transcript, "")
+        assert worker.mine_locked(NoMining(), transcript, store=store)
+        assert store.checkpoint(session.session_id)["task"] == ["Choose how we ship the CLI."]
+
+
+# --- failing open ---------------------------------------------------------------------------
+
+TRANSCRIPT_HOSTILE = ["missing-transcript", "outside-claude", "symlink-outside", "directory", "fifo"]
+ANY_HOSTILE = ["empty", "invalid-json", "non-object", "wrong-types"]
+
+
+def hostile_cases():
+    for event in EVENT_NAMES:
+        for name in ANY_HOSTILE + (TRANSCRIPT_HOSTILE if event != "session-start" else []):
+            yield pytest.param(event, name, id=f"{event}-{name}")
+
+
+@pytest.mark.parametrize("event,name", list(hostile_cases()))
+def test_hostile_payloads_fail_open(session, tmp_path, event, name):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "stolen.jsonl").write_text('{"type": "user"}\n')
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    (session.folder / "link-to-outside.jsonl").symlink_to(outside / "stolen.jsonl")
+    (session.folder / "a-directory.jsonl").mkdir()
+    os.mkfifo(session.folder / "a-fifo.jsonl")
+    before = hook_log_lines()
+    stdin = session.payload(f"hostile.{name}.json", OUTSIDE=str(outside), EVENT_NAME=EVENT_NAMES[event])
+    result = run_hook(event, stdin, timeout=30)  # a FIFO must not block the hook
+    assert result.returncode == 0
+    assert result.stdout == b""
+    after = hook_log_lines()
+    assert len(after) == len(before) + 1, after
+    assert f" {event} " in after[-1]
+    assert running_workers() == [] and not paths.db_path().exists()
+
+
+def test_missing_fields_and_unknown_event_fail_open(session):
+    for event in ("session-start", "stop", "no-such-event", ""):
+        before = len(hook_log_lines())
+        stdin = json.dumps({"hook_event_name": "Whatever"}).encode()
+        result = subprocess.run([sys.executable, "-m", "miner.hooks", *([event] if event else [])], input=stdin,
+                                capture_output=True, env=dict(os.environ), timeout=30)
+        assert result.returncode == 0 and result.stdout == b""
+        assert len(hook_log_lines()) == before + 1
+
+
+def test_broken_store_fails_open(session):
+    paths.ensure_private_dir(paths.data_dir())
+    paths.db_path().write_bytes(b"this is not a database" * 100)
+    result = run_hook("session-start", session.payload("session-start.startup.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert len(hook_log_lines()) == 1
+
+
+def test_hook_log_is_size_bounded(session):
+    log = paths.ensure_private_dir(paths.logs_dir()) / "hooks.log"
+    log.write_text("x" * 300_000 + "\n")
+    run_hook("stop", payload("hostile.empty.json"))
+    assert log.stat().st_size < 2_000
+    assert (paths.logs_dir() / "hooks.log.1").stat().st_size > 300_000
+
+
+def test_log_lines_are_redacted(session):
+    secret = "sk-ant-" + "a1B2c3D4" * 5
+    run_hook("stop", json.dumps({"transcript_path": f"/tmp/{secret}.jsonl"}).encode())
+    lines = hook_log_lines()
+    assert len(lines) == 1 and secret not in lines[0] and "REDACTED" in lines[0]
+
+
+# --- the import rule ----------------------------------------------------------------------------
+
+IMPORT_PROBE = """
+import json, sys
+from miner import hooks, locks
+payload = json.loads(sys.argv[1])
+out = hooks.run("session-start", json.dumps(payload))
+assert "Memory number" in json.loads(out)["hookSpecificOutput"]["additionalContext"], out
+held = locks.try_lock(payload["transcript_path"])  # so that stop marks instead of starting a miner
+assert hooks.run("stop", json.dumps(payload)) == ""
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_hook_path_imports_only_the_standard_library_and_own_modules(session):
+    seed_store(str(session.cwd))
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    with Store() as store, store.transaction() as db:  # already mined: catch-up has nothing to do
+        store.set_watermark(db, str(session.transcript.resolve()), session.transcript.stat().st_size, 0, "")
+    probe = json.dumps({"session_id": session.session_id, "transcript_path": str(session.transcript.resolve()),
+                        "cwd": str(session.cwd), "source": "startup"})
+    result = subprocess.run([sys.executable, "-c", IMPORT_PROBE, probe], capture_output=True, env=dict(os.environ),
+                            timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    modules = json.loads(result.stdout)
+    loaded = {name.split(".")[0] for name in modules}
+    assert not loaded & set(BANNED_ON_HOOK_PATH), loaded & set(BANNED_ON_HOOK_PATH)
+    assert "miner.mine" not in modules and "miner.refine" not in modules and "miner.rules" not in modules

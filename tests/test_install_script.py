@@ -1,0 +1,415 @@
+"""./install.sh, run for real as a subprocess.
+
+The slow tests share installs made once per module (a fresh venv with spaCy
+takes about a minute here): one install with hooks into a temporary HOME, a
+second run of it (idempotence), a --no-hooks run with a transcript to backfill,
+and `--test` on a tiny throwaway repository to show that a suite that tests
+nothing never passes. pip keeps the caller's pip settings (find-links, index
+mirrors, cache) so that it installs from what this machine already has.
+
+The fast tests cover --help, an unknown option and a bad PYTHON: each fails
+with exactly one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "install.sh"
+BASE_PYTHON = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+EVENTS = ("SessionStart", "Stop", "PreCompact", "SessionEnd")
+OFFLINE_LINE = "spaCy English model not available (offline?): using the blank pipeline with a sentencizer"
+
+
+def _caller_pip_env() -> dict[str, str]:
+    """The caller's pip cache and user config, found before any test swaps HOME.
+
+    With a temporary HOME (and XDG folders), pip would lose the user's
+    pip.conf (find-links, local index mirrors) and start a cold cache.
+    """
+    env: dict[str, str] = {}
+    home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+    if "PIP_CACHE_DIR" not in os.environ:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "pip"
+        env["PIP_CACHE_DIR"] = str(cache)
+    if "PIP_CONFIG_FILE" not in os.environ:
+        xdg_config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        for candidate in (xdg_config / "pip" / "pip.conf", home / ".config" / "pip" / "pip.conf",
+                          home / ".pip" / "pip.conf"):
+            if candidate.is_file():
+                env["PIP_CONFIG_FILE"] = str(candidate)
+                break
+    return env
+
+
+# Module import happens at collection, before the autouse fixture moves HOME.
+CALLER_PIP_ENV = _caller_pip_env()
+DROPPED = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "CLAUDE_CONFIG_DIR", "MINER_HOME",
+           "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTHON")
+
+
+def script_env(home: Path, miner_home: Path | None = None, **extra: str) -> dict[str, str]:
+    """A clean environment for install.sh: its own HOME, no Claude folder unless made there."""
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
+    env.update(CALLER_PIP_ENV)
+    env["HOME"] = str(home)
+    env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["PYTHON"] = BASE_PYTHON
+    if miner_home is not None:
+        env["MINER_HOME"] = str(miner_home)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Run:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def __str__(self) -> str:  # shown by failing asserts
+        return (f"install.sh {' '.join(self.args)} exited {self.returncode}\n"
+                f"--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}")
+
+
+def run_script(*args: str, env: dict[str, str], cwd: Path, script: Path = SCRIPT, timeout: float = 1200) -> Run:
+    proc = subprocess.run([str(script), *args], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+    return Run(list(args), proc.returncode, proc.stdout, proc.stderr)
+
+
+def one_line_failure(result: Run) -> str:
+    """The failure line; asserts it is the only thing install.sh printed."""
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.returncode != 0, result
+    assert len(lines) == 1, result
+    assert lines[0].startswith("install.sh: "), result
+    return lines[0]
+
+
+# ------------------------------------------------------------------------- fast
+
+
+def test_script_is_executable():
+    assert os.access(SCRIPT, os.X_OK), "install.sh lost its executable bit (chmod +x install.sh)"
+    assert os.access(REPO / ".ci" / "run", os.X_OK), ".ci/run lost its executable bit"
+
+
+def test_help(tmp_path):
+    result = run_script("--help", env=script_env(tmp_path / "script-home"), cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result
+    assert "--test" in result.stdout and "--no-hooks" in result.stdout, result
+    assert result.stderr == "", result
+    assert not (tmp_path / "script-home").exists(), "--help must not write anything"
+
+
+def test_unknown_option_fails_with_one_line(tmp_path):
+    result = run_script("--frobnicate", env=script_env(tmp_path / "script-home"), cwd=tmp_path, timeout=60)
+    line = one_line_failure(result)
+    assert "--frobnicate" in line and "--help" in line
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args", [(), ("--test",)], ids=["install", "test"])
+def test_missing_python_fails_with_one_line(tmp_path, args):
+    env = script_env(tmp_path / "script-home", tmp_path / "script-miner-home", PYTHON="/nonexistent")
+    result = run_script(*args, env=env, cwd=tmp_path, timeout=60)
+    line = one_line_failure(result)
+    assert "/nonexistent" in line and "PYTHON" in line
+    assert not (tmp_path / "script-miner-home").exists()
+
+
+def _fake_python(tmp_path: Path, body: str) -> str:
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\n" + body)
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_old_python_fails_with_one_line(tmp_path):
+    python = _fake_python(tmp_path, "echo 3.8.10\n")
+    env = script_env(tmp_path / "script-home", tmp_path / "script-miner-home", PYTHON=python)
+    line = one_line_failure(run_script(env=env, cwd=tmp_path, timeout=60))
+    assert "3.10 or newer" in line and "3.8.10" in line
+    assert not (tmp_path / "script-miner-home").exists()
+
+
+def test_python_without_venv_fails_with_one_line(tmp_path):
+    python = _fake_python(tmp_path, 'case "$*" in *ensurepip*) exit 1 ;; *) echo 3.11.2 ;; esac\n')
+    env = script_env(tmp_path / "script-home", tmp_path / "script-miner-home", PYTHON=python)
+    line = one_line_failure(run_script(env=env, cwd=tmp_path, timeout=60))
+    assert "venv" in line
+    assert not (tmp_path / "script-miner-home").exists()
+
+
+def test_not_python_fails_with_one_line(tmp_path):
+    python = _fake_python(tmp_path, "echo hello\n")
+    env = script_env(tmp_path / "script-home", tmp_path / "script-miner-home", PYTHON=python)
+    line = one_line_failure(run_script(env=env, cwd=tmp_path, timeout=60))
+    assert "does not run as Python" in line
+
+
+# ------------------------------------------------------------------------- slow: a real install
+
+
+@dataclass
+class Install:
+    home: Path
+    miner_home: Path
+    env: dict[str, str]
+    first: Run
+    first_settings: bytes | None
+    second: Run | None
+    second_settings: bytes | None
+
+    @property
+    def venv(self) -> Path:
+        return self.miner_home / "venv"
+
+    @property
+    def settings(self) -> Path:
+        return self.home / ".claude" / "settings.json"
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Install:
+    """./install.sh into a fresh HOME with no Claude folder, then the same again."""
+    root = tmp_path_factory.mktemp("install")
+    home = root / "home"
+    home.mkdir()
+    miner_home = root / "miner-home"
+    env = script_env(home, miner_home)
+    first = run_script(env=env, cwd=root)
+    first_settings = _read(home / ".claude" / "settings.json")
+    second = second_settings = None
+    if first.returncode == 0:
+        second = run_script(env=env, cwd=root, timeout=600)
+        second_settings = _read(home / ".claude" / "settings.json")
+    return Install(home, miner_home, env, first, first_settings, second, second_settings)
+
+
+@pytest.fixture(scope="module")
+def installed_no_hooks(installed, tmp_path_factory) -> tuple[Run, Path]:
+    """./install.sh --no-hooks, reusing the venv, for a HOME whose ~/.claude holds one transcript."""
+    if installed.first.returncode != 0:
+        pytest.fail(f"the first install failed:\n{installed.first}")
+    root = tmp_path_factory.mktemp("no-hooks")
+    home = root / "home"
+    project = root / "work" / "shop"
+    folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(project))
+    folder.mkdir(parents=True)
+    base = {"sessionId": "s-1", "cwd": str(project), "gitBranch": "main", "version": "2.0.0"}
+    entries = [
+        {**base, "type": "user", "uuid": "u-1", "timestamp": "2026-01-05T10:00:00Z",
+         "message": {"role": "user", "content": "We decided to keep the API versioned under /v1."}},
+        {**base, "type": "assistant", "uuid": "a-1", "timestamp": "2026-01-05T10:00:04Z",
+         "message": {"role": "assistant", "id": "m-1",
+                     "content": [{"type": "text", "text": "Understood: everything stays under /v1."}]}},
+        {**base, "type": "user", "uuid": "u-2", "timestamp": "2026-01-05T10:01:00Z",
+         "message": {"role": "user", "content": "Use pnpm instead of npm for this repo."}},
+    ]
+    (folder / "s-1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    result = run_script("--no-hooks", env=script_env(home, installed.miner_home), cwd=root, timeout=600)
+    return result, home
+
+
+@pytest.mark.slow
+class TestInstall:
+    def test_first_run_exits_0(self, installed):
+        assert installed.first.returncode == 0, installed.first
+        assert installed.first.stderr == "", installed.first
+
+    def test_venv_has_a_working_miner(self, installed):
+        miner = installed.venv / "bin" / "miner"
+        proc = subprocess.run([str(miner), "--help"], env=installed.env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert (installed.venv / "bin" / "miner-hook").is_file()
+
+    def test_commands_linked_into_local_bin(self, installed):
+        bin_dir = installed.home / ".local" / "bin"
+        for name in ("miner", "miner-hook"):
+            link = bin_dir / name
+            assert link.is_symlink(), installed.first
+            assert Path(os.readlink(link)) == installed.venv / "bin" / name
+        proc = subprocess.run([str(bin_dir / "miner"), "--help"], env=installed.env, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+
+    def test_says_how_to_put_local_bin_on_path(self, installed):
+        assert "~/.local/bin is not on your PATH" in installed.first.stdout, installed.first
+        assert 'export PATH="$HOME/.local/bin:$PATH"' in installed.first.stdout, installed.first
+
+    def test_one_line_names_the_spacy_pipeline(self, installed):
+        lines = [line for line in installed.first.stdout.splitlines()
+                 if OFFLINE_LINE in line or "spaCy pipeline: en_core_web_sm" in line]
+        assert len(lines) == 1, installed.first
+
+    def test_pip_output_goes_to_the_log(self, installed):
+        assert "Collecting" not in installed.first.output and "Successfully" not in installed.first.output
+        log = installed.venv / "install.log"
+        assert "Successfully installed" in log.read_text(), log
+        assert str(log) in installed.first.stdout or "install.log" in installed.first.stdout
+
+    def test_nothing_to_backfill_without_a_claude_folder(self, installed):
+        assert "Nothing to backfill" in installed.first.stdout, installed.first
+
+    def test_hooks_registered_with_the_venv_python(self, installed):
+        assert installed.first_settings is not None, installed.first
+        hooks = json.loads(installed.first_settings)["hooks"]
+        python = str(installed.venv / "bin" / "python")
+        for event in EVENTS:
+            commands = [h["command"] for group in hooks[event] for h in group["hooks"]]
+            assert len(commands) == 1, hooks[event]
+            parts = shlex.split(commands[0])
+            assert parts[0] == python, commands[0]
+            assert parts[1:3] == ["-m", "miner.hooks"], commands[0]
+        # The hook interpreter really is the venv's: it imports the installed package.
+        proc = subprocess.run([python, "-c", "import miner.hooks, sys; print(sys.prefix)"], env=installed.env,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert Path(proc.stdout.strip()) == installed.venv
+
+    def test_second_run_is_idempotent(self, installed):
+        assert installed.second is not None, installed.first
+        assert installed.second.returncode == 0, installed.second
+        assert "reusing" in installed.second.stdout, installed.second
+        assert installed.second_settings == installed.first_settings
+        assert not list((installed.home / ".claude").glob("settings.json.bak-*")), "nothing changed: no backup"
+        assert Path(os.readlink(installed.home / ".local" / "bin" / "miner")) == installed.venv / "bin" / "miner"
+
+    def test_no_hooks_writes_no_settings(self, installed_no_hooks):
+        result, home = installed_no_hooks
+        assert result.returncode == 0, result
+        assert result.stderr == "" or "pipeline" in result.stderr, result
+        assert "--no-hooks" in result.stdout, result
+        assert not (home / ".claude" / "settings.json").exists(), result
+
+    def test_backfill_and_recall_of_the_latest_project(self, installed, installed_no_hooks):
+        result, home = installed_no_hooks
+        assert result.returncode == 0, result
+        assert "Nothing to backfill" not in result.stdout, result
+        project = home.parent / "work" / "shop"
+        assert f"miner recall --project {project}" in result.stdout, result
+        env = script_env(home, installed.miner_home)
+        proc = subprocess.run([str(installed.venv / "bin" / "miner"), "stats", "--json"], env=env,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout).get("transcripts", 1) >= 1, proc.stdout
+
+
+# ------------------------------------------------------------------------- slow: --test never passes on nothing
+
+
+FAKE_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "install-script-probe"
+version = "0"
+requires-python = ">=3.10"
+
+[project.optional-dependencies]
+dev = ["pytest>=8"]
+
+[tool.setuptools]
+py-modules = []
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+
+@pytest.fixture(scope="module")
+def probe_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A throwaway repository with a copy of install.sh, to run `--test` on suites we control."""
+    root = tmp_path_factory.mktemp("probe")
+    repo = root / "repo"
+    (repo / "tests").mkdir(parents=True)
+    shutil.copy2(SCRIPT, repo / "install.sh")
+    (repo / "pyproject.toml").write_text(FAKE_PYPROJECT)
+    home = root / "home"
+    home.mkdir()
+    return repo, script_env(home, root / "miner-home")
+
+
+def _suite(repo: Path, **files: str) -> None:
+    tests = repo / "tests"
+    shutil.rmtree(tests)
+    tests.mkdir()
+    for name, text in files.items():
+        (tests / f"{name}.py").write_text(text)
+
+
+def _test_run(repo: Path, env: dict[str, str], *args: str) -> Run:
+    return run_script("--test", *args, env=env, cwd=repo, script=repo / "install.sh", timeout=600)
+
+
+@pytest.mark.slow
+class TestTestMode:
+    def test_passing_suite_passes(self, probe_repo):
+        repo, env = probe_repo
+        _suite(repo, test_ok="def test_ok():\n    assert True\n")
+        result = _test_run(repo, env)
+        assert result.returncode == 0, result
+        assert "1 passed" in result.stdout, result
+        assert (repo / ".venv" / "bin" / "pytest").exists()
+        assert "Successfully" not in result.output, "pip's output belongs in the log"
+
+    def test_arguments_after_test_go_to_pytest(self, probe_repo):
+        repo, env = probe_repo
+        _suite(repo, test_two="def test_alpha():\n    pass\n\ndef test_beta():\n    pass\n")
+        result = _test_run(repo, env, "-k", "alpha")
+        assert result.returncode == 0, result
+        assert "1 passed, 1 deselected" in result.stdout, result
+        assert "reusing" in result.stdout, result
+
+    def test_failing_suite_fails_with_one_line(self, probe_repo):
+        repo, env = probe_repo
+        _suite(repo, test_bad="def test_bad():\n    assert 1 == 2\n")
+        result = _test_run(repo, env)
+        assert result.returncode != 0, result
+        ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
+        assert len(ours) == 1 and "exit code 1" in ours[0], result
+
+    @pytest.mark.parametrize("case", ["no-tests", "all-deselected", "exit-0-forced", "all-skipped"])
+    def test_suite_that_tests_nothing_fails(self, probe_repo, case):
+        repo, env = probe_repo
+        args: tuple[str, ...] = ()
+        if case == "no-tests":
+            _suite(repo)
+        elif case == "all-deselected":
+            _suite(repo, test_ok="def test_ok():\n    pass\n")
+            args = ("-k", "no_such_test")
+        elif case == "exit-0-forced":
+            # A plugin that turns "no tests ran" (exit 5) into exit 0 must not fool us.
+            _suite(repo, conftest="def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n")
+        else:
+            _suite(repo, test_skip="import pytest\n\n@pytest.mark.skip(reason='probe')\ndef test_s():\n    pass\n")
+        result = _test_run(repo, env, *args)
+        assert result.returncode != 0, result
+        ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
+        assert len(ours) == 1, result
+        assert "no test" in ours[0], result

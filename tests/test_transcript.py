@@ -1,0 +1,495 @@
+"""The transcript reader: what is kept, what is skipped (and counted), and incremental reading."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from miner import transcript as transcript_mod
+from miner.transcript import ReadStats, Watermark, entry_to_turn, extract_prose, read_transcript
+
+TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+SESSION = "0a0a0a0a-0000-4000-8000-000000000001"
+
+
+def fixture(name: str) -> str:
+    return str(TRANSCRIPTS / name)
+
+
+def short(turns) -> list[str]:
+    """The last two digits of each turn's uuid: fixture uuids end in the entry's number."""
+    return [t.uuid[-2:] for t in turns]
+
+
+def entry(n: int, role: str = "user", text: str | None = None, **extra) -> dict:
+    """A minimal 2.1.x-shaped user or assistant entry."""
+    content = text if text is not None else f"{role} line {n}"
+    message = {"role": role, "content": content if role == "user" else [{"type": "text", "text": content}]}
+    if role == "assistant":
+        message.update({"id": f"msg_{n:04d}", "type": "message", "model": "claude-opus-4-6"})
+    value = {"parentUuid": None, "isSidechain": False, "type": role, "message": message,
+             "uuid": f"00000000-0000-4000-8000-{n:012d}", "timestamp": f"2026-01-01T00:00:{n % 60:02d}.000Z",
+             "cwd": "/srv/app", "sessionId": SESSION, "version": "2.1.185", "gitBranch": "main"}
+    value.update(extra)
+    return value
+
+
+def line(value: dict) -> bytes:
+    return (json.dumps(value, separators=(",", ":")) + "\n").encode()
+
+
+def write(path: Path, *entries: dict) -> None:
+    path.write_bytes(b"".join(line(e) for e in entries))
+
+
+def append(path: Path, data: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+# --- what is kept and what is skipped ------------------------------------------------------
+
+
+def test_every_entry_type_is_kept_or_skipped_with_its_reason_counted():
+    chunk = read_transcript(fixture("entry_types.jsonl"))
+    # Kept: a user string prompt, assistant text, a user text block beside an image, and both text
+    # entries of an assistant message split over several entries sharing one message.id.
+    assert short(chunk.turns) == ["02", "04", "09", "17", "19"]
+    assert [t.role for t in chunk.turns] == ["user", "assistant", "user", "assistant", "assistant"]
+    assert chunk.stats.skipped_entries == {
+        "permission-mode": 1,
+        "mode": 1,
+        "file-history-snapshot": 1,
+        "attachment": 3,
+        "ai-title": 1,
+        "no-prose": 5,  # thinking, two tool_use, two tool_result
+        "progress": 1,
+        "system": 4,
+        "summary": 1,
+        "custom-title": 1,
+        "last-prompt": 1,
+        "queue-operation": 2,
+        "meta": 1,
+        "unknown-type": 1,
+    }
+    assert chunk.stats.entries == chunk.stats.lines == 29
+    assert chunk.stats.turns == 5
+    assert chunk.stats.skipped_lines == 0
+
+
+def test_only_text_blocks_are_prose():
+    chunk = read_transcript(fixture("entry_types.jsonl"))
+    texts = {t.uuid[-2:]: t.text for t in chunk.turns}
+    assert texts["09"] == "[Image #1] The login button should stay blue. Never change the brand colours without asking me."
+    joined = "\n".join(texts.values())
+    assert "Cassandra" not in joined  # thinking, tool_use input, tool_result, meta, attachments
+    assert "iVBORw0KGgo" not in joined  # the image's data
+
+
+def test_extract_prose_keeps_strings_and_text_blocks_only():
+    blocks = [
+        {"type": "thinking", "thinking": "hidden reasoning"},
+        {"type": "text", "text": "first"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "nested output"}]},
+        {"type": "image", "source": {"type": "base64", "data": "AAAA"}},
+        {"type": "text", "text": "second"},
+        {"type": "text", "text": None},
+        "not a block",
+    ]
+    assert extract_prose(blocks) == "first\n\nsecond"
+    assert extract_prose("plain string") == "plain string"
+    assert extract_prose(None) == ""
+    assert extract_prose({"type": "text", "text": "a dict is not a list"}) == ""
+
+
+def test_turn_records_provenance():
+    chunk = read_transcript(fixture("entry_types.jsonl"))
+    first = chunk.turns[0]
+    assert first.uuid == "e1000000-0000-4000-8000-000000000002"
+    assert first.session_id == "1e000000-0000-4000-8000-00000000e001"
+    assert first.role == "user"
+    assert first.ts == "2026-03-02T09:00:14.518Z"
+    assert first.cwd == "/home/dev/weather-app"
+    assert first.git_branch == "main"
+    assert first.is_sidechain is False
+    assert first.transcript == fixture("entry_types.jsonl")
+    assert first.text == "We'll use SQLite for the local cache.\nPlease always run the linter before committing."
+    assert chunk.session_ids == {"1e000000-0000-4000-8000-00000000e001"}
+
+
+def test_compaction_summary_and_boundary_are_skipped():
+    chunk = read_transcript(fixture("compaction.jsonl"))
+    assert short(chunk.turns) == ["01", "02", "07", "08"]
+    assert chunk.stats.skipped_entries == {"system": 1, "compact-summary": 1, "attachment": 2}
+    assert all("Cassandra" not in t.text for t in chunk.turns)
+
+
+def test_our_recall_block_never_comes_back_as_an_attachment_or_meta_turn():
+    chunk = read_transcript(fixture("recall_echo.jsonl"))
+    # hook_success and hook_additional_context attachments, the meta reminder and the system echo are skipped;
+    # the one user turn that still carries the block is kept for the cleaner to strip.
+    assert short(chunk.turns) == ["03", "06"]
+    assert chunk.stats.skipped_entries == {"attachment": 2, "system": 1, "meta": 1}
+
+
+def test_subagent_file_keeps_assistant_prose_and_skips_the_brief():
+    chunk = read_transcript(fixture("subagent.jsonl"))
+    assert short(chunk.turns) == ["04", "05"]
+    assert all(t.is_sidechain and t.role == "assistant" for t in chunk.turns)
+    assert chunk.turns[0].session_id == "5d000000-0000-4000-8000-00000000d005"  # the parent session
+    # The brief the main assistant wrote is a sidechain "user" entry; tool use and result have no prose.
+    assert chunk.stats.skipped_entries == {"sidechain-prompt": 1, "no-prose": 2}
+
+
+def test_wrapped_prompts_are_kept_for_the_cleaner_but_task_notifications_are_not_human():
+    chunk = read_transcript(fixture("wrappers.jsonl"))
+    assert "06" not in short(chunk.turns)
+    assert chunk.stats.skipped_entries == {"meta": 1, "not-human": 1}
+    assert short(chunk.turns) == ["02", "03", "04", "05", "07", "08", "09", "10", "11", "12", "13", "14"]
+
+
+def test_old_1_0_format_parses():
+    chunk = read_transcript(fixture("old_format_1_0.jsonl"))
+    assert short(chunk.turns) == ["01", "02", "07", "08", "12", "13"]
+    assert chunk.stats.skipped_entries == {
+        "summary": 1, "no-prose": 2, "system": 2, "meta": 1, "compact-summary": 1, "sidechain-prompt": 1,
+    }
+    by_uuid = {t.uuid[-2:]: t for t in chunk.turns}
+    assert by_uuid["01"].git_branch == "legacy"
+    assert by_uuid["01"].cwd == "/home/dev/admin-panel"
+    assert by_uuid["02"].role == "assistant"
+    assert by_uuid["12"].is_sidechain is True
+    assert by_uuid["13"].is_sidechain is False
+    assert chunk.session_ids == {"9c000000-0000-4000-8000-00000000c009"}
+
+
+def test_new_2_1_format_parses():
+    chunk = read_transcript(fixture("compaction.jsonl"))
+    turn = chunk.turns[1]
+    assert (turn.role, turn.text, turn.git_branch) == ("assistant", "The dev server listens on port 8000.", "develop")
+
+
+def test_chinese_text_survives_reading():
+    chunk = read_transcript(fixture("chinese.jsonl"))
+    assert chunk.turns[0].text == "我们决定用 PostgreSQL 作为主数据库。以后都用 pnpm 安装依赖。"
+    assert chunk.turns[2].text == "我們決定採用 Redis 做快取。以後請用繁體中文回覆。"
+    assert chunk.stats.skipped_entries == {"no-prose": 2}  # thinking and a tool result
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ([1, 2], "not-an-object"),
+        ({"type": "brand-new-type"}, "unknown-type"),
+        ({"type": "user", "uuid": "u", "message": "text"}, "no-message"),
+        ({"type": "user", "uuid": "u", "message": {"role": "system", "content": "x"}}, "unknown-role"),
+        ({"type": "user", "uuid": "u", "message": {"role": "user", "content": "   "}}, "no-prose"),
+        ({"type": "user", "message": {"role": "user", "content": "no uuid"}}, "no-uuid"),
+        ({"type": "user", "uuid": "u", "isMeta": True, "message": {"role": "user", "content": "x"}}, "meta"),
+        ({"type": "user", "uuid": "u", "isCompactSummary": True, "message": {"role": "user", "content": "x"}},
+         "compact-summary"),
+        ({"type": "user", "uuid": "u", "isSidechain": True, "message": {"role": "user", "content": "brief"}},
+         "sidechain-prompt"),
+        ({"type": "user", "uuid": "u", "origin": {"kind": "task-notification"},
+          "message": {"role": "user", "content": "done"}}, "not-human"),
+    ],
+)
+def test_entry_to_turn_skip_reasons(value, reason):
+    stats = ReadStats()
+    assert entry_to_turn(value, "t.jsonl", stats) is None
+    assert stats.skipped_entries == {reason: 1}
+
+
+def test_human_origin_and_assistant_sidechain_are_kept():
+    stats = ReadStats()
+    human = {"type": "user", "uuid": "u1", "origin": {"kind": "human"}, "message": {"role": "user", "content": "hi"}}
+    side = {"type": "assistant", "uuid": "u2", "isSidechain": True,
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "found it"}]}}
+    assert entry_to_turn(human, "t.jsonl", stats).text == "hi"
+    assert entry_to_turn(side, "t.jsonl", stats).is_sidechain is True
+    assert stats.skipped_entries == {}
+
+
+# --- replays -------------------------------------------------------------------------------
+
+
+def test_replayed_uuids_are_deduplicated_through_seen():
+    seen: set[str] = set()
+    first = read_transcript(fixture("resumed_original.jsonl"), seen=seen)
+    assert short(first.turns) == ["01", "02", "03", "04"]
+    assert first.stats.replayed == 0
+    second = read_transcript(fixture("resumed_continued.jsonl"), seen=seen)
+    assert short(second.turns) == ["05", "06"]
+    assert second.stats.replayed == 4
+    assert second.session_ids == {"6f000000-0000-4000-8000-00000000f106"}
+    assert {t.uuid for t in first.turns + second.turns} == seen
+
+
+def test_without_seen_a_resumed_file_yields_everything():
+    chunk = read_transcript(fixture("resumed_continued.jsonl"))
+    assert short(chunk.turns) == ["01", "02", "03", "04", "05", "06"]
+    assert chunk.stats.replayed == 0
+
+
+def test_a_uuid_repeated_within_one_file_is_read_once(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2, "assistant"), entry(1))
+    chunk = read_transcript(str(path))
+    assert short(chunk.turns) == ["01", "02"]
+    assert chunk.stats.replayed == 1
+
+
+# --- incremental reading -------------------------------------------------------------------
+
+
+def test_appended_lines_come_back_alone(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2, "assistant"))
+    first = read_transcript(str(path))
+    assert short(first.turns) == ["01", "02"]
+    assert first.watermark.offset == path.stat().st_size
+
+    append(path, line(entry(3)) + line(entry(4, "assistant")))
+    second = read_transcript(str(path), first.watermark)
+    assert short(second.turns) == ["03", "04"]
+    assert second.stats.restarted is False
+    assert second.stats.lines == 2
+
+    third = read_transcript(str(path), second.watermark)
+    assert third.turns == []
+    assert third.watermark.offset == path.stat().st_size
+
+
+def test_a_small_file_that_grows_past_the_head_is_not_mistaken_for_a_new_one(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1, text="short"))
+    first = read_transcript(str(path))
+    assert first.watermark.offset < transcript_mod.HEAD_BYTES
+    append(path, line(entry(2, text="x" * 2000)))
+    second = read_transcript(str(path), first.watermark)
+    assert second.stats.restarted is False
+    assert short(second.turns) == ["02"]
+
+
+def test_partial_last_line_is_left_for_the_next_run(tmp_path):
+    path = tmp_path / "t.jsonl"
+    shutil.copyfile(fixture("partial_last_line.jsonl"), path)
+    data = path.read_bytes()
+    assert not data.endswith(b"\n")
+    first = read_transcript(str(path))
+    assert short(first.turns) == ["01", "02"]
+    assert first.watermark.offset == data.rindex(b"\n") + 1
+    assert first.stats.skipped_lines == 0
+
+    again = read_transcript(str(path), first.watermark)
+    assert again.turns == [] and again.watermark.offset == first.watermark.offset
+
+    append(path, b"\n")
+    completed = read_transcript(str(path), first.watermark)
+    assert short(completed.turns) == ["03"]
+    assert completed.turns[0].text == "Never apply Terraform changes without a plan review."
+    assert completed.watermark.offset == len(data) + 1
+
+
+def test_a_line_written_in_two_halves_is_read_once_whole(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1))
+    mark = read_transcript(str(path)).watermark
+    whole = line(entry(2, text="written in two halves"))
+    append(path, whole[:25])
+    half = read_transcript(str(path), mark)
+    assert half.turns == [] and half.stats.skipped_lines == 0
+    assert half.watermark.offset == mark.offset
+    append(path, whole[25:])
+    done = read_transcript(str(path), half.watermark)
+    assert [t.text for t in done.turns] == ["written in two halves"]
+
+
+def test_corrupt_lines_are_skipped_and_counted():
+    chunk = read_transcript(fixture("corrupt_line.jsonl"))
+    assert short(chunk.turns) == ["01", "02", "03"]
+    # A line cut mid-object, a line that is not UTF-8 and a line that is not JSON.
+    assert chunk.stats.skipped_lines == 3
+    assert chunk.stats.lines == 13
+    assert chunk.stats.entries == 9
+    assert chunk.stats.skipped_entries == {
+        "not-an-object": 1, "no-uuid": 1, "no-message": 1, "no-prose": 2, "unknown-role": 1,
+    }
+
+
+def test_corrupt_line_does_not_stop_incremental_reading(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1))
+    mark = read_transcript(str(path)).watermark
+    append(path, b'{"type":"user","message":\n' + line(entry(2)))
+    chunk = read_transcript(str(path), mark)
+    assert short(chunk.turns) == ["02"]
+    assert chunk.stats.skipped_lines == 1
+    assert chunk.watermark.offset == path.stat().st_size
+
+
+def test_an_oversized_line_is_skipped_without_being_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(transcript_mod, "MAX_LINE_BYTES", 300)
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2, text="y" * 1000), entry(3))
+    chunk = read_transcript(str(path))
+    assert short(chunk.turns) == ["01", "03"]
+    assert chunk.stats.skipped_lines == 1
+    assert chunk.watermark.offset == path.stat().st_size
+
+
+def test_an_oversized_unfinished_line_waits_for_its_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(transcript_mod, "MAX_LINE_BYTES", 300)
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1))
+    size = path.stat().st_size
+    big = line(entry(2, text="z" * 1000))
+    append(path, big[:-1])
+    first = read_transcript(str(path))
+    assert short(first.turns) == ["01"]
+    assert first.watermark.offset == size
+    append(path, b"\n" + line(entry(3)))
+    second = read_transcript(str(path), first.watermark)
+    assert short(second.turns) == ["03"]
+    assert second.stats.skipped_lines == 1
+
+
+def test_crlf_line_endings_parse(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line(entry(1)).replace(b"\n", b"\r\n") + line(entry(2, "assistant")).replace(b"\n", b"\r\n"))
+    assert short(read_transcript(str(path)).turns) == ["01", "02"]
+
+
+def test_empty_file_reads_nothing(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"")
+    chunk = read_transcript(str(path))
+    assert chunk.turns == [] and chunk.watermark.offset == 0 and chunk.stats.lines == 0
+
+
+# --- truncated and replaced files ------------------------------------------------------------
+
+
+def test_truncated_file_is_read_again_from_the_start(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2, "assistant"), entry(3))
+    mark = read_transcript(str(path)).watermark
+    write(path, entry(7))  # shorter than the watermark
+    assert path.stat().st_size < mark.offset
+    chunk = read_transcript(str(path), mark)
+    assert chunk.stats.restarted is True
+    assert short(chunk.turns) == ["07"]
+    assert chunk.watermark.offset == path.stat().st_size
+
+
+def test_file_rewritten_in_place_with_other_content_is_read_again(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1, text="aaaa"), entry(2, text="bbbb"))
+    mark = read_transcript(str(path)).watermark
+    inode = path.stat().st_ino
+    with path.open("r+b") as handle:  # same inode, same size, different bytes
+        handle.write(line(entry(5, text="cccc")) + line(entry(6, text="dddd")))
+    assert path.stat().st_ino == inode
+    assert path.stat().st_size == mark.offset
+    chunk = read_transcript(str(path), mark)
+    assert chunk.stats.restarted is True
+    assert short(chunk.turns) == ["05", "06"]
+
+
+def test_file_replaced_by_a_larger_one_is_read_again(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2))
+    mark = read_transcript(str(path)).watermark
+    fresh = tmp_path / "new.jsonl"
+    write(fresh, entry(11), entry(12), entry(13), entry(14))
+    os.replace(fresh, path)
+    assert path.stat().st_size > mark.offset
+    chunk = read_transcript(str(path), mark)
+    assert chunk.stats.restarted is True
+    assert short(chunk.turns) == ["11", "12", "13", "14"]
+
+
+def test_file_replaced_by_an_identical_copy_is_read_again_but_replays_nothing(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2))
+    seen: set[str] = set()
+    mark = read_transcript(str(path), seen=seen).watermark
+    copy = tmp_path / "copy.jsonl"
+    shutil.copyfile(path, copy)
+    os.replace(copy, path)  # new inode, same bytes
+    assert path.stat().st_ino != mark.inode
+    chunk = read_transcript(str(path), mark, seen=seen)
+    assert chunk.stats.restarted is True
+    assert chunk.turns == []
+    assert chunk.stats.replayed == 2
+
+
+def test_watermark_matches():
+    mark = Watermark()
+    assert mark.matches(fixture("compaction.jsonl")) is True
+    assert Watermark(offset=10).matches("/nonexistent/file.jsonl") is False
+
+
+# --- cuts and batches --------------------------------------------------------------------------
+
+
+def test_stop_after_uuid_ends_the_read_after_that_entry(tmp_path):
+    path = tmp_path / "t.jsonl"
+    shutil.copyfile(fixture("resumed_original.jsonl"), path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    chunk = read_transcript(str(path), stop_after_uuid="f6000000-0000-4000-8000-000000000002")
+    assert chunk.reached_stop is True
+    assert short(chunk.turns) == ["01", "02"]
+    assert chunk.watermark.offset == len(lines[0]) + len(lines[1])
+    rest = read_transcript(str(path), chunk.watermark)
+    assert short(rest.turns) == ["03", "04"]
+    assert rest.reached_stop is False
+
+
+def test_stop_after_uuid_of_a_skipped_entry_still_stops(tmp_path):
+    chunk = read_transcript(fixture("compaction.jsonl"), stop_after_uuid="c4000000-0000-4000-8000-000000000004")
+    assert chunk.reached_stop is True
+    assert short(chunk.turns) == ["01", "02"]  # the compact summary itself is skipped
+
+
+def test_stop_after_an_unknown_uuid_reads_to_the_end():
+    chunk = read_transcript(fixture("compaction.jsonl"), stop_after_uuid="no-such-uuid")
+    assert chunk.reached_stop is False
+    assert short(chunk.turns) == ["01", "02", "07", "08"]
+
+
+@pytest.mark.parametrize("name", ["entry_types.jsonl", "old_format_1_0.jsonl", "corrupt_line.jsonl"])
+@pytest.mark.parametrize("max_bytes", [1, 700, 2500])
+def test_max_bytes_batches_return_the_same_turns_as_one_read(name, max_bytes):
+    whole = read_transcript(fixture(name))
+    seen: set[str] = set()
+    mark = Watermark()
+    turns, batches, skipped = [], 0, 0
+    while True:
+        chunk = read_transcript(fixture(name), mark, seen=seen, max_bytes=max_bytes)
+        batches += 1
+        turns += chunk.turns
+        skipped += chunk.stats.skipped_lines
+        assert chunk.watermark.offset >= mark.offset
+        mark = chunk.watermark
+        if not chunk.more:
+            break
+        assert batches < 100
+    assert turns == whole.turns
+    assert skipped == whole.stats.skipped_lines
+    assert mark.offset == whole.watermark.offset
+    assert batches > 1
+
+
+def test_max_bytes_one_reads_one_line_per_batch(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1), entry(2), entry(3))
+    chunk = read_transcript(str(path), max_bytes=1)
+    assert short(chunk.turns) == ["01"]
+    assert chunk.more is True
+    assert chunk.stats.lines == 1
