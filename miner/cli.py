@@ -177,17 +177,28 @@ def stats(as_json: bool) -> None:
 
 @main.command(name="eval")
 @click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Gold folder (with extraction/, restore/, units/).")
-@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
+              help="Gold folder (with extraction/, restore/, units/, multi/).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of <owner>__<repo>/<name>.jsonl transcripts: score extraction and restore.")
+@click.option("--multi", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of whole project folders: score cross-session recall through the real hook.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--only", default="", help="Only sources whose name contains this.")
-def eval_(gold: Path, transcripts: Path, as_json: bool, only: str) -> None:
-    """Score extraction and restore against gold labels."""
-    from .evaluate import evaluate, format_report
+def eval_(gold: Path, transcripts: Path | None, multi: Path | None, as_json: bool, only: str) -> None:
+    """Score extraction, restore and cross-session recall against gold labels."""
+    if not transcripts and not multi:
+        raise click.UsageError("give --transcripts DIR (extraction and restore) and/or --multi DIR (cross-session)")
+    config = _config()
+    if transcripts:
+        from .evaluate import evaluate, format_report
 
-    report = evaluate(gold, transcripts, _config(), only=only)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+        report = evaluate(gold, transcripts, config, only=only)
+        click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    if multi:
+        from .evaluate_multi import evaluate_multi, format_multi
+
+        report = evaluate_multi(multi, gold, config)
+        click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
 
 
 # --- hooks and install ------------------------------------------------------------------------

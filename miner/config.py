@@ -27,6 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "half_life_days": 30.0,
     "session_half_life_hours": 8,
     "pinned_boost": 1.0,
+    "role_weights": {"user": 1.0, "assistant": 0.7},
+    "session_bonus": 0.3,
+    "density_exponent": 0.5,
     # Hooks.
     "precompact_timeout_s": 45.0,
     "hook_log_max_bytes": 256 * 1024,

@@ -146,9 +146,13 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
     for name in sorted(names):
         path = folder / name
         try:
-            body = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
             path.unlink()
-        except (OSError, ValueError):
+        except OSError:
+            continue  # another miner took it
+        try:
+            body = json.loads(raw)
+        except ValueError:
             continue
         if isinstance(body, dict) and isinstance(body.get("session_id"), str) and body["session_id"]:
             requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or "")})

@@ -8,6 +8,7 @@ session's checkpoint (its current task, decisions and open todos).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     weights = config["weights"]
     type_weights = config["type_weights"]
     half_life = half_life_s or float(config["half_life_days"]) * 86400
+    role_weights = config.get("role_weights", {})
+    session_bonus = float(config.get("session_bonus", 0.0))
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
     reference = max(stamps, default=0.0)
@@ -68,7 +71,10 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     for memory, stamp in zip(memories, stamps):
         recency = 0.5 ** (max(0.0, reference - stamp) / half_life) if stamp else 0.0
         stage = 1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0
-        multiplier = (0.75 + 0.25 * memory.confidence) * stage
+        # The user's own words outrank the assistant's (which a new session can often rediscover),
+        # and what several sessions said again matters across the whole history.
+        multiplier = ((0.75 + 0.25 * memory.confidence) * stage * role_weights.get(memory.role, 1.0)
+                      * (1.0 + session_bonus * math.log2(max(1, memory.session_count))))
         parts = {
             "relevance": relevance.get(memory.id, 0.0) * weights["relevance"],
             "type": type_weights.get(memory.category, 0.5) * weights["type"],
@@ -168,6 +174,10 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     chosen: list[Item] = []
     left_out: list[Item] = []
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
+    # Pack by value per character, so that one long item does not displace several short ones.
+    exponent = float(config.get("density_exponent", 0.0))
+    if exponent:
+        items.sort(key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     for item in items:
         cost = len(format_item(item.memory)) + 1 + section_cost.get(item.memory.category, 0)
         if used + cost <= budget_chars:

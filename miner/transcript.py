@@ -218,6 +218,8 @@ def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
             offset += consumed
             yield None, offset
             continue
+        if not line.endswith(b"\n"):
+            return
         offset += len(line)
         yield line, offset
 

@@ -41,7 +41,19 @@ class LazyMiner:
         self.config = config
         self._miner = None
 
+    def has_work(self, transcript: str) -> bool:
+        """False when the transcript is the file its watermark was taken on and no complete line was added."""
+        from .transcript import Watermark
+
+        mark = self.store.watermark(transcript)
+        if mark is None:
+            return True
+        watermark = Watermark(*mark)
+        return not watermark.matches(transcript) or has_unmined_line(Path(transcript), watermark.offset)
+
     def mine_file(self, transcript: str):
+        if self._miner is None and not self.has_work(transcript):
+            return None
         if self._miner is None:
             from .mine import Miner  # spaCy and YAML load here, in the background process
 

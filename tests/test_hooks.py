@@ -21,6 +21,7 @@ import pytest
 
 from miner import locks, paths
 from miner.store import NewMemory, Store
+from miner.transcript import head_digest
 from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
@@ -303,17 +304,6 @@ def test_session_start_without_a_store_prints_nothing_and_catches_up(session):
 # --- stop ------------------------------------------------------------------------------
 
 
-def test_stop_hands_the_tail_to_a_background_miner(session):
-    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
-    result = run_hook("stop", session.payload("stop.json"))
-    assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""
-    wait_until(lambda: any("pnpm" in t for t in memory_texts()), what="the miner started by stop")
-    wait_for_workers()
-    with Store(readonly=True) as store:
-        assert store.watermark(str(session.transcript.resolve()))[0] == session.transcript.stat().st_size
-    assert hook_log_lines() == []
-
-
 def test_stop_while_a_miner_runs_marks_it_instead_of_starting_another(session):
     session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
     transcript = str(session.transcript.resolve())
@@ -343,7 +333,8 @@ def test_concurrent_stops_mine_every_line_once(session):
         procs[-1].stdin.write(session.payload("stop.json"))
         procs[-1].stdin.close()
     for proc in procs:
-        assert proc.wait(timeout=60) == 0 and proc.stdout.read() == b""
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.read() == b"" and proc.stderr.read() == b""
         proc.stdout.close()
         proc.stderr.close()
     wait_until(lambda: all(any(d == t for t in memory_texts()) for d in decisions), what="all four decisions")
@@ -354,19 +345,27 @@ def test_concurrent_stops_mine_every_line_once(session):
         assert store.watermark(str(session.transcript.resolve()))[0] == session.transcript.stat().st_size
         evidence = store.db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0]
     assert evidence == len(texts)  # nothing mined twice
+    assert hook_log_lines() == []
 
 
 # --- pre-compact -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("trigger", ["manual", "auto"])
-def test_pre_compact_mines_synchronously_and_writes_the_checkpoint(session, trigger):
+def pre_compact_session(session: Session) -> None:
     session.turn("Set up the database layer for the billing service.",
                  "We'll use PostgreSQL instead of MySQL for the database.", with_tool=True)
     session.user("<command-name>/model</command-name>\n<command-message>model</command-message>")
     session.turn("Now add an export of the invoices to CSV, one row per line item.", "On it.")
     session.user("continue")
-    result = run_hook("pre-compact", session.payload(f"pre-compact.{trigger}.json"))
+
+
+EXPECTED_TASK = ["Set up the database layer for the billing service.",
+                 "Now add an export of the invoices to CSV, one row per line item."]
+
+
+def test_pre_compact_mines_synchronously_and_writes_the_checkpoint(session):
+    pre_compact_session(session)
+    result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
     assert result.returncode == 0 and result.stdout == b""
     assert hook_log_lines() == []
     # Synchronous: mined and checkpointed by the time the hook returns.
@@ -375,9 +374,26 @@ def test_pre_compact_mines_synchronously_and_writes_the_checkpoint(session, trig
         checkpoint = store.checkpoint(session.session_id)
         decision = [m for m in store.list_memories() if "PostgreSQL" in m.text][0]
     assert checkpoint["project"] == str(session.cwd)
-    assert checkpoint["task"] == ["Set up the database layer for the billing service.",
-                                  "Now add an export of the invoices to CSV, one row per line item."]
+    assert checkpoint["task"] == EXPECTED_TASK
     assert decision.id in checkpoint["decisions"]
+
+
+def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
+    pre_compact_session(session)
+    project = str(session.cwd)
+    ids = seed_store(project, count=4, session_id=session.session_id)  # as if Stop had mined it all
+    transcript = str(session.transcript.resolve())
+    with Store() as store, store.transaction() as db:
+        store.upsert_session(db, session.session_id, project, project, "main", transcript, "")
+        store.set_watermark(db, transcript, session.transcript.stat().st_size, session.transcript.stat().st_ino,
+                            head_digest(transcript, 512))
+    result = run_hook("pre-compact", session.payload("pre-compact.auto.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert hook_log_lines() == []
+    with Store(readonly=True) as store:
+        checkpoint = store.checkpoint(session.session_id)
+    assert checkpoint["task"] == EXPECTED_TASK
+    assert checkpoint["decisions"] == [ids[0]] and checkpoint["todos"] == [ids[3]]
 
 
 # --- session-end ---------------------------------------------------------------------------

@@ -1,0 +1,248 @@
+"""Wall time and peak RSS of the hooks, each run as a fresh process the way Claude Code runs them.
+
+    .venv/bin/python bench/hooks.py [--runs 30] [--sizes 1000,10000,100000]
+
+Prints p50/p95 wall time and peak RSS of `miner-hook session-start` (source
+startup, ranked against the last checkpoint; and compact at the middle
+size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`,
+and of `python -c pass` from the same interpreter in the same run, for
+scale. Targets: session-start p50 ≤ 50 ms at 10k memories, stop p50 ≤ 30 ms.
+
+Everything lives in a temporary HOME. Stores are filled straight through
+`Store.add_memory` in one transaction (synthetic text), not by mining. The
+detached worker a hook starts is waited for, untimed, before the next run,
+so that it does not compete for the CPU. Bytecode caching is enabled for
+the hook processes (an installed tool has its .pyc files; the repo's
+PYTHONDONTWRITEBYTECODE=1 would make every run compile the package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+WORDS = ("database cache postgres redis deploy kubernetes frontend react build pipeline tests pytest lint docker "
+         "api auth token queue worker retry index schema migration logging metrics billing invoice customer search "
+         "ranking config parser exporter scheduler webhook storage bucket cdn graphql grpc protobuf").split()
+CATEGORIES = ("decision", "fact", "preference", "todo")
+PROJECT_SHARE = 0.8  # the rest belongs to other projects
+
+
+def isolated_env(root: Path) -> dict[str, str]:
+    home = root / "home"
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(HOME=str(home), MINER_HOME=str(root / "miner-home"), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local" / "share"), CLAUDE_CONFIG_DIR=str(home / ".claude"))
+    return env
+
+
+def with_env(env: dict[str, str]):
+    """Point this process's own `miner` imports at the benchmark's folders."""
+    for key in ("HOME", "MINER_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "CLAUDE_CONFIG_DIR"):
+        os.environ[key] = env[key]
+    from miner import paths
+
+    paths.project_root.cache_clear()
+
+
+def build_store(count: int, project: str, session_id: str) -> float:
+    """`count` synthetic memories (80% in `project`) and a last-session checkpoint; returns seconds taken."""
+    from miner.store import NewMemory, Store
+
+    rng = random.Random(count)
+    started = time.perf_counter()
+    with Store() as store:
+        with store.transaction() as db:
+            for i in range(count):
+                words = rng.sample(WORDS, 4)
+                text = (f"We decided to use {words[0]} with {words[1]} for the {words[2]} {words[3]} layer "
+                        f"(item {i}).")
+                store.add_memory(db, NewMemory(
+                    project=project if rng.random() < PROJECT_SHARE else f"/work/other-{i % 9}",
+                    category=CATEGORIES[i % 4], text=text, confidence=round(rng.uniform(0.4, 0.95), 2),
+                    rule_id="bench", role="user", session_id=f"bench-{i // 40}", transcript="/bench.jsonl",
+                    entry_uuid=f"bench-{i}",
+                    ts=f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00.000Z"))
+            store.upsert_session(db, session_id, project, project, "main", "/bench.jsonl", "2025-12-01T10:00:00.000Z")
+        store.put_checkpoint("last-session", project, {"session_id": "last-session", "project": project,
+                                                       "task": ["Add retry with backoff to the webhook worker queue."],
+                                                       "decisions": [], "todos": []})
+        store.put_checkpoint(session_id, project, {"session_id": session_id, "project": project,
+                                                   "task": ["Move the invoice exporter to the scheduler."],
+                                                   "decisions": [], "todos": []})
+    return time.perf_counter() - started
+
+
+def make_transcript(project: str, session_id: str) -> Path:
+    """A short transcript in Claude's folder, already mined (the Stop worker then has nothing to do)."""
+    from miner import paths
+    from miner.store import Store
+    from miner.transcript import head_digest
+
+    folder = paths.projects_dir() / paths.encode_project(project)
+    folder.mkdir(parents=True, exist_ok=True)
+    transcript = folder / f"{session_id}.jsonl"
+    with open(transcript, "w", encoding="utf-8") as handle:
+        for i in range(20):
+            role = "user" if i % 2 == 0 else "assistant"
+            content = f"Turn {i}: let's keep the exporter simple." if role == "user" else [
+                {"type": "text", "text": f"Reply {i}: done."}]
+            handle.write(json.dumps({"type": role, "uuid": f"u{i}", "sessionId": session_id, "cwd": project,
+                                     "timestamp": "2025-12-01T10:00:00.000Z",
+                                     "message": {"role": role, "content": content}}) + "\n")
+    resolved = str(transcript.resolve())
+    with Store() as store, store.transaction() as db:
+        store.set_watermark(db, resolved, transcript.stat().st_size, transcript.stat().st_ino,
+                            head_digest(resolved, 512), project)
+    return transcript
+
+
+def wait_for_workers(home: Path, timeout: float = 120.0) -> None:
+    from miner.worker import running_workers
+
+    deadline = time.monotonic() + timeout
+    while running_workers(home) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+# Peak RSS comes from wait4(). Linux carries the pre-exec memory of a forked child into its
+# peak, so children are started by this small launcher, not by the benchmark process
+# (which holds a 100k-memory store build in memory): otherwise every figure would read as
+# the benchmark's own size.
+LAUNCHER = r"""
+import json, os, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    started = time.perf_counter()
+    pid = os.posix_spawn(job["argv"][0], job["argv"], job["env"], file_actions=[
+        (os.POSIX_SPAWN_DUP2, r_in, 0), (os.POSIX_SPAWN_DUP2, w_out, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+    os.close(r_in)
+    os.close(w_out)
+    os.write(w_in, job["stdin"].encode())
+    os.close(w_in)
+    chunks = []
+    while True:
+        chunk = os.read(r_out, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r_out)
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.perf_counter() - started
+    print(json.dumps({"seconds": elapsed, "maxrss_kb": usage.ru_maxrss, "status": os.waitstatus_to_exitcode(status),
+                      "stdout": b"".join(chunks).decode("utf-8", "replace")}), flush=True)
+"""
+
+
+class Launcher:
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, int, bytes]:
+        """(wall seconds, peak RSS in KiB, stdout) of one fresh process."""
+        self.proc.stdin.write(json.dumps({"argv": argv, "env": env, "stdin": stdin.decode()}) + "\n")
+        self.proc.stdin.flush()
+        result = json.loads(self.proc.stdout.readline())
+        if result["status"] != 0:
+            raise RuntimeError(f"{argv} exited with {result['status']}")
+        return result["seconds"], result["maxrss_kb"], result["stdout"].encode()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def measure(launcher: Launcher, label: str, argv: list[str], stdin: bytes, env: dict[str, str], runs: int,
+            warmup: int = 2, check=None) -> dict:
+    home = Path(env["MINER_HOME"])
+    times, rss = [], []
+    for i in range(warmup + runs):
+        elapsed, peak, out = launcher.run(argv, stdin, env)
+        if check:
+            check(out)
+        wait_for_workers(home)  # untimed: the detached worker must not steal the next run's CPU
+        if i >= warmup:
+            times.append(elapsed * 1000)
+            rss.append(peak / 1024)
+    times.sort()
+    row = {"label": label, "runs": runs, "p50": statistics.median(times),
+           "p95": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))], "rss": max(rss)}
+    print(f"{label:<40} {runs:>5} {row['p50']:>9.1f} {row['p95']:>9.1f} {row['rss']:>12.1f}", flush=True)
+    return row
+
+
+def check_block(out: bytes) -> None:
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    if len(context.encode("utf-16-le")) // 2 >= 10_000:
+        raise RuntimeError("block over 10,000 characters")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--sizes", default="1000,10000,100000", help="store sizes, comma-separated")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    python = sys.executable
+    hook = [python, "-m", "miner.hooks"]
+
+    print(f"machine: {os.cpu_count()} cores, {platform.platform()}; load average {os.getloadavg()[0]:.2f}")
+    print(f"python: {platform.python_version()} ({python})")
+    print(f"{'command':<40} {'runs':>5} {'p50 ms':>9} {'p95 ms':>9} {'peak RSS MB':>12}")
+    rows = []
+    launcher = Launcher()
+    with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
+        root = Path(tmp)
+        project = str(root / "work" / "shop-api")
+        session_id = "0f6c2a9e-bench-4d1e-9a43-5d6f7e8a9b0c"
+        base_env = isolated_env(root / "empty")
+        rows.append(measure(launcher, "python -c pass", [python, "-c", "pass"], b"", base_env, args.runs))
+
+        env = isolated_env(root / "stop")
+        with_env(env)
+        transcript = make_transcript(project, session_id)
+        stop_payload = json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": project,
+                                   "hook_event_name": "Stop", "stop_hook_active": False}).encode()
+        rows.append(measure(launcher, "miner-hook stop", [*hook, "stop"], stop_payload, env, args.runs))
+
+        for size in sizes:
+            env = isolated_env(root / f"store-{size}")
+            with_env(env)
+            took = build_store(size, project, session_id)
+            print(f"  (store of {size:,} memories built in {took:.1f}s)", flush=True)
+            for source in ("startup", "compact") if size == sorted(sizes)[len(sizes) // 2] else ("startup",):
+                start_payload = json.dumps({"session_id": session_id if source == "compact" else "new-session",
+                                            "transcript_path": "", "cwd": project, "source": source,
+                                            "hook_event_name": "SessionStart"}).encode()
+                label = f"miner-hook session-start {source} {size // 1000}k"
+                rows.append(measure(launcher, label, [*hook, "session-start"], start_payload, env, args.runs,
+                                    check=check_block))
+
+    launcher.close()
+    base = rows[0]["p50"]
+    print("\nabove a bare interpreter (p50 - python -c pass p50):")
+    for row in rows[1:]:
+        print(f"  {row['label']:<38} +{row['p50'] - base:.1f} ms")
+    print("targets: session-start p50 <= 50 ms at 10k memories; stop p50 <= 30 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

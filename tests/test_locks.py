@@ -1,0 +1,197 @@
+"""Per-transcript locks, pending marks, checkpoint requests and the miner's pass loop (no spaCy, no processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from miner import hooks, locks, worker
+from miner.store import Store
+
+TRANSCRIPT = "/home/me/.claude/projects/-home-me-shop/0b6c1f.jsonl"
+
+
+def test_lock_is_exclusive_until_released():
+    first = locks.try_lock(TRANSCRIPT)
+    assert first is not None
+    assert locks.try_lock(TRANSCRIPT) is None  # flock is per open file: a second open cannot take it
+    assert locks.is_locked(TRANSCRIPT)
+    assert locks.try_lock("/another/transcript.jsonl") is not None
+    locks.release(first)
+    assert not locks.is_locked(TRANSCRIPT)
+
+
+def test_waiting_for_a_lock_gives_up_after_the_wait():
+    held = locks.try_lock(TRANSCRIPT)
+    try:
+        assert locks.try_lock(TRANSCRIPT, wait_s=0.2) is None
+    finally:
+        locks.release(held)
+    fd = locks.try_lock(TRANSCRIPT, wait_s=0.2)
+    assert fd is not None
+    locks.release(fd)
+
+
+def test_a_lock_handed_to_a_child_process_outlives_the_parent_descriptor():
+    fd = locks.try_lock(TRANSCRIPT)
+    os.set_inheritable(fd, True)
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                             pass_fds=(fd,))
+    os.close(fd)  # what the hook does after starting the worker
+    try:
+        assert locks.is_locked(TRANSCRIPT)  # the child holds it now
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+    assert not locks.is_locked(TRANSCRIPT)  # released when the child exits
+
+
+def test_pending_marks():
+    assert not locks.take_pending(TRANSCRIPT)
+    locks.mark_pending(TRANSCRIPT)
+    locks.mark_pending(TRANSCRIPT)
+    assert locks.take_pending(TRANSCRIPT)
+    assert not locks.take_pending(TRANSCRIPT)
+
+
+def test_catchup_lock_is_per_project():
+    fd = locks.try_catchup_lock("/home/me/shop")
+    assert fd is not None
+    assert locks.try_catchup_lock("/home/me/shop") is None
+    other = locks.try_catchup_lock("/home/me/other")
+    assert other is not None
+    locks.release(fd)
+    locks.release(other)
+
+
+def test_checkpoint_requests_round_trip():
+    locks.request_checkpoint(TRANSCRIPT, "session-a", "/home/me/shop")
+    locks.request_checkpoint(TRANSCRIPT, "session-a", "/home/me/shop")  # asked twice: served once
+    locks.request_checkpoint(TRANSCRIPT, "session-b", "")
+    locks.request_checkpoint("/other.jsonl", "session-c", "")
+    taken = locks.take_checkpoint_requests(TRANSCRIPT)
+    assert sorted(r["session_id"] for r in taken) == ["session-a", "session-b"]
+    assert locks.take_checkpoint_requests(TRANSCRIPT) == []
+    assert [r["session_id"] for r in locks.take_checkpoint_requests("/other.jsonl")] == ["session-c"]
+
+
+def test_broken_checkpoint_requests_are_dropped():
+    path = locks.request_checkpoint(TRANSCRIPT, "session-a", "")
+    path.write_text("{not json")
+    assert locks.take_checkpoint_requests(TRANSCRIPT) == []
+    assert not path.exists()
+
+
+class FakeMiner:
+    """Counts passes; can run a callback during a pass to play a hook that arrives meanwhile."""
+
+    def __init__(self, during=None):
+        self.passes = 0
+        self.during = during
+
+    def mine_file(self, transcript):
+        self.passes += 1
+        if self.during:
+            self.during(self.passes)
+
+
+def test_a_stop_during_a_pass_becomes_another_pass(monkeypatch):
+    started = []
+    monkeypatch.setattr(hooks, "spawn", lambda args, keep_fd=None: started.append(args))
+
+    def hook_arrives(n):
+        if n == 1:
+            assert hooks.hand_off(TRANSCRIPT) is False  # the lock is ours: the hook only marks
+
+    miner = FakeMiner(hook_arrives)
+    assert worker.mine_locked(miner, TRANSCRIPT)
+    assert miner.passes == 2 and started == []
+    assert not locks.is_locked(TRANSCRIPT) and not locks.pending_file(TRANSCRIPT).exists()
+
+
+def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
+    held = locks.try_lock(TRANSCRIPT)
+    try:
+        miner = FakeMiner()
+        assert worker.mine_locked(miner, TRANSCRIPT) is False
+        assert miner.passes == 0 and locks.pending_file(TRANSCRIPT).exists()
+    finally:
+        locks.release(held)
+
+
+def test_the_handed_down_lock_is_used_and_released():
+    fd = locks.try_lock(TRANSCRIPT)
+    miner = FakeMiner(lambda n: assert_locked())
+    assert worker.mine_locked(miner, TRANSCRIPT, lock_fd=fd)
+    assert miner.passes == 1 and not locks.is_locked(TRANSCRIPT)
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def assert_locked():
+    assert locks.is_locked(TRANSCRIPT)
+
+
+def test_hand_off_starts_one_miner_holding_the_lock(monkeypatch):
+    seen = []
+
+    def fake_spawn(args, keep_fd=None):
+        assert locks.is_locked(TRANSCRIPT)  # held before the worker even starts
+        seen.append((args, keep_fd))
+
+    monkeypatch.setattr(hooks, "spawn", fake_spawn)
+    assert hooks.hand_off(TRANSCRIPT, checkpoint=("session-a", "/home/me/shop")) is True
+    args, fd = seen[0]
+    assert args[:3] == ["mine", "--lock-fd", str(fd)] and args[-1] == TRANSCRIPT
+    assert args[args.index("--checkpoint") + 1] == "session-a"
+    assert locks.pending_file(TRANSCRIPT).exists()
+    assert [r["session_id"] for r in locks.take_checkpoint_requests(TRANSCRIPT)] == ["session-a"]
+
+
+def test_checkpoint_requests_are_served_after_the_pass(claude_dir, monkeypatch):
+    transcript = claude_dir / "projects" / "-work-shop" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": "/work/shop",
+                                      "message": {"role": "user", "content": "Ship the parser today."}}) + "\n")
+    locks.request_checkpoint(str(transcript), "s1", "/work/shop")
+    order = []
+    original = worker.write_requested_checkpoints
+
+    def recording(store, path, requests):
+        order.append("checkpoint")
+        original(store, path, requests)
+
+    monkeypatch.setattr(worker, "write_requested_checkpoints", recording)
+    with Store() as store:
+        assert worker.mine_locked(FakeMiner(lambda n: order.append("mine")), str(transcript), store=store)
+        body = store.checkpoint("s1")
+    assert order == ["mine", "checkpoint"]
+    # The session was never mined (fake miner): its project comes from the cwd of the request.
+    assert body["project"] == "/work/shop" and body["task"] == ["Ship the parser today."]
+
+
+def test_worker_command_line_checks_its_arguments(capsys):
+    with pytest.raises(SystemExit):
+        worker.parse_args(["mine", "--checkpoint", "s1", "a.jsonl", "b.jsonl"])
+    args = worker.parse_args(["mine", "--lock-fd", "7", "--checkpoint", "s1", "--cwd", "/w", "a.jsonl"])
+    assert (args.lock_fd, args.checkpoint, args.cwd, args.transcripts) == (7, "s1", "/w", ["a.jsonl"])
+
+
+def test_lagging_transcripts_ignore_a_half_written_last_line(claude_dir):
+    folder = claude_dir / "projects" / "-work-shop"
+    folder.mkdir(parents=True)
+    done = folder / "done.jsonl"
+    done.write_text('{"a": 1}\n')
+    growing = folder / "growing.jsonl"
+    growing.write_text('{"a": 1}\n{"b": ')
+    fresh = folder / "fresh.jsonl"
+    fresh.write_text('{"a": 1}\n')
+    with Store() as store:
+        with store.transaction() as db:
+            store.set_watermark(db, str(done.resolve()), done.stat().st_size, 0, "")
+            store.set_watermark(db, str(growing.resolve()), len('{"a": 1}\n'), 0, "")
+        assert worker.lagging_transcripts(store, folder) == [str(fresh.resolve())]
