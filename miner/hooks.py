@@ -34,9 +34,6 @@ EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "
                "session-end": "SessionEnd"}
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 MAX_STDIN_BYTES = 8 * 1024 * 1024
-# Claude Code cuts additionalContext over 10,000 characters (JavaScript string length: UTF-16 units).
-CONTEXT_LIMIT = 10_000
-HARD_CHAR_CAP = CONTEXT_LIMIT - 1
 LOG_MAX_BYTES = 256 * 1024
 
 
@@ -206,75 +203,48 @@ def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None) -> bool
 # --- events ------------------------------------------------------------------------------
 
 
-def utf16_len(text: str) -> int:
-    """Length as JavaScript counts it: characters outside the BMP count twice."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
-
-
-def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
-    """`text` if it fits `limit` UTF-16 units; else its whole lines that fit, with the closing tag kept."""
-    if utf16_len(text) <= limit:
-        return text
-    lines = text.split("\n")
-    closing = lines[-1] if lines[-1].startswith("</") else ""
-    body = lines[:-1] if closing else lines
-    kept: list[str] = []
-    used = utf16_len(closing) + 1
-    for line in body:
-        cost = utf16_len(line) + 1
-        if used + cost > limit:
-            break
-        kept.append(line)
-        used += cost
-    return "\n".join(kept + ([closing] if closing else []))
-
-
-def _ids(items) -> list[int]:
-    """Memory ids of recall items (or of plain ids)."""
-    return [int(item.memory.id) if hasattr(item, "memory") else int(item) for item in items]
-
-
 def has_transcripts(cwd: str) -> bool:
     """True when Claude Code keeps transcripts for this cwd or its project root (catch-up has work to look at)."""
     root = paths.projects_dir()
     return any(os.path.isdir(root / paths.encode_project(p)) for p in {cwd, paths.project_root(cwd)} if p)
 
 
-def recall_block(event: HookEvent, config: dict):
-    """(block text, what to record) for a SessionStart, or ('', None) when there is nothing to show."""
-    from . import config as config_mod
-    from .recall import build
+def situation_of(event: HookEvent) -> str:
+    situation = event.source if event.source in SOURCES else "startup"
+    return "resume" if situation == "fork" else situation
+
+
+def recall_block(event: HookEvent, config: dict) -> tuple[str, dict | None]:
+    """(block text, what to record) for a SessionStart, or ('', None) when there is nothing to show.
+
+    A block rendered ahead of time from the current store is used as is (no
+    SQLite, no recall code loaded); otherwise it is rendered from the store,
+    read only, so the hook never waits for a miner's write transaction.
+    """
+    from . import blockcache
+
+    started = time.perf_counter()
+    situation = situation_of(event)
+    by_session = situation in ("compact", "resume") and bool(event.session_id)
+    project = paths.project_root(event.cwd)
+    path = blockcache.session_path(event.session_id) if by_session else blockcache.startup_path(project)
+    entry = blockcache.load(path, config) if config.get("recall_cache", True) else None
+    if entry is not None and entry.get("session_id" if by_session else "project") == (
+            event.session_id if by_session else project):
+        if not entry["text"]:
+            return "", None
+        elapsed = round((time.perf_counter() - started) * 1000, 2)
+        return entry["text"], dict(entry["record"], situation=situation, elapsed_ms=elapsed)
+
     from .store import Store
 
     if not paths.db_path().exists():
         return "", None
-    situation = event.source if event.source in SOURCES else "startup"
-    if situation == "fork":
-        situation = "resume"
-    budget = min(config_mod.budget_chars(config), HARD_CHAR_CAP)
-    with Store(readonly=True) as store:  # read only: never waits for a miner's write transaction
-        project = ""
-        if situation in ("compact", "resume") and event.session_id:
+    with Store(readonly=True) as store:
+        if by_session:
             row = store.session(event.session_id)
-            project = row["project"] if row and row["project"] else ""
-        project = project or paths.project_root(event.cwd)
-        recall = build(store, project, config, situation=situation, session_id=event.session_id,
-                       budget_chars=budget, log=False)
-        over = utf16_len(recall.text) - HARD_CHAR_CAP
-        if over > 0:  # characters outside the BMP: shrink the budget by what they add
-            recall = build(store, project, config, situation=situation, session_id=event.session_id,
-                           budget_chars=max(200, budget - over - 50), log=False)
-    if not (recall.shown or recall.checkpoint):
-        return "", None
-    text = fit_block(recall.text)
-    record = {
-        "project": project, "situation": situation, "query": recall.query,
-        "shown": _ids(recall.shown),
-        "voided": _ids(getattr(recall, "voided", None) or []),
-        "left_out": _ids(recall.left_out),
-        "chars": len(text), "elapsed_ms": round(recall.elapsed_ms, 2),
-    }
-    return text, record
+            project = row["project"] if row and row["project"] else project
+        return blockcache.render(store, project, config, situation, event.session_id)
 
 
 def session_start(event: HookEvent, config: dict) -> str:
@@ -340,6 +310,11 @@ def pre_compact(event: HookEvent, config: dict) -> str:
         if not project:
             raise HookInputError("payload has no cwd and the session is unknown")
         write_checkpoint(store, event.session_id, project, transcript)
+    if config.get("recall_cache", True):
+        from . import blockcache
+
+        # Rendered now, while the budget is seconds, for the SessionStart(compact) that follows.
+        blockcache.refresh(blockcache.session_path(event.session_id), project, config, "compact", event.session_id)
     return ""
 
 

@@ -52,8 +52,8 @@ class LazyMiner:
         return not watermark.matches(transcript) or has_unmined_line(Path(transcript), watermark.offset)
 
     def mine_file(self, transcript: str):
-        if self._miner is None and not self.has_work(transcript):
-            return None
+        if not self.has_work(transcript):
+            return None  # no write either: a pass with nothing new would still move the watermark's time
         if self._miner is None:
             from .mine import Miner  # spaCy and YAML load here, in the background process
 
@@ -227,21 +227,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def transcript_projects(store: Store, transcripts: list[str]) -> set[str]:
+    """The projects the miner filed these transcripts under."""
+    projects = set()
+    for transcript in transcripts:
+        row = store.db.execute("SELECT project FROM watermarks WHERE transcript = ?", (transcript,)).fetchone()
+        if row and row["project"]:
+            projects.add(row["project"])
+    return projects
+
+
+def refresh_blocks(projects: set[str], config: dict) -> None:
+    """Render the startup block of each project from the store as this worker leaves it (see `blockcache`)."""
+    from . import blockcache
+
+    for project in sorted(projects):
+        try:
+            blockcache.refresh(blockcache.startup_path(project), project, config, "startup")
+        except Exception:  # noqa: BLE001 - SessionStart renders it itself then
+            note(f"startup block of {project} not rendered:\n{traceback.format_exc()}")
+
+
 def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -> int:
     args = parse_args(argv)
     config = config_mod.load()
+    projects: set[str] = set()
     with Store() as store:
         miner = (miner_factory or LazyMiner)(store, config)
         if args.command == "mine":
             lock_fd = args.lock_fd if args.lock_fd is not None and locks.holds_lock(args.lock_fd) else None
             if args.lock_fd is not None and lock_fd is None:
                 note(f"--lock-fd {args.lock_fd} is not open; taking the lock again")
-            for transcript in args.transcripts:
-                transcript = str(Path(transcript).resolve())
+            transcripts = [str(Path(t).resolve()) for t in args.transcripts]
+            for transcript in transcripts:
                 if args.checkpoint:
                     locks.request_checkpoint(transcript, args.checkpoint, args.cwd)
                 mine_locked(miner, transcript, args.wait, lock_fd, store=store)
                 lock_fd = None
+            projects = transcript_projects(store, transcripts)
         else:
             if args.recall_log:
                 try:
@@ -249,6 +272,10 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                 except (ValueError, TypeError, AttributeError) as exc:
                     note(f"recall not logged: {exc}")
             catch_up(store, miner, args.cwd)
+            projects = {paths.project_root(args.cwd)}
+    # After the store is closed: the block is rendered from what the next SessionStart will find.
+    if config.get("recall_cache", True):
+        refresh_blocks(projects, config)
     return 0
 
 
