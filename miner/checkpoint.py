@@ -74,8 +74,11 @@ def _requests_from_turns(turns, session_id: str) -> tuple[list[str], list[str]]:
     return own, anyone
 
 
-def _tail_turns(transcript: str, window: int):
-    """Prose turns of the last `window` bytes of a transcript (the first, partial line dropped); and whether that was the whole file."""
+def _tail_turns(transcript: str, window: int) -> tuple[list, bool]:
+    """(prose turns of the last `window` bytes of a transcript, whether that was the whole file).
+
+    The first line of the window is dropped when it starts mid-line, the last when it is still being written.
+    """
     with open(transcript, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         start = max(0, size - window)

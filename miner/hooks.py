@@ -5,13 +5,14 @@ at most once at the end, and fails open: on any problem it writes one line
 to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
 
 - session-start: prints the recall block as `additionalContext` (under
-  10,000 characters as Claude Code counts them), reading the store only;
-  then a detached worker records what was shown and mines the project's
-  transcripts that lag behind.
+  10,000 characters as Claude Code counts them): the block a worker
+  rendered ahead of time when the store has not changed since (see
+  `blockcache`), else rendered from the store, read only. Then a detached
+  worker records what was shown and mines the project's lagging transcripts.
 - stop: takes the transcript's lock and hands it to a detached miner; when a
   miner already holds it, leaves a mark so that miner does another pass.
 - pre-compact: mines up to now (bounded in time), then writes the session
-  checkpoint that opens the block after the compaction.
+  checkpoint that opens the block after the compaction, and renders that block.
 - session-end: like stop, and the miner writes the session's checkpoint
   after its final pass, so that the next startup ranks against it.
 
@@ -30,8 +31,6 @@ import time
 from . import paths
 
 EVENTS = ("session-start", "stop", "pre-compact", "session-end")
-EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact",
-               "session-end": "SessionEnd"}
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 LOG_MAX_BYTES = 256 * 1024
@@ -294,7 +293,7 @@ def pre_compact(event: HookEvent, config: dict) -> str:
             remaining = max(1.0, timeout - (time.monotonic() - started))
             os.set_inheritable(fd, True)
             result = subprocess.run(
-                [sys.executable, "-m", "miner.worker", "mine", "--lock-fd", str(fd), transcript],
+                [sys.executable, "-m", "miner.worker", "mine", "--lock-fd", str(fd), "--no-render", transcript],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 timeout=remaining, pass_fds=(fd,),
             )

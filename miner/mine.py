@@ -194,8 +194,8 @@ class Miner:
         for file in files:
             try:
                 result = self.mine_file(file)
-            except (OSError, UnicodeError) as exc:
-                result = Summary(errors=[f"{file}: {exc}"])
+            except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
+                result = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
             total.add(result)
             if progress:
                 progress(file, result)

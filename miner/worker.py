@@ -6,11 +6,15 @@ transcript is mined under its lock (see `locks`): a hook that starts a
 miner hands it the lock already taken (`--lock-fd`), and a hook that finds
 the lock taken leaves a mark that makes the running miner do another pass.
 
-- `mine TRANSCRIPT… [--lock-fd N] [--wait S] [--checkpoint SESSION_ID --cwd CWD]`:
+- `mine TRANSCRIPT… [--lock-fd N] [--wait S] [--checkpoint SESSION_ID --cwd CWD] [--no-render]`:
   mine until no pass is pending, then write the checkpoints asked for
   (SessionEnd asks for its session's, so the next startup ranks against it).
 - `catchup CWD [--recall-log JSON]`: record what a SessionStart block showed,
   then mine the project's transcripts that lag behind their watermarks.
+
+Either way the worker ends by rendering the project's startup block from the
+store as it leaves it (`blockcache`), so the next SessionStart can print it
+without opening the store.
 """
 
 from __future__ import annotations
@@ -218,6 +222,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mine.add_argument("--checkpoint", metavar="SESSION_ID", default="",
                       help="write this session's checkpoint after mining (needs one transcript)")
     mine.add_argument("--cwd", default="", help="the session's cwd, to find its project")
+    mine.add_argument("--no-render", action="store_true",
+                      help="do not render the project's startup block afterwards (the caller writes more first)")
     catchup = sub.add_parser("catchup", help="mine a project's transcripts that lag behind")
     catchup.add_argument("cwd")
     catchup.add_argument("--recall-log", default="", help="JSON: what a SessionStart block showed")
@@ -274,7 +280,7 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
             catch_up(store, miner, args.cwd)
             projects = {paths.project_root(args.cwd)}
     # After the store is closed: the block is rendered from what the next SessionStart will find.
-    if config.get("recall_cache", True):
+    if config.get("recall_cache", True) and not getattr(args, "no_render", False):
         refresh_blocks(projects, config)
     return 0
 

@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from miner import paths
 from miner.store import Store
 
-from test_hooks import (Session, additional_context, hook_log_lines, memory_texts, run_hook, wait_for_workers,
-                        wait_until)
+from test_hooks import Session, additional_context, hook_log_lines, memory_texts, run_hook, wait_for_workers
 
 DECISIONS = [
     "We'll use PostgreSQL instead of MySQL for the database.",
     "Let's go with pnpm as the package manager.",
 ]
 CURRENT_TASK = "Now add an export of the invoices to CSV, one row per line item."
+
+
+@pytest.fixture(autouse=True)
+def no_stray_workers():
+    yield
+    wait_for_workers()
 
 
 def test_a_session_survives_compaction_and_the_next_session_remembers(tmp_path, claude_dir):

@@ -26,7 +26,8 @@ from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
 BANNED_ON_HOOK_PATH = ("spacy", "yaml", "click", "rich", "orjson", "thinc", "numpy")
-EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact", "session-end": "SessionEnd"}
+EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact",
+               "session-end": "SessionEnd"}
 CONTEXT_LIMIT = 10_000
 
 
@@ -394,6 +395,12 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
         checkpoint = store.checkpoint(session.session_id)
     assert checkpoint["task"] == EXPECTED_TASK
     assert checkpoint["decisions"] == [ids[0]] and checkpoint["todos"] == [ids[3]]
+    wait_for_workers()
+    # PreCompact also rendered the block of the SessionStart(compact) that follows.
+    session.compaction("This session is being continued from a previous conversation.")
+    after = session_start_probe(session.payload("session-start.compact.json"))
+    assert not after["store_loaded"]
+    assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("Memory number 0:")
 
 
 # --- session-end ---------------------------------------------------------------------------
@@ -535,3 +542,64 @@ def test_hook_path_imports_only_the_standard_library_and_own_modules(session):
     loaded = {name.split(".")[0] for name in modules}
     assert not loaded & set(BANNED_ON_HOOK_PATH), loaded & set(BANNED_ON_HOOK_PATH)
     assert "miner.mine" not in modules and "miner.refine" not in modules and "miner.rules" not in modules
+
+
+# --- blocks rendered ahead of time -----------------------------------------------------------
+
+CACHE_PROBE = """
+import json, sys
+from miner import hooks
+out = hooks.run("session-start", sys.argv[1])
+block = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+print(json.dumps({"block": block, "store_loaded": "miner.store" in sys.modules or "sqlite3" in sys.modules}))
+"""
+
+
+def session_start_probe(stdin: bytes) -> dict:
+    """Run the session-start hook in a fresh process and say whether it had to open the store."""
+    result = subprocess.run([sys.executable, "-c", CACHE_PROBE, stdin.decode()], capture_output=True,
+                            env=dict(os.environ), timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(session):
+    from miner import blockcache, config
+
+    project = str(session.cwd)
+    seed_store(project, count=12)
+    first = session_start_probe(session.payload("session-start.startup.json"))
+    assert first["store_loaded"] and "Memory number 4:" in first["block"]
+    wait_for_workers()  # the worker records the recall, then renders the next block
+    assert blockcache.startup_path(project).exists()
+
+    second = session_start_probe(session.payload("session-start.startup.json"))
+    assert not second["store_loaded"]  # answered from the rendered block: no SQLite at all
+    with Store(readonly=True) as store:
+        live, _ = blockcache.render(store, project, config.load(), "startup")
+    assert second["block"] == live
+    wait_for_workers()
+
+    # Any write makes the rendered block stale: a forgotten memory never comes back from it.
+    with Store() as store, store.transaction() as db:
+        db.execute("UPDATE memories SET state = 'forgotten' WHERE text LIKE 'Memory number 4:%'")
+    third = session_start_probe(session.payload("session-start.startup.json"))
+    assert third["store_loaded"] and "Memory number 4:" not in third["block"]
+    wait_for_workers()
+
+    # So does a change of settings.
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text(json.dumps({"budget_share": 0.01}))
+    assert session_start_probe(session.payload("session-start.startup.json"))["store_loaded"]
+
+
+def test_a_broken_rendered_block_is_ignored(session):
+    from miner import blockcache
+
+    project = str(session.cwd)
+    seed_store(project, count=3)
+    path = blockcache.startup_path(project)
+    paths.ensure_private_dir(path.parent)
+    path.write_text("{not json")
+    block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+    assert "Memory number 1:" in block and hook_log_lines() == []

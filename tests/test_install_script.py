@@ -369,46 +369,36 @@ def _test_run(repo: Path, env: dict[str, str], *args: str) -> Run:
 
 @pytest.mark.slow
 class TestTestMode:
-    def test_passing_suite_passes(self, probe_repo):
-        repo, env = probe_repo
-        _suite(repo, test_ok="def test_ok():\n    assert True\n")
-        result = _test_run(repo, env)
-        assert result.returncode == 0, result
-        assert "1 passed" in result.stdout, result
-        assert (repo / ".venv" / "bin" / "pytest").exists()
-        assert "Successfully" not in result.output, "pip's output belongs in the log"
-
-    def test_arguments_after_test_go_to_pytest(self, probe_repo):
+    def test_passing_suite_passes_and_arguments_go_to_pytest(self, probe_repo):
         repo, env = probe_repo
         _suite(repo, test_two="def test_alpha():\n    pass\n\ndef test_beta():\n    pass\n")
         result = _test_run(repo, env, "-k", "alpha")
         assert result.returncode == 0, result
         assert "1 passed, 1 deselected" in result.stdout, result
-        assert "reusing" in result.stdout, result
+        assert (repo / ".venv" / "bin" / "pytest").exists()
+        assert "Successfully" not in result.output, "pip's output belongs in the log"
 
     def test_failing_suite_fails_with_one_line(self, probe_repo):
         repo, env = probe_repo
         _suite(repo, test_bad="def test_bad():\n    assert 1 == 2\n")
         result = _test_run(repo, env)
         assert result.returncode != 0, result
+        assert "reusing" in result.stdout, result
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1 and "exit code 1" in ours[0], result
 
-    @pytest.mark.parametrize("case", ["no-tests", "all-deselected", "exit-0-forced", "all-skipped"])
+    @pytest.mark.parametrize("case", ["none-collected", "exit-0-forced", "all-skipped"])
     def test_suite_that_tests_nothing_fails(self, probe_repo, case):
         repo, env = probe_repo
-        args: tuple[str, ...] = ()
-        if case == "no-tests":
-            _suite(repo)
-        elif case == "all-deselected":
+        if case == "none-collected":  # pytest exits 5
             _suite(repo, test_ok="def test_ok():\n    pass\n")
-            args = ("-k", "no_such_test")
-        elif case == "exit-0-forced":
-            # A plugin that turns "no tests ran" (exit 5) into exit 0 must not fool us.
+            result = _test_run(repo, env, "-k", "no_such_test")
+        elif case == "exit-0-forced":  # a plugin turns "no tests ran" into exit 0: still no pass
             _suite(repo, conftest="def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n")
+            result = _test_run(repo, env)
         else:
             _suite(repo, test_skip="import pytest\n\n@pytest.mark.skip(reason='probe')\ndef test_s():\n    pass\n")
-        result = _test_run(repo, env, *args)
+            result = _test_run(repo, env)
         assert result.returncode != 0, result
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1, result

@@ -23,13 +23,10 @@ def dump(obj) -> str:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """An isolated HOME; no CLAUDE_CONFIG_DIR."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
+def home(isolated_home, monkeypatch):
+    """The isolated HOME from conftest, without CLAUDE_CONFIG_DIR (so ~/.claude is used)."""
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return home
+    return isolated_home
 
 
 @pytest.fixture
