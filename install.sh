@@ -5,7 +5,8 @@
 #   1. check ${PYTHON:-python3} (3.10 or newer, with venv)
 #   2. create or reuse the virtual environment $MINER_HOME/venv
 #      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner)
-#   3. pip install this repository into it (pip's output goes to $MINER_HOME/venv/install.log)
+#   3. pip install a copy of this repository into it (pip's output goes to
+#      $MINER_HOME/venv/install.log; the checkout itself is left untouched)
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
 #   5. try the official spaCy English model; offline, carry on with the blank pipeline
 #   6. register the user-scope hooks with `miner install` (unless --no-hooks)
@@ -76,6 +77,7 @@ say() {
 # A path from the environment: a leading ~ is the home folder, a relative path is made absolute.
 abs_path() {
     local p=$1
+    # shellcheck disable=SC2088 # a literal ~ from a quoted variable
     case $p in
         "~") p=$HOME ;;
         "~/"*) p=$HOME/${p#"~/"} ;;
@@ -89,6 +91,7 @@ abs_path() {
 
 # Same path shown with ~ for the home folder (for messages only).
 pretty() {
+    # shellcheck disable=SC2088 # printed, not expanded
     case $1 in
         "$HOME"/*) printf '~/%s\n' "${1#"$HOME"/}" ;;
         *) printf '%s\n' "$1" ;;
@@ -110,7 +113,7 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         --test)
-            MODE=test
+            MODE="test"
             shift
             break # everything after --test goes to pytest
             ;;
@@ -180,9 +183,9 @@ run_tests() {
     check_python
     VENV=$REPO/.venv
     ensure_venv "$VENV"
-    pip_install "the package with its dev dependencies" -e "$REPO[dev]"
-    say "- installed transcript-miner (editable) with its dev dependencies (pip log: $(pretty "$LOG"))"
-    say "- running: .venv/bin/python -m pytest -q $*"
+    pip_install "the package with its dev dependencies" -e "${REPO}[dev]"
+    say "- package: installed in editable mode with the dev dependencies (pip log: $(pretty "$LOG"))"
+    say "- running: .venv/bin/python -m pytest -q${*:+ $*}"
     cd "$REPO"
     out=$VENV/pytest-output.log
     set +e
@@ -201,7 +204,7 @@ run_tests() {
     if ! [[ $summary =~ (^|[^0-9])[1-9][0-9]*\ (passed|tests?\ collected) ]]; then
         die "pytest exited 0 but no test ran (${summary:-no summary line}); that is not a pass"
     fi
-    say "install.sh: test suite passed ($summary)"
+    # Success adds nothing after pytest's own closing line: that line is the verdict.
 }
 
 # ------------------------------------------------------------------------- install
@@ -324,6 +327,19 @@ backfill_and_recall() {
     fi
 }
 
+# A copy of the sources to build from: pip builds in the source tree (build/, *.egg-info),
+# so building from the checkout itself would leave files there that could end up in a later
+# wheel, and two installs at once would trip over each other.
+stage_source() {
+    STAGE=$(mktemp -d "${TMPDIR:-/tmp}/miner-src.XXXXXX") || die "cannot create a temporary folder; check TMPDIR"
+    trap 'rm -rf "$STAGE"' EXIT
+    if ! (cd "$REPO" && tar --exclude=./.git --exclude=./.venv --exclude=./build --exclude=./dist \
+        --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache --exclude=.hypothesis \
+        -cf - .) | tar -C "$STAGE" -xf -; then
+        die "cannot copy the sources from $REPO to $STAGE; check the free space in ${TMPDIR:-/tmp}"
+    fi
+}
+
 run_install() {
     local version
     check_python
@@ -333,7 +349,8 @@ run_install() {
     chmod 700 "$MINER_HOME" 2>/dev/null || true # memories are private data
     VENV=$MINER_HOME/venv
     ensure_venv "$VENV"
-    pip_install "the package" "$REPO"
+    stage_source
+    pip_install "the package" "$STAGE"
     version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""
     if [ -z "$version" ]; then
         die "the installed miner does not run (see $LOG); check your Python"

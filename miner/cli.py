@@ -98,17 +98,40 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
               help="Build the block a session would get in this situation.")
 @click.option("--session", default="", help="Session id (for compact/resume).")
 @click.option("--tentative", is_flag=True, help="Include unconfirmed (hedged) memories.")
+@click.option("--explain", is_flag=True, help="Show each item's score broken down, and each void zone with why.")
+@click.option("--no-void", is_flag=True, help="Build the block without void marking.")
 def recall(query: str, project: str | None, budget: int | None, situation: str | None, session: str,
-           tentative: bool) -> None:
+           tentative: bool, explain: bool, no_void: bool) -> None:
     """Print the recall block for a project, optionally ranked against QUERY."""
-    from .recall import build
+    from .recall import build, explain_lines
 
     config = _config()
     situation = situation or ("query" if query else "startup")
     with _store() as store:
         result = build(store, _project(project), config, situation=situation, query=query, session_id=session,
-                       budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative)
-    click.echo(result.text)
+                       budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
+                       void=False if no_void else None, log=not explain)
+    click.echo("\n".join(explain_lines(result)) if explain else result.text)
+
+
+@main.command()
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+def zones(project: str | None) -> None:
+    """Show the void zones of the last recall for a project."""
+    with _store() as store:
+        row = store.last_recall(_project(project))
+    if row is None:
+        click.echo("No recall logged for this project yet.")
+        return
+    zones_ = json.loads(row["voided"])
+    click.echo(f"last recall {row['created_at']} ({row['situation']}): {len(json.loads(row['shown']))} shown, "
+               f"{len(json.loads(row['left_out']))} left out, {row['elapsed_ms']:.1f} ms")
+    for zone in zones_:
+        state = "VOID" if zone["voided"] else ("kept, protected" if zone["protected"] else "kept")
+        click.echo(f"  {state:<16} score {zone['score']:.3f}  {len(zone['ids']):>3} memories  "
+                   f"topic: {', '.join(zone['topic'])}  {zone['reason']}")
+    if not zones_:
+        click.echo("  no void marking (too few candidates to crowd the budget)")
 
 
 @main.command(name="list")
@@ -166,6 +189,7 @@ def stats(as_json: bool) -> None:
     click.echo(f"database     {data['database']}")
     click.echo(f"memories     {data['memories']} ({', '.join(f'{k} {v}' for k, v in sorted(data['by_state'].items())) or 'none'})")
     click.echo(f"active by category: {', '.join(f'{k} {v}' for k, v in sorted(data['by_category'].items())) or 'none'}")
+    click.echo(f"active by confidence: {', '.join(f'{k} {v}' for k, v in sorted(data['by_confidence'].items())) or 'none'}")
     click.echo(f"evidence     {data['evidence']}")
     click.echo(f"projects     {data['projects']}   sessions {data['sessions']}   transcripts {data['transcripts']}")
     for name, value in data["counters"].items():

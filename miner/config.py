@@ -30,6 +30,11 @@ DEFAULTS: dict[str, Any] = {
     "role_weights": {"user": 1.0, "assistant": 0.7},
     "session_bonus": 0.3,
     "density_exponent": 0.5,
+    # Void marking: cluster by keyword Jaccard, void weak clusters until this share is void.
+    "void_share": 0.3,
+    "void_jaccard": 0.25,
+    "void_min_candidates": 12,
+    "void_crowd_factor": 2.0,
     # Hooks.
     "precompact_timeout_s": 45.0,
     "hook_log_max_bytes": 256 * 1024,

@@ -13,10 +13,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from .clean import BLOCK_TAG
 from .store import Store, StoredMemory
+from .void import Zone, suppress_hubs, void_mark
 
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
 _TAG_RE = re.compile(r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE)
@@ -39,6 +41,7 @@ class Recall:
     left_out: list[Item]
     elapsed_ms: float
     checkpoint: dict | None = None
+    zones: list[Zone] = field(default_factory=list)
 
 
 def parse_ts(value: str) -> float | None:
@@ -118,9 +121,16 @@ def header(project: str) -> str:
     )
 
 
-def footer(left_out: int) -> str:
-    note = f"_{left_out} more memories left out to fit the budget (`miner recall --explain` shows them)._\n" if left_out else ""
-    return f"{note}</{BLOCK_TAG}>"
+def footer(left_out: int, zones: list[Zone] | None = None) -> str:
+    lines = []
+    voided = [z for z in zones or [] if z.voided]
+    if voided:
+        count = sum(len(z.ids) for z in voided)
+        topics = "; ".join(", ".join(z.topic) for z in voided[:5] if z.topic)
+        lines.append(f"_{count} weakly related memories voided (topics: {topics})._")
+    if left_out:
+        lines.append(f"_{left_out} more memories left out to fit the budget (`miner recall --explain` shows them)._")
+    return "".join(line + "\n" for line in lines) + f"</{BLOCK_TAG}>"
 
 
 def checkpoint_lines(checkpoint: dict, by_id: dict[int, StoredMemory]) -> list[str]:
@@ -130,21 +140,52 @@ def checkpoint_lines(checkpoint: dict, by_id: dict[int, StoredMemory]) -> list[s
     return lines
 
 
+def situation_query(store: Store, project: str, situation: str, session_id: str, query: str) -> tuple[str, dict | None]:
+    """What to rank against, and the checkpoint that opens the block, for a situation."""
+    checkpoint = None
+    if situation in ("compact", "resume"):
+        checkpoint = (store.checkpoint(session_id) if session_id else None) or store.latest_checkpoint(project)
+        if checkpoint and not query:
+            query = " ".join(checkpoint.get("task", []))
+    elif situation in ("startup", "clear") and not query:
+        # A new session: the project, its branch, and where the last session left off.
+        last = store.latest_checkpoint(project, exclude=session_id)
+        session = store.last_session(project, exclude=session_id)
+        parts = [Path(project).name, session["git_branch"] if session else ""]
+        query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
+    return query, checkpoint
+
+
+def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any]) -> tuple[list[Item], list[Item]]:
+    """Items that fit whole within the budget (by value per character), and those left out."""
+    exponent = float(config.get("density_exponent", 0.0))
+    if exponent:
+        # Pack by value per character, so that one long item does not displace several short ones.
+        items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
+    used = reserved
+    chosen: list[Item] = []
+    left_out: list[Item] = []
+    section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
+    for item in items:
+        cost = len(format_item(item.memory)) + 1 + section_cost.get(item.memory.category, 0)
+        if used + cost <= budget_chars:
+            chosen.append(item)
+            used += cost
+            section_cost[item.memory.category] = 0
+        else:
+            left_out.append(item)
+    return chosen, left_out
+
+
 def build(store: Store, project: str, config: dict[str, Any], situation: str = "startup", query: str = "",
           session_id: str = "", budget_chars: int = 9_800, include_tentative: bool = False,
-          log: bool = True) -> Recall:
-    """The recall block for `project` in a situation: startup, clear, compact, resume or query."""
+          log: bool = True, void: bool | None = None) -> Recall:
+    """The recall block for `project` in a situation: startup, clear, compact, resume or query.
+
+    Three stages: score the candidates, void-mark weak clusters, fit the budget.
+    """
     started = time.perf_counter()
-    checkpoint = None
-    if situation in ("compact", "resume") and session_id:
-        checkpoint = store.checkpoint(session_id)
-    if situation in ("compact", "resume") and checkpoint is None:
-        checkpoint = store.latest_checkpoint(project)
-    if situation in ("startup", "clear") and not query:
-        last = store.latest_checkpoint(project, exclude=session_id)
-        query = " ".join(last.get("task", [])) if last else ""
-    elif situation in ("compact", "resume") and checkpoint and not query:
-        query = " ".join(checkpoint.get("task", []))
+    query, checkpoint = situation_query(store, project, situation, session_id, query)
 
     relevance, matched = relevance_scores(store, project, query)
     candidates = {m.id: m for m in store.candidates(project)}
@@ -155,53 +196,66 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     half_life = float(config["session_half_life_hours"]) * 3600 if checkpoint else None
     items = score_items(pool, relevance, config, half_life)
 
-    head = header(project)
-    pinned_lines: list[str] = []
     session_ids: set[int] = set()
+    pinned_lines: list[str] = []
     if checkpoint:
         pinned_lines = checkpoint_lines(checkpoint, candidates)
         session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", []))
-        # This session's own decisions and todos come first among the items.
-        for item in items:
+        for item in items:  # this session's own decisions and todos come first
             if item.memory.id in session_ids:
                 item.score += 10.0
-        items.sort(key=lambda i: (-i.score, -i.memory.id))
+                item.parts["current_session"] = 10.0
+    suppress_hubs(items)
+    items.sort(key=lambda i: (-i.score, -i.memory.id))
 
-    used = len(head) + len(footer(99999)) + 2
-    for line in pinned_lines:
-        if used + len(line) + 1 <= budget_chars:
-            used += len(line) + 1
-    chosen: list[Item] = []
-    left_out: list[Item] = []
-    section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
-    # Pack by value per character, so that one long item does not displace several short ones.
-    exponent = float(config.get("density_exponent", 0.0))
-    if exponent:
-        items.sort(key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
-    for item in items:
-        cost = len(format_item(item.memory)) + 1 + section_cost.get(item.memory.category, 0)
-        if used + cost <= budget_chars:
-            chosen.append(item)
-            used += cost
-            section_cost[item.memory.category] = 0
-        else:
-            left_out.append(item)
+    zones: list[Zone] = []
+    # Void marking is for crowds: when the candidates would fill the budget several times over.
+    crowded = sum(len(i.memory.text) + 16 for i in items) > float(config.get("void_crowd_factor", 2.0)) * budget_chars
+    if void if void is not None else (crowded and float(config.get("void_share", 0.3)) > 0):
+        zones = void_mark(items, config, session_ids)
+        voided_ids = {i for z in zones if z.voided for i in z.ids}
+        items = [i for i in items if i.memory.id not in voided_ids]
 
+    head = header(project)
+    reserve = len(head) + len(footer(99999, zones)) + 2
     body: list[str] = []
-    fitted = 0
     for line in pinned_lines:
-        if fitted + len(line) + 1 <= budget_chars - len(head) - len(footer(99999)) - 2:
+        if reserve + len(line) + 1 <= budget_chars:
             body.append(line)
-            fitted += len(line) + 1
+            reserve += len(line) + 1
+    chosen, left_out = fit(items, budget_chars, reserve, config)
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]
         if section:
             body.append(f"## {title}")
             body.extend(format_item(i.memory) for i in section)
-    text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out))
+    text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
     if log and not store.readonly:
         store.note_recalled(i.memory.id for i in chosen)
-        store.log_recall(project, situation, query, [i.memory.id for i in chosen], [], [i.memory.id for i in left_out],
-                         len(text), elapsed)
-    return Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint)
+        store.log_recall(project, situation, query, [i.memory.id for i in chosen], [z.as_dict() for z in zones],
+                         [i.memory.id for i in left_out], len(text), elapsed)
+    return Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones)
+
+
+def explain_lines(recall: Recall) -> list[str]:
+    """Why each item is in the block or not: score parts, void zones, what the budget left out."""
+    lines = [f"project {recall.project}, situation {recall.situation}, query: {recall.query[:200] or '(none)'}",
+             f"{len(recall.shown)} shown, {len(recall.left_out)} left out over budget, "
+             f"{sum(len(z.ids) for z in recall.zones if z.voided)} voided; built in {recall.elapsed_ms:.1f} ms", "",
+             "SHOWN"]
+
+    def describe(item: Item) -> str:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in item.parts.items())
+        return f"  #{item.memory.id:<6} {item.score:7.3f}  [{item.memory.category}] {item.memory.text[:90]}\n           {parts}"
+
+    lines += [describe(i) for i in recall.shown]
+    if recall.zones:
+        lines += ["", "ZONES (clusters by keyword Jaccard)"]
+        for zone in recall.zones:
+            state = "VOID" if zone.voided else ("protected" if zone.protected else "kept")
+            lines.append(f"  {state:<9} score {zone.score:.3f}  {len(zone.ids):>3} memories  topic: "
+                         f"{', '.join(zone.topic)}  {zone.reason}  ids {zone.ids[:8]}")
+    if recall.left_out:
+        lines += ["", "LEFT OUT (over budget)"] + [describe(i) for i in recall.left_out[:50]]
+    return lines

@@ -175,7 +175,28 @@ def m001_core(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_core]
+def m002_history(db: sqlite3.Connection) -> None:
+    """Dedup and conflict history: earlier wordings of a memory, a display note per supersede link."""
+    run_script(
+        db,
+        """
+        CREATE TABLE memory_hashes (
+            project TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (project, hash)
+        );
+        CREATE INDEX memory_hashes_memory ON memory_hashes (memory_id);
+        ALTER TABLE links ADD COLUMN was TEXT NOT NULL DEFAULT '';
+        CREATE INDEX links_dst ON links (dst, kind);
+        CREATE INDEX memories_subject ON memories (project, subject, state) WHERE subject <> '';
+        """
+    )
+
+
+MIGRATIONS = [m001_core, m002_history]
 
 
 class StoreError(RuntimeError):
@@ -443,41 +464,12 @@ class Store:
     # --- memories ------------------------------------------------------------------------
 
     def add_memory(self, db: sqlite3.Connection, new: NewMemory) -> tuple[int, bool]:
-        """Insert a memory, or merge it into its exact duplicate. Returns (id, created)."""
-        digest = content_hash(new.text)
-        row = db.execute(
-            "SELECT id, session_id, last_seen FROM memories WHERE project = ? AND hash = ?", (new.project, digest)
-        ).fetchone()
-        evidence_text = new.evidence_text or new.text
+        """Insert a memory, or merge it into its exact duplicate (an earlier wording counts). Returns (id, created)."""
+        row = self.find_exact(db, new.project, content_hash(new.text))
         if row is None:
-            stamp = now_iso()
-            ts = new.ts or stamp
-            keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
-            cur = db.execute(
-                """INSERT INTO memories (project, category, text, hash, keywords, subject, value, state, tentative,
-                   scope, confidence, rule_id, role, source, session_id, transcript, entry_uuid, git_branch,
-                   first_seen, last_seen, valid_from, created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (new.project, new.category, new.text, digest, keywords, new.subject, new.value, int(new.tentative),
-                 new.scope, new.confidence, new.rule_id, new.role, new.source, new.session_id, new.transcript,
-                 new.entry_uuid, new.git_branch, ts, ts, ts, stamp, stamp),
-            )
-            memory_id = cur.lastrowid
-            self._add_evidence(db, memory_id, new, evidence_text)
-            return memory_id, True
-        memory_id = row["id"]
-        if self._add_evidence(db, memory_id, new, evidence_text):
-            sessions = db.execute(
-                "SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?", (memory_id,)
-            ).fetchone()[0]
-            db.execute(
-                """UPDATE memories SET evidence_count = evidence_count + 1, session_count = ?,
-                   last_seen = MAX(last_seen, ?), updated_at = ?,
-                   confidence = MIN(1.0, confidence + CASE WHEN ? > session_count THEN 0.1 ELSE 0.02 END)
-                   WHERE id = ?""",
-                (sessions, new.ts or now_iso(), now_iso(), sessions, memory_id),
-            )
-        return memory_id, False
+            return self.insert_memory(db, new), True
+        self.merge_evidence(db, row["id"], new)
+        return row["id"], False
 
     def _add_evidence(self, db: sqlite3.Connection, memory_id: int, new: NewMemory, text: str) -> bool:
         cur = db.execute(
@@ -580,6 +572,11 @@ class Store:
                  chars, elapsed_ms),
             )
 
+    def last_recall(self, project: str) -> sqlite3.Row | None:
+        return self.db.execute(
+            "SELECT * FROM recall_log WHERE project = ? ORDER BY id DESC LIMIT 1", (project,)
+        ).fetchone()
+
     def stats(self) -> dict[str, Any]:
         db = self.db
         by_state = {r[0]: r[1] for r in db.execute("SELECT state, COUNT(*) FROM memories GROUP BY state")}
@@ -591,6 +588,13 @@ class Store:
             "memories": sum(by_state.values()),
             "by_state": by_state,
             "by_category": by_category,
+            # Void Memory's confidence stages: stored, accessed (recalled), confirmed (recalled 3+ times).
+            "by_confidence": {
+                r[0]: r[1] for r in db.execute(
+                    """SELECT CASE WHEN recall_count >= 3 THEN 'confirmed' WHEN recall_count >= 1 THEN 'accessed'
+                       ELSE 'stored' END AS stage, COUNT(*) FROM memories WHERE state = 'active' GROUP BY stage"""
+                )
+            },
             "evidence": db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
             "projects": db.execute("SELECT COUNT(DISTINCT project) FROM memories").fetchone()[0],
             "sessions": db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
@@ -600,6 +604,181 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    # --- dedup, conflicts and corrections (the layers themselves live in dedup.py) ---------------
+
+    def find_exact(self, db: sqlite3.Connection, project: str, digest: str) -> sqlite3.Row | None:
+        """The memory whose text, or an earlier wording of it, has this content hash."""
+        row = db.execute("SELECT * FROM memories WHERE project = ? AND hash = ?", (project, digest)).fetchone()
+        if row is None:
+            row = db.execute(
+                """SELECT m.* FROM memory_hashes h JOIN memories m ON m.id = h.memory_id
+                   WHERE h.project = ? AND h.hash = ?""",
+                (project, digest),
+            ).fetchone()
+        return row
+
+    def insert_memory(self, db: sqlite3.Connection, new: NewMemory, state: str = "active",
+                      pinned: bool = False) -> int:
+        """A new memory row with its first evidence row."""
+        stamp = now_iso()
+        ts = new.ts or stamp
+        keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
+        cur = db.execute(
+            """INSERT INTO memories (project, category, text, hash, keywords, subject, value, state, tentative,
+               scope, confidence, pinned, rule_id, role, source, session_id, transcript, entry_uuid, git_branch,
+               first_seen, last_seen, valid_from, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (new.project, new.category, new.text, content_hash(new.text), keywords, new.subject, new.value, state,
+             int(new.tentative), new.scope, new.confidence, int(pinned), new.rule_id, new.role, new.source,
+             new.session_id, new.transcript, new.entry_uuid, new.git_branch, ts, ts, ts, stamp, stamp),
+        )
+        memory_id = cur.lastrowid
+        self._add_evidence(db, memory_id, new, new.evidence_text or new.text)
+        return memory_id
+
+    def merge_evidence(self, db: sqlite3.Connection, memory_id: int, new: NewMemory) -> bool:
+        """One more evidence row for a memory said again; False when this entry already counted.
+
+        A memory stated in a further session gains more confidence than one repeated within a session.
+        """
+        if not self._add_evidence(db, memory_id, new, new.evidence_text or new.text):
+            return False
+        sessions = db.execute(
+            "SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?", (memory_id,)
+        ).fetchone()[0]
+        db.execute(
+            """UPDATE memories SET evidence_count = evidence_count + 1, session_count = ?,
+               last_seen = MAX(last_seen, ?), updated_at = ?,
+               confidence = MIN(1.0, confidence + CASE WHEN ? > session_count THEN 0.1 ELSE 0.02 END)
+               WHERE id = ?""",
+            (sessions, new.ts or now_iso(), now_iso(), sessions, memory_id),
+        )
+        return True
+
+    def reword(self, db: sqlite3.Connection, memory_id: int, new: NewMemory) -> None:
+        """Give a memory newer wording; the old wording's hash keeps pointing at it."""
+        row = db.execute("SELECT project, hash, text FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        db.execute(
+            "INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+            (row["project"], row["hash"], memory_id, row["text"], now_iso()),
+        )
+        keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
+        db.execute(
+            """UPDATE memories SET text = ?, hash = ?, keywords = ?, rule_id = ?, role = ?, session_id = ?,
+               transcript = ?, entry_uuid = ?, subject = CASE WHEN ? <> '' THEN ? ELSE subject END,
+               value = CASE WHEN ? <> '' THEN ? ELSE value END, updated_at = ? WHERE id = ?""",
+            (new.text, content_hash(new.text), keywords, new.rule_id, new.role, new.session_id, new.transcript,
+             new.entry_uuid, new.subject, new.subject, new.value, new.value, now_iso(), memory_id),
+        )
+
+    def wordings(self, memory_id: int) -> list[sqlite3.Row]:
+        """Earlier wordings a memory had before near-duplicates reworded it."""
+        return self.db.execute(
+            "SELECT text, created_at FROM memory_hashes WHERE memory_id = ? ORDER BY created_at", (memory_id,)
+        ).fetchall()
+
+    def similar_rows(self, db: sqlite3.Connection, project: str, match: str, states: Iterable[str] = ("active",),
+                     categories: Iterable[str] = (), exclude: int = 0, limit: int = 12) -> list[sqlite3.Row]:
+        """A few memories of a project matching an FTS5 expression (already escaped), best first."""
+        states, categories = list(states), list(categories)
+        clauses = [f"m.state IN ({','.join('?' * len(states))})"]
+        args: list[Any] = [match, project, *states]
+        if categories:
+            clauses.append(f"m.category IN ({','.join('?' * len(categories))})")
+            args += categories
+        rows = db.execute(
+            f"""SELECT m.* FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                WHERE memories_fts MATCH ? AND m.project = ? AND {' AND '.join(clauses)} AND m.id <> ?
+                ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
+            (*args, exclude, limit),
+        )
+        return rows.fetchall()
+
+    def subject_rows(self, db: sqlite3.Connection, project: str, subjects: Iterable[str],
+                     states: Iterable[str] = ("active",), exclude: int = 0, limit: int = 12) -> list[sqlite3.Row]:
+        """Memories of a project stated about one of `subjects`, newest first."""
+        subjects, states = list(subjects), list(states)
+        if not subjects:
+            return []
+        return db.execute(
+            f"""SELECT * FROM memories WHERE project = ? AND subject IN ({','.join('?' * len(subjects))})
+                AND state IN ({','.join('?' * len(states))}) AND id <> ? ORDER BY valid_from DESC LIMIT ?""",
+            (project, *subjects, *states, exclude, limit),
+        ).fetchall()
+
+    def supersede(self, db: sqlite3.Connection, newer: int, older: int, reason: str, was: str = "",
+                  at: str = "") -> bool:
+        """Close `older` (valid_to, state superseded) and link `newer` to it; the row is never deleted.
+
+        A pin moves to the successor: the user wanted this topic always recalled.
+        """
+        stamp = now_iso()
+        row = db.execute("SELECT state, pinned FROM memories WHERE id = ?", (older,)).fetchone()
+        if row is None or newer == older:
+            return False
+        db.execute(
+            """INSERT INTO links (src, dst, kind, reason, created_at, was) VALUES (?, ?, 'supersedes', ?, ?, ?)
+               ON CONFLICT (src, dst, kind) DO UPDATE SET reason = excluded.reason, was = excluded.was""",
+            (newer, older, reason, stamp, was),
+        )
+        if row["state"] in ("active", "cold"):
+            db.execute(
+                """UPDATE memories SET state = 'superseded', valid_to = ?, state_reason = ?, pinned = 0, updated_at = ?
+                   WHERE id = ?""",
+                (at or stamp, f"superseded by #{newer}: {reason}", stamp, older),
+            )
+            if row["pinned"]:
+                db.execute("UPDATE memories SET pinned = 1 WHERE id = ?", (newer,))
+        return True
+
+    def reopen(self, db: sqlite3.Connection, memory_id: int, reason: str, at: str = "") -> None:
+        """Make a closed memory current again (restated after it was superseded)."""
+        db.execute(
+            """UPDATE memories SET state = 'active', valid_to = NULL, valid_from = ?, state_reason = ?, updated_at = ?
+               WHERE id = ?""",
+            (at or now_iso(), reason, now_iso(), memory_id),
+        )
+
+    def set_state(self, db: sqlite3.Connection, memory_id: int, state: str, reason: str = "") -> None:
+        if state not in STATES:
+            raise ValueError(f"unknown state {state!r}")
+        db.execute("UPDATE memories SET state = ?, state_reason = ?, updated_at = ? WHERE id = ?",
+                   (state, reason, now_iso(), memory_id))
+
+    def set_pinned(self, db: sqlite3.Connection, memory_id: int, pinned: bool) -> None:
+        db.execute("UPDATE memories SET pinned = ?, updated_at = ? WHERE id = ?", (int(pinned), now_iso(), memory_id))
+
+    def supersede_links(self, memory_ids: Iterable[int]) -> list[sqlite3.Row]:
+        """Supersede links touching any of `memory_ids` (either end), oldest first."""
+        ids = list(memory_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.db.execute(
+            f"""SELECT * FROM links WHERE kind = 'supersedes' AND (src IN ({marks}) OR dst IN ({marks}))
+                ORDER BY created_at, src, dst""",
+            (*ids, *ids),
+        ).fetchall()
+
+    def was_notes(self, memory_ids: Iterable[int]) -> dict[int, str]:
+        """For current memories that replaced another: the short "was" note of the newest replacement.
+
+        One query for any number of ids; recall uses it to print "(was: …)".
+        """
+        ids = list(memory_ids)
+        notes: dict[int, str] = {}
+        for i in range(0, len(ids), 500):
+            batch = ids[i : i + 500]
+            rows = self.db.execute(
+                f"""SELECT l.src, l.was FROM links l JOIN memories old ON old.id = l.dst
+                    WHERE l.kind = 'supersedes' AND l.was <> '' AND old.state = 'superseded'
+                    AND l.src IN ({','.join('?' * len(batch))}) ORDER BY l.created_at""",
+                batch,
+            )
+            for row in rows:
+                notes[row["src"]] = row["was"]
+        return notes
 
 
 def _chmod_private(path: Path) -> None:

@@ -55,7 +55,7 @@ def test_a_session_survives_compaction_and_the_next_session_remembers(tmp_path, 
     # SessionStart after the compaction: the block opens with the checkpoint.
     block = additional_context(run_hook("session-start", session.payload("session-start.compact.json")))
     assert CURRENT_TASK in block
-    assert all(d in block for d in DECISIONS)
+    assert all(d in block for d in DECISIONS), block
     assert block.index(CURRENT_TASK) < min(block.index(d) for d in DECISIONS)
 
     # Our own block comes back in the transcript: as attachments, and quoted in a prompt.
@@ -87,7 +87,7 @@ def test_a_session_survives_compaction_and_the_next_session_remembers(tmp_path, 
     # A new session in the same project gets the project's memories.
     later = Session(cwd)
     block = additional_context(run_hook("session-start", later.payload("session-start.startup.json")))
-    assert all(d in block for d in DECISIONS)
+    assert all(d in block for d in DECISIONS), block
     assert "current task" not in block.lower()
     assert hook_log_lines() == []
     assert paths.db_path().exists()

@@ -1,0 +1,120 @@
+"""Void marking (Void Memory's second stage), standard library only: it runs in the hook.
+
+Candidates are clustered by keyword Jaccard. The clusters above the largest
+score gap are protected; the lowest-scoring clusters are voided until about
+30% of candidates are void, so that a block is not filled with a long tail of
+weakly relevant memories on one topic. Hubs, memories recalled far more
+often than the rest, are damped first so they cannot take every block.
+Voiding only leaves a memory out of this block; nothing is deleted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any, Protocol
+
+
+class Scored(Protocol):
+    score: float
+    parts: dict[str, float]
+
+    @property
+    def memory(self) -> Any: ...
+
+
+@dataclass
+class Zone:
+    """A cluster of candidates, and whether (and why) it was voided."""
+
+    ids: list[int]
+    topic: list[str]
+    score: float
+    voided: bool = False
+    protected: bool = False
+    reason: str = ""
+    items: list[Any] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ids": self.ids, "topic": self.topic, "score": round(self.score, 4), "voided": self.voided,
+                "protected": self.protected, "reason": self.reason}
+
+
+def keyword_set(memory: Any) -> frozenset[str]:
+    return frozenset(memory.keywords.split())
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def suppress_hubs(items: list[Scored], factor: float = 0.5, ratio: float = 3.0, floor: int = 5) -> list[int]:
+    """Damp memories recalled far more often than the rest; returns their ids."""
+    counts = [i.memory.recall_count for i in items]
+    if len(counts) < 3:
+        return []
+    typical = median(counts)
+    limit = max(floor, ratio * max(typical, 1))
+    hubs = []
+    for item in items:
+        if item.memory.recall_count > limit:
+            item.score *= factor
+            item.parts["hub_damping"] = factor
+            hubs.append(item.memory.id)
+    return hubs
+
+
+def cluster(items: list[Scored], threshold: float) -> list[Zone]:
+    """Greedy clustering, best items first: an item joins the first zone whose seed it resembles."""
+    zones: list[Zone] = []
+    seeds: list[frozenset[str]] = []
+    for item in sorted(items, key=lambda i: -i.score):
+        words = keyword_set(item.memory)
+        for zone, seed in zip(zones, seeds):
+            if jaccard(words, seed) >= threshold:
+                zone.items.append(item)
+                zone.ids.append(item.memory.id)
+                break
+        else:
+            zones.append(Zone(ids=[item.memory.id], topic=[], score=item.score, items=[item]))
+            seeds.append(words)
+    for zone in zones:
+        counts = Counter(w for i in zone.items for w in i.memory.keywords.split() if not w.isdigit())
+        zone.topic = [w for w, _ in counts.most_common(3)]
+    return zones
+
+
+def void_mark(items: list[Scored], config: dict[str, Any], protected_ids: set[int] = frozenset()) -> list[Zone]:
+    """Mark zones void until about `void_share` of the candidates are; returns every zone."""
+    share = float(config.get("void_share", 0.3))
+    zones = cluster(items, float(config.get("void_jaccard", 0.25)))
+    if len(items) < int(config.get("void_min_candidates", 12)):
+        share = 0.0  # a handful of memories is no crowd: void nothing
+    zones.sort(key=lambda z: -z.score)
+    if not zones:
+        return zones
+    # Protect everything above the largest drop between consecutive zone scores (in the upper half).
+    head = max(1, (len(zones) + 1) // 2)
+    gaps = [(zones[i].score - zones[i + 1].score, i) for i in range(min(head, len(zones) - 1))]
+    cut = max(gaps)[1] + 1 if gaps else 1
+    for zone in zones[:cut]:
+        zone.protected = True
+        zone.reason = "above the score gap"
+    for zone in zones:
+        if not zone.protected and (protected_ids & set(zone.ids) or any(i.memory.pinned for i in zone.items)):
+            zone.protected = True
+            zone.reason = "holds a pinned or current-session memory"
+    target = int(round(share * len(items)))
+    voided = 0
+    for zone in reversed(zones):
+        if voided >= target:
+            break
+        if zone.protected or voided + len(zone.ids) > target + max(1, target // 4):
+            continue
+        zone.voided = True
+        zone.reason = f"low score {zone.score:.3f} below the gap"
+        voided += len(zone.ids)
+    return zones
