@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "void_jaccard": 0.25,
     "void_min_candidates": 12,
     "void_crowd_factor": 2.0,
+    "max_candidates": 300,
     # Hooks.
     "precompact_timeout_s": 45.0,
     "hook_log_max_bytes": 256 * 1024,

@@ -93,23 +93,27 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     return items
 
 
-def relevance_scores(store: Store, project: str, query: str) -> tuple[dict[int, float], list[StoredMemory]]:
-    """Normalised BM25 relevance (0..1) of the project's memories to `query`, and the matched memories."""
+def relevance_scores(store: Store, project: str, query: str) -> tuple[dict[int, float], list[int]]:
+    """Normalised BM25 relevance (0..1) of the project's memories to `query`, and the matched ids."""
     if not query.strip():
         return {}, []
-    results = store.search(query, project=project, limit=300)
-    if not results:
+    raw = store.relevant(query, project)
+    if not raw:
         return {}, []
-    best = max(-rank for _, rank in results) or 1.0
-    return {m.id: max(0.0, -rank) / best for m, rank in results}, [m for m, _ in results]
+    best = max(raw.values()) or 1.0
+    return {i: max(0.0, r) / best for i, r in raw.items()}, list(raw)
 
 
-def format_item(memory: StoredMemory) -> str:
+def format_item(memory: StoredMemory, was: str = "") -> str:
+    """One line of the block; `was` is what this memory replaced (`Store.was_notes`), shown when it adds something."""
     date = (memory.last_seen or memory.first_seen or "")[:10]
     text = " ".join(escape(memory.text).split())
     suffix = f" ({date})" if date else ""
     if memory.tentative:
         suffix = " (unconfirmed)" + suffix
+    was = " ".join(escape(was).split())
+    if was and was.lower() not in text.lower():  # "pnpm instead of npm (was: npm)" would say it twice
+        suffix = f" (was: {was})" + suffix
     return f"- {text}{suffix}"
 
 
@@ -189,8 +193,8 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
 
     relevance, matched = relevance_scores(store, project, query)
     candidates = {m.id: m for m in store.candidates(project)}
-    for memory in matched:
-        candidates.setdefault(memory.id, memory)
+    for memory in store.memories_by_id(i for i in matched if i not in candidates):
+        candidates[memory.id] = memory
     pool = [m for m in candidates.values() if include_tentative or not m.tentative]
     # Within a session that is being resumed, what was said last matters most: recency in hours, not days.
     half_life = float(config["session_half_life_hours"]) * 3600 if checkpoint else None
@@ -207,6 +211,9 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
                 item.parts["current_session"] = 10.0
     suppress_hubs(items)
     items.sort(key=lambda i: (-i.score, -i.memory.id))
+    # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
+    beyond = items[int(config.get("max_candidates", 300)):]
+    items = items[: int(config.get("max_candidates", 300))]
 
     zones: list[Zone] = []
     # Void marking is for crowds: when the candidates would fill the budget several times over.
@@ -224,6 +231,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.append(line)
             reserve += len(line) + 1
     chosen, left_out = fit(items, budget_chars, reserve, config)
+    left_out += beyond
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]
         if section:

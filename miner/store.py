@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import paths
-from .textutil import content_hash, fts_query, index_text
+from .textutil import content_hash, fts_match, fts_terms, index_text
 
 BUSY_TIMEOUT_MS = 10_000
 STATES = ("active", "superseded", "forgotten", "cold", "quarantined")
@@ -196,7 +196,19 @@ def m002_history(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_core, m002_history]
+def m003_recall_speed(db: sqlite3.Connection) -> None:
+    """Recall without scans: candidates per category by recency, and term frequencies for picking query terms."""
+    run_script(
+        db,
+        """
+        CREATE INDEX memories_recall ON memories (project, state, category, last_seen);
+        CREATE INDEX memories_pinned ON memories (project, pinned) WHERE pinned = 1;
+        CREATE VIRTUAL TABLE memories_vocab USING fts5vocab (memories_fts, 'row');
+        """
+    )
+
+
+MIGRATIONS = [m001_core, m002_history, m003_recall_speed]
 
 
 class StoreError(RuntimeError):
@@ -233,6 +245,14 @@ class StoredMemory:
     value: str
 
     @classmethod
+    def from_values(cls, values: tuple) -> "StoredMemory":
+        """From a plain tuple selected as `MEMORY_COLUMNS` (the hook's fast path)."""
+        memory = cls(*values)
+        object.__setattr__(memory, "tentative", bool(memory.tentative))
+        object.__setattr__(memory, "pinned", bool(memory.pinned))
+        return memory
+
+    @classmethod
     def from_row(cls, row: sqlite3.Row) -> "StoredMemory":
         return cls(
             id=row["id"],
@@ -262,6 +282,9 @@ class StoredMemory:
             subject=row["subject"],
             value=row["value"],
         )
+
+
+MEMORY_COLUMNS = ", ".join(StoredMemory.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -508,20 +531,74 @@ class Store:
         rows = self.db.execute(f"SELECT * FROM memories {where} ORDER BY last_seen DESC, id DESC LIMIT ?", (*args, limit))
         return [StoredMemory.from_row(r) for r in rows]
 
-    def candidates(self, project: str, limit: int = 600) -> list[StoredMemory]:
-        """Active memories of a project plus global ones: the pinned, then the freshest."""
+    def _memories(self, where: str, args: tuple) -> list[StoredMemory]:
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples: several times faster than sqlite3.Row for hundreds of rows
+        return [StoredMemory.from_values(v) for v in cursor.execute(f"SELECT {MEMORY_COLUMNS} FROM memories {where}", args)]
+
+    def candidates(self, project: str, per_category: int = 60) -> list[StoredMemory]:
+        """Active memories a recall considers: pinned and global ones, and the freshest of each category.
+
+        Taken per category so that a flood of recent facts cannot push out older standing
+        preferences and decisions; each query walks an index, never the whole table.
+        """
+        seen: dict[int, StoredMemory] = {}
+        queries = [
+            ("WHERE project = ? AND pinned = 1 AND state = 'active'", (project,)),
+            ("WHERE scope = 'global' AND state = 'active' ORDER BY last_seen DESC LIMIT 60", ()),
+        ] + [
+            ("WHERE project = ? AND state = 'active' AND category = ? ORDER BY last_seen DESC LIMIT ?",
+             (project, category, per_category))
+            for category in ("decision", "preference", "fact", "todo")
+        ]
+        for where, args in queries:
+            for memory in self._memories(where, args):
+                seen.setdefault(memory.id, memory)
+        return list(seen.values())
+
+    def relevant(self, query: str, project: str, limit: int = 300, rare_terms: int = 8) -> dict[int, float]:
+        """BM25 relevance (higher is better) of the project's newest memories matching `query`'s rarest terms.
+
+        Ordered by rowid, not rank, so that FTS5 scores only the rows returned: the cost stays
+        bounded however many memories a common word matches.
+        """
+        terms = fts_terms(query)
+        if len(terms) > rare_terms:
+            terms = self.rare_terms(terms, rare_terms)
+        match = fts_match(terms)
+        if not match:
+            return {}
         rows = self.db.execute(
-            """SELECT * FROM memories
-               WHERE state = 'active' AND (project = ? OR scope = 'global')
-               ORDER BY pinned DESC, last_seen DESC LIMIT ?""",
-            (project, limit),
+            """SELECT memories_fts.rowid, bm25(memories_fts, 1.0, 0.5) FROM memories_fts
+               JOIN memories m ON m.id = memories_fts.rowid
+               WHERE memories_fts MATCH ? AND m.state = 'active' AND (m.project = ? OR m.scope = 'global')
+               ORDER BY memories_fts.rowid DESC LIMIT ?""",
+            (match, project, limit),
         )
-        return [StoredMemory.from_row(r) for r in rows]
+        return {rowid: -rank for rowid, rank in rows}
+
+    def memories_by_id(self, ids: Iterable[int]) -> list[StoredMemory]:
+        ids = list(ids)
+        out: list[StoredMemory] = []
+        for i in range(0, len(ids), 500):
+            batch = ids[i : i + 500]
+            out += self._memories(f"WHERE id IN ({','.join('?' * len(batch))})", tuple(batch))
+        return out
+
+    def rare_terms(self, terms: list[str], limit: int = 8) -> list[str]:
+        """The `limit` terms that occur in the fewest memories (and in at least one)."""
+        counts = []
+        for term in terms:
+            row = self.db.execute("SELECT doc FROM memories_vocab WHERE term = ?", (term,)).fetchone()
+            if row and row[0]:
+                counts.append((row[0], term))
+        counts.sort()
+        return [term for _, term in counts[:limit]]
 
     def search(self, query: str, project: str | None = None, states: Iterable[str] = ("active",),
                limit: int = 200) -> list[tuple[StoredMemory, float]]:
         """Memories matching free text, with their BM25 rank (lower is better); never an FTS5 syntax error."""
-        match = fts_query(query)
+        match = fts_match(fts_terms(query))
         if not match:
             return []
         states = list(states)

@@ -103,13 +103,17 @@ def fts_terms(text: str) -> list[str]:
     return list(out)
 
 
-def fts_query(text: str, limit: int = 32) -> str:
-    """An FTS5 MATCH expression OR-ing quoted terms; '' when the text has none.
+def fts_match(terms: list[str], limit: int = 32) -> str:
+    """An FTS5 MATCH expression OR-ing quoted terms; '' when there are none.
 
     Every term is a double-quoted string, so no user input can become FTS5 syntax.
     """
-    terms = fts_terms(text)[:limit]
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:limit])
+
+
+def fts_query(text: str, limit: int = 32) -> str:
+    """`fts_match` of the terms of free text."""
+    return fts_match(fts_terms(text), limit)
 
 
 def letter_ratio(text: str) -> float:

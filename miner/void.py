@@ -68,19 +68,25 @@ def suppress_hubs(items: list[Scored], factor: float = 0.5, ratio: float = 3.0, 
 
 
 def cluster(items: list[Scored], threshold: float) -> list[Zone]:
-    """Greedy clustering, best items first: an item joins the first zone whose seed it resembles."""
+    """Greedy clustering, best items first: an item joins the first zone whose seed it resembles.
+
+    An inverted index from keyword to zones limits the comparisons to zones that share a word.
+    """
     zones: list[Zone] = []
     seeds: list[frozenset[str]] = []
+    by_word: dict[str, list[int]] = {}
     for item in sorted(items, key=lambda i: -i.score):
         words = keyword_set(item.memory)
-        for zone, seed in zip(zones, seeds):
-            if jaccard(words, seed) >= threshold:
-                zone.items.append(item)
-                zone.ids.append(item.memory.id)
-                break
-        else:
-            zones.append(Zone(ids=[item.memory.id], topic=[], score=item.score, items=[item]))
+        nearby = sorted({z for w in words for z in by_word.get(w, ())})
+        target = next((z for z in nearby if jaccard(words, seeds[z]) >= threshold), None)
+        if target is None:
+            target = len(zones)
+            zones.append(Zone(ids=[], topic=[], score=item.score))
             seeds.append(words)
+            for word in words:
+                by_word.setdefault(word, []).append(target)
+        zones[target].items.append(item)
+        zones[target].ids.append(item.memory.id)
     for zone in zones:
         counts = Counter(w for i in zone.items for w in i.memory.keywords.split() if not w.isdigit())
         zone.topic = [w for w, _ in counts.most_common(3)]

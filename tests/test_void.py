@@ -126,9 +126,9 @@ def test_confidence_grows_with_recalls(crowded):
 
 def test_zones_and_explain_commands(crowded):
     runner = CliRunner()
-    explained = runner.invoke(main, ["recall", "payments webhook", "--project", "/p", "--budget", "700", "--explain"])
+    explained = runner.invoke(main, ["recall", "payments webhook", "--project", "/p", "--budget", "300", "--explain"])
     assert explained.exit_code == 0, explained.output
     assert "SHOWN" in explained.stdout and "relevance" in explained.stdout and "ZONES" in explained.stdout
-    runner.invoke(main, ["recall", "payments webhook", "--project", "/p", "--budget", "700"])
+    runner.invoke(main, ["recall", "payments webhook", "--project", "/p", "--budget", "300"])
     zones = runner.invoke(main, ["zones", "--project", "/p"])
     assert "VOID" in zones.stdout and "topic:" in zones.stdout
