@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import re._parser as sre_parse  # the standard library's own regex parser, to find required literals
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -322,14 +321,10 @@ def _item_lines(node: Any, key: str) -> list[int]:
 
 
 def default_rules_dir() -> Path:
-    """The shipped rule folder: inside the installed package, or `rules/` of a source checkout."""
-    try:
-        folder = Path(str(resources.files("miner.default_rules")))
-        if folder.is_dir():
-            return folder
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parent.parent / "rules"
+    """The shipped rule folder: `miner/default_rules` in an installed wheel, `rules/` in a source checkout."""
+    here = Path(__file__).resolve().parent
+    installed = here / "default_rules"
+    return installed if installed.is_dir() else here.parent / "rules"
 
 
 def default_rule_files() -> list[Path]:

@@ -177,6 +177,7 @@ class Install:
     first_settings: bytes | None
     second: Run | None
     second_settings: bytes | None
+    build_dir_before: bool
 
     @property
     def venv(self) -> Path:
@@ -199,13 +200,14 @@ def installed(tmp_path_factory) -> Install:
     home.mkdir()
     miner_home = root / "miner-home"
     env = script_env(home, miner_home)
+    build_dir_before = (REPO / "build").exists()
     first = run_script(env=env, cwd=root)
     first_settings = _read(home / ".claude" / "settings.json")
     second = second_settings = None
     if first.returncode == 0:
         second = run_script(env=env, cwd=root, timeout=600)
         second_settings = _read(home / ".claude" / "settings.json")
-    return Install(home, miner_home, env, first, first_settings, second, second_settings)
+    return Install(home, miner_home, env, first, first_settings, second, second_settings, build_dir_before)
 
 
 @pytest.fixture(scope="module")
@@ -260,6 +262,17 @@ class TestInstall:
         assert "~/.local/bin is not on your PATH" in installed.first.stdout, installed.first
         assert 'export PATH="$HOME/.local/bin:$PATH"' in installed.first.stdout, installed.first
 
+    def test_installed_package_ships_and_finds_its_default_rules(self, installed):
+        # A regular (non-editable) install must mine with the rules from its wheel, not from a checkout.
+        miner = installed.venv / "bin" / "miner"
+        proc = subprocess.run([str(miner), "rules", "list"], env=installed.env, cwd=installed.home,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        from miner.rules import default_rule_files, load_rules
+
+        shipped = len(load_rules(default_rule_files()).rules)
+        assert len(proc.stdout.splitlines()) == shipped, "the installed miner must list every shipped rule"
+
     def test_one_line_names_the_spacy_pipeline(self, installed):
         lines = [line for line in installed.first.stdout.splitlines()
                  if OFFLINE_LINE in line or "spaCy pipeline: en_core_web_sm" in line]
@@ -270,6 +283,10 @@ class TestInstall:
         log = installed.venv / "install.log"
         assert "Successfully installed" in log.read_text(), log
         assert str(log) in installed.first.stdout or "install.log" in installed.first.stdout
+
+    def test_checkout_is_left_untouched(self, installed):
+        if not installed.build_dir_before:
+            assert not (REPO / "build").exists(), "install.sh builds from a copy, not in the checkout"
 
     def test_nothing_to_backfill_without_a_claude_folder(self, installed):
         assert "Nothing to backfill" in installed.first.stdout, installed.first
@@ -315,7 +332,10 @@ class TestInstall:
         proc = subprocess.run([str(installed.venv / "bin" / "miner"), "stats", "--json"], env=env,
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout).get("transcripts", 1) >= 1, proc.stdout
+        assert json.loads(proc.stdout)["transcripts"] == 1, proc.stdout
+        # The backfill used the shipped rules: the decisions are memories, and the recall shows one.
+        assert json.loads(proc.stdout)["memories"] >= 1, proc.stdout
+        assert "pnpm instead of npm" in result.stdout, result
 
 
 # ------------------------------------------------------------------------- slow: --test never passes on nothing
