@@ -23,6 +23,8 @@ DEFAULTS: dict[str, Any] = {
     "chars_per_token": 4,
     # Ranking: relevance, type weight and recency, as in claude-mem's rerank.
     "weights": {"relevance": 0.6, "type": 0.2, "recency": 0.2},
+    # For a question asked on demand (`miner recall QUERY`), relevance leads.
+    "query_weights": {"relevance": 0.85, "type": 0.05, "recency": 0.1},
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
     "half_life_days": 30.0,
     "session_half_life_hours": 8,

@@ -60,9 +60,9 @@ def escape(text: str) -> str:
 
 
 def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
-                half_life_s: float | None = None) -> list[Item]:
+                half_life_s: float | None = None, weights: dict[str, float] | None = None) -> list[Item]:
     """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost."""
-    weights = config["weights"]
+    weights = weights or config["weights"]
     type_weights = config["type_weights"]
     half_life = half_life_s or float(config["half_life_days"]) * 86400
     role_weights = config.get("role_weights", {})
@@ -93,11 +93,11 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     return items
 
 
-def relevance_scores(store: Store, project: str, query: str) -> tuple[dict[int, float], list[int]]:
+def relevance_scores(store: Store, project: str, query: str, best_first: bool = False) -> tuple[dict[int, float], list[int]]:
     """Normalised BM25 relevance (0..1) of the project's memories to `query`, and the matched ids."""
     if not query.strip():
         return {}, []
-    raw = store.relevant(query, project)
+    raw = store.relevant(query, project, best_first=best_first)
     if not raw:
         return {}, []
     best = max(raw.values()) or 1.0
@@ -137,11 +137,33 @@ def footer(left_out: int, zones: list[Zone] | None = None) -> str:
     return "".join(line + "\n" for line in lines) + f"</{BLOCK_TAG}>"
 
 
-def checkpoint_lines(checkpoint: dict, by_id: dict[int, StoredMemory]) -> list[str]:
+def checkpoint_lines(checkpoint: dict) -> list[str]:
     lines = ["## Before the compaction: current task"]
     for request in checkpoint.get("task", []):
         lines.append("- " + " ".join(escape(request).split()))
     return lines
+
+
+def rank(store: Store, project: str, config: dict[str, Any], query: str, session_ids: set[int] = frozenset(),
+         include_tentative: bool = False, half_life_s: float | None = None, asked: bool = False) -> list[Item]:
+    """Stage one: the candidates, scored and sorted (best first); hubs damped.
+
+    `asked`: the query is a question someone asked (`miner recall QUERY`), not a situation,
+    so relevance leads and the FTS5 ranking is exact rather than bounded.
+    """
+    relevance, matched = relevance_scores(store, project, query, best_first=asked)
+    candidates = {m.id: m for m in store.candidates(project)}
+    for memory in store.memories_by_id(i for i in matched if i not in candidates):
+        candidates[memory.id] = memory
+    pool = [m for m in candidates.values() if include_tentative or not m.tentative]
+    items = score_items(pool, relevance, config, half_life_s, config["query_weights"] if asked else None)
+    for item in items:  # the current session's own decisions and todos come first
+        if item.memory.id in session_ids:
+            item.score += 10.0
+            item.parts["current_session"] = 10.0
+    suppress_hubs(items)
+    items.sort(key=lambda i: (-i.score, -i.memory.id))
+    return items
 
 
 def situation_query(store: Store, project: str, situation: str, session_id: str, query: str) -> tuple[str, dict | None]:
@@ -191,26 +213,12 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     started = time.perf_counter()
     query, checkpoint = situation_query(store, project, situation, session_id, query)
 
-    relevance, matched = relevance_scores(store, project, query)
-    candidates = {m.id: m for m in store.candidates(project)}
-    for memory in store.memories_by_id(i for i in matched if i not in candidates):
-        candidates[memory.id] = memory
-    pool = [m for m in candidates.values() if include_tentative or not m.tentative]
-    # Within a session that is being resumed, what was said last matters most: recency in hours, not days.
-    half_life = float(config["session_half_life_hours"]) * 3600 if checkpoint else None
-    items = score_items(pool, relevance, config, half_life)
-
-    session_ids: set[int] = set()
-    pinned_lines: list[str] = []
-    if checkpoint:
-        pinned_lines = checkpoint_lines(checkpoint, candidates)
-        session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", []))
-        for item in items:  # this session's own decisions and todos come first
-            if item.memory.id in session_ids:
-                item.score += 10.0
-                item.parts["current_session"] = 10.0
-    suppress_hubs(items)
-    items.sort(key=lambda i: (-i.score, -i.memory.id))
+    session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
+    items = rank(store, project, config, query, session_ids, include_tentative,
+                 # Within a session that is being resumed, what was said last matters most: hours, not days.
+                 half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
+                 asked=situation == "query")
+    pinned_lines = checkpoint_lines(checkpoint) if checkpoint else []
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
     beyond = items[int(config.get("max_candidates", 300)):]
     items = items[: int(config.get("max_candidates", 300))]

@@ -556,11 +556,13 @@ class Store:
                 seen.setdefault(memory.id, memory)
         return list(seen.values())
 
-    def relevant(self, query: str, project: str, limit: int = 300, rare_terms: int = 8) -> dict[int, float]:
-        """BM25 relevance (higher is better) of the project's newest memories matching `query`'s rarest terms.
+    def relevant(self, query: str, project: str, limit: int = 300, rare_terms: int = 8,
+                 best_first: bool = False) -> dict[int, float]:
+        """BM25 relevance (higher is better) of the project's memories matching `query`'s rarest terms.
 
-        Ordered by rowid, not rank, so that FTS5 scores only the rows returned: the cost stays
-        bounded however many memories a common word matches.
+        By default the newest matches, ordered by rowid, not rank, so that FTS5 scores only the
+        rows returned: the hook's cost stays bounded however many memories a common word
+        matches. `best_first` ranks every match (for questions asked on demand).
         """
         terms = fts_terms(query)
         if len(terms) > rare_terms:
@@ -569,10 +571,10 @@ class Store:
         if not match:
             return {}
         rows = self.db.execute(
-            """SELECT memories_fts.rowid, bm25(memories_fts, 1.0, 0.5) FROM memories_fts
+            f"""SELECT memories_fts.rowid, bm25(memories_fts, 1.0, 0.5) AS rank FROM memories_fts
                JOIN memories m ON m.id = memories_fts.rowid
                WHERE memories_fts MATCH ? AND m.state = 'active' AND (m.project = ? OR m.scope = 'global')
-               ORDER BY memories_fts.rowid DESC LIMIT ?""",
+               ORDER BY {"rank" if best_first else "memories_fts.rowid DESC"} LIMIT ?""",
             (match, project, limit),
         )
         return {rowid: -rank for rowid, rank in rows}
