@@ -178,6 +178,44 @@ def show(memory_id: int) -> None:
 
 
 @main.command()
+@click.argument("query")
+@click.option("--project", type=str, help="Only this project directory (default: every project).")
+@click.option("--all", "all_states", is_flag=True, help="Also cold, superseded, forgotten and quarantined memories.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+def search(query: str, project: str | None, all_states: bool, limit: int) -> None:
+    """Full-text search of memories (BM25), active ones unless --all."""
+    from .store import STATES
+
+    with _store() as store:
+        hits = store.search(query, project=_project(project) if project else None,
+                            states=STATES if all_states else ("active",), limit=limit)
+    for memory, _ in hits:
+        state = "" if memory.state == "active" else f" [{memory.state}]"
+        click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
+    if not hits:
+        click.echo("No memories match." + ("" if all_states else " (`--all` also searches cold and closed ones.)"))
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Show what would go cold; change nothing.")
+@click.option("--project", type=str, help="Only this project directory.")
+def gc(dry_run: bool, project: str | None) -> None:
+    """Move memories whose heat fell below the threshold to cold storage (never deleted)."""
+    from .decay import cold_candidates, go_cold
+
+    config = _config()
+    with _store() as store:
+        cold = cold_candidates(store, config, _project(project) if project else None)
+        for item in cold:
+            click.echo(f"{item.memory.id:>6}  heat {item.heat:.3f}  {item.age_days:>5.0f} days  "
+                       f"[{item.memory.category}] {item.memory.text[:100]}")
+        if dry_run:
+            click.echo(f"{len(cold)} memories would go cold (threshold {config['cold_threshold']}); nothing changed.")
+        else:
+            click.echo(f"{go_cold(store, cold)} memories moved to cold storage; `miner search --all` still finds them.")
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats(as_json: bool) -> None:
     """Counts of memories, sessions, transcripts and skipped input."""

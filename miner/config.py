@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "query_weights": {"relevance": 0.85, "type": 0.05, "recency": 0.1},
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
     "half_life_days": 30.0,
+    # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.
+    "cold_threshold": 0.05,
     "session_half_life_hours": 8,
     "pinned_boost": 1.0,
     "role_weights": {"user": 1.0, "assistant": 0.7},

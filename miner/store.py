@@ -243,6 +243,7 @@ class StoredMemory:
     keywords: str
     subject: str
     value: str
+    last_recalled: str | None = None
 
     @classmethod
     def from_values(cls, values: tuple) -> "StoredMemory":
@@ -281,6 +282,7 @@ class StoredMemory:
             keywords=row["keywords"],
             subject=row["subject"],
             value=row["value"],
+            last_recalled=row["last_recalled"],
         )
 
 

@@ -1,0 +1,59 @@
+"""Heat, cold storage and search --all."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from miner import config as config_mod
+from miner.cli import main
+from miner.decay import cold_candidates, heat
+from miner.store import NewMemory, Store
+
+CONFIG = config_mod.load()
+
+
+def add(store, text, ts, **kw):
+    fields = dict(project="/p", category="fact", text=text, confidence=0.6, rule_id="t", role="user",
+                  session_id="s", transcript="/t", entry_uuid=text[:8], ts=ts)
+    fields.update(kw)
+    with store.transaction() as db:
+        return store.add_memory(db, NewMemory(**fields))[0]
+
+
+def test_heat_decays_with_age_and_grows_with_use(tmp_path):
+    with Store(tmp_path / "m.db") as store:
+        fresh = add(store, "The fresh fact about the build cache.", "2026-11-20T00:00:00Z")
+        old = add(store, "The old fact about the legacy cron job.", "2025-01-01T00:00:00Z")
+        now = 1796000000.0  # 2026-11-30
+        hot, cold = heat(store.get(fresh), CONFIG, now), heat(store.get(old), CONFIG, now)
+        assert hot.heat > 10 * cold.heat
+        store.note_recalled([old])
+        assert heat(store.get(old), CONFIG, now).heat > cold.heat  # recalled just now: warm again
+
+
+def test_gc_dry_run_then_gc_and_search_all():
+    with Store() as store:
+        add(store, "The old fact about the legacy cron job.", "2024-01-01T00:00:00Z")
+        pinned = add(store, "The pinned fact about the release train.", "2024-01-01T00:00:00Z")
+        add(store, "The recent fact about the build cache.", "2099-01-01T00:00:00Z")
+        with store.transaction() as db:
+            store.set_pinned(db, pinned, True)
+        assert [h.memory.text for h in cold_candidates(store, CONFIG)] == ["The old fact about the legacy cron job."]
+    runner = CliRunner()
+    dry = runner.invoke(main, ["gc", "--dry-run"])
+    assert dry.exit_code == 0 and "1 memories would go cold" in dry.stdout and "legacy cron" in dry.stdout
+    assert "legacy cron" in runner.invoke(main, ["search", "legacy cron"]).stdout  # still active
+    done = runner.invoke(main, ["gc"])
+    assert "1 memories moved to cold storage" in done.stdout
+    assert "legacy cron" not in runner.invoke(main, ["search", "legacy cron"]).stdout
+    assert "legacy cron job. [cold]" in runner.invoke(main, ["search", "legacy cron", "--all"]).stdout
+    recall = runner.invoke(main, ["recall", "--project", "/p"]).stdout
+    assert "legacy cron" not in recall and "release train" in recall
+
+
+def test_search_never_errors_on_fts_syntax():
+    with Store() as store:
+        add(store, "The API listens on port 8080 in development.", "2026-01-01T00:00:00Z")
+    for hostile in ['"foo', "NEAR(", "*", "port AND", ")"]:
+        result = CliRunner().invoke(main, ["search", hostile])
+        assert result.exit_code == 0, result.output
