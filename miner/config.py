@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "void_min_candidates": 12,
     "void_crowd_factor": 2.0,
     "max_candidates": 300,
+    # A new session's block opens with the last session's latest requests (0: off).
+    "last_session_requests": 2,
     # Hooks.
     "precompact_timeout_s": 45.0,
     "hook_log_max_bytes": 256 * 1024,

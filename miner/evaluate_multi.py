@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,15 @@ def run_session_start(cwd: str, home: Path, claude: Path) -> str:
     return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> None:
+    """The hook hands its recall log to a background worker: wait for it, so that cuts stay independent of timing."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] > before:
+            return
+        time.sleep(0.05)
+
+
 def answered(questions: list[dict], text: str) -> int:
     lowered = text.lower()
     return sum(1 for q in questions if any(a.lower() in lowered for a in q["answers"]))
@@ -97,7 +107,7 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
     memory_text = memory_md.read_text(encoding="utf-8", errors="replace") if memory_md.is_file() else None
     cwd = project_cwd(sessions)
     results = []
-    with tempfile.TemporaryDirectory(prefix="miner-multi-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="miner-multi-", ignore_cleanup_errors=True) as tmp:
         home, claude = Path(tmp) / "home", Path(tmp) / "claude"
         claude.mkdir()
         with Store(home / "memory.db") as store:
@@ -112,7 +122,10 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                                                 (str(path.resolve()),)).fetchall():
                         write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
                 mined = max(mined, limit)
+                logged = store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0]
                 block = run_session_start(cwd, home, claude)
+                if block:
+                    wait_for_recall_log(store, logged)
                 previous = sessions[limit - 1][1] if limit else None
                 tail = prose_tail(previous, len(block)) if previous else ""
                 qs = by_cut[cut]

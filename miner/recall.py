@@ -137,11 +137,12 @@ def footer(left_out: int, zones: list[Zone] | None = None) -> str:
     return "".join(line + "\n" for line in lines) + f"</{BLOCK_TAG}>"
 
 
-def checkpoint_lines(checkpoint: dict) -> list[str]:
-    lines = ["## Before the compaction: current task"]
-    for request in checkpoint.get("task", []):
+def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: current task", last: int = 0) -> list[str]:
+    requests = checkpoint.get("task", [])
+    lines = [f"## {title}"]
+    for request in requests[-last:] if last else requests:
         lines.append("- " + " ".join(escape(request).split()))
-    return lines
+    return lines if len(lines) > 1 else []
 
 
 def rank(store: Store, project: str, config: dict[str, Any], query: str, session_ids: set[int] = frozenset(),
@@ -166,20 +167,22 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
     return items
 
 
-def situation_query(store: Store, project: str, situation: str, session_id: str, query: str) -> tuple[str, dict | None]:
-    """What to rank against, and the checkpoint that opens the block, for a situation."""
-    checkpoint = None
+def situation_query(store: Store, project: str, situation: str, session_id: str,
+                    query: str) -> tuple[str, dict | None, dict | None]:
+    """What to rank against, the checkpoint that opens the block, and the last session's checkpoint."""
+    checkpoint = last = None
     if situation in ("compact", "resume"):
         checkpoint = (store.checkpoint(session_id) if session_id else None) or store.latest_checkpoint(project)
         if checkpoint and not query:
             query = " ".join(checkpoint.get("task", []))
-    elif situation in ("startup", "clear") and not query:
+    elif situation in ("startup", "clear"):
         # A new session: the project, its branch, and where the last session left off.
         last = store.latest_checkpoint(project, exclude=session_id)
-        session = store.last_session(project, exclude=session_id)
-        parts = [Path(project).name, session["git_branch"] if session else ""]
-        query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
-    return query, checkpoint
+        if not query:
+            session = store.last_session(project, exclude=session_id)
+            parts = [Path(project).name, session["git_branch"] if session else ""]
+            query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
+    return query, checkpoint, last
 
 
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any]) -> tuple[list[Item], list[Item]]:
@@ -211,14 +214,20 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     Three stages: score the candidates, void-mark weak clusters, fit the budget.
     """
     started = time.perf_counter()
-    query, checkpoint = situation_query(store, project, situation, session_id, query)
+    query, checkpoint, last = situation_query(store, project, situation, session_id, query)
 
     session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
     items = rank(store, project, config, query, session_ids, include_tentative,
                  # Within a session that is being resumed, what was said last matters most: hours, not days.
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
                  asked=situation == "query")
-    pinned_lines = checkpoint_lines(checkpoint) if checkpoint else []
+    if checkpoint:
+        pinned_lines = checkpoint_lines(checkpoint)
+    elif last and int(config.get("last_session_requests", 2)):
+        pinned_lines = checkpoint_lines(last, "Where the last session left off (its latest requests)",
+                                        int(config.get("last_session_requests", 2)))
+    else:
+        pinned_lines = []
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
     beyond = items[int(config.get("max_candidates", 300)):]
     items = items[: int(config.get("max_candidates", 300))]
