@@ -8,6 +8,14 @@ size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`,
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Targets: session-start p50 ≤ 50 ms at 10k memories, stop p50 ≤ 30 ms.
 
+SessionStart is measured twice: "rendered" when the block was rendered ahead
+(by the worker after its last write, or by PreCompact) and the store has not
+changed since — the usual case —, and "live" when it is built from the store
+(`recall_cache` off; what a miss costs). Rows marked [-S] start the
+interpreter without `site` (the package found through PYTHONPATH), to show
+what a hook registration without `site` would save; "p50 - pass" compares
+each row with the `python -c pass` of the same kind.
+
 Everything lives in a temporary HOME. Stores are filled straight through
 `Store.add_memory` in one transaction (synthetic text), not by mining. The
 detached worker a hook starts is waited for, untimed, before the next run,
@@ -169,23 +177,30 @@ class Launcher:
         self.proc.wait(timeout=10)
 
 
-def measure(launcher: Launcher, label: str, argv: list[str], stdin: bytes, env: dict[str, str], runs: int,
-            warmup: int = 2, check=None) -> dict:
-    home = Path(env["MINER_HOME"])
-    times, rss = [], []
-    for i in range(warmup + runs):
-        elapsed, peak, out = launcher.run(argv, stdin, env)
-        if check:
-            check(out)
-        wait_for_workers(home)  # untimed: the detached worker must not steal the next run's CPU
-        if i >= warmup:
-            times.append(elapsed * 1000)
-            rss.append(peak / 1024)
-    times.sort()
-    row = {"label": label, "runs": runs, "p50": statistics.median(times),
-           "p95": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))], "rss": max(rss)}
-    print(f"{label:<40} {runs:>5} {row['p50']:>9.1f} {row['p95']:>9.1f} {row['rss']:>12.1f}", flush=True)
-    return row
+class Scenario:
+    """One command measured as a fresh process; `before` (untimed) sets up each run."""
+
+    def __init__(self, label: str, argv: list[str], stdin: bytes, env: dict[str, str], before=None, check=None):
+        self.label, self.argv, self.stdin, self.env = label, argv, stdin, env
+        self.before, self.check = before, check
+        self.times: list[float] = []
+        self.rss: list[float] = []
+
+    def run(self, launcher: Launcher, keep: bool) -> None:
+        if self.before:
+            self.before()
+        elapsed, peak, out = launcher.run(self.argv, self.stdin, self.env)
+        if self.check:
+            self.check(out)
+        wait_for_workers(Path(self.env["MINER_HOME"]))  # untimed: a worker must not steal the next run's CPU
+        if keep:
+            self.times.append(elapsed * 1000)
+            self.rss.append(peak / 1024)
+
+    def row(self) -> tuple[float, float, float]:
+        times = sorted(self.times)
+        p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+        return statistics.median(times), p95, max(self.rss)
 
 
 def check_block(out: bytes) -> None:
@@ -194,52 +209,105 @@ def check_block(out: bytes) -> None:
         raise RuntimeError("block over 10,000 characters")
 
 
+def session_start_scenarios(hook: list[str], env: dict[str, str], size: int, project: str, session_id: str,
+                            sources: tuple[str, ...]) -> list[Scenario]:
+    """SessionStart against one store, for each source, with the block rendered ahead and built live."""
+    from miner import blockcache, config as config_mod
+
+    scenarios = []
+    for mode in ("rendered", "live"):
+        mode_env = dict(env, XDG_CONFIG_HOME=str(Path(env["XDG_CONFIG_HOME"]) / mode))
+        config_file = Path(mode_env["XDG_CONFIG_HOME"]) / "miner" / "config.json"
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(json.dumps({"recall_cache": mode == "rendered"}))
+        for source in sources:
+            sid = session_id if source == "compact" else "new-session"
+            payload = json.dumps({"session_id": sid, "transcript_path": "", "cwd": project, "source": source,
+                                  "hook_event_name": "SessionStart"}).encode()
+
+            def render_ahead(mode_env=mode_env, source=source, sid=sid):
+                # What the worker (startup) or PreCompact (compact) leaves behind after its last write.
+                with_env(mode_env)
+                path = blockcache.session_path(sid) if source == "compact" else blockcache.startup_path(project)
+                blockcache.refresh(path, project, config_mod.load(), source, sid if source == "compact" else "")
+
+            scenarios.append(Scenario(f"session-start {source} {size // 1000}k {mode}", [*hook, "session-start"],
+                                      payload, mode_env, render_ahead if mode == "rendered" else None, check_block))
+    return scenarios
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sizes", default="1000,10000,100000", help="store sizes, comma-separated")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     python = sys.executable
     hook = [python, "-m", "miner.hooks"]
 
-    print(f"machine: {os.cpu_count()} cores, {platform.platform()}; load average {os.getloadavg()[0]:.2f}")
+    print(f"machine: {os.cpu_count()} cores, {platform.platform()}")
     print(f"python: {platform.python_version()} ({python})")
-    print(f"{'command':<40} {'runs':>5} {'p50 ms':>9} {'p95 ms':>9} {'peak RSS MB':>12}")
-    rows = []
     launcher = Launcher()
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
         root = Path(tmp)
         project = str(root / "work" / "shop-api")
         session_id = "0f6c2a9e-bench-4d1e-9a43-5d6f7e8a9b0c"
-        base_env = isolated_env(root / "empty")
-        rows.append(measure(launcher, "python -c pass", [python, "-c", "pass"], b"", base_env, args.runs))
+        scenarios = [Scenario("python -c pass", [python, "-c", "pass"], b"", isolated_env(root / "empty"))]
 
         env = isolated_env(root / "stop")
         with_env(env)
         transcript = make_transcript(project, session_id)
         stop_payload = json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": project,
                                    "hook_event_name": "Stop", "stop_hook_active": False}).encode()
-        rows.append(measure(launcher, "miner-hook stop", [*hook, "stop"], stop_payload, env, args.runs))
+        scenarios.append(Scenario("stop", [*hook, "stop"], stop_payload, env))
+        marking_env = isolated_env(root / "stop-marking")
+        with_env(marking_env)
+        marking_transcript = make_transcript(project, session_id)
+        from miner import locks
 
+        held = locks.try_lock(str(marking_transcript.resolve()))  # plays a miner that is already running
+        marking_payload = stop_payload.replace(json.dumps(str(transcript))[1:-1].encode(),
+                                               json.dumps(str(marking_transcript))[1:-1].encode())
+        scenarios.append(Scenario("stop (miner running: mark only)", [*hook, "stop"], marking_payload, marking_env))
+
+        middle = sorted(sizes)[len(sizes) // 2]
         for size in sizes:
             env = isolated_env(root / f"store-{size}")
             with_env(env)
             took = build_store(size, project, session_id)
-            print(f"  (store of {size:,} memories built in {took:.1f}s)", flush=True)
-            for source in ("startup", "compact") if size == sorted(sizes)[len(sizes) // 2] else ("startup",):
-                start_payload = json.dumps({"session_id": session_id if source == "compact" else "new-session",
-                                            "transcript_path": "", "cwd": project, "source": source,
-                                            "hook_event_name": "SessionStart"}).encode()
-                label = f"miner-hook session-start {source} {size // 1000}k"
-                rows.append(measure(launcher, label, [*hook, "session-start"], start_payload, env, args.runs,
-                                    check=check_block))
+            print(f"(store of {size:,} memories built in {took:.1f}s)", flush=True)
+            sources = ("startup", "compact") if size == middle else ("startup",)
+            scenarios += session_start_scenarios(hook, env, size, project, session_id, sources)
 
+        # The same, started with `python -S` (no site: no .pth files, no editable-install finder), the
+        # package found through PYTHONPATH instead: what a registration without `site` would save.
+        import miner
+
+        package_root = str(Path(miner.__file__).resolve().parent.parent)
+        for scenario in [scenarios[0], scenarios[1]] + [s for s in scenarios if s.label.endswith("10k rendered")]:
+            fast_env = dict(scenario.env, PYTHONPATH=package_root)
+            scenarios.append(Scenario(scenario.label + " [-S]", [python, "-S", *scenario.argv[1:]], scenario.stdin,
+                                      fast_env, scenario.before, scenario.check))
+
+        # Round-robin, so that the machine's load drifts over every command alike.
+        started = time.monotonic()
+        load = os.getloadavg()[0]
+        for round_ in range(args.warmup + args.runs):
+            for scenario in scenarios:
+                scenario.run(launcher, keep=round_ >= args.warmup)
+        locks.release(held)
     launcher.close()
-    base = rows[0]["p50"]
-    print("\nabove a bare interpreter (p50 - python -c pass p50):")
-    for row in rows[1:]:
-        print(f"  {row['label']:<38} +{row['p50'] - base:.1f} ms")
+
+    print(f"{args.runs} runs each, round-robin after {args.warmup} warm-up rounds, "
+          f"{time.monotonic() - started:.0f}s; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(f"{'command (miner-hook ...)':<41} {'p50 ms':>8} {'p95 ms':>8} {'peak RSS MB':>12} {'p50 - pass':>11}")
+    bases = {False: scenarios[0].row()[0], True: next(s.row()[0] for s in scenarios if s.label.endswith("[-S]"))}
+    for scenario in scenarios:
+        p50, p95, rss = scenario.row()
+        fast = scenario.label.endswith("[-S]")
+        extra = "" if scenario.label.startswith("python -c pass") else f"{p50 - bases[fast]:+.1f}"
+        print(f"{scenario.label:<41} {p50:>8.1f} {p95:>8.1f} {rss:>12.1f} {extra:>11}")
     print("targets: session-start p50 <= 50 ms at 10k memories; stop p50 <= 30 ms")
     return 0
 

@@ -6,12 +6,16 @@ rendering side imports `recall` and `store` when it runs (workers, PreCompact).
 The worker renders a project's startup block after its last write, and
 PreCompact renders the session's block after writing its checkpoint. Each
 entry records the state it was rendered from: the identity of the database
-and WAL files (inode, size, modification time, WAL header), the settings and
-the code. SessionStart uses an entry only when all of these are unchanged;
+and WAL files (inode, size, modification time, WAL header), the settings
+file and the code. SessionStart uses an entry only when all of these are unchanged;
 anything else (no entry, a stale or unreadable one) falls back to rendering
 from the store, so a cache entry can make SessionStart faster, never wrong.
 Every committed write changes the WAL file: its size, its modification time,
-or (when SQLite restarts the log) the salts in its header.
+or (when SQLite restarts the log) the salts in its header; a checkpoint into
+the database file changes that file's modification time. The one blind spot
+is a filesystem whose clock ticks coarser than a whole open-write-close
+cycle of another process right after the entry's own state was taken: an
+entry could then outlive that one write until the next.
 """
 
 from __future__ import annotations
@@ -80,11 +84,18 @@ def code_state() -> list:
     return [len(stamps), max(stamps, default=0)]
 
 
-def _normal(config: dict) -> dict:
-    return json.loads(json.dumps(config, sort_keys=True))
+def config_state() -> str | None:
+    """The user's settings file as it is now (`config.config_path()`, read without importing `config`,
+    whose `typing` import costs milliseconds); the defaults are part of the code."""
+    try:
+        return (paths.config_dir() / "config.json").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError):
+        return "unreadable"
 
 
-def load(path: Path, config: dict) -> dict | None:
+def load(path: Path) -> dict | None:
     """The entry at `path` if it was rendered from the current store, settings and code; else None."""
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
@@ -96,7 +107,7 @@ def load(path: Path, config: dict) -> dict | None:
         return None
     if entry.get("state") != store_state() or entry.get("code") != code_state():
         return None
-    if entry.get("config") != _normal(config):
+    if entry.get("config_file") != config_state():
         return None
     return entry
 
@@ -115,7 +126,7 @@ def save(path: Path, entry: dict) -> None:
 
 def utf16_len(text: str) -> int:
     """Length as JavaScript counts it: characters outside the BMP count twice."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
@@ -158,7 +169,9 @@ def render(store, project: str, config: dict, situation: str, session_id: str = 
     text = fit_block(recall.text)
     record = {
         "project": project, "situation": situation, "query": recall.query, "shown": _ids(recall.shown),
-        "voided": _ids(getattr(recall, "voided", None) or []), "left_out": _ids(recall.left_out),
+        # Void zones as recall.build logs them (they are JSON already).
+        "voided": [zone.as_dict() for zone in getattr(recall, "zones", None) or []],
+        "left_out": _ids(recall.left_out),
         "chars": len(text), "elapsed_ms": round(recall.elapsed_ms, 2),
     }
     return text, record
@@ -167,21 +180,22 @@ def render(store, project: str, config: dict, situation: str, session_id: str = 
 def refresh(path: Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:
     """Render and save the entry at `path` unless it is current; True when one was written.
 
-    Call it with no write transaction open in this process: the state is
+    `config` must be what `config.load()` makes of the settings file as it is
+    now. Call it with no write transaction open in this process: the state is
     taken before reading, and an entry whose store changed meanwhile is not saved.
     """
     from .store import Store
 
-    if load(path, config) is not None:
+    if load(path) is not None:
         return False
-    state = store_state()
+    state, settings = store_state(), config_state()
     if state is None:
         return False
     with Store(readonly=True) as store:
         text, record = render(store, project, config, situation, session_id)
     if store_state() != state:
         return False  # written meanwhile: the next worker renders it
-    save(path, {"format": FORMAT, "state": state, "code": code_state(), "config": _normal(config),
+    save(path, {"format": FORMAT, "state": state, "code": code_state(), "config_file": settings,
                 "project": project, "situation": situation, "session_id": session_id, "text": text,
                 "record": record or {}})
     return True

@@ -60,18 +60,21 @@ def request_text(raw: str) -> str:
 
 
 def _requests_from_turns(turns, session_id: str) -> tuple[list[str], list[str]]:
-    """(requests of `session_id`, requests of any session), oldest first."""
-    own, anyone = [], []
+    """(requests of `session_id`, requests of any session), oldest first; a repeated request counts once, last."""
+    own: dict[str, None] = {}
+    anyone: dict[str, None] = {}
     for turn in turns:
         if turn.role != "user" or turn.is_sidechain:
             continue
         text = request_text(turn.text)
         if not text:
             continue
-        anyone.append(text)
+        anyone.pop(text, None)
+        anyone[text] = None
         if not session_id or not turn.session_id or turn.session_id == session_id:
-            own.append(text)
-    return own, anyone
+            own.pop(text, None)
+            own[text] = None
+    return list(own), list(anyone)
 
 
 def _tail_turns(transcript: str, window: int) -> tuple[list, bool]:

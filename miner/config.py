@@ -42,7 +42,8 @@ DEFAULTS: dict[str, Any] = {
     "max_candidates": 300,
     # A new session's block opens with the last session's latest requests (0: off).
     "last_session_requests": 2,
-    # Hooks.
+    # Hooks. recall_cache: the worker renders the next SessionStart block ahead of time (see blockcache).
+    "recall_cache": True,
     "precompact_timeout_s": 45.0,
     "hook_log_max_bytes": 256 * 1024,
 }

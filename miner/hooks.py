@@ -213,7 +213,7 @@ def situation_of(event: HookEvent) -> str:
     return "resume" if situation == "fork" else situation
 
 
-def recall_block(event: HookEvent, config: dict) -> tuple[str, dict | None]:
+def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dict | None]:
     """(block text, what to record) for a SessionStart, or ('', None) when there is nothing to show.
 
     A block rendered ahead of time from the current store is used as is (no
@@ -227,7 +227,8 @@ def recall_block(event: HookEvent, config: dict) -> tuple[str, dict | None]:
     by_session = situation in ("compact", "resume") and bool(event.session_id)
     project = paths.project_root(event.cwd)
     path = blockcache.session_path(event.session_id) if by_session else blockcache.startup_path(project)
-    entry = blockcache.load(path, config) if config.get("recall_cache", True) else None
+    # An entry exists only while `recall_cache` was on, and is used only with the settings file unchanged.
+    entry = blockcache.load(path)
     if entry is not None and entry.get("session_id" if by_session else "project") == (
             event.session_id if by_session else project):
         if not entry["text"]:
@@ -235,10 +236,12 @@ def recall_block(event: HookEvent, config: dict) -> tuple[str, dict | None]:
         elapsed = round((time.perf_counter() - started) * 1000, 2)
         return entry["text"], dict(entry["record"], situation=situation, elapsed_ms=elapsed)
 
+    from . import config as config_mod
     from .store import Store
 
     if not paths.db_path().exists():
         return "", None
+    config = config if config is not None else config_mod.load()
     with Store(readonly=True) as store:
         if by_session:
             row = store.session(event.session_id)
@@ -246,7 +249,7 @@ def recall_block(event: HookEvent, config: dict) -> tuple[str, dict | None]:
         return blockcache.render(store, project, config, situation, event.session_id)
 
 
-def session_start(event: HookEvent, config: dict) -> str:
+def session_start(event: HookEvent, config: dict | None) -> str:
     if not event.cwd:
         raise HookInputError("payload has no cwd")
     try:
@@ -268,7 +271,7 @@ def session_start(event: HookEvent, config: dict) -> str:
                       ensure_ascii=False)
 
 
-def stop(event: HookEvent, config: dict) -> str:
+def stop(event: HookEvent, config: dict | None) -> str:
     hand_off(safe_transcript(event.transcript_path))
     return ""
 
@@ -304,6 +307,8 @@ def pre_compact(event: HookEvent, config: dict) -> str:
             log(event.event, f"mining did not finish in {timeout:.0f}s; checkpoint written from what is stored")
         finally:
             locks.release(fd)
+    if not event.session_id:
+        raise HookInputError("payload has no session_id: transcript mined, no checkpoint written")
     with Store() as store:
         project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
         if not project:
@@ -317,7 +322,7 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     return ""
 
 
-def session_end(event: HookEvent, config: dict) -> str:
+def session_end(event: HookEvent, config: dict | None) -> str:
     transcript = safe_transcript(event.transcript_path)
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
@@ -328,13 +333,12 @@ HANDLERS = {"session-start": session_start, "stop": stop, "pre-compact": pre_com
 
 def run(event_name: str, raw: str) -> str:
     event = HookEvent.parse(event_name, raw)
-    if event.event in ("session-start", "pre-compact"):
+    if event.event == "pre-compact":
         from . import config as config_mod
 
-        config = config_mod.load()
-    else:
-        config = {}  # stop and session-end only hand work over: no settings to read
-    return HANDLERS[event.event](event, config)
+        return pre_compact(event, config_mod.load())
+    # Stop and SessionEnd only hand work over; SessionStart reads the settings only when it renders.
+    return HANDLERS[event.event](event, None)
 
 
 def read_stdin() -> str:

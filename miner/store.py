@@ -208,7 +208,12 @@ def m003_recall_speed(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_core, m002_history, m003_recall_speed]
+def m004_session_evidence(db: sqlite3.Connection) -> None:
+    """Checkpoints gather a session's decisions and todos from its evidence."""
+    run_script(db, "CREATE INDEX evidence_session ON evidence (session_id);")
+
+
+MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence]
 
 
 class StoreError(RuntimeError):

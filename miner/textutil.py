@@ -7,9 +7,13 @@ escaping of free text into a safe FTS5 query.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
+
+try:  # the C module directly: `hashlib` loads OpenSSL first, milliseconds on the hook's path
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
 
 _WS_RE = re.compile(r"\s+")
 _MARKUP_RE = re.compile(r"[*_`>#|]+")
@@ -41,7 +45,7 @@ def normalise(text: str) -> str:
 
 def content_hash(text: str) -> str:
     """Tagged hash of the normalised text (`b2:` + blake2b), unique per project."""
-    digest = hashlib.blake2b(normalise(text).encode("utf-8"), digest_size=16).hexdigest()
+    digest = blake2b(normalise(text).encode("utf-8"), digest_size=16).hexdigest()
     return "b2:" + digest
 
 

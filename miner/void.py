@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from statistics import median
 from typing import Any, Protocol
 
 
@@ -56,7 +55,8 @@ def suppress_hubs(items: list[Scored], factor: float = 0.5, ratio: float = 3.0, 
     counts = [i.memory.recall_count for i in items]
     if len(counts) < 3:
         return []
-    typical = median(counts)
+    ordered = sorted(counts)
+    typical = ordered[len(ordered) // 2]  # the median, without importing `statistics` on the hook's path
     limit = max(floor, ratio * max(typical, 1))
     hubs = []
     for item in items:

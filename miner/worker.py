@@ -164,7 +164,7 @@ def record_recall(store: Store, shown: dict) -> None:
     ids = [int(i) for i in shown.get("shown", [])]
     store.note_recalled(ids)
     store.log_recall(str(shown.get("project", "")), str(shown.get("situation", "")), str(shown.get("query", "")),
-                     ids, [int(i) for i in shown.get("voided", [])], [int(i) for i in shown.get("left_out", [])],
+                     ids, list(shown.get("voided", [])), [int(i) for i in shown.get("left_out", [])],
                      int(shown.get("chars", 0)), float(shown.get("elapsed_ms", 0.0)))
 
 

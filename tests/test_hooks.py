@@ -398,7 +398,11 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     wait_for_workers()
     # PreCompact also rendered the block of the SessionStart(compact) that follows.
     session.compaction("This session is being continued from a previous conversation.")
-    after = session_start_probe(session.payload("session-start.compact.json"))
+    from miner import blockcache, config
+
+    path = blockcache.session_path(session.session_id)
+    after = probe_rendered(session.payload("session-start.compact.json"), path,
+                           lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
     assert not after["store_loaded"]
     assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("Memory number 0:")
 
@@ -566,6 +570,24 @@ def session_start_probe(stdin: bytes) -> dict:
     return json.loads(result.stdout)
 
 
+def probe_rendered(stdin: bytes, path: Path, render) -> dict:
+    """`session_start_probe`, rendering again when the package was edited since the entry was rendered.
+
+    Someone editing miner/*.py while the tests run makes every entry stale, rightly.
+    """
+    from miner import blockcache
+
+    result = session_start_probe(stdin)
+    for _ in range(3):
+        entry = json.loads(path.read_text()) if path.exists() else None
+        if not result["store_loaded"] or entry is None or entry["code"] == blockcache.code_state():
+            return result
+        wait_for_workers()
+        render()
+        result = session_start_probe(stdin)
+    return result
+
+
 def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(session):
     from miner import blockcache, config
 
@@ -576,7 +598,9 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
     wait_for_workers()  # the worker records the recall, then renders the next block
     assert blockcache.startup_path(project).exists()
 
-    second = session_start_probe(session.payload("session-start.startup.json"))
+    second = probe_rendered(session.payload("session-start.startup.json"), blockcache.startup_path(project),
+                            lambda: blockcache.refresh(blockcache.startup_path(project), project, config.load(),
+                                                       "startup"))
     assert not second["store_loaded"]  # answered from the rendered block: no SQLite at all
     with Store(readonly=True) as store:
         live, _ = blockcache.render(store, project, config.load(), "startup")
@@ -606,3 +630,42 @@ def test_a_broken_rendered_block_is_ignored(session):
     path.write_text("{not json")
     block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
     assert "Memory number 1:" in block and hook_log_lines() == []
+
+
+def test_fit_block_counts_like_javascript_and_keeps_whole_lines():
+    from miner.blockcache import fit_block, utf16_len
+
+    assert utf16_len("abc") == 3 and utf16_len("é") == 1 and utf16_len("🚀") == 2
+    block = "<tag>\n" + "\n".join(f"- 🚀 item {i}" for i in range(3000)) + "\n</tag>"
+    fitted = fit_block(block, 9_999)
+    assert utf16_len(fitted) <= 9_999 and fitted.endswith("\n</tag>")
+    assert all(line.startswith(("- 🚀 item", "<tag>", "</tag>")) for line in fitted.splitlines())
+    assert fit_block("<tag>\nshort\n</tag>") == "<tag>\nshort\n</tag>"
+
+
+# --- checkpoints ----------------------------------------------------------------------------------
+
+
+def test_checkpoint_requests_are_the_latest_real_requests_of_the_session(session, monkeypatch):
+    from miner import checkpoint
+
+    other = Session(session.cwd, session_id="another-session")
+    other.transcript = session.transcript  # a resumed session writing into the same file
+    session.user("First: sketch the billing schema.")
+    other.user("A request from another session.")
+    session.user("<command-name>/clear</command-name>")
+    session.user("/compact")
+    session.user("ok")
+    session.user("[Request interrupted by user]")
+    session.user("Use the token sk-ant-" + "a1B2c3D4" * 5 + " for the staging API.")
+    session.user("Second: add the invoice exporter.\n```python\nprint('code is not a task')\n```")
+    session.user("First: sketch the billing schema.")  # asked again: counts once, as the latest
+    session.user("A sidechain prompt.", isSidechain=True)
+    session.assistant("Sure.")
+    requests = checkpoint.session_requests(str(session.transcript), session.session_id)
+    assert requests[0].startswith("Use the token [REDACTED")
+    assert requests[1:] == ["Second: add the invoice exporter.", "First: sketch the billing schema."]
+    # Only the end of a long transcript is read; the window widens until enough requests are found.
+    monkeypatch.setattr(checkpoint, "TAIL_BYTES", 200)
+    assert checkpoint.session_requests(str(session.transcript), session.session_id) == requests
+    assert checkpoint.session_requests(str(session.transcript), "no-such-session")[-1] == requests[-1]
