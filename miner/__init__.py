@@ -5,3 +5,6 @@ every module pulled in here would cost every hook call.
 """
 
 __version__ = "0.1.0"
+
+# The tag our recall block is wrapped in: the hook writes it, the cleaner never mines what is inside it.
+BLOCK_TAG = "transcript-miner-recall"

@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
+from . import BLOCK_TAG
 from .model import Turn, Unit
 
-# The tag our recall block is wrapped in. Text inside it is never mined.
-BLOCK_TAG = "transcript-miner-recall"
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
 WRAPPER_TAGS = (

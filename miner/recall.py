@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .clean import BLOCK_TAG
+from . import BLOCK_TAG
 from .store import Store, StoredMemory
 from .void import Zone, suppress_hubs, void_mark
 
