@@ -414,5 +414,9 @@ def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
             click.echo(f"    only: {text[:110]}")
 
 
+from .cli_memory import register as register_memory_commands  # noqa: E402 - after `main` exists
+
+register_memory_commands(main)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -122,12 +122,65 @@ def _merge(into: dict, counts: dict) -> None:
 
 
 def mined_from_store(store: Store) -> list[dict]:
-    """One row per (memory, entry): what the miner produced from each transcript entry."""
+    """One row per (memory, entry): what the miner produced from each transcript entry.
+
+    The text is the evidence row's own: a near-duplicate merge keeps the newer wording on the
+    memory, but each entry still produced its own words.
+    """
     rows = store.db.execute(
-        """SELECT e.entry_uuid AS uuid, m.text AS text, m.category AS category FROM evidence e
-           JOIN memories m ON m.id = e.memory_id"""
+        """SELECT e.memory_id AS memory_id, e.entry_uuid AS uuid, COALESCE(NULLIF(e.text, ''), m.text) AS text,
+           m.category AS category FROM evidence e JOIN memories m ON m.id = e.memory_id"""
     ).fetchall()
     return [dict(r) for r in rows]
+
+
+def memory_units(mined: list[dict], gold_units: list[dict]) -> dict[int, set[int]]:
+    """Gold units each mined memory matches, by the same entry-and-text rule as extraction."""
+    by_uuid: dict[str, list[dict]] = defaultdict(list)
+    for unit in gold_units:
+        by_uuid[unit["uuid"]].append(unit)
+    found: dict[int, set[int]] = defaultdict(set)
+    for row in mined:
+        for unit in by_uuid.get(row["uuid"], []):
+            if texts_match(row["text"], unit["text"]):
+                found[row["memory_id"]].add(unit["unit"])
+    return found
+
+
+def score_links(links: list[tuple[int, int]], units_of: dict[int, set[int]], gold_units: list[dict]) -> dict[str, int]:
+    """Supersede links (newer id, older id) against the gold's `supersedes`.
+
+    A link is correct when some gold unit its newer memory matches supersedes some gold unit its
+    older memory matches. Links from a tentative or doc unit are neutral, as in extraction.
+    `reachable` counts gold links whose two units were both mined: the most any linking could find.
+    """
+    neutral = {u["unit"] for u in gold_units if u.get("tentative") or u.get("doc")}
+    gold_pairs = {(u["unit"], old) for u in gold_units for old in u.get("supersedes") or []}
+    scored = {pair for pair in gold_pairs if pair[0] not in neutral}
+    counts = {"tp": 0, "fp": 0, "gold": len(scored), "found": 0, "reachable": 0}
+    found: set[tuple[int, int]] = set()
+    for newer, older in links:
+        pairs = {(n, o) for n in units_of.get(newer, ()) for o in units_of.get(older, ())}
+        if pairs & scored:
+            counts["tp"] += 1
+            found |= pairs & scored
+        elif pairs & gold_pairs or (units_of.get(newer) and units_of[newer] <= neutral):
+            continue
+        else:
+            counts["fp"] += 1
+    mined_units = set().union(*units_of.values()) if units_of else set()
+    counts["found"] = len(found)
+    counts["reachable"] = sum(1 for n, o in scored if n in mined_units and o in mined_units)
+    return counts
+
+
+def link_prf(counts: dict[str, int]) -> dict[str, Any]:
+    tp, fp, gold = counts.get("tp", 0), counts.get("fp", 0), counts.get("gold", 0)
+    reachable = counts.get("reachable", 0)
+    return {"precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
+            "recall": round(counts.get("found", 0) / gold, 3) if gold else 0.0,
+            "recall_reachable": round(counts.get("found", 0) / reachable, 3) if reachable else 0.0,
+            "predicted": tp + fp, **counts}
 
 
 def cut_order(transcript: Path, cuts: list[str]) -> list[str]:
@@ -179,10 +232,13 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
                 restore.append({"cut": cut, "questions": len(by_cut[cut]), "answered": len(hits),
                                 "chars": len(block.text)})
             mined = mined_from_store(store)
+            links = [(r["src"], r["dst"]) for r in store.db.execute("SELECT src, dst FROM links WHERE kind = 'supersedes'")]
     extraction_file = gold / "extraction" / f"{source}.jsonl"
     gold_units = read_jsonl(extraction_file) if extraction_file.is_file() else []
     extraction = score_extraction(mined, gold_units)
-    return {"source": source, "extraction": extraction, "restore": restore, "mined": len(mined)}
+    conflicts = score_links(links, memory_units(mined, gold_units), gold_units)
+    return {"source": source, "extraction": extraction, "restore": restore, "mined": len(mined),
+            "conflicts": conflicts}
 
 
 def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dict[str, Any]:
@@ -203,9 +259,11 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
                                        lambda store: Miner(store, config, pipeline=pipeline)))
     totals = {"ignored": {}, "required": {}, "per_category": {c: {} for c in CATEGORIES}}
     restore_q = restore_a = 0
+    conflicts: dict[str, int] = {}
     for result in results:
         if result.get("missing"):
             continue
+        _merge(conflicts, result.get("conflicts", {}))
         extraction = result["extraction"]
         _merge(totals["ignored"], extraction["ignored"])
         _merge(totals["required"], extraction["required"])
@@ -224,6 +282,7 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
         },
         "restore": {"questions": restore_q, "answered": restore_a,
                     "hit_rate": round(restore_a / restore_q, 3) if restore_q else 0.0},
+        "conflicts": link_prf(conflicts),
     }
 
 
@@ -252,4 +311,16 @@ def format_report(report: dict[str, Any]) -> str:
                          f"{cut['chars']:>6} chars")
     r = report["restore"]
     lines.append(f"{'ALL':<48} {'':<28} {r['answered']:>3}/{r['questions']:<3} hit rate {r['hit_rate']:.3f}")
+    if "conflicts" in report:
+        lines += ["", "Conflicts (supersede links against the gold's `supersedes`)",
+                  f"{'source':<58} {'links':>6} {'right':>6} {'gold':>6} {'found':>6} {'both mined':>10}"]
+        for result in report["sources"]:
+            if result.get("conflicts"):
+                c = link_prf(result["conflicts"])
+                lines.append(f"{result['source'][:58]:<58} {c['predicted']:>6} {c['tp']:>6} {c['gold']:>6} "
+                             f"{c['found']:>6} {c['reachable']:>10}")
+        c = report["conflicts"]
+        lines.append(f"{'ALL':<58} {c['predicted']:>6} {c['tp']:>6} {c['gold']:>6} {c['found']:>6} {c['reachable']:>10}")
+        lines.append(f"precision {c['precision']:.3f}   recall {c['recall']:.3f}   "
+                     f"recall where both units were mined {c['recall_reachable']:.3f}")
     return "\n".join(lines)

@@ -164,19 +164,24 @@ class Miner:
                     if turn.session_id:
                         self.store.upsert_session(db, turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch,
                                                   path, turn.ts)
+                from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
+
+                deduper = Deduper.from_config(self.store, self.config) if candidates else None
                 for candidate in candidates:
                     turn = candidate.unit.turn
-                    _, created = self.store.add_memory(db, NewMemory(
+                    outcome = deduper.add(db, NewMemory(
                         project=project_of(turn), category=candidate.category, text=candidate.text,
                         confidence=candidate.confidence, rule_id=candidate.rule_id, role=turn.role,
                         session_id=turn.session_id, transcript=path, entry_uuid=turn.uuid, ts=turn.ts,
                         git_branch=turn.git_branch, tentative=candidate.tentative, scope=candidate.scope,
                         subject=candidate.subject, value=candidate.value, keywords=candidate.keywords,
                     ))
-                    if created:
+                    if outcome.created:
                         summary.new += 1
                     else:
                         summary.merged += 1
+                    self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
+                    self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
                 self.store.mark_seen(db, (t.uuid for t in turns))
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
                 self.store.set_watermark(db, path, chunk.watermark.offset, chunk.watermark.inode,

@@ -185,7 +185,8 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
     return query, checkpoint, last
 
 
-def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any]) -> tuple[list[Item], list[Item]]:
+def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
+        was: dict[int, str] | None = None) -> tuple[list[Item], list[Item]]:
     """Items that fit whole within the budget (by value per character), and those left out."""
     exponent = float(config.get("density_exponent", 0.0))
     if exponent:
@@ -196,7 +197,7 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     left_out: list[Item] = []
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
     for item in items:
-        cost = len(format_item(item.memory)) + 1 + section_cost.get(item.memory.category, 0)
+        cost = len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + section_cost.get(item.memory.category, 0)
         if used + cost <= budget_chars:
             chosen.append(item)
             used += cost
@@ -247,13 +248,14 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         if reserve + len(line) + 1 <= budget_chars:
             body.append(line)
             reserve += len(line) + 1
-    chosen, left_out = fit(items, budget_chars, reserve, config)
+    was = store.was_notes(i.memory.id for i in items)
+    chosen, left_out = fit(items, budget_chars, reserve, config, was)
     left_out += beyond
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]
         if section:
             body.append(f"## {title}")
-            body.extend(format_item(i.memory) for i in section)
+            body.extend(format_item(i.memory, was.get(i.memory.id, "")) for i in section)
     text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
     if log and not store.readonly:

@@ -1,0 +1,299 @@
+"""Layer 3 on its own: a newer memory supersedes an older one; the old one is closed, linked, never deleted."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from miner import config as config_mod
+from miner import lexicon, rules as rules_mod
+from miner.corrections import history
+from miner.dedup import Deduper
+from miner.mine import Miner, unit_langs
+from miner.recall import build, format_item
+from miner.similarity import Comparer, Statement
+from miner.store import NewMemory, Store
+from tests.builders import Session
+
+CONFIG = config_mod.load()
+
+
+def memory(text: str, n: int, **kw) -> NewMemory:
+    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
+                session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
+    base.update(kw)
+    return NewMemory(**base)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "m.db") as s:
+        yield s
+
+
+@pytest.fixture
+def deduper(store):
+    return Deduper(store)
+
+
+def add(store, deduper, text, n, **kw):
+    with store.transaction() as db:
+        return deduper.add(db, memory(text, n, **kw))
+
+
+def states(store) -> dict[str, str]:
+    return {r["text"]: r["state"] for r in store.db.execute("SELECT text, state FROM memories")}
+
+
+# --- by subject and value ------------------------------------------------------------------------------
+
+
+def test_same_subject_another_value_supersedes_and_keeps_the_old_row(store, deduper):
+    old = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    new = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    assert new.created and new.superseded == (old.memory_id,)
+    closed = store.get(old.memory_id)
+    assert closed.state == "superseded" and closed.valid_to == "2026-01-02T00:00:00Z"
+    assert store.get(new.memory_id).state == "active" and store.get(new.memory_id).valid_to is None
+    (link,) = store.links(old.memory_id)
+    assert (link["src"], link["dst"], link["kind"], link["was"]) == (new.memory_id, old.memory_id, "supersedes", "MySQL")
+    assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 2  # nothing deleted
+
+
+def test_a_subject_about_another_thing_does_not_supersede(store, deduper):
+    add(store, deduper, "The API listens on port 3216.", 1, category="fact", subject="port", value="3216")
+    add(store, deduper, "The admin panel listens on port 4400.", 2, category="fact", subject="port", value="4400")
+    add(store, deduper, "Redis runs on port 6379.", 3, category="fact", subject="port", value="6379")
+    add(store, deduper, "Postgres runs on port 5432.", 4, category="fact", subject="port", value="5432")
+    assert set(states(store).values()) == {"active"}
+
+
+def test_a_changed_number_under_the_same_words_supersedes(store, deduper):
+    add(store, deduper, "The API server listens on port 3216.", 1, category="fact", subject="port", value="3216")
+    new = add(store, deduper, "The API server listens on port 3220.", 2, category="fact", subject="port", value="3220")
+    assert new.superseded
+    add(store, deduper, "Animation duration is 800ms per bar.", 3, category="fact")
+    shorter = add(store, deduper, "Animation duration is 400ms per bar.", 4, category="fact")
+    assert shorter.superseded and states(store)["Animation duration is 800ms per bar."] == "superseded"
+
+
+def test_a_version_change_supersedes(store, deduper):
+    add(store, deduper, "The app runs on Node 18.", 1, category="fact", subject="node", value="18")
+    new = add(store, deduper, "The app runs on Node 20.", 2, category="fact", subject="node", value="20")
+    assert new.superseded
+
+
+def test_a_tentative_memory_supersedes_nothing(store, deduper):
+    add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    maybe = add(store, deduper, "Maybe use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL",
+                tentative=True)
+    assert not maybe.superseded and set(states(store).values()) == {"active"}
+
+
+# --- correction markers ----------------------------------------------------------------------------------
+
+RULES = rules_mod.load_rules(rules_mod.default_rule_files())
+
+
+def statement(text: str, category: str) -> Statement:
+    """A text as mining stores it: with the subject and value the default rules find."""
+    for role in ("user", "assistant"):
+        hits = RULES.match(text, role, unit_langs(text))
+        if hits:
+            return Statement(text, category, hits[0].subject.lower(), hits[0].value)
+    return Statement(text, category)
+
+
+@pytest.mark.parametrize("marker,category,old,new", [
+    ("instead of", "decision", "Timestamps are stored as epoch seconds.", "Store timestamps as ISO strings instead of epoch seconds."),
+    ("not X but Y", "decision", "The cache lives in process memory.", "The cache lives not in process memory but in Redis."),
+    ("actually", "decision", "We use MySQL.", "Actually, we use PostgreSQL."),
+    ("switch to", "decision", "We use Jest for unit tests.", "Switch the unit tests to Vitest."),
+    ("no longer", "decision", "We deploy the docs to GitHub Pages.", "We no longer deploy the docs to GitHub Pages."),
+    ("changed to", "decision", "Reports are emailed as PDF files.", "Reports changed to HTML emails."),
+    ("from X to", "fact", "The animation uses 800ms per item.", "Reduced the animation from 800ms to 400ms per item."),
+    ("改用", "decision", "数据库用 MySQL。", "数据库改用 PostgreSQL。"),
+    ("不是…而是", "decision", "数据库用 MySQL。", "数据库不是 MySQL，而是 PostgreSQL。"),
+    ("换成", "decision", "包管理器用 npm。", "包管理器换成 pnpm。"),
+    ("不再", "preference", "每次提交前运行 lint。", "不再在提交前运行 lint。"),
+    ("drop", "decision", "Show dual legends for circle size and year.", "Drop the year legend."),
+    ("antonym", "decision", "Exclude bot accounts from the leaderboard.", "Include bot accounts in the leaderboard."),
+])
+def test_correction_markers_supersede(marker, category, old, new):
+    comparer = Comparer(lexicon.load_synonyms())
+    older, newer = statement(old, category), statement(new, category)
+    assert not comparer.is_duplicate(newer, older)
+    assert comparer.supersedes(newer, older) is not None, marker
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Use PostgreSQL for the database.", "Use Redis for the cache."),
+    ("We use SQLite for tests.", "Production runs on PostgreSQL."),
+    ("Use SQLite for the test database.", "Use PostgreSQL for the main database."),
+    ("New field not in stored version → status: NEW",
+     "Field in stored version but not in follow-up → status: RETAINED, keep the old value"),
+    ("I want a bootstrap sync and to check the entity field names.",
+     "The backfill response is actually returning the same fields as the bootstrap response."),
+    ("Use the actual case ID PV-1234.", "The path parameter got the Swagger URL instead of the actual case ID."),
+    ("Actually the tests are slow.", "The build is actually fast."),
+])
+def test_related_statements_without_a_correction_stay_current(old, new):
+    comparer = Comparer(lexicon.load_synonyms())
+    assert comparer.supersedes(statement(new, "decision"), statement(old, "decision")) is None
+
+
+# --- chains, time order, restatement ---------------------------------------------------------------------
+
+CHAIN = [("Use MySQL for the database.", "MySQL"), ("Use PostgreSQL for the database.", "PostgreSQL"),
+         ("Use SQLite for the database.", "SQLite"), ("Use DuckDB for the database.", "DuckDB")]
+
+
+def test_a_chain_of_four_versions_keeps_one_current_and_all_history(store, deduper):
+    ids = [add(store, deduper, text, n + 1, subject="database", value=value).memory_id for n, (text, value) in enumerate(CHAIN)]
+    assert [store.get(i).state for i in ids] == ["superseded"] * 3 + ["active"]
+    for older, newer in zip(ids, ids[1:]):
+        assert store.get(older).valid_to == store.get(newer).valid_from
+    found = history(store, ids[0])
+    assert [v.memory.id for v in found.versions] == ids and found.current == (ids[-1],)
+    block = build(store, "/p", CONFIG, log=False).text
+    # Only the current version is an item; the one it replaced appears only as its "(was: …)" note.
+    assert "- Use DuckDB for the database. (was: SQLite)" in block
+    assert not any(word in block for word in ("MySQL", "PostgreSQL"))
+
+
+def test_recall_notes_what_the_current_memory_replaced(store, deduper):
+    add(store, deduper, "Use SQLite for the database.", 1, subject="database", value="SQLite")
+    new = add(store, deduper, "Use DuckDB for the database.", 2, subject="database", value="DuckDB")
+    notes = store.was_notes([new.memory_id])
+    assert notes == {new.memory_id: "SQLite"}
+    line = format_item(store.get(new.memory_id), notes[new.memory_id])
+    assert line.startswith("- Use DuckDB for the database. (was: SQLite) (")
+    # Nothing to add when the text already says it.
+    assert "(was:" not in format_item(store.get(new.memory_id), "DuckDB")
+
+
+def test_an_older_statement_mined_later_is_stored_already_closed(store, deduper):
+    newer = add(store, deduper, "Use PostgreSQL for the database.", 5, subject="database", value="PostgreSQL")
+    older = add(store, deduper, "Use MySQL for the database.", 2, subject="database", value="MySQL")  # a backfill
+    assert older.superseded_by == newer.memory_id
+    assert store.get(older.memory_id).state == "superseded" and store.get(newer.memory_id).state == "active"
+    assert store.get(older.memory_id).valid_to == "2026-01-05T00:00:00Z"
+
+
+def test_a_superseded_memory_said_again_later_is_current_again(store, deduper):
+    first = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    second = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    again = add(store, deduper, "Use MySQL for the database.", 3, subject="database", value="MySQL")
+    assert again.action == "exact" and again.reopened
+    assert store.get(first.memory_id).state == "active" and store.get(second.memory_id).state == "superseded"
+    replay = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    assert not replay.reopened and store.get(second.memory_id).state == "superseded"  # the old entry again: nothing
+
+
+def test_a_pin_moves_to_the_replacement(store, deduper):
+    old = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    with store.transaction() as db:
+        store.set_pinned(db, old.memory_id, True)
+    new = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    assert store.get(new.memory_id).pinned and not store.get(old.memory_id).pinned
+
+
+# --- through the miner: chains and idempotence -----------------------------------------------------------
+
+
+@pytest.fixture
+def miner(store, pipeline):
+    return Miner(store, CONFIG, pipeline=pipeline)
+
+
+def changing_session(path, start="2026-03-01T10:00:00"):
+    s = Session(path, cwd="/work/shop", start=start)
+    s.user("We'll use MySQL for the main database.")
+    s.assistant("Noted. The API server listens on port 3216 in development.")
+    s.user("Actually, switch to PostgreSQL for the main database.")
+    s.user("The API server listens on port 3220 now.")
+    s.user("No, let's go with SQLite for the main database instead.")
+    s.user("Please always run the linter before you commit.")
+    s.user("改用 DuckDB 作为数据库。")
+    return s
+
+
+def snapshot(store) -> tuple:
+    db = store.db
+    return (
+        db.execute("SELECT id, state, text, valid_to, evidence_count FROM memories ORDER BY id").fetchall(),
+        db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0],
+        db.execute("SELECT src, dst, kind FROM links ORDER BY src, dst").fetchall(),
+    )
+
+
+def test_mining_a_session_that_changes_its_mind_builds_the_chain(tmp_path, store, miner):
+    session = changing_session(tmp_path / "s1.jsonl")
+    miner.mine_file(session.path)
+    current = {r["text"] for r in store.db.execute("SELECT text FROM memories WHERE state = 'active'")}
+    assert current == {"The API server listens on port 3220 now.", "Please always run the linter before you commit.",
+                       "改用 DuckDB 作为数据库。"}
+    duck = store.db.execute("SELECT id FROM memories WHERE text LIKE '%DuckDB%'").fetchone()["id"]
+    assert [v.memory.value for v in history(store, duck).versions] == ["MySQL", "PostgreSQL", "SQLite", "DuckDB"]
+    block = build(store, "/work/shop", CONFIG, log=False).text
+    assert "DuckDB" in block and "MySQL" not in block
+    assert "3216" not in block.replace("(was: 3216)", "")  # the old port only as the note beside the new one
+
+
+def test_mining_twice_replaying_or_backfilling_adds_nothing(tmp_path, store, miner, pipeline):
+    session = changing_session(tmp_path / "s1.jsonl")
+    miner.mine_file(session.path)
+    before = snapshot(store)
+    miner.mine_file(session.path)  # the same file again
+    assert snapshot(store) == before
+    # A resumed session replays its entries into a new file.
+    replay = tmp_path / "resumed.jsonl"
+    shutil.copy(session.path, replay)
+    miner.mine_file(replay)
+    assert snapshot(store) == before
+    # The hooks mined it, and now a backfill starts from scratch: no watermark, no seen entries.
+    with store.transaction() as db:
+        db.execute("DELETE FROM watermarks")
+        db.execute("DELETE FROM seen_entries")
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    assert snapshot(store) == before
+
+
+def test_a_backfill_of_an_older_session_after_a_newer_one_ends_in_the_same_state(tmp_path, store, miner):
+    old = Session(tmp_path / "old.jsonl", cwd="/work/shop", start="2026-02-01T10:00:00")
+    old.user("We'll use MySQL for the main database.")
+    new = Session(tmp_path / "new.jsonl", cwd="/work/shop", start="2026-03-01T10:00:00")
+    new.user("Actually, switch to PostgreSQL for the main database.")
+    miner.mine_file(new.path)  # the hooks saw the newer session first
+    miner.mine_file(old.path)  # the backfill comes later
+    assert states(store) == {"Actually, switch to PostgreSQL for the main database.": "active",
+                             "We'll use MySQL for the main database.": "superseded"}
+
+
+# --- scoring against the gold's `supersedes` -------------------------------------------------------------
+
+
+def test_supersede_links_are_scored_against_gold_units():
+    from miner.evaluate import link_prf, memory_units, score_links
+
+    def unit(n, uuid, text, supersedes=(), **kw):
+        return {"unit": n, "uuid": uuid, "role": "user", "category": "decision", "text": text, "tentative": False,
+                "doc": False, "supersedes": list(supersedes), **kw}
+
+    gold = [unit(1, "a", "Use MySQL for the database."), unit(2, "b", "Use PostgreSQL for the database.", [1]),
+            unit(3, "c", "Port is 3216."), unit(4, "d", "Port is 3220 now.", [3]),
+            unit(5, "e", "Maybe use Redis.", tentative=True), unit(6, "f", "Use Memcached then.", [5], tentative=True)]
+    mined = [{"memory_id": 10, "uuid": "a", "text": "Use MySQL for the database."},
+             {"memory_id": 11, "uuid": "b", "text": "Use PostgreSQL for the database."},
+             {"memory_id": 12, "uuid": "c", "text": "Port is 3216."},
+             {"memory_id": 13, "uuid": "x", "text": "Something unrelated entirely."},
+             {"memory_id": 14, "uuid": "f", "text": "Use Memcached then."},
+             {"memory_id": 15, "uuid": "e", "text": "Maybe use Redis."}]
+    units_of = memory_units(mined, gold)
+    assert units_of[10] == {1} and units_of[11] == {2} and 13 not in units_of
+    counts = score_links([(11, 10), (13, 12), (14, 15)], units_of, gold)
+    # right: 11 → 10; wrong: 13 → 12; neutral: a link from a tentative unit. Gold 2 → 1 found; 4 → 3 never mined.
+    assert counts == {"tp": 1, "fp": 1, "gold": 2, "found": 1, "reachable": 1}
+    scores = link_prf(counts)
+    assert scores["precision"] == 0.5 and scores["recall"] == 0.5 and scores["recall_reachable"] == 1.0

@@ -1,0 +1,214 @@
+"""Corrections by hand: forget, correct, pin, unpin, history; and forgotten memories stay forgotten."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from miner import cli_memory, corrections
+from miner import config as config_mod
+from miner.mine import Miner
+from miner.recall import build
+from miner.store import NewMemory, Store
+from tests.builders import Session
+
+CONFIG = config_mod.load()
+
+
+def memory(text: str, n: int, **kw) -> NewMemory:
+    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
+                session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
+    base.update(kw)
+    return NewMemory(**base)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "m.db") as s:
+        yield s
+
+
+def add(store, text, n, **kw) -> int:
+    from miner.dedup import Deduper
+
+    with store.transaction() as db:
+        return Deduper(store).add(db, memory(text, n, **kw)).memory_id
+
+
+def recalled(store, project="/p") -> str:
+    return build(store, project, CONFIG, log=False).text
+
+
+# --- forget ------------------------------------------------------------------------------------------------
+
+
+def test_forget_keeps_the_row_and_the_memory_is_never_recalled(store):
+    mid = add(store, "Deploy the frontend on Vercel.", 1)
+    change = corrections.forget(store, mid, reason="we moved off Vercel")
+    assert change.action == "forgotten" and "forgotten" in change.lines[0] and "Vercel" in change.lines[0]
+    forgotten = store.get(mid)
+    assert forgotten.state == "forgotten" and "Vercel" not in recalled(store)
+    assert store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (mid,)).fetchone()[0] == "we moved off Vercel"
+    assert corrections.forget(store, mid).action == "unchanged"
+
+
+def test_forgotten_memories_stay_forgotten_when_the_transcript_is_mined_again(tmp_path, store, pipeline):
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    session.user("We'll use MySQL for the main database.")
+    session.user("Please always run the linter before you commit.")
+    miner = Miner(store, CONFIG, pipeline=pipeline)
+    miner.mine_file(session.path)
+    linter = store.db.execute("SELECT id FROM memories WHERE text LIKE '%linter%'").fetchone()["id"]
+    corrections.forget(store, linter)
+    count = store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+    miner.mine_file(session.path)  # incremental: nothing new anyway
+    # A backfill from scratch: watermarks and seen entries gone, every entry mined again.
+    with store.transaction() as db:
+        db.execute("DELETE FROM watermarks")
+        db.execute("DELETE FROM seen_entries")
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    # The same words in a later session, and in other words.
+    later = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-04-01T10:00:00")
+    later.user("Please always run the linter before you commit.")
+    later.user("Always run the linter before you commit, please.")
+    miner.mine_file(later.path)
+
+    assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == count
+    assert store.get(linter).state == "forgotten"
+    assert "linter" not in recalled(store, "/work/shop") and "MySQL" in recalled(store, "/work/shop")
+
+
+# --- correct ----------------------------------------------------------------------------------------------
+
+
+def test_correct_supersedes_the_old_text_and_keeps_it_as_history(store):
+    old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    change = corrections.correct(store, old, "Use PostgreSQL for the database.")
+    assert change.action == "corrected" and change.new_id and change.new_id != old
+    assert any("superseded" in line for line in change.lines) and any("added" in line for line in change.lines)
+    new = store.get(change.new_id)
+    assert new.state == "active" and new.source == "manual" and new.subject == "database" and new.value == "PostgreSQL"
+    assert store.get(old).state == "superseded" and store.get(old).valid_to == new.valid_from
+    block = recalled(store)
+    assert "Use PostgreSQL for the database." in block and "Use MySQL for the database." not in block
+    assert store.was_notes([change.new_id]) == {change.new_id: "MySQL"}
+
+
+def test_a_correction_wins_over_the_mined_text_even_when_mined_again(store):
+    old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    new = corrections.correct(store, old, "Use PostgreSQL for the database.").new_id
+    add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")  # the same entry again
+    assert store.get(old).state == "superseded" and store.get(new).state == "active"
+
+
+def test_correcting_back_to_an_older_version_makes_it_current(store):
+    first = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    second = add(store, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    change = corrections.correct(store, second, "Use MySQL for the database.")
+    assert change.new_id == first
+    assert store.get(first).state == "active" and store.get(second).state == "superseded"
+
+
+def test_a_superseded_memory_points_to_its_current_version(store):
+    ids = [add(store, f"Use {db} for the database.", n + 1, subject="database", value=db)
+           for n, db in enumerate(["MySQL", "PostgreSQL", "SQLite"])]
+    with pytest.raises(corrections.CorrectionError, match=f"superseded by #{ids[2]}; correct #{ids[2]} instead"):
+        corrections.correct(store, ids[0], "Use DuckDB for the database.")
+    with pytest.raises(corrections.CorrectionError, match=f"pin #{ids[2]} instead"):
+        corrections.pin(store, ids[0])
+
+
+def test_unknown_ids_and_empty_text_are_one_clear_error(store):
+    with pytest.raises(corrections.CorrectionError, match="no memory #99"):
+        corrections.forget(store, 99)
+    mid = add(store, "Use pnpm for this repo.", 1)
+    with pytest.raises(corrections.CorrectionError, match="empty"):
+        corrections.correct(store, mid, "   ")
+    assert corrections.correct(store, mid, "use pnpm for this repo").action == "unchanged"
+
+
+# --- pin and unpin ------------------------------------------------------------------------------------------
+
+
+def test_pin_and_unpin(store):
+    mid = add(store, "Ask me before you push to main.", 1, category="preference")
+    change = corrections.pin(store, mid)
+    assert change.action == "pinned" and store.get(mid).pinned
+    assert store.candidates("/p")[0].id == mid
+    assert corrections.pin(store, mid).action == "unchanged"
+    assert corrections.unpin(store, mid).action == "unpinned" and not store.get(mid).pinned
+    assert corrections.unpin(store, mid).action == "unchanged"
+
+
+def test_pinning_a_cold_memory_brings_it_back_and_a_forgotten_one_cannot_be_pinned(store):
+    mid = add(store, "Ask me before you push to main.", 1, category="preference")
+    with store.transaction() as db:
+        store.set_state(db, mid, "cold", "decayed")
+    change = corrections.pin(store, mid)
+    assert store.get(mid).state == "active" and any("cold" in line for line in change.lines)
+    corrections.forget(store, mid)
+    with pytest.raises(corrections.CorrectionError, match="forgotten"):
+        corrections.pin(store, mid)
+
+
+# --- history ------------------------------------------------------------------------------------------------
+
+
+def test_history_shows_the_whole_chain_from_any_version(store):
+    ids = [add(store, f"Use {db} for the database.", n + 1, subject="database", value=db)
+           for n, db in enumerate(["MySQL", "PostgreSQL", "SQLite"])]
+    corrected = corrections.correct(store, ids[-1], "Use DuckDB for the database.").new_id
+    for start in (ids[0], ids[1], corrected):
+        found = corrections.history(store, start)
+        assert [v.memory.id for v in found.versions] == ids + [corrected] and found.current == (corrected,)
+    lines = corrections.format_history(corrections.history(store, ids[1]))
+    text = "\n".join(lines)
+    assert lines[0].startswith(f"History of #{ids[1]}: 4 version(s), current: #{corrected}")
+    assert "database: MySQL → PostgreSQL" in text and "corrected by hand" in text
+
+
+def test_history_lists_earlier_wordings(store):
+    mid = add(store, "We'll use PostgreSQL as the main database.", 1)
+    add(store, "We will use Postgres as the main DB.", 2)
+    text = "\n".join(corrections.format_history(corrections.history(store, mid)))
+    assert "also said as: We'll use PostgreSQL as the main database." in text
+
+
+# --- the commands -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli():
+    @click.group()
+    def group() -> None:
+        """Test group."""
+
+    cli_memory.register(group)
+    return group
+
+
+def test_every_correction_command_has_help(cli):
+    runner = CliRunner()
+    for name in ("forget", "correct", "pin", "unpin", "history"):
+        command = cli.commands[name]
+        assert command.help and command.help.strip()
+        assert runner.invoke(cli, [name, "--help"]).exit_code == 0
+
+
+def test_commands_print_what_they_changed(cli):
+    with Store() as store:
+        old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["correct", str(old), "Use PostgreSQL for the database."])
+    assert result.exit_code == 0 and f"#{old} superseded by" in result.output
+    new = old + 1
+    assert f"#{new} pinned" in runner.invoke(cli, ["pin", str(new)]).output
+    assert f"#{new} unpinned" in runner.invoke(cli, ["unpin", str(new)]).output
+    history = runner.invoke(cli, ["history", str(old)])
+    assert history.exit_code == 0 and "2 version(s)" in history.output
+    forgot = runner.invoke(cli, ["forget", str(new), "--reason", "test"])
+    assert forgot.exit_code == 0 and f"#{new} forgotten" in forgot.output and "reason: test" in forgot.output
+    missing = runner.invoke(cli, ["pin", "12345"])
+    assert missing.exit_code == 1 and "no memory #12345" in missing.output and "Traceback" not in missing.output

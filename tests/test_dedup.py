@@ -1,0 +1,275 @@
+"""Dedup layers 1 and 2 on their own: exact repeats, paraphrases, near misses, synonyms, the pairs set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from miner import lexicon, rules as rules_mod, similarity
+from miner.dedup import NEAR_DUPLICATE_THRESHOLD, Deduper, merge_scores
+from miner.mine import unit_langs
+from miner.similarity import Comparer, Statement
+from miner.store import NewMemory, Store
+
+PAIRS_DIR = Path(__file__).resolve().parent / "fixtures" / "pairs"
+PAIR_FILES = ("pairs.jsonl", "heldout.jsonl")
+
+
+def memory(text: str, n: int = 1, **kw) -> NewMemory:
+    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
+                session_id=f"s{n}", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
+    base.update(kw)
+    return NewMemory(**base)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "m.db") as s:
+        yield s
+
+
+@pytest.fixture
+def deduper(store):
+    return Deduper(store)
+
+
+def add(store, deduper, text, n=1, **kw):
+    with store.transaction() as db:
+        return deduper.add(db, memory(text, n, **kw))
+
+
+def rows(store):
+    return store.db.execute("SELECT * FROM memories ORDER BY id").fetchall()
+
+
+# --- layer 1: exact -------------------------------------------------------------------------------
+
+
+def test_exact_repeat_gains_an_evidence_row_not_a_memory(store, deduper):
+    first = add(store, deduper, "Use pnpm for this repo.", 1, session_id="s1")
+    again = add(store, deduper, "use pnpm for this repo", 2, session_id="s1")
+    assert first.created and again.action == "exact" and again.memory_id == first.memory_id
+    assert len(rows(store)) == 1 and len(store.evidence(first.memory_id)) == 2
+
+
+def test_a_memory_stated_in_a_second_session_gains_confidence(store, deduper):
+    first = add(store, deduper, "Use pnpm for this repo.", 1, session_id="s1")
+    add(store, deduper, "Use pnpm for this repo.", 2, session_id="s1")
+    same_session = store.get(first.memory_id).confidence
+    add(store, deduper, "Use pnpm for this repo.", 3, session_id="s2")
+    memory_row = store.get(first.memory_id)
+    assert memory_row.session_count == 2 and memory_row.confidence >= same_session + 0.1 - 1e-9
+
+
+def test_the_same_entry_mined_twice_adds_nothing(store, deduper):
+    add(store, deduper, "Use pnpm for this repo.", 1)
+    again = add(store, deduper, "Use pnpm for this repo.", 1)
+    assert again.action == "exact" and len(store.evidence(again.memory_id)) == 1
+
+
+# --- layer 2: near-duplicates ----------------------------------------------------------------------
+
+
+def test_a_paraphrase_merges_keeping_the_newer_wording_and_all_evidence(store, deduper):
+    first = add(store, deduper, "We'll use PostgreSQL as the main database.", 1)
+    second = add(store, deduper, "We will use Postgres as the main DB.", 2)
+    assert second.action == "near-duplicate" and second.memory_id == first.memory_id
+    (row,) = rows(store)
+    assert row["text"] == "We will use Postgres as the main DB."
+    assert [e["entry_uuid"] for e in store.evidence(first.memory_id)] == ["u1", "u2"]
+    assert [w["text"] for w in store.wordings(first.memory_id)] == ["We'll use PostgreSQL as the main database."]
+
+
+def test_an_earlier_wording_stays_an_exact_match_after_the_rewording(store, deduper):
+    add(store, deduper, "We'll use PostgreSQL as the main database.", 1)
+    add(store, deduper, "We will use Postgres as the main DB.", 2)
+    replay = add(store, deduper, "We'll use PostgreSQL as the main database.", 1)  # the first entry again
+    assert replay.action == "exact" and len(rows(store)) == 1
+    assert len(store.evidence(replay.memory_id)) == 2
+
+
+def test_an_older_paraphrase_mined_later_keeps_the_newer_wording(store, deduper):
+    add(store, deduper, "Timestamps are stored as UTC ISO strings.", 5)
+    late = add(store, deduper, "Store timestamps as UTC ISO strings.", 2)  # said earlier, backfilled now
+    assert late.action == "near-duplicate"
+    assert rows(store)[0]["text"] == "Timestamps are stored as UTC ISO strings."
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Use PostgreSQL for the database.", "Use MySQL for the database."),
+    ("The API listens on port 3216.", "The API listens on port 3220."),
+    ("The API listens on port 3216.", "The admin panel listens on port 3216."),
+    ("Use pnpm instead of npm.", "Use npm instead of pnpm."),
+    ("Always run the linter before committing.", "Never run the linter before committing."),
+    ("Cache forecasts in Redis for ten minutes.", "Cache forecasts in Redis for thirty minutes."),
+    ("Show the toggle above the chart.", "Show the toggle below the chart."),
+    ("Use a log scale on the y axis.", "Use a log scale on the x axis."),
+    ("The `snowMm` field holds the snow volume in mm.", "The `rainMm` field holds the rain volume in mm."),
+    ("Maybe use Redis for the cache.", "Use Redis for the cache."),
+    ("数据库用 MySQL。", "数据库用 PostgreSQL。"),
+    ("后端端口是 8080。", "前端端口是 8080。"),
+    ("New field not in stored version → status: NEW",
+     "Field in stored version but not in follow-up → status: RETAINED, keep the old value"),
+])
+def test_near_misses_never_merge(store, deduper, old, new):
+    add(store, deduper, old, 1)
+    outcome = add(store, deduper, new, 2)
+    assert outcome.action == "new", f"{new!r} merged into {old!r}"
+    assert len(rows(store)) == 2
+
+
+def test_near_duplicates_stay_within_their_project_and_category(store, deduper):
+    add(store, deduper, "We'll use PostgreSQL as the main database.", 1)
+    assert add(store, deduper, "We will use Postgres as the main DB.", 2, project="/other").created
+    assert add(store, deduper, "We will use Postgres as the main DB.", 3, category="fact").created
+
+
+def test_a_paraphrase_of_a_forgotten_memory_stays_forgotten(store, deduper):
+    first = add(store, deduper, "Always answer me in Chinese.", 1, category="preference")
+    with store.transaction() as db:
+        store.set_state(db, first.memory_id, "forgotten", "test")
+    again = add(store, deduper, "Please always answer in Chinese.", 2, category="preference")
+    assert again.memory_id == first.memory_id and store.get(first.memory_id).state == "forgotten"
+    assert rows(store)[0]["text"] == "Always answer me in Chinese."  # a forgotten text is not reworded
+
+
+def test_candidates_come_from_the_index_among_many_memories(store, deduper):
+    for n in range(300):
+        add(store, deduper, f"Module {n} owns the handler for queue topic number {n * 7}.", 1, entry_uuid=f"x{n}")
+    add(store, deduper, "Deploy the frontend on Vercel.", 2)
+    outcome = add(store, deduper, "The frontend gets deployed on Vercel.", 3)
+    assert outcome.action == "near-duplicate"
+
+
+# --- synonyms ---------------------------------------------------------------------------------------
+
+
+def test_shipped_synonyms_make_variants_one_token():
+    syn = lexicon.load_synonyms()
+    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    assert canon("Postgres") == canon("PostgreSQL") == canon("pg")
+    assert canon("JS") == canon("JavaScript")
+    assert "database" in canon("数据库") and canon("DB") <= canon("数据库")
+    assert canon("k8s") == canon("Kubernetes")
+
+
+def test_user_synonyms_extend_and_join_the_shipped_groups(isolated_home):
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True)
+    (folder / "synonyms.yaml").write_text("groups:\n  - [pg, pg16]\n  - [vitest, vt]\n", encoding="utf-8")
+    syn = lexicon.load_synonyms()
+    assert any(str(f).endswith(".config/miner/synonyms.yaml") for f in syn.files)
+    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    assert canon("pg16") == canon("PostgreSQL")  # joined the shipped group through "pg"
+    assert canon("vt") == canon("Vitest")
+
+
+def test_a_broken_synonyms_file_names_itself(tmp_path):
+    bad = tmp_path / "synonyms.yaml"
+    bad.write_text("groups:\n  - just a string\n", encoding="utf-8")
+    with pytest.raises(lexicon.SynonymError, match="synonyms.yaml: group 1"):
+        lexicon.load_synonyms([bad])
+
+
+def test_lemmas_meet_across_inflections():
+    lemma = lexicon.lemma
+    assert lemma("stored") == lemma("store") and lemma("listens") == lemma("listening")
+    assert lemma("sent") == lemma("send") and lemma("entries") == lemma("entry")
+    assert lemma("committed") == lemma("commit") and lemma("note") == "note"
+
+
+# --- an embedding model can be plugged in --------------------------------------------------------------
+
+
+class Identical:
+    """A stand-in embedding model that finds every two texts identical."""
+
+    def embed(self, texts):
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_an_embedder_raises_the_score_but_never_lifts_a_guard():
+    comparer = Comparer(lexicon.load_synonyms(), embedder=Identical())
+    plain = Comparer(lexicon.load_synonyms())
+    a = Statement("Weather data is fetched from OpenWeatherMap.", "fact")
+    b = Statement("OpenWeatherMap hands us the weather data.", "fact")
+    assert comparer.duplicate_score(b, a) >= plain.duplicate_score(b, a)
+    port_a, port_b = Statement("The API listens on port 3216.", "fact"), Statement("The API listens on port 3220.", "fact")
+    assert comparer.duplicate_score(port_b, port_a) == 0.0
+
+
+def test_an_embedder_is_loaded_from_config(store):
+    deduper = Deduper.from_config(store, {"dedup": {"embedder": "tests.test_dedup:Identical", "threshold": 0.7}})
+    assert type(deduper.comparer.embedder).__name__ == "Identical" and deduper.comparer.threshold == 0.7
+
+
+# --- the labelled pairs set ------------------------------------------------------------------------------
+
+
+def load_pairs(name: str) -> list[dict]:
+    with open(PAIRS_DIR / name, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    return rules_mod.load_rules(rules_mod.default_rule_files())
+
+
+def statement(text: str, category: str, ts: str, ruleset) -> Statement:
+    """A pair's text as mining would store it: the subject and value the default rules find."""
+    for role in ("user", "assistant"):
+        hits = ruleset.match(text, role, unit_langs(text))
+        if hits:
+            return Statement(text, category, hits[0].subject.lower(), hits[0].value, False, ts)
+    return Statement(text, category, "", "", False, ts)
+
+
+def pair_statements(name: str, ruleset) -> list[tuple[Statement, Statement, str]]:
+    return [(statement(p["a"], p["category"], "2026-01-01", ruleset), statement(p["b"], p["category"], "2026-01-02", ruleset),
+             p["label"]) for p in load_pairs(name)]
+
+
+def test_the_pairs_set_is_well_formed():
+    for name in PAIR_FILES:
+        pairs = load_pairs(name)
+        assert len({p["id"] for p in pairs}) == len(pairs)
+        assert {p["label"] for p in pairs} == {"duplicate", "supersedes", "distinct"}
+        assert all(p["category"] in ("decision", "preference", "fact", "todo") for p in pairs)
+    labels = [p["label"] for p in load_pairs("pairs.jsonl")]
+    assert labels.count("duplicate") >= 50 and len(labels) - labels.count("duplicate") >= 80
+
+
+@pytest.mark.parametrize("name", PAIR_FILES)
+def test_merge_precision_on_the_pairs_set(name, ruleset):
+    comparer = Comparer(lexicon.load_synonyms())
+    (scores,) = merge_scores(comparer, pair_statements(name, ruleset), [NEAR_DUPLICATE_THRESHOLD])
+    assert scores["precision"] >= 0.95, scores
+    assert scores["recall"] >= 0.85, scores
+
+
+def test_the_threshold_sits_on_the_best_merge_f1_of_the_tuning_set(ruleset):
+    comparer = Comparer(lexicon.load_synonyms())
+    pairs = pair_statements("pairs.jsonl", ruleset)
+    sweep = merge_scores(comparer, pairs, [t / 100 for t in range(30, 96, 2)] + [NEAR_DUPLICATE_THRESHOLD])
+    f1 = lambda s: 2 * s["precision"] * s["recall"] / ((s["precision"] + s["recall"]) or 1)  # noqa: E731
+    chosen = next(s for s in sweep if s["threshold"] == round(NEAR_DUPLICATE_THRESHOLD, 3))
+    best = max(f1(s) for s in sweep)
+    assert f1(chosen) == pytest.approx(best) and chosen["precision"] >= 0.95
+    # ... and it is the highest threshold that gets there: merge as little as the best F1 allows.
+    assert not [s for s in sweep if s["threshold"] > chosen["threshold"] and f1(s) >= best - 1e-9]
+
+
+@pytest.mark.parametrize("name", PAIR_FILES)
+def test_supersede_marking_on_the_pairs_set(name, ruleset):
+    comparer = Comparer(lexicon.load_synonyms())
+    predicted = correct = expected = 0
+    for old, new, label in pair_statements(name, ruleset):
+        found = None if comparer.is_duplicate(new, old) else comparer.supersedes(new, old)
+        predicted += found is not None
+        correct += found is not None and label == "supersedes"
+        expected += label == "supersedes"
+    assert correct / predicted >= 0.95
+    assert correct / expected >= 0.8
