@@ -23,6 +23,7 @@ from .transcript import ReadStats, Watermark, entry_to_turn, read_transcript
 
 MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
+MAX_REPLY_CHARS = 1200
 MAX_IDS = 60
 TAIL_BYTES = 256 * 1024  # first window read from the end; widened until enough requests are found
 _SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
@@ -107,25 +108,42 @@ def _tail_turns(transcript: str, window: int) -> tuple[list, bool]:
     return turns, start == 0
 
 
-def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
-                     limit: int = MAX_REQUESTS) -> list[str]:
-    """The latest user requests of a session, oldest first, cleaned of wrappers, commands and secrets.
+def _last_reply(turns) -> str:
+    """The assistant's latest prose of the main thread, cleaned, redacted and clipped."""
+    for turn in reversed(turns):
+        if turn.role == "assistant" and not turn.is_sidechain:
+            text = " ".join(clean_prose(turn.text).split())
+            if len(text) >= 20:
+                return clip(redact(text)[0], MAX_REPLY_CHARS)
+    return ""
 
-    When no entry carries `session_id` (a resumed session may write under
-    another id), the transcript's latest requests stand in for it.
+
+def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+                    limit: int = MAX_REQUESTS) -> tuple[list[str], str]:
+    """(the latest user requests of a session, oldest first; the assistant's latest reply).
+
+    Requests are cleaned of wrappers, commands and secrets. When no entry carries
+    `session_id` (a resumed session may write under another id), the transcript's
+    latest requests stand in for it.
     """
     if stop_after_uuid is not None:
         # Evaluation cuts: everything up to the cut, read from the start.
-        chunk = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid)
-        own, anyone = _requests_from_turns(chunk.turns, session_id)
-        return (own or anyone)[-limit:]
+        turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+        own, anyone = _requests_from_turns(turns, session_id)
+        return (own or anyone)[-limit:], _last_reply(turns)
     window = TAIL_BYTES
     while True:
         turns, whole = _tail_turns(transcript, window)
         own, anyone = _requests_from_turns(turns, session_id)
         if len(own) >= limit or whole:
-            return (own or anyone)[-limit:]
+            return (own or anyone)[-limit:], _last_reply(turns)
         window *= 4
+
+
+def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+                     limit: int = MAX_REQUESTS) -> list[str]:
+    """The latest user requests of a session, oldest first (see `session_context`)."""
+    return session_context(transcript, session_id, stop_after_uuid, limit)[0]
 
 
 def session_memory_ids(store: Store, session_id: str, project: str) -> tuple[list[int], list[int]]:
@@ -151,11 +169,13 @@ def write_checkpoint(store: Store, session_id: str, project: str, transcript: st
                      stop_after_uuid: str | None = None) -> dict:
     """Build and store the checkpoint of a session; returns it."""
     decisions, todos = session_memory_ids(store, session_id, project)
+    requests, last_reply = session_context(transcript, session_id, stop_after_uuid)
     body = {
         "session_id": session_id,
         "project": project,
         "created_at": now_iso(),
-        "task": session_requests(transcript, session_id, stop_after_uuid),
+        "task": requests,
+        "last_reply": last_reply,
         "decisions": decisions,
         "todos": todos,
     }

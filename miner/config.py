@@ -25,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "weights": {"relevance": 0.6, "type": 0.2, "recency": 0.2},
     # For a question asked on demand (`miner recall QUERY`), relevance leads.
     "query_weights": {"relevance": 0.85, "type": 0.05, "recency": 0.1},
+    # Right after a compaction or on resume, what the session said last leads.
+    "resume_weights": {"relevance": 0.4, "type": 0.1, "recency": 0.5},
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
     "half_life_days": 30.0,
     # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.

@@ -24,6 +24,8 @@ from typing import Any
 from . import config as config_mod
 from . import paths
 from .checkpoint import write_checkpoint
+from .clean import clean_prose
+from .transcript import Watermark, read_transcript
 from .model import CATEGORIES
 from .recall import build
 from .store import Store
@@ -200,6 +202,19 @@ def cut_order(transcript: Path, cuts: list[str]) -> list[str]:
     return ordered + (["end"] if "end" in cuts else [])
 
 
+def answered(questions: list[dict], text: str) -> int:
+    """Questions with at least one answer in `text`, compared case-insensitively."""
+    lowered = text.lower()
+    return sum(1 for q in questions if any(a.lower() in lowered for a in q["answers"]))
+
+
+def prose_tail(path: Path, chars: int, stop_after_uuid: str | None = None) -> str:
+    """The last `chars` characters of a session's user and assistant prose (up to a cut)."""
+    turns = read_transcript(str(path), Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+    text = "\n".join(" ".join(clean_prose(t.text).split()) for t in turns if not t.is_sidechain)
+    return text[-chars:] if chars else ""
+
+
 def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, miner_factory) -> dict[str, Any]:
     restore_file = gold / "restore" / f"{source}.jsonl"
     questions = read_jsonl(restore_file) if restore_file.is_file() else []
@@ -221,15 +236,17 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
                     continue
                 write_checkpoint(store, session["session_id"], session["project"], str(transcript.resolve()),
                                  stop_after_uuid=None if cut == "end" else cut)
-                if cut == "end":
-                    block = build(store, session["project"], config, situation="startup",
-                                  session_id="eval-new-session", budget_chars=budget, log=False)
-                else:
-                    block = build(store, session["project"], config, situation="compact",
-                                  session_id=session["session_id"], budget_chars=budget, log=False)
-                text = block.text.lower()
-                hits = [q for q in by_cut[cut] if any(a.lower() in text for a in q["answers"])]
-                restore.append({"cut": cut, "questions": len(by_cut[cut]), "answered": len(hits),
+                situation, session_id = (("startup", "eval-new-session") if cut == "end"
+                                         else ("compact", session["session_id"]))
+                block = build(store, session["project"], config, situation=situation, session_id=session_id,
+                              budget_chars=budget, log=False)
+                no_void = build(store, session["project"], config, situation=situation, session_id=session_id,
+                                budget_chars=budget, log=False, void=False)
+                # The naive baseline: the last characters of the session's prose, as many as our block has.
+                tail = prose_tail(transcript, len(block.text), None if cut == "end" else cut)
+                qs = by_cut[cut]
+                restore.append({"cut": cut, "questions": len(qs), "answered": answered(qs, block.text),
+                                "answered_no_void": answered(qs, no_void.text), "tail_answered": answered(qs, tail),
                                 "chars": len(block.text)})
             mined = mined_from_store(store)
             links = [(r["src"], r["dst"]) for r in store.db.execute("SELECT src, dst FROM links WHERE kind = 'supersedes'")]
@@ -258,7 +275,7 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
         results.append(evaluate_source(source, transcript, gold, config,
                                        lambda store: Miner(store, config, pipeline=pipeline)))
     totals = {"ignored": {}, "required": {}, "per_category": {c: {} for c in CATEGORIES}}
-    restore_q = restore_a = 0
+    restore_q = restore_a = restore_nv = restore_tail = 0
     conflicts: dict[str, int] = {}
     for result in results:
         if result.get("missing"):
@@ -272,6 +289,8 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
         for cut in result["restore"]:
             restore_q += cut["questions"]
             restore_a += cut["answered"]
+            restore_nv += cut["answered_no_void"]
+            restore_tail += cut["tail_answered"]
     return {
         "pipeline": pipeline.name,
         "sources": results,
@@ -281,7 +300,9 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
             "per_category": {c: prf(v) for c, v in totals["per_category"].items()},
         },
         "restore": {"questions": restore_q, "answered": restore_a,
-                    "hit_rate": round(restore_a / restore_q, 3) if restore_q else 0.0},
+                    "hit_rate": round(restore_a / restore_q, 3) if restore_q else 0.0,
+                    "hit_rate_no_void": round(restore_nv / restore_q, 3) if restore_q else 0.0,
+                    "tail_hit_rate": round(restore_tail / restore_q, 3) if restore_q else 0.0},
         "conflicts": link_prf(conflicts),
     }
 
@@ -303,14 +324,17 @@ def format_report(report: dict[str, Any]) -> str:
     for cat, v in report["extraction"]["per_category"].items():
         lines.append(f"{cat:<12} {v['precision']:>6.3f} {v['recall']:>6.3f} {v['f1']:>6.3f} "
                      f"{v.get('tp', 0) + v.get('fp', 0):>6} {v.get('gold', 0):>6}")
-    lines += ["", "Restore (questions answered by the recall block)"]
+    lines += ["", "Restore (questions answered by the recall block; void marking off; the session's prose tail "
+                  "at the same size)", f"{'source':<48} {'cut':<28} {'block':>7} {'no void':>7} {'tail':>7} {'chars':>6}"]
     for result in report["sources"]:
         for cut in result.get("restore", []):
             kind = "end (new session)" if cut["cut"] == "end" else f"cut {cut['cut'][:8]} (compaction)"
-            lines.append(f"{result['source'][:48]:<48} {kind:<28} {cut['answered']:>3}/{cut['questions']:<3} "
-                         f"{cut['chars']:>6} chars")
+            n = cut["questions"]
+            lines.append(f"{result['source'][:48]:<48} {kind:<28} {cut['answered']:>3}/{n:<3} "
+                         f"{cut['answered_no_void']:>3}/{n:<3} {cut['tail_answered']:>3}/{n:<3} {cut['chars']:>6}")
     r = report["restore"]
-    lines.append(f"{'ALL':<48} {'':<28} {r['answered']:>3}/{r['questions']:<3} hit rate {r['hit_rate']:.3f}")
+    lines.append(f"{'ALL (' + str(r['questions']) + ' questions), hit rate':<77} {r['hit_rate']:>7.3f} "
+                 f"{r['hit_rate_no_void']:>7.3f} {r['tail_hit_rate']:>7.3f}")
     if "conflicts" in report:
         lines += ["", "Conflicts (supersede links against the gold's `supersedes`)",
                   f"{'source':<58} {'links':>6} {'right':>6} {'gold':>6} {'found':>6} {'both mined':>10}"]

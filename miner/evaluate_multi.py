@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .checkpoint import write_checkpoint
-from .clean import clean_prose
-from .evaluate import read_jsonl
+from .evaluate import answered, prose_tail, read_jsonl
 from .store import Store
 from .transcript import Watermark, read_transcript
 
@@ -63,13 +62,6 @@ def project_cwd(sessions: list[tuple[str, Path, list[Path]]]) -> str:
     return counts.most_common(1)[0][0] if counts else "/"
 
 
-def prose_tail(path: Path, chars: int) -> str:
-    """The last `chars` characters of a session's user and assistant prose."""
-    turns = read_transcript(str(path), Watermark(), seen=set()).turns
-    text = "\n".join(" ".join(clean_prose(t.text).split()) for t in turns if not t.is_sidechain)
-    return text[-chars:] if chars else ""
-
-
 def run_session_start(cwd: str, home: Path, claude: Path) -> str:
     """The additionalContext the real hook injects for a new session in `cwd`."""
     env = dict(os.environ, MINER_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
@@ -89,11 +81,6 @@ def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> N
         if store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] > before:
             return
         time.sleep(0.05)
-
-
-def answered(questions: list[dict], text: str) -> int:
-    lowered = text.lower()
-    return sum(1 for q in questions if any(a.lower() in lowered for a in q["answers"]))
 
 
 def evaluate_project(project_dir: Path, questions: list[dict], config: dict, miner_factory) -> dict[str, Any]:

@@ -137,11 +137,16 @@ def footer(left_out: int, zones: list[Zone] | None = None) -> str:
     return "".join(line + "\n" for line in lines) + f"</{BLOCK_TAG}>"
 
 
-def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: current task", last: int = 0) -> list[str]:
+def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: current task", last: int = 0,
+                     with_reply: bool = True) -> list[str]:
+    """The checkpoint's latest requests and, after a compaction, the assistant's last reply."""
     requests = checkpoint.get("task", [])
     lines = [f"## {title}"]
     for request in requests[-last:] if last else requests:
         lines.append("- " + " ".join(escape(request).split()))
+    reply = checkpoint.get("last_reply", "") if with_reply else ""
+    if reply:
+        lines.append("- The assistant's last reply: " + " ".join(escape(reply).split()))
     return lines if len(lines) > 1 else []
 
 
@@ -157,7 +162,8 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
     for memory in store.memories_by_id(i for i in matched if i not in candidates):
         candidates[memory.id] = memory
     pool = [m for m in candidates.values() if include_tentative or not m.tentative]
-    items = score_items(pool, relevance, config, half_life_s, config["query_weights"] if asked else None)
+    weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None
+    items = score_items(pool, relevance, config, half_life_s, weights)
     for item in items:  # the current session's own decisions and todos come first
         if item.memory.id in session_ids:
             item.score += 10.0
@@ -226,7 +232,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         pinned_lines = checkpoint_lines(checkpoint)
     elif last and int(config.get("last_session_requests", 2)):
         pinned_lines = checkpoint_lines(last, "Where the last session left off (its latest requests)",
-                                        int(config.get("last_session_requests", 2)))
+                                        int(config.get("last_session_requests", 2)), with_reply=False)
     else:
         pinned_lines = []
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
