@@ -114,3 +114,21 @@ def test_recall_counts_and_log(store):
 def test_empty_store_gives_an_empty_block(store):
     result = build(store, "/p", CONFIG)
     assert result.shown == [] and "##" not in result.text
+
+
+def test_compact_block_shows_the_assistants_last_reply(store):
+    add(store, "We switched the parser to a streaming design.", n=1)
+    store.put_checkpoint("s1", "/p", {"task": ["Finish the parser."], "decisions": [], "todos": [],
+                                      "last_reply": "The parser now streams; next I wire the CLI flag."})
+    text = build(store, "/p", CONFIG, situation="compact", session_id="s1").text
+    assert "- The assistant's last reply: The parser now streams; next I wire the CLI flag." in text
+
+
+def test_new_session_opens_with_where_the_last_session_left_off(store):
+    add(store, "We switched the parser to a streaming design.", n=1)
+    store.put_checkpoint("s1", "/p", {"task": ["first", "Write the docs for the CLI.", "Add the --json flag too."],
+                                      "decisions": [], "todos": [], "last_reply": "Done with the flag."})
+    text = build(store, "/p", CONFIG, situation="startup", session_id="s2").text
+    section = text.split("## Where the last session left off (its latest requests)\n", 1)[1]
+    assert section.startswith("- Write the docs for the CLI.\n- Add the --json flag too.\n")
+    assert "- first" not in text and "Done with the flag" not in text  # the last two requests, no reply
