@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import paths
 from .checkpoint import write_checkpoint
 from .clean import clean_prose
 from .transcript import Watermark, read_transcript

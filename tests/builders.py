@@ -64,3 +64,13 @@ class Session:
                                     isVisibleInTranscriptOnly=True)
         self.write(summary_entry)
         return boundary, summary_entry
+
+
+def new_memory(text: str, n: int, **fields):
+    """A NewMemory for store-level tests: entry `u<n>`, said on 2026-01-<n>; `fields` override."""
+    from miner.store import NewMemory
+
+    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
+                session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
+    base.update(fields)
+    return NewMemory(**base)

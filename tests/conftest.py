@@ -36,6 +36,15 @@ def claude_dir(isolated_home) -> Path:
     return path
 
 
+@pytest.fixture
+def store(tmp_path):
+    """A fresh store in a real SQLite file of the test's own."""
+    from miner.store import Store
+
+    with Store(tmp_path / "m.db") as s:
+        yield s
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

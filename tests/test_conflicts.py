@@ -13,23 +13,9 @@ from miner.dedup import Deduper
 from miner.mine import Miner, unit_langs
 from miner.recall import build, format_item
 from miner.similarity import Comparer, Statement
-from miner.store import NewMemory, Store
-from tests.builders import Session
+from tests.builders import Session, new_memory as memory
 
 CONFIG = config_mod.load()
-
-
-def memory(text: str, n: int, **kw) -> NewMemory:
-    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
-                session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
-    base.update(kw)
-    return NewMemory(**base)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "m.db") as s:
-        yield s
 
 
 @pytest.fixture

@@ -10,23 +10,10 @@ from miner import cli_memory, corrections
 from miner import config as config_mod
 from miner.mine import Miner
 from miner.recall import build
-from miner.store import NewMemory, Store
-from tests.builders import Session
+from miner.store import Store
+from tests.builders import Session, new_memory as memory
 
 CONFIG = config_mod.load()
-
-
-def memory(text: str, n: int, **kw) -> NewMemory:
-    base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
-                session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
-    base.update(kw)
-    return NewMemory(**base)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "m.db") as s:
-        yield s
 
 
 def add(store, text, n, **kw) -> int:

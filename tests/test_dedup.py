@@ -11,7 +11,7 @@ from miner import lexicon, rules as rules_mod, similarity
 from miner.dedup import NEAR_DUPLICATE_THRESHOLD, Deduper, merge_scores
 from miner.mine import unit_langs
 from miner.similarity import Comparer, Statement
-from miner.store import NewMemory, Store
+from miner.store import NewMemory
 
 PAIRS_DIR = Path(__file__).resolve().parent / "fixtures" / "pairs"
 PAIR_FILES = ("pairs.jsonl", "heldout.jsonl")
@@ -22,12 +22,6 @@ def memory(text: str, n: int = 1, **kw) -> NewMemory:
                 session_id=f"s{n}", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
     base.update(kw)
     return NewMemory(**base)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "m.db") as s:
-        yield s
 
 
 @pytest.fixture

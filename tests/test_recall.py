@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
 from miner import config as config_mod
 from miner.clean import BLOCK_TAG
 from miner.recall import build
-from miner.store import NewMemory, Store
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "m.db") as s:
-        yield s
+from miner.store import NewMemory
 
 
 def add(store, text, category="decision", n=0, **kw):

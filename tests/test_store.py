@@ -18,12 +18,6 @@ def memory(text: str, **kw) -> NewMemory:
     return NewMemory(**base)
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "m.db") as s:
-        yield s
-
-
 def test_migrations_applied_once_and_recorded(tmp_path):
     path = tmp_path / "m.db"
     with Store(path) as s:
