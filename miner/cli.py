@@ -270,12 +270,18 @@ def eval_(gold: Path, transcripts: Path | None, multi: Path | None, as_json: boo
 @click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-def install(scope: str, project: str | None, dry_run: bool) -> None:
-    """Register the hooks in Claude Code's settings.json."""
+@click.option("--mcp", "with_mcp", is_flag=True,
+              help="Also register the MCP server (`miner mcp`) in Claude Code's MCP configuration.")
+def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
+    """Register the hooks in Claude Code's settings.json (and, with --mcp, the MCP server)."""
     from .settings import SettingsError, install as do_install
 
     try:
         lines = do_install(scope, project, sys.executable, dry_run=dry_run)
+        if with_mcp:
+            from .mcp_config import install_mcp
+
+            lines += install_mcp(scope, project, sys.executable, dry_run=dry_run)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     for line in lines:
@@ -286,12 +292,17 @@ def install(scope: str, project: str | None, dry_run: bool) -> None:
 @click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-def uninstall(scope: str, project: str | None, dry_run: bool) -> None:
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also remove the MCP server entry.")
+def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
     """Remove our hooks from Claude Code's settings.json (everything else is kept)."""
     from .settings import SettingsError, uninstall as do_uninstall
 
     try:
         lines = do_uninstall(scope, project, dry_run=dry_run)
+        if with_mcp:
+            from .mcp_config import uninstall_mcp
+
+            lines += uninstall_mcp(scope, project, dry_run=dry_run)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     for line in lines:
@@ -417,6 +428,10 @@ def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
 from .cli_memory import register as register_memory_commands  # noqa: E402 - after `main` exists
 
 register_memory_commands(main)
+
+from .mcp_server import register as register_mcp_command  # noqa: E402
+
+register_mcp_command(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,414 @@
+"""The MCP server, run as a subprocess and driven over stdio with the SDK's own client; and its registration."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, subprocess_env
+from miner import mcp_config
+from miner.settings import SettingsError
+
+TOOLS = {"memory_recall", "memory_store", "memory_forget", "memory_correct", "memory_stats", "memory_zones",
+         "memory_explain"}
+DECISION = "We decided to use PostgreSQL for the billing service database."
+
+
+@pytest.fixture
+def sdk():
+    return pytest.importorskip("mcp")
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+class Client:
+    """One tool call at a time on an open MCP session."""
+
+    def __init__(self, session):
+        self.session = session
+
+    async def ok(self, tool: str, **arguments) -> dict:
+        result = await self.session.call_tool(tool, arguments)
+        assert not result.is_error, f"{tool}({arguments}) failed: {result.content[0].text}"
+        return result.structured_content
+
+    async def error(self, tool: str, **arguments) -> str:
+        result = await self.session.call_tool(tool, arguments)
+        assert result.is_error, f"{tool}({arguments}) should have failed: {result.structured_content}"
+        [content] = result.content
+        assert "Traceback" not in content.text
+        return content.text
+
+
+def with_server(project: Path, script, *args: str):
+    """Start `python -m miner.mcp_server` in `project`, run `await script(client)`, return its result."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "miner.mcp_server", *args],
+                                   env=subprocess_env(PYTHONPATH=str(REPO)), cwd=str(project))
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await script(Client(session))
+
+    return asyncio.run(asyncio.wait_for(main(), timeout=120))
+
+
+def session_start_block(project: Path, session_id: str = "s-next") -> str:
+    payload = {"session_id": session_id, "transcript_path": "", "cwd": str(project),
+               "hook_event_name": "SessionStart", "source": "startup"}
+    result = subprocess.run([sys.executable, "-m", "miner.hooks", "session-start"], input=json.dumps(payload).encode(),
+                            capture_output=True, env=subprocess_env(), cwd=str(project), timeout=90)
+    assert result.returncode == 0
+    if not result.stdout.strip():
+        return ""
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def stored(memory_id: int):
+    from miner.store import Store
+
+    with Store() as store:
+        return store.get(memory_id), store.evidence(memory_id)
+
+
+# --- the tools over stdio -------------------------------------------------------------------------
+
+
+def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+
+    async def script(c: Client):
+        listed = await c.session.list_tools()
+        assert {t.name for t in listed.tools} == TOOLS
+        for tool in listed.tools:
+            assert tool.description and tool.input_schema["type"] == "object"
+
+        # store: new, then the same text again is an exact duplicate of it
+        first = await c.ok("memory_store", content=DECISION, category="decision", keywords=["postgres", "billing"])
+        assert first["action"] == "new" and first["state"] == "active" and first["source"] == "assistant-tool"
+        again = await c.ok("memory_store", content=DECISION, category="decision")
+        assert again["action"] == "exact" and again["id"] == first["id"]
+        pref = await c.ok("memory_store", content="The user prefers tabs over spaces in every Makefile here.",
+                          category="preference")
+        secret = await c.ok("memory_store", category="fact",
+                            content="The staging deploy token is ghp_" + "a1B2c3D4" * 5 + " and it rotates monthly.")
+        assert secret["redacted"] == ["github-token"] and "ghp_" not in secret["text"]
+        # supersedes: the older memory is closed
+        newer = await c.ok("memory_store", content="We decided to use SQLite for the billing service database instead.",
+                           category="decision", supersedes=first["id"])
+        assert first["id"] in newer["superseded"]
+
+        errors = {
+            "bad category": await c.error("memory_store", content=DECISION, category="opinion"),
+            "too short": await c.error("memory_store", content="use pnpm", category="decision"),
+            "no letters": await c.error("memory_store", content="1234 5678 9012 3456 7890 !!", category="fact"),
+            "all secret": await c.error("memory_store", content="sk-ant-" + "x" * 40, category="fact"),
+            "empty": await c.error("memory_store", content="   ", category="fact"),
+            "too long": await c.error("memory_store", content="word " * 400, category="fact"),
+            "global decision": await c.error("memory_store", content=DECISION, category="decision", scope="global"),
+            "other project": await c.error("memory_store", content=DECISION, category="decision", project=str(other)),
+            "unknown supersedes": await c.error("memory_store", content=DECISION, category="decision", supersedes=9999),
+            "closed supersedes": await c.error("memory_store", content="We decided to keep Redis for the cache layer.",
+                                               category="decision", supersedes=first["id"]),
+            "bad keywords": await c.error("memory_store", content=DECISION, category="decision", keywords=["x" * 80]),
+        }
+        assert "category" in errors["bad category"]
+        assert "quality gate" in errors["too short"] and "quality gate" in errors["no letters"]
+        assert "secrets" in errors["all secret"]
+        assert "empty" in errors["empty"] and "at most" in errors["too long"]
+        assert "only a preference can be global" in errors["global decision"]
+        assert "only to the current project" in errors["other project"]
+        assert "no memory #9999" in errors["unknown supersedes"]
+        assert "not current" in errors["closed supersedes"]
+        assert "at most 50" in errors["bad keywords"]
+
+        # recall: the block and structured items; the superseded memory is not in it
+        recalled = await c.ok("memory_recall", query="billing database")
+        ids = [item["id"] for item in recalled["items"]]
+        assert newer["id"] in ids and first["id"] not in ids
+        item = recalled["items"][ids.index(newer["id"])]
+        assert set(item) == {"id", "category", "text", "date", "confidence", "score"}
+        assert "SQLite for the billing service" in recalled["block"]
+        assert (await c.ok("memory_recall"))["situation"] == "startup"
+        assert "budget" in await c.error("memory_recall", budget=5)
+        assert "at most" in await c.error("memory_recall", query="q" * 3000)
+
+        # correct and forget
+        corrected = await c.ok("memory_correct", id=pref["id"],
+                               content="The user prefers tabs over spaces in every Makefile and shell script.")
+        assert corrected["action"] == "corrected" and corrected["new_id"] != pref["id"]
+        assert "superseded" in await c.error("memory_correct", id=pref["id"], content="Some other corrected wording.")
+        assert "quality gate" in await c.error("memory_correct", id=corrected["new_id"], content="tabs")
+        assert "no memory #4242" in await c.error("memory_correct", id=4242, content="A perfectly fine sentence here.")
+        forgotten = await c.ok("memory_forget", id=secret["id"], reason="the user asked to drop it")
+        assert forgotten["action"] == "forgotten"
+        assert (await c.ok("memory_forget", id=secret["id"], reason="again"))["action"] == "unchanged"
+        assert "empty" in await c.error("memory_forget", id=newer["id"], reason="")
+        assert "positive integer" in await c.error("memory_forget", id=0, reason="why")
+        assert await c.error("memory_forget", id="abc", reason="why")  # the SDK's own type check
+
+        # stats, zones, explain
+        stats = await c.ok("memory_stats")
+        assert stats["project"] == str(project) and stats["project_active_memories"] >= 2
+        assert stats["counters"]["mcp_stored"] >= 4
+        zones = await c.ok("memory_zones")
+        assert zones["last_recall"] and zones["zones"] == [] and zones["note"]
+        assert (await c.ok("memory_zones", project=str(other)))["last_recall"] is None
+        explained = await c.ok("memory_explain", id=newer["id"])
+        assert explained["verdict"].startswith("recalled")
+        gone = await c.ok("memory_explain", id=secret["id"])
+        assert "forgotten" in gone["verdict"] and "the user asked to drop it" in gone["verdict"]
+        closed = await c.ok("memory_explain", id=first["id"])
+        assert "superseded" in closed["verdict"]
+        general = await c.ok("memory_explain")
+        assert "quality gate" in general["how_it_works"] and general["recall"]
+        assert "no memory #777" in await c.error("memory_explain", id=777)
+        assert "not a usable path" in await c.error("memory_stats", project="bad\x00path")
+        assert "not a usable path" in await c.error("memory_zones", project="p" * 5000)
+        return first, newer, secret
+
+    first, newer, secret = with_server(project, script)
+
+    memory, evidence = stored(newer["id"])
+    assert (memory.source, memory.role, memory.rule_id, memory.tentative) == ("assistant-tool", "assistant",
+                                                                              "mcp.memory_store", False)
+    assert memory.project == str(project) and memory.scope == "project"
+    old, old_evidence = stored(first["id"])
+    assert old.state == "superseded"
+    uuids = {row["entry_uuid"] for row in evidence} | {row["entry_uuid"] for row in old_evidence}
+    assert len(uuids) == 3 and all(u.startswith("mcp:") for u in uuids)  # synthetic and unique
+    assert all(row["session_id"].startswith("mcp:") for row in evidence)
+
+
+def test_writes_never_reach_another_project(sdk, project, tmp_path):
+    from miner.store import NewMemory, Store, now_iso
+
+    other = str(tmp_path / "elsewhere")
+    with Store() as store, store.transaction() as db:
+        foreign = store.insert_memory(db, NewMemory(
+            project=other, category="decision", text="We decided to deploy the other project on Fridays.",
+            confidence=0.9, rule_id="r", role="user", session_id="x", transcript="", entry_uuid="e1", ts=now_iso()))
+        shared = store.insert_memory(db, NewMemory(
+            project=other, category="preference", text="The user prefers short commit messages everywhere.",
+            confidence=0.9, rule_id="r", role="user", session_id="x", transcript="", entry_uuid="e2", ts=now_iso(),
+            scope="global"))
+
+    async def script(c: Client):
+        assert "another project" in await c.error("memory_forget", id=foreign, reason="not mine")
+        assert "another project" in await c.error("memory_correct", id=foreign, content="We deploy on Mondays instead.")
+        assert "another project" in await c.error("memory_store", content=DECISION, category="decision",
+                                                  supersedes=foreign)
+        # a global preference shows in this project's recall, so it may be corrected from here
+        await c.ok("memory_forget", id=shared, reason="the user changed their mind")
+        made = await c.ok("memory_store", content="The user prefers long descriptive commit messages.",
+                          category="preference", scope="global")
+        assert made["scope"] == "global"
+        # reading another project is allowed
+        assert (await c.ok("memory_recall", query="deploy", project=other))["project"] == other
+
+    with_server(project, script)
+    assert stored(foreign)[0].state == "active"
+
+
+def test_store_through_mcp_is_recalled_by_the_next_session_start_and_forget_is_final(sdk, project):
+    from miner import blockcache
+
+    assert session_start_block(project) == ""  # nothing stored yet
+
+    async def store(c: Client):
+        return await c.ok("memory_store", content=DECISION, category="decision")
+
+    made = with_server(project, store)
+    block = session_start_block(project)
+    assert "PostgreSQL for the billing service" in block
+    # The worker that SessionStart started renders the next block ahead of time; wait for it.
+    cached = blockcache.startup_path(str(project))
+    deadline = time.monotonic() + 60
+    while not cached.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cached.exists(), "the catch-up worker did not render the startup block"
+    assert "PostgreSQL" in json.loads(cached.read_text(encoding="utf-8"))["text"]
+
+    async def forget_and_restore(c: Client):
+        await c.ok("memory_forget", id=made["id"], reason="the user said this is wrong")
+        # Said again through the tool: the same memory, and it stays forgotten.
+        again = await c.ok("memory_store", content=DECISION, category="decision")
+        assert again["id"] == made["id"] and again["state"] == "forgotten" and "stays forgotten" in again["note"]
+        return (await c.ok("memory_recall", query="billing PostgreSQL"))["items"]
+
+    assert with_server(project, forget_and_restore) == []
+    # The cached block still holds it, but the store changed since: SessionStart renders live.
+    for session_id in ("s-after-1", "s-after-2"):
+        assert "PostgreSQL" not in session_start_block(project, session_id)
+
+
+def test_server_uses_its_working_directory_as_the_project(sdk, project):
+    async def script(c: Client):
+        return (await c.ok("memory_stats"))["project"]
+
+    assert with_server(project, script) == str(project)
+    sub = project / "src"
+    sub.mkdir()
+    assert with_server(sub, script) == str(project)  # the git root, as the hooks see it
+
+
+# --- without the SDK, and the CLI ---------------------------------------------------------------
+
+
+def test_missing_sdk_is_one_clear_line(project):
+    probe = "import sys; sys.modules['mcp'] = None; from miner.mcp_server import main; sys.exit(main([]))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(project),
+                            env=subprocess_env(PYTHONPATH=str(REPO)), timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "miner mcp: the MCP server needs the mcp package: pip install 'transcript-miner[mcp]'"]
+
+
+def test_register_adds_the_mcp_command():
+    import click
+    from click.testing import CliRunner
+
+    from miner import mcp_server
+
+    @click.group()
+    def group():
+        """A group."""
+
+    mcp_server.register(group)
+    result = CliRunner().invoke(group, ["mcp", "--help"])
+    assert result.exit_code == 0 and "MCP server on stdio" in result.output
+
+
+# --- registration in Claude Code's MCP configuration ---------------------------------------------
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_install_user_scope_is_idempotent_keeps_other_keys_and_is_reversible(isolated_home):
+    path = isolated_home / ".claude" / ".claude.json"  # CLAUDE_CONFIG_DIR moves it
+    path.parent.mkdir(parents=True)
+    original = {"numStartups": 3, "projects": {"/x": {"allowedTools": []}},
+                "mcpServers": {"github": {"command": "npx", "args": ["gh"]}}}
+    path.write_text(json.dumps(original, indent=1), encoding="utf-8")
+
+    lines = mcp_config.install_mcp("user", None, sys.executable)
+    assert lines[0].startswith("mcpServers.transcript-miner: add ") and "restart Claude Code" in lines[-1]
+    data = _read(path)
+    assert data["mcpServers"]["transcript-miner"] == {
+        "type": "stdio", "command": os.path.abspath(sys.executable), "args": ["-m", "miner.mcp_server"], "env": {}}
+    assert {k: v for k, v in data.items() if k != "mcpServers"} == {k: v for k, v in original.items()
+                                                                     if k != "mcpServers"}
+    assert data["mcpServers"]["github"] == original["mcpServers"]["github"]
+    assert len(list(path.parent.glob(".claude.json.bak-*"))) == 1
+
+    again = mcp_config.install_mcp("user", None, sys.executable)
+    assert "already registered" in again[0] and "unchanged" in again[-1]
+
+    mcp_config.uninstall_mcp("user", None)
+    assert _read(path) == original
+    assert "no Transcript Miner MCP server" in mcp_config.uninstall_mcp("user", None)[0]
+
+
+def test_install_without_claude_config_dir_uses_home(isolated_home, monkeypatch):
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert mcp_config.config_path("user") == isolated_home / ".claude.json"
+    mcp_config.install_mcp("user", None, sys.executable)
+    assert "transcript-miner" in _read(isolated_home / ".claude.json")["mcpServers"]
+    mcp_config.uninstall_mcp("user", None)
+    assert _read(isolated_home / ".claude.json") == {}
+
+
+def test_install_project_and_local_scopes(project, isolated_home):
+    lines = mcp_config.install_mcp("project", str(project), sys.executable)
+    assert lines[-2].startswith("created")
+    assert list(_read(project / ".mcp.json")["mcpServers"]) == ["transcript-miner"]
+    mcp_config.uninstall_mcp("project", str(project))
+    assert _read(project / ".mcp.json") == {}
+
+    mcp_config.install_mcp("local", str(project), sys.executable)
+    config = _read(isolated_home / ".claude" / ".claude.json")
+    assert "transcript-miner" in config["projects"][str(project)]["mcpServers"]
+    mcp_config.uninstall_mcp("local", str(project))
+    assert _read(isolated_home / ".claude" / ".claude.json") == {"projects": {str(project): {}}}
+
+
+def test_install_refuses_invalid_json_a_foreign_entry_and_bad_shapes(project):
+    target = project / ".mcp.json"
+    for text, message in [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"mcpServers": []}', '"mcpServers" is not a JSON object'),
+        ('{"mcpServers": {"transcript-miner": {"command": "node", "args": ["x.js"]}}}', "not Transcript Miner's"),
+    ]:
+        target.write_text(text, encoding="utf-8")
+        with pytest.raises(SettingsError, match=message):
+            mcp_config.install_mcp("project", str(project), sys.executable)
+        assert target.read_text(encoding="utf-8") == text  # nothing written
+    # the foreign entry is not ours to remove either
+    assert "no Transcript Miner MCP server" in mcp_config.uninstall_mcp("project", str(project))[0]
+    assert target.read_text(encoding="utf-8").count("node") == 1
+
+
+def test_install_dry_run_writes_nothing_and_update_keeps_user_additions(project, tmp_path):
+    lines = mcp_config.install_mcp("project", str(project), sys.executable, dry_run=True)
+    assert lines[-1].startswith("dry run") and not (project / ".mcp.json").exists()
+    old_python = tmp_path / "old" / "python"
+    mcp_config.install_mcp("project", str(project), str(old_python))
+    config = _read(project / ".mcp.json")
+    config["mcpServers"]["transcript-miner"]["env"] = {"MINER_HOME": "/data/miner"}
+    (project / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    lines = mcp_config.install_mcp("project", str(project), sys.executable)
+    assert "replace" in lines[0]
+    entry = _read(project / ".mcp.json")["mcpServers"]["transcript-miner"]
+    assert entry["command"] == os.path.abspath(sys.executable) and entry["env"] == {"MINER_HOME": "/data/miner"}
+
+
+def test_plugin_declares_the_server():
+    manifest = _read(REPO / ".claude-plugin" / "plugin.json")
+    server = manifest["mcpServers"]["transcript-miner"]
+    assert server["command"] == "sh" and server["args"][0] == "-c"
+    assert server["args"][1].endswith('exec "$p" -m miner.mcp_server')
+    assert "${" not in server["args"][1]  # Claude Code expands ${VAR} in plugin MCP configs itself
+
+
+def test_plugin_launcher_reports_a_missing_install(tmp_path):
+    script = _read(REPO / ".claude-plugin" / "plugin.json")["mcpServers"]["transcript-miner"]["args"][1]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "MINER_HOME": str(tmp_path / "m")}
+    result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 1 and "not installed" in result.stderr and result.stdout == ""
+
+
+# --- the tool functions in process (the same code the server calls) ---------------------------------
+
+
+def test_store_takes_the_mining_conflict_path(project):
+    from miner import config, mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    older = mcp_tools.store_memory(session, "We decided to use MySQL for the main database.", "decision")
+    newer = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the main database.", "decision")
+    assert newer["action"] == "new" and newer["superseded"] == [older["id"]]  # found by dedup, not asked for
+    assert stored(older["id"])[0].state == "superseded"
+    verdict = mcp_tools.explain(session, older["id"])["verdict"]
+    assert "superseded by #" in verdict
+    with pytest.raises(mcp_tools.ToolInputError, match="keywords must be a list"):
+        mcp_tools.store_memory(session, "We decided to keep the API versioned by URL path.", "decision",
+                               keywords="api")  # type: ignore[arg-type]
