@@ -433,5 +433,9 @@ from .mcp_server import register as register_mcp_command  # noqa: E402
 
 register_mcp_command(main)
 
+from .cli_privacy import register as register_privacy_commands  # noqa: E402
+
+register_privacy_commands(main)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -249,9 +249,18 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
         return blockcache.render(store, project, config, situation, event.session_id)
 
 
+def excluded(cwd: str) -> bool:
+    """True for a project the user excluded: never mined, never injected."""
+    from .privacy import is_excluded
+
+    return bool(cwd) and is_excluded(cwd)
+
+
 def session_start(event: HookEvent, config: dict | None) -> str:
     if not event.cwd:
         raise HookInputError("payload has no cwd")
+    if excluded(event.cwd):
+        return ""
     try:
         text, record = recall_block(event, config)
     except Exception as exc:  # noqa: BLE001 - catch-up still starts; the block is simply absent
@@ -272,6 +281,8 @@ def session_start(event: HookEvent, config: dict | None) -> str:
 
 
 def stop(event: HookEvent, config: dict | None) -> str:
+    if excluded(event.cwd):
+        return ""
     hand_off(safe_transcript(event.transcript_path))
     return ""
 
@@ -283,6 +294,8 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     from .checkpoint import session_project, write_checkpoint
     from .store import Store
 
+    if excluded(event.cwd):
+        return ""
     transcript = safe_transcript(event.transcript_path)
     timeout = max(1.0, float(config.get("precompact_timeout_s", 45.0)))
     started = time.monotonic()
@@ -323,6 +336,8 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 
 
 def session_end(event: HookEvent, config: dict | None) -> str:
+    if excluded(event.cwd):
+        return ""
     transcript = safe_transcript(event.transcript_path)
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""

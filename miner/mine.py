@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import nlp as nlp_mod
-from . import paths, rules as rules_mod
+from . import paths, privacy, rules as rules_mod
 from .clean import has_cjk, turns_to_units
 from .model import Candidate, Turn, Unit
-from .redact import mostly_redacted, redact
+from .redact import load_extra as load_secret_kinds, mostly_redacted, redact
 from .refine import refine
 from .store import NewMemory, Store
+from .textutil import keywords as keywords_of
 from .transcript import Watermark, read_transcript, use_fast_json
 
 BATCH_BYTES = 8 * 1024 * 1024
+# Reader skip reasons that mean an entry of an unknown shape, not a known non-prose entry.
+MALFORMED_REASONS = frozenset({"unknown-type", "unknown-role", "not-an-object", "no-message", "no-uuid", "malformed"})
 _LATIN_WORD_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -74,6 +77,7 @@ class Miner:
         self._base_rules = ruleset
         self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
         self._session_projects: dict[str, str] = {}
+        load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
 
     def project_of(self, turn: Turn, fallback_cwd: str) -> str:
         """A session's project is fixed by its first cwd: a later `cd` into a subfolder does not split it."""
@@ -125,7 +129,13 @@ class Miner:
                 if kinds and mostly_redacted(text):
                     candidate, dropped = None, "mostly-redacted"
                 elif kinds:
-                    candidate = Candidate(**{**candidate.__dict__, "text": text})
+                    # Captures and keywords come from the unredacted unit: derive them again.
+                    candidate = Candidate(**{**candidate.__dict__, "text": text, "keywords": tuple(keywords_of(text)),
+                                             "subject": redact(candidate.subject)[0], "value": redact(candidate.value)[0]})
+            if (candidate is not None and unit.turn.role != "user" and candidate.category in ("preference", "decision")
+                    and privacy.reports_source(candidate.text)):
+                # "The README says to always use X" is what a file said, not what the user decided.
+                candidate, dropped = None, "reported-speech"
             if trace:
                 trace(unit, hits, dropped or "kept", candidate)
             if candidate is None:
@@ -157,11 +167,17 @@ class Miner:
             fallback_cwd = _fallback_cwd(path, chunk.turns)
             cwd_of = lambda t: t.cwd or fallback_cwd  # noqa: E731 - tiny closure
             project_of = lambda t: self.project_of(t, fallback_cwd)  # noqa: E731
+            # Excluded projects are never mined: their entries only advance the watermark.
+            globs = privacy.load_exclusions()
+            excluded = {p for p in {project_of(t) for t in chunk.turns} if privacy.is_excluded(p, globs)}
+            if excluded:
+                summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
+                turns = [t for t in turns if project_of(t) not in excluded]
             units = turns_to_units(self.pipeline.nlp, turns)
             candidates = self.extract(units, project_of, summary)
             with self.store.transaction() as db:
                 for turn in chunk.turns:
-                    if turn.session_id:
+                    if turn.session_id and project_of(turn) not in excluded:
                         self.store.upsert_session(db, turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch,
                                                   path, turn.ts)
                 from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
@@ -169,13 +185,21 @@ class Miner:
                 deduper = Deduper.from_config(self.store, self.config) if candidates else None
                 for candidate in candidates:
                     turn = candidate.unit.turn
-                    outcome = deduper.add(db, NewMemory(
+                    new = NewMemory(
                         project=project_of(turn), category=candidate.category, text=candidate.text,
                         confidence=candidate.confidence, rule_id=candidate.rule_id, role=turn.role,
                         session_id=turn.session_id, transcript=path, entry_uuid=turn.uuid, ts=turn.ts,
                         git_branch=turn.git_branch, tentative=candidate.tentative, scope=candidate.scope,
                         subject=candidate.subject, value=candidate.value, keywords=candidate.keywords,
-                    ))
+                    )
+                    reason = privacy.quarantine_reason(turn.role, candidate.text)
+                    if reason:
+                        # Kept out of dedup: an untrusted text must not reword or supersede a trusted memory.
+                        created = privacy.store_quarantined(self.store, db, new, reason)
+                        summary.new += created
+                        summary.merged += not created
+                        continue
+                    outcome = deduper.add(db, new)
                     if outcome.created:
                         summary.new += 1
                     else:
@@ -189,6 +213,8 @@ class Miner:
                 self.store.bump(db, "lines_skipped", chunk.stats.skipped_lines)
                 self.store.bump(db, "entries_read", chunk.stats.entries)
                 self.store.bump(db, "entries_replayed", replayed)
+                self.store.bump(db, "entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
+                    n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             if not chunk.more or chunk.reached_stop:
                 break
         return summary

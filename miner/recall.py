@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import BLOCK_TAG
+from .privacy import is_excluded
 from .store import Store, StoredMemory
 from .void import Zone, suppress_hubs, void_mark
 
@@ -221,6 +222,9 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     Three stages: score the candidates, void-mark weak clusters, fit the budget.
     """
     started = time.perf_counter()
+    if situation != "query" and is_excluded(project):
+        # An excluded project is never injected (a question asked with `miner recall QUERY` is still answered).
+        return Recall("", project, situation, query, [], [], 0.0)
     query, checkpoint, last = situation_query(store, project, situation, session_id, query)
 
     session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()

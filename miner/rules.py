@@ -185,6 +185,78 @@ def _required(sub) -> set[str] | None:
     return best
 
 
+def unsafe_repeat(pattern: str) -> str | None:
+    """Why a pattern can backtrack catastrophically (a repeat of a repeat, both unbounded), or None.
+
+    Python's `re` cannot be interrupted, so such patterns are refused at load:
+    `(\\w+\\s*)*` on a long line of words takes exponential time. Bounded
+    outer repeats such as `(?:\\w+\\s+){0,3}` stay allowed.
+    """
+    try:
+        parsed = sre_parse.parse(pattern)
+    except Exception:  # noqa: BLE001 - re.compile reports syntax errors
+        return None
+    found = _nested_repeat(parsed)
+    if found:
+        return (f"pattern {pattern!r} nests an unbounded repeat inside another ({found}); it can hang on "
+                "hostile text: bound the outer repeat, e.g. {0,5}, or make the inner part fixed-length")
+    return None
+
+
+_REPEATS = tuple(op for op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None))
+                 if op is not None)
+
+
+def _unbounded(av) -> bool:
+    return av[1] == sre_parse.MAXREPEAT or av[1] > 50
+
+
+def _only_repeats(sub) -> bool:
+    """True when a sequence is made of repeats only: nothing fixed separates one pass from the next."""
+    for op, av in sub:
+        if op in _REPEATS:
+            continue
+        if op is sre_parse.SUBPATTERN and _only_repeats(av[3]):
+            continue
+        if op is sre_parse.BRANCH and all(_only_repeats(b) for b in av[1]):
+            continue
+        return False
+    return True
+
+
+def _has_unbounded(sub) -> bool:
+    for op, av in sub:
+        if op in _REPEATS and (_unbounded(av) or _has_unbounded(av[2])):
+            return True
+        if op is sre_parse.SUBPATTERN and _has_unbounded(av[3]):
+            return True
+        if op is sre_parse.BRANCH and any(_has_unbounded(b) for b in av[1]):
+            return True
+    return False
+
+
+def _nested_repeat(sub, outer_unbounded: bool = False) -> str | None:
+    """A repeat of a repeat where the passes can split the text in many ways: `(a+)+`, `(\\w+\\s*)*`."""
+    for op, av in sub:
+        children = []
+        if op in _REPEATS:
+            if op is not getattr(sre_parse, "POSSESSIVE_REPEAT", None):
+                if _unbounded(av) and _only_repeats(av[2]) and _has_unbounded(av[2]):
+                    return "a `*`, `+` or `{n,}` repeating a group made only of repeats"
+                children = [av[2]]
+        elif op is sre_parse.SUBPATTERN:
+            children = [av[3]]
+        elif op is sre_parse.BRANCH:
+            children = list(av[1])
+        elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+            children = [av[1]]
+        for child in children:
+            found = _nested_repeat(child)
+            if found:
+                return found
+    return None
+
+
 def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
     where = f"{source}:{line}" if line else source
     who = f" rule {rule_id}" if rule_id else ""
@@ -195,9 +267,13 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> re.Pattern:
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
+    problem = unsafe_repeat(pattern)
+    if problem:
+        raise _fail(source, line, rule_id, problem)
+    return compiled
 
 
 def _as_list(value: Any) -> list:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import paths
+from .redact import redact_text
 from .textutil import content_hash, fts_match, fts_terms, index_text
 
 BUSY_TIMEOUT_MS = 10_000
@@ -654,8 +655,9 @@ class Store:
             db.execute(
                 """INSERT INTO recall_log (created_at, project, situation, query, shown, voided, left_out, chars, elapsed_ms)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (now_iso(), project, situation, query, json.dumps(shown), json.dumps(voided), json.dumps(left_out),
-                 chars, elapsed_ms),
+                # A typed query may hold a pasted secret: it is stored redacted, like everything else.
+                (now_iso(), project, situation, redact_text(query), json.dumps(shown), json.dumps(voided),
+                 json.dumps(left_out), chars, elapsed_ms),
             )
 
     def last_recall(self, project: str) -> sqlite3.Row | None:

@@ -143,7 +143,7 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
         return None
     kind = entry.get("type")
     if kind not in ("user", "assistant"):
-        stats.skip(kind if kind in NON_PROSE_TYPES else "unknown-type")
+        stats.skip(kind if isinstance(kind, str) and kind in NON_PROSE_TYPES else "unknown-type")
         return None
     if entry.get("isMeta"):
         stats.skip("meta")
@@ -169,7 +169,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
         stats.skip("sidechain-prompt")
         return None
     origin = entry.get("origin")
-    if role == "user" and isinstance(origin, dict) and origin.get("kind") in NON_HUMAN_ORIGINS:
+    if role == "user" and isinstance(origin, dict) and isinstance(origin.get("kind"), str) \
+            and origin["kind"] in NON_HUMAN_ORIGINS:
         stats.skip("not-human")
         return None
     uuid = entry.get("uuid")
@@ -269,7 +270,12 @@ def read_transcript(
             stats.entries += 1
             if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
                 sessions.add(entry["sessionId"])
-            turn = entry_to_turn(entry, path, stats)
+            try:
+                turn = entry_to_turn(entry, path, stats)
+            except (TypeError, ValueError, AttributeError, RecursionError):
+                # A shape no check above foresaw (the format is internal): skip the entry, never the file.
+                stats.skip("malformed")
+                turn = None
             if turn is not None:
                 if turn.uuid in seen:
                     stats.replayed += 1

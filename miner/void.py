@@ -77,8 +77,12 @@ def cluster(items: list[Scored], threshold: float) -> list[Zone]:
     by_word: dict[str, list[int]] = {}
     for item in sorted(items, key=lambda i: -i.score):
         words = keyword_set(item.memory)
-        nearby = sorted({z for w in words for z in by_word.get(w, ())})
-        target = next((z for z in nearby if jaccard(words, seeds[z]) >= threshold), None)
+        shared: dict[int, int] = {}  # zone → words in common with its seed, counted through the index
+        for word in words:
+            for zone in by_word.get(word, ()):
+                shared[zone] = shared.get(zone, 0) + 1
+        target = next((z for z in sorted(shared)
+                       if shared[z] / (len(words) + len(seeds[z]) - shared[z]) >= threshold), None)
         if target is None:
             target = len(zones)
             zones.append(Zone(ids=[], topic=[], score=item.score))

@@ -29,12 +29,13 @@ from typing import Callable
 
 from . import config as config_mod
 from . import locks, paths
+from .redact import redact_text
 from .store import Store
 
 
 def note(message: str) -> None:
     """One line on stderr, which the hooks point at logs/worker.log."""
-    print(f"[worker {os.getpid()}] {message}", file=sys.stderr, flush=True)
+    print(f"[worker {os.getpid()}] {redact_text(message)}", file=sys.stderr, flush=True)
 
 
 class LazyMiner:

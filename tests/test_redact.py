@@ -1,0 +1,218 @@
+"""Redaction: every common secret kind becomes [REDACTED:<kind>]; ordinary prose is left alone.
+
+Every secret here is generated (random characters in the right shape), never a real one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import subprocess
+import sys
+import time
+
+import pytest
+
+from miner import redact as redact_mod
+from miner import rules as rules_mod
+from miner.redact import SecretRuleError, mostly_redacted, redact
+
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+
+
+def fake(alphabet: str, n: int, rng: random.Random) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def fake_secrets(seed: int = 7) -> dict[str, list[str]]:
+    """kind → generated secrets of that kind (shapes only; none of them is a real credential)."""
+    rng = random.Random(seed)
+    b64 = ALNUM + "_-"
+    return {
+        "aws-access-key": ["AKIA" + fake(UPPER_DIGITS, 16, rng), "ASIA" + fake(UPPER_DIGITS, 16, rng)],
+        "gcp-api-key": ["AIza" + fake(b64, 35, rng)],
+        "github-token": ["ghp_" + fake(ALNUM, 36, rng), "gho_" + fake(ALNUM, 36, rng),
+                         "github_pat_" + fake(ALNUM + "_", 82, rng)],
+        "gitlab-token": ["glpat-" + fake(b64, 20, rng)],
+        "slack-token": ["xoxb-" + fake(string.digits, 12, rng) + "-" + fake(ALNUM, 24, rng),
+                        "xoxp-" + fake(string.digits, 12, rng) + "-" + fake(ALNUM, 24, rng)],
+        "stripe-key": ["sk_live_" + fake(ALNUM, 24, rng)],
+        "anthropic-key": ["sk-ant-api03-" + fake(b64, 40, rng)],
+        "openai-key": ["sk-proj-" + fake(b64, 48, rng), "sk-" + fake(ALNUM, 48, rng)],
+        "jwt": ["eyJ" + fake(b64, 30, rng) + ".eyJ" + fake(b64, 40, rng) + "." + fake(b64, 43, rng)],
+        "private-key": ["-----BEGIN RSA PRIVATE KEY-----\nMIIE" + fake(ALNUM + "+/", 60, rng)
+                        + "\n-----END RSA PRIVATE KEY-----"],
+        "url-credentials": ["deploy:" + fake(ALNUM, 14, rng) + "9"],
+        "assignment": ["Qx7" + fake(ALNUM, 17, rng)],
+    }
+
+
+def embed(kind: str, secret: str) -> str:
+    """A sentence carrying the secret the way people paste them."""
+    if kind == "url-credentials":
+        return f"Use https://{secret}@db.internal.example:5432/app for the staging database."
+    if kind == "assignment":
+        return f"Set password={secret} in the staging config, then token: {secret}x and api_key=\"{secret}\"."
+    return f"Use the key {secret} for the staging deploy."
+
+
+def secret_cases():
+    for kind, secrets in fake_secrets().items():
+        for i, secret in enumerate(secrets):
+            yield pytest.param(kind, secret, id=f"{kind}-{i}")
+
+
+@pytest.mark.parametrize("kind,secret", list(secret_cases()))
+def test_each_secret_kind_is_redacted(kind, secret):
+    text, kinds = redact(embed(kind, secret))
+    assert secret not in text
+    assert f"[REDACTED:{kind}]" in text
+    assert kind in kinds
+    assert "staging" in text  # the prose around it stays
+
+
+@pytest.mark.parametrize("text", [
+    "The password policy requires twelve characters.",
+    "Set token=changeme for local runs only.",  # low entropy, no digit: a placeholder, not a secret
+    "We use scikit-learn, not sk-learn, for the model.",
+    "AKIA is the prefix of AWS access key ids.",
+    "Use https://db.internal.example:5432/app for the staging database.",
+    "Pick the api_key argument name for the client constructor.",
+    "Let's use pnpm as the package manager.",
+])
+def test_ordinary_prose_is_left_alone(text):
+    assert redact(text) == (text, [])
+
+
+def test_json_and_env_assignments_are_redacted():
+    secret = "hX9" + "k2Lm8QpZ4rT6vW1y"
+    for text in (f'{{"client_secret": "{secret}"}}', f"export GITHUB_TOKEN={secret}", f"DB_PASSWORD = '{secret}'"):
+        out, kinds = redact(text)
+        assert secret not in out and kinds == ["assignment"], out
+
+
+def test_a_private_key_block_is_redacted_whole_even_without_its_end_line():
+    block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAABG5vbmUAAAAEbm9uZQ"
+    out, kinds = redact(f"Here it is:\n{block}")
+    assert out == "Here it is:\n[REDACTED:private-key]" and kinds == ["private-key"]
+
+
+def test_mostly_redacted():
+    assert mostly_redacted("Key: [REDACTED:aws-access-key]")
+    assert not mostly_redacted("Deploy staging with the key [REDACTED:aws-access-key] from the team vault only.")
+    assert not mostly_redacted("No secrets in this sentence at all, none.")
+
+
+def test_redaction_is_idempotent():
+    for kind, secrets in fake_secrets(11).items():
+        once = redact(embed(kind, secrets[0]))[0]
+        assert redact(once)[0] == once
+
+
+# --- the YAML ruleset -------------------------------------------------------------------------
+
+
+def test_the_shipped_secrets_file_loads_and_its_examples_hold():
+    loaded = redact_mod.load_extra([redact_mod.shipped_secret_file()])
+    try:
+        assert {kind for kind, _ in loaded} >= {"npm-token", "huggingface-token"}
+        token = "npm_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+        assert redact(f"the token {token} is in .npmrc")[0] == "the token [REDACTED:npm-token] is in .npmrc"
+    finally:
+        redact_mod.load_extra([])
+
+
+def test_a_user_secrets_file_adds_kinds(isolated_home):
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True)
+    (folder / "secrets.yaml").write_text(
+        "secrets:\n"
+        "  - kind: acme-key\n"
+        "    pattern: '\\bACME-[0-9]{8}\\b'\n"
+        "    examples: {match: ['ACME-12345678'], no_match: ['ACME-1']}\n")
+    try:
+        kinds = {k for k, _ in redact_mod.load_extra()}
+        assert {"acme-key", "npm-token"} <= kinds
+        assert redact("ship it with ACME-20240101 now")[0] == "ship it with [REDACTED:acme-key] now"
+    finally:
+        redact_mod.load_extra([])
+    assert redact("ship it with ACME-20240101 now")[1] == []
+
+
+@pytest.mark.parametrize("body,message", [
+    ("secrets:\n  - kind: Bad Kind\n    pattern: 'x'\n", "`kind` must be"),
+    ("secrets:\n  - kind: bad\n    pattern: '(unclosed'\n", "does not compile"),
+    ("secrets:\n  - kind: slow\n    pattern: '(\\w+\\s*)*$'\n", "nests an unbounded repeat"),
+    ("secrets:\n  - kind: ex\n    pattern: 'abc'\n    examples: {match: ['xyz']}\n", "should match but does not"),
+    ("secrets:\n  - kind: ex\n    paterns: 'abc'\n", "needs `kind` and `pattern`"),
+])
+def test_a_broken_secrets_file_is_one_clear_line(tmp_path, body, message):
+    path = tmp_path / "secrets.yaml"
+    path.write_text(body)
+    with pytest.raises(SecretRuleError) as err:
+        redact_mod.parse_secret_file(path)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_secrets_file_is_not_an_extraction_rule_file():
+    assert "secrets.yaml" not in {p.name for p in rules_mod.default_rule_files()}
+
+
+def test_importing_redact_loads_neither_yaml_nor_typing_heavy_modules():
+    probe = "import sys, json, miner.redact; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    modules = set(json.loads(out))
+    assert "yaml" not in modules and "miner.rules" not in modules and "click" not in modules
+
+
+# --- catastrophic regexes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", [r"^(\w+\s*)*$", r"(a+)+b", r"(?:\s*\w+)+:", r"(?:x*)*y", r"((ab)*c*)+d"])
+def test_a_catastrophic_rule_pattern_is_refused_at_load_in_bounded_time(tmp_path, pattern):
+    path = tmp_path / "slow.yaml"
+    path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern) + "\n")
+    started = time.monotonic()
+    with pytest.raises(rules_mod.RuleError) as err:
+        rules_mod.load_file(path)
+    assert time.monotonic() - started < 1.0
+    message = str(err.value)
+    assert "user.slow" in message and "nests an unbounded repeat" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("pattern", [r"(?:\w+\s+){0,3}use", r"(?P<subject>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=",
+                                     r"(?:[a-z]+[.-])+com", r"\b(?:we|i)\s+(?:will|'ll)\s+use\b"])
+def test_safe_repeats_are_allowed(pattern):
+    assert rules_mod.unsafe_repeat(pattern) is None
+
+
+def test_every_shipped_rule_passes_the_backtracking_check():
+    ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
+    assert ruleset.rules
+    for rule in ruleset.rules:
+        for pattern in rule.patterns + rule.unless:
+            assert rules_mod.unsafe_repeat(pattern.pattern) is None, (rule.id, pattern.pattern)
+
+
+def test_shipped_rules_and_redaction_stay_fast_on_hostile_text():
+    """Mining a pathological unit finishes in bounded time (a generous bound: this guards a hang, not speed)."""
+    from miner.clean import MAX_UNIT_CHARS
+
+    ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
+    hostile = ["a " * 5000 + "!", "x" * 20000, "AKIA" * 3000, ("word, " * 2000) + "?", "-" * 10000 + "BEGIN",
+               "=" * 5000 + "password" + "=" * 5000, "https://" + "a:" * 4000 + "@"]
+    started = time.monotonic()
+    for text in hostile:
+        for role in ("user", "assistant"):
+            ruleset.match(text[-MAX_UNIT_CHARS:], role, ("en",))  # longer units never reach the rules
+        redact(text)  # log lines are redacted whole
+    assert time.monotonic() - started < 10.0
+
+
+def test_a_secret_typed_into_a_recall_query_is_not_logged(store):
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    store.log_recall("/p", "query", f"why does {key} fail", [], [], [], 0, 1.0)
+    logged = store.db.execute("SELECT query FROM recall_log").fetchone()[0]
+    assert key not in logged and "[REDACTED:" in logged
