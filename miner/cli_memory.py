@@ -58,9 +58,10 @@ def correct(memory_id: int, text: str, reason: str) -> None:
 
 @click.command()
 @click.argument("memory_id", type=int)
-def pin(memory_id: int) -> None:
+@click.option("--global", "everywhere", is_flag=True, help="Recall it in every project, not only its own.")
+def pin(memory_id: int, everywhere: bool) -> None:
     """Always recall memory MEMORY_ID; it never decays."""
-    _echo(_run(corrections.pin, memory_id))
+    _echo(_run(corrections.pin, memory_id, everywhere))
 
 
 @click.command()

@@ -148,16 +148,20 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     return Change(memory_id, "corrected", tuple(lines), new_id)
 
 
-def pin(store: Store, memory_id: int) -> Change:
-    """Always recall this memory; it never decays."""
+def pin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
+    """Always recall this memory; it never decays. `everywhere`: in every project (scope global)."""
     memory = _get(store, memory_id)
     if memory.state in ("superseded", "forgotten", "quarantined"):
         raise _closed_error(store, memory, "pin", "pinned")
-    if memory.pinned and memory.state == "active":
+    widen = everywhere and memory.scope != "global"
+    if memory.pinned and memory.state == "active" and not widen:
         return Change(memory_id, "unchanged", (f"#{memory_id} was already pinned: {memory.text}",))
     lines = [f"#{memory_id} pinned: {memory.text}"]
     with store.transaction() as db:
         store.set_pinned(db, memory_id, True)
+        if widen:
+            db.execute("UPDATE memories SET scope = 'global' WHERE id = ?", (memory_id,))
+            lines.append(f"#{memory_id} is now recalled in every project")
         if memory.state == "cold":
             store.set_state(db, memory_id, "active", "pinned")
             lines.append(f"#{memory_id} back from cold storage")

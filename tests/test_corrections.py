@@ -199,3 +199,18 @@ def test_commands_print_what_they_changed(cli):
     assert forgot.exit_code == 0 and f"#{new} forgotten" in forgot.output and "reason: test" in forgot.output
     missing = runner.invoke(cli, ["pin", "12345"])
     assert missing.exit_code == 1 and "no memory #12345" in missing.output and "Traceback" not in missing.output
+
+
+def test_pin_global_recalls_a_memory_in_every_project(store):
+    from miner import config as config_mod
+    from miner.corrections import pin
+    from miner.recall import build
+
+    with store.transaction() as db:
+        mid = store.add_memory(db, memory("Always answer in British English spelling.", 3, category="preference",
+                                          project="/one"))[0]
+    assert "British English" not in build(store, "/two", config_mod.load(), log=False).text
+    change = pin(store, mid, everywhere=True)
+    assert "recalled in every project" in " ".join(change.lines)
+    assert store.get(mid).scope == "global" and store.get(mid).pinned
+    assert "British English" in build(store, "/two", config_mod.load(), log=False).text
