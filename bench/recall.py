@@ -5,7 +5,8 @@ Usage: python bench/recall.py [--sizes 1000,10000,100000] [--runs 30]
 "retrieve" is candidate selection plus FTS5 relevance for the query; "block"
 is the whole `recall.build` (retrieve, score, void-mark, fit, format). Each
 size gets a fresh store of synthetic memories in one project (plus 10% in
-other projects), timed over repeated runs after one warm-up.
+other projects; keywords drawn Zipf-like from 5,000 words, as real keywords
+are), timed over repeated runs after one warm-up.
 """
 
 from __future__ import annotations
@@ -31,10 +32,17 @@ WORDS = ("cache database deploy docker webhook payment retry schema migration pa
 CATEGORIES = ("decision", "fact", "preference", "todo")
 
 
+# Real memories draw their keywords from a large vocabulary with a few very common words: a Zipf-like
+# spread over the common words above and 5,000 rarer identifiers.
+VOCABULARY = WORDS + [f"ident{i}" for i in range(5000)]
+ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCABULARY))]
+
+
 def fill(store: Store, count: int, rng: random.Random) -> None:
     with store.transaction() as db:
         for n in range(count):
-            words = rng.sample(WORDS, 6)
+            words = list(dict.fromkeys(rng.choices(VOCABULARY, weights=ZIPF, k=8)))[:6]
+            words += rng.sample(WORDS, 6 - len(words)) if len(words) < 6 else []
             project = "/bench/project" if n % 10 else f"/bench/other-{n % 7}"
             store.add_memory(db, NewMemory(
                 project=project, category=CATEGORIES[n % 4],

@@ -41,7 +41,7 @@ DEFAULTS: dict[str, Any] = {
     "void_jaccard": 0.25,
     "void_min_candidates": 12,
     "void_crowd_factor": 2.0,
-    "max_candidates": 300,
+    "max_candidates": 160,
     # A new session's block opens with the last session's latest requests (0: off).
     "last_session_requests": 2,
     # Hooks. recall_cache: the worker renders the next SessionStart block ahead of time (see blockcache).
