@@ -240,8 +240,8 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     else:
         pinned_lines = []
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
-    beyond = items[int(config.get("max_candidates", 300)):]
-    items = items[: int(config.get("max_candidates", 300))]
+    limit = int(config["max_candidates"])
+    items, beyond = items[:limit], items[limit:]
 
     zones: list[Zone] = []
     # Void marking is for crowds: when the candidates would fill the budget several times over.
