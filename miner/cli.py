@@ -429,6 +429,10 @@ from .cli_memory import register as register_memory_commands  # noqa: E402 - aft
 
 register_memory_commands(main)
 
+from .cli_ops import register as register_ops_commands  # noqa: E402
+
+register_ops_commands(main)
+
 from .mcp_server import register as register_mcp_command  # noqa: E402
 
 register_mcp_command(main)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import nlp as nlp_mod
-from . import paths, privacy, rules as rules_mod
+from . import locks, paths, privacy, rules as rules_mod
 from .clean import has_cjk, turns_to_units
 from .model import Candidate, Turn, Unit
 from .redact import load_extra as load_secret_kinds, mostly_redacted, redact
@@ -219,14 +219,29 @@ class Miner:
                 break
         return summary
 
-    def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None) -> Summary:
-        """Mine many transcripts; one broken file is reported, not fatal."""
+    def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None,
+                   lock_wait_s: float = 300.0) -> Summary:
+        """Mine many transcripts, each under its lock (hooks and the watcher take the same one).
+
+        One broken file is reported, not fatal.
+        """
         total = Summary()
         for file in files:
+            resolved = str(Path(file).resolve())
+            fd = locks.try_lock(resolved, lock_wait_s)
+            if fd is None:
+                total.add(Summary(errors=[f"{file}: another miner held it for {lock_wait_s:.0f}s; run again later"]))
+                continue
             try:
-                result = self.mine_file(file)
+                result = self.mine_file(resolved)
+            except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
+                with self.store.transaction() as db:
+                    self.store.bump(db, "transcripts_vanished")
+                result = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
             except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
                 result = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
+            finally:
+                locks.release(fd)
             total.add(result)
             if progress:
                 progress(file, result)

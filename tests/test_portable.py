@@ -1,0 +1,243 @@
+"""Export, import and backup: lossless round trip, merge without doubling, consistent copy while writing."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import stat
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from miner import corrections, paths, portable
+from miner.cli_ops import backup as backup_cmd
+from miner.cli_ops import export_ as export_cmd
+from miner.cli_ops import import_ as import_cmd
+from miner.mine import Miner
+from miner.store import NewMemory, Store
+from tests.builders import Session
+
+
+def mined_store(tmp_path, pipeline) -> Store:
+    """A store with active, superseded, forgotten and pinned memories, evidence from two sessions, a checkpoint."""
+    first = Session(tmp_path / "proj" / "s1.jsonl", cwd="/work/shop")
+    first.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    first.assistant("Understood. The API server listens on port 8080 in development.")
+    first.user("Please always run the linter before you commit.")
+    first.user("TODO: add an index on orders.created_at before the launch.")
+    second = Session(tmp_path / "proj" / "s2.jsonl", cwd="/work/shop", start="2026-03-02T10:00:00")
+    second.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    second.user("Let's go with pnpm as the package manager for the frontend.")
+    store = Store()
+    miner = Miner(store, {"spacy_model": None}, pipeline=pipeline)
+    miner.mine_paths([str(first.path), str(second.path)])
+    ids = [m.id for m in store.list_memories(limit=100)]
+    assert len(ids) >= 4, [m.text for m in store.list_memories(limit=100)]
+    corrections.correct(store, ids[0], "We'll use Yarn as the package manager for the frontend.", "changed our mind")
+    corrections.forget(store, ids[1], "not true any more")
+    corrections.pin(store, ids[2])
+    store.put_checkpoint(first.session_id, "/work/shop", {"task": ["Set up the database"], "todos": []})
+    return store
+
+
+def export_text(store: Store, project: str | None = None) -> str:
+    out = io.StringIO()
+    portable.export(store, out, project)
+    return out.getvalue()
+
+
+def test_export_import_export_is_identical(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        first = export_text(store)
+    kinds = [json.loads(line)["record"] for line in first.splitlines()]
+    assert kinds[0] == "header"
+    assert {"memory", "evidence", "link", "session", "checkpoint"} <= set(kinds)
+    states = {json.loads(line)["state"] for line in first.splitlines() if '"record":"memory"' in line}
+    assert {"active", "superseded", "forgotten"} <= states
+
+    with Store(tmp_path / "restored.db") as restored:
+        summary = portable.import_records(restored, io.StringIO(first))
+        assert summary.kept_ids and summary.merged == 0 and summary.memories == kinds.count("memory")
+        assert export_text(restored) == first
+        assert restored.integrity_ok()
+        # The FTS index follows the imported rows: search finds them.
+        assert restored.search("PostgreSQL", states=())
+
+
+def test_import_into_a_store_that_has_them_merges_instead_of_doubling(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        before = export_text(store)
+        counts = store.db.execute("SELECT (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM evidence)").fetchone()
+        summary = portable.import_records(store, io.StringIO(before))
+        assert summary.memories == 0 and summary.merged == before.count('"record":"memory"')
+        after = store.db.execute("SELECT (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM evidence)").fetchone()
+        assert tuple(after) == tuple(counts)
+        assert export_text(store) == before
+
+
+def test_import_into_a_store_with_other_memories_remaps_ids(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        exported = export_text(store)
+    with Store(tmp_path / "other.db") as other:
+        with other.transaction() as db:
+            other.insert_memory(db, NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
+                                              confidence=0.7, rule_id="r", role="user", session_id="x",
+                                              transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
+        summary = portable.import_records(other, io.StringIO(exported))
+        assert not summary.kept_ids and summary.remapped
+        again = export_text(other, "/work/shop")
+    # Same content once ids are set aside: nothing lost, links and evidence follow the new ids.
+    def content(text):
+        rows = [json.loads(line) for line in text.splitlines()[1:]]
+        by_id = {r["id"]: r["text"] for r in rows if r["record"] == "memory"}
+        out = []
+        for r in rows:
+            r = dict(r)
+            for key in ("id", "memory_id", "src", "dst"):
+                if key in r:
+                    r[key] = by_id.get(r[key]) if key != "id" else None
+            out.append(json.dumps(r, sort_keys=True))
+        return sorted(out)
+    assert content(again) == content(exported)
+
+
+def test_project_export_holds_only_that_project(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        with store.transaction() as db:
+            store.insert_memory(db, NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
+                                              confidence=0.7, rule_id="r", role="user", session_id="x",
+                                              transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
+        text = export_text(store, "/work/shop")
+    projects = {json.loads(line)["project"] for line in text.splitlines() if '"record":"memory"' in line}
+    assert projects == {"/work/shop"}
+
+
+def test_export_redacts_secrets_as_defence_in_depth(tmp_path):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with Store() as store:
+        with store.transaction() as db:
+            store.insert_memory(db, NewMemory(project="/p", category="fact", text=f"The deploy token is {secret} here.",
+                                              confidence=0.7, rule_id="r", role="user", session_id="s",
+                                              transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
+        text = export_text(store)
+    assert secret not in text and "[REDACTED:github-token]" in text
+
+
+def test_export_file_is_private(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline):
+        pass
+    out = tmp_path / "export.jsonl"
+    result = CliRunner().invoke(export_cmd, ["--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    assert out.read_text(encoding="utf-8").startswith('{"format":"transcript-miner-export"')
+
+
+def test_import_of_a_bad_file_changes_nothing(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        good = export_text(store).splitlines()
+    os.environ["MINER_HOME"] = str(tmp_path / "fresh-home")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(good[:3] + ["{not json"] + good[3:]) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(import_cmd, [str(bad)])
+    assert result.exit_code == 1
+    assert "line 4" in result.output and "nothing was imported" in result.output
+    assert "Traceback" not in result.output
+    with Store() as fresh:
+        assert fresh.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    missing_header = tmp_path / "noheader.jsonl"
+    missing_header.write_text("\n".join(good[1:]) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(import_cmd, [str(missing_header)])
+    assert result.exit_code == 1 and "header" in result.output
+
+
+def test_cli_round_trip(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline) as store:
+        expected = export_text(store)
+    out = tmp_path / "e.jsonl"
+    assert CliRunner().invoke(export_cmd, ["-o", str(out)]).exit_code == 0
+    os.environ["MINER_HOME"] = str(tmp_path / "second-home")
+    result = CliRunner().invoke(import_cmd, [str(out)])
+    assert result.exit_code == 0 and "memories imported" in result.output
+    with Store() as store:
+        assert export_text(store) == expected
+
+
+def test_backup_is_consistent_while_another_connection_writes(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline):
+        pass
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer():
+        try:
+            with Store() as other:
+                n = 0
+                while not stop.is_set():
+                    with other.transaction() as db:
+                        other.insert_memory(db, NewMemory(
+                            project="/busy", category="fact", text=f"Busy fact number {n} about the build cache.",
+                            confidence=0.5, rule_id="r", role="user", session_id="b", transcript="/b",
+                            entry_uuid=f"b{n}", ts="2026-01-01T00:00:00Z"))
+                    n += 1
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        copies = []
+        for i in range(5):
+            result = CliRunner().invoke(backup_cmd, [str(tmp_path / f"copy{i}.db")])
+            assert result.exit_code == 0, result.output
+            copies.append(tmp_path / f"copy{i}.db")
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors
+    for copy in copies:
+        assert stat.S_IMODE(os.stat(copy).st_mode) == 0o600
+        assert not os.path.exists(str(copy) + "-wal")
+        db = sqlite3.connect(copy)
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            # Every memory has its first evidence row: no half-committed transaction was copied.
+            assert db.execute(
+                "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM evidence e WHERE e.memory_id = m.id)"
+            ).fetchone()[0] == 0
+        finally:
+            db.close()
+    # A backup opens as a store, and an existing file is not overwritten without --force.
+    with Store(copies[0]) as restored:
+        assert restored.search("PostgreSQL", states=())
+    again = CliRunner().invoke(backup_cmd, [str(copies[0])])
+    assert again.exit_code == 1 and "--force" in again.output
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    dated = CliRunner().invoke(backup_cmd, [str(folder)])
+    assert dated.exit_code == 0 and len(list(folder.glob("memory-*.db"))) == 1
+    assert paths.db_path().exists()
+
+
+def test_import_merges_evidence_from_another_machine(tmp_path, pipeline):
+    """Two machines mined the same decision in different sessions: after import it has both sessions' evidence."""
+    text = "We'll use PostgreSQL instead of MySQL for the main database."
+    stores = []
+    for name in ("a", "b"):
+        session = Session(tmp_path / name / f"{name}.jsonl", cwd="/work/shop")
+        session.user(text)
+        store = Store(tmp_path / f"{name}.db")
+        Miner(store, {"spacy_model": None}, pipeline=pipeline).mine_file(session.path)
+        stores.append(store)
+    a, b = stores
+    try:
+        summary = portable.import_records(b, io.StringIO(export_text(a)))
+        assert summary.merged == 1 and summary.memories == 0 and summary.evidence == 1
+        row = b.db.execute("SELECT evidence_count, session_count FROM memories WHERE text = ?", (text,)).fetchone()
+        assert tuple(row) == (2, 2)
+    finally:
+        a.close()
+        b.close()

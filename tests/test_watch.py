@@ -1,0 +1,144 @@
+"""`miner watch`: appended lines become memories within seconds; subagents, deletion, replacement, status, stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from miner import paths, watch
+from miner.cli_ops import watch as watch_cmd
+from tests.test_hooks import Session, memory_texts, wait_for_workers, wait_until
+
+# `miner` with the operations commands registered, whether or not cli.py registers them yet.
+MINER = [sys.executable, "-m", "miner.cli"]
+
+
+@pytest.fixture
+def workdir(tmp_path, claude_dir):
+    path = tmp_path / "work" / "shop"
+    path.mkdir(parents=True)
+    return path
+
+
+@pytest.fixture
+def watcher(claude_dir):
+    """A `miner watch` process; stopped (and never left behind) at the end."""
+    proc = subprocess.Popen([*MINER, "watch", "--debounce", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ))
+    try:
+        wait_until(lambda: (watch.read_status() or {}).get("pid") == proc.pid or proc.poll() is not None,
+                   timeout=60, what="the watcher's status file")
+        assert proc.poll() is None, proc.stderr.read().decode()
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        wait_for_workers()
+
+
+def has(text: str):
+    return lambda: any(text in t for t in memory_texts())
+
+
+def test_appended_lines_become_memories_within_seconds_and_it_survives_deletion(workdir, watcher):
+    session = Session(workdir)
+    session.turn("Set up the billing database.", "We'll use PostgreSQL instead of MySQL for the billing database.")
+    started = time.monotonic()
+    wait_until(has("PostgreSQL"), timeout=60, what="the first memory")
+    first_s = time.monotonic() - started  # includes loading spaCy once
+
+    session.turn("Package manager?", "Let's go with pnpm as the package manager for the frontend.")
+    started = time.monotonic()
+    wait_until(has("pnpm"), timeout=60, what="the appended memory")
+    print(f"first memory after {first_s:.1f}s, an appended one after {time.monotonic() - started:.1f}s")
+
+    # Subagent transcripts are watched too (recursive).
+    sub = session.folder / session.session_id / "subagents" / "agent-a1b2c3.jsonl"
+    sub.parent.mkdir(parents=True)
+    entry = {"parentUuid": None, "isSidechain": True, "userType": "external", "cwd": str(workdir),
+             "sessionId": session.session_id, "version": "2.0.14", "gitBranch": "main", "type": "assistant",
+             "agentId": "a1b2c3", "uuid": "sub-1", "timestamp": "2026-03-01T10:00:00.000Z",
+             "message": {"id": "msg_sub", "type": "message", "role": "assistant", "model": "claude-x",
+                         "content": [{"type": "text", "text": "We'll use Redis for the session cache."}]}}
+    sub.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    wait_until(has("Redis"), timeout=60, what="the subagent's memory")
+
+    status = watch.read_status()
+    assert status["running"] and status["pid"] == watcher.pid and status["errors"] == 0
+    assert status["mined"] >= 2 and status["last_mined"]
+
+    # Deleted and replaced transcripts (one watcher process for both parts: spaCy loads once).
+    doomed = Session(workdir)
+    doomed.turn("Queue?", "Let's go with RabbitMQ for the invoice queue.")
+    wait_until(has("RabbitMQ"), timeout=60, what="the first memory")
+    doomed.transcript.unlink()
+
+    replaced = Session(workdir)
+    replaced.turn("Search?", "We'll use Meilisearch for the product search.")
+    wait_until(has("Meilisearch"), timeout=60, what="a memory of the second transcript")
+    fresh = workdir / "new.jsonl"
+    other = Session(workdir)
+    other.transcript = fresh
+    other.turn("Styles?", "We decided to use Tailwind for the frontend styles.")
+    os.replace(fresh, replaced.transcript)  # the same name, another file
+    wait_until(has("Tailwind"), timeout=60, what="the replacement's memory")
+
+    assert watcher.poll() is None
+    assert watch.read_status()["errors"] == 0
+
+
+def test_status_single_instance_and_stop(workdir, watcher):
+    status = subprocess.run([*MINER, "watch", "--status"], capture_output=True, text=True, env=dict(os.environ))
+    assert status.returncode == 0
+    assert f"running, pid {watcher.pid}" in status.stdout and "errors       0" in status.stdout
+
+    second = subprocess.run([*MINER, "watch"], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    assert second.returncode == 1 and "already running" in second.stderr and "Traceback" not in second.stderr
+
+    stopped = subprocess.run([*MINER, "watch", "--stop"], capture_output=True, text=True, env=dict(os.environ),
+                             timeout=60)
+    assert stopped.returncode == 0 and f"(pid {watcher.pid}) stopped" in stopped.stdout
+    assert watcher.wait(timeout=30) == 0
+    assert not watch.pid_file().exists()
+    final = watch.read_status()
+    assert final["running"] is False and final["stopped_at"]
+    assert "not running" in CliRunner().invoke(watch_cmd, ["--status"]).output
+
+
+def test_print_service_for_systemd_and_launchd(monkeypatch):
+    monkeypatch.setenv("MINER_HOME", "/data/my miner")
+    unit = watch.service_definition("linux", python="/opt/venv/bin/python")
+    assert "ExecStart=/opt/venv/bin/python -m miner.cli watch" in unit
+    assert 'Environment="MINER_HOME=/data/my miner"' in unit
+    assert "[Install]\nWantedBy=default.target" in unit
+
+    plist = watch.service_definition("darwin", python="/opt/venv/bin/python")
+    parsed = plistlib.loads(plist.encode())
+    assert parsed["ProgramArguments"] == ["/opt/venv/bin/python", "-m", "miner.cli", "watch"]
+    assert parsed["EnvironmentVariables"]["MINER_HOME"] == "/data/my miner"
+    assert parsed["RunAtLoad"] is True
+
+    printed = CliRunner().invoke(watch_cmd, ["--print-service"])
+    assert printed.exit_code == 0
+    assert ("[Service]" in printed.output) if sys.platform != "darwin" else ("<plist" in printed.output)
+
+
+def test_stop_when_nothing_runs(claude_dir):
+    result = CliRunner().invoke(watch_cmd, ["--stop"])
+    assert result.exit_code == 0 and "not running" in result.output
+    assert paths.data_dir()  # nothing was started
