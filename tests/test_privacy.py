@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import stat
 
-import click
 import pytest
 from click.testing import CliRunner
 

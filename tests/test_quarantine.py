@@ -7,7 +7,6 @@ like an instruction to the assistant is quarantined until the user approves it.
 
 from __future__ import annotations
 
-import click
 import pytest
 from click.testing import CliRunner
 
