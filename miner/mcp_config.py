@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from . import paths
-from .settings import SettingsError, apply, load_settings
+from .settings import SettingsError, apply, load_settings, plan_at
 
 SERVER_NAME = "transcript-miner"
 MODULE_ARGS = ["-m", "miner.mcp_server"]
@@ -143,18 +143,11 @@ def plan_uninstall(config: dict, scope: str, project_dir: str | None) -> tuple[d
 # --- entry points ------------------------------------------------------------------------------
 
 
-def _checked(path: Path, planner, *args) -> tuple[dict, str]:
-    try:
-        return planner(*args)
-    except SettingsError as exc:
-        raise SettingsError(f"{path}: {exc}") from None
-
-
 def install_mcp(scope: str, project_dir: str | None, python: str, dry_run: bool = False) -> list[str]:
     """Register our MCP server in the scope's configuration; lines say what changed. Raises SettingsError."""
     path = config_path(scope, project_dir)
     original_text, config = load_settings(path)
-    new, line = _checked(path, plan_install, config, scope, project_dir, python)
+    new, line = plan_at(path, plan_install, config, scope, project_dir, python)
     lines = [line]
     exe = os.path.abspath(os.path.expanduser(python))
     if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
@@ -174,5 +167,5 @@ def uninstall_mcp(scope: str, project_dir: str | None, dry_run: bool = False) ->
     """Remove our MCP server (and only ours) from the scope's configuration. Raises SettingsError."""
     path = config_path(scope, project_dir)
     original_text, config = load_settings(path)
-    new, line = _checked(path, plan_uninstall, config, scope, project_dir)
+    new, line = plan_at(path, plan_uninstall, config, scope, project_dir)
     return [line, apply(path, new, original_text, dry_run)]

@@ -378,7 +378,8 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
 # --------------------------------------------------------------------------- entry points
 
 
-def _plan(path: Path, planner, *args) -> dict:
+def plan_at(path: Path, planner, *args):
+    """`planner(*args)`, with any SettingsError naming the file it was planned for."""
     try:
         return planner(*args)
     except SettingsError as exc:
@@ -389,7 +390,7 @@ def install(scope: str, project_dir: str | None, python: str, dry_run: bool = Fa
     """Register our hooks in the scope's settings file; lines say what changed."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
-    new = _plan(path, plan_install, settings, python)
+    new = plan_at(path, plan_install, settings, python)
     lines = _describe(settings, new)
     exe = os.path.abspath(os.path.expanduser(python))
     if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
@@ -402,7 +403,7 @@ def uninstall(scope: str, project_dir: str | None, dry_run: bool = False) -> lis
     """Remove our hooks (and only ours) from the scope's settings file."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
-    new = _plan(path, plan_uninstall, settings)
+    new = plan_at(path, plan_uninstall, settings)
     lines = _describe(settings, new)
     if not lines:
         lines.append(f"no Transcript Miner hooks in {path}")
