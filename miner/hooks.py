@@ -251,9 +251,11 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
 
 def excluded(cwd: str) -> bool:
     """True for a project the user excluded: never mined, never injected."""
+    if not cwd or not os.path.exists(paths.config_dir() / "exclusions.json"):
+        return False  # the usual case (no privacy.EXCLUSIONS_FILE), decided without importing anything
     from .privacy import is_excluded
 
-    return bool(cwd) and is_excluded(cwd)
+    return is_excluded(cwd)
 
 
 def session_start(event: HookEvent, config: dict | None) -> str:
