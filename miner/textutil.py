@@ -115,11 +115,6 @@ def fts_match(terms: list[str], limit: int = 32) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:limit])
 
 
-def fts_query(text: str, limit: int = 32) -> str:
-    """`fts_match` of the terms of free text."""
-    return fts_match(fts_terms(text), limit)
-
-
 def letter_ratio(text: str) -> float:
     """Share of letters among non-space characters (CJK characters count as letters)."""
     chars = [c for c in text if not c.isspace()]

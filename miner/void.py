@@ -44,12 +44,6 @@ def keyword_set(memory: Any) -> frozenset[str]:
     return frozenset(memory.keywords.split())
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
-
-
 def suppress_hubs(items: list[Scored], factor: float = 0.5, ratio: float = 3.0, floor: int = 5) -> list[int]:
     """Damp memories recalled far more often than the rest; returns their ids."""
     counts = [i.memory.recall_count for i in items]
