@@ -100,10 +100,13 @@ def is_hedged(text: str) -> bool:
 
 
 def display_text(text: str) -> str:
-    """The unit as a memory: list markers, heading hashes and bold markers removed."""
+    """The unit as a memory: list markers, heading hashes, bold markers and dangling brackets removed."""
     text = _LEAD_MARKUP_RE.sub("", text.strip())
-    text = _BOLD_RE.sub(lambda m: m.group(1) or m.group(2), text)
-    return text.strip()
+    text = _BOLD_RE.sub(lambda m: m.group(1) or m.group(2), text).strip()
+    # Sentence splitting can leave a bracket that opens or closes in the neighbouring unit.
+    if text.endswith("(") or (text.endswith(")") and text.count(")") > text.count("(")):
+        text = text[:-1].rstrip()
+    return text
 
 
 def make_self_contained(unit: Unit) -> str | None:

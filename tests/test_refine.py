@@ -113,3 +113,13 @@ def test_keywords_cover_identifiers_paths_versions_and_cjk():
     keywords = verdict.candidate.keywords
     for expected in ("20.11.1", "nvmrc", "src/build.py", "postgresql", "数据", "据库"):
         assert expected in keywords
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Make the circles bigger, so the difference shows. (", "Make the circles bigger, so the difference shows."),
+    ("Large values should look MUCH larger.)", "Large values should look MUCH larger."),
+    ("Use the slim image (Alpine).", "Use the slim image (Alpine)."),
+    ("Pin node (not bun)", "Pin node (not bun)"),
+])
+def test_dangling_brackets_are_trimmed(text, expected):
+    assert r.display_text(text) == expected
