@@ -147,15 +147,10 @@ def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
     return "\n".join(kept + ([closing] if closing else []))
 
 
-def _ids(items) -> list[int]:
-    """Memory ids of recall items (or of plain ids)."""
-    return [int(item.memory.id) if hasattr(item, "memory") else int(item) for item in items]
-
-
 def render(store, project: str, config: dict, situation: str, session_id: str = "") -> tuple[str, dict | None]:
     """(block text, what to record) from the store; ('', None) when there is nothing to show."""
     from . import config as config_mod
-    from .recall import build
+    from .recall import build, log_record
 
     budget = min(config_mod.budget_chars(config), HARD_CHAR_CAP)
     recall = build(store, project, config, situation=situation, session_id=session_id, budget_chars=budget,
@@ -167,13 +162,7 @@ def render(store, project: str, config: dict, situation: str, session_id: str = 
     if not (recall.shown or recall.checkpoint):
         return "", None
     text = fit_block(recall.text)
-    record = {
-        "project": project, "situation": situation, "query": recall.query, "shown": _ids(recall.shown),
-        # Void zones as recall.build logs them (they are JSON already).
-        "voided": [zone.as_dict() for zone in getattr(recall, "zones", None) or []],
-        "left_out": _ids(recall.left_out),
-        "chars": len(text), "elapsed_ms": round(recall.elapsed_ms, 2),
-    }
+    record = log_record(recall, len(text))
     return text, record
 
 

@@ -268,11 +268,29 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.extend(format_item(i.memory, was.get(i.memory.id, "")) for i in section)
     text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
+    result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones)
     if log and not store.readonly:
-        store.note_recalled(i.memory.id for i in chosen)
-        store.log_recall(project, situation, query, [i.memory.id for i in chosen], [z.as_dict() for z in zones],
-                         [i.memory.id for i in left_out], len(text), elapsed)
-    return Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones)
+        record_recall(store, log_record(result))
+    return result
+
+
+def log_record(recall: Recall, chars: int | None = None) -> dict[str, Any]:
+    """What the recall log keeps of a block (JSON, so a hook can hand it to the background worker)."""
+    return {
+        "project": recall.project, "situation": recall.situation, "query": recall.query,
+        "shown": [i.memory.id for i in recall.shown], "voided": [z.as_dict() for z in recall.zones],
+        "left_out": [i.memory.id for i in recall.left_out],
+        "chars": len(recall.text) if chars is None else chars, "elapsed_ms": round(recall.elapsed_ms, 2),
+    }
+
+
+def record_recall(store: Store, record: dict[str, Any]) -> None:
+    """Count a block's memories as recalled (confidence grows with it) and log what was shown, voided, left out."""
+    ids = [int(i) for i in record.get("shown", [])]
+    store.note_recalled(ids)
+    store.log_recall(str(record.get("project", "")), str(record.get("situation", "")), str(record.get("query", "")),
+                     ids, list(record.get("voided", [])), [int(i) for i in record.get("left_out", [])],
+                     int(record.get("chars", 0)), float(record.get("elapsed_ms", 0.0)))
 
 
 def explain_lines(recall: Recall) -> list[str]:

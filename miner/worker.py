@@ -160,15 +160,6 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     return lagging
 
 
-def record_recall(store: Store, shown: dict) -> None:
-    """Count a SessionStart block's memories as recalled and log it (the hook itself only reads)."""
-    ids = [int(i) for i in shown.get("shown", [])]
-    store.note_recalled(ids)
-    store.log_recall(str(shown.get("project", "")), str(shown.get("situation", "")), str(shown.get("query", "")),
-                     ids, list(shown.get("voided", [])), [int(i) for i in shown.get("left_out", [])],
-                     int(shown.get("chars", 0)), float(shown.get("elapsed_ms", 0.0)))
-
-
 def catch_up(store: Store, miner, cwd: str) -> int:
     """Mine the project's lagging transcripts, one catch-up per project at a time. Returns how many were mined."""
     project = paths.project_root(cwd)
@@ -275,6 +266,8 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
         else:
             if args.recall_log:
                 try:
+                    from .recall import record_recall
+
                     record_recall(store, json.loads(args.recall_log))
                 except (ValueError, TypeError, AttributeError) as exc:
                     note(f"recall not logged: {exc}")
