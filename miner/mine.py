@@ -17,7 +17,7 @@ from . import locks, paths, privacy, rules as rules_mod
 from .clean import has_cjk, turns_to_units
 from .model import Candidate, Turn, Unit
 from .redact import load_extra as load_secret_kinds, mostly_redacted, redact
-from .refine import refine
+from .refine import Refiner, display_text
 from .store import NewMemory, Store
 from .textutil import keywords as keywords_of
 from .transcript import Watermark, read_transcript, use_fast_json
@@ -74,6 +74,7 @@ class Miner:
         self.store = store
         self.config = config
         self.pipeline = pipeline or nlp_mod.load(config.get("spacy_model"))
+        self.refiner = Refiner(self.pipeline)
         self._base_rules = ruleset
         self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
         self._session_projects: dict[str, str] = {}
@@ -111,41 +112,53 @@ class Miner:
     def extract(self, units: Iterable[Unit], project_of: Callable[[Turn], str], summary: Summary | None = None,
                 trace: Callable[[Unit, list, str, Candidate | None], None] | None = None) -> list[Candidate]:
         """Candidates from units: rules first, then refinement and redaction."""
-        out = []
+        units = list(units)
+        traced: list[tuple] = []
+        matched: list[tuple[Unit, list]] = []
         for unit in units:
-            if summary:
-                summary.units += 1
             ruleset = self.rules_for(project_of(unit.turn))
             hits = ruleset.match(unit.text, unit.turn.role, unit_langs(unit.text))
-            if not hits:
-                if trace:
-                    trace(unit, [], "no rule", None)
-                continue
-            verdict = refine(unit, hits[0])
-            candidate = verdict.candidate
-            dropped = verdict.dropped_by
-            if candidate is not None:
-                text, kinds = redact(candidate.text)
-                if kinds and mostly_redacted(text):
-                    candidate, dropped = None, "mostly-redacted"
-                elif kinds:
-                    # Captures and keywords come from the unredacted unit: derive them again.
-                    candidate = Candidate(**{**candidate.__dict__, "text": text, "keywords": tuple(keywords_of(text)),
-                                             "subject": redact(candidate.subject)[0], "value": redact(candidate.value)[0]})
-            if (candidate is not None and unit.turn.role != "user" and candidate.category in ("preference", "decision")
-                    and privacy.reports_source(candidate.text)):
-                # "The README says to always use X" is what a file said, not what the user decided.
-                candidate, dropped = None, "reported-speech"
+            if hits:
+                matched.append((unit, hits))
+            traced.append((unit, hits, "no rule", None))
+        # spaCy sees the units a rule matched, and only those: its cost does not grow with the transcript.
+        docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in matched), batch_size=256)
+        outcomes: dict[int, tuple[str, Candidate | None]] = {}
+        for (unit, hits), doc in zip(matched, docs):
+            outcomes[id(unit)] = self._candidate(unit, hits, doc)
+        out = []
+        for unit, hits, outcome, candidate in traced:
+            if hits:
+                outcome, candidate = outcomes[id(unit)]
+                if candidate is None and summary:
+                    summary.dropped[outcome] = summary.dropped.get(outcome, 0) + 1
+                elif candidate is not None:
+                    out.append(candidate)
             if trace:
-                trace(unit, hits, dropped or "kept", candidate)
-            if candidate is None:
-                if summary:
-                    summary.dropped[dropped] = summary.dropped.get(dropped, 0) + 1
-                continue
-            out.append(candidate)
+                trace(unit, hits, outcome, candidate)
         if summary:
+            summary.units += len(units)
             summary.candidates += len(out)
         return out
+
+    def _candidate(self, unit: Unit, hits: list, doc) -> tuple[str, Candidate | None]:
+        """Refinement, redaction and the reported-speech check for one matched unit: (outcome, candidate)."""
+        verdict = self.refiner.refine(unit, hits[0], doc)
+        candidate = verdict.candidate
+        if candidate is None:
+            return verdict.dropped_by, None
+        text, kinds = redact(candidate.text)
+        if kinds and mostly_redacted(text):
+            return "mostly-redacted", None
+        if kinds:
+            # Captures and keywords come from the unredacted unit: derive them again.
+            candidate = Candidate(**{**candidate.__dict__, "text": text, "keywords": tuple(keywords_of(text)),
+                                     "subject": redact(candidate.subject)[0], "value": redact(candidate.value)[0]})
+        if unit.turn.role != "user" and candidate.category in ("preference", "decision") \
+                and privacy.reports_source(candidate.text):
+            # "The README says to always use X" is what a file said, not what the user decided.
+            return "reported-speech", None
+        return "kept", candidate
 
     # --- files -------------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
-"""spaCy pipelines, loaded once per miner process (never on the hook path).
+"""spaCy pipelines for refinement, loaded once per miner process (never on the hook path).
 
-A trained pipeline (default `en_core_web_sm`, configurable) is used when it
-is installed; otherwise a blank English pipeline with a sentencizer, which
-needs nothing from the network.
+A trained pipeline (default `en_core_web_sm`, configurable with the
+`spacy_model` setting: a package name or a path) is used when it is
+installed; its tags and parse then sharpen refinement. Otherwise a blank
+English pipeline: tokenizer, sentencizer and lookup lemmas from
+`spacy-lookups-data`, all offline.
 """
 
 from __future__ import annotations
@@ -25,25 +27,75 @@ _loaded: dict[str, Pipeline] = {}
 def load(model: str | None = DEFAULT_MODEL, blank_only: bool = False) -> Pipeline:
     """The trained pipeline `model` if installed, else a blank one (cached per process)."""
     key = "" if blank_only else (model or "")
-    if key in _loaded:
-        return _loaded[key]
+    if key not in _loaded:
+        _loaded[key] = (_trained(key) if key else None) or _blank()
+    return _loaded[key]
+
+
+def _trained(model: str) -> Pipeline | None:
     import spacy
 
-    pipeline = None
-    if key:
-        try:
-            nlp = spacy.load(key, exclude=["ner"])
-            if not nlp.has_pipe("parser") and not nlp.has_pipe("senter") and not nlp.has_pipe("sentencizer"):
-                nlp.add_pipe("sentencizer")
-            pipeline = Pipeline(nlp, key, True)
-        except (OSError, ImportError, ValueError):
-            pipeline = None
-    if pipeline is None:
-        nlp = spacy.blank("en")
+    try:
+        nlp = spacy.load(model, exclude=["ner"])
+    except (OSError, ImportError, ValueError):
+        return None
+    if not nlp.has_pipe("parser") and not nlp.has_pipe("senter") and not nlp.has_pipe("sentencizer"):
         nlp.add_pipe("sentencizer")
-        pipeline = Pipeline(nlp, "blank:en (sentencizer)", False)
-    _loaded[key] = pipeline
-    return pipeline
+    return Pipeline(nlp, model, True)
+
+
+def _blank() -> Pipeline:
+    """Blank English with a sentencizer and lookup lemmas (lower-case text when the tables are missing)."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    lemmas = "lookup lemmas"
+    try:
+        from spacy.lookups import load_lookups
+
+        tables = load_lookups("en", ["lemma_lookup"])
+        nlp.add_pipe("lemmatizer", config={"mode": "lookup"}).initialize(lookups=tables)
+        _register_components()
+        # The table is keyed by the word as written: "Checking" at a sentence start has no entry.
+        nlp.add_pipe("miner_capital_lemmas", config={})
+        nlp.get_pipe("miner_capital_lemmas").table = tables.get_table("lemma_lookup")
+    except (ImportError, ValueError, OSError):  # spacy-lookups-data missing: lemmas fall back to the lower case
+        _register_components()
+        nlp.add_pipe("miner_lower_lemmas")
+        lemmas = "no lemma tables"
+    return Pipeline(nlp, f"blank:en (sentencizer, {lemmas})", False)
+
+
+class _CapitalLemmas:
+    """Lemmas of capitalised words ("Checking") looked up by their lower case."""
+
+    def __init__(self):
+        self.table = None
+
+    def __call__(self, doc):
+        if self.table is not None:
+            for token in doc:
+                if token.lemma_ == token.text and token.text != token.lower_:
+                    token.lemma_ = self.table.get(token.lower_, token.lower_)
+        return doc
+
+
+def _register_components() -> None:
+    from spacy.language import Language
+
+    if "miner_lower_lemmas" in Language.factories:
+        return
+
+    @Language.component("miner_lower_lemmas")
+    def lower_lemmas(doc):
+        for token in doc:
+            token.lemma_ = token.lower_
+        return doc
+
+    @Language.factory("miner_capital_lemmas")
+    def capital_lemmas(nlp, name):
+        return _CapitalLemmas()
 
 
 def describe(model: str | None = DEFAULT_MODEL) -> str:
@@ -55,4 +107,9 @@ def describe(model: str | None = DEFAULT_MODEL) -> str:
             return f"trained spaCy pipeline {model}"
     except (ImportError, ValueError):
         pass
-    return f"blank spaCy pipeline with a sentencizer ({model or 'no model'} not installed)"
+    return f"blank spaCy pipeline with a sentencizer and lookup lemmas ({model or 'no model'} not installed)"
+
+
+def has_parse(doc) -> bool:
+    """Whether `doc` carries a trained pipeline's tags and dependency parse."""
+    return doc.has_annotation("TAG") and doc.has_annotation("DEP")

@@ -1,8 +1,20 @@
-"""Refinement after the rules: drop what is not a memory, mark what is hedged, make units self-contained.
+"""Refinement after the rules, with spaCy: drop what is not a memory, mark what is hedged, make units self-contained.
 
-Runs on candidate units only (those a rule matched). Each step is a small
-function so that it can be tested and explained on its own; `refine`
-applies them in order and says which step dropped a unit.
+Runs on candidate units only (those a rule matched), so its cost does not
+grow with the transcript. Each step is a method taking a spaCy `Doc`, so
+that it can be tested and explained on its own:
+
+- on the blank pipeline the steps use token attributes, lookup lemmas, a
+  `Matcher` (openers such as "let me", "I'll check", "I've updated") and
+  `PhraseMatcher`s (greetings, hedges);
+- on a trained pipeline they also use its tags and parse: an auxiliary
+  before its subject is a question, a first-person future of a work verb is
+  narration, a modal "might" is a hedge, "this" as a determiner needs no
+  context.
+
+Chinese is handled on the text: the English tokenizer keeps a run of CJK
+characters as one token. `refine` applies the steps in order and says which
+one dropped a unit.
 """
 
 from __future__ import annotations
@@ -11,54 +23,61 @@ import re
 from dataclasses import dataclass
 
 from .model import Candidate, Unit
+from .nlp import Pipeline, has_parse
 from .rules import Hit
 from .textutil import keywords, letter_ratio
 
 MIN_CHARS = 20
 MIN_LETTER_RATIO = 0.30
 MAX_MERGED_CHARS = 400
+MAX_KEYWORDS = 32
+
+# One source for the word lists: the matchers below and the plain-text helpers used off the miner's path.
+HEDGES = ("maybe", "might", "perhaps", "probably", "possibly", "i think", "i guess", "i suppose", "not sure",
+          "could be", "may be", "i believe", "likely", "unclear", "hypothesis", "suspect")
+CJK_HEDGES = ("可能", "也许", "也許", "大概", "或许", "或許", "好像", "似乎")
+MODAL_HEDGES = frozenset({"might", "may", "could"})
+GREETINGS = ("hi", "hello", "hey", "thanks", "thank", "thank you", "thx", "great", "perfect", "awesome", "nice",
+             "excellent", "cool", "ok", "okay", "sure", "got it", "sounds good", "lgtm", "good job", "good work",
+             "well done", "it works", "that works", "this works", "it worked", "that worked", "looks good",
+             "that looks good", "this looks good", "it looks good")
+CJK_GREETINGS = ("谢谢", "謝謝", "好的", "你好", "太好了", "完美")
+QUESTION_WORDS = frozenset({"what", "why", "how", "when", "where", "which", "who", "whose"})
+QUESTION_OPENERS = {"can": {"you"}, "could": {"you"}, "would": {"you"}, "will": {"you"}, "should": {"we", "i"},
+                    "shall": {"we"}, "do": {"you"}, "did": {"you"}, "is": {"there", "it"}, "are": {"there", "you"},
+                    "any": {"idea", "ideas", "thoughts"}}
+DISCOURSE = frozenset({"ok", "okay", "now", "first", "next", "then", "great", "perfect", "good", "alright",
+                       "excellent", "done", "so"})
+ADVERBS = ["now", "first", "also", "then", "quickly", "just", "successfully", "next"]
+# Verbs of the assistant's own work: "I'll check…", "Checking…" narrate; "I've updated…" recaps.
+WORK_VERBS = ["check", "look", "read", "start", "run", "update", "create", "add", "fix", "examine", "test", "verify",
+              "search", "review", "implement", "write", "explore", "investigate", "try", "open", "inspect", "analyze",
+              "analyse", "build", "make", "set", "begin", "continue", "proceed", "launch", "modify", "edit",
+              "refactor", "remove", "install", "commit", "push", "deploy", "go", "see", "find", "debug", "trace",
+              "fetch", "scan", "rerun", "clean"]
+LOOKUP_VERBS = ["check", "look", "read", "see", "find", "update", "fix", "verify"]
+DONE_VERBS = ["create", "update", "add", "fix", "implement", "make", "change", "write", "build", "complete",
+              "finish", "remove", "refactor", "modify", "set", "move", "rename", "install", "commit", "push",
+              "deploy", "test", "verify", "run", "replace", "convert"]
+# Words that, right after "this"/"that", make it a pronoun ("This means…") rather than a determiner ("This file…").
+PRONOUN_FOLLOWERS = frozenset({
+    "be", "is", "was", "are", "were", "'s", "will", "'ll", "would", "should", "can", "could", "may", "might", "must",
+    "do", "does", "did", "have", "has", "had", "mean", "make", "work", "seem", "look", "need", "happen", "ensure",
+    "allow", "keep", "give", "let", "cause", "break", "fix", "help", "avoid", "prevent", "way", "one", "also",
+    "just", "only", "still", "already", "is", "sounds", "sound", "explains", "explain", "matches", "match",
+    "depends", "depend", "gets", "get", "go", "goes", "runs", "run", "saves", "save", "means", "makes", "works",
+})
+DANGLING = frozenset({"this", "that", "it", "these", "those", "they"})
+CJK_DANGLING = ("它", "这", "這", "那")
 
 _QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
-_QUESTION_START_RE = re.compile(
-    r"^(?:what|why|how|when|where|which|who|whose|can you|could you|would you|will you|should (?:we|i)|shall we|"
-    r"do you|does|did you|is there|are there|is it|are you|any (?:idea|thoughts))\b",
-    re.IGNORECASE,
-)
-_GREETING_RE = re.compile(
-    r"^(?:hi|hello|hey|thanks?|thank you|thx|great|perfect|awesome|nice|excellent|cool|ok(?:ay)?|sure|"
-    r"got it|sounds good|lgtm|good (?:job|work)|well done|谢谢|謝謝|好的|你好|太好了|完美)\b[\s!.,，。！~]*"
-    r"(?:(?:it|that|this) (?:works|worked|looks good)|thanks?|thank you|[!.])*[\s!.。！]*$",
-    re.IGNORECASE,
-)
-_NARRATION_RE = re.compile(
-    r"^(?:(?:ok(?:ay)?|now|first|next|then|great|perfect|good|alright|all right)[,!.]?\s+)*"
-    r"(?:let me|let's (?:check|look|see|start|run|test|verify|read|try|examine|explore|update|fix|create|review|first)|"
-    r"i'll (?:now |first |also |then |quickly )?(?:check|look|read|start|run|update|create|add|fix|examine|test|verify|"
-    r"search|review|implement|write|explore|investigate|try|open|inspect|analy[sz]e|build|make|set up|begin|continue|"
-    r"proceed|use the|launch|modify|edit|refactor|remove|install|commit|push|deploy|go)|"
-    r"i'm going to|i am going to|i will now|i need to (?:check|look|read|see|find|update|fix|verify)|"
-    r"(?:checking|looking|reading|running|searching|investigating|exploring|examining|updating|writing|creating|"
-    r"fixing|testing|verifying|adding|installing|building|starting)\b|"
-    r"让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)",
-    re.IGNORECASE,
-)
-_RECAP_RE = re.compile(
-    r"^(?:(?:great|perfect|excellent|done|good|all set|ok(?:ay)?|now)[,!.]?\s+)*"
-    r"(?:i(?:'ve| have) (?:now |also |successfully |just )?(?:created|updated|added|fixed|implemented|made|changed|"
-    r"written|wrote|built|completed|finished|removed|refactored|modified|set up|moved|renamed|installed|committed|"
-    r"pushed|deployed|tested|verified|run|ran|replaced|converted)|"
-    r"(?:successfully|all (?:tests|checks) (?:pass|passed))|"
-    r"(?:the )?(?:changes|fix|update|implementation) (?:has|have) been|"
-    r"(?:summary|here's what (?:i|we) did|what (?:i|we) did)\b|"
-    r"我已经|我已經|已完成|完成了)",
-    re.IGNORECASE,
-)
+_CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
+_CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
+_CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
 _HEDGE_RE = re.compile(
-    r"\b(?:maybe|might|perhaps|probably|possibly|i think|i guess|i suppose|not sure|could be|may be|i believe|"
-    r"seems? (?:to|like)|likely|unclear|hypothesis|suspect)\b|可能|也许|也許|大概|或许|或許|好像|似乎",
+    r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r"|seems? (?:to|like))\b|" + "|".join(CJK_HEDGES),
     re.IGNORECASE,
 )
-_DANGLING_RE = re.compile(r"^(?:this|that|it|these|those|they|它|这|這|那)(?:\b|(?=[\u4e00-\u9fff]))", re.IGNORECASE)
 _LEAD_MARKUP_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
 _BOLD_RE = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
 
@@ -69,23 +88,7 @@ class Verdict:
     dropped_by: str = ""
 
 
-def is_question(text: str) -> bool:
-    stripped = text.strip()
-    return bool(_QUESTION_END_RE.search(stripped)) or (
-        bool(_QUESTION_START_RE.match(stripped)) and not stripped.endswith((".", "。", "!"))
-    )
-
-
-def is_greeting(text: str) -> bool:
-    return bool(_GREETING_RE.match(text.strip()))
-
-
-def is_narration(text: str) -> bool:
-    return bool(_NARRATION_RE.match(display_text(text)))
-
-
-def is_recap(text: str) -> bool:
-    return bool(_RECAP_RE.match(display_text(text)))
+# --- plain-text steps (no spaCy: also used by the MCP tools and the similarity layer) ----------------
 
 
 def passes_quality_gate(text: str) -> bool:
@@ -96,6 +99,7 @@ def passes_quality_gate(text: str) -> bool:
 
 
 def is_hedged(text: str) -> bool:
+    """The hedge words on plain text (the refiner also uses a trained pipeline's modal verbs)."""
     return bool(_HEDGE_RE.search(text))
 
 
@@ -109,47 +113,199 @@ def display_text(text: str) -> str:
     return text
 
 
-def make_self_contained(unit: Unit) -> str | None:
-    """The unit's text, with the unit before it when it opens with a dangling "this/that/it".
-
-    None when it needs context that is not there (or that would make it too long).
-    """
-    text = display_text(unit.text)
-    if not _DANGLING_RE.match(text):
-        return text
-    previous = display_text(unit.previous)
-    if not previous or len(previous) + len(text) + 1 > MAX_MERGED_CHARS or previous.endswith(("?", "？")):
-        return None
-    return f"{previous} {text}"
+# --- the spaCy steps -----------------------------------------------------------------------------
 
 
-def refine(unit: Unit, hit: Hit) -> Verdict:
-    """Apply every refinement step to a unit a rule matched."""
-    text = unit.text
-    if is_question(text):
-        return Verdict(None, "question")
-    if is_greeting(text):
-        return Verdict(None, "greeting")
-    if unit.turn.role == "assistant" and is_narration(text):
-        return Verdict(None, "narration")
-    if unit.turn.role == "assistant" and is_recap(text):
-        return Verdict(None, "recap")
-    merged = make_self_contained(unit)
-    if merged is None:
-        return Verdict(None, "not-self-contained")
-    if not passes_quality_gate(merged):
-        return Verdict(None, "quality-gate")
-    tentative = hit.rule.tentative or is_hedged(merged)
-    candidate = Candidate(
-        unit=unit,
-        category=hit.rule.category,
-        rule_id=hit.rule.id,
-        confidence=hit.rule.confidence * (0.7 if tentative else 1.0),
-        text=merged,
-        tentative=tentative,
-        scope=hit.rule.scope,
-        subject=hit.subject.lower(),
-        value=hit.value,
-        keywords=tuple(keywords(merged)),
-    )
-    return Verdict(candidate)
+class Refiner:
+    """The matchers of one pipeline, built once; `refine` runs every step on a unit a rule matched."""
+
+    def __init__(self, pipeline: Pipeline):
+        from spacy.matcher import Matcher, PhraseMatcher
+
+        self.pipeline = pipeline
+        self.nlp = pipeline.nlp
+        vocab = self.nlp.vocab
+        make = self.nlp.make_doc
+        self.greetings = PhraseMatcher(vocab, attr="LOWER")
+        self.greetings.add("GREETING", [make(g) for g in GREETINGS])
+        self.hedges = PhraseMatcher(vocab, attr="LOWER")
+        self.hedges.add("HEDGE", [make(h) for h in HEDGES])
+        self.matcher = Matcher(vocab)
+        self.matcher.add("HEDGE", [[{"LEMMA": "seem"}, {"LOWER": {"IN": ["to", "like"]}}]])
+        self.matcher.add("NARRATION", _narration_patterns())
+        self.matcher.add("RECAP", _recap_patterns())
+        self._labels = {vocab.strings[name]: name for name in ("HEDGE", "NARRATION", "RECAP")}
+
+    def doc(self, text: str):
+        """The unit's display text through the pipeline."""
+        return self.nlp(display_text(text))
+
+    def _opening(self, doc) -> set[str]:
+        """Labels of the matcher patterns that open the text (after discourse words such as "Okay, now")."""
+        start = _content_start(doc)
+        return {self._labels[m] for m, s, _ in self.matcher(doc) if s == start}
+
+    def is_question(self, doc) -> bool:
+        text = doc.text.strip()
+        if _QUESTION_END_RE.search(text):
+            return True
+        if text.endswith((".", "。", "!")) or not len(doc):
+            return False
+        first = doc[0]
+        second = doc[1].lower_ if len(doc) > 1 else ""
+        if first.lower_ in QUESTION_WORDS or second in QUESTION_OPENERS.get(first.lower_, ()):
+            return True
+        if has_parse(doc):  # "Is the cache still used", "Does the build need node 20"
+            subject_after = any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in doc[1:])
+            return (first.tag_ in ("WDT", "WP", "WP$", "WRB")) or (first.pos_ == "AUX" and subject_after)
+        return False
+
+    def is_greeting(self, doc) -> bool:
+        """Nothing but thanks, praise and acknowledgement."""
+        if _CJK_PUNCT_RE.sub("", doc.text) in CJK_GREETINGS:
+            return True
+        covered = set()
+        for _, start, end in self.greetings(doc):
+            covered.update(range(start, end))
+        return bool(covered) and all(i in covered or t.is_punct or t.is_space for i, t in enumerate(doc))
+
+    def is_narration(self, doc) -> bool:
+        """The assistant saying what it is about to do: "Let me check…", "Now I'll update…", "Checking…"."""
+        if _CJK_NARRATION_RE.match(doc.text):
+            return True
+        if "NARRATION" in self._opening(doc):
+            return True
+        if has_parse(doc):
+            root = doc[:].root
+            aux = {c.norm_ for c in root.children if c.dep_ == "aux"}
+            return _first_person(root) and root.lemma_ in WORK_VERBS and bool(aux & {"will", "shall"})
+        return False
+
+    def is_recap(self, doc) -> bool:
+        """The assistant reporting what it just did: "I've updated…", "Successfully built…"."""
+        if _CJK_RECAP_RE.match(doc.text):
+            return True
+        if "RECAP" in self._opening(doc):
+            return True
+        if has_parse(doc):
+            root = doc[:].root
+            aux = {c.norm_ for c in root.children if c.dep_ == "aux"}
+            return _first_person(root) and root.tag_ == "VBN" and "have" in aux and root.lemma_ in DONE_VERBS
+        return False
+
+    def is_hedged(self, doc) -> bool:
+        """"maybe", "I think", "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
+        if any(h in doc.text for h in CJK_HEDGES) or self.hedges(doc):
+            return True
+        if any(self._labels[m] == "HEDGE" for m, _, _ in self.matcher(doc)):
+            return True
+        return has_parse(doc) and any(t.tag_ == "MD" and t.lower_ in MODAL_HEDGES for t in doc)
+
+    def opens_with_reference(self, doc) -> bool:
+        """Whether the text opens with "this/that/it" pointing at something said before it."""
+        if not len(doc):
+            return False
+        first = doc[0]
+        if first.lower_ not in DANGLING:
+            return doc.text.startswith(CJK_DANGLING)
+        if first.lower_ in ("it", "they"):
+            return True
+        if has_parse(doc):
+            return first.dep_ != "det"  # "This file…" is self-contained, "This means…" is not
+        following = doc[1] if len(doc) > 1 else None
+        return (following is None or following.is_punct or following.lower_ in PRONOUN_FOLLOWERS
+                or following.lemma_ in PRONOUN_FOLLOWERS)
+
+    def make_self_contained(self, unit: Unit, doc) -> str | None:
+        """The unit's text, with the unit before it when it opens with a dangling "this/that/it".
+
+        None when it needs context that is not there (or that would make it too long).
+        """
+        text = doc.text
+        if not self.opens_with_reference(doc):
+            return text
+        previous = display_text(unit.previous)
+        if not previous or len(previous) + len(text) + 1 > MAX_MERGED_CHARS or previous.endswith(("?", "？")):
+            return None
+        return f"{previous} {text}"
+
+    def keywords(self, text: str, doc) -> tuple[str, ...]:
+        """Identifiers, paths, versions, words and CJK bigrams of the text, plus the lemmas of its words."""
+        found = dict.fromkeys(keywords(text, limit=MAX_KEYWORDS))
+        for token in doc:
+            lemma = token.lemma_.lower()
+            if token.is_alpha and token.is_ascii and len(lemma) > 2 and not token.is_stop and lemma != token.lower_:
+                found.setdefault(lemma)
+        return tuple(list(found)[:MAX_KEYWORDS])
+
+    def refine(self, unit: Unit, hit: Hit, doc=None) -> Verdict:
+        """Apply every step to a unit a rule matched (`doc`: the unit already through the pipeline)."""
+        doc = self.doc(unit.text) if doc is None else doc
+        assistant = unit.turn.role == "assistant"
+        if self.is_question(doc):
+            return Verdict(None, "question")
+        if self.is_greeting(doc):
+            return Verdict(None, "greeting")
+        if assistant and self.is_narration(doc):
+            return Verdict(None, "narration")
+        if assistant and self.is_recap(doc):
+            return Verdict(None, "recap")
+        merged = self.make_self_contained(unit, doc)
+        if merged is None:
+            return Verdict(None, "not-self-contained")
+        if not passes_quality_gate(merged):
+            return Verdict(None, "quality-gate")
+        tentative = hit.rule.tentative or self.is_hedged(doc) or (merged != doc.text and is_hedged(merged))
+        return Verdict(Candidate(
+            unit=unit,
+            category=hit.rule.category,
+            rule_id=hit.rule.id,
+            confidence=hit.rule.confidence * (0.7 if tentative else 1.0),
+            text=merged,
+            tentative=tentative,
+            scope=hit.rule.scope,
+            subject=hit.subject.lower(),
+            value=hit.value,
+            keywords=self.keywords(merged, doc),
+        ))
+
+
+def _content_start(doc) -> int:
+    """Index of the first token after leading punctuation and discourse words."""
+    for i, token in enumerate(doc):
+        if not (token.is_punct or token.is_space or token.lower_ in DISCOURSE):
+            return i
+    return len(doc)
+
+
+def _first_person(root) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in root.children)
+
+
+def _narration_patterns() -> list[list[dict]]:
+    adverb = {"LOWER": {"IN": ADVERBS}, "OP": "?"}
+    work = {"LEMMA": {"IN": WORK_VERBS}}
+    return [
+        [{"LOWER": "let"}, {"LOWER": "me"}],
+        [{"LOWER": "let"}, {"LOWER": {"IN": ["'s", "’s", "us"]}}, adverb, work],
+        [{"LOWER": "i"}, {"NORM": {"IN": ["will", "shall"]}}, adverb, work],
+        [{"LOWER": "i"}, {"NORM": {"IN": ["will"]}}, {"LOWER": "now"}],
+        [{"LOWER": "i"}, {"NORM": {"IN": ["am", "'m"]}}, {"LOWER": "going"}, {"LOWER": "to"}],
+        [{"LOWER": "i"}, {"LOWER": "need"}, {"LOWER": "to"}, {"LEMMA": {"IN": LOOKUP_VERBS}}],
+        [{"LEMMA": {"IN": WORK_VERBS}, "LOWER": {"REGEX": "ing$"}}],
+    ]
+
+
+def _recap_patterns() -> list[list[dict]]:
+    return [
+        [{"LOWER": "i"}, {"NORM": "have"}, {"LOWER": {"IN": ADVERBS}, "OP": "?"},
+         {"LEMMA": {"IN": DONE_VERBS}, "LOWER": {"REGEX": "(?:ed|en|t|un|an|ote|ade)$"}}],
+        [{"LOWER": "successfully"}],
+        [{"LOWER": "all"}, {"LOWER": {"IN": ["tests", "checks"]}}, {"LEMMA": "pass"}],
+        [{"LOWER": "the", "OP": "?"}, {"LOWER": {"IN": ["changes", "fix", "update", "implementation"]}},
+         {"LOWER": {"IN": ["has", "have", "'s", "'ve"]}}, {"LOWER": "been"}],
+        [{"LOWER": "summary"}],
+        [{"LOWER": "here"}, {"LOWER": {"IN": ["'s", "is"]}}, {"LOWER": "what"}, {"LOWER": {"IN": ["i", "we"]}},
+         {"LEMMA": "do"}],
+        [{"LOWER": "what"}, {"LOWER": {"IN": ["i", "we"]}}, {"LOWER": "did"}],
+    ]
