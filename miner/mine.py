@@ -186,7 +186,7 @@ class Miner:
             if excluded:
                 summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
                 turns = [t for t in turns if project_of(t) not in excluded]
-            units = turns_to_units(self.pipeline.nlp, turns)
+            units = turns_to_units(turns)
             candidates = self.extract(units, project_of, summary)
             with self.store.transaction() as db:
                 for turn in chunk.turns:

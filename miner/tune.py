@@ -30,7 +30,7 @@ def trace_turns(miner: Miner, turns: list[Turn], project: str = "") -> list[Trac
     def record(unit: Unit, hits: list, outcome: str, candidate: Candidate | None) -> None:
         traced.append(Traced(unit, unit_langs(unit.text), [h.rule.id for h in hits], outcome, candidate))
 
-    units = turns_to_units(miner.pipeline.nlp, turns)
+    units = turns_to_units(turns)
     miner.extract(units, lambda turn: project, trace=record)
     return traced
 

@@ -9,14 +9,9 @@ from miner.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, has_cjk, split_uni
 from miner.model import Turn
 
 
-@pytest.fixture(scope="module")
-def nlp(pipeline):
-    return pipeline.nlp
-
-
-def units(nlp, text: str) -> list[str]:
+def units(text: str) -> list[str]:
     """The units of one piece of prose, cleaned first, as the miner sees them."""
-    return split_units(nlp, [clean_prose(text)])[0]
+    return split_units([clean_prose(text)])[0]
 
 
 def turn(text: str, uuid: str = "u1", role: str = "user") -> Turn:
@@ -28,9 +23,9 @@ def turn(text: str, uuid: str = "u1", role: str = "user") -> Turn:
 
 
 @pytest.mark.parametrize("tag", WRAPPER_TAGS)
-def test_every_wrapper_and_its_content_is_removed(nlp, tag):
+def test_every_wrapper_and_its_content_is_removed(tag):
     text = f"Before the tag. <{tag}>We decided to use Cassandra.</{tag}> After the tag."
-    assert units(nlp, text) == ["Before the tag.", "After the tag."]
+    assert units(text) == ["Before the tag.", "After the tag."]
 
 
 @pytest.mark.parametrize(
@@ -44,60 +39,60 @@ def test_every_wrapper_and_its_content_is_removed(nlp, tag):
         "<summary>Background command finished</summary>\n</task-notification>",
     ],
 )
-def test_a_prompt_that_is_only_a_wrapper_yields_no_unit(nlp, text):
-    assert units(nlp, text) == []
+def test_a_prompt_that_is_only_a_wrapper_yields_no_unit(text):
+    assert units(text) == []
 
 
-def test_wrappers_with_attributes_and_any_case_are_removed(nlp):
+def test_wrappers_with_attributes_and_any_case_are_removed():
     text = '<system-reminder kind="hook">hidden one</system-reminder>Shown here. <System-Reminder>hidden two</System-Reminder>'
-    assert units(nlp, text) == ["Shown here."]
+    assert units(text) == ["Shown here."]
 
 
-def test_an_unclosed_wrapper_hides_everything_after_it(nlp):
+def test_an_unclosed_wrapper_hides_everything_after_it():
     # Safer to lose the tail of a prompt than to mine a wrapper's content.
-    assert units(nlp, "Visible part. <private>my password is hunter2 and more") == ["Visible part."]
+    assert units("Visible part. <private>my password is hunter2 and more") == ["Visible part."]
 
 
-def test_wrapped_prose_beside_real_prose_keeps_only_the_real_prose(nlp):
+def test_wrapped_prose_beside_real_prose_keeps_only_the_real_prose():
     text = ("<ide_opened_file>The user opened the file db.py in the IDE.</ide_opened_file>"
             "We'll use Postgres for the orders table.")
-    assert units(nlp, text) == ["We'll use Postgres for the orders table."]
+    assert units(text) == ["We'll use Postgres for the orders table."]
 
 
-def test_our_recall_block_is_removed(nlp):
+def test_our_recall_block_is_removed():
     text = (f"<{BLOCK_TAG}>\n## decision\n- We decided to use Cassandra. (2026-01-02)\n"
             f"## preference\n- Never deploy on Fridays.\n</{BLOCK_TAG}>\nWe'll use Postgres for events.")
     assert BLOCK_TAG == "transcript-miner-recall"
-    assert units(nlp, text) == ["We'll use Postgres for events."]
+    assert units(text) == ["We'll use Postgres for events."]
 
 
-def test_private_is_removed_and_leaves_no_gap(nlp):
+def test_private_is_removed_and_leaves_no_gap():
     text = "Please always squash commits <private>on the staging box at 10.0.0.5</private> before merging."
-    assert units(nlp, text) == ["Please always squash commits before merging."]
+    assert units(text) == ["Please always squash commits before merging."]
 
 
-def test_code_fences_are_removed(nlp):
+def test_code_fences_are_removed():
     text = (
         "Here is the config:\n\n```yaml\n# We'll use Cassandra instead of Postgres\ndb: cassandra\n```\n"
         "The API listens on port 8080.\n"
         "  ~~~\n  We decided to use Cassandra.\n  ~~~\n"
         "Use `inline code` freely."
     )
-    assert units(nlp, text) == ["Here is the config:", "The API listens on port 8080.", "Use `inline code` freely."]
+    assert units(text) == ["Here is the config:", "The API listens on port 8080.", "Use `inline code` freely."]
 
 
-def test_an_unclosed_fence_hides_the_rest(nlp):
-    assert units(nlp, "Real sentence here.\n```\nprint('We decided to use Cassandra')\n") == ["Real sentence here."]
+def test_an_unclosed_fence_hides_the_rest():
+    assert units("Real sentence here.\n```\nprint('We decided to use Cassandra')\n") == ["Real sentence here."]
 
 
-def test_triple_backticks_inside_a_line_are_not_a_fence(nlp):
-    assert units(nlp, "Wrap code in ``` marks. Then continue.") == ["Wrap code in ``` marks.", "Then continue."]
+def test_triple_backticks_inside_a_line_are_not_a_fence():
+    assert units("Wrap code in ``` marks. Then continue.") == ["Wrap code in ``` marks.", "Then continue."]
 
 
-def test_comments_and_interruption_markers_are_removed(nlp):
+def test_comments_and_interruption_markers_are_removed():
     text = "[Request interrupted by user for tool use]Later we add caching. <!-- We decided\nto use Cassandra -->Done now."
-    assert units(nlp, text) == ["Later we add caching.", "Done now."]
-    assert units(nlp, "[Request interrupted by user]") == []
+    assert units(text) == ["Later we add caching.", "Done now."]
+    assert units("[Request interrupted by user]") == []
 
 
 def test_clean_prose_keeps_ordinary_angle_brackets():
@@ -107,19 +102,19 @@ def test_clean_prose_keeps_ordinary_angle_brackets():
 # --- how prose is cut into units -------------------------------------------------------------
 
 
-def test_sentences_are_split(nlp):
-    assert units(nlp, "We use SQLite for caching. Tests run with pytest! Is that fine?") == [
+def test_sentences_are_split():
+    assert units("We use SQLite for caching. Tests run with pytest! Is that fine?") == [
         "We use SQLite for caching.", "Tests run with pytest!", "Is that fine?",
     ]
 
 
-def test_each_line_is_split_on_its_own(nlp):
-    assert units(nlp, "First line without a stop\nSecond line. Third sentence.") == [
+def test_each_line_is_split_on_its_own():
+    assert units("First line without a stop\nSecond line. Third sentence.") == [
         "First line without a stop", "Second line.", "Third sentence.",
     ]
 
 
-def test_list_items_table_rows_and_headings_are_units_of_their_own(nlp):
+def test_list_items_table_rows_and_headings_are_units_of_their_own():
     text = (
         "## Ground rules. Read them.\n"
         "- We'll use black. It formats everything.\n"
@@ -133,7 +128,7 @@ def test_list_items_table_rows_and_headings_are_units_of_their_own(nlp):
         "| queue | RabbitMQ. Durable. |\n"
         "Closing sentence. Another one."
     )
-    assert units(nlp, text) == [
+    assert units(text) == [
         "## Ground rules. Read them.",
         "- We'll use black. It formats everything.",
         "* Never push to main",
@@ -148,8 +143,8 @@ def test_list_items_table_rows_and_headings_are_units_of_their_own(nlp):
     ]
 
 
-def test_lines_of_markup_only_are_dropped(nlp):
-    assert units(nlp, "---\n***\n   \n...\n|---|---|\nReal text.") == ["Real text."]
+def test_lines_of_markup_only_are_dropped():
+    assert units("---\n***\n   \n...\n|---|---|\nReal text.") == ["Real text."]
 
 
 @pytest.mark.parametrize(
@@ -163,32 +158,30 @@ def test_lines_of_markup_only_are_dropped(nlp):
         ("重要！！真的。", ["重要！！", "真的。"]),  # runs of enders stay together
     ],
 )
-def test_cjk_sentence_enders_split(nlp, text, expected):
-    assert units(nlp, text) == expected
+def test_cjk_sentence_enders_split(text, expected):
+    assert units(text) == expected
 
 
-def test_cjk_list_items_are_not_split(nlp):
-    assert units(nlp, "- 以后都用 pnpm。不要用 npm。") == ["- 以后都用 pnpm。不要用 npm。"]
+def test_cjk_list_items_are_not_split():
+    assert units("- 以后都用 pnpm。不要用 npm。") == ["- 以后都用 pnpm。不要用 npm。"]
 
 
-def test_over_long_units_are_dropped_and_their_neighbours_kept(nlp):
+def test_over_long_units_are_dropped_and_their_neighbours_kept():
     long_sentence = "word " * (clean.MAX_UNIT_CHARS // 5 + 10) + "end."
     assert len(long_sentence) > clean.MAX_UNIT_CHARS
-    assert units(nlp, f"Short first. {long_sentence} Short last.") == ["Short first.", "Short last."]
-    assert units(nlp, "- " + "x" * clean.MAX_UNIT_CHARS) == []
+    assert units(f"Short first. {long_sentence} Short last.") == ["Short first.", "Short last."]
+    assert units("- " + "x" * clean.MAX_UNIT_CHARS) == []
     fits = "y" * (clean.MAX_UNIT_CHARS - 1) + "."
-    assert units(nlp, fits) == [fits]
+    assert units(fits) == [fits]
 
 
-def test_a_line_too_long_for_spacy_is_dropped_without_error(nlp):
-    # spaCy raises on texts over nlp.max_length; one pasted line must not stop mining the transcript.
-    huge = "data " * (nlp.max_length // 5 + 1000)
-    assert len(huge) > nlp.max_length
-    assert units(nlp, f"Before it.\n{huge}\nAfter it.") == ["Before it.", "After it."]
+def test_a_pasted_line_too_long_to_be_prose_is_dropped():
+    huge = "data " * (clean.MAX_LINE_CHARS // 5 + 1000)
+    assert units(f"Before it.\n{huge}\nAfter it.") == ["Before it.", "After it."]
 
 
-def test_split_units_keeps_texts_apart_and_in_order(nlp):
-    out = split_units(nlp, ["One. Two.", "", "- item", "Three."])
+def test_split_units_keeps_texts_apart_and_in_order():
+    out = split_units(["One. Two.", "", "- item", "Three."])
     assert out == [["One.", "Two."], [], ["- item"], ["Three."]]
 
 
@@ -198,11 +191,11 @@ def test_has_cjk():
     assert not has_cjk("plain ASCII, naïve café")
 
 
-def test_turns_to_units_numbers_units_and_links_the_previous_one(nlp):
+def test_turns_to_units_numbers_units_and_links_the_previous_one():
     turns = [turn("First point. It matters.", "u1"),
              turn("<system-reminder>hidden</system-reminder>", "u2"),
              turn("- A list item\nA sentence.", "u3", "assistant")]
-    result = turns_to_units(nlp, turns)
+    result = turns_to_units(turns)
     assert [(u.turn.uuid, u.index, u.text, u.previous) for u in result] == [
         ("u1", 0, "First point.", ""),
         ("u1", 1, "It matters.", "First point."),
@@ -210,3 +203,133 @@ def test_turns_to_units_numbers_units_and_links_the_previous_one(nlp):
         ("u3", 1, "A sentence.", "- A list item"),
     ]
     assert result[2].turn.role == "assistant"
+
+
+# --- the sentence splitter ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We use SQLite. Tests run with pytest! Is that fine? Yes.",
+         ["We use SQLite.", "Tests run with pytest!", "Is that fine?", "Yes."]),
+        ("Really?! Yes. Go!!! Now.", ["Really?!", "Yes.", "Go!!!", "Now."]),
+        ("Prefer managed services, e.g. RDS over EC2. Fine.", ["Prefer managed services, e.g. RDS over EC2.", "Fine."]),
+        ("Use one store (i.e. SQLite) for all. Fine.", ["Use one store (i.e. SQLite) for all.", "Fine."]),
+        ("Ask Mr. Smith or Dr. Jones first. Then merge.", ["Ask Mr. Smith or Dr. Jones first.", "Then merge."]),
+        ("Postgres vs. MySQL is settled. We use Postgres.", ["Postgres vs. MySQL is settled.", "We use Postgres."]),
+        ("Deploy at 9 a.m. every day. Not at 5 p.m. on Fridays.",
+         ["Deploy at 9 a.m. every day.", "Not at 5 p.m. on Fridays."]),
+        ("The servers are in the U.S. only. Fine.", ["The servers are in the U.S. only.", "Fine."]),
+        ("Keep plan B. as a fallback.", ["Keep plan B. as a fallback."]),  # a lone capital: an initial
+        ("Stop the API. Then the CLI.", ["Stop the API.", "Then the CLI."]),
+    ],
+)
+def test_sentence_ends_and_abbreviations(text, expected):
+    assert clean.split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Lint, test, etc. before you push.", ["Lint, test, etc. before you push."]),
+        ("Lint, test, etc. Then push.", ["Lint, test, etc.", "Then push."]),
+        ("See cf. the old notes for details.", ["See cf. the old notes for details."]),
+    ],
+)
+def test_soft_abbreviations_end_a_sentence_only_before_a_capital(text, expected):
+    assert clean.split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Set the ratio to 0.75 for now. Done.", ["Set the ratio to 0.75 for now.", "Done."]),
+        ("Pin Python 3.11.2 and node v20.11.1 in CI. Done.", ["Pin Python 3.11.2 and node v20.11.1 in CI.", "Done."]),
+        ("Settings live in config.py and .env.local files. Done.",
+         ["Settings live in config.py and .env.local files.", "Done."]),
+        ("Docs are at https://example.com/docs/v1.2/index.html?x=1. Read them.",
+         ["Docs are at https://example.com/docs/v1.2/index.html?x=1.", "Read them."]),
+        ("Mail ops@example.com. They answer.", ["Mail ops@example.com.", "They answer."]),
+        ("The range is 1...10 inclusive. Fine.", ["The range is 1...10 inclusive.", "Fine."]),
+        ("We stopped at version 2. Then 3 came.", ["We stopped at version 2.", "Then 3 came."]),
+        ("Keep it at 100°C. Not hotter.", ["Keep it at 100°C.", "Not hotter."]),
+    ],
+)
+def test_numbers_versions_files_and_urls_are_not_sentence_ends(text, expected):
+    assert clean.split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wait... then it failed. Odd.", ["Wait... then it failed.", "Odd."]),
+        ("Hmm… maybe later. Fine.", ["Hmm… maybe later.", "Fine."]),
+        ("Did it pass?… No.", ["Did it pass?…", "No."]),
+        ('He said "use Redis." Then he left.', ['He said "use Redis."', "Then he left."]),
+        ("It works (mostly.) Next one.", ["It works (mostly.)", "Next one."]),
+        ("**Use pnpm.** Not npm.", ["**Use pnpm.**", "Not npm."]),
+        ("Run `make test`. It passes.", ["Run `make test`.", "It passes."]),
+        # An opening bracket or quote starts the next sentence (spaCy left it on the previous one).
+        ("Make it bigger. (Much bigger.) Thanks.", ["Make it bigger.", "(Much bigger.)", "Thanks."]),
+        ('Read Forsgren (2021). "The SPACE of Productivity." Good.',
+         ["Read Forsgren (2021).", '"The SPACE of Productivity."', "Good."]),
+        ("No space after the stop.Still one sentence.", ["No space after the stop.Still one sentence."]),
+    ],
+)
+def test_ellipses_and_closing_quotes_brackets_and_emphasis(text, expected):
+    assert clean.split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Use the nullish operator (`??`) for defaults. Done.", ["Use the nullish operator (`??`) for defaults.", "Done."]),
+        ("The `index_exists?` method checks it. Fine.", ["The `index_exists?` method checks it.", "Fine."]),
+        ("Wait for `InitialLoadState.Complete` first. Then sync.",
+         ["Wait for `InitialLoadState.Complete` first.", "Then sync."]),
+        ("Wrap code in ``` marks. Then continue.", ["Wrap code in ``` marks.", "Then continue."]),
+    ],
+)
+def test_enders_inside_inline_code_do_not_split(text, expected):
+    assert clean.split_sentences(text) == expected
+
+
+def test_a_line_without_enders_is_one_sentence():
+    assert clean.split_sentences("  just some words  ") == ["just some words"]
+    assert clean.split_sentences("") == []
+
+
+def test_cjk_lines_split_on_ascii_stops_between_cjk():
+    assert units("不影响移动端.列出受影响的页面。") == ["不影响移动端.", "列出受影响的页面。"]
+
+
+def test_list_items_are_not_sentence_split():
+    assert units("- Use e.g. Redis. Keep it.\n1. First. Second.") == ["- Use e.g. Redis. Keep it.", "1. First. Second."]
+
+
+@pytest.fixture(scope="module")
+def sentencizer():
+    """spaCy's blank English sentencizer, which split sentences here before `split_sentences`."""
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We decided to use Postgres for the orders table. It has better JSON support.",
+        "Please always run the tests before you commit! Otherwise CI fails.",
+        "Should we cache the results? I think so. Let's use Redis.",
+        "The build takes 3.5 minutes on CI. It used to take 10.",
+        "Use Python 3.12 with uv, e.g. uv pip install. Then run pytest.",
+        "I moved the config to settings.yaml. The old file config.py is gone.",
+        "Ship it at 10 a.m. tomorrow. The U.S. team will review.",
+        "Hmm... that is odd. Really?! Yes.",
+        'He wrote "done." Then he left.',
+    ],
+)
+def test_ordinary_prose_splits_as_spacys_sentencizer_did(sentencizer, text):
+    assert clean.split_sentences(text) == [s.text.strip() for s in sentencizer(text).sents]
