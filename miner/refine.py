@@ -98,6 +98,11 @@ def passes_quality_gate(text: str) -> bool:
     return long_enough and letter_ratio(text) >= MIN_LETTER_RATIO
 
 
+def is_quote(text: str) -> bool:
+    """A Markdown block quote: words quoted from a document, a message or an earlier reply, not the speaker's own."""
+    return text.lstrip().startswith(">")
+
+
 def is_hedged(text: str) -> bool:
     """The hedge words on plain text (the refiner also uses a trained pipeline's modal verbs)."""
     return bool(_HEDGE_RE.search(text))
@@ -242,6 +247,8 @@ class Refiner:
         """Apply every step to a unit a rule matched (`doc`: the unit already through the pipeline)."""
         doc = self.doc(unit.text) if doc is None else doc
         assistant = unit.turn.role == "assistant"
+        if is_quote(unit.text):
+            return Verdict(None, "quote")
         if self.is_question(doc):
             return Verdict(None, "question")
         if self.is_greeting(doc):

@@ -264,3 +264,10 @@ def test_trained_pipeline_keeps_plain_statements(trained):
     statement = trained.doc("This file holds the deploy settings.")
     assert not trained.opens_with_reference(statement) and not trained.is_hedged(statement)
     assert trained.refine(unit(statement.text), hit_for("x")).candidate is not None
+
+
+def test_block_quotes_are_not_the_speakers_words():
+    assert r.is_quote("> The service must return 404 for unknown ids.")
+    verdict = REF.refine(unit("> The service must return 404 for unknown ids.", "assistant"), hit_for("x"))
+    assert verdict.candidate is None and verdict.dropped_by == "quote"
+    assert not r.is_quote("The service returns 404 for unknown ids.")
