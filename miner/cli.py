@@ -32,7 +32,19 @@ def _project(project: str | None) -> str:
     return paths.project_root(os.path.abspath(project or os.getcwd()))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Turns a broken rule file met by any command into one line, not a traceback."""
+
+    def invoke(self, ctx):
+        from .rules import RuleError
+
+        try:
+            return super().invoke(ctx)
+        except RuleError as exc:
+            raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="miner")
 def main() -> None:
     """Transcript Miner: memory for Claude Code, mined from its own transcripts.

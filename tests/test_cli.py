@@ -131,6 +131,16 @@ def test_rules_check_reports_broken_user_rule(isolated_home):
     assert "mine.yaml:2: rule my.rule" in result.output
 
 
+def test_any_command_reports_a_broken_rule_file_in_one_line(isolated_home):
+    folder = isolated_home / ".config" / "miner" / "rules"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("rules:\n  - id: my.rule\n    category: fact\n    patterns: ['(']\n")
+    result = CliRunner().invoke(main, ["rules", "test", "We use pnpm for every package in this repo."])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "mine.yaml:2: rule my.rule" in lines[0] and "miner rules check" in lines[0]
+
+
 def test_rules_test_shows_rules_and_refinement():
     runner = CliRunner()
     result = runner.invoke(main, ["rules", "test", "We'll use pnpm instead of npm for this repo. Thanks!"])
