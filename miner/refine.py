@@ -55,6 +55,9 @@ WORK_VERBS = ["check", "look", "read", "start", "run", "update", "create", "add"
               "analyse", "build", "make", "set", "begin", "continue", "proceed", "launch", "modify", "edit",
               "refactor", "remove", "install", "commit", "push", "deploy", "go", "see", "find", "debug", "trace",
               "fetch", "scan", "rerun", "clean"]
+# After "let's" only verbs of looking into things: "let's go with pnpm" and "let's use X" are decisions.
+LETS_VERBS = ["check", "look", "see", "start", "run", "test", "verify", "read", "try", "examine", "explore", "update",
+              "fix", "create", "review", "first", "debug", "inspect", "investigate", "find"]
 LOOKUP_VERBS = ["check", "look", "read", "see", "find", "update", "fix", "verify"]
 DONE_VERBS = ["create", "update", "add", "fix", "implement", "make", "change", "write", "build", "complete",
               "finish", "remove", "refactor", "modify", "set", "move", "rename", "install", "commit", "push",
@@ -294,7 +297,7 @@ def _narration_patterns() -> list[list[dict]]:
     work = {"LEMMA": {"IN": WORK_VERBS}}
     return [
         [{"LOWER": "let"}, {"LOWER": "me"}],
-        [{"LOWER": "let"}, {"LOWER": {"IN": ["'s", "’s", "us"]}}, adverb, work],
+        [{"LOWER": "let"}, {"LOWER": {"IN": ["'s", "’s", "us"]}}, adverb, {"LEMMA": {"IN": LETS_VERBS}}],
         [{"LOWER": "i"}, {"NORM": {"IN": ["will", "shall"]}}, adverb, work],
         [{"LOWER": "i"}, {"NORM": {"IN": ["will"]}}, {"LOWER": "now"}],
         [{"LOWER": "i"}, {"NORM": {"IN": ["am", "'m"]}}, {"LOWER": "going"}, {"LOWER": "to"}],

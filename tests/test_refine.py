@@ -271,3 +271,8 @@ def test_block_quotes_are_not_the_speakers_words():
     verdict = REF.refine(unit("> The service must return 404 for unknown ids.", "assistant"), hit_for("x"))
     assert verdict.candidate is None and verdict.dropped_by == "quote"
     assert not r.is_quote("The service returns 404 for unknown ids.")
+
+
+@pytest.mark.parametrize("text", ["Let's go with pnpm as the package manager.", "Let's use Postgres for the jobs table."])
+def test_lets_with_a_choice_is_not_narration(text):
+    assert not REF.is_narration(doc(text))
