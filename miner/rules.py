@@ -13,7 +13,7 @@ import re
 import re._parser as sre_parse  # the standard library's own regex parser, to find required literals
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable
 
 import yaml
 
@@ -37,6 +37,7 @@ RULE_KEYS = {
     "description",
 }
 NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
+RECENT_TEXTS = 8192  # texts whose hits a RuleSet remembers
 
 
 class RuleError(ValueError):
@@ -60,34 +61,90 @@ class Rule:
     source: str = ""
     line: int = 0
     description: str = ""
-    required: tuple[re.Pattern | None, ...] = ()
-    gate: re.Pattern | None = None
+    # Per pattern, the literal requirements every match meets (each a set of lower-cased strings one of which
+    # the text contains); per rule, the literals one of which any match of any pattern contains (None: unknown).
+    required: tuple[tuple[frozenset[str], ...], ...] = ()
+    gate: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        # Prefilters: per pattern, the literals every match contains; per rule, all of them at once.
         if len(self.required) != len(self.patterns):
-            per_pattern = [required_literals(p.pattern) for p in self.patterns]
-            object.__setattr__(self, "required", tuple(_literal_regex(lits) for lits in per_pattern))
-            if all(per_pattern):
-                object.__setattr__(self, "gate", _literal_regex(frozenset().union(*per_pattern)))
+            object.__setattr__(self, "required", tuple(literal_requirements(p.pattern) for p in self.patterns))
+            object.__setattr__(self, "gate", _gate(self.required))
 
     def applies(self, role: str, langs: Iterable[str]) -> bool:
         return role in self.roles and (self.lang == "any" or self.lang in langs)
 
+    def literals(self) -> set[str]:
+        """Every literal the prefilters look for."""
+        return {literal for requirements in self.required for options in requirements for literal in options}
+
     def search(self, text: str, lowered: str | None = None) -> re.Match | None:
         """The first pattern match on `text` unless an `unless` pattern also matches."""
         lowered = text.lower() if lowered is None else lowered
-        if self.gate is not None and not self.gate.search(lowered):
+        return self.search_present(text, {lit for lit in self.literals() if lit in lowered})
+
+    def search_present(self, text: str, present: AbstractSet[str]) -> re.Match | None:
+        """`search`, given which of the rule's literals the lower-cased text contains."""
+        if self.gate is not None and present.isdisjoint(self.gate):
             return None  # no pattern of this rule can match
-        for pattern, required in zip(self.patterns, self.required):
-            if required is not None and not required.search(lowered):
-                continue  # cannot match: none of the literals every match contains is there
-            found = pattern.search(text)
-            if found:
-                if any(u.search(text) for u in self.unless):
-                    return None
-                return found
+        for pattern, requirements in zip(self.patterns, self.required):
+            for options in requirements:
+                if present.isdisjoint(options):
+                    break  # cannot match: a literal every match contains is missing
+            else:
+                found = pattern.search(text)
+                if found:
+                    return None if any(u.search(text) for u in self.unless) else found
         return None
+
+
+def _gate(required: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[str] | None:
+    """The literals one of which every match of the rule contains: each pattern's strongest requirement."""
+    strongest = [_strongest(requirements) for requirements in required]
+    return frozenset().union(*strongest) if strongest and all(strongest) else None
+
+
+class LiteralScan:
+    """Which of many literals occur in a lower-cased text, found in one regex pass.
+
+    The literals are compiled into one trie-shaped regex inside a lookahead, so
+    that `findall` reports, at every position, the longest literal starting
+    there. Every literal that occurs is a prefix of one of those, so adding the
+    literal prefixes of each found literal gives exactly the set that occurs.
+    """
+
+    def __init__(self, literals: Iterable[str]):
+        known = set(literals)
+        self._prefixes = {lit: frozenset(lit[:n] for n in range(1, len(lit) + 1) if lit[:n] in known) for lit in known}
+        self._regex = re.compile("(?=(" + _trie_regex(sorted(known)) + "))", re.DOTALL) if known else None
+
+    def present(self, lowered: str) -> frozenset[str]:
+        """The literals that occur in `lowered`."""
+        found = self._regex.findall(lowered) if self._regex is not None else ()
+        return frozenset().union(*map(self._prefixes.__getitem__, found)) if found else frozenset()
+
+
+def _trie_regex(words: list[str]) -> str:
+    """One regex matching the longest of `words` that starts at the current position."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+    return _node_regex(trie)
+
+
+def _node_regex(node: dict) -> str:
+    leaves = sorted(c for c, child in node.items() if c and set(child) == {""})
+    inner = [re.escape(c) + _node_regex(child) for c, child in sorted(node.items()) if c and set(child) != {""}]
+    if len(leaves) == 1:
+        inner.append(re.escape(leaves[0]))
+    elif leaves:
+        inner.append("[" + "".join(re.escape(c) for c in leaves) + "]")
+    body = inner[0] if len(inner) == 1 else "(?:" + "|".join(inner) + ")"
+    # Greedy: a longer word through this node is preferred to the word that ends here.
+    return f"(?:{body})?" if "" in node else body
 
 
 @dataclass(frozen=True)
@@ -106,94 +163,166 @@ class Hit:
         return (groups.get("subject") or self.rule.subject or "").strip()
 
 
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    disabled: set[str] = field(default_factory=set)
-    _applicable: dict[tuple[str, tuple[str, ...]], list[Rule]] = field(default_factory=dict, repr=False)
+class Matcher:
+    """Matching for one list of rules (those that apply to a role and languages).
 
-    def match(self, text: str, role: str, langs: Iterable[str]) -> list[Hit]:
+    The literals that gate the rules are found in one pass (`LiteralScan`), so
+    a rule none of whose literals occur costs nothing. Texts said again
+    ("Perfect!", a pasted line) are answered from a bounded memo.
+    """
+
+    def __init__(self, rules: Iterable[Rule]):
+        self.rules = tuple(rules)
+        self._scan = LiteralScan(lit for rule in self.rules for lit in rule.literals())
+        self._ungated = frozenset(i for i, rule in enumerate(self.rules) if rule.gate is None)
+        by_literal: dict[str, set[int]] = {}
+        for position, rule in enumerate(self.rules):
+            for literal in rule.gate or ():
+                by_literal.setdefault(literal, set()).add(position)
+        self._by_literal = {literal: frozenset(found) for literal, found in by_literal.items()}
+        self._recent: dict[str, tuple[Hit, ...]] = {}
+
+    def match(self, text: str) -> list[Hit]:
         """Every rule that fires on `text`, best confidence first."""
-        key = (role, tuple(langs))
-        applicable = self._applicable.get(key)
-        if applicable is None:
-            applicable = self._applicable[key] = [r for r in self.rules if r.applies(role, key[1])]
-        lowered = text.lower()
+        hits = self._recent.get(text)
+        if hits is None:
+            if len(self._recent) >= RECENT_TEXTS:
+                self._recent.clear()
+            hits = self._recent[text] = tuple(self._match(text))
+        return list(hits)
+
+    def _match(self, text: str) -> list[Hit]:
+        present = self._scan.present(text.lower())
         hits = []
-        for rule in applicable:
-            found = rule.search(text, lowered)
+        for position in self._candidates(present):
+            rule = self.rules[position]
+            found = rule.search_present(text, present)
             if found:
                 hits.append(Hit(rule, found))
         hits.sort(key=lambda h: -h.rule.confidence)
         return hits
 
+    def _candidates(self, present: frozenset[str]) -> list[int]:
+        """Positions, in order, of the rules whose gate lets `present` through."""
+        by_literal = self._by_literal
+        return sorted(self._ungated.union(*[by_literal[lit] for lit in present if lit in by_literal]))
+
+
+# Matchers by rule list, shared by the RuleSets of every project that has no rules of its own.
+_matchers: dict[tuple[Rule, ...], Matcher] = {}
+MAX_MATCHERS = 64
+
+
+def matcher_for(rules: Iterable[Rule]) -> Matcher:
+    """The shared `Matcher` of a list of rules (built on first use)."""
+    key = tuple(rules)
+    found = _matchers.get(key)
+    if found is None:
+        if len(_matchers) >= MAX_MATCHERS:
+            _matchers.clear()
+        found = _matchers[key] = Matcher(key)
+    return found
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    disabled: set[str] = field(default_factory=set)
+    _matchers: dict[tuple[str, tuple[str, ...]], Matcher] = field(default_factory=dict, repr=False)
+
+    def match(self, text: str, role: str, langs: Iterable[str]) -> list[Hit]:
+        """Every rule that fires on `text`, best confidence first.
+
+        The same hits, in the same order, as `Rule.search` on every rule that
+        applies to `role` and `langs`, only faster (see `Matcher`).
+        """
+        key = (role, tuple(langs))
+        matcher = self._matchers.get(key)
+        if matcher is None:
+            matcher = self._matchers[key] = matcher_for(r for r in self.rules if r.applies(role, key[1]))
+        return matcher.match(text)
+
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
-
-
-def _literal_regex(literals: frozenset[str] | None) -> re.Pattern | None:
-    if not literals:
-        return None
-    return re.compile("|".join(re.escape(lit) for lit in sorted(literals, key=len, reverse=True)))
 
 
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Lower-cased strings of which every match must contain at least one, or None if unknown.
 
-    A necessary condition only: checking it with `in` is far cheaper than running
-    the regex, and most units match no rule.
+    A necessary condition only: checking it is far cheaper than running the
+    regex, and most units match no rule. The strongest of `literal_requirements`.
+    """
+    return _strongest(literal_requirements(pattern)) or None
+
+
+def literal_requirements(pattern: str | Any) -> tuple[frozenset[str], ...]:
+    """Every literal requirement of a pattern (a string or its parse): each a set one of which a match contains.
+
+    Literal runs, and the requirements of groups and of repeats done at least
+    once, all hold at once; an alternation holds one requirement per branch.
+    Lookarounds and optional parts are ignored.
     """
     try:
-        parsed = sre_parse.parse(pattern)
+        parsed = sre_parse.parse(pattern) if isinstance(pattern, str) else pattern
     except Exception:  # noqa: BLE001 - an unusual pattern simply gets no prefilter
-        return None
-    found = _required(parsed)
-    return frozenset(found) if found and all(found) else None
+        return ()
+    return tuple(dict.fromkeys(frozenset(options) for options in _requirements(parsed) if _selective(options)))
 
 
-def _required(sub) -> set[str] | None:
-    """Requirement of a sequence: its longest literal run, or the strongest requirement of a part."""
-    best: set[str] | None = None
+def _selective(options: set[str]) -> bool:
+    """False for a requirement nearly every text meets (a single letter or space): it filters nothing."""
+    return not any(len(o) == 1 and o.isascii() and (o.isalnum() or o.isspace()) for o in options)
+
+
+def _requirements(sub) -> list[set[str]]:
+    found: list[set[str]] = []
     run = ""
-
-    def consider(option: set[str] | None) -> None:
-        nonlocal best
-        if option and (best is None or min(map(len, option)) > min(map(len, best))):
-            best = option
-
     for op, av in sub:
         if op is sre_parse.LITERAL:
             run += chr(av).lower()
             continue
-        consider({run} if run else None)
-        run = ""
+        if run:
+            found.append({run})
+            run = ""
         if op is sre_parse.SUBPATTERN:
-            consider(_required(av[3]))
+            found += _requirements(av[3])
         elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and av[0] >= 1:
-            consider(_required(av[2]))
+            found += _requirements(av[2])
         elif op is sre_parse.BRANCH:
             options: set[str] = set()
             for branch in av[1]:
-                part = _required(branch)
-                if not part:
+                strongest = _strongest(_requirements(branch))
+                if not strongest:
                     options = set()
                     break
-                options |= part
-            consider(options or None)
-    consider({run} if run else None)
+                options |= strongest
+            if options:
+                found.append(options)
+    if run:
+        found.append({run})
+    return found
+
+
+def _strongest(requirements) -> frozenset[str]:
+    """The requirement whose shortest literal is longest (the first such), or an empty set."""
+    best: frozenset[str] = frozenset()
+    for options in requirements:
+        if options and (not best or min(map(len, options)) > min(map(len, best))):
+            best = frozenset(options)
     return best
 
 
-def unsafe_repeat(pattern: str) -> str | None:
+def unsafe_repeat(pattern: str, parsed: Any = None) -> str | None:
     """Why a pattern can backtrack catastrophically (a repeat of a repeat, both unbounded), or None.
 
     Python's `re` cannot be interrupted, so such patterns are refused at load:
     `(\\w+\\s*)*` on a long line of words takes exponential time. Bounded
-    outer repeats such as `(?:\\w+\\s+){0,3}` stay allowed.
+    outer repeats such as `(?:\\w+\\s+){0,3}` stay allowed. `parsed` is the
+    pattern's parse when the caller has it.
     """
     try:
-        parsed = sre_parse.parse(pattern)
+        parsed = sre_parse.parse(pattern) if parsed is None else parsed
     except Exception:  # noqa: BLE001 - re.compile reports syntax errors
         return None
     found = _nested_repeat(parsed)
@@ -263,17 +392,19 @@ def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
     return RuleError(f"{where}:{who}: {message}".replace(": :", ":"))
 
 
-def _compile(source: str, line: int, rule_id: str, pattern: Any) -> re.Pattern:
+def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pattern, tuple[frozenset[str], ...]]:
+    """The compiled pattern and its literal requirements; the safety check and the requirements share one parse."""
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
     try:
         compiled = re.compile(pattern)
+        parsed = sre_parse.parse(pattern)
     except re.error as exc:
         raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
-    problem = unsafe_repeat(pattern)
+    problem = unsafe_repeat(pattern, parsed)
     if problem:
         raise _fail(source, line, rule_id, problem)
-    return compiled
+    return compiled, literal_requirements(parsed)
 
 
 def _as_list(value: Any) -> list:
@@ -322,13 +453,17 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     no_match_examples = tuple(_as_list(examples.get("no_match")))
     if not all(isinstance(e, str) for e in match_examples + no_match_examples):
         raise _fail(source, line, rule_id, "examples must be strings")
+    compiled = [_compile(source, line, rule_id, p) for p in patterns]
+    required = tuple(requirements for _, requirements in compiled)
     return Rule(
         id=rule_id.strip(),
         category=category,
         lang=lang,
         roles=roles,
-        patterns=tuple(_compile(source, line, rule_id, p) for p in patterns),
-        unless=tuple(_compile(source, line, rule_id, p) for p in _as_list(raw.get("unless"))),
+        patterns=tuple(pattern for pattern, _ in compiled),
+        unless=tuple(_compile(source, line, rule_id, p)[0] for p in _as_list(raw.get("unless"))),
+        required=required,
+        gate=_gate(required),
         confidence=float(confidence),
         scope=scope,
         subject=subject,

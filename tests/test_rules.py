@@ -132,3 +132,79 @@ def test_prefilter_agrees_with_plain_regex_on_every_default_example():
         for text in rule.match_examples + rule.no_match_examples:
             plain = any(p.search(text) for p in rule.patterns) and not any(u.search(text) for u in rule.unless)
             assert bool(rule.search(text)) == plain, (rule.id, text)
+
+
+# --- the matching engine: prefilters and memo never change the hits ----------------------------
+
+
+def _plain_hits(ruleset, text, role, langs):
+    """What matching must return: every applicable rule's regexes run in full, best confidence first."""
+    hits = []
+    for rule in ruleset.rules:
+        if not rule.applies(role, langs):
+            continue
+        found = next((m for m in (p.search(text) for p in rule.patterns) if m), None)
+        if found and not any(u.search(text) for u in rule.unless):
+            hits.append((rule.id, found.span(), found.groupdict()))
+    hits.sort(key=lambda h: -ruleset.get(h[0]).confidence)
+    return hits
+
+
+def _all_examples():
+    texts = [t for r in DEFAULT.rules for t in r.match_examples + r.no_match_examples]
+    return texts + [t.upper() for t in texts] + ["", "   ", "ok", "`x`: 1", "**Note:** keep it", "我们决定用 Redis。"]
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+@pytest.mark.parametrize("langs", [("en",), ("zh",), ("zh", "en"), ()])
+def test_match_gives_the_hits_of_running_every_rule(role, langs):
+    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    for text in _all_examples():
+        got = [(h.rule.id, h.match.span(), h.match.groupdict()) for h in ruleset.match(text, role, langs)]
+        assert got == _plain_hits(ruleset, text, role, langs), text
+
+
+def test_a_remembered_text_gives_the_same_hits_in_a_new_list():
+    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    text = "We decided to use Postgres instead of MySQL."
+    first, again = ruleset.match(text, "user", ("en",)), ruleset.match(text, "user", ("en",))
+    assert first and [(h.rule.id, h.match.span()) for h in again] == [(h.rule.id, h.match.span()) for h in first]
+    again.clear()
+    assert ruleset.match(text, "user", ("en",)) == first
+
+
+@pytest.mark.parametrize("text", [
+    "abcd", "xabcx", "bc", "ab bc", "use user used", "the cat sat", "我们决定用 pnpm", "", "a",
+])
+def test_literal_scan_finds_exactly_the_literals_that_occur(text):
+    literals = ["ab", "abc", "bc", "b", "cd", "use", "user", "users", "at", "cat", "the ", "决定", "用", "pnpm"]
+    scan = rules_mod.LiteralScan(literals)
+    assert scan.present(text) == {lit for lit in literals if lit in text}
+
+
+@pytest.mark.parametrize("pattern,requirements", [
+    (r"(?i)\bwe use (?P<value>\w+) for", [{"we use "}, {" for"}]),
+    (r"(?:foo|bar)baz", [{"foo", "bar"}, {"baz"}]),
+    (r"(?:foo|b)ar", [{"ar"}]),  # a one-letter branch filters nothing and is left out
+    (r"xy(?=z)(?!no)", [{"xy"}]),  # lookarounds require nothing
+    (r"(?:ab)?cd", [{"cd"}]),  # nor does an optional part
+    (r"(?:ab)+", [{"ab"}]),
+    (r"\d+", []),
+])
+def test_literal_requirements(pattern, requirements):
+    assert [set(r) for r in rules_mod.literal_requirements(pattern)] == requirements
+
+
+def test_every_default_example_meets_the_requirements_of_the_pattern_it_matches():
+    for rule in DEFAULT.rules:
+        for text in rule.match_examples:
+            for pattern, requirements in zip(rule.patterns, rule.required):
+                if pattern.search(text):
+                    assert all(any(o in text.lower() for o in options) for options in requirements), (rule.id, text)
+
+
+def test_rulesets_with_other_rules_never_share_hits(tmp_path):
+    own = load_rules(rules_mod.default_rule_files() + [write(tmp_path, "own.yaml", GOOD)])
+    plain = load_rules(rules_mod.default_rule_files())
+    assert "t.use" in [h.rule.id for h in own.match("we use pnpm", "user", ("en",))]
+    assert "t.use" not in [h.rule.id for h in plain.match("we use pnpm", "user", ("en",))]
