@@ -276,3 +276,9 @@ def test_block_quotes_are_not_the_speakers_words():
 @pytest.mark.parametrize("text", ["Let's go with pnpm as the package manager.", "Let's use Postgres for the jobs table."])
 def test_lets_with_a_choice_is_not_narration(text):
     assert not REF.is_narration(doc(text))
+
+
+def test_a_configured_model_that_is_not_installed_falls_back_to_the_blank_pipeline(tmp_path):
+    pipeline = nlp.load(str(tmp_path / "no-such-model"))
+    assert not pipeline.trained and "lookup lemmas" in pipeline.name
+    assert nlp.has_parse(pipeline.nlp("Use pnpm.")) is False
