@@ -38,8 +38,16 @@ VOCABULARY = WORDS + [f"ident{i}" for i in range(5000)]
 ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCABULARY))]
 
 
+def stamp(n: int, count: int) -> str:
+    """A year of history: memory `n` of `count`, said in order."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + int(n * 365 * 86400 / count)))
+
+
 def fill(store: Store, count: int, rng: random.Random) -> None:
     with store.transaction() as db:
+        for n in range(0, count, 50):  # sessions of 50 memories each, as the miner files them
+            store.upsert_session(db, f"s{n // 50}", "/bench/project", "/bench/project", "main", "/bench.jsonl",
+                                 stamp(min(count - 1, n + 49), count))
         for n in range(count):
             words = list(dict.fromkeys(rng.choices(VOCABULARY, weights=ZIPF, k=8)))[:6]
             words += rng.sample(WORDS, 6 - len(words)) if len(words) < 6 else []
@@ -49,7 +57,7 @@ def fill(store: Store, count: int, rng: random.Random) -> None:
                 text=f"The {words[0]} {words[1]} uses {words[2]} for {words[3]} with {words[4]} and {words[5]} #{n}.",
                 confidence=0.6 + (n % 5) / 10, rule_id="bench", role="user" if n % 3 else "assistant",
                 session_id=f"s{n // 50}", transcript="/bench.jsonl", entry_uuid=f"u{n}",
-                ts=f"2026-{1 + n % 12:02d}-{1 + n % 28:02d}T10:00:00Z"))
+                ts=stamp(n, count)))
 
 
 def timed(fn, runs: int) -> tuple[float, float]:

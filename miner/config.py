@@ -28,6 +28,23 @@ DEFAULTS: dict[str, Any] = {
     # Right after a compaction or on resume, what the session said last leads.
     "resume_weights": {"relevance": 0.4, "type": 0.1, "recency": 0.5},
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
+    # A new session (startup, clear): what stands across the whole history, whichever session said it,
+    # more than what the last session was about.
+    "startup_weights": {"relevance": 0.4, "type": 0.2, "recency": 0.4},
+    "startup_type_weights": {"preference": 1.0, "decision": 0.9, "todo": 0.85, "fact": 0.75},
+    "startup_latest": 60,               # candidates: the latest of each category,
+    "startup_stretches": 16,            # candidates from every stretch of the history: its runs of sessions,
+    "startup_per_stretch": 3,           # the latest few of each category (and of the user's words) in each run
+    "startup_max_candidates": 160,
+    "startup_session_decay": 0.9,       # each better item from the same session multiplies the score by this,
+    "startup_session_free": 3,          # after the first few
+    "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
+    "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
+    "startup_half_life_scale": {"preference": 4.0, "decision": 2.0, "todo": 2.0, "fact": 1.0},
+    "startup_context_bound": 0.6,       # text that points at its own session ("line 39", "like this"): score × this
+    # First claim on a new session's budget, by category (a share of the budget): standing rules and open todos.
+    "startup_shares": {"preference": 0.2, "todo": 0.1},
+    "startup_tentative": 1.0,           # unconfirmed memories: shown marked, score × this (0: left out)
     "half_life_days": 30.0,
     # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.
     "cold_threshold": 0.05,

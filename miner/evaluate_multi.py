@@ -83,7 +83,77 @@ def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> N
         time.sleep(0.05)
 
 
-def evaluate_project(project_dir: Path, questions: list[dict], config: dict, miner_factory) -> dict[str, Any]:
+def diagnose_cut(store: Store, project: str, config: dict, questions: list[dict]):
+    """Why each question of a cut is answered or not: (c) in the block, (b) stored but not shown, (a) never stored.
+
+    Call it before the hook runs, so the in-process ranking sees the store exactly as the hook does;
+    it returns a function of the hook's block that gives one record per question.
+    """
+    from . import config as config_mod
+    from .recall import build, rank
+
+    budget = min(config_mod.budget_chars(config), 9_999)
+    recall = build(store, project, config, situation="startup", budget_chars=budget, log=False)
+    shown = {i.memory.id for i in recall.shown}
+    voided = {i for z in recall.zones if z.voided for i in z.ids}
+    query = recall.query
+    ranked = rank(store, project, config, query)
+    position = {item.memory.id: n for n, item in enumerate(ranked)}
+    limit = int(config["max_candidates"])
+    rows = store.db.execute("SELECT id, text, state, tentative, category, role, session_count, evidence_count "
+                            "FROM memories WHERE project = ?", (project,)).fetchall()
+    evidence_of = {q.get("evidence_uuid", ""): [r["memory_id"] for r in store.db.execute(
+        "SELECT DISTINCT memory_id FROM evidence WHERE entry_uuid = ?", (q.get("evidence_uuid", ""),))]
+        for q in questions}
+    texts = {r["id"]: r["text"] for r in rows}
+    return lambda block: _classify(questions, block, rows, evidence_of, shown, voided, position, limit,
+                                   recall.text == block, texts)
+
+
+def _classify(questions, block, rows, evidence_of, shown, voided, position, limit, same_block, texts) -> list[dict]:
+    out = []
+    for q in questions:
+        answers = [a.lower() for a in q["answers"]]
+        hit = [r for r in rows if any(a in r["text"].lower() for a in answers)]
+        evidence = evidence_of.get(q.get("evidence_uuid", ""), [])
+        record = {"same_block": same_block, "question": q["question"], "answers": q["answers"], "category": q.get("category", ""),
+                  "evidence_session": q.get("evidence_session", ""), "evidence_memories": evidence,
+                  "evidence_texts": [(i, i in shown, texts.get(i, "")) for i in evidence]}
+        if any(a in block.lower() for a in answers):
+            record["class"], record["why"] = "c", "answered"
+        elif not hit:
+            # (c) would be an answer present in other words: that needs reading `evidence_texts`, not a count.
+            record["class"] = "a"
+            record["why"] = ("evidence entry mined, answer not in its text (shown)" if any(i in shown for i in evidence)
+                             else "evidence entry mined, answer not in its text" if evidence
+                             else "evidence entry never mined")
+        else:
+            reasons = []
+            for r in hit:
+                if r["state"] != "active":
+                    reasons.append((3, r["id"], f"state {r['state']}"))
+                elif r["tentative"]:
+                    reasons.append((2, r["id"], "tentative"))
+                elif r["id"] not in position:
+                    reasons.append((1, r["id"], "not a candidate"))
+                elif r["id"] in voided:
+                    reasons.append((0, r["id"], f"voided (rank {position[r['id']]})"))
+                elif position[r["id"]] >= limit:
+                    reasons.append((1, r["id"], f"beyond candidate limit (rank {position[r['id']]})"))
+                elif r["id"] in shown:
+                    reasons.append((0, r["id"], "shown (formatting?)"))
+                else:
+                    reasons.append((0, r["id"], f"left out over budget (rank {position[r['id']]})"))
+            reasons.sort(key=lambda t: (t[0], position.get(t[1], 10 ** 9)))
+            record["class"], record["why"] = "b", reasons[0][2]
+            record["memories"] = [{"id": r["id"], "state": r["state"], "category": r["category"], "role": r["role"],
+                                   "sessions": r["session_count"], "rank": position.get(r["id"])} for r in hit]
+        out.append(record)
+    return out
+
+
+def evaluate_project(project_dir: Path, questions: list[dict], config: dict, miner_factory,
+                     diagnose: bool = False) -> dict[str, Any]:
     sessions = session_files(project_dir)
     order = {path.name: i for i, (_, path, _) in enumerate(sessions)}
     by_cut: dict[str, list[dict]] = defaultdict(list)
@@ -110,6 +180,11 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                         write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
                 mined = max(mined, limit)
                 logged = store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0]
+                if diagnose:
+                    from .paths import project_root
+
+                    # Before the hook: its recall log (counted by a worker) changes what the next ranking sees.
+                    pending = diagnose_cut(store, project_root(cwd), config, by_cut[cut])
                 block = run_session_start(cwd, home, claude)
                 if block:
                     wait_for_recall_log(store, logged)
@@ -120,12 +195,14 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                           "tail_answered": answered(qs, tail)}
                 if memory_text is not None:
                     result["memory_md_answered"] = answered(qs, memory_text[: len(block)])
+                if diagnose:
+                    result["diagnosis"] = pending(block)
                 results.append(result)
     return {"project": project_dir.name, "cwd": cwd, "sessions": len(sessions), "cuts": results,
             "has_memory_md": memory_text is not None}
 
 
-def evaluate_multi(multi: Path, gold: Path, config: dict) -> dict[str, Any]:
+def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False) -> dict[str, Any]:
     from .mine import Miner
     from .nlp import load
 
@@ -138,7 +215,7 @@ def evaluate_multi(multi: Path, gold: Path, config: dict) -> dict[str, Any]:
             projects.append({"project": gold_file.stem, "missing": True})
             continue
         projects.append(evaluate_project(project_dir, read_jsonl(gold_file), config,
-                                         lambda store: Miner(store, config, pipeline=pipeline)))
+                                         lambda store: Miner(store, config, pipeline=pipeline), diagnose))
     totals: Counter[str] = Counter()
     for project in projects:
         for cut in project.get("cuts", []):
@@ -181,3 +258,33 @@ def format_multi(report: dict[str, Any]) -> str:
     lines.append("baselines: tail = last characters of the previous session's prose; MEMORY.md = Claude Code's own "
                  "auto memory (its final state), both cut to our block's size")
     return "\n".join(lines)
+
+
+def format_diagnosis(report: dict[str, Any]) -> str:
+    """Per project and overall: how many questions are (a) never stored, (b) stored but not shown, (c) in the block."""
+    lines = [f"{'project':<50} {'(a) never stored':>17} {'(b) not shown':>14} {'(c) in block':>13}"]
+    total: Counter[str] = Counter()
+    whys: Counter[str] = Counter()
+    for project in report["projects"]:
+        counts: Counter[str] = Counter()
+        for cut in project.get("cuts", []):
+            for record in cut.get("diagnosis", []):
+                counts[record["class"]] += 1
+                whys[(record["class"], record["why"].split(" (rank")[0])] += 1
+        total.update(counts)
+        lines.append(f"{project['project'][:50]:<50} {counts['a']:>17} {counts['b']:>14} {counts['c']:>13}")
+    lines.append(f"{'ALL':<50} {total['a']:>17} {total['b']:>14} {total['c']:>13}")
+    lines.append("")
+    lines += [f"  ({cls}) {why}: {n}" for (cls, why), n in sorted(whys.items())]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m miner.evaluate_multi MULTI GOLD [--json]: the eval with a per-question diagnosis
+    from . import config as config_mod
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    diagnosed = evaluate_multi(Path(args[0]), Path(args[1]), config_mod.load(), diagnose=True)
+    if "--json" in sys.argv:
+        print(json.dumps(diagnosed, indent=2, ensure_ascii=False))
+    else:
+        print(format_multi(diagnosed) + "\n\n" + format_diagnosis(diagnosed))

@@ -61,19 +61,35 @@ def escape(text: str) -> str:
 
 
 def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
-                half_life_s: float | None = None, weights: dict[str, float] | None = None) -> list[Item]:
-    """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost."""
+                half_life_s: float | None = None, weights: dict[str, float] | None = None,
+                type_weights: dict[str, float] | None = None,
+                half_life_scale: dict[str, float] | None = None, half_life_share: float = 0.0) -> list[Item]:
+    """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost.
+
+    Recency halves every `half_life_s` of the project's time, or, with `half_life_share`, every time
+    that share of the candidates was said after it (the project's own pace: a busy afternoon or a
+    quiet year count alike). `half_life_scale`: per category, how many half-lives its recency lasts
+    (standing rules age slower than details).
+    """
     weights = weights or config["weights"]
-    type_weights = config["type_weights"]
+    type_weights = type_weights or config["type_weights"]
     half_life = half_life_s or float(config["half_life_days"]) * 86400
     role_weights = config.get("role_weights", {})
     session_bonus = float(config.get("session_bonus", 0.0))
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
     reference = max(stamps, default=0.0)
+    newer: dict[float, int] = {}
+    if half_life_share:
+        for n, stamp in enumerate(sorted(stamps, reverse=True)):
+            newer.setdefault(stamp, n)  # how many candidates were said after this moment
     items = []
     for memory, stamp in zip(memories, stamps):
-        recency = 0.5 ** (max(0.0, reference - stamp) / half_life) if stamp else 0.0
+        scale = half_life_scale.get(memory.category, 1.0) if half_life_scale else 1.0
+        if half_life_share:
+            recency = 0.5 ** (newer[stamp] / (half_life_share * scale * len(memories))) if stamp else 0.0
+        else:
+            recency = 0.5 ** (max(0.0, reference - stamp) / (half_life * scale)) if stamp else 0.0
         stage = 1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0
         # The user's own words outrank the assistant's (which a new session can often rediscover),
         # and what several sessions said again matters across the whole history.
@@ -105,10 +121,38 @@ def relevance_scores(store: Store, project: str, query: str, best_first: bool = 
     return {i: max(0.0, r) / best for i, r in raw.items()}, list(raw)
 
 
+_LINK_RE = re.compile(r"\[`?([^\]\n`]{1,200})`?\]\(([^)\s]{1,400})\)")
+_LINE_ANCHOR_RE = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
+_LABEL_LINE_RE = re.compile(r"^(.*?)(:\d+(?:-\d+)?)$")
+
+
+def _link(match: re.Match) -> str:
+    """A Markdown link to a file whose label only repeats the file's name, as the path alone: same facts, fewer characters."""
+    label, target = match.group(1).strip(), match.group(2)
+    if "://" in target:
+        return match.group(0)
+    path, _, anchor = target.partition("#")
+    named = _LABEL_LINE_RE.match(label)
+    name, line = (named.group(1), named.group(2)) if named else (label, "")
+    lines = _LINE_ANCHOR_RE.match(anchor)
+    if lines:
+        line = f":{lines.group(1)}" + (f"-{lines.group(2)}" if lines.group(2) else "")
+    elif anchor:
+        return match.group(0)
+    if path == name or path.endswith("/" + name.lstrip("./")):
+        return path + line
+    return match.group(0)
+
+
+def display_text(text: str) -> str:
+    """A memory's text as the block shows it: on one line, file links shortened, unable to touch the block's tag."""
+    return " ".join(escape(_LINK_RE.sub(_link, text) if "](" in text else text).split())
+
+
 def format_item(memory: StoredMemory, was: str = "") -> str:
     """One line of the block; `was` is what this memory replaced (`Store.was_notes`), shown when it adds something."""
     date = (memory.last_seen or memory.first_seen or "")[:10]
-    text = " ".join(escape(memory.text).split())
+    text = display_text(memory.text)
     suffix = f" ({date})" if date else ""
     if memory.tentative:
         suffix = " (unconfirmed)" + suffix
@@ -151,20 +195,109 @@ def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: curr
     return lines if len(lines) > 1 else []
 
 
+# Text that leans on the moment it was said in ("line 39", "like this", "the selected block", "as above"):
+# a new session cannot resolve it.
+_DEICTIC_RE = re.compile(r"(?i)\b(?:lines?|lime) \d|\b(?:the|this) (?:selected|highlighted|attached|screenshot|following)\b"
+                         r"|\blike this\b|\b(?:see|as) (?:above|below)\b")
+_DEICTIC_LAST = frozenset("this that these those it here above below".split())
+_DEICTIC_CJK = ("这个", "那个", "上面", "下面", "如下", "以下", "这里")
+_CJK_LINE_RE = re.compile(r"第\s*\d+\s*行")
+
+
+def context_bound(text: str) -> bool:
+    """True when a memory points at its own session's context (a line number, "this", "above")."""
+    words = text.rstrip(" .!?:。！？：").rsplit(None, 1)
+    if words and words[-1].lower() in _DEICTIC_LAST:
+        return True
+    if not text.isascii() and (any(m in text for m in _DEICTIC_CJK) or _CJK_LINE_RE.search(text)):
+        return True
+    return bool(_DEICTIC_RE.search(text))
+
+
+def standing(items: list[Item], config: dict[str, Any], include_tentative: bool = False) -> None:
+    """What a new session needs, whichever session it came from: multiply each score by how much it stands.
+
+    - restated: said in several sessions (`session_bonus`, in `score_items`) or several times;
+    - bound to its moment ("line 39", "like this"): a new session cannot use it;
+    - unconfirmed (tentative) memories count as set in the settings, and are shown marked as such.
+    """
+    restated = float(config.get("startup_restated_bonus", 0.0))
+    tentative = float(config.get("startup_tentative", 0.0))
+    bound = float(config.get("startup_context_bound", 1.0))
+    for item in items:
+        memory = item.memory
+        factor = 1.0
+        if restated and memory.evidence_count > 1:
+            factor *= 1.0 + restated * math.log2(memory.evidence_count)
+        if memory.tentative and not include_tentative:
+            factor *= tentative
+        if bound != 1.0 and context_bound(memory.text):
+            factor *= bound
+            item.parts["context_bound"] = bound
+        if factor != 1.0:
+            item.score *= factor
+            item.parts["standing"] = factor
+
+
+def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
+    """Best first, each item's score multiplied by `decay` for every better item from the same session
+    beyond the first `free` ones.
+
+    A long, busy session cannot fill a new session's block: the best memories of an old
+    session compete with the tenth of yesterday's.
+    """
+    if not items or decay >= 1.0:
+        return items
+    import heapq
+
+    heap = [(-i.score, -i.memory.id, n) for n, i in enumerate(items)]
+    heapq.heapify(heap)
+    taken: dict[str, int] = {}
+    out: list[Item] = []
+    while heap:
+        _, _, n = heapq.heappop(heap)
+        item = items[n]
+        count = taken.get(item.memory.session_id, 0)
+        factor = decay ** max(0, count - free)
+        if factor < 1.0 and item.parts.get("session_diversity") is None:
+            item.parts["session_diversity"] = factor
+            item.score *= factor
+            if heap and item.score < -heap[0][0]:
+                heapq.heappush(heap, (-item.score, -item.memory.id, n))
+                continue
+        taken[item.memory.session_id] = count + 1
+        out.append(item)
+    return out
+
+
 def rank(store: Store, project: str, config: dict[str, Any], query: str, session_ids: set[int] = frozenset(),
-         include_tentative: bool = False, half_life_s: float | None = None, asked: bool = False) -> list[Item]:
+         include_tentative: bool = False, half_life_s: float | None = None, asked: bool = False,
+         startup: bool = False) -> list[Item]:
     """Stage one: the candidates, scored and sorted (best first); hubs damped.
 
     `asked`: the query is a question someone asked (`miner recall QUERY`), not a situation,
     so relevance leads and the FTS5 ranking is exact rather than bounded.
+    `startup`: a new session, which needs what stands across the whole history more than
+    what the last session was about (see `standing`).
     """
     relevance, matched = relevance_scores(store, project, query, best_first=asked)
-    candidates = {m.id: m for m in store.candidates(project)}
-    for memory in store.memories_by_id(i for i in matched if i not in candidates):
+    candidates = {m.id: m for m in (store.candidates(project, int(config.get("startup_latest", 60))) if startup
+                                     else store.candidates(project))}
+    if startup:
+        matched = matched + store.history_ids(project, int(config.get("startup_stretches", 16)),
+                                              int(config.get("startup_per_stretch", 3)))
+    for memory in store.memories_by_id({i: None for i in matched if i not in candidates}):
         candidates[memory.id] = memory
-    pool = [m for m in candidates.values() if include_tentative or not m.tentative]
-    weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None
-    items = score_items(pool, relevance, config, half_life_s, weights)
+    tentative_ok = include_tentative or (startup and float(config.get("startup_tentative", 0.0)) > 0)
+    pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
+    if startup:
+        items = score_items(pool, relevance, config, half_life_s, config["startup_weights"],
+                            config.get("startup_type_weights"), config.get("startup_half_life_scale"),
+                            float(config.get("startup_half_life_share", 0.0)))
+        standing(items, config, include_tentative)
+    else:
+        weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None
+        items = score_items(pool, relevance, config, half_life_s, weights)
     for item in items:  # the current session's own decisions and todos come first
         if item.memory.id in session_ids:
             item.score += 10.0
@@ -193,24 +326,50 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
 
 
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
-        was: dict[int, str] | None = None) -> tuple[list[Item], list[Item]]:
-    """Items that fit whole within the budget (by value per character), and those left out."""
+        was: dict[int, str] | None = None, shares: dict[str, float] | None = None) -> tuple[list[Item], list[Item]]:
+    """Items that fit whole within the budget (by value per character), and those left out.
+
+    `shares`: a category's first claim on the budget (a share of what the pinned lines leave): its
+    best items are taken first, up to that share, before every category competes for the rest; so
+    the preferences and open todos of a long history are not crowded out by its latest details.
+    """
     exponent = float(config.get("density_exponent", 0.0))
     if exponent:
         # Pack by value per character, so that one long item does not displace several short ones.
         items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     used = reserved
-    chosen: list[Item] = []
-    left_out: list[Item] = []
+    taken: set[int] = set()
+    opened: set[str] = set()
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
+
+    def cost(item: Item) -> int:
+        category = item.memory.category
+        head = 0 if category in opened else section_cost.get(category, 0)
+        return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + head
+
+    def take(item: Item, price: int) -> None:
+        nonlocal used
+        used += price
+        taken.add(item.memory.id)
+        opened.add(item.memory.category)
+
+    room = max(0, budget_chars - reserved)
+    for category, share in (shares or {}).items():
+        quota, spent = float(share) * room, 0
+        for item in items:
+            if item.memory.category != category:
+                continue
+            price = cost(item)
+            if spent + price <= quota and used + price <= budget_chars:
+                take(item, price)
+                spent += price
     for item in items:
-        cost = len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + section_cost.get(item.memory.category, 0)
-        if used + cost <= budget_chars:
-            chosen.append(item)
-            used += cost
-            section_cost[item.memory.category] = 0
-        else:
-            left_out.append(item)
+        if item.memory.id not in taken:
+            price = cost(item)
+            if used + price <= budget_chars:
+                take(item, price)
+    chosen = [i for i in items if i.memory.id in taken]
+    left_out = [i for i in items if i.memory.id not in taken]
     return chosen, left_out
 
 
@@ -228,10 +387,16 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     query, checkpoint, last = situation_query(store, project, situation, session_id, query)
 
     session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
+    startup = situation in ("startup", "clear") and not checkpoint
     items = rank(store, project, config, query, session_ids, include_tentative,
                  # Within a session that is being resumed, what was said last matters most: hours, not days.
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
-                 asked=situation == "query")
+                 asked=situation == "query", startup=startup)
+    if startup:
+        # Only the head can make it into a block: spread it over the sessions, leave the tail in order.
+        head = 2 * int(config["startup_max_candidates"])
+        items = diversify(items[:head], float(config.get("startup_session_decay", 1.0)),
+                          int(config.get("startup_session_free", 0))) + items[head:]
     if checkpoint:
         pinned_lines = checkpoint_lines(checkpoint)
     elif last and int(config.get("last_session_requests", 2)):
@@ -240,7 +405,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     else:
         pinned_lines = []
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
-    limit = int(config["max_candidates"])
+    limit = int(config["startup_max_candidates" if startup else "max_candidates"])
     items, beyond = items[:limit], items[limit:]
 
     zones: list[Zone] = []
@@ -259,7 +424,8 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.append(line)
             reserve += len(line) + 1
     was = store.was_notes(i.memory.id for i in items)
-    chosen, left_out = fit(items, budget_chars, reserve, config, was)
+    chosen, left_out = fit(items, budget_chars, reserve, config, was,
+                           config.get("startup_shares") if startup else None)
     left_out += beyond
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]

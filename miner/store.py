@@ -869,6 +869,35 @@ class Store:
         return notes
 
 
+    def history_ids(self, project: str, stretches: int = 16, per_stretch: int = 3) -> list[int]:
+        """Ids of active memories from every stretch of a project's history, not only its latest sessions.
+
+        The project's sessions are cut into up to `stretches` runs of consecutive sessions; from each
+        run come the ids of its `per_stretch` latest memories of each category, and of its latest
+        decisions and facts in the user's own words. Each query walks one range of an index (ids
+        only), so the cost grows with the number of stretches, not with the size of the store.
+        """
+        stamps = [r[0] for r in self.db.execute(
+            "SELECT last_ts FROM sessions WHERE project = ? AND last_ts <> '' ORDER BY last_ts", (project,))]
+        if len(stamps) < 2:
+            return []
+        count = min(stretches, len(stamps))
+        bounds = [stamps[int(i * len(stamps) / count)] for i in range(count)]
+        ranges = [(low, high) for low, high in zip(bounds, bounds[1:] + ["\uffff"]) if low < high]
+        ids: dict[int, None] = {}
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        for low, high in ranges:
+            for category, role in (("preference", ""), ("todo", ""), ("decision", ""), ("fact", ""),
+                                   ("decision", "user"), ("fact", "user")):
+                rows = cursor.execute(
+                    "SELECT id FROM memories WHERE project = ? AND state = 'active' AND category = ? "
+                    "AND last_seen >= ? AND last_seen < ?" + (" AND role = ?" if role else "")
+                    + " ORDER BY last_seen DESC LIMIT ?",
+                    (project, category, low, high, *((role,) if role else ()), per_stretch))
+                ids.update((row[0], None) for row in rows)
+        return list(ids)
+
 def _chmod_private(path: Path) -> None:
     try:
         os.chmod(path, 0o600)

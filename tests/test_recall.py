@@ -59,8 +59,19 @@ def test_block_never_reaches_10000_characters(store):
 def test_tentative_items_only_when_asked(store):
     add(store, "Maybe we should use Redis for the cache layer.", n=1, tentative=True)
     add(store, "We use Postgres for the main database.", n=2)
-    assert "Redis" not in build(store, "/p", CONFIG).text
+    # Within a session (after a compaction, on a question), only when asked for.
+    assert "Redis" not in build(store, "/p", CONFIG, situation="compact").text
+    assert "Redis" not in build(store, "/p", CONFIG, situation="query", query="cache layer").text
     assert "Redis for the cache layer. (unconfirmed)" in build(store, "/p", CONFIG, include_tentative=True).text
+
+
+def test_new_session_shows_tentative_items_marked_unconfirmed(store):
+    # A hedged plan ("I think we'll eventually…") is still what the user means to do: a new session
+    # sees it, marked, unless the settings leave unconfirmed memories out.
+    add(store, "Maybe we should use Redis for the cache layer.", n=1, tentative=True)
+    add(store, "We use Postgres for the main database.", n=2)
+    assert "- Maybe we should use Redis for the cache layer. (unconfirmed) (2026-01-02)" in build(store, "/p", CONFIG).text
+    assert "Redis" not in build(store, "/p", dict(CONFIG, startup_tentative=0)).text
 
 
 def test_memory_text_cannot_close_the_block(store):
