@@ -77,13 +77,28 @@ def match_expression(text: str, comparer: Comparer, limit: int = 24) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
 
 
+# Comparers by (synonyms, threshold, embedder), each holding its objects so that their ids stay theirs.
+_comparers: dict[tuple[int, float, int], tuple[Synonyms, Embedder | None, Comparer]] = {}
+
+
+def shared_comparer(synonyms: Synonyms, threshold: float, embedder: Embedder | None) -> Comparer:
+    """One `Comparer` per synonyms, threshold and embedder for the process: its feature cache outlives a batch."""
+    key = (id(synonyms), threshold, id(embedder))
+    found = _comparers.get(key)
+    if found is None:
+        if len(_comparers) >= 16:
+            _comparers.clear()
+        found = _comparers[key] = (synonyms, embedder, Comparer(synonyms, threshold, embedder))
+    return found[2]
+
+
 class Deduper:
     """Routes each new memory through the three layers inside the caller's transaction."""
 
     def __init__(self, store: Store, synonyms: Synonyms | None = None, threshold: float = NEAR_DUPLICATE_THRESHOLD,
                  embedder: Embedder | None = None):
         self.store = store
-        self.comparer = Comparer(synonyms or load_synonyms(), threshold, embedder)
+        self.comparer = shared_comparer(synonyms or load_synonyms(), threshold, embedder)
 
     @classmethod
     def from_config(cls, store: Store, config: dict[str, Any]) -> "Deduper":

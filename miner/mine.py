@@ -189,10 +189,9 @@ class Miner:
             units = turns_to_units(turns)
             candidates = self.extract(units, project_of, summary)
             with self.store.transaction() as db:
-                for turn in chunk.turns:
-                    if turn.session_id and project_of(turn) not in excluded:
-                        self.store.upsert_session(db, turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch,
-                                                  path, turn.ts)
+                self.store.upsert_sessions(db, (
+                    (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
+                    for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
                 from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
 
                 deduper = Deduper.from_config(self.store, self.config) if candidates else None

@@ -21,6 +21,7 @@ from typing import Any, Protocol, Sequence
 
 from .lexicon import ANTONYMS, CJK_LIGHT, CJK_RE, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
 from .refine import is_hedged
+from .rules import required_literals
 from .textutil import STOPWORDS, cjk_bigrams
 
 # The highest threshold with the best merge F1 on tests/fixtures/pairs/pairs.jsonl (tests/test_dedup.py);
@@ -119,7 +120,48 @@ def _canon(token: str, syn: Synonyms) -> str:
 
 
 def _has_digit(token: str) -> bool:
-    return any(c.isdigit() for c in token)
+    return not token.isalpha() and any(c.isdigit() for c in token)
+
+
+_NUMBER_VALUES = frozenset(NUMBER_WORDS.values())
+_IDENTIFIER_CHAR_RE = re.compile(r"[./@#+:]")
+
+
+def _starts_sentence(raw: str, index: int) -> bool:
+    """Whether only non-word characters after a sentence end (or the start) come before `index`.
+
+    The same answer as `_SENTENCE_START_RE.search(raw[:index])`, looking back only
+    over the non-word characters right before `index` instead of the whole prefix.
+    """
+    start = index
+    while start > 0 and not (raw[start - 1].isalnum() or raw[start - 1] == "_"):
+        start -= 1
+    tail = raw[start:index]
+    if start == 0 or "\n" in tail:
+        return True
+    return any(c in ".!?:;" and tail[i + 1].isspace() for i, c in enumerate(tail[:-1]))
+
+
+def _gated(pattern: re.Pattern) -> tuple[re.Pattern, frozenset[str] | None]:
+    """A pattern with the lower-cased literals one of which every match contains (None: unknown)."""
+    return pattern, required_literals(pattern.pattern)
+
+
+def _may_match(gate: frozenset[str] | None, lowered_ascii: str | None) -> bool:
+    """False only when the pattern cannot match: an ASCII text lacks all its literals.
+
+    Only ASCII text is prefiltered: there `str.lower` and the case-insensitive
+    match agree exactly (elsewhere re folds pairs such as ı and i that lower() keeps apart).
+    """
+    return gate is None or lowered_ascii is None or any(lit in lowered_ascii for lit in gate)
+
+
+# Each with its literals, so that a text without them skips the regex (see `_may_match`).
+_GATED_REPLACED = [_gated(p) for p in _REPLACED_RES]
+_GATED_NEGATED_TERMS = [_gated(p) for p in _NEGATED_TERM_RES]
+_GATED_LOOSE_NEGATION = _gated(_LOOSE_NEGATION_RE)
+_GATED_MARKER = _gated(_MARKER_RE)
+_GATED_NEGATION = _gated(_NEGATION_RE)
 
 
 def _number_form(token: str) -> str:
@@ -149,45 +191,50 @@ def features(text: str, syn: Synonyms) -> Features:
         if not canon or canon in STOP:
             continue
         tokens.append(canon)
-        if _NUMBER_RE.match(canon) or canon in NUMBER_WORDS.values():
+        if _NUMBER_RE.match(canon) or canon in _NUMBER_VALUES:
             numbers.append(_number_form(canon))
     cjk = cjk_bigrams(lowered)
     token_set = frozenset(tokens) | frozenset(cjk)
     names = syn.names()
-    critical = {t for t in tokens if _has_digit(t) or t in names or any(c in t for c in "./@#+:")
+    critical = {t for t in tokens if _has_digit(t) or t in names or _IDENTIFIER_CHAR_RE.search(t)
                 or ("_" in t and t not in names)}
     for span in _BACKTICK_RE.findall(raw):
         critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(syn.rewrite(span.lower()))}
     for found in _CAPITAL_RE.finditer(raw):
         word = found.group(1)
-        if _SENTENCE_START_RE.search(raw[: found.start()]) and not (len(word) > 1 and word.isupper()):
+        if _starts_sentence(raw, found.start()) and not (len(word) > 1 and word.isupper()):
             continue  # a capital at the start of a sentence says nothing; an all-caps word (NEW, RETAINED) does
         critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(syn.rewrite(found.group(1).lower()))}
     critical = {c for c in critical if c in token_set}
     heavy = {t for t in tokens if t not in LIGHT and not _has_digit(t)}
     cjk_heavy = {g for g in cjk if not any(ch in CJK_LIGHT for ch in g) and len(g) == 2}
-    marker = _MARKER_RE.search(raw)
-    replaced: set[str] = set()
-    for pattern in _REPLACED_RES:
-        for found in pattern.finditer(raw):
-            replaced |= term_tokens(found.group("term"), syn)
-    negated_terms: set[str] = set()
-    for pattern in _NEGATED_TERM_RES:
-        for found in pattern.finditer(raw):
-            negated_terms |= term_tokens(found.group("term"), syn)
-    loosely_negated = set(negated_terms)
-    for found in _LOOSE_NEGATION_RE.finditer(raw):
-        loosely_negated |= term_tokens(found.group("term"), syn)
+    ascii_lowered = raw.lower() if raw.isascii() else None
+    marker = _MARKER_RE.search(raw) if _may_match(_GATED_MARKER[1], ascii_lowered) else None
+    replaced = _terms_found(_GATED_REPLACED, raw, ascii_lowered, syn)
+    negated_terms = _terms_found(_GATED_NEGATED_TERMS, raw, ascii_lowered, syn)
+    loosely_negated = negated_terms | _terms_found([_GATED_LOOSE_NEGATION], raw, ascii_lowered, syn)
     joined = " ".join(tokens + cjk)
     padded = f"  {joined}  "
-    grams = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
+    grams = Counter([padded[i : i + 3] for i in range(len(padded) - 2)])
+    negated = _may_match(_GATED_NEGATION[1], ascii_lowered) and bool(_NEGATION_RE.search(raw))
     return Features(
         tokens=token_set, heavy=frozenset(heavy), critical=frozenset(critical), numbers=frozenset(numbers),
-        cjk_heavy=frozenset(cjk_heavy), grams=grams, negated=bool(_NEGATION_RE.search(raw)),
+        cjk_heavy=frozenset(cjk_heavy), grams=grams, negated=negated,
         hedged=is_hedged(raw), marker=marker.group(0).strip(" .;:!?,—(").lower() if marker else "",
         replaced=frozenset(replaced), negated_terms=frozenset(negated_terms), number_text=tuple(numbers),
         loosely_negated=frozenset(loosely_negated), tokens_cjk=frozenset(cjk),
     )
+
+
+def _terms_found(gated: list[tuple[re.Pattern, frozenset[str] | None]], raw: str, ascii_lowered: str | None,
+                 syn: Synonyms) -> set[str]:
+    """Canonical tokens of every `term` group the patterns find in `raw`."""
+    found: set[str] = set()
+    for pattern, gate in gated:
+        if _may_match(gate, ascii_lowered):
+            for match in pattern.finditer(raw):
+                found |= term_tokens(match.group("term"), syn)
+    return found
 
 
 # --- similarity --------------------------------------------------------------------------------

@@ -319,6 +319,24 @@ class NewMemory:
     evidence_text: str = ""
 
 
+# A sighting of a session: the first project and cwd stay, the latest branch wins, the times widen.
+_UPSERT_SESSION_SQL = """INSERT INTO sessions (session_id, project, cwd, git_branch, transcript, first_ts, last_ts)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET
+      project = CASE WHEN sessions.project = '' THEN excluded.project ELSE sessions.project END,
+      cwd = CASE WHEN sessions.cwd = '' THEN excluded.cwd ELSE sessions.cwd END,
+      git_branch = CASE WHEN excluded.git_branch = '' THEN sessions.git_branch ELSE excluded.git_branch END,
+      first_ts = CASE WHEN sessions.first_ts = '' OR (excluded.first_ts <> '' AND excluded.first_ts < sessions.first_ts)
+                      THEN excluded.first_ts ELSE sessions.first_ts END,
+      last_ts = MAX(sessions.last_ts, excluded.last_ts)"""
+# A memory said again, in one statement: the session count comes from its evidence (SET sees the old row).
+_SESSIONS_OF = "(SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = :id)"
+_MERGE_EVIDENCE_SQL = f"""UPDATE memories SET evidence_count = evidence_count + 1, session_count = {_SESSIONS_OF},
+    last_seen = MAX(last_seen, :seen), updated_at = :now,
+    confidence = MIN(1.0, confidence + CASE WHEN {_SESSIONS_OF} > session_count THEN 0.1 ELSE 0.02 END)
+    WHERE id = :id"""
+
+
 class Store:
     """One connection to the memory database; writes in short IMMEDIATE transactions."""
 
@@ -450,18 +468,27 @@ class Store:
 
     def upsert_session(self, db: sqlite3.Connection, session_id: str, project: str, cwd: str, git_branch: str,
                        transcript: str, ts: str) -> None:
-        db.execute(
-            """INSERT INTO sessions (session_id, project, cwd, git_branch, transcript, first_ts, last_ts)
-               VALUES (?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (session_id) DO UPDATE SET
-                 project = CASE WHEN sessions.project = '' THEN excluded.project ELSE sessions.project END,
-                 cwd = CASE WHEN sessions.cwd = '' THEN excluded.cwd ELSE sessions.cwd END,
-                 git_branch = CASE WHEN excluded.git_branch = '' THEN sessions.git_branch ELSE excluded.git_branch END,
-                 first_ts = CASE WHEN sessions.first_ts = '' OR (excluded.first_ts <> '' AND excluded.first_ts < sessions.first_ts)
-                                 THEN excluded.first_ts ELSE sessions.first_ts END,
-                 last_ts = MAX(sessions.last_ts, excluded.last_ts)""",
-            (session_id, project, cwd, git_branch, transcript, ts, ts),
-        )
+        db.execute(_UPSERT_SESSION_SQL, (session_id, project, cwd, git_branch, transcript, ts, ts))
+
+    def upsert_sessions(self, db: sqlite3.Connection, sightings: Iterable[tuple[str, str, str, str, str, str]]) -> None:
+        """`upsert_session` for each sighting (session_id, project, cwd, git_branch, transcript, ts), in order.
+
+        The sightings are folded per session first, by the rules the upsert applies, so
+        that a session costs one statement however many entries it has; the rows end the same.
+        """
+        folded: dict[str, list[str]] = {}
+        for session_id, project, cwd, git_branch, transcript, ts in sightings:
+            row = folded.get(session_id)
+            if row is None:
+                folded[session_id] = [project, cwd, git_branch, transcript, ts, ts]
+                continue
+            row[0] = row[0] or project
+            row[1] = row[1] or cwd
+            row[2] = git_branch or row[2]
+            if not row[4] or (ts and ts < row[4]):
+                row[4] = ts
+            row[5] = max(row[5], ts)
+        db.executemany(_UPSERT_SESSION_SQL, [(session_id, *row) for session_id, row in folded.items()])
 
     def session(self, session_id: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
@@ -732,16 +759,7 @@ class Store:
         """
         if not self._add_evidence(db, memory_id, new, new.evidence_text or new.text):
             return False
-        sessions = db.execute(
-            "SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?", (memory_id,)
-        ).fetchone()[0]
-        db.execute(
-            """UPDATE memories SET evidence_count = evidence_count + 1, session_count = ?,
-               last_seen = MAX(last_seen, ?), updated_at = ?,
-               confidence = MIN(1.0, confidence + CASE WHEN ? > session_count THEN 0.1 ELSE 0.02 END)
-               WHERE id = ?""",
-            (sessions, new.ts or now_iso(), now_iso(), sessions, memory_id),
-        )
+        db.execute(_MERGE_EVIDENCE_SQL, {"seen": new.ts or now_iso(), "now": now_iso(), "id": memory_id})
         return True
 
     def reword(self, db: sqlite3.Connection, memory_id: int, new: NewMemory) -> None:

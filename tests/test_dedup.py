@@ -267,3 +267,34 @@ def test_supersede_marking_on_the_pairs_set(name, ruleset):
         expected += label == "supersedes"
     assert correct / predicted >= 0.95
     assert correct / expected >= 0.8
+
+
+# --- shortcuts that must not change an answer ----------------------------------------------------
+
+
+def test_dedupers_with_the_same_settings_share_one_comparer(store):
+    assert Deduper(store).comparer is Deduper(store).comparer
+    assert Deduper(store, threshold=0.7).comparer is not Deduper(store).comparer
+    assert Deduper(store, threshold=0.7).comparer.threshold == 0.7
+
+
+def _pair_texts() -> list[str]:
+    texts = [p[side] for name in PAIR_FILES for p in load_pairs(name) for side in ("a", "b")]
+    return texts + [t.upper() for t in texts] + ["", "Scratch that: use Yarn, not npm.", "ınstead of npm, use yarn"]
+
+
+def test_literal_prefilters_never_change_the_features(monkeypatch):
+    syn = lexicon.load_synonyms()
+    fast = [similarity.features(t, syn) for t in _pair_texts()]
+    monkeypatch.setattr(similarity, "_may_match", lambda gate, lowered: True)
+    assert fast == [similarity.features(t, syn) for t in _pair_texts()]
+
+
+@pytest.mark.parametrize("text", [
+    "", "Use X", "done. Next", "done.  \n  Next", "a: B", "a:B", "x!\tY", "(Z", "end;\u3000W", "x_Y", "1. Z",
+    "naïve. É", "ok -- Z", "Use *Foo*", "line\nZ", "nope.\"Z",
+])
+def test_sentence_start_check_agrees_with_its_regex(text):
+    for index in range(len(text) + 1):
+        expected = bool(similarity._SENTENCE_START_RE.search(text[:index]))
+        assert similarity._starts_sentence(text, index) == expected, (text, index)

@@ -127,3 +127,41 @@ def test_readonly_store_refuses_missing_database(tmp_path):
 def test_integrity_check(store):
     assert store.integrity_ok()
     assert isinstance(store.db, sqlite3.Connection)
+
+
+def _sessions(store):
+    return [tuple(r) for r in store.db.execute("SELECT * FROM sessions ORDER BY session_id")]
+
+
+@pytest.mark.parametrize("existing", [None, ("s1", "", "", "", "/old.jsonl", "", ""),
+                                      ("s1", "/kept", "/cwd0", "dev", "/old.jsonl", "2026-01-05", "2026-01-06")])
+def test_folded_session_upserts_end_as_one_upsert_per_sighting(tmp_path, existing):
+    sightings = [
+        ("s1", "", "", "", "/t.jsonl", ""),
+        ("s1", "/p", "/p/sub", "main", "/t.jsonl", "2026-01-03"),
+        ("s2", "/q", "/q", "", "/t.jsonl", "2026-01-02"),
+        ("s1", "/other", "/other", "", "/t.jsonl", "2026-01-01"),
+        ("s1", "/p", "/p", "feature", "/t.jsonl", "2026-01-09"),
+        ("s2", "/q", "/q", "fix", "/t.jsonl", ""),
+    ]
+    one_by_one, folded = Store(tmp_path / "a.db"), Store(tmp_path / "b.db")
+    for s in (one_by_one, folded):
+        if existing:
+            s.db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)", existing)
+    with one_by_one.transaction() as db:
+        for sighting in sightings:
+            one_by_one.upsert_session(db, *sighting)
+    with folded.transaction() as db:
+        folded.upsert_sessions(db, iter(sightings))
+    assert _sessions(folded) == _sessions(one_by_one)
+
+
+def test_evidence_from_a_new_session_raises_confidence_more(store):
+    with store.transaction() as db:
+        memory_id, _ = store.add_memory(db, memory("Use pnpm for packages."))
+        assert store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u2"))
+        assert store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
+        assert not store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
+    row = store.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    assert (row["evidence_count"], row["session_count"]) == (3, 2)
+    assert row["confidence"] == pytest.approx(0.8 + 0.02 + 0.1)
