@@ -257,7 +257,7 @@ def read_transcript(
             if line is None:
                 stats.skipped_lines += 1
                 continue
-            if not line.strip():
+            if line.isspace():  # a blank line (`strip` would copy a line of megabytes to find that out)
                 continue
             try:
                 entry = _loads(line)
