@@ -493,3 +493,11 @@ def test_max_bytes_one_reads_one_line_per_batch(tmp_path):
     assert short(chunk.turns) == ["01"]
     assert chunk.more is True
     assert chunk.stats.lines == 1
+
+
+def test_blank_lines_are_neither_entries_nor_skipped_lines(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line(entry(1)) + b"\n" + b" \t\r\n" + line(entry(2, "assistant")))
+    chunk = read_transcript(str(path))
+    assert short(chunk.turns) == ["01", "02"]
+    assert (chunk.stats.lines, chunk.stats.entries, chunk.stats.skipped_lines) == (4, 2, 0)
