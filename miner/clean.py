@@ -156,7 +156,9 @@ def _ends_sentence(text: str, found: re.Match) -> bool:
     if len(run) > 1:
         return False  # "..": an ellipsis
     stop = found.start()  # the single "."
-    word_start = max(text.rfind(" ", 0, stop), text.rfind("\t", 0, stop)) + 1
+    word_start = stop
+    while word_start > 0 and not text[word_start - 1].isspace():
+        word_start -= 1
     word = text[word_start:stop + 1].lstrip(_OPENERS)
     if word in ABBREVIATIONS:
         return False
