@@ -37,7 +37,7 @@ RULE_KEYS = {
     "description",
 }
 NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
-RECENT_TEXTS = 8192  # texts whose hits a RuleSet remembers
+RECENT_TEXTS = 8192  # texts whose hits each Matcher remembers
 
 
 class RuleError(ValueError):
@@ -209,18 +209,18 @@ class Matcher:
 
 
 # Matchers by rule list, shared by the RuleSets of every project that has no rules of its own.
-_matchers: dict[tuple[Rule, ...], Matcher] = {}
+_shared_matchers: dict[tuple[Rule, ...], Matcher] = {}
 MAX_MATCHERS = 64
 
 
 def matcher_for(rules: Iterable[Rule]) -> Matcher:
     """The shared `Matcher` of a list of rules (built on first use)."""
     key = tuple(rules)
-    found = _matchers.get(key)
+    found = _shared_matchers.get(key)
     if found is None:
-        if len(_matchers) >= MAX_MATCHERS:
-            _matchers.clear()
-        found = _matchers[key] = Matcher(key)
+        if len(_shared_matchers) >= MAX_MATCHERS:
+            _shared_matchers.clear()
+        found = _shared_matchers[key] = Matcher(key)
     return found
 
 
