@@ -329,12 +329,6 @@ _UPSERT_SESSION_SQL = """INSERT INTO sessions (session_id, project, cwd, git_bra
       first_ts = CASE WHEN sessions.first_ts = '' OR (excluded.first_ts <> '' AND excluded.first_ts < sessions.first_ts)
                       THEN excluded.first_ts ELSE sessions.first_ts END,
       last_ts = MAX(sessions.last_ts, excluded.last_ts)"""
-# A memory said again, in one statement: the session count comes from its evidence (SET sees the old row).
-_SESSIONS_OF = "(SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = :id)"
-_MERGE_EVIDENCE_SQL = f"""UPDATE memories SET evidence_count = evidence_count + 1, session_count = {_SESSIONS_OF},
-    last_seen = MAX(last_seen, :seen), updated_at = :now,
-    confidence = MIN(1.0, confidence + CASE WHEN {_SESSIONS_OF} > session_count THEN 0.1 ELSE 0.02 END)
-    WHERE id = :id"""
 
 
 class Store:
@@ -759,7 +753,16 @@ class Store:
         """
         if not self._add_evidence(db, memory_id, new, new.evidence_text or new.text):
             return False
-        db.execute(_MERGE_EVIDENCE_SQL, {"seen": new.ts or now_iso(), "now": now_iso(), "id": memory_id})
+        sessions = db.execute(
+            "SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?", (memory_id,)
+        ).fetchone()[0]
+        db.execute(
+            """UPDATE memories SET evidence_count = evidence_count + 1, session_count = ?,
+               last_seen = MAX(last_seen, ?), updated_at = ?,
+               confidence = MIN(1.0, confidence + CASE WHEN ? > session_count THEN 0.1 ELSE 0.02 END)
+               WHERE id = ?""",
+            (sessions, new.ts or now_iso(), now_iso(), sessions, memory_id),
+        )
         return True
 
     def reword(self, db: sqlite3.Connection, memory_id: int, new: NewMemory) -> None:
