@@ -37,7 +37,7 @@ RULE_KEYS = {
     "description",
 }
 NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
-RECENT_TEXTS = 8192  # texts whose hits each Matcher remembers
+RECENT_TEXTS = 4096  # texts whose hits each Matcher remembers (a few MB at most)
 
 
 class RuleError(ValueError):
@@ -210,7 +210,7 @@ class Matcher:
 
 # Matchers by rule list, shared by the RuleSets of every project that has no rules of its own.
 _shared_matchers: dict[tuple[Rule, ...], Matcher] = {}
-MAX_MATCHERS = 64
+MAX_MATCHERS = 32
 
 
 def matcher_for(rules: Iterable[Rule]) -> Matcher:
