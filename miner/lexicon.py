@@ -80,13 +80,13 @@ class Synonyms:
     def _phrase_re(self) -> re.Pattern | None:
         cached = self.__dict__.get("_phrase_re_cache")
         if cached is None and self.phrases:
-            alternatives = []
-            for term in sorted(self.phrases, key=len, reverse=True):
-                if CJK_RE.search(term):
-                    alternatives.append(re.escape(term))
-                else:
-                    alternatives.append(r"(?<![\w#+])" + re.escape(term) + r"(?![\w#+])")
-            cached = re.compile("|".join(alternatives))
+            ordered = sorted(self.phrases, key=len, reverse=True)
+            cjk = [re.escape(t) for t in ordered if CJK_RE.search(t)]
+            latin = [re.escape(t) for t in ordered if not CJK_RE.search(t)]
+            # One word-boundary check around all the Latin terms, not one per term: the same matches, far faster.
+            groups = ["(?:" + "|".join(cjk) + ")"] if cjk else []
+            groups += [r"(?<![\w#+])(?:" + "|".join(latin) + r")(?![\w#+])"] if latin else []
+            cached = re.compile("|".join(groups))
             object.__setattr__(self, "_phrase_re_cache", cached)
         return cached
 

@@ -7,7 +7,11 @@ it got, and entries already mined (by uuid, from any file) are skipped.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -15,7 +19,7 @@ from typing import Callable, Iterable
 from . import nlp as nlp_mod
 from . import locks, paths, privacy, rules as rules_mod
 from .clean import has_cjk, turns_to_units
-from .model import Candidate, Turn, Unit
+from .model import ROLES, Candidate, Turn, Unit
 from .redact import load_extra as load_secret_kinds, mostly_redacted, redact
 from .refine import Refiner, display_text
 from .store import NewMemory, Store
@@ -23,9 +27,10 @@ from .textutil import keywords as keywords_of
 from .transcript import Watermark, read_transcript, use_fast_json
 
 BATCH_BYTES = 8 * 1024 * 1024
+REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
 # Reader skip reasons that mean an entry of an unknown shape, not a known non-prose entry.
 MALFORMED_REASONS = frozenset({"unknown-type", "unknown-role", "not-an-object", "no-message", "no-uuid", "malformed"})
-_LATIN_WORD_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_THREE_LATIN_LETTERS_RE = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z][^A-Za-z]*[A-Za-z]")
 
 
 @dataclass
@@ -56,12 +61,15 @@ class Summary:
         )
 
 
+UNIT_LANGS = ((), ("en",), ("zh",), ("zh", "en"))  # what `unit_langs` can return
+
+
 def unit_langs(text: str) -> tuple[str, ...]:
     """Languages whose rules apply to a unit: zh when it has CJK, en when it has Latin words."""
     langs = []
     if has_cjk(text):
         langs.append("zh")
-    if sum(1 for c in text if c in _LATIN_WORD_CHARS) >= 3:
+    if _THREE_LATIN_LETTERS_RE.search(text):
         langs.append("en")
     return tuple(langs)
 
@@ -77,8 +85,20 @@ class Miner:
         self.refiner = Refiner(self.pipeline)
         self._base_rules = ruleset
         self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
+        self._rulesets: dict[tuple[str, ...], rules_mod.RuleSet] = {}
         self._session_projects: dict[str, str] = {}
+        # Refinement and redaction depend on the unit's role, text, previous unit and rule only: a unit seen
+        # before (a prompt repeated in a subagent, a resumed session that rewrites history) is not refined again.
+        self._refined: OrderedDict[tuple, tuple[str, Candidate | None]] = OrderedDict()
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
+        try:  # compile the default and user rules now, with spaCy, rather than on the first units
+            ruleset = self.rules_for("")
+        except rules_mod.RuleError:
+            pass  # reported per transcript when mining, with the file and the line
+        else:
+            for role in ROLES:
+                for langs in UNIT_LANGS:
+                    ruleset.match("", role, langs)  # builds the matcher of each role and language mix
 
     def project_of(self, turn: Turn, fallback_cwd: str) -> str:
         """A session's project is fixed by its first cwd: a later `cd` into a subfolder does not split it."""
@@ -98,14 +118,19 @@ class Miner:
         """Default and user rules, plus the project's own `.claude/miner-rules.yaml`."""
         if self._base_rules is not None:
             return self._base_rules
-        if project not in self._rules_by_project:
+        ruleset = self._rules_by_project.get(project)
+        if ruleset is None:
             files = (
                 rules_mod.default_rule_files()
                 + rules_mod.user_rule_files(paths.config_dir())
                 + rules_mod.project_rule_file(project)
             )
-            self._rules_by_project[project] = rules_mod.load_rules(files)
-        return self._rules_by_project[project]
+            key = tuple(str(f) for f in files)  # projects without their own rule file share one rule set
+            ruleset = self._rulesets.get(key)
+            if ruleset is None:
+                ruleset = self._rulesets[key] = rules_mod.load_rules(files)
+            self._rules_by_project[project] = ruleset
+        return ruleset
 
     # --- extraction --------------------------------------------------------------------
 
@@ -122,10 +147,22 @@ class Miner:
                 matched.append((unit, hits))
             traced.append((unit, hits, "no rule", None))
         # spaCy sees the units a rule matched, and only those: its cost does not grow with the transcript.
-        docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in matched), batch_size=256)
+        fresh: dict[tuple, tuple[Unit, list]] = {}
+        for unit, hits in matched:
+            key = _refine_key(unit, hits)
+            if key in self._refined:
+                self._refined.move_to_end(key)
+            else:
+                fresh.setdefault(key, (unit, hits))
+        docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256)
+        for key, (unit, hits), doc in zip(fresh, fresh.values(), docs):
+            self._refined[key] = self._candidate(unit, hits, doc)
         outcomes: dict[int, tuple[str, Candidate | None]] = {}
-        for (unit, hits), doc in zip(matched, docs):
-            outcomes[id(unit)] = self._candidate(unit, hits, doc)
+        for unit, hits in matched:
+            outcome, candidate = self._refined[_refine_key(unit, hits)]
+            outcomes[id(unit)] = (outcome, candidate and dataclasses.replace(candidate, unit=unit))
+        while len(self._refined) > REFINED_MEMO:
+            self._refined.popitem(last=False)
         out = []
         for unit, hits, outcome, candidate in traced:
             if hits:
@@ -204,7 +241,7 @@ class Miner:
                         git_branch=turn.git_branch, tentative=candidate.tentative, scope=candidate.scope,
                         subject=candidate.subject, value=candidate.value, keywords=candidate.keywords,
                     )
-                    reason = privacy.quarantine_reason(turn.role, candidate.text)
+                    reason = _quarantine_reason(turn.role, candidate.text)
                     if reason:
                         # Kept out of dedup: an untrusted text must not reword or supersede a trusted memory.
                         created = privacy.store_quarantined(self.store, db, new, reason)
@@ -258,6 +295,15 @@ class Miner:
             if progress:
                 progress(file, result)
         return total
+
+
+# Pure in (role, text), and its patterns are long: a text seen again is not checked again.
+_quarantine_reason = functools.lru_cache(maxsize=4096)(privacy.quarantine_reason)
+
+
+def _refine_key(unit: Unit, hits: list) -> tuple:
+    """What refinement and redaction depend on; the rule by identity, as a project may redefine an id."""
+    return (unit.turn.role, unit.text, unit.previous, id(hits[0].rule))
 
 
 def _fallback_cwd(path: str, turns: list[Turn]) -> str:

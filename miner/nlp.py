@@ -3,8 +3,8 @@
 A trained pipeline (default `en_core_web_sm`, configurable with the
 `spacy_model` setting: a package name or a path) is used when it is
 installed; its tags and parse then sharpen refinement. Otherwise a blank
-English pipeline: tokenizer, sentencizer and lookup lemmas from
-`spacy-lookups-data`, all offline.
+English pipeline: tokenizer and lookup lemmas from `spacy-lookups-data`,
+all offline (units arrive already split, so no sentencizer is needed).
 """
 
 from __future__ import annotations
@@ -45,11 +45,10 @@ def _trained(model: str) -> Pipeline | None:
 
 
 def _blank() -> Pipeline:
-    """Blank English with a sentencizer and lookup lemmas (lower-case text when the tables are missing)."""
+    """Blank English with lookup lemmas (lower-case text when the tables are missing)."""
     import spacy
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
+    nlp = spacy.blank("en")  # refinement sees one unit at a time: tokens and lemmas, no sentence splitting
     lemmas = "lookup lemmas"
     try:
         from spacy.lookups import load_lookups
@@ -64,19 +63,19 @@ def _blank() -> Pipeline:
         _register_components()
         nlp.add_pipe("miner_lower_lemmas")
         lemmas = "no lemma tables"
-    return Pipeline(nlp, f"blank:en (sentencizer, {lemmas})", False)
+    return Pipeline(nlp, f"blank:en ({lemmas})", False)
 
 
 class _CapitalLemmas:
-    """Lemmas of capitalised words ("Checking") looked up by their lower case."""
+    """Lemmas of words capitalised at a sentence start ("Checking") looked up by their lower case."""
 
     def __init__(self):
         self.table = None
 
     def __call__(self, doc):
         if self.table is not None:
-            for token in doc:
-                if token.lemma_ == token.text and token.text != token.lower_:
+            for i, token in enumerate(doc):
+                if (i == 0 or doc[i - 1].is_punct) and token.text != token.lower_ and token.lemma_ == token.text:
                     token.lemma_ = self.table.get(token.lower_, token.lower_)
         return doc
 
@@ -107,9 +106,13 @@ def describe(model: str | None = DEFAULT_MODEL) -> str:
             return f"trained spaCy pipeline {model}"
     except (ImportError, ValueError):
         pass
-    return f"blank spaCy pipeline with a sentencizer and lookup lemmas ({model or 'no model'} not installed)"
+    return f"blank spaCy pipeline with lookup lemmas ({model or 'no model'} not installed)"
 
 
 def has_parse(doc) -> bool:
-    """Whether `doc` carries a trained pipeline's tags and dependency parse."""
-    return doc.has_annotation("TAG") and doc.has_annotation("DEP")
+    """Whether `doc` carries a trained pipeline's tags and dependency parse.
+
+    A parser labels every token, so the first one tells (`Doc.has_annotation`
+    walks every token in Python, and this runs several times per unit).
+    """
+    return len(doc) > 0 and doc[0].dep != 0 and doc[0].tag != 0

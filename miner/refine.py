@@ -73,6 +73,9 @@ PRONOUN_FOLLOWERS = frozenset({
 DANGLING = frozenset({"this", "that", "it", "these", "those", "they"})
 CJK_DANGLING = ("它", "这", "這", "那")
 
+# The first words of the narration and recap patterns below (kept in step with them; a test checks it).
+_OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix", "update", "implementation",
+                      "summary", "here", "what"})
 _QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
@@ -148,13 +151,29 @@ class Refiner:
         """The unit's display text through the pipeline."""
         return self.nlp(display_text(text))
 
+    def _matches(self, doc) -> tuple[set[str], set[str]]:
+        """(labels found anywhere, labels that open the text after discourse words such as "Okay, now").
+
+        The matcher runs once per doc; the steps share its result.
+        """
+        found = doc.user_data.get("miner_matches")
+        if found is None:
+            start = _content_start(doc)
+            opener = doc[start].lower_ if start < len(doc) else ""
+            # Every pattern opens with one of a few words, or is a hedge with "seem": most units skip the matcher,
+            # which checks the doc's lemmas token by token on every call.
+            if opener in _OPENERS or opener.endswith("ing") or "seem" in _text(doc).lower():
+                matches = [(self._labels[m], s) for m, s, _ in self.matcher(doc)]
+            else:
+                matches = []
+            found = doc.user_data["miner_matches"] = ({m for m, _ in matches}, {m for m, s in matches if s == start})
+        return found
+
     def _opening(self, doc) -> set[str]:
-        """Labels of the matcher patterns that open the text (after discourse words such as "Okay, now")."""
-        start = _content_start(doc)
-        return {self._labels[m] for m, s, _ in self.matcher(doc) if s == start}
+        return self._matches(doc)[1]
 
     def is_question(self, doc) -> bool:
-        text = doc.text.strip()
+        text = _text(doc).strip()
         if _QUESTION_END_RE.search(text):
             return True
         if text.endswith((".", "。", "!")) or not len(doc):
@@ -170,7 +189,7 @@ class Refiner:
 
     def is_greeting(self, doc) -> bool:
         """Nothing but thanks, praise and acknowledgement."""
-        if _CJK_PUNCT_RE.sub("", doc.text) in CJK_GREETINGS:
+        if _CJK_PUNCT_RE.sub("", _text(doc)) in CJK_GREETINGS:
             return True
         covered = set()
         for _, start, end in self.greetings(doc):
@@ -179,7 +198,7 @@ class Refiner:
 
     def is_narration(self, doc) -> bool:
         """The assistant saying what it is about to do: "Let me check…", "Now I'll update…", "Checking…"."""
-        if _CJK_NARRATION_RE.match(doc.text):
+        if _CJK_NARRATION_RE.match(_text(doc)):
             return True
         if "NARRATION" in self._opening(doc):
             return True
@@ -191,7 +210,7 @@ class Refiner:
 
     def is_recap(self, doc) -> bool:
         """The assistant reporting what it just did: "I've updated…", "Successfully built…"."""
-        if _CJK_RECAP_RE.match(doc.text):
+        if _CJK_RECAP_RE.match(_text(doc)):
             return True
         if "RECAP" in self._opening(doc):
             return True
@@ -203,9 +222,10 @@ class Refiner:
 
     def is_hedged(self, doc) -> bool:
         """"maybe", "I think", "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
-        if any(h in doc.text for h in CJK_HEDGES) or self.hedges(doc):
+        text = _text(doc)
+        if any(h in text for h in CJK_HEDGES) or self.hedges(doc):
             return True
-        if any(self._labels[m] == "HEDGE" for m, _, _ in self.matcher(doc)):
+        if "HEDGE" in self._matches(doc)[0]:
             return True
         return has_parse(doc) and any(t.tag_ == "MD" and t.lower_ in MODAL_HEDGES for t in doc)
 
@@ -215,7 +235,7 @@ class Refiner:
             return False
         first = doc[0]
         if first.lower_ not in DANGLING:
-            return doc.text.startswith(CJK_DANGLING)
+            return _text(doc).startswith(CJK_DANGLING)
         if first.lower_ in ("it", "they"):
             return True
         if has_parse(doc):
@@ -229,7 +249,7 @@ class Refiner:
 
         None when it needs context that is not there (or that would make it too long).
         """
-        text = doc.text
+        text = _text(doc)
         if not self.opens_with_reference(doc):
             return text
         previous = display_text(unit.previous)
@@ -265,7 +285,7 @@ class Refiner:
             return Verdict(None, "not-self-contained")
         if not passes_quality_gate(merged):
             return Verdict(None, "quality-gate")
-        tentative = hit.rule.tentative or self.is_hedged(doc) or (merged != doc.text and is_hedged(merged))
+        tentative = hit.rule.tentative or self.is_hedged(doc) or (merged != _text(doc) and is_hedged(merged))
         return Verdict(Candidate(
             unit=unit,
             category=hit.rule.category,
@@ -278,6 +298,14 @@ class Refiner:
             value=hit.value,
             keywords=self.keywords(merged, doc),
         ))
+
+
+def _text(doc) -> str:
+    """`doc.text`, built once: spaCy joins the tokens again on every access."""
+    text = doc.user_data.get("miner_text")
+    if text is None:
+        text = doc.user_data["miner_text"] = doc.text
+    return text
 
 
 def _content_start(doc) -> int:
@@ -293,6 +321,7 @@ def _first_person(root) -> bool:
 
 
 def _narration_patterns() -> list[list[dict]]:
+    """Openers of status narration; each starts with a word of `_OPENERS` or an "-ing" form."""
     adverb = {"LOWER": {"IN": ADVERBS}, "OP": "?"}
     work = {"LEMMA": {"IN": WORK_VERBS}}
     return [
@@ -307,6 +336,7 @@ def _narration_patterns() -> list[list[dict]]:
 
 
 def _recap_patterns() -> list[list[dict]]:
+    """Openers of recaps; each starts with a word of `_OPENERS`."""
     return [
         [{"LOWER": "i"}, {"NORM": "have"}, {"LOWER": {"IN": ADVERBS}, "OP": "?"},
          {"LEMMA": {"IN": DONE_VERBS}, "LOWER": {"REGEX": "(?:ed|en|t|un|an|ote|ade)$"}}],

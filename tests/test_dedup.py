@@ -298,3 +298,19 @@ def test_sentence_start_check_agrees_with_its_regex(text):
     for index in range(len(text) + 1):
         expected = bool(similarity._SENTENCE_START_RE.search(text[:index]))
         assert similarity._starts_sentence(text, index) == expected, (text, index)
+
+
+def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
+    """The phrase regex checks word boundaries once around all Latin terms; the matches are those of one check per term."""
+    import re as re_mod
+
+    from miner.lexicon import CJK_RE, load_synonyms
+
+    synonyms = load_synonyms()
+    per_term = re_mod.compile("|".join(
+        re_mod.escape(t) if CJK_RE.search(t) else r"(?<![\w#+])" + re_mod.escape(t) + r"(?![\w#+])"
+        for t in sorted(synonyms.phrases, key=len, reverse=True)))
+    texts = ["we use postgres, pg and postgresql on k8s", "kubernetes-based deploy; node.js vs nodejs",
+             "c++ and c# are not c", "数据库用 postgres，數據庫也是", "pgbouncer is not pg", "js/ts, javascript and typescript"]
+    for text in texts:
+        assert [m.group(0) for m in synonyms._phrase_re.finditer(text)] == [m.group(0) for m in per_term.finditer(text)]

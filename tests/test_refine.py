@@ -282,3 +282,34 @@ def test_a_configured_model_that_is_not_installed_falls_back_to_the_blank_pipeli
     pipeline = nlp.load(str(tmp_path / "no-such-model"))
     assert not pipeline.trained and "lookup lemmas" in pipeline.name
     assert nlp.has_parse(pipeline.nlp("Use pnpm.")) is False
+
+
+def test_every_narration_and_recap_pattern_opens_with_a_listed_word():
+    """The refiner runs its matcher only on units opening with one of `_OPENERS` (or an -ing form)."""
+    for pattern in r._narration_patterns() + r._recap_patterns():
+        first = pattern[0]
+        words = first.get("LOWER")
+        words = words.get("IN", []) if isinstance(words, dict) else [words]
+        assert (set(words) <= r._OPENERS and words) or first.get("LOWER", {}).get("REGEX") == "ing$", pattern
+
+
+# --- the miner refines a unit once: a repeat is served from its memo ---------------------------------
+
+def test_a_repeated_unit_is_refined_once_and_keeps_its_own_provenance(store, pipeline, monkeypatch):
+    from miner import config as config_mod
+    from miner.mine import Miner
+
+    miner = Miner(store, config_mod.load(), pipeline=pipeline)
+    calls = []
+    real = miner.refiner.refine
+    monkeypatch.setattr(miner.refiner, "refine", lambda *a: calls.append(a[0].text) or real(*a))
+    first = Turn("u1", "s1", "user", "", "", "", "", False, "")
+    again = Turn("u2", "s2", "user", "", "", "", "", False, "")
+    text = "We'll use PostgreSQL instead of MySQL for the database."
+    found = miner.extract([Unit(first, 0, text), Unit(again, 0, text)], lambda turn: "")
+    assert calls == [text]  # the second sighting came from the memo
+    assert [c.unit.turn.uuid for c in found] == ["u1", "u2"]
+    assert found[0].text == found[1].text and found[0].category == found[1].category == "decision"
+    # Another previous unit can change the result ("This …" takes it), so it is refined again.
+    miner.extract([Unit(first, 1, text, previous="Context.")], lambda turn: "")
+    assert calls == [text, text]
