@@ -75,12 +75,8 @@ def has_cjk(text: str) -> bool:
 
 
 def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:
-    """(piece, needs_sentence_split) for each non-empty line of cleaned prose."""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or len(line) > MAX_LINE_CHARS or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
-            continue
-        structural = bool(_LIST_RE.match(line) or _HEADING_RE.match(line) or line.startswith("|"))
+    """(piece, needs_sentence_split) for each non-empty line of cleaned prose, hard-wrapped lines joined."""
+    for line, structural in _joined_lines(text):
         if structural:
             yield line, False
         elif has_cjk(line):
@@ -89,6 +85,44 @@ def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:
                     yield part.strip(), True
         else:
             yield line, True
+
+
+def _joined_lines(text: str) -> Iterator[tuple[str, bool]]:
+    """(line, structural) with a hard-wrapped sentence put back on one line.
+
+    A line that does not end a sentence, followed by a prose line that starts
+    in lower case (or, under a list item, an indented one), continues it:
+    "The backup must fetch every case" / "and write them to one file." is one
+    sentence, not two fragments.
+    """
+    pending, pending_structural = "", False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or len(line) > MAX_LINE_CHARS or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
+            if pending:
+                yield pending, pending_structural
+            pending = ""
+            continue
+        structural = bool(_LIST_RE.match(line) or _HEADING_RE.match(line) or line.startswith("|"))
+        if pending and not structural and _continues(pending, pending_structural, raw, line):
+            pending = f"{pending} {line}"
+            continue
+        if pending:
+            yield pending, pending_structural
+        pending, pending_structural = line, structural
+    if pending:
+        yield pending, pending_structural
+
+
+def _continues(previous: str, previous_structural: bool, raw: str, line: str) -> bool:
+    if previous.startswith(("|", "#")) or _HEADING_RE.match(previous) or previous.endswith(_LINE_ENDS):
+        return False
+    if previous_structural:
+        return raw[:1] in (" ", "\t") and line[:1].isalpha()  # an indented continuation of a list item
+    return line[:1].isascii() and line[:1].islower()
+
+
+_LINE_ENDS = tuple(".!?:;。！？：；)]}\"'”’`*_>")
 
 
 # --- sentences -----------------------------------------------------------------------------------

@@ -333,3 +333,16 @@ def sentencizer():
 )
 def test_ordinary_prose_splits_as_spacys_sentencizer_did(sentencizer, text):
     assert clean.split_sentences(text) == [s.text.strip() for s in sentencizer(text).sents]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The backup must fetch every case\nand write them to one file.", ["The backup must fetch every case and write them to one file."]),
+    ("- an item that wraps\n  onto the next line\n- next item", ["- an item that wraps onto the next line", "- next item"]),
+    ("A sentence that ends.\nthen a lower-case line", ["A sentence that ends.", "then a lower-case line"]),
+    ("Short heading line\nAnother line in capitals", ["Short heading line", "Another line in capitals"]),
+    ("## Heading\nlower-case text under it", ["## Heading", "lower-case text under it"]),
+    ("- an item\nnot indented, so a paragraph of its own", ["- an item", "not indented, so a paragraph of its own"]),
+    ("Use the flags below:\nnone of them is required", ["Use the flags below:", "none of them is required"]),
+])
+def test_hard_wrapped_lines_are_joined(text, expected):
+    assert split_units([text]) == [expected]
