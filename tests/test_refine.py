@@ -255,6 +255,11 @@ def trained():
     ("We have finally completed the migration.", "is_recap"),
     ("The cache may hold stale rows.", "is_hedged"),
     ("This means the cache is stale.", "opens_with_reference"),
+    ("Thanks, looks good!", "is_greeting"),
+    ("Let me check the config file.", "is_narration"),
+    ("I've updated the README with the new flags.", "is_recap"),
+    ("Maybe we should use Redis.", "is_hedged"),
+    ("Should we use pnpm here?", "is_question"),
 ])
 def test_trained_pipeline_steps(trained, text, step):
     assert getattr(trained, step)(trained.doc(text))
@@ -264,6 +269,8 @@ def test_trained_pipeline_keeps_plain_statements(trained):
     statement = trained.doc("This file holds the deploy settings.")
     assert not trained.opens_with_reference(statement) and not trained.is_hedged(statement)
     assert trained.refine(unit(statement.text), hit_for("x")).candidate is not None
+    assert trained.refine(unit("Use uv."), hit_for("x")).dropped_by == "quality-gate"
+    assert trained.refine(unit("It is faster."), hit_for("x")).dropped_by == "not-self-contained"
 
 
 def test_block_quotes_are_not_the_speakers_words():
