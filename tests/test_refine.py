@@ -192,13 +192,12 @@ MODAL_HEDGE = (["The", "cache", "may", "hold", "stale", "rows", "."], ["DT", "NN
                ["DET", "NOUN", "AUX", "VERB", "ADJ", "NOUN", "PUNCT"],
                ["det", "nsubj", "aux", "ROOT", "amod", "dobj", "punct"], [1, 3, 3, 3, 5, 3, 3],
                ["the", "cache", "may", "hold", "stale", "row", "."])
-DETERMINER = (["This", "one", "keeps", "the", "builds", "fast", "."], ["DT", "NN", "VBZ", "DT", "NNS", "JJ", "."],
-              ["DET", "NOUN", "VERB", "DET", "NOUN", "ADJ", "PUNCT"],
-              ["det", "nsubj", "ROOT", "det", "nsubj", "ccomp", "punct"], [1, 2, 2, 4, 5, 2, 2],
-              ["this", "one", "keep", "the", "build", "fast", "."])
-PRONOUN = (["This", "keeps", "the", "builds", "fast", "."], ["DT", "VBZ", "DT", "NNS", "JJ", "."],
-           ["PRON", "VERB", "DET", "NOUN", "ADJ", "PUNCT"], ["nsubj", "ROOT", "det", "nsubj", "ccomp", "punct"],
-           [1, 1, 3, 4, 1, 1], ["this", "keep", "the", "build", "fast", "."])
+DETERMINER = (["This", "one", "breaks", "the", "build", "."], ["DT", "NN", "VBZ", "DT", "NN", "."],
+              ["DET", "NOUN", "VERB", "DET", "NOUN", "PUNCT"], ["det", "nsubj", "ROOT", "det", "dobj", "punct"],
+              [1, 2, 2, 4, 2, 2], ["this", "one", "break", "the", "build", "."])
+PRONOUN = (["This", "breaks", "the", "build", "."], ["DT", "VBZ", "DT", "NN", "."],
+           ["PRON", "VERB", "DET", "NOUN", "PUNCT"], ["nsubj", "ROOT", "det", "dobj", "punct"],
+           [1, 1, 3, 1, 1], ["this", "break", "the", "build", "."])
 
 
 def blank_twin(annotated):
