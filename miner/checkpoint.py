@@ -6,6 +6,11 @@ that this session stated or restated. PreCompact writes it so that the block
 after the compaction opens with it; the SessionEnd miner writes it so that
 the next session of the project is ranked against it.
 
+Writing it also closes the project's todos that the session reports done
+("Pagination of the plant list is done now", 已完成): such a todo goes cold
+(out of recall, kept, and active again if it is ever said again), so that a
+new session sees only the todos still open.
+
 Requests are read from the end of the transcript: a long session's file can
 be tens of megabytes, and only its last few requests matter.
 """
@@ -18,7 +23,8 @@ import re
 
 from .clean import clean_prose
 from .redact import redact
-from .store import Store, now_iso
+from .store import Store, StoredMemory, now_iso
+from .textutil import keywords, simple_stem
 from .transcript import ReadStats, Watermark, entry_to_turn, read_transcript
 
 MAX_REQUESTS = 3
@@ -118,6 +124,23 @@ def _last_reply(turns) -> str:
     return ""
 
 
+def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+             limit: int = MAX_REQUESTS) -> tuple[list, list[str], str]:
+    """(the turns read, the latest requests, the assistant's latest reply): see `session_context`."""
+    if stop_after_uuid is not None:
+        # Evaluation cuts: everything up to the cut, read from the start.
+        turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+        own, anyone = _requests_from_turns(turns, session_id)
+        return turns, (own or anyone)[-limit:], _last_reply(turns)
+    window = TAIL_BYTES
+    while True:
+        turns, whole = _tail_turns(transcript, window)
+        own, anyone = _requests_from_turns(turns, session_id)
+        if len(own) >= limit or whole:
+            return turns, (own or anyone)[-limit:], _last_reply(turns)
+        window *= 4
+
+
 def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
                     limit: int = MAX_REQUESTS) -> tuple[list[str], str]:
     """(the latest user requests of a session, oldest first; the assistant's latest reply).
@@ -126,18 +149,7 @@ def session_context(transcript: str, session_id: str = "", stop_after_uuid: str 
     `session_id` (a resumed session may write under another id), the transcript's
     latest requests stand in for it.
     """
-    if stop_after_uuid is not None:
-        # Evaluation cuts: everything up to the cut, read from the start.
-        turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
-        own, anyone = _requests_from_turns(turns, session_id)
-        return (own or anyone)[-limit:], _last_reply(turns)
-    window = TAIL_BYTES
-    while True:
-        turns, whole = _tail_turns(transcript, window)
-        own, anyone = _requests_from_turns(turns, session_id)
-        if len(own) >= limit or whole:
-            return (own or anyone)[-limit:], _last_reply(turns)
-        window *= 4
+    return _context(transcript, session_id, stop_after_uuid, limit)[1:]
 
 
 def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
@@ -165,11 +177,77 @@ def session_project(store: Store, session_id: str, fallback: str = "") -> str:
     return row["project"] if row and row["project"] else fallback
 
 
+# A sentence reporting work as finished, and what makes one a plan, a question or a condition instead.
+_DONE_RE = re.compile(
+    r"(?i)\b(?:done|finished|completed?|implemented|added|fixed|resolved|merged|shipped|deployed|wired(?: up)?|"
+    r"in place|taken care of|works now|working now|closed)\b|已完成|完成了|搞定|已(?:添加|修复|实现|加上|处理|合并|上线)")
+_NOT_DONE_RE = re.compile(
+    r"(?i)\b(?:not|never|still|yet|todo|later|should|shall|will|would|could|going to|need to|needs to|have to|"
+    r"has to|must|remaining|pending|once|when|whenever|if|after|until|before|let's|let me|i'll|we'll)\b|n't\b|\?|"
+    r"还没|未完成|尚未|没有|待|要|需要|以后|之后")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# Words every todo uses: they say that something is open, not what it is.
+_TODO_WORDS = frozenset(
+    """later todo to-do eventually should need needs remaining still next step steps add adding follow
+    follow-up up open pending item items work left maybe also someday soon future""".split())
+MIN_SHARED = 2
+SHARED_SHARE = 0.6  # of the todo's words; of its CJK character pairs, CJK_SHARE (pairs overlap, words do not)
+CJK_SHARE = 0.4
+
+
+def _stems(words) -> set[str]:
+    return {simple_stem(w) for w in words if not w.isdigit() and w not in _TODO_WORDS}
+
+
+def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, str]]:
+    """The project's open todos that a later sentence of these turns reports done, with that sentence.
+
+    A sentence counts when it reports something finished ("…is done now", "added …", 已完成), is no
+    plan, question or condition ("once … is done", "not done yet"), was said after the todo was
+    last said, and names most of what the todo names (at least two of its words).
+    """
+    todos = store._memories("WHERE project = ? AND state = 'active' AND category = 'todo'", (project,))
+    words = {t.id: _stems(t.keywords.split() or keywords(t.text)) for t in todos}
+    todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
+    if not todos:
+        return []
+    found: dict[int, tuple[StoredMemory, str]] = {}
+    for turn in turns:
+        if turn.is_sidechain:
+            continue
+        for sentence in _SENTENCE_RE.split(clean_prose(turn.text)):
+            sentence = " ".join(sentence.split())
+            if not sentence or not _DONE_RE.search(sentence) or _NOT_DONE_RE.search(sentence):
+                continue
+            said = _stems(keywords(sentence, limit=64))
+            for todo in todos:
+                if todo.id in found or not turn.ts or turn.ts <= (todo.last_seen or ""):
+                    continue
+                own = words[todo.id]
+                cjk = sum(1 for w in own if not w.isascii())
+                needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
+                if len(own & said) >= max(MIN_SHARED, needed):
+                    found[todo.id] = (todo, clip(redact(sentence)[0], 200))
+    return list(found.values())
+
+
+def close_done_todos(store: Store, project: str, turns) -> list[int]:
+    """Move the todos these turns report done to cold storage (said again, they come back); their ids."""
+    done = done_todos(store, project, turns)
+    if done:
+        with store.transaction() as db:
+            for todo, sentence in done:
+                store.set_state(db, todo.id, "cold", f"done: {sentence}")
+    return [todo.id for todo, _ in done]
+
+
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
-    """Build and store the checkpoint of a session; returns it."""
+    """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
+    turns, requests, last_reply = _context(transcript, session_id, stop_after_uuid)
+    if not store.readonly:
+        close_done_todos(store, project, turns)
     decisions, todos = session_memory_ids(store, session_id, project)
-    requests, last_reply = session_context(transcript, session_id, stop_after_uuid)
     body = {
         "session_id": session_id,
         "project": project,

@@ -34,7 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "startup_type_weights": {"preference": 1.0, "decision": 0.9, "todo": 0.85, "fact": 0.75},
     "startup_latest": 60,               # candidates: the latest of each category,
     "startup_stretches": 16,            # candidates from every stretch of the history: its runs of sessions,
-    "startup_per_stretch": 3,           # the latest few of each category (and of the user's words) in each run
+    "startup_per_stretch": 2,           # its latest few decisions and facts, and as many in the user's own words
     "startup_max_candidates": 160,
     "startup_session_decay": 0.9,       # each better item from the same session multiplies the score by this,
     "startup_session_free": 3,          # after the first few

@@ -74,6 +74,16 @@ def run_session_start(cwd: str, home: Path, claude: Path) -> str:
     return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def mine_sessions(store: Store, miner, sessions: list[tuple[str, Path, list[Path]]]) -> None:
+    """Mine each session with its subagents, then write the checkpoint its SessionEnd hook would have written."""
+    for _, path, subagents in sessions:
+        for file in [path, *subagents]:
+            miner.mine_file(file)
+        for row in store.db.execute("SELECT session_id, project FROM sessions WHERE transcript = ?",
+                                    (str(path.resolve()),)).fetchall():
+            write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
+
+
 def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> None:
     """The hook hands its recall log to a background worker: wait for it, so that cuts stay independent of timing."""
     deadline = time.monotonic() + timeout_s
@@ -90,16 +100,17 @@ def diagnose_cut(store: Store, project: str, config: dict, questions: list[dict]
     it returns a function of the hook's block that gives one record per question.
     """
     from . import config as config_mod
-    from .recall import build, rank
+    from .recall import build
 
     budget = min(config_mod.budget_chars(config), 9_999)
     recall = build(store, project, config, situation="startup", budget_chars=budget, log=False)
     shown = {i.memory.id for i in recall.shown}
     voided = {i for z in recall.zones if z.voided for i in z.ids}
-    query = recall.query
-    ranked = rank(store, project, config, query)
-    position = {item.memory.id: n for n, item in enumerate(ranked)}
-    limit = int(config["max_candidates"])
+    # Every candidate the block was chosen from, best first (voided ones ranked by their zone's score).
+    ranked = sorted([(i.score, i.memory.id) for i in recall.shown + recall.left_out]
+                    + [(z.score, i) for z in recall.zones if z.voided for i in z.ids], key=lambda t: -t[0])
+    position = {memory_id: n for n, (_, memory_id) in enumerate(ranked)}
+    limit = int(config["startup_max_candidates"])
     rows = store.db.execute("SELECT id, text, state, tentative, category, role, session_count, evidence_count "
                             "FROM memories WHERE project = ?", (project,)).fetchall()
     evidence_of = {q.get("evidence_uuid", ""): [r["memory_id"] for r in store.db.execute(
@@ -132,10 +143,8 @@ def _classify(questions, block, rows, evidence_of, shown, voided, position, limi
             for r in hit:
                 if r["state"] != "active":
                     reasons.append((3, r["id"], f"state {r['state']}"))
-                elif r["tentative"]:
-                    reasons.append((2, r["id"], "tentative"))
                 elif r["id"] not in position:
-                    reasons.append((1, r["id"], "not a candidate"))
+                    reasons.append((1, r["id"], "not a candidate" + (" (tentative)" if r["tentative"] else "")))
                 elif r["id"] in voided:
                     reasons.append((0, r["id"], f"voided (rank {position[r['id']]})"))
                 elif position[r["id"]] >= limit:
@@ -172,12 +181,7 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
             mined = 0
             for cut in cuts:
                 limit = order.get(cut, len(sessions))
-                for _, path, subagents in sessions[mined:limit]:
-                    for file in [path, *subagents]:
-                        miner.mine_file(file)
-                    for row in store.db.execute("SELECT session_id, project FROM sessions WHERE transcript = ?",
-                                                (str(path.resolve()),)).fetchall():
-                        write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
+                mine_sessions(store, miner, sessions[mined:limit])
                 mined = max(mined, limit)
                 logged = store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0]
                 if diagnose:

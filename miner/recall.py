@@ -241,7 +241,7 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
 
 def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
     """Best first, each item's score multiplied by `decay` for every better item from the same session
-    beyond the first `free` ones.
+    beyond the first `free` ones (a greedy pick: the best item, then the best of the rest as rescored).
 
     A long, busy session cannot fill a new session's block: the best memories of an old
     session compete with the tenth of yesterday's.
@@ -250,23 +250,26 @@ def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
         return items
     import heapq
 
-    heap = [(-i.score, -i.memory.id, n) for n, i in enumerate(items)]
+    queues: dict[str, list[Item]] = {}
+    for item in sorted(items, key=lambda i: (-i.score, -i.memory.id)):
+        queues.setdefault(item.memory.session_id, []).append(item)
+    # One entry per session: its best item not taken yet, at the score it would have if taken next.
+    heap = [(-queue[0].score, -queue[0].memory.id, session, 0) for session, queue in queues.items()]
     heapq.heapify(heap)
-    taken: dict[str, int] = {}
     out: list[Item] = []
     while heap:
-        _, _, n = heapq.heappop(heap)
-        item = items[n]
-        count = taken.get(item.memory.session_id, 0)
-        factor = decay ** max(0, count - free)
-        if factor < 1.0 and item.parts.get("session_diversity") is None:
-            item.parts["session_diversity"] = factor
+        _, _, session, taken = heapq.heappop(heap)
+        queue = queues[session]
+        item = queue[taken]
+        factor = decay ** max(0, taken - free)
+        if factor < 1.0:
             item.score *= factor
-            if heap and item.score < -heap[0][0]:
-                heapq.heappush(heap, (-item.score, -item.memory.id, n))
-                continue
-        taken[item.memory.session_id] = count + 1
+            item.parts["session_diversity"] = factor
         out.append(item)
+        if taken + 1 < len(queue):
+            following = queue[taken + 1]
+            heapq.heappush(heap, (-following.score * decay ** max(0, taken + 1 - free), -following.memory.id,
+                                  session, taken + 1))
     return out
 
 
@@ -285,7 +288,7 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
                                      else store.candidates(project))}
     if startup:
         matched = matched + store.history_ids(project, int(config.get("startup_stretches", 16)),
-                                              int(config.get("startup_per_stretch", 3)))
+                                              int(config.get("startup_per_stretch", 2)))
     for memory in store.memories_by_id({i: None for i in matched if i not in candidates}):
         candidates[memory.id] = memory
     tentative_ok = include_tentative or (startup and float(config.get("startup_tentative", 0.0)) > 0)
@@ -373,6 +376,20 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     return chosen, left_out
 
 
+def claimed(items: list[Item], shares: dict[str, float], budget_chars: int) -> set[int]:
+    """Ids of the best items of each category with a share of the budget, as many as that share holds."""
+    ids: set[int] = set()
+    for category, share in shares.items():
+        room = float(share) * budget_chars
+        for item in items:
+            if item.memory.category == category:
+                room -= len(item.memory.text) + 16
+                if room < 0:
+                    break
+                ids.add(item.memory.id)
+    return ids
+
+
 def build(store: Store, project: str, config: dict[str, Any], situation: str = "startup", query: str = "",
           session_id: str = "", budget_chars: int = 9_800, include_tentative: bool = False,
           log: bool = True, void: bool | None = None) -> Recall:
@@ -392,11 +409,14 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
                  # Within a session that is being resumed, what was said last matters most: hours, not days.
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
                  asked=situation == "query", startup=startup)
-    if startup:
+    if startup and items:
         # Only the head can make it into a block: spread it over the sessions, leave the tail in order.
-        head = 2 * int(config["startup_max_candidates"])
-        items = diversify(items[:head], float(config.get("startup_session_decay", 1.0)),
-                          int(config.get("startup_session_free", 0))) + items[head:]
+        # A session pays for its items beyond its fair share of the block (or the configured few, if more).
+        head = items[: 2 * int(config["startup_max_candidates"])]
+        fits = budget_chars / (sum(len(i.memory.text) + 20 for i in head) / len(head))
+        fair = math.ceil(fits / len({i.memory.session_id for i in head}))
+        items = diversify(head, float(config.get("startup_session_decay", 1.0)),
+                          max(int(config.get("startup_session_free", 0)), fair)) + items[len(head):]
     if checkpoint:
         pinned_lines = checkpoint_lines(checkpoint)
     elif last and int(config.get("last_session_requests", 2)):
@@ -404,15 +424,21 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
                                         int(config.get("last_session_requests", 2)), with_reply=False)
     else:
         pinned_lines = []
+    shares = config.get("startup_shares") if startup else None
+    # What has a first claim on the budget (see `fit`) is neither cut below nor voided.
+    claims = claimed(items, shares, budget_chars) if shares else set()
     # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
     limit = int(config["startup_max_candidates" if startup else "max_candidates"])
     items, beyond = items[:limit], items[limit:]
+    if claims:
+        items += [i for i in beyond if i.memory.id in claims]
+        beyond = [i for i in beyond if i.memory.id not in claims]
 
     zones: list[Zone] = []
     # Void marking is for crowds: when the candidates would fill the budget several times over.
     crowded = sum(len(i.memory.text) + 16 for i in items) > float(config.get("void_crowd_factor", 2.0)) * budget_chars
     if void if void is not None else (crowded and float(config.get("void_share", 0.3)) > 0):
-        zones = void_mark(items, config, session_ids)
+        zones = void_mark(items, config, set(session_ids) | claims)
         voided_ids = {i for z in zones if z.voided for i in z.ids}
         items = [i for i in items if i.memory.id not in voided_ids]
 
@@ -424,8 +450,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.append(line)
             reserve += len(line) + 1
     was = store.was_notes(i.memory.id for i in items)
-    chosen, left_out = fit(items, budget_chars, reserve, config, was,
-                           config.get("startup_shares") if startup else None)
+    chosen, left_out = fit(items, budget_chars, reserve, config, was, shares)
     left_out += beyond
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]

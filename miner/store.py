@@ -889,35 +889,36 @@ class Store:
                 notes[row["src"]] = row["was"]
         return notes
 
-
-    def history_ids(self, project: str, stretches: int = 16, per_stretch: int = 3) -> list[int]:
+    def history_ids(self, project: str, stretches: int = 16, per_stretch: int = 2) -> list[int]:
         """Ids of active memories from every stretch of a project's history, not only its latest sessions.
 
         The project's sessions are cut into up to `stretches` runs of consecutive sessions; from each
-        run come the ids of its `per_stretch` latest memories of each category, and of its latest
-        decisions and facts in the user's own words. Each query walks one range of an index (ids
-        only), so the cost grows with the number of stretches, not with the size of the store.
+        run come the ids of its `per_stretch` latest decisions and facts, and as many in the user's own
+        words. Each query walks one range of an index, so the cost grows with the number of
+        stretches, not with the size of the store.
         """
         stamps = [r[0] for r in self.db.execute(
             "SELECT last_ts FROM sessions WHERE project = ? AND last_ts <> '' ORDER BY last_ts", (project,))]
         if len(stamps) < 2:
             return []
         count = min(stretches, len(stamps))
-        bounds = [stamps[int(i * len(stamps) / count)] for i in range(count)]
-        ranges = [(low, high) for low, high in zip(bounds, bounds[1:] + ["\uffff"]) if low < high]
+        # A stretch holds what was said after the previous stretch's last session and up to its own last one.
+        ends = [stamps[int((i + 1) * len(stamps) / count) - 1] for i in range(count - 1)] + ["\uffff"]
+        ranges = [(low, high) for low, high in zip([""] + ends, ends) if low < high]
         ids: dict[int, None] = {}
         cursor = self.db.cursor()
         cursor.row_factory = None
         for low, high in ranges:
-            for category, role in (("preference", ""), ("todo", ""), ("decision", ""), ("fact", ""),
-                                   ("decision", "user"), ("fact", "user")):
+            # Preferences and todos are few: `candidates` holds the latest sixty of each, whatever their age.
+            for category, role in (("decision", ""), ("fact", ""), ("decision", "user"), ("fact", "user")):
                 rows = cursor.execute(
                     "SELECT id FROM memories WHERE project = ? AND state = 'active' AND category = ? "
-                    "AND last_seen >= ? AND last_seen < ?" + (" AND role = ?" if role else "")
+                    "AND last_seen > ? AND last_seen <= ?" + (" AND role = ?" if role else "")
                     + " ORDER BY last_seen DESC LIMIT ?",
                     (project, category, low, high, *((role,) if role else ()), per_stretch))
                 ids.update((row[0], None) for row in rows)
         return list(ids)
+
 
 def _chmod_private(path: Path) -> None:
     try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from datetime import datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -101,3 +103,128 @@ def test_dev_projects_cross_session(shared_data):
     assert overall["questions"] > 100
     # Measured, not a target yet: the block must at least beat the tail baseline clearly.
     assert overall["hit_rate"] >= 2 * overall["tail_hit_rate"], overall
+
+
+# --- what a new session's block carries over, through the real SessionStart hook --------------------------
+
+WORDS = """apple badger cobalt dune ember falcon garnet harbor indigo jasper kelp lagoon mango nectar onyx pebble
+quartz raven saffron thistle umber velvet willow xenon yarrow zephyr acorn birch cedar delta elm fern grove hazel ivy
+juniper kestrel larch maple nutmeg oak pine quill rowan sage tansy upland vale wren yew zinnia amber basil clover""".split()
+
+
+def word(i: int) -> str:
+    return WORDS[i % len(WORDS)] + (str(i // len(WORDS)) if i >= len(WORDS) else "")
+
+
+def week(n: int) -> str:
+    """The start of a session in week `n` of the project."""
+    return (datetime(2025, 1, 6, 10) + timedelta(days=7 * n)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def busy_session(folder, n: int, decisions: int = 6, facts: int = 10) -> Session:
+    """A session (in week `n`) full of details: the user's decisions and the assistant's facts, each about
+    other things (so that none is a paraphrase or a new version of another), tagged `s<n>-<k>`."""
+    session = Session(folder / f"s{n:02d}.jsonl", CWD, start=week(n))
+    for k in range(max(decisions, facts)):
+        i = (n * 200 + k) * 5
+        a, b, c, d, e = (word(i + j) for j in range(5))
+        if k < decisions:
+            session.user(f"We'll use {a} for the {b} {c} s{n}-{k}, so that the {d} {e} report keeps its nightly schedule.")
+        if k < facts:
+            session.assistant(f"The {b} {c} s{n}-{k} is defined in src/{b}/{c}.py and reads its settings from config/{d}_{e}.toml.")
+    return session
+
+
+def startup_block(folder, tmp_path, pipeline, before: str | None = None) -> str:
+    """Mine the sessions that started before `before` (all: None) into a fresh store, each with its
+    checkpoint, and return what the real session-start hook injects for a new session."""
+    from miner.evaluate_multi import mine_sessions, run_session_start, wait_for_recall_log
+    from miner.mine import Miner
+    from miner.store import Store
+
+    sessions = session_files(folder)
+    names = [path.name for _, path, _ in sessions]
+    home, claude = tmp_path / "block-home", tmp_path / "block-claude"
+    claude.mkdir(parents=True)
+    with Store(home / "memory.db") as store:
+        mine_sessions(store, Miner(store, config_mod.load(), pipeline=pipeline),
+                      sessions[: names.index(before) if before else len(sessions)])
+        block = run_session_start(CWD, home, claude)
+        wait_for_recall_log(store, 0)  # the hook's worker is done with the store before the test ends
+    return block
+
+
+def items(block: str) -> list[str]:
+    return [line for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_oldest_standing_rule_survives_forty_busy_sessions(tmp_path, pipeline):
+    folder = tmp_path / "multi" / "acme__garden"
+    first = Session(folder / "s00.jsonl", CWD, start=week(0))
+    first.user("Never push straight to the release branch; always open a pull request first.")
+    first.user("Later we should add a dark mode to the settings page.")
+    for n in range(1, 41):
+        busy_session(folder, n)
+    block = startup_block(folder, tmp_path, pipeline)
+    assert len(block) < 10_000
+    # 40 sessions of details fill the budget many times over; the first session's rule and open todo stand.
+    assert "- Never push straight to the release branch; always open a pull request first." in block
+    assert "- Later we should add a dark mode to the settings page." in block
+    # The details that fill the rest come from many sessions, not only the last one or two.
+    sessions = {re.search(r" s(\d+)-\d+", line).group(1) for line in items(block) if re.search(r" s\d+-\d+", line)}
+    assert len(sessions) >= 10, sessions
+
+
+def test_a_long_last_session_does_not_crowd_out_earlier_sessions(tmp_path, pipeline):
+    folder = tmp_path / "multi" / "acme__garden"
+    for n in range(1, 6):
+        busy_session(folder, n, decisions=2, facts=0)
+    busy_session(folder, 10, decisions=150, facts=150)  # a month later, one very long session
+    block = startup_block(folder, tmp_path, pipeline)
+    for n in range(1, 6):
+        assert f" s{n}-0," in block or f" s{n}-1," in block, n
+
+
+def test_superseded_decision_shows_only_its_new_value(tmp_path, pipeline):
+    folder = tmp_path / "multi" / "acme__garden"
+    Session(folder / "s1.jsonl", CWD, start="2026-03-01T10:00:00").user("We'll use MySQL for the main database.")
+    busy_session(folder, 2)
+    Session(folder / "s3.jsonl", CWD, start="2026-03-05T10:00:00").user(
+        "We'll use PostgreSQL instead of MySQL for the main database.")
+    Session(folder / "s4.jsonl", CWD, start="2026-03-06T10:00:00").user("Thanks, that is all for today.")
+    before = startup_block(folder, tmp_path / "before", pipeline, before="s3.jsonl")
+    assert "- We'll use MySQL for the main database." in before
+    after = startup_block(folder, tmp_path / "after", pipeline)
+    lines = [line for line in items(after) if "main database" in line]
+    assert len(lines) == 1 and lines[0].startswith("- We'll use PostgreSQL instead of MySQL for the main database."), lines
+
+
+def test_open_todo_carries_over_and_a_done_one_does_not(tmp_path, pipeline):
+    folder = tmp_path / "multi" / "acme__garden"
+    s1 = Session(folder / "s1.jsonl", CWD, start="2026-03-01T10:00:00")
+    s1.user("Later we should add pagination to the plant list endpoint.")
+    s1.user("Later we should add a dark mode to the settings page.")
+    s2 = Session(folder / "s2.jsonl", CWD, start="2026-03-02T10:00:00")
+    s2.user("Please do the pagination now.")
+    s2.assistant("Pagination for the plant list endpoint is done now: pages of 50, with a next-page cursor.")
+    s3 = Session(folder / "s3.jsonl", CWD, start="2026-03-03T10:00:00")
+    s3.user("Thanks, that is all for today.")
+    block = startup_block(folder, tmp_path, pipeline, before="s3.jsonl")
+    assert "- Later we should add a dark mode to the settings page." in block
+    assert "add pagination" not in block
+    # Said again as open in a later session, the todo is back.
+    s3.user("Later we should add pagination to the plant list endpoint.")
+    s4 = Session(folder / "s4.jsonl", CWD, start="2026-03-04T10:00:00")
+    s4.user("Thanks.")
+    assert "- Later we should add pagination to the plant list endpoint." in startup_block(
+        folder, tmp_path / "again", pipeline, before="s4.jsonl")
+
+
+def test_a_hedged_plan_reaches_the_next_session_marked_unconfirmed(tmp_path, pipeline):
+    folder = tmp_path / "multi" / "acme__garden"
+    s1 = Session(folder / "s1.jsonl", CWD, start="2026-03-01T10:00:00")
+    s1.user("I think we should eventually move the image store to S3 once the beta is over.")
+    Session(folder / "s2.jsonl", CWD, start="2026-03-02T10:00:00").user("Thanks, that is all for today.")
+    block = startup_block(folder, tmp_path, pipeline)
+    line = next(line for line in items(block) if "image store to S3" in line)
+    assert "(unconfirmed)" in line

@@ -136,3 +136,95 @@ def test_new_session_opens_with_where_the_last_session_left_off(store):
     section = text.split("## Where the last session left off (its latest requests)\n", 1)[1]
     assert section.startswith("- Write the docs for the CLI.\n- Add the --json flag too.\n")
     assert "- first" not in text and "Done with the flag" not in text  # the last two requests, no reply
+
+
+# --- a new session's block (startup) ----------------------------------------------------------------------
+
+def session(store, n: int, when: str) -> str:
+    """Session `s<n>` of project /p, last active at `when`."""
+    with store.transaction() as db:
+        store.upsert_session(db, f"s{n}", "/p", "/p", "main", f"/t{n}.jsonl", when)
+    return f"s{n}"
+
+
+def test_file_links_show_as_their_path():
+    from miner.recall import display_text
+
+    assert display_text("The bug is in [index.ts:344](web/app/index.ts#L344).") == "The bug is in web/app/index.ts:344."
+    assert display_text("See [`api.py`](src/api.py) and [b.ts](src/b.ts#L3-L9).") == "See src/api.py and src/b.ts:3-9."
+    # A link whose label says something else, a web link or a named anchor stays as it was.
+    for text in ("Read [the design notes](docs/design.md).", "See [docs](https://example.com/x).",
+                 "See [setup](README.md#setup)."):
+        assert display_text(text) == text
+
+
+def test_history_ids_come_from_every_stretch_of_sessions(store):
+    for n in range(40):
+        sid = session(store, n, f"2025-{1 + n // 4:02d}-{1 + n % 4 * 7:02d}T10:00:00Z")
+        for k in range(20):
+            add(store, f"Decision {k} of session {n} about the widget layout.", n=n * 100 + k, session_id=sid,
+                ts=f"2025-{1 + n // 4:02d}-{1 + n % 4 * 7:02d}T09:{k:02d}:00Z")
+    ids = store.history_ids("/p", stretches=8, per_stretch=2)
+    sessions = {int(m.session_id[1:]) for m in store.memories_by_id(ids)}
+    # Eight stretches of five sessions each: the latest of every stretch, the first one included.
+    assert {n // 5 for n in sessions} == set(range(8)) and min(sessions) < 5
+    assert len(ids) <= 8 * 6 * 2
+    # The latest of each category (`candidates`) reach only the last few sessions.
+    assert min(int(m.session_id[1:]) for m in store.candidates("/p")) > 30
+
+
+def test_an_old_preference_outranks_yesterdays_details(store):
+    session(store, 1, "2025-01-01T10:00:00Z")
+    add(store, "Always answer in short paragraphs, without headings.", "preference", 1, session_id="s1",
+        ts="2025-01-01T10:00:00Z")
+    session(store, 2, "2025-12-01T10:00:00Z")
+    for k in range(200):
+        add(store, f"The exporter {k} writes its report {k} to reports/export-{k}.csv every night.", "fact", 1000 + k,
+            session_id="s2", ts=f"2025-12-01T10:{k % 60:02d}:00Z")
+    text = build(store, "/p", CONFIG).text
+    assert "- Always answer in short paragraphs, without headings." in text
+    assert len(text) < 10_000
+
+
+def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
+    from miner.recall import context_bound
+
+    assert context_bound("I want to add a test starting on line 39.") and context_bound("Let's simplify this.")
+    assert context_bound("第 53 行有问题") and not context_bound("This parser streams its input.")
+    bound = add(store, "Move the retry loop starting on line 39 into the helper.", n=1)
+    plain = add(store, "Move the retry loop of the importer into the fetch helper.", n=2)
+    shown = [i.memory.id for i in build(store, "/p", CONFIG).shown]
+    assert shown.index(plain) < shown.index(bound)
+
+
+def test_diversify_spreads_the_head_over_sessions():
+    from miner.recall import Item, diversify
+    from miner.store import StoredMemory
+
+    def item(i, sid, score):
+        memory = StoredMemory(i, "/p", "fact", f"t{i}", "active", False, "project", 0.7, False, "r", "user", "mined",
+                              sid, "", "", "", "", "", "", None, 1, 1, 0, "", "", "")
+        return Item(memory, score)
+
+    items = [item(i, "busy", 1.0 - i * 0.01) for i in range(10)] + [item(100, "old", 0.8)]
+    order = [i.memory.session_id for i in diversify(items, 0.8, free=2)]
+    assert order.index("old") < 5  # the old session's best is not behind the busy session's tenth
+    assert [i.memory.id for i in diversify(items, 1.0)] == [i.memory.id for i in items]
+
+
+def test_shares_give_preferences_and_todos_a_first_claim(store):
+    from miner.recall import claimed, fit, rank
+
+    for k in range(120):
+        add(store, f"The exporter {k} writes its report {k} to reports/export-{k}.csv every night.", "fact", k)
+    rule = add(store, "Always answer in short paragraphs, without headings, and put the command to run first; "
+                      "never paste a whole file back when a diff of the changed lines says the same thing.",
+               "preference", 500)
+    items = rank(store, "/p", CONFIG, "")
+    for i in items:  # whatever the scores say, the preference has a share of the budget
+        if i.memory.id == rule:
+            i.score = 0.0
+    chosen, _ = fit(items, 3000, 0, CONFIG, {}, {"preference": 0.1})
+    assert rule in {i.memory.id for i in chosen}
+    assert rule not in {i.memory.id for i in fit(items, 3000, 0, CONFIG, {})[0]}
+    assert rule in claimed(items, {"preference": 0.1}, 3000)
