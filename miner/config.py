@@ -37,13 +37,17 @@ DEFAULTS: dict[str, Any] = {
     "startup_per_stretch": 2,           # its latest few decisions and facts, and as many in the user's own words
     "startup_max_candidates": 160,
     "startup_session_decay": 0.9,       # each better item from the same session multiplies the score by this,
-    "startup_session_free": 3,          # after the first few
+    "startup_session_free": 20,         # after its first twenty (or its fair share of the block, if more)
     "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
     "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
-    "startup_half_life_scale": {"preference": 4.0, "decision": 2.0, "todo": 2.0, "fact": 1.0},
+    "startup_half_life_scale": {"preference": 4.0, "decision": 1.5, "todo": 2.0, "fact": 1.0},
+    "startup_role_weights": {"user": 1.0, "assistant": 0.7},
+    "startup_code_like": 1.0,           # mostly code (letters under `startup_code_ratio` of the text): score × this
+    "startup_code_ratio": 0.7,
     "startup_context_bound": 0.6,       # text that points at its own session ("line 39", "like this"): score × this
     # First claim on a new session's budget, by category (a share of the budget): standing rules and open todos.
     "startup_shares": {"preference": 0.2, "todo": 0.1},
+    "startup_recall_feedback": False,   # let earlier blocks' recall counts (confidence, hub damping) rank a new session
     "startup_tentative": 1.0,           # unconfirmed memories: shown marked, score × this (0: left out)
     "half_life_days": 30.0,
     # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.

@@ -19,6 +19,7 @@ from typing import Any
 from . import BLOCK_TAG
 from .privacy import is_excluded
 from .store import Store, StoredMemory
+from .textutil import letter_ratio
 from .void import Zone, suppress_hubs, void_mark
 
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
@@ -63,7 +64,8 @@ def escape(text: str) -> str:
 def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
                 half_life_s: float | None = None, weights: dict[str, float] | None = None,
                 type_weights: dict[str, float] | None = None,
-                half_life_scale: dict[str, float] | None = None, half_life_share: float = 0.0) -> list[Item]:
+                half_life_scale: dict[str, float] | None = None, half_life_share: float = 0.0,
+                role_weights: dict[str, float] | None = None, recall_stage: bool = True) -> list[Item]:
     """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost.
 
     Recency halves every `half_life_s` of the project's time, or, with `half_life_share`, every time
@@ -74,7 +76,7 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     weights = weights or config["weights"]
     type_weights = type_weights or config["type_weights"]
     half_life = half_life_s or float(config["half_life_days"]) * 86400
-    role_weights = config.get("role_weights", {})
+    role_weights = role_weights or config.get("role_weights", {})
     session_bonus = float(config.get("session_bonus", 0.0))
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
@@ -90,7 +92,7 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
             recency = 0.5 ** (newer[stamp] / (half_life_share * scale * len(memories))) if stamp else 0.0
         else:
             recency = 0.5 ** (max(0.0, reference - stamp) / (half_life * scale)) if stamp else 0.0
-        stage = 1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0
+        stage = (1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0) if recall_stage else 1.0
         # The user's own words outrank the assistant's (which a new session can often rediscover),
         # and what several sessions said again matters across the whole history.
         multiplier = ((0.75 + 0.25 * memory.confidence) * stage * role_weights.get(memory.role, 1.0)
@@ -224,6 +226,8 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
     restated = float(config.get("startup_restated_bonus", 0.0))
     tentative = float(config.get("startup_tentative", 0.0))
     bound = float(config.get("startup_context_bound", 1.0))
+    code_like = float(config.get("startup_code_like", 1.0))
+    code_ratio = float(config.get("startup_code_ratio", 0.0))
     for item in items:
         memory = item.memory
         factor = 1.0
@@ -234,6 +238,9 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
         if bound != 1.0 and context_bound(memory.text):
             factor *= bound
             item.parts["context_bound"] = bound
+        if code_like != 1.0 and letter_ratio(memory.text) < code_ratio:
+            factor *= code_like
+            item.parts["code_like"] = code_like
         if factor != 1.0:
             item.score *= factor
             item.parts["standing"] = factor
@@ -293,10 +300,14 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
         candidates[memory.id] = memory
     tentative_ok = include_tentative or (startup and float(config.get("startup_tentative", 0.0)) > 0)
     pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
+    # Every new session's block counts as a recall: taken as confidence, yesterday's block would keep
+    # itself in today's. A new session ranks without that feedback (unless the settings ask for it).
+    feedback = not startup or bool(config.get("startup_recall_feedback", False))
     if startup:
         items = score_items(pool, relevance, config, half_life_s, config["startup_weights"],
                             config.get("startup_type_weights"), config.get("startup_half_life_scale"),
-                            float(config.get("startup_half_life_share", 0.0)))
+                            float(config.get("startup_half_life_share", 0.0)), config.get("startup_role_weights"),
+                            recall_stage=feedback)
         standing(items, config, include_tentative)
     else:
         weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None
@@ -305,7 +316,8 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
         if item.memory.id in session_ids:
             item.score += 10.0
             item.parts["current_session"] = 10.0
-    suppress_hubs(items)
+    if feedback:
+        suppress_hubs(items)
     items.sort(key=lambda i: (-i.score, -i.memory.id))
     return items
 

