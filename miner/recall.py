@@ -146,15 +146,27 @@ def _link(match: re.Match) -> str:
     return match.group(0)
 
 
-def display_text(text: str) -> str:
-    """A memory's text as the block shows it: on one line, file links shortened, unable to touch the block's tag."""
-    return " ".join(escape(_LINK_RE.sub(_link, text) if "](" in text else text).split())
+_HOME_RE = re.compile(r"(?<![\w.~/-])/(?:Users|home)/[^/\s`'\"]+/")
+
+
+def display_text(text: str, project: str = "") -> str:
+    """A memory's text as the block shows it: on one line, unable to touch the block's tag, and shorter
+    where that loses nothing: file links as their path, the project's own folder as its name (the
+    block's header names it in full), another folder of the home directory from `~/`."""
+    if "](" in text:
+        text = _LINK_RE.sub(_link, text)
+    if "/" in text:
+        root = project.rstrip("/")
+        if len(root) > 1 and "/" in root and root + "/" in text:
+            text = text.replace(root + "/", root.rsplit("/", 1)[1] + "/")
+        text = _HOME_RE.sub("~/", text)
+    return " ".join(escape(text).split())
 
 
 def format_item(memory: StoredMemory, was: str = "") -> str:
     """One line of the block; `was` is what this memory replaced (`Store.was_notes`), shown when it adds something."""
     date = (memory.last_seen or memory.first_seen or "")[:10]
-    text = display_text(memory.text)
+    text = display_text(memory.text, memory.project)
     suffix = f" ({date})" if date else ""
     if memory.tentative:
         suffix = " (unconfirmed)" + suffix

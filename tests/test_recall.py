@@ -156,6 +156,10 @@ def test_file_links_show_as_their_path():
     for text in ("Read [the design notes](docs/design.md).", "See [docs](https://example.com/x).",
                  "See [setup](README.md#setup)."):
         assert display_text(text) == text
+    # The project's folder by its name (the header gives it in full), other home folders from ~/.
+    assert display_text("Saved to /Users/al/dev/shop/docs/RFC.md and /Users/al/notes/x.md.", "/Users/al/dev/shop") == (
+        "Saved to shop/docs/RFC.md and ~/notes/x.md.")
+    assert display_text("Config lives in /home/al/.config/app.toml.", "/srv/app") == "Config lives in ~/.config/app.toml."
 
 
 def test_history_ids_come_from_every_stretch_of_sessions(store):
