@@ -63,12 +63,12 @@ DONE_VERBS = ["create", "update", "add", "fix", "implement", "make", "change", "
               "finish", "remove", "refactor", "modify", "set", "move", "rename", "install", "commit", "push",
               "deploy", "test", "verify", "run", "replace", "convert"]
 # Words that, right after "this"/"that", make it a pronoun ("This means…") rather than a determiner ("This file…").
+# Compared with the following word and its lemma, so base forms cover "is", "means", "works".
 PRONOUN_FOLLOWERS = frozenset({
-    "be", "is", "was", "are", "were", "'s", "will", "'ll", "would", "should", "can", "could", "may", "might", "must",
-    "do", "does", "did", "have", "has", "had", "mean", "make", "work", "seem", "look", "need", "happen", "ensure",
-    "allow", "keep", "give", "let", "cause", "break", "fix", "help", "avoid", "prevent", "way", "one", "also",
-    "just", "only", "still", "already", "is", "sounds", "sound", "explains", "explain", "matches", "match",
-    "depends", "depend", "gets", "get", "go", "goes", "runs", "run", "saves", "save", "means", "makes", "works",
+    "be", "'s", "will", "'ll", "would", "should", "can", "could", "may", "might", "must", "do", "have", "mean",
+    "make", "work", "seem", "look", "need", "happen", "ensure", "allow", "keep", "give", "let", "cause", "break",
+    "fix", "help", "avoid", "prevent", "sound", "explain", "match", "depend", "get", "go", "run", "save",
+    "way", "one", "also", "just", "only", "still", "already",
 })
 DANGLING = frozenset({"this", "that", "it", "these", "those", "they"})
 CJK_DANGLING = ("它", "这", "這", "那")
