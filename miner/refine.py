@@ -198,27 +198,18 @@ class Refiner:
 
     def is_narration(self, doc) -> bool:
         """The assistant saying what it is about to do: "Let me check…", "Now I'll update…", "Checking…"."""
-        if _CJK_NARRATION_RE.match(_text(doc)):
+        if _CJK_NARRATION_RE.match(_text(doc)) or "NARRATION" in self._opening(doc):
             return True
-        if "NARRATION" in self._opening(doc):
-            return True
-        if has_parse(doc):
-            root = doc[:].root
-            aux = {c.norm_ for c in root.children if c.dep_ == "aux"}
-            return _first_person(root) and root.lemma_ in WORK_VERBS and bool(aux & {"will", "shall"})
-        return False
+        clause = _first_person_clause(doc)
+        return clause is not None and clause[0].lemma_ in WORK_VERBS and bool(clause[1] & {"will", "shall"})
 
     def is_recap(self, doc) -> bool:
         """The assistant reporting what it just did: "I've updated…", "Successfully built…"."""
-        if _CJK_RECAP_RE.match(_text(doc)):
+        if _CJK_RECAP_RE.match(_text(doc)) or "RECAP" in self._opening(doc):
             return True
-        if "RECAP" in self._opening(doc):
-            return True
-        if has_parse(doc):
-            root = doc[:].root
-            aux = {c.norm_ for c in root.children if c.dep_ == "aux"}
-            return _first_person(root) and root.tag_ == "VBN" and "have" in aux and root.lemma_ in DONE_VERBS
-        return False
+        clause = _first_person_clause(doc)
+        return (clause is not None and clause[0].tag_ == "VBN" and "have" in clause[1]
+                and clause[0].lemma_ in DONE_VERBS)
 
     def is_hedged(self, doc) -> bool:
         """"maybe", "I think", "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
@@ -316,8 +307,14 @@ def _content_start(doc) -> int:
     return len(doc)
 
 
-def _first_person(root) -> bool:
-    return any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in root.children)
+def _first_person_clause(doc):
+    """(root, the norms of its auxiliaries) when a parse says the subject is "I" or "we"; else None."""
+    if not has_parse(doc):
+        return None
+    root = doc[:].root
+    if not any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in root.children):
+        return None
+    return root, {c.norm_ for c in root.children if c.dep_ == "aux"}
 
 
 def _narration_patterns() -> list[list[dict]]:
