@@ -40,10 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "startup_session_free": 20,         # after its first twenty (or its fair share of the block, if more)
     "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
     "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
-    "startup_half_life_scale": {"preference": 4.0, "decision": 1.5, "todo": 2.0, "fact": 1.0},
-    "startup_role_weights": {"user": 1.0, "assistant": 0.7},
-    "startup_code_like": 1.0,           # mostly code (letters under `startup_code_ratio` of the text): score × this
-    "startup_code_ratio": 0.7,
+    # Standing kinds age slower than details: a category's half-lives last this many times longer, in a new
+    # session's ranking and in the heat that sends memories to cold storage.
+    "category_half_life_scale": {"preference": 4.0, "decision": 1.5, "todo": 2.0, "fact": 1.0},
     "startup_context_bound": 0.6,       # text that points at its own session ("line 39", "like this"): score × this
     # First claim on a new session's budget, by category (a share of the budget): standing rules and open todos.
     "startup_shares": {"preference": 0.2, "todo": 0.1},

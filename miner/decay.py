@@ -1,9 +1,10 @@
 """Decay and cold storage: memories nobody needs any more leave recall, but are never deleted.
 
 A memory's heat is its importance (type weight × confidence) × a recency decay
-(half-life from the config, counted from when it was last said or recalled)
-× its use (recalls). Below `cold_threshold` it goes cold: out of recall, still
-found by `miner search --all`. Pinned memories never go cold.
+(half-life from the config, longer for standing kinds such as preferences, counted
+from when it was last said or recalled) × its use (recalls). Below `cold_threshold`
+it goes cold: out of recall, still found by `miner search --all`. Pinned memories
+never go cold.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def heat(memory: StoredMemory, config: dict[str, Any], now: float | None = None)
     last = max(parse_ts(memory.last_seen) or 0.0, parse_ts(memory.last_recalled or "") or 0.0)
     age_days = max(0.0, (now - last) / 86400) if last else 0.0
     importance = config["type_weights"].get(memory.category, 0.5) * memory.confidence
-    decay = 0.5 ** (age_days / float(config["half_life_days"]))
+    scale = float(config.get("category_half_life_scale", {}).get(memory.category, 1.0))
+    decay = 0.5 ** (age_days / (float(config["half_life_days"]) * scale))
     use = 1.0 + math.log2(1 + memory.recall_count)
     return Heat(memory, importance * decay * use, age_days)
 

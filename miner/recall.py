@@ -19,7 +19,6 @@ from typing import Any
 from . import BLOCK_TAG
 from .privacy import is_excluded
 from .store import Store, StoredMemory
-from .textutil import letter_ratio
 from .void import Zone, suppress_hubs, void_mark
 
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
@@ -65,7 +64,7 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
                 half_life_s: float | None = None, weights: dict[str, float] | None = None,
                 type_weights: dict[str, float] | None = None,
                 half_life_scale: dict[str, float] | None = None, half_life_share: float = 0.0,
-                role_weights: dict[str, float] | None = None, recall_stage: bool = True) -> list[Item]:
+                recall_stage: bool = True) -> list[Item]:
     """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost.
 
     Recency halves every `half_life_s` of the project's time, or, with `half_life_share`, every time
@@ -76,7 +75,7 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     weights = weights or config["weights"]
     type_weights = type_weights or config["type_weights"]
     half_life = half_life_s or float(config["half_life_days"]) * 86400
-    role_weights = role_weights or config.get("role_weights", {})
+    role_weights = config.get("role_weights", {})
     session_bonus = float(config.get("session_bonus", 0.0))
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
@@ -238,8 +237,6 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
     restated = float(config.get("startup_restated_bonus", 0.0))
     tentative = float(config.get("startup_tentative", 0.0))
     bound = float(config.get("startup_context_bound", 1.0))
-    code_like = float(config.get("startup_code_like", 1.0))
-    code_ratio = float(config.get("startup_code_ratio", 0.0))
     for item in items:
         memory = item.memory
         factor = 1.0
@@ -250,9 +247,6 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
         if bound != 1.0 and context_bound(memory.text):
             factor *= bound
             item.parts["context_bound"] = bound
-        if code_like != 1.0 and letter_ratio(memory.text) < code_ratio:
-            factor *= code_like
-            item.parts["code_like"] = code_like
         if factor != 1.0:
             item.score *= factor
             item.parts["standing"] = factor
@@ -317,9 +311,8 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, session
     feedback = not startup or bool(config.get("startup_recall_feedback", False))
     if startup:
         items = score_items(pool, relevance, config, half_life_s, config["startup_weights"],
-                            config.get("startup_type_weights"), config.get("startup_half_life_scale"),
-                            float(config.get("startup_half_life_share", 0.0)), config.get("startup_role_weights"),
-                            recall_stage=feedback)
+                            config.get("startup_type_weights"), config.get("category_half_life_scale"),
+                            float(config.get("startup_half_life_share", 0.0)), recall_stage=feedback)
         standing(items, config, include_tentative)
     else:
         weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None

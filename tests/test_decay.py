@@ -57,3 +57,13 @@ def test_search_never_errors_on_fts_syntax():
     for hostile in ['"foo', "NEAR(", "*", "port AND", ")"]:
         result = CliRunner().invoke(main, ["search", hostile])
         assert result.exit_code == 0, result.output
+
+
+def test_standing_kinds_stay_warm_longer(tmp_path):
+    with Store(tmp_path / "m.db") as store:
+        rule = add(store, "Always open a pull request before merging.", "2026-07-01T00:00:00Z", category="preference")
+        detail = add(store, "The nightly export wrote 120 rows on the first run.", "2026-07-01T00:00:00Z")
+        now = 1796000000.0  # 2026-11-30: five months later
+        cold = {h.memory.id for h in cold_candidates(store, CONFIG, now=now)}
+        assert detail in cold and rule not in cold
+        assert heat(store.get(rule), CONFIG, now).heat > 4 * heat(store.get(detail), CONFIG, now).heat
