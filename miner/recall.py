@@ -145,7 +145,7 @@ def _link(match: re.Match) -> str:
     return match.group(0)
 
 
-_HOME_RE = re.compile(r"(?<![\w.~/-])/(?:Users|home)/[^/\s`'\"]+/")
+_HOME_RE = re.compile(r"(?<![A-Za-z0-9_.~/-])/(?:Users|home)/[^/\s`'\"]+/")
 
 
 def display_text(text: str, project: str = "") -> str:
@@ -169,7 +169,7 @@ def format_item(memory: StoredMemory, was: str = "") -> str:
     suffix = f" ({date})" if date else ""
     if memory.tentative:
         suffix = " (unconfirmed)" + suffix
-    was = " ".join(escape(was).split())
+    was = display_text(was, memory.project) if was else ""
     if was and was.lower() not in text.lower():  # "pnpm instead of npm (was: npm)" would say it twice
         suffix = f" (was: {was})" + suffix
     return f"- {text}{suffix}"

@@ -160,6 +160,7 @@ def test_file_links_show_as_their_path():
     assert display_text("Saved to /Users/al/dev/shop/docs/RFC.md and /Users/al/notes/x.md.", "/Users/al/dev/shop") == (
         "Saved to shop/docs/RFC.md and ~/notes/x.md.")
     assert display_text("Config lives in /home/al/.config/app.toml.", "/srv/app") == "Config lives in ~/.config/app.toml."
+    assert display_text("软链到/Users/al/skills,以后都放在这里", "/srv/app") == "软链到~/skills,以后都放在这里"
 
 
 def test_history_ids_come_from_every_stretch_of_sessions(store):
