@@ -110,7 +110,7 @@ def diagnose_cut(store: Store, project: str, config: dict, questions: list[dict]
     ranked = sorted([(i.score, i.memory.id) for i in recall.shown + recall.left_out]
                     + [(z.score, i) for z in recall.zones if z.voided for i in z.ids], key=lambda t: -t[0])
     position = {memory_id: n for n, (_, memory_id) in enumerate(ranked)}
-    limit = int(config["startup_max_candidates"])
+    limit = int(config.get("startup_max_candidates", config["max_candidates"]))
     rows = store.db.execute("SELECT id, text, state, tentative, category, role, session_count, evidence_count "
                             "FROM memories WHERE project = ?", (project,)).fetchall()
     evidence_of = {q.get("evidence_uuid", ""): [r["memory_id"] for r in store.db.execute(
