@@ -47,7 +47,9 @@ DEFAULTS: dict[str, Any] = {
     # First claim on a new session's budget, by category (a share of the budget): standing rules and open todos.
     "startup_shares": {"preference": 0.2, "todo": 0.1},
     "startup_recall_feedback": False,   # let earlier blocks' recall counts (confidence, hub damping) rank a new session
-    "startup_tentative": 1.0,           # unconfirmed memories: shown marked, score × this (0: left out)
+    # Unconfirmed (hedged) memories stay out of every block unless asked for; above 0 a new session shows
+    # them, marked "(unconfirmed)", at score × this.
+    "startup_tentative": 0.0,
     "half_life_days": 30.0,
     # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.
     "cold_threshold": 0.05,

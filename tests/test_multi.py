@@ -135,12 +135,20 @@ def busy_session(folder, n: int, decisions: int = 6, facts: int = 10) -> Session
     return session
 
 
-def startup_block(folder, tmp_path, pipeline, before: str | None = None) -> str:
+def startup_block(folder, tmp_path, pipeline, before: str | None = None, config: dict | None = None) -> str:
     """Mine the sessions that started before `before` (all: None) into a fresh store, each with its
-    checkpoint, and return what the real session-start hook injects for a new session."""
+    checkpoint, and return what the real session-start hook injects for a new session (with the user's
+    settings file holding `config`, when given)."""
+    import json
+
+    from miner import paths
     from miner.evaluate_multi import mine_sessions, run_session_start, wait_for_recall_log
     from miner.mine import Miner
     from miner.store import Store
+
+    settings = paths.config_dir() / "config.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(config or {}))
 
     sessions = session_files(folder)
     names = [path.name for _, path, _ in sessions]
@@ -220,11 +228,14 @@ def test_open_todo_carries_over_and_a_done_one_does_not(tmp_path, pipeline):
         folder, tmp_path / "again", pipeline, before="s4.jsonl")
 
 
-def test_a_hedged_plan_reaches_the_next_session_marked_unconfirmed(tmp_path, pipeline):
+def test_a_hedged_plan_stays_out_of_the_next_session_unless_the_settings_ask(tmp_path, pipeline):
     folder = tmp_path / "multi" / "acme__garden"
     s1 = Session(folder / "s1.jsonl", CWD, start="2026-03-01T10:00:00")
     s1.user("I think we should eventually move the image store to S3 once the beta is over.")
+    s1.user("We deploy to Fly.io from the main branch.")
     Session(folder / "s2.jsonl", CWD, start="2026-03-02T10:00:00").user("Thanks, that is all for today.")
-    block = startup_block(folder, tmp_path, pipeline)
+    block = startup_block(folder, tmp_path / "default", pipeline)
+    assert "Fly.io" in block and "image store to S3" not in block, block
+    block = startup_block(folder, tmp_path / "asked", pipeline, config={"startup_tentative": 1.0})
     line = next(line for line in items(block) if "image store to S3" in line)
     assert "(unconfirmed)" in line

@@ -65,13 +65,14 @@ def test_tentative_items_only_when_asked(store):
     assert "Redis for the cache layer. (unconfirmed)" in build(store, "/p", CONFIG, include_tentative=True).text
 
 
-def test_new_session_shows_tentative_items_marked_unconfirmed(store):
-    # A hedged plan ("I think we'll eventually…") is still what the user means to do: a new session
-    # sees it, marked, unless the settings leave unconfirmed memories out.
+def test_new_session_shows_tentative_items_only_when_the_settings_ask(store):
+    # Hedged statements stay out of the block by default; `startup_tentative` above 0 lets a new session
+    # see them, marked.
     add(store, "Maybe we should use Redis for the cache layer.", n=1, tentative=True)
     add(store, "We use Postgres for the main database.", n=2)
-    assert "- Maybe we should use Redis for the cache layer. (unconfirmed) (2026-01-02)" in build(store, "/p", CONFIG).text
-    assert "Redis" not in build(store, "/p", dict(CONFIG, startup_tentative=0)).text
+    assert "Redis" not in build(store, "/p", CONFIG).text
+    shown = build(store, "/p", dict(CONFIG, startup_tentative=1.0)).text
+    assert "- Maybe we should use Redis for the cache layer. (unconfirmed) (2026-01-02)" in shown
 
 
 def test_memory_text_cannot_close_the_block(store):
