@@ -80,6 +80,13 @@ _NEGATED_TERM_RES = [re.compile(p, re.IGNORECASE) for p in (
     r"(?:不要|不用|不再用?|别再用?|別再用?|别用|別用|去掉|删掉|刪掉|移除|砍掉|拿掉|不生)\s*" + _CJK_TERM,
 )]
 _LOOSE_NEGATION_RE = re.compile(r"\b(?:no|not|never|without)\s+(?:the |any |a |an )?" + _TERM, re.IGNORECASE)
+# A number that names one of a series ("module 3", "step 2", "phase 1-0"): which thing, not how much.
+_LABEL_NUMBER_RE = re.compile(
+    r"\b(?:module|step|phase|stage|part|section|chapter|page|item|task|issue|ticket|level|tier|lesson|week|day|"
+    r"sprint|round|case|scenario|example|option|screen|slide|figure|table|row|column|node|worker|shard|replica|"
+    r"zone|room|floor|unit|lab|exercise|question|problem|milestone|epic|story|test|job|pr|#)\s*#?\s*(\d[\w.-]*)",
+    re.IGNORECASE,
+)
 _NUMBER_RE = re.compile(r"^v?\d+(?:[.,:/x-]\d+)*(?:[a-z%]{1,5})?$|^\d+[-_][a-z]{1,10}$")
 MAX_MARKER_TOKENS = 35
 MAX_DIRECTIVE_TOKENS = 8
@@ -345,6 +352,12 @@ def _categories_meet(a: str, b: str) -> bool:
     return a == b or (a in _TOPICAL_CATEGORIES and b in _TOPICAL_CATEGORIES)
 
 
+def _labels_only(text: str, numbers: list[str]) -> bool:
+    """Whether every one of `numbers` stands in `text` as a label ("module 3"), not as a quantity."""
+    labels = {m.group(1).lower().rstrip(".-") for m in _LABEL_NUMBER_RE.finditer(text)}
+    return bool(numbers) and all(n.lower() in labels for n in numbers)
+
+
 class Comparer:
     """Features per text (cached) and the two decisions: duplicate? supersedes?"""
 
@@ -454,6 +467,8 @@ class Comparer:
             return None
         before = [n for n in b.number_text if n not in a.numbers]
         after = [n for n in a.number_text if n not in b.numbers]
+        if _labels_only(new.text, after) and _labels_only(old.text, before):
+            return None  # another numbered thing ("module 3" → "module 4"), not another value for the same one
         return Conflict("number", f"{', '.join(before)} → {', '.join(after)}", ", ".join(dict.fromkeys(before)))
 
     def _by_marker(self, new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:

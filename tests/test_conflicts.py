@@ -64,6 +64,17 @@ def test_a_changed_number_under_the_same_words_supersedes(store, deduper):
     assert shorter.superseded and states(store)["Animation duration is 800ms per bar."] == "superseded"
 
 
+def test_another_numbered_thing_is_not_another_value(store, deduper):
+    for n, module in enumerate(("1-0", "2-0", "3-1"), start=1):
+        add(store, deduper, f"We decided the module {module} scheduler runs every 2 minutes.", n)
+    add(store, deduper, "Step 2 of the import takes 10 minutes.", 4, category="fact")
+    add(store, deduper, "Step 3 of the import takes 10 minutes.", 5, category="fact")
+    assert set(states(store).values()) == {"active"}
+    # The same numbered thing with another value still supersedes.
+    changed = add(store, deduper, "We decided the module 2-0 scheduler runs every 5 minutes.", 6)
+    assert changed.superseded and states(store)["We decided the module 2-0 scheduler runs every 2 minutes."] == "superseded"
+
+
 def test_a_version_change_supersedes(store, deduper):
     add(store, deduper, "The app runs on Node 18.", 1, category="fact", subject="node", value="18")
     new = add(store, deduper, "The app runs on Node 20.", 2, category="fact", subject="node", value="20")
