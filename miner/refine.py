@@ -19,6 +19,7 @@ one dropped a unit.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -76,6 +77,14 @@ CJK_DANGLING = ("它", "这", "這", "那")
 # The first words of the narration and recap patterns below (kept in step with them; a test checks it).
 _OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix", "update", "implementation",
                       "summary", "here", "what"})
+# A closing question put to the assistant about what was just stated ("…, can you set that up?"), not one
+# that doubts the statement ("…, but should we?").
+_ASKS_THE_ASSISTANT_RE = re.compile(
+    r"(?:(?:can|could|would|will) you|ok(?:ay)?\b|right\b|agreed\b|what do you think|how (?:do|can|should) (?:i|we)|"
+    r"is that (?:ok|possible|clear)|应该|應該|怎么|怎麼|如何|可以吗|可以嗎|好吗|好嗎|行吗|行嗎|对吗|對嗎|你觉得|你覺得)",
+    re.IGNORECASE,
+)
+_CLAUSE_SEPARATORS = (",", "，", ";", "；", " — ", "—")
 _QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
@@ -102,6 +111,20 @@ def passes_quality_gate(text: str) -> bool:
     cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
     long_enough = len(text) >= MIN_CHARS or (cjk >= 6 and len(text) >= 8)
     return long_enough and letter_ratio(text) >= MIN_LETTER_RATIO
+
+
+def statement_before_question(text: str, hit: Hit) -> str | None:
+    """The statement a rule matched before a closing question, or None.
+
+    "I want every commit message in English, can you set that up?" states a
+    rule and then asks: the rule is kept, the question dropped.
+    """
+    cut = max(text.rfind(sep) for sep in _CLAUSE_SEPARATORS)
+    statement = text[:cut].strip()
+    if cut < 0 or hit.match.end() > cut or not passes_quality_gate(statement):
+        return None
+    tail = text[cut + 1:].strip()
+    return statement if _QUESTION_END_RE.search(tail) and _ASKS_THE_ASSISTANT_RE.match(tail) else None
 
 
 def is_quote(text: str) -> bool:
@@ -264,7 +287,10 @@ class Refiner:
         if is_quote(unit.text):
             return Verdict(None, "quote")
         if self.is_question(doc):
-            return Verdict(None, "question")
+            statement = statement_before_question(unit.text, hit)
+            if statement is None or self.is_question(statement_doc := self.doc(statement)):
+                return Verdict(None, "question")
+            unit, doc = dataclasses.replace(unit, text=statement), statement_doc
         if self.is_greeting(doc):
             return Verdict(None, "greeting")
         if assistant and self.is_narration(doc):

@@ -319,3 +319,27 @@ def test_a_repeated_unit_is_refined_once_and_keeps_its_own_provenance(store, pip
     # Another previous unit can change the result ("This …" takes it), so it is refined again.
     miner.extract([Unit(first, 1, text, previous="Context.")], lambda turn: "")
     assert calls == [text, text]
+
+
+def test_a_rule_stated_before_a_closing_question_is_kept_without_the_question():
+    text = "From now on always run the linter before committing, ok?"
+    verdict = REF.refine(unit(text), hit_for(text))
+    assert verdict.candidate is not None and verdict.candidate.text == "From now on always run the linter before committing"
+    cjk = "我希望以后所有代码修改都先列出步骤,应该怎么做?"
+    assert REF.refine(unit(cjk), hit_for(cjk)).candidate.text == "我希望以后所有代码修改都先列出步骤"
+
+
+@pytest.mark.parametrize("text", ["Should we use pnpm here, or npm?", "We could cache it, but should we?",
+                                  "What if we cache the results, would that help?"])
+def test_a_question_with_a_clause_before_it_is_still_a_question(text):
+    from miner.rules import parse_rule
+
+    rule = parse_rule({"id": "t", "category": "decision", "roles": ["user"], "patterns": ["(?i)cache|pnpm"]},
+                      "test", 1, "any")
+    verdict = REF.refine(unit(text), Hit(rule, rule.search(text)))
+    assert verdict.candidate is None and verdict.dropped_by == "question"
+
+
+def test_a_statement_doubted_by_its_closing_question_is_not_kept():
+    text = "We could cache the rendered pages in Redis for a day, but should we?"
+    assert REF.refine(unit(text), hit_for(text)).dropped_by == "question"
