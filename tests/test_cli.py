@@ -162,3 +162,11 @@ def test_rules_test_transcript(transcript):
 def test_rules_test_needs_exactly_one_input(transcript):
     result = CliRunner().invoke(main, ["rules", "test"])
     assert result.exit_code == 2 and "give TEXT or --transcript FILE" in result.output
+
+
+def test_python_dash_m_miner_is_the_miner_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "miner", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "Transcript Miner" in done.stdout and "eval" in done.stdout

@@ -1,0 +1,5 @@
+"""`python -m miner …` is the `miner` command."""
+
+from .cli import main
+
+main()
