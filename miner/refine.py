@@ -84,7 +84,7 @@ _ASKS_THE_ASSISTANT_RE = re.compile(
     r"is that (?:ok|possible|clear)|应该|應該|怎么|怎麼|如何|可以吗|可以嗎|好吗|好嗎|行吗|行嗎|对吗|對嗎|你觉得|你覺得)",
     re.IGNORECASE,
 )
-_CLAUSE_SEPARATORS = (",", "，", ";", "；", " — ", "—")
+_CLAUSE_SEPARATORS = (",", "，", ";", "；", "—")  # one character each: the tail starts right after
 _QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")

@@ -343,3 +343,8 @@ def test_a_question_with_a_clause_before_it_is_still_a_question(text):
 def test_a_statement_doubted_by_its_closing_question_is_not_kept():
     text = "We could cache the rendered pages in Redis for a day, but should we?"
     assert REF.refine(unit(text), hit_for(text)).dropped_by == "question"
+
+
+def test_a_rule_before_a_dashed_question_is_kept():
+    text = "Always squash the commits before merging — okay?"
+    assert REF.refine(unit(text), hit_for(text)).candidate.text == "Always squash the commits before merging"
