@@ -138,41 +138,35 @@ class Miner:
                 trace: Callable[[Unit, list, str, Candidate | None], None] | None = None) -> list[Candidate]:
         """Candidates from units: rules first, then refinement and redaction."""
         units = list(units)
-        traced: list[tuple] = []
-        matched: list[tuple[Unit, list]] = []
+        traced: list[tuple[Unit, list, tuple | None]] = []  # each unit, its hits and its refinement key
+        fresh: dict[tuple, tuple[Unit, list]] = {}
         for unit in units:
             ruleset = self.rules_for(project_of(unit.turn))
             hits = ruleset.match(unit.text, unit.turn.role, unit_langs(unit.text))
-            if hits:
-                matched.append((unit, hits))
-            traced.append((unit, hits, "no rule", None))
-        # spaCy sees the units a rule matched, and only those: its cost does not grow with the transcript.
-        fresh: dict[tuple, tuple[Unit, list]] = {}
-        for unit, hits in matched:
-            key = _refine_key(unit, hits)
-            if key in self._refined:
+            key = _refine_key(unit, hits) if hits else None
+            if key is not None and key in self._refined:
                 self._refined.move_to_end(key)
-            else:
+            elif key is not None:
                 fresh.setdefault(key, (unit, hits))
+            traced.append((unit, hits, key))
+        # spaCy sees the units a rule matched, and only those: its cost does not grow with the transcript.
         docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256)
         for key, (unit, hits), doc in zip(fresh, fresh.values(), docs):
-            self._refined[key] = self._candidate(unit, hits, doc)
-        outcomes: dict[int, tuple[str, Candidate | None]] = {}
-        for unit, hits in matched:
-            outcome, candidate = self._refined[_refine_key(unit, hits)]
-            outcomes[id(unit)] = (outcome, candidate and dataclasses.replace(candidate, unit=unit))
-        while len(self._refined) > REFINED_MEMO:
-            self._refined.popitem(last=False)
+            outcome, candidate = self._candidate(unit, hits, doc)
+            # The memo keeps no unit: a unit holds its whole turn, and every use takes the unit at hand.
+            self._refined[key] = (outcome, candidate and dataclasses.replace(candidate, unit=_NO_UNIT))
         out = []
-        for unit, hits, outcome, candidate in traced:
-            if hits:
-                outcome, candidate = outcomes[id(unit)]
-                if candidate is None and summary:
-                    summary.dropped[outcome] = summary.dropped.get(outcome, 0) + 1
-                elif candidate is not None:
-                    out.append(candidate)
+        for unit, hits, key in traced:
+            outcome, candidate = ("no rule", None) if key is None else self._refined[key]
+            if candidate is not None:
+                candidate = dataclasses.replace(candidate, unit=unit)
+                out.append(candidate)
+            elif key is not None and summary:
+                summary.dropped[outcome] = summary.dropped.get(outcome, 0) + 1
             if trace:
                 trace(unit, hits, outcome, candidate)
+        while len(self._refined) > REFINED_MEMO:
+            self._refined.popitem(last=False)
         if summary:
             summary.units += len(units)
             summary.candidates += len(out)
@@ -297,6 +291,7 @@ class Miner:
         return total
 
 
+_NO_UNIT = Unit(Turn("", "", "", "", "", "", "", False, ""), 0, "")
 # Pure in (role, text), and its patterns are long: a text seen again is not checked again.
 _quarantine_reason = functools.lru_cache(maxsize=4096)(privacy.quarantine_reason)
 

@@ -348,3 +348,15 @@ def test_a_statement_doubted_by_its_closing_question_is_not_kept():
 def test_a_rule_before_a_dashed_question_is_kept():
     text = "Always squash the commits before merging — okay?"
     assert REF.refine(unit(text), hit_for(text)).candidate.text == "Always squash the commits before merging"
+
+
+def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
+    from miner import config as config_mod
+    from miner.mine import Miner
+
+    miner = Miner(store, config_mod.load(), pipeline=pipeline)
+    turn = Turn("u1", "s1", "user", "A long message. " * 500 + "We'll use PostgreSQL instead of MySQL.", "", "", "",
+                False, "")
+    found = miner.extract([Unit(turn, 0, "We'll use PostgreSQL instead of MySQL for the database.")], lambda t: "")
+    assert found and found[0].unit.turn is turn
+    assert all(c is None or c.unit.turn.text == "" for _, c in miner._refined.values())
