@@ -32,12 +32,15 @@ DEFAULTS: dict[str, Any] = {
     # more than what the last session was about.
     "startup_weights": {"relevance": 0.4, "type": 0.2, "recency": 0.4},
     "startup_type_weights": {"preference": 1.0, "decision": 0.9, "todo": 0.85, "fact": 0.75},
-    "startup_latest": 60,               # candidates: the latest of each category,
+    "startup_latest": 100,              # candidates: the latest of each category,
     "startup_stretches": 16,            # candidates from every stretch of the history: its runs of sessions,
     "startup_per_stretch": 2,           # its latest few decisions and facts, and as many in the user's own words
-    "startup_max_candidates": 160,
+    "startup_max_candidates": 240,      # about twice the items a block holds
     "startup_session_decay": 0.9,       # each better item from the same session multiplies the score by this,
     "startup_session_free": 20,         # after its first twenty (or its fair share of the block, if more)
+    "startup_entry_decay": 0.7,         # and each item beyond the first two of one transcript entry (a table,
+    "startup_entry_free": 2,            # a long list of options) by this, once per better sibling;
+    "startup_novelty": 1.0,             # the budget goes by score × (share of words no better item said)^this
     "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
     "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
     # Standing kinds age slower than details: a category's half-lives last this many times longer, in a new

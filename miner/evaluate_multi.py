@@ -84,6 +84,15 @@ def mine_sessions(store: Store, miner, sessions: list[tuple[str, Path, list[Path
             write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
 
 
+def wait_for_workers(home: Path, timeout_s: float = 30.0) -> None:
+    """Wait for the background workers the hook started, so that none writes into a removed folder."""
+    from .worker import running_workers
+
+    deadline = time.monotonic() + timeout_s
+    while running_workers(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> None:
     """The hook hands its recall log to a background worker: wait for it, so that cuts stay independent of timing."""
     deadline = time.monotonic() + timeout_s
@@ -201,7 +210,9 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                     result["memory_md_answered"] = answered(qs, memory_text[: len(block)])
                 if diagnose:
                     result["diagnosis"] = pending(block)
+                    result["block"] = block
                 results.append(result)
+            wait_for_workers(home)
     return {"project": project_dir.name, "cwd": cwd, "sessions": len(sessions), "cuts": results,
             "has_memory_md": memory_text is not None}
 

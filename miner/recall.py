@@ -162,17 +162,38 @@ def display_text(text: str, project: str = "") -> str:
     return " ".join(escape(text).split())
 
 
+def item_date(memory: StoredMemory) -> str:
+    """The day a memory was last said (the block lists each category's items under their days)."""
+    return (memory.last_seen or memory.first_seen or "")[:10]
+
+
 def format_item(memory: StoredMemory, was: str = "") -> str:
-    """One line of the block; `was` is what this memory replaced (`Store.was_notes`), shown when it adds something."""
-    date = (memory.last_seen or memory.first_seen or "")[:10]
+    """One line of the block (its day is the line above its group, see `section_lines`); `was` is what this
+    memory replaced (`Store.was_notes`), shown when it adds something."""
     text = display_text(memory.text, memory.project)
-    suffix = f" ({date})" if date else ""
-    if memory.tentative:
-        suffix = " (unconfirmed)" + suffix
+    suffix = " (unconfirmed)" if memory.tentative else ""
     was = display_text(was, memory.project) if was else ""
     if was and was.lower() not in text.lower():  # "pnpm instead of npm (was: npm)" would say it twice
         suffix = f" (was: {was})" + suffix
     return f"- {text}{suffix}"
+
+
+def date_line(date: str) -> str:
+    return f"{date}:"
+
+
+def section_lines(items: list[Item], was: dict[int, str]) -> list[str]:
+    """A category's items grouped under the day each was last said, latest day first, best first within a day:
+    every item is dated, and a day's items share one date."""
+    days: dict[str, list[Item]] = {}
+    for item in items:
+        days.setdefault(item_date(item.memory), []).append(item)
+    lines: list[str] = []
+    for day in sorted(days, reverse=True):
+        if day:
+            lines.append(date_line(day))
+        lines.extend(format_item(i.memory, was.get(i.memory.id, "")) for i in days[day])
+    return lines
 
 
 def header(project: str) -> str:
@@ -250,6 +271,25 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
         if factor != 1.0:
             item.score *= factor
             item.parts["standing"] = factor
+
+
+def spread_entries(items: list[Item], decay: float, free: int) -> list[Item]:
+    """Items re-sorted after each one beyond the first `free` of its transcript entry is scored × `decay`
+    per better sibling: one long answer (a table, a list of options) cannot fill a new session's block."""
+    if decay >= 1.0:
+        return items
+    taken: dict[str, int] = {}
+    for item in items:  # best first
+        entry = item.memory.entry_uuid
+        if not entry:
+            continue
+        n = taken.get(entry, 0)
+        taken[entry] = n + 1
+        if n >= free:
+            factor = decay ** (n - free + 1)
+            item.score *= factor
+            item.parts["entry_diversity"] = factor
+    return sorted(items, key=lambda i: (-i.score, -i.memory.id))
 
 
 def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
@@ -346,12 +386,14 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
 
 
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
-        was: dict[int, str] | None = None, shares: dict[str, float] | None = None) -> tuple[list[Item], list[Item]]:
+        was: dict[int, str] | None = None, shares: dict[str, float] | None = None,
+        novelty: float = 0.0) -> tuple[list[Item], list[Item]]:
     """Items that fit whole within the budget (by value per character), and those left out.
 
     `shares`: a category's first claim on the budget (a share of what the pinned lines leave): its
     best items are taken first, up to that share, before every category competes for the rest; so
     the preferences and open todos of a long history are not crowded out by its latest details.
+    `novelty`: items are taken in the order of `by_novelty` (a new session's block covers more subjects).
     """
     exponent = float(config.get("density_exponent", 0.0))
     if exponent:
@@ -363,8 +405,10 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
 
     def cost(item: Item) -> int:
-        category = item.memory.category
+        category, day = item.memory.category, item_date(item.memory)
         head = 0 if category in opened else section_cost.get(category, 0)
+        if day and f"{category} {day}" not in opened:
+            head += len(date_line(day)) + 1
         return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + head
 
     def take(item: Item, price: int) -> None:
@@ -372,8 +416,11 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         used += price
         taken.add(item.memory.id)
         opened.add(item.memory.category)
+        opened.add(f"{item.memory.category} {item_date(item.memory)}")
 
     room = max(0, budget_chars - reserved)
+    if novelty:
+        items = by_novelty(items, novelty, exponent)
     for category, share in (shares or {}).items():
         quota, spent = float(share) * room, 0
         for item in items:
@@ -391,6 +438,40 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     chosen = [i for i in items if i.memory.id in taken]
     left_out = [i for i in items if i.memory.id not in taken]
     return chosen, left_out
+
+
+def by_novelty(items: list[Item], power: float, exponent: float) -> list[Item]:
+    """Items in the order a greedy pick would take them when each is worth its score × novelty^power per
+    character^exponent, novelty being the share of its distinctive words (weighted by rarity) that no item
+    taken before it has said: the block covers more subjects instead of saying one thing several ways."""
+    import heapq
+
+    words = [set(i.memory.keywords.split()) or set(i.memory.text.lower().split()) for i in items]
+    df: dict[str, int] = {}
+    for ws in words:
+        for w in ws:
+            df[w] = df.get(w, 0) + 1
+    n = len(items)
+    weight = {w: math.log(1 + n / c) for w, c in df.items()}
+    totals = [sum(weight[w] for w in ws) or 1.0 for ws in words]
+    covered: set[str] = set()
+
+    def value(k: int) -> float:
+        fresh = sum(weight[w] for w in words[k] if w not in covered) / totals[k]
+        return items[k].score * fresh ** power / (len(items[k].memory.text) + 20) ** exponent
+
+    heap = [(-value(k), -items[k].memory.id, k) for k in range(n)]
+    heapq.heapify(heap)
+    out: list[Item] = []
+    while heap:
+        stale, tie, k = heapq.heappop(heap)
+        current = value(k)
+        if heap and current < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-current, tie, k))
+            continue
+        out.append(items[k])
+        covered |= words[k]
+    return out
 
 
 def claimed(items: list[Item], shares: dict[str, float], budget_chars: int) -> set[int]:
@@ -430,6 +511,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         # Only the head can make it into a block: spread it over the sessions, leave the tail in order.
         # A session pays for its items beyond its fair share of the block (or the configured few, if more).
         head = items[: 2 * int(config["startup_max_candidates"])]
+        head = spread_entries(head, float(config.get("startup_entry_decay", 1.0)), int(config.get("startup_entry_free", 2)))
         fits = budget_chars / (sum(len(i.memory.text) + 20 for i in head) / len(head))
         fair = math.ceil(fits / len({i.memory.session_id for i in head}))
         items = diversify(head, float(config.get("startup_session_decay", 1.0)),
@@ -467,13 +549,14 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.append(line)
             reserve += len(line) + 1
     was = store.was_notes(i.memory.id for i in items)
-    chosen, left_out = fit(items, budget_chars, reserve, config, was, shares)
+    chosen, left_out = fit(items, budget_chars, reserve, config, was, shares,
+                           float(config.get("startup_novelty", 0.0)) if startup else 0.0)
     left_out += beyond
     for category, title in SECTION_ORDER:
         section = [i for i in chosen if i.memory.category == category]
         if section:
             body.append(f"## {title}")
-            body.extend(format_item(i.memory, was.get(i.memory.id, "")) for i in section)
+            body.extend(section_lines(section, was))
     text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
     result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones)

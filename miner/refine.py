@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from .model import Candidate, Unit
 from .nlp import Pipeline, has_parse
 from .rules import Hit
+from .clean import has_cjk
 from .textutil import keywords, letter_ratio
 
 MIN_CHARS = 20
@@ -86,6 +87,17 @@ _ASKS_THE_ASSISTANT_RE = re.compile(
 )
 _CLAUSE_SEPARATORS = (",", "，", ";", "；", "—")  # one character each: the tail starts right after
 _QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
+# A question the user writes without a question mark: a closing particle (吗/呢), or a "why"/"whether"/A-not-A
+# form ("会不会", "是不是"), in a sentence that does not end as a statement.
+_CJK_QUESTION_RE = re.compile(
+    r"(?:吗|嗎|呢)[\s,，、~]*$|为什么|為什麼|为何|為何|是否|能否|会不会|會不會|是不是|有没有|有沒有|能不能|要不要|可不可以|"
+    r"好不好|对不对|對不對|行不行|怎么办|怎麼辦|应该如何|應該如何|如何做")
+_STATEMENT_END = ("。", "！", "!", "：", ":", "；", ";")
+# Program output pasted into the conversation: an exception line, a stack frame, a Ruby hash dump, git's
+# branch report. Somebody's program said it; nobody decided or stated it.
+_OUTPUT_RE = re.compile(
+    r"^\W{0,3}(?:[\w.]*(?:Error|Exception)\b:|Traceback \(most recent call last\)|npm ERR!|\[(?:new branch|new tag|"
+    r"deleted|rejected)\])|'[^']*'\s*=>\s*'|^\s*at [\w.$<>]+ \(\S*:\d+")
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
@@ -125,6 +137,17 @@ def statement_before_question(text: str, hit: Hit) -> str | None:
         return None
     tail = text[cut + 1:].strip()
     return statement if _QUESTION_END_RE.search(tail) and _ASKS_THE_ASSISTANT_RE.match(tail) else None
+
+
+def is_output(text: str) -> bool:
+    """Program output pasted into the conversation ("AssertionError: …", "at foo (x.ts:9:1)", "[new branch] …")."""
+    return bool(_OUTPUT_RE.search(text))
+
+
+def is_unmarked_question(text: str) -> bool:
+    """A Chinese question without a question mark ("这样调用有什么好处,是否会导致重新渲染")."""
+    stripped = text.rstrip()
+    return has_cjk(stripped) and not stripped.endswith(_STATEMENT_END) and bool(_CJK_QUESTION_RE.search(stripped))
 
 
 def is_quote(text: str) -> bool:
@@ -286,7 +309,9 @@ class Refiner:
         assistant = unit.turn.role == "assistant"
         if is_quote(unit.text):
             return Verdict(None, "quote")
-        if self.is_question(doc):
+        if is_output(unit.text):
+            return Verdict(None, "output")
+        if self.is_question(doc) or (not assistant and is_unmarked_question(unit.text)):
             statement = statement_before_question(unit.text, hit)
             if statement is None or self.is_question(statement_doc := self.doc(statement)):
                 return Verdict(None, "question")

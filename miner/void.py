@@ -64,28 +64,34 @@ def suppress_hubs(items: list[Scored], factor: float = 0.5, ratio: float = 3.0, 
 def cluster(items: list[Scored], threshold: float) -> list[Zone]:
     """Greedy clustering, best items first: an item joins the first zone whose seed it resembles.
 
-    An inverted index from keyword to zones limits the comparisons to zones that share a word.
+    Keyword sets are bit masks over the candidates' words: comparing an item with a seed is one AND
+    and a bit count, however many words they have or how common those are.
     """
     zones: list[Zone] = []
-    seeds: list[frozenset[str]] = []
-    by_word: dict[str, list[int]] = {}
+    seeds: list[tuple[int, int]] = []  # each zone's seed: the mask of its words, and how many
+    bit: dict[str, int] = {}
     for item in sorted(items, key=lambda i: -i.score):
         words = keyword_set(item.memory)
-        shared: dict[int, int] = {}  # zone → words in common with its seed, counted through the index
+        mask = 0
         for word in words:
-            for zone in by_word.get(word, ()):
-                shared[zone] = shared.get(zone, 0) + 1
-        target = next((z for z in sorted(shared)
-                       if shared[z] / (len(words) + len(seeds[z]) - shared[z]) >= threshold), None)
+            mask |= 1 << bit.setdefault(word, len(bit))
+        size = len(words)
+        target = None
+        for zone, (seed, seed_size) in enumerate(seeds):
+            common = (mask & seed).bit_count()
+            if common and common >= threshold * (size + seed_size - common):  # Jaccard ≥ threshold
+                target = zone
+                break
         if target is None:
             target = len(zones)
             zones.append(Zone(ids=[], topic=[], score=item.score))
-            seeds.append(words)
-            for word in words:
-                by_word.setdefault(word, []).append(target)
+            seeds.append((mask, size))
         zones[target].items.append(item)
         zones[target].ids.append(item.memory.id)
     for zone in zones:
+        if len(zone.items) == 1:  # the same as counting: every word once, in order
+            zone.topic = [w for w in dict.fromkeys(zone.items[0].memory.keywords.split()) if not w.isdigit()][:3]
+            continue
         counts = Counter(w for i in zone.items for w in i.memory.keywords.split() if not w.isdigit())
         zone.topic = [w for w, _ in counts.most_common(3)]
     return zones

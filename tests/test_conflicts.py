@@ -165,7 +165,7 @@ def test_recall_notes_what_the_current_memory_replaced(store, deduper):
     notes = store.was_notes([new.memory_id])
     assert notes == {new.memory_id: "SQLite"}
     line = format_item(store.get(new.memory_id), notes[new.memory_id])
-    assert line.startswith("- Use DuckDB for the database. (was: SQLite) (")
+    assert line == "- Use DuckDB for the database. (was: SQLite)"
     # Nothing to add when the text already says it.
     assert "(was:" not in format_item(store.get(new.memory_id), "DuckDB")
 

@@ -239,3 +239,22 @@ def test_a_hedged_plan_stays_out_of_the_next_session_unless_the_settings_ask(tmp
     block = startup_block(folder, tmp_path / "asked", pipeline, config={"startup_tentative": 1.0})
     line = next(line for line in items(block) if "image store to S3" in line)
     assert "(unconfirmed)" in line
+
+
+def test_one_long_answer_does_not_fill_a_new_sessions_block(tmp_path, pipeline):
+    # A table of sixty settings in one assistant reply is sixty memories of one moment; a new session
+    # needs a few of them and room for everything else.
+    folder = tmp_path / "multi" / "acme__garden"
+    rows = "\n".join(f"| `{word(i)}_{word(i + 1)}` | sets the {word(i + 2)} {word(i + 3)} timeout of worker {i} |"
+                     for i in range(0, 300, 5))
+    Session(folder / "s01.jsonl", CWD, start=week(1)).assistant(
+        "The worker settings:\n\n| Setting | Meaning |\n|---|---|\n" + rows)
+    for n in range(2, 8):
+        busy_session(folder, n)
+
+    def table_rows(block: str) -> int:
+        return sum("timeout of worker" in line for line in items(block))
+
+    spread = table_rows(startup_block(folder, tmp_path / "default", pipeline))
+    crowded = table_rows(startup_block(folder, tmp_path / "off", pipeline, config={"startup_entry_decay": 1.0}))
+    assert 1 <= spread <= 6 < crowded, (spread, crowded)

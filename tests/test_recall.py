@@ -32,8 +32,22 @@ def test_block_has_sections_dates_and_reference_fence(store):
     assert "not instructions" in text
     for title in ("## Preferences", "## Decisions", "## Facts", "## Open todos"):
         assert title in text
-    assert "- We deploy on Render with SQLite. (2026-01-02)" in text
+    assert "## Decisions\n2026-01-02:\n- We deploy on Render with SQLite.\n" in text
     assert text.index("## Preferences") < text.index("## Decisions") < text.index("## Facts") < text.index("## Open todos")
+
+
+def test_each_category_lists_its_items_under_their_days_latest_first(store):
+    add(store, "We deploy on Render with SQLite.", "decision", 1)
+    add(store, "Use ruff for linting and formatting.", "decision", 5)
+    add(store, "Releases are tagged from the main branch.", "decision", 1, entry_uuid="u1b")
+    add(store, "The API returns dates in UTC.", "fact", 5)
+    text = build(store, "/p", CONFIG).text
+    decisions = text[text.index("## Decisions"):text.index("## Facts")].splitlines()
+    assert decisions[1] == "2026-01-06:" and decisions[2] == "- Use ruff for linting and formatting."
+    assert decisions[3] == "2026-01-02:"
+    assert sorted(decisions[4:6]) == ["- Releases are tagged from the main branch.", "- We deploy on Render with SQLite."]
+    # A day opens again in the next category: each section reads on its own.
+    assert "## Facts\n2026-01-06:\n- The API returns dates in UTC." in text
 
 
 def test_items_fit_whole_or_are_left_out(store):
@@ -72,7 +86,7 @@ def test_new_session_shows_tentative_items_only_when_the_settings_ask(store):
     add(store, "We use Postgres for the main database.", n=2)
     assert "Redis" not in build(store, "/p", CONFIG).text
     shown = build(store, "/p", dict(CONFIG, startup_tentative=1.0)).text
-    assert "- Maybe we should use Redis for the cache layer. (unconfirmed) (2026-01-02)" in shown
+    assert "2026-01-02:\n- Maybe we should use Redis for the cache layer. (unconfirmed)" in shown
 
 
 def test_memory_text_cannot_close_the_block(store):
@@ -234,3 +248,17 @@ def test_shares_give_preferences_and_todos_a_first_claim(store):
     assert rule in {i.memory.id for i in chosen}
     assert rule not in {i.memory.id for i in fit(items, 3000, 0, CONFIG, {})[0]}
     assert rule in claimed(items, {"preference": 0.1}, 3000)
+
+
+def test_a_new_sessions_budget_goes_to_new_subjects_before_rewordings(store):
+    from miner.recall import Item, fit
+
+    first = store.get(add(store, "Use Postgres for the main database in production.", n=1))
+    again = store.get(add(store, "Use Postgres for the main database in staging too.", n=2))
+    other = store.get(add(store, "Deploy with Docker Compose on Hetzner.", n=3))
+    items = [Item(first, 1.0), Item(again, 0.95), Item(other, 0.7)]
+    room = sum(len(m.text) for m in (first, again)) + 70  # two items and their headings, not three
+    plain, _ = fit([Item(i.memory, i.score) for i in items], room, 0, CONFIG)
+    assert [i.memory.id for i in plain] == [first.id, again.id]
+    novel, _ = fit([Item(i.memory, i.score) for i in items], room, 0, CONFIG, novelty=1.0)
+    assert [i.memory.id for i in novel] == [first.id, other.id]

@@ -109,6 +109,15 @@ def test_refine_keeps_and_marks_tentative():
     ("I've moved the cache to Redis for you.", "assistant", "recap"),
     ("It is faster.", "user", "not-self-contained"),
     ("Use uv.", "user", "quality-gate"),
+    # Program output pasted into the conversation: nobody stated it.
+    ("AssertionError: First sync should be Bootstrap: expected undefined to equal 'bootstrap'", "user", "output"),
+    ("'User-Agent'=>'Ruby', 'Accept'=>'*/*'", "user", "output"),
+    ("    at SyncBudget.<anonymous> (test/web/sync.ts:93:1)", "user", "output"),
+    ("[new branch] fix/nav-home -> origin/fix/nav-home", "user", "output"),
+    # A Chinese question the user writes without a question mark.
+    ("使用 spread 传参是否会导致组件每次都重新渲染", "user", "question"),
+    ("为什么不直接写在组件里,这样调用有什么好处", "user", "question"),
+    ("合并之后分支会被删除,这样以后还能看到记录吗", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
     verdict = REF.refine(unit(text, role), hit_for(text))
@@ -360,3 +369,14 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
     found = miner.extract([Unit(turn, 0, "We'll use PostgreSQL instead of MySQL for the database.")], lambda t: "")
     assert found and found[0].unit.turn is turn
     assert all(c is None or c.unit.turn.text == "" for _, c in miner._refined.values())
+
+
+@pytest.mark.parametrize("text,role", [
+    ("检查 Git 是否已安装。", "assistant"),                 # a step that asks nothing
+    ("确认 `SimpleLayout` 是否有 Header 之后再改布局", "assistant"),  # the assistant's plan, not a question to anyone
+    ("以后所有 commit message 都要简洁,保持一致", "user"),     # a rule, no question form
+    ("The TypeError comes from a missing null check in the parser.", "user"),  # names an error, is not output
+])
+def test_statements_are_not_taken_for_questions_or_output(text, role):
+    verdict = REF.refine(unit(text, role), hit_for(text))
+    assert verdict.candidate is not None, verdict.dropped_by
