@@ -1,16 +1,19 @@
 """Recall: choose, score and format the memories a session needs, within a budget (standard library only).
 
 The block is Markdown inside a tag, fenced as reference data, grouped by
-category, each item dated. An item fits whole or is left out; the last line
-says what was left out. After a compaction the block opens with the
-session's checkpoint (its current task, decisions and open todos).
+category, each item under the day it was last said. An item fits whole or
+is left out; the last line says what was left out. After a compaction the
+block opens with the session's checkpoint (its current task, decisions and
+open todos).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -274,8 +277,9 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
 
 
 def spread_entries(items: list[Item], decay: float, free: int) -> list[Item]:
-    """Items re-sorted after each one beyond the first `free` of its transcript entry is scored × `decay`
-    per better sibling: one long answer (a table, a list of options) cannot fill a new session's block."""
+    """Best first again, after the items of one transcript entry beyond its `free` best were scored × `decay`
+    once for each better sibling past those: one long answer (a table, a list of options) cannot fill a new
+    session's block."""
     if decay >= 1.0:
         return items
     taken: dict[str, int] = {}
@@ -301,8 +305,6 @@ def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
     """
     if not items or decay >= 1.0:
         return items
-    import heapq
-
     queues: dict[str, list[Item]] = {}
     for item in sorted(items, key=lambda i: (-i.score, -i.memory.id)):
         queues.setdefault(item.memory.session_id, []).append(item)
@@ -442,33 +444,35 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
 
 def by_novelty(items: list[Item], power: float, exponent: float) -> list[Item]:
     """Items in the order a greedy pick would take them when each is worth its score × novelty^power per
-    character^exponent, novelty being the share of its distinctive words (weighted by rarity) that no item
-    taken before it has said: the block covers more subjects instead of saying one thing several ways."""
-    import heapq
+    character^exponent, novelty being the share of its words (weighted by rarity) that no item taken
+    before it has said: the block covers more subjects instead of saying one thing several ways.
 
-    words = [set(i.memory.keywords.split()) or set(i.memory.text.lower().split()) for i in items]
-    df: dict[str, int] = {}
-    for ws in words:
-        for w in ws:
-            df[w] = df.get(w, 0) + 1
-    n = len(items)
-    weight = {w: math.log(1 + n / c) for w, c in df.items()}
-    totals = [sum(weight[w] for w in ws) or 1.0 for ws in words]
+    Novelty only falls as items are taken, so a stale value is an upper bound (a lazy greedy: an
+    item is rescored when it reaches the top, and taken if it still leads). Each item's novelty
+    when taken is kept in its score parts for `--explain`.
+    """
+    words = [frozenset(i.memory.keywords.split()) or frozenset(i.memory.text.lower().split()) for i in items]
+    counts = Counter(word for item_words in words for word in item_words)
+    weight = {word: math.log(1 + len(items) / count) for word, count in counts.items()}
+    totals = [sum(weight[word] for word in item_words) or 1.0 for item_words in words]
     covered: set[str] = set()
 
-    def value(k: int) -> float:
-        fresh = sum(weight[w] for w in words[k] if w not in covered) / totals[k]
-        return items[k].score * fresh ** power / (len(items[k].memory.text) + 20) ** exponent
+    def novelty(k: int) -> float:
+        return sum(weight[word] for word in words[k] if word not in covered) / totals[k]
 
-    heap = [(-value(k), -items[k].memory.id, k) for k in range(n)]
+    def value(k: int) -> float:
+        return items[k].score * novelty(k) ** power / (len(items[k].memory.text) + 20) ** exponent
+
+    heap = [(-value(k), -items[k].memory.id, k) for k in range(len(items))]
     heapq.heapify(heap)
     out: list[Item] = []
     while heap:
-        stale, tie, k = heapq.heappop(heap)
+        _, tie, k = heapq.heappop(heap)
         current = value(k)
         if heap and current < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-current, tie, k))
             continue
+        items[k].parts["novelty"] = novelty(k)
         out.append(items[k])
         covered |= words[k]
     return out

@@ -94,10 +94,12 @@ _CJK_QUESTION_RE = re.compile(
     r"好不好|对不对|對不對|行不行|怎么办|怎麼辦|应该如何|應該如何|如何做")
 _STATEMENT_END = ("。", "！", "!", "：", ":", "；", ";")
 # Program output pasted into the conversation: an exception line, a stack frame, a Ruby hash dump, git's
-# branch report. Somebody's program said it; nobody decided or stated it.
+# branch report, a test runner's counts. Somebody's program said it; nobody decided or stated it.
 _OUTPUT_RE = re.compile(
     r"^\W{0,3}(?:[\w.]*(?:Error|Exception)\b:|Traceback \(most recent call last\)|npm ERR!|\[(?:new branch|new tag|"
-    r"deleted|rejected)\])|'[^']*'\s*=>\s*'|^\s*at [\w.$<>]+ \(\S*:\d+")
+    r"deleted|rejected)\])|(?:'[^']*'|\"[^\"]*\")\s*=>\s*[\[{'\"\d]|^\s*at [\w.$<>]+ \(\S*:\d+|"
+    r"(?i:\b\d+ (?:examples?|tests?|failures?|errors?|passed|failed)\b,?\s*(?:and\s+)?\d+ (?:other\s+)?"
+    r"(?:examples?|tests?|failures?|errors?|passed|failed|skipped)\b)")
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
@@ -377,6 +379,7 @@ def _narration_patterns() -> list[list[dict]]:
         [{"LOWER": "let"}, {"LOWER": {"IN": ["'s", "’s", "us"]}}, adverb, {"LEMMA": {"IN": LETS_VERBS}}],
         [{"LOWER": "i"}, {"NORM": {"IN": ["will", "shall"]}}, adverb, work],
         [{"LOWER": "i"}, {"NORM": {"IN": ["will"]}}, {"LOWER": "now"}],
+        [{"LOWER": "i"}, {"NORM": {"IN": ["will", "shall", "can"]}}, adverb, {"LEMMA": "help"}],  # "I'll help you find…"
         [{"LOWER": "i"}, {"NORM": {"IN": ["am", "'m"]}}, {"LOWER": "going"}, {"LOWER": "to"}],
         [{"LOWER": "i"}, {"LOWER": "need"}, {"LOWER": "to"}, {"LEMMA": {"IN": LOOKUP_VERBS}}],
         [{"LEMMA": {"IN": WORK_VERBS}, "LOWER": {"REGEX": "ing$"}}],

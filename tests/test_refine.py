@@ -114,6 +114,9 @@ def test_refine_keeps_and_marks_tentative():
     ("'User-Agent'=>'Ruby', 'Accept'=>'*/*'", "user", "output"),
     ("    at SyncBudget.<anonymous> (test/web/sync.ts:93:1)", "user", "output"),
     ("[new branch] fix/nav-home -> origin/fix/nav-home", "user", "output"),
+    ('include {locations: {"./spec/system/signup_spec.rb" => [4]}}', "user", "output"),
+    ("Signing up completes the wizard Got 0 failures and 3 other errors:", "user", "output"),
+    ("I'll help you track down why the sync sends null values.", "assistant", "narration"),
     # A Chinese question the user writes without a question mark.
     ("使用 spread 传参是否会导致组件每次都重新渲染", "user", "question"),
     ("为什么不直接写在组件里,这样调用有什么好处", "user", "question"),
