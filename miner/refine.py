@@ -23,10 +23,10 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from .clean import has_cjk
 from .model import Candidate, Unit
 from .nlp import Pipeline, has_parse
 from .rules import Hit
-from .clean import has_cjk
 from .textutil import keywords, letter_ratio
 
 MIN_CHARS = 20
@@ -94,9 +94,11 @@ _CJK_QUESTION_RE = re.compile(
     r"好不好|对不对|對不對|行不行|怎么办|怎麼辦|应该如何|應該如何|如何做")
 _STATEMENT_END = ("。", "！", "!", "：", ":", "；", ";")
 # Program output pasted into the conversation: an exception line, a stack frame, a Ruby hash dump, git's
-# branch report, a test runner's counts. Somebody's program said it; nobody decided or stated it.
+# branch report, a test runner's counts or failures, a compiler error, a JSON log line. Somebody's program
+# said it; nobody decided or stated it.
 _OUTPUT_RE = re.compile(
-    r"^\W{0,3}(?:[\w.]*(?:Error|Exception)\b:|Traceback \(most recent call last\)|npm ERR!|\[(?:new branch|new tag|"
+    r"^\s*\{\"[\w-]+\":|^\s*not ok \d+\b|\berror TS\d{4}:|"
+    r"^\W{0,3}(?:(?:Uncaught\s+(?:\(in promise\)\s+)?)?[\w.]*(?:Error|Exception)\b:|Traceback \(most recent call last\)|npm ERR!|\[(?:new branch|new tag|"
     r"deleted|rejected)\])|(?:'[^']*'|\"[^\"]*\")\s*=>\s*[\[{'\"\d]|^\s*at [\w.$<>]+ \(\S*:\d+|"
     r"(?i:\b\d+ (?:examples?|tests?|failures?|errors?|passed|failed)\b,?\s*(?:and\s+)?\d+ (?:other\s+)?"
     r"(?:examples?|tests?|failures?|errors?|passed|failed|skipped)\b)")

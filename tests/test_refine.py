@@ -117,6 +117,10 @@ def test_refine_keeps_and_marks_tentative():
     ('include {locations: {"./spec/system/signup_spec.rb" => [4]}}', "user", "output"),
     ("Signing up completes the wizard Got 0 failures and 3 other errors:", "user", "output"),
     ("I'll help you track down why the sync sends null values.", "assistant", "narration"),
+    ("Uncaught (in promise) TypeError: chart.ease is not a function", "user", "output"),
+    ('{"type":"log","text":"created and logged in as the test user"}', "user", "output"),
+    ("not ok 12 Chrome 143.0 - tests/integration/move-test.ts: can move a transaction", "user", "output"),
+    ("src/store.ts:30:23 - error TS2739: Type '{ budget: null; }' is missing properties", "user", "output"),
     # A Chinese question the user writes without a question mark.
     ("使用 spread 传参是否会导致组件每次都重新渲染", "user", "question"),
     ("为什么不直接写在组件里,这样调用有什么好处", "user", "question"),
