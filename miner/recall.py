@@ -154,7 +154,13 @@ _HOME_RE = re.compile(r"(?<![A-Za-z0-9_.~/-])/(?:Users|home)/[^/\s`'\"]+/")
 def display_text(text: str, project: str = "") -> str:
     """A memory's text as the block shows it: on one line, unable to touch the block's tag, and shorter
     where that loses nothing: file links as their path, the project's own folder as its name (the
-    block's header names it in full), another folder of the home directory from `~/`."""
+    block's header names it in full), another folder of the home directory from `~/`, bold markers
+    dropped, a table row without its outer bars."""
+    if "**" in text:
+        text = text.replace("**", "")
+    stripped = text.strip()
+    if stripped.startswith("|") and stripped.endswith("|") and stripped.count("|") >= 3:
+        text = stripped[1:-1].strip()
     if "](" in text:
         text = _LINK_RE.sub(_link, text)
     if "/" in text:

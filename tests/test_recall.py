@@ -178,6 +178,17 @@ def test_file_links_show_as_their_path():
     assert display_text("软链到/Users/al/skills,以后都放在这里", "/srv/app") == "软链到~/skills,以后都放在这里"
 
 
+def test_bold_markers_and_a_table_rows_outer_bars_are_not_shown():
+    from miner.recall import display_text
+
+    assert display_text("**Critical rule**: every migration must be reversible.") == (
+        "Critical rule: every migration must be reversible.")
+    assert display_text("| `RETRY_MS` | delay between retries | 500 |") == "`RETRY_MS` | delay between retries | 500"
+    # One bar is not a table row; a cut bold marker goes too.
+    assert display_text("Use a | b for the pipe.") == "Use a | b for the pipe."
+    assert display_text("**结论：文档的说法是错误的。") == "结论：文档的说法是错误的。"
+
+
 def test_history_ids_come_from_every_stretch_of_sessions(store):
     for n in range(40):
         sid = session(store, n, f"2025-{1 + n // 4:02d}-{1 + n % 4 * 7:02d}T10:00:00Z")
