@@ -270,7 +270,7 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
 
     - restated: said in several sessions (`session_bonus`, in `score_items`) or several times;
     - specific: it names what a new session could not guess (code, identifiers, paths, numbers), which
-      would otherwise have to be rediscovered; "I want to simplify this" names nothing;
+      would otherwise have to be rediscovered; "let us tidy this up" names nothing;
     - bound to its moment ("line 39", "like this"): a new session cannot use it;
     - unconfirmed (tentative) memories count as set in the settings, and are shown marked as such.
     """

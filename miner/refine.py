@@ -149,7 +149,7 @@ def is_output(text: str) -> bool:
 
 
 def is_unmarked_question(text: str) -> bool:
-    """A Chinese question without a question mark ("这样调用有什么好处,是否会导致重新渲染")."""
+    """A Chinese question without a question mark ("这样写有什么好处,是否会影响性能")."""
     stripped = text.rstrip()
     return has_cjk(stripped) and not stripped.endswith(_STATEMENT_END) and bool(_CJK_QUESTION_RE.search(stripped))
 

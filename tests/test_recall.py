@@ -186,7 +186,7 @@ def test_bold_markers_and_a_table_rows_outer_bars_are_not_shown():
     assert display_text("| `RETRY_MS` | delay between retries | 500 |") == "`RETRY_MS` | delay between retries | 500"
     # One bar is not a table row; a cut bold marker goes too.
     assert display_text("Use a | b for the pipe.") == "Use a | b for the pipe."
-    assert display_text("**结论：文档的说法是错误的。") == "结论：文档的说法是错误的。"
+    assert display_text("**结论：缓存只在生产环境开启。") == "结论：缓存只在生产环境开启。"
 
 
 def test_history_ids_come_from_every_stretch_of_sessions(store):
@@ -220,7 +220,7 @@ def test_an_old_preference_outranks_yesterdays_details(store):
 def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
     from miner.recall import context_bound
 
-    assert context_bound("I want to add a test starting on line 39.") and context_bound("Let's simplify this.")
+    assert context_bound("I want to add a check starting on line 52.") and context_bound("Let's tidy up this.")
     assert context_bound("第 53 行有问题") and not context_bound("This parser streams its input.")
     bound = add(store, "Move the retry loop starting on line 39 into the helper.", n=1)
     plain = add(store, "Move the retry loop of the importer into the fetch helper.", n=2)

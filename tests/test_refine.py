@@ -110,21 +110,21 @@ def test_refine_keeps_and_marks_tentative():
     ("It is faster.", "user", "not-self-contained"),
     ("Use uv.", "user", "quality-gate"),
     # Program output pasted into the conversation: nobody stated it.
-    ("AssertionError: First sync should be Bootstrap: expected undefined to equal 'bootstrap'", "user", "output"),
-    ("'User-Agent'=>'Ruby', 'Accept'=>'*/*'", "user", "output"),
-    ("    at SyncBudget.<anonymous> (test/web/sync.ts:93:1)", "user", "output"),
-    ("[new branch] fix/nav-home -> origin/fix/nav-home", "user", "output"),
-    ('include {locations: {"./spec/system/signup_spec.rb" => [4]}}', "user", "output"),
-    ("Signing up completes the wizard Got 0 failures and 3 other errors:", "user", "output"),
-    ("I'll help you track down why the sync sends null values.", "assistant", "narration"),
-    ("Uncaught (in promise) TypeError: chart.ease is not a function", "user", "output"),
-    ('{"type":"log","text":"created and logged in as the test user"}', "user", "output"),
-    ("not ok 12 Chrome 143.0 - tests/integration/move-test.ts: can move a transaction", "user", "output"),
-    ("src/store.ts:30:23 - error TS2739: Type '{ budget: null; }' is missing properties", "user", "output"),
+    ("AssertionError: first upload should be chunked: expected undefined to equal 'chunked'", "user", "output"),
+    ("'Content-Type'=>'application/json', 'X-Trace'=>'on'", "user", "output"),
+    ("    at Uploader.<anonymous> (test/upload.ts:41:7)", "user", "output"),
+    ("[new branch] feat/export-csv -> origin/feat/export-csv", "user", "output"),
+    ('filter {ids: {"./spec/models/invoice_spec.rb" => [12]}}', "user", "output"),
+    ("Invoices export as CSV Got 0 failures and 2 other errors:", "user", "output"),
+    ("I'll help you track down why the export skips empty rows.", "assistant", "narration"),
+    ("Uncaught (in promise) TypeError: upload.start is not a function", "user", "output"),
+    ('{"level":"info","msg":"worker 3 started"}', "user", "output"),
+    ("not ok 7 - tests/unit/invoice-test.ts: totals include tax", "user", "output"),
+    ("src/cart.ts:12:5 - error TS2322: Type 'string' is not assignable to type 'number'.", "user", "output"),
     # A Chinese question the user writes without a question mark.
-    ("使用 spread 传参是否会导致组件每次都重新渲染", "user", "question"),
-    ("为什么不直接写在组件里,这样调用有什么好处", "user", "question"),
-    ("合并之后分支会被删除,这样以后还能看到记录吗", "user", "question"),
+    ("把配置放进环境变量是否会影响本地调试", "user", "question"),
+    ("为什么不把校验放在服务端,这样做有什么好处", "user", "question"),
+    ("发布之后旧版本会被删除,这样以后还能回滚吗", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
     verdict = REF.refine(unit(text, role), hit_for(text))
@@ -379,9 +379,9 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
 
 
 @pytest.mark.parametrize("text,role", [
-    ("检查 Git 是否已安装。", "assistant"),                 # a step that asks nothing
-    ("确认 `SimpleLayout` 是否有 Header 之后再改布局", "assistant"),  # the assistant's plan, not a question to anyone
-    ("以后所有 commit message 都要简洁,保持一致", "user"),     # a rule, no question form
+    ("确认 Node 是否已安装。", "assistant"),                 # a step that asks nothing
+    ("确认 `AdminLayout` 是否有侧边栏之后再改样式", "assistant"),  # the assistant's plan, not a question to anyone
+    ("以后所有接口文档都用英文写", "user"),     # a rule, no question form
     ("The TypeError comes from a missing null check in the parser.", "user"),  # names an error, is not output
 ])
 def test_statements_are_not_taken_for_questions_or_output(text, role):
