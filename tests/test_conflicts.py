@@ -128,11 +128,11 @@ def test_correction_markers_supersede(marker, category, old, new):
     ("Use PostgreSQL for the database.", "Use Redis for the cache."),
     ("We use SQLite for tests.", "Production runs on PostgreSQL."),
     ("Use SQLite for the test database.", "Use PostgreSQL for the main database."),
-    ("New field not in stored version → status: NEW",
-     "Field in stored version but not in follow-up → status: RETAINED, keep the old value"),
-    ("I want a bootstrap sync and to check the entity field names.",
-     "The backfill response is actually returning the same fields as the bootstrap response."),
-    ("Use the actual case ID PV-1234.", "The path parameter got the Swagger URL instead of the actual case ID."),
+    ("Row missing from the old report → mark: ADDED",
+     "Row in the old report but not in the new one → mark: KEPT, keep the old total"),
+    ("I want a nightly export and to check the column names.",
+     "The weekly export is actually returning the same columns as the nightly export."),
+    ("Use the actual order ID ORD-5521.", "The path parameter got the docs URL instead of the actual order ID."),
     ("Actually the tests are slow.", "The build is actually fast."),
 ])
 def test_related_statements_without_a_correction_stay_current(old, new):
