@@ -42,7 +42,6 @@ DEFAULTS: dict[str, Any] = {
     "startup_entry_free": 2,            # a long list of options) by this, once per better sibling;
     "startup_novelty": 1.0,             # the budget goes by score × (share of words no better item said)^this
     "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
-    "startup_specific_bonus": 0.3,      # names a new session cannot guess (code, paths, numbers): up to × (1 + this)
     "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
     # Standing kinds age slower than details: a category's half-lives last this many times longer, in a new
     # session's ranking and in the heat that sends memories to cold storage.

@@ -257,25 +257,14 @@ def context_bound(text: str) -> bool:
     return bool(_DEICTIC_RE.search(text))
 
 
-_NAME_RE = re.compile(r"`[^`\n]+`|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+_\w+\b|[\w.-]*/[\w./-]+|\b\w+\.\w{1,5}\b|\b\d[\d.]*\b")
-
-
-def names(text: str) -> int:
-    """How many names a new session could not guess: code, identifiers, paths, files, numbers."""
-    return len(set(_NAME_RE.findall(text)))
-
-
 def standing(items: list[Item], config: dict[str, Any], include_tentative: bool = False) -> None:
     """What a new session needs, whichever session it came from: multiply each score by how much it stands.
 
     - restated: said in several sessions (`session_bonus`, in `score_items`) or several times;
-    - specific: it names what a new session could not guess (code, identifiers, paths, numbers), which
-      would otherwise have to be rediscovered; "let us tidy this up" names nothing;
     - bound to its moment ("line 39", "like this"): a new session cannot use it;
     - unconfirmed (tentative) memories count as set in the settings, and are shown marked as such.
     """
     restated = float(config.get("startup_restated_bonus", 0.0))
-    specific = float(config.get("startup_specific_bonus", 0.0))
     tentative = float(config.get("startup_tentative", 0.0))
     bound = float(config.get("startup_context_bound", 1.0))
     for item in items:
@@ -283,10 +272,6 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
         factor = 1.0
         if restated and memory.evidence_count > 1:
             factor *= 1.0 + restated * math.log2(memory.evidence_count)
-        if specific:
-            named = 1.0 + specific * min(1.0, names(memory.text) / 2)
-            factor *= named
-            item.parts["specific"] = named
         if memory.tentative and not include_tentative:
             factor *= tentative
         if bound != 1.0 and context_bound(memory.text):

@@ -228,20 +228,6 @@ def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
     assert shown.index(plain) < shown.index(bound)
 
 
-def test_a_memory_naming_what_a_new_session_cannot_guess_ranks_higher(store):
-    from miner.recall import names, rank
-
-    assert names("I want to simplify the flow of the page.") == 0
-    assert names("Retries are capped by `MAX_RETRIES` in src/jobs/retry.py after 3 attempts.") >= 3
-    generic = add(store, "I want to simplify the flow of the settings page.", n=1)
-    specific = add(store, "Retries are capped by `MAX_RETRIES` in src/jobs/retry.py.", n=1, entry_uuid="u1b")
-    items = {i.memory.id: i for i in rank(store, "/p", CONFIG, "", startup=True)}
-    assert items[specific].parts["specific"] > items[generic].parts["specific"] == 1.0
-    assert items[specific].score > items[generic].score
-    flat = {i.memory.id: i for i in rank(store, "/p", dict(CONFIG, startup_specific_bonus=0.0), "", startup=True)}
-    assert "specific" not in flat[specific].parts
-
-
 def test_diversify_spreads_the_head_over_sessions():
     from miner.recall import Item, diversify
     from miner.store import StoredMemory
