@@ -404,7 +404,9 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     `novelty`: items are taken in the order of `by_novelty` (a new session's block covers more subjects).
     """
     exponent = float(config.get("density_exponent", 0.0))
-    if exponent:
+    if novelty:
+        items = by_novelty(items, novelty, exponent)
+    elif exponent:
         # Pack by value per character, so that one long item does not displace several short ones.
         items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     used = reserved
@@ -427,8 +429,6 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         opened.add(f"{item.memory.category} {item_date(item.memory)}")
 
     room = max(0, budget_chars - reserved)
-    if novelty:
-        items = by_novelty(items, novelty, exponent)
     for category, share in (shares or {}).items():
         quota, spent = float(share) * room, 0
         for item in items:
