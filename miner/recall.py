@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import BLOCK_TAG
 from .privacy import is_excluded
@@ -282,56 +282,29 @@ def standing(items: list[Item], config: dict[str, Any], include_tentative: bool 
             item.parts["standing"] = factor
 
 
-def spread_entries(items: list[Item], decay: float, free: int) -> list[Item]:
-    """Best first again, after the items of one transcript entry beyond its `free` best were scored × `decay`
-    once for each better sibling past those: one long answer (a table, a list of options) cannot fill a new
-    session's block."""
-    if decay >= 1.0:
-        return items
-    taken: dict[str, int] = {}
-    for item in items:  # best first
-        entry = item.memory.entry_uuid
-        if not entry:
-            continue
-        n = taken.get(entry, 0)
-        taken[entry] = n + 1
-        if n >= free:
-            factor = decay ** (n - free + 1)
-            item.score *= factor
-            item.parts["entry_diversity"] = factor
-    return sorted(items, key=lambda i: (-i.score, -i.memory.id))
+def diversify(items: list[Item], decay: float, free: int = 0,
+              group: Callable[[StoredMemory], str] = lambda memory: memory.session_id,
+              part: str = "session_diversity") -> list[Item]:
+    """Best first again, after each item beyond the first `free` of its group (a session, by default) was
+    scored × `decay` once for every better item of the group past those.
 
-
-def diversify(items: list[Item], decay: float, free: int = 0) -> list[Item]:
-    """Best first, each item's score multiplied by `decay` for every better item from the same session
-    beyond the first `free` ones (a greedy pick: the best item, then the best of the rest as rescored).
-
-    A long, busy session cannot fill a new session's block: the best memories of an old
-    session compete with the tenth of yesterday's.
+    A long, busy session cannot fill a new session's block: the best memories of an old session
+    compete with the tenth of yesterday's. Grouped by transcript entry, one long answer (a table,
+    a list of options) cannot either. (Each group's scores only fall down its list, so this is the
+    order a greedy pick, rescoring after each item it takes, would give.)
     """
     if not items or decay >= 1.0:
         return items
-    queues: dict[str, list[Item]] = {}
+    seen: dict[str, int] = {}
     for item in sorted(items, key=lambda i: (-i.score, -i.memory.id)):
-        queues.setdefault(item.memory.session_id, []).append(item)
-    # One entry per session: its best item not taken yet, at the score it would have if taken next.
-    heap = [(-queue[0].score, -queue[0].memory.id, session, 0) for session, queue in queues.items()]
-    heapq.heapify(heap)
-    out: list[Item] = []
-    while heap:
-        _, _, session, taken = heapq.heappop(heap)
-        queue = queues[session]
-        item = queue[taken]
-        factor = decay ** max(0, taken - free)
-        if factor < 1.0:
+        key = group(item.memory)
+        better = seen.get(key, 0)
+        seen[key] = better + 1
+        if better >= free:
+            factor = decay ** (better - free + 1)
             item.score *= factor
-            item.parts["session_diversity"] = factor
-        out.append(item)
-        if taken + 1 < len(queue):
-            following = queue[taken + 1]
-            heapq.heappush(heap, (-following.score * decay ** max(0, taken + 1 - free), -following.memory.id,
-                                  session, taken + 1))
-    return out
+            item.parts[part] = factor
+    return sorted(items, key=lambda i: (-i.score, -i.memory.id))
 
 
 def rank(store: Store, project: str, config: dict[str, Any], query: str, session_ids: set[int] = frozenset(),
@@ -411,13 +384,14 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     used = reserved
     taken: set[int] = set()
-    opened: set[str] = set()
+    opened: set[str] = set()  # sections begun
+    dated: set[tuple[str, str]] = set()  # (section, day) lines begun
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
 
     def cost(item: Item) -> int:
         category, day = item.memory.category, item_date(item.memory)
         head = 0 if category in opened else section_cost.get(category, 0)
-        if day and f"{category} {day}" not in opened:
+        if day and (category, day) not in dated:
             head += len(date_line(day)) + 1
         return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + head
 
@@ -426,7 +400,7 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         used += price
         taken.add(item.memory.id)
         opened.add(item.memory.category)
-        opened.add(f"{item.memory.category} {item_date(item.memory)}")
+        dated.add((item.memory.category, item_date(item.memory)))
 
     room = max(0, budget_chars - reserved)
     for category, share in (shares or {}).items():
@@ -521,7 +495,8 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         # Only the head can make it into a block: spread it over the sessions, leave the tail in order.
         # A session pays for its items beyond its fair share of the block (or the configured few, if more).
         head = items[: 2 * int(config["startup_max_candidates"])]
-        head = spread_entries(head, float(config.get("startup_entry_decay", 1.0)), int(config.get("startup_entry_free", 2)))
+        head = diversify(head, float(config.get("startup_entry_decay", 1.0)), int(config.get("startup_entry_free", 2)),
+                         group=lambda memory: memory.entry_uuid or f"#{memory.id}", part="entry_diversity")
         fits = budget_chars / (sum(len(i.memory.text) + 20 for i in head) / len(head))
         fair = math.ceil(fits / len({i.memory.session_id for i in head}))
         items = diversify(head, float(config.get("startup_session_decay", 1.0)),
