@@ -109,6 +109,16 @@ _HEDGE_RE = re.compile(
     r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r"|seems? (?:to|like))\b|" + "|".join(CJK_HEDGES),
     re.IGNORECASE,
 )
+# "I think I want…" voices the speaker's own wish, which the speaker cannot be unsure of: not a hedge.
+_OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|need|would like|prefer))\b", re.IGNORECASE)
+# A request pinned to a line of code as it is now ("add a log on line 76"): carried out at once, stale after.
+_LINE_ANCHORED_RE = re.compile(r"\b(?:on|at|in|near|around|from|after|before|starting (?:on|at|from))\s+lines?\s+\d+",
+                               re.IGNORECASE)
+# One of several options put up for a choice ("Option 2: …", "方案 B：…", "Cons: …"): unconfirmed until one is chosen.
+_OPTION_RE = re.compile(
+    r"^[\W_]*(?:option\s+(?:[a-z]|\d{1,2})|alternatives?(?:\s+(?:[a-z]|\d{1,2}))?|approach\s+(?:[a-z]|\d{1,2})|pros?|cons?|"
+    r"(?:方案|选项|選項)\s*(?:[a-z]|\d{1,2}|[一二三四五])|优点|缺点|優點|缺點)\b[\s*_]*(?:\([^)]*\))?[\s*_]*[:：]",
+    re.IGNORECASE)
 _LEAD_MARKUP_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#{1,6})\s+")
 _BOLD_RE = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
 
@@ -159,9 +169,14 @@ def is_quote(text: str) -> bool:
     return text.lstrip().startswith(">")
 
 
+def is_option(text: str) -> bool:
+    """One of several options offered for a choice, or a pro or con of one: not decided yet."""
+    return _OPTION_RE.match(text) is not None
+
+
 def is_hedged(text: str) -> bool:
     """The hedge words on plain text (the refiner also uses a trained pipeline's modal verbs)."""
-    return bool(_HEDGE_RE.search(text))
+    return bool(_HEDGE_RE.search(_OWN_WISH_RE.sub(" ", text)))
 
 
 def display_text(text: str) -> str:
@@ -262,9 +277,12 @@ class Refiner:
                 and clause[0].lemma_ in DONE_VERBS)
 
     def is_hedged(self, doc) -> bool:
-        """"maybe", "I think", "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
+        """"maybe", "I think" (not in "I think I want"), "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
         text = _text(doc)
-        if any(h in text for h in CJK_HEDGES) or self.hedges(doc):
+        if _OWN_WISH_RE.search(text):
+            if is_hedged(text):
+                return True
+        elif any(h in text for h in CJK_HEDGES) or self.hedges(doc):
             return True
         if "HEDGE" in self._matches(doc)[0]:
             return True
@@ -322,6 +340,8 @@ class Refiner:
             unit, doc = dataclasses.replace(unit, text=statement), statement_doc
         if self.is_greeting(doc):
             return Verdict(None, "greeting")
+        if not assistant and _LINE_ANCHORED_RE.search(unit.text):
+            return Verdict(None, "line-anchored")
         if assistant and self.is_narration(doc):
             return Verdict(None, "narration")
         if assistant and self.is_recap(doc):
@@ -331,7 +351,8 @@ class Refiner:
             return Verdict(None, "not-self-contained")
         if not passes_quality_gate(merged):
             return Verdict(None, "quality-gate")
-        tentative = hit.rule.tentative or self.is_hedged(doc) or (merged != _text(doc) and is_hedged(merged))
+        tentative = (hit.rule.tentative or is_option(unit.text) or self.is_hedged(doc)
+                     or (merged != _text(doc) and is_hedged(merged)))
         return Verdict(Candidate(
             unit=unit,
             category=hit.rule.category,

@@ -260,3 +260,21 @@ def test_one_long_answer_does_not_fill_a_new_sessions_block(tmp_path, pipeline):
     spread = table_rows(startup_block(folder, tmp_path / "default", pipeline))
     crowded = table_rows(startup_block(folder, tmp_path / "off", pipeline, config={"startup_entry_decay": 1.0}))
     assert 1 <= spread <= 6 < crowded, (spread, crowded)
+
+
+def test_the_diagnosis_entry_point_explains_its_arguments(tmp_path):
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "miner.evaluate_multi", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    shown = run("--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m miner.evaluate_multi")
+    missing = run(str(tmp_path / "nowhere"), str(tmp_path))
+    assert missing.returncode == 1
+    first = missing.stderr.splitlines()[0]
+    assert first == (f"error: {tmp_path / 'nowhere'} is not a folder; "
+                     "give the multi-session projects and their gold questions")
+    assert run(str(tmp_path)).returncode == 1

@@ -71,6 +71,36 @@ def test_hedges(text):
     assert REF.is_hedged(doc(text)) and r.is_hedged(text)
 
 
+@pytest.mark.parametrize("text,hedged", [
+    # The speaker's own wish is not a guess: "I think" before it softens, it does not hedge.
+    ("I think I want to keep the old export endpoint until every client has moved over.", False),
+    ("I think we'd like the nightly job to email a summary.", False),
+    ("I think the proxy drops the header.", True),
+    ("I think I want the banner at the top, maybe in yellow.", True),  # another hedge still counts
+])
+def test_a_wish_after_i_think_is_not_hedged(text, hedged):
+    assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
+
+
+@pytest.mark.parametrize("text,option", [
+    ("**Option 2**: Cache the rendered page for a day", True),
+    ("## Option B: Split the importer per tenant", True),
+    ("- Cons: Needs a second database connection", True),
+    ("**方案 A：把配置放进环境变量**", True),
+    ("- 缺点：每次部署都要重建镜像", True),
+    ("- `OptionButton`: renders the menu entry", False),
+    ("Options are read from config.yaml at start-up.", False),
+])
+def test_options_offered_for_a_choice(text, option):
+    assert r.is_option(text) is option
+
+
+def test_an_option_is_kept_but_unconfirmed():
+    text = "**Option 1**: Disable the export flag in the test environment"
+    verdict = REF.refine(unit(text, "assistant"), hit_for(text))
+    assert verdict.candidate is not None and verdict.candidate.tentative
+
+
 def test_self_contained_takes_previous_unit():
     u = unit("This keeps the builds reproducible.", previous="We pin every dependency.")
     merged = REF.make_self_contained(u, doc(u.text))
@@ -124,6 +154,9 @@ def test_refine_keeps_and_marks_tentative():
     # A Chinese question the user writes without a question mark.
     ("把配置放进环境变量是否会影响本地调试", "user", "question"),
     ("为什么不把校验放在服务端,这样做有什么好处", "user", "question"),
+    # A request pinned to a line of the code as it is now: done at once, stale after.
+    ("Add a debug print on line 76 of the importer.", "user", "line-anchored"),
+    ("I want to extend the test starting on line 39.", "user", "line-anchored"),
     ("发布之后旧版本会被删除,这样以后还能回滚吗", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
@@ -383,6 +416,8 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
     ("确认 `AdminLayout` 是否有侧边栏之后再改样式", "assistant"),  # the assistant's plan, not a question to anyone
     ("以后所有接口文档都用英文写", "user"),     # a rule, no question form
     ("The TypeError comes from a missing null check in the parser.", "user"),  # names an error, is not output
+    ("At line 72 the parser falls back to an empty map when the section is missing.", "assistant"),  # the user's only
+    ("The retry limit is set in config.yaml (line 12).", "user"),  # a line in passing, not an edit pinned to it
 ])
 def test_statements_are_not_taken_for_questions_or_output(text, role):
     verdict = REF.refine(unit(text, role), hit_for(text))
