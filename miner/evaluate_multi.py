@@ -300,13 +300,15 @@ if __name__ == "__main__":  # python -m miner.evaluate_multi MULTI GOLD [--json]
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     usage = "usage: python -m miner.evaluate_multi MULTI_DIR GOLD_MULTI_DIR [--json]"
     if "-h" in sys.argv or "--help" in sys.argv:
-        print(usage + "\n\nThe cross-session eval, with each question's miss explained (never stored, not shown, answered).")
+        print(usage + "\n\nThe cross-session eval, with each question's miss explained "
+              "(never stored, not shown, answered).")
         sys.exit(0)
     if len(args) != 2:
         sys.exit(f"error: expected two folders, the multi-session projects and their gold questions\n{usage}")
     missing = [a for a in args if not Path(a).is_dir()]
     if missing:
-        sys.exit(f"error: {missing[0]} is not a folder; give the multi-session projects and their gold questions\n{usage}")
+        sys.exit(f"error: {missing[0]} is not a folder; "
+                 f"give the multi-session projects and their gold questions\n{usage}")
     diagnosed = evaluate_multi(Path(args[0]), Path(args[1]), config_mod.load(), diagnose=True)
     if "--json" in sys.argv:
         print(json.dumps(diagnosed, indent=2, ensure_ascii=False))

@@ -6,7 +6,9 @@ that it can be tested and explained on its own:
 
 - on the blank pipeline the steps use token attributes, lookup lemmas, a
   `Matcher` (openers such as "let me", "I'll check", "I've updated") and
-  `PhraseMatcher`s (greetings, hedges);
+  `PhraseMatcher`s (greetings, hedges), and plain patterns (pasted program
+  output, a user's request pinned to a line number, options put up for a
+  choice, which are kept but unconfirmed);
 - on a trained pipeline they also use its tags and parse: an auxiliary
   before its subject is a question, a first-person future of a work verb is
   narration, a modal "might" is a hedge, "this" as a determiner needs no
@@ -110,7 +112,8 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 # "I think I want…" voices the speaker's own wish, which the speaker cannot be unsure of: not a hedge.
-_OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|need|would like|prefer))\b", re.IGNORECASE)
+_OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|need|would like|prefer))\b",
+                          re.IGNORECASE)
 # A request pinned to a line of code as it is now ("add a log on line 76"): carried out at once, stale after.
 _LINE_ANCHORED_RE = re.compile(r"\b(?:on|at|in|near|around|from|after|before|starting (?:on|at|from))\s+lines?\s+\d+",
                                re.IGNORECASE)
@@ -277,7 +280,8 @@ class Refiner:
                 and clause[0].lemma_ in DONE_VERBS)
 
     def is_hedged(self, doc) -> bool:
-        """"maybe", "I think" (not in "I think I want"), "seems to", "可能"…; with a parse, also a modal "might"/"may"/"could"."""
+        """"maybe", "I think" (but not "I think I want"), "seems to", "可能"…; with a parse, also a modal
+        "might"/"may"/"could"."""
         text = _text(doc)
         if _OWN_WISH_RE.search(text):
             if is_hedged(text):
