@@ -112,7 +112,8 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 # "I think I want…" voices the speaker's own wish, which the speaker cannot be unsure of: not a hedge.
-_OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|need|would like|prefer))\b",
+# ("I think we need…" still judges what the work needs: a hedge.)
+_OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|would like|prefer))\b",
                           re.IGNORECASE)
 # A request pinned to a line of code as it is now ("add a log on line 76"): carried out at once, stale after.
 _LINE_ANCHORED_RE = re.compile(r"\b(?:on|at|in|near|around|from|after|before|starting (?:on|at|from))\s+lines?\s+\d+",

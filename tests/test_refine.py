@@ -76,6 +76,7 @@ def test_hedges(text):
     ("I think I want to keep the old export endpoint until every client has moved over.", False),
     ("I think we'd like the nightly job to email a summary.", False),
     ("I think the proxy drops the header.", True),
+    ("I think we need a second worker for the imports.", True),  # a judgement of what the work needs
     ("I think I want the banner at the top, maybe in yellow.", True),  # another hedge still counts
 ])
 def test_a_wish_after_i_think_is_not_hedged(text, hedged):
