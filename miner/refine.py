@@ -115,6 +115,8 @@ _HEDGE_RE = re.compile(
 # ("I think we need…" still judges what the work needs: a hedge.)
 _OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )?(?:want|would like|prefer))\b",
                           re.IGNORECASE)
+# A statement, then an afterthought set off by a dash or a semicolon ("X is cached — probably to spare the API").
+_AFTERTHOUGHT_RE = re.compile(r"\s(?:—|–|--)\s|——|;\s|；")
 # A request pinned to a line of code as it is now ("add a log on line 76"): carried out at once, stale after.
 _LINE_ANCHORED_RE = re.compile(r"\b(?:on|at|in|near|around|from|after|before|starting (?:on|at|from))\s+lines?\s+\d+",
                                re.IGNORECASE)
@@ -178,9 +180,22 @@ def is_option(text: str) -> bool:
     return _OPTION_RE.match(text) is not None
 
 
+def main_clause(text: str) -> str:
+    """The statement before an afterthought of its own (four words or more after a dash or a semicolon).
+
+    A hedge in the afterthought qualifies the afterthought: "`history.jsonl` must be ignored — it may hold
+    secrets" states a firm rule. A lone "— maybe." is no afterthought: it hedges the statement.
+    """
+    found = _AFTERTHOUGHT_RE.search(text)
+    if found is None or found.start() < MIN_CHARS:
+        return text
+    rest = text[found.end():]
+    return text[:found.start()] if len(rest.split()) >= 4 or (has_cjk(rest) and len(rest) >= 8) else text
+
+
 def is_hedged(text: str) -> bool:
-    """The hedge words on plain text (the refiner also uses a trained pipeline's modal verbs)."""
-    return bool(_HEDGE_RE.search(_OWN_WISH_RE.sub(" ", text)))
+    """The hedge words on plain text, in the main clause (the refiner also uses a trained pipeline's modal verbs)."""
+    return bool(_HEDGE_RE.search(_OWN_WISH_RE.sub(" ", main_clause(text))))
 
 
 def display_text(text: str) -> str:
@@ -284,10 +299,12 @@ class Refiner:
         """"maybe", "I think" (but not "I think I want"), "seems to", "可能"…; with a parse, also a modal
         "might"/"may"/"could"."""
         text = _text(doc)
-        if _OWN_WISH_RE.search(text):
-            if is_hedged(text):
-                return True
-        elif any(h in text for h in CJK_HEDGES) or self.hedges(doc):
+        head = main_clause(text)
+        if head is not text or _OWN_WISH_RE.search(text):
+            # Only the statement's own words count: not an afterthought's, not "I think" before a wish.
+            return is_hedged(head) or (has_parse(doc) and any(
+                t.tag_ == "MD" and t.lower_ in MODAL_HEDGES and t.idx < len(head) for t in doc))
+        if any(h in text for h in CJK_HEDGES) or self.hedges(doc):
             return True
         if "HEDGE" in self._matches(doc)[0]:
             return True

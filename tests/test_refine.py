@@ -83,6 +83,18 @@ def test_a_wish_after_i_think_is_not_hedged(text, hedged):
     assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
 
 
+@pytest.mark.parametrize("text,hedged", [
+    # A hedge in an afterthought qualifies the afterthought; the statement before it stands.
+    ("The cache is rebuilt on every deploy — probably to avoid stale keys after a schema change.", False),
+    ("`audit.log` must never be committed —— 其中可能含有客户的邮箱地址", False),
+    ("The importer runs nightly; it might also run on demand later.", False),
+    ("We keep the sessions in Redis — maybe.", True),  # no afterthought: the statement is hedged
+    ("Maybe the cache is rebuilt on every deploy — to avoid stale keys after a schema change.", True),
+])
+def test_a_hedged_afterthought_leaves_the_statement_firm(text, hedged):
+    assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
+
+
 @pytest.mark.parametrize("text,option", [
     ("**Option 2**: Cache the rendered page for a day", True),
     ("## Option B: Split the importer per tenant", True),
