@@ -139,7 +139,7 @@ _CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
 # Leading characters that are not part of a word ("(e.g." is the abbreviation "e.g.").
 _OPENERS = "([{\"'\u201c\u2018\u00ab\u300c\u300e\uff08*_`<\u2014\u2013-~#&%=+\u00a7$\u20ac\u00a3"
 # Punctuation after which a single "." is an ender, as in "(see below)." or "`make test`.".
-_PUNCT_BEFORE_STOP = frozenset("%\u00b2-+\u2026,:;!?\u00bf\u00a1()[]{}<>_#*&\u3002\uff1f\uff01\uff0c\u3001\uff1b\uff1a\uff5e"
+_PUNCT_BEFORE_STOP = frozenset("/%\u00b2-+\u2026,:;!?\u00bf\u00a1()[]{}<>_#*&\u3002\uff1f\uff01\uff0c\u3001\uff1b\uff1a\uff5e"
                                "\u00b7'\"\u201d\u201c`\u2018\u00b4\u2019\u201a\u201e\u00bb\u00ab\u300c\u300d\u300e\u300f"
                                "\uff08\uff09\u3014\u3015\u3010\u3011\u300a\u300b\u3008\u3009")
 # Words whose final "." never ends a sentence (spaCy's English exceptions and a few more).

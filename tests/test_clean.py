@@ -254,6 +254,8 @@ def test_soft_abbreviations_end_a_sentence_only_before_a_capital(text, expected)
         ("The range is 1...10 inclusive. Fine.", ["The range is 1...10 inclusive.", "Fine."]),
         ("We stopped at version 2. Then 3 came.", ["We stopped at version 2.", "Then 3 came."]),
         ("Keep it at 100°C. Not hotter.", ["Keep it at 100°C.", "Not hotter."]),
+        ("New specs go in spec/system/. See the old ones first.",
+         ["New specs go in spec/system/.", "See the old ones first."]),  # a folder's slash, then the stop
     ],
 )
 def test_numbers_versions_files_and_urls_are_not_sentence_ends(text, expected):
