@@ -241,7 +241,12 @@ class RuleSet:
         matcher = self._matchers.get(key)
         if matcher is None:
             matcher = self._matchers[key] = matcher_for(r for r in self.rules if r.applies(role, key[1]))
-        return matcher.match(text)
+        hits = matcher.match(text)
+        if not hits and "**" in text:
+            # Bold is emphasis, not content: "- **`DEBUG`** env var for verbose logging" states what
+            # "- `DEBUG` env var for verbose logging" does. Rules that read bold as a label match first.
+            hits = matcher.match(text.replace("**", ""))
+        return hits
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)

@@ -137,8 +137,9 @@ def test_prefilter_agrees_with_plain_regex_on_every_default_example():
 # --- the matching engine: prefilters and memo never change the hits ----------------------------
 
 
-def _plain_hits(ruleset, text, role, langs):
-    """What matching must return: every applicable rule's regexes run in full, best confidence first."""
+def _plain_hits(ruleset, text, role, langs, bold_off=False):
+    """What matching must return: every applicable rule's regexes run in full, best confidence first;
+    if none fires, the same on the text without its bold markers."""
     hits = []
     for rule in ruleset.rules:
         if not rule.applies(role, langs):
@@ -147,7 +148,20 @@ def _plain_hits(ruleset, text, role, langs):
         if found and not any(u.search(text) for u in rule.unless):
             hits.append((rule.id, found.span(), found.groupdict()))
     hits.sort(key=lambda h: -ruleset.get(h[0]).confidence)
+    if not hits and not bold_off and "**" in text:
+        return _plain_hits(ruleset, text.replace("**", ""), role, langs, bold_off=True)
     return hits
+
+
+def test_bold_is_looked_past_when_no_rule_reads_it():
+    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    plain = "- `RETRY_LIMIT` env var caps the number of upload attempts"
+    bold = "- **`RETRY_LIMIT`** env var caps the number of upload attempts"
+    assert [h.rule.id for h in ruleset.match(bold, "assistant", ("en",))] == \
+        [h.rule.id for h in ruleset.match(plain, "assistant", ("en",))] != []
+    # A rule that reads bold as a label still matches the text as written, first.
+    labelled = "- **Storage**: uploads go to the `media` bucket, one folder per tenant"
+    assert ruleset.match(labelled, "assistant", ("en",))[0].match.string == labelled
 
 
 def _all_examples():
