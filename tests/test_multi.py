@@ -102,9 +102,9 @@ def test_dev_projects_cross_session(shared_data):
     overall = report["overall"]
     assert overall["questions"] > 100
     # The target (0.60) is not met yet; the block must beat the tail baseline clearly, and must not
-    # fall back from what it measures now (0.521) by more than a few questions.
+    # fall back from what it measures now (0.598) by more than a few questions.
     assert overall["hit_rate"] >= 2 * overall["tail_hit_rate"], overall
-    assert overall["hit_rate"] >= 0.45, overall
+    assert overall["hit_rate"] >= 0.55, overall
 
 
 # --- what a new session's block carries over, through the real SessionStart hook --------------------------
