@@ -35,6 +35,9 @@ MIN_CHARS = 20
 MIN_LETTER_RATIO = 0.30
 MAX_MERGED_CHARS = 400
 MAX_KEYWORDS = 32
+# A unit this short that ends with "this"/"it" says nothing without the unit before it.
+SHORT_REFERENCE_WORDS = 8
+END_REFERENCES = frozenset({"this", "that", "it", "them", "these", "those"})
 
 # One source for the word lists: the matchers below and the plain-text helpers used off the miner's path.
 HEDGES = ("maybe", "might", "perhaps", "probably", "possibly", "i think", "i guess", "i suppose", "not sure",
@@ -325,13 +328,19 @@ class Refiner:
         return (following is None or following.is_punct or following.lower_ in PRONOUN_FOLLOWERS
                 or following.lemma_ in PRONOUN_FOLLOWERS)
 
+    def ends_with_reference(self, doc) -> bool:
+        """Whether a short unit's only object is "this/that/it" at its end ("I want to simplify this.")."""
+        words = [t for t in doc if not t.is_punct and not t.is_space]
+        return 0 < len(words) <= SHORT_REFERENCE_WORDS and words[-1].lower_ in END_REFERENCES
+
     def make_self_contained(self, unit: Unit, doc) -> str | None:
-        """The unit's text, with the unit before it when it opens with a dangling "this/that/it".
+        """The unit's text, with the unit before it when it opens with a dangling "this/that/it", or is a
+        short one that ends with it.
 
         None when it needs context that is not there (or that would make it too long).
         """
         text = _text(doc)
-        if not self.opens_with_reference(doc):
+        if not self.opens_with_reference(doc) and not self.ends_with_reference(doc):
             return text
         previous = display_text(unit.previous)
         if not previous or len(previous) + len(text) + 1 > MAX_MERGED_CHARS or previous.endswith(("?", "？")):

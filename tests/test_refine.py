@@ -120,6 +120,15 @@ def test_self_contained_takes_previous_unit():
     assert merged == "We pin every dependency. This keeps the builds reproducible."
 
 
+def test_a_short_unit_ending_in_this_takes_the_unit_before_it():
+    u = unit("I want to simplify this.", previous="The retry loop in sync.ts nests three timeouts.")
+    merged = REF.make_self_contained(u, doc(u.text))
+    assert merged == "The retry loop in sync.ts nests three timeouts. I want to simplify this."
+    assert REF.make_self_contained(unit("I want to simplify this."), doc("I want to simplify this.")) is None
+    long = "Move the retry loop out of sync.ts and into the shared client so every caller gets it."
+    assert REF.make_self_contained(unit(long), doc(long)) == long  # long enough to carry its own subject
+
+
 def test_dangling_without_context_is_dropped():
     assert REF.make_self_contained(unit("It is faster that way."), doc("It is faster that way.")) is None
     assert REF.make_self_contained(unit("That works.", previous="Should we cache it?"), doc("That works.")) is None
