@@ -7,8 +7,9 @@ that it can be tested and explained on its own:
 - on the blank pipeline the steps use token attributes, lookup lemmas, a
   `Matcher` (openers such as "let me", "I'll check", "I've updated") and
   `PhraseMatcher`s (greetings, hedges), and plain patterns (pasted program
-  output, a user's request pinned to a line number, options put up for a
-  choice, which are kept but unconfirmed);
+  output, a user's request pinned to a line number, a lead-in that stops
+  before its list, options put up for a choice, which are kept but
+  unconfirmed);
 - on a trained pipeline they also use its tags and parse: an auxiliary
   before its subject is a question, a first-person future of a work verb is
   narration, a modal "might" is a hedge, "this" as a determiner needs no
@@ -120,6 +121,10 @@ _OWN_WISH_RE = re.compile(r"\bi think (?:i|we)(?:['’]d like| (?:really |just )
                           re.IGNORECASE)
 # A statement, then an afterthought set off by a dash or a semicolon ("X is cached — probably to spare the API").
 _AFTERTHOUGHT_RE = re.compile(r"\s(?:—|–|--)\s|——|;\s|；")
+# A lead-in that stops mid-clause before a list ("The fix is to either:", "The changes include:"): it says
+# nothing until what follows, which is its own unit.
+_LEAD_IN_RE = re.compile(r"(?i)\b(?:either|or|and|both|following|these|those|as follows|like|such as|includes?|including|"
+                         r"are|is|to|the|a|an|of|with|by|for)\s*\**\s*[:：]\s*\**\s*$")
 # A request pinned to a line of code as it is now ("add a log on line 76"): carried out at once, stale after.
 _LINE_ANCHORED_RE = re.compile(r"\b(?:on|at|in|near|around|from|after|before|starting (?:on|at|from))\s+lines?\s+\d+",
                                re.IGNORECASE)
@@ -373,6 +378,8 @@ class Refiner:
             return Verdict(None, "greeting")
         if not assistant and _LINE_ANCHORED_RE.search(unit.text):
             return Verdict(None, "line-anchored")
+        if _LEAD_IN_RE.search(unit.text):
+            return Verdict(None, "lead-in")
         if assistant and self.is_narration(doc):
             return Verdict(None, "narration")
         if assistant and self.is_recap(doc):

@@ -179,6 +179,9 @@ def test_refine_keeps_and_marks_tentative():
     # A request pinned to a line of the code as it is now: done at once, stale after.
     ("Add a debug print on line 76 of the importer.", "user", "line-anchored"),
     ("I want to extend the test starting on line 39.", "user", "line-anchored"),
+    # A lead-in that stops before its list: what it introduces is the next unit.
+    ("The fix is to also retry on a 503 and either:", "assistant", "lead-in"),
+    ("The importer we settled on uses the following:", "assistant", "lead-in"),
     ("发布之后旧版本会被删除,这样以后还能回滚吗", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
@@ -440,6 +443,7 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
     ("The TypeError comes from a missing null check in the parser.", "user"),  # names an error, is not output
     ("At line 72 the parser falls back to an empty map when the section is missing.", "assistant"),  # the user's only
     ("The retry limit is set in config.yaml (line 12).", "user"),  # a line in passing, not an edit pinned to it
+    ("Deploys run from main only, in this order: build, migrate, swap.", "assistant"),  # the list is in the unit
 ])
 def test_statements_are_not_taken_for_questions_or_output(text, role):
     verdict = REF.refine(unit(text, role), hit_for(text))
