@@ -101,10 +101,10 @@ def test_dev_projects_cross_session(shared_data):
     report = evaluate_multi(shared_data / "multi", shared_data / "gold", config_mod.load())
     overall = report["overall"]
     assert overall["questions"] > 100
-    # The target (0.60) is not met yet; the block must beat the tail baseline clearly, and must not
-    # fall back from what it measures now (0.598) by more than a few questions.
+    # The target: at least 0.60 at the default budget (0.607 measured, one question above it), and at
+    # least twice the previous session's tail at the same size.
     assert overall["hit_rate"] >= 2 * overall["tail_hit_rate"], overall
-    assert overall["hit_rate"] >= 0.55, overall
+    assert overall["hit_rate"] >= 0.60, overall
 
 
 # --- what a new session's block carries over, through the real SessionStart hook --------------------------
