@@ -112,7 +112,7 @@ _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現�
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
 _HEDGE_RE = re.compile(
-    r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r"|seems? (?:to|like))\b|" + "|".join(CJK_HEDGES),
+    r"\b(?:" + "|".join(re.escape(h) for h in HEDGES) + r"|seem(?:s|ed|ing)? (?:to|like))\b|" + "|".join(CJK_HEDGES),
     re.IGNORECASE,
 )
 # "I think I want…" voices the speaker's own wish, which the speaker cannot be unsure of: not a hedge.
@@ -308,7 +308,7 @@ class Refiner:
         "might"/"may"/"could"."""
         text = _text(doc)
         head = main_clause(text)
-        if head is not text or _OWN_WISH_RE.search(text):
+        if len(head) < len(text) or _OWN_WISH_RE.search(text):
             # Only the statement's own words count: not an afterthought's, not "I think" before a wish.
             return is_hedged(head) or (has_parse(doc) and any(
                 t.tag_ == "MD" and t.lower_ in MODAL_HEDGES and t.idx < len(head) for t in doc))
