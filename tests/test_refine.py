@@ -78,12 +78,6 @@ def test_hedges(text):
     ("I think the proxy drops the header.", True),
     ("I think we need a second worker for the imports.", True),  # a judgement of what the work needs
     ("I think I want the banner at the top, maybe in yellow.", True),  # another hedge still counts
-])
-def test_a_wish_after_i_think_is_not_hedged(text, hedged):
-    assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
-
-
-@pytest.mark.parametrize("text,hedged", [
     # A hedge in an afterthought qualifies the afterthought; the statement before it stands.
     ("The cache is rebuilt on every deploy — probably to avoid stale keys after a schema change.", False),
     ("`audit.log` must never be committed —— 其中可能含有客户的邮箱地址", False),
@@ -91,7 +85,7 @@ def test_a_wish_after_i_think_is_not_hedged(text, hedged):
     ("We keep the sessions in Redis — maybe.", True),  # no afterthought: the statement is hedged
     ("Maybe the cache is rebuilt on every deploy — to avoid stale keys after a schema change.", True),
 ])
-def test_a_hedged_afterthought_leaves_the_statement_firm(text, hedged):
+def test_what_a_hedge_qualifies(text, hedged):
     assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
 
 
