@@ -10,11 +10,14 @@
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
 #   5. try the official spaCy English model; offline, carry on with the blank pipeline
 #   6. register the user-scope hooks with `miner install` (unless --no-hooks)
+#   6b. redact, in an existing store, secrets that an older version kept (`miner doctor --fix`)
 #   7. backfill every transcript (`miner mine --all`), then print the recall block
 #      of the most recent project (the cwd of the newest transcript)
 #
 # Test mode (--test [PYTEST ARGS...]): a repo-local .venv with the dev extra
-# (`pip install -e '.[dev]'`), then `.venv/bin/python -m pytest -q [PYTEST ARGS...]`.
+# (`pip install -e '.[dev]'`), then `.venv/bin/python -m pytest -q [PYTEST ARGS...]`;
+# then the same on every other interpreter of MINER_TEST_PYTHONS (default
+# "python3.10 python3.11", the versions CI covers), each in .venv-X.Y.
 # A run that tests nothing (pytest exit 5, or no test passed) is a failure.
 #
 # Both modes are idempotent: a second run reuses the venv and reinstalls the package.
@@ -54,6 +57,9 @@ Options:
 
 Environment:
   PYTHON       the interpreter to build the venv with (default: python3; 3.10+)
+  MINER_TEST_PYTHONS
+               --test also runs the suite on these interpreters, each in its
+               own .venv-X.Y (default: "python3.10 python3.11"; "" for none)
   MINER_HOME   where the venv and the memory store live
 
 Running it again is safe: it reuses the venv and reinstalls the package.
@@ -178,14 +184,16 @@ pip_install() { # pip_install WHAT-FOR-THE-MESSAGE PIP-ARGS...
 
 # ------------------------------------------------------------------------- --test
 
-run_tests() {
-    local out rc summary
-    check_python
-    VENV=$REPO/.venv
+# Run the suite in the venv $1 (created with $PY): pytest's closing line is the verdict; a failure dies.
+run_suite() {
+    local venv=$1 out rc summary name
+    shift
+    name=${venv#"$REPO"/}
+    VENV=$venv
     ensure_venv "$VENV"
     pip_install "the package with its dev dependencies" -e "${REPO}[dev]"
     say "- package: installed in editable mode with the dev dependencies (pip log: $(pretty "$LOG"))"
-    say "- running: .venv/bin/python -m pytest -q${*:+ $*}"
+    say "- running: $name/bin/python -m pytest -q${*:+ $*}   (Python $PY_VERSION)"
     cd "$REPO"
     out=$VENV/pytest-output.log
     set +e
@@ -196,15 +204,58 @@ run_tests() {
     summary=$(sed -e $'s/\x1b\\[[0-9;]*m//g' "$out" | grep -E ' in [0-9.]+s( \([0-9:.]+\))?( =+)?$' | tail -n 1 || true)
     summary=$(printf '%s' "$summary" | sed -e 's/^=* *//' -e 's/ *=*$//')
     if [ "$rc" -eq 5 ]; then
-        die "pytest ran no tests (exit code 5: none collected or all deselected); that is not a pass"
+        die "pytest ran no tests on Python $PY_VERSION (exit code 5: none collected or all deselected); that is not a pass"
     fi
     if [ "$rc" -ne 0 ]; then
-        die "the test suite failed (pytest exit code $rc${summary:+: $summary})"
+        die "the test suite failed on Python $PY_VERSION (pytest exit code $rc${summary:+: $summary})"
     fi
     if ! [[ $summary =~ (^|[^0-9])[1-9][0-9]*\ (passed|tests?\ collected) ]]; then
-        die "pytest exited 0 but no test ran (${summary:-no summary line}); that is not a pass"
+        die "pytest exited 0 on Python $PY_VERSION but no test ran (${summary:-no summary line}); that is not a pass"
     fi
-    # Success adds nothing after pytest's own closing line: that line is the verdict.
+}
+
+# The interpreter a name like python3.10 stands for: the command when it runs, else a pyenv-installed one
+# (pyenv's shim answers "command not found" for versions that are installed but not selected).
+resolve_python() {
+    local name=$1 root found
+    if command -v "$name" >/dev/null 2>&1 && "$name" -c 'import sys' >/dev/null 2>&1; then
+        command -v "$name"
+        return
+    fi
+    case $name in python3.*) ;; *) return 1 ;; esac
+    root=${PYENV_ROOT:-$HOME/.pyenv}
+    if command -v pyenv >/dev/null 2>&1; then
+        root=$(pyenv root 2>/dev/null || printf '%s' "$root")
+    fi
+    found=$(find "$root/versions" -maxdepth 3 -path "*/versions/${name#python}.*/bin/$name" 2>/dev/null | sort -V | tail -n 1)
+    if [ -n "$found" ] && "$found" -c 'import sys' >/dev/null 2>&1; then
+        printf '%s\n' "$found"
+        return
+    fi
+    return 1
+}
+
+# The suite runs on $PY in .venv, then on each other interpreter of MINER_TEST_PYTHONS (default: the
+# versions CI covers, 3.10 and 3.11) in .venv-X.Y; one that is not installed is named, not fatal.
+run_tests() {
+    local tested extra missing=()
+    check_python
+    run_suite "$REPO/.venv" "$@"
+    tested=" ${PY_VERSION%.*} "
+    for extra in ${MINER_TEST_PYTHONS-python3.10 python3.11}; do
+        if ! PY=$(resolve_python "$extra"); then
+            missing+=("$extra")
+            continue
+        fi
+        check_python
+        case $tested in *" ${PY_VERSION%.*} "*) continue ;; esac
+        tested="$tested${PY_VERSION%.*} "
+        run_suite "$REPO/.venv-${PY_VERSION%.*}" "$@"
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        warn "not found, so the suite did not run on: ${missing[*]} (set MINER_TEST_PYTHONS to choose)"
+    fi
+    # Success adds nothing after pytest's own closing lines: they are the verdict.
 }
 
 # ------------------------------------------------------------------------- install
@@ -304,6 +355,24 @@ register_hooks() {
     printf '%s\n' "$out" | sed 's/^/    /'
 }
 
+# Secrets that an older version stored and the current redaction hides: redacted in place (miner doctor --fix).
+repair_store() {
+    local db out
+    db=$MINER_HOME/memory.db
+    if [ ! -f "$db" ]; then
+        return
+    fi
+    if ! out=$("$VENV/bin/miner" doctor --fix </dev/null 2>&1); then
+        # doctor exits non-zero for any failed check; the repair line is what matters here.
+        :
+    fi
+    out=$(printf '%s\n' "$out" | grep '^fixed:' || true)
+    if [ -z "$out" ]; then
+        die "could not check the existing memory store for secrets (run 'miner doctor --fix' to see why)"
+    fi
+    say "- existing store (miner doctor --fix): ${out#fixed: }"
+}
+
 backfill_and_recall() {
     local claude projects project
     claude=$(abs_path "${CLAUDE_CONFIG_DIR:-$HOME/.claude}")
@@ -359,6 +428,7 @@ run_install() {
     link_commands
     get_model
     register_hooks
+    repair_store
     backfill_and_recall
     say "Done. 'miner doctor' checks the install; './install.sh' again updates it."
 }

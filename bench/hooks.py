@@ -32,11 +32,12 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import launcher
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -126,55 +127,14 @@ def wait_for_workers(home: Path, timeout: float = 120.0) -> None:
         time.sleep(0.01)
 
 
-# Peak RSS comes from wait4(). Linux carries the pre-exec memory of a forked child into its
-# peak, so children are started by this small launcher, not by the benchmark process
-# (which holds a 100k-memory store build in memory): otherwise every figure would read as
-# the benchmark's own size.
-LAUNCHER = r"""
-import json, os, sys, time
-for line in sys.stdin:
-    job = json.loads(line)
-    r_in, w_in = os.pipe()
-    r_out, w_out = os.pipe()
-    started = time.perf_counter()
-    pid = os.posix_spawn(job["argv"][0], job["argv"], job["env"], file_actions=[
-        (os.POSIX_SPAWN_DUP2, r_in, 0), (os.POSIX_SPAWN_DUP2, w_out, 1),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    os.close(r_in)
-    os.close(w_out)
-    os.write(w_in, job["stdin"].encode())
-    os.close(w_in)
-    chunks = []
-    while True:
-        chunk = os.read(r_out, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(r_out)
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - started
-    print(json.dumps({"seconds": elapsed, "maxrss_kb": usage.ru_maxrss, "status": os.waitstatus_to_exitcode(status),
-                      "stdout": b"".join(chunks).decode("utf-8", "replace")}), flush=True)
-"""
-
-
-class Launcher:
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+class Launcher(launcher.Launcher):
+    """The shared launcher, answering (wall seconds, peak RSS in KiB, stdout) and failing on an error exit."""
 
     def run(self, argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, int, bytes]:
-        """(wall seconds, peak RSS in KiB, stdout) of one fresh process."""
-        self.proc.stdin.write(json.dumps({"argv": argv, "env": env, "stdin": stdin.decode()}) + "\n")
-        self.proc.stdin.flush()
-        result = json.loads(self.proc.stdout.readline())
+        result = super().run(argv, env, stdin)
         if result["status"] != 0:
             raise RuntimeError(f"{argv} exited with {result['status']}")
         return result["seconds"], result["maxrss_kb"], result["stdout"].encode()
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
 
 
 class Scenario:

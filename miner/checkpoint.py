@@ -12,7 +12,12 @@ Writing it also closes the project's todos that the session reports done
 new session sees only the todos still open.
 
 Requests are read from the end of the transcript: a long session's file can
-be tens of megabytes, and only its last few requests matter.
+be tens of megabytes, and only its last few requests matter. The PreCompact
+hook writes a checkpoint, so what it reads is bounded whatever the file
+holds: lines are parsed from the end up to `MAX_TAIL_BYTES` in all (a line
+that does not fit, a pasted 50 MB log, is passed over unparsed), no more
+than `MAX_SCAN_BYTES` are read, and each text is cut before it is cleaned or
+redacted (`REQUEST_SCAN_CHARS`, `DONE_SCAN_CHARS`).
 """
 
 from __future__ import annotations
@@ -24,14 +29,23 @@ import re
 from .clean import clean_prose
 from .redact import redact
 from .store import Store, StoredMemory, now_iso
-from .textutil import keywords, simple_stem
-from .transcript import ReadStats, Watermark, entry_to_turn, read_transcript
+from .textutil import char_bigrams, keywords, simple_stem
+from .transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
 
 MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
 MAX_REPLY_CHARS = 1200
 MAX_IDS = 60
-TAIL_BYTES = 256 * 1024  # first window read from the end; widened until enough requests are found
+TAIL_BYTES = 256 * 1024  # read from the end in blocks of this size, until enough requests are found;
+MAX_TAIL_BYTES = 4 * 1024 * 1024  # lines kept and parsed: never more than this,
+MAX_SCAN_BYTES = 64 * 1024 * 1024  # bytes read, passing over lines too long to keep: never more than this
+# A text is cut to this many characters before it is cleaned: enough for wrappers and code before the words
+# that say what was asked, far less than a pasted log.
+REQUEST_SCAN_CHARS = 32 * 1024
+DONE_SCAN_CHARS = 64 * 1024  # of each turn, when looking for reports of work done
+MAX_DONE_SENTENCE_CHARS = 2000  # a longer "sentence" is pasted data, not a report
+# Redacted beyond what is kept: a secret that straddles the cut is still whole when it is redacted.
+REDACT_MARGIN = 2048
 _SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
 # Replies that carry no task of their own: "ok", "continue", "yes please".
 _FILLER = frozenset(
@@ -58,87 +72,139 @@ def clip(text: str, limit: int = MAX_REQUEST_CHARS) -> str:
 
 def request_text(raw: str) -> str:
     """A user prompt as a task line: wrappers, code, commands and secrets out; '' when nothing is left."""
-    text = " ".join(clean_prose(raw).split())
+    cleaned = clean_prose(cut_text(raw, REQUEST_SCAN_CHARS))
+    text = " ".join(cleaned.split())
     if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
         return ""
-    if " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
+    if len(text) < 40 and " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
         return ""
-    return clip(redact(text)[0])
+    return clip(_redacted(cleaned, MAX_REQUEST_CHARS))
 
 
-def _requests_from_turns(turns, session_id: str) -> tuple[list[str], list[str]]:
-    """(requests of `session_id`, requests of any session), oldest first; a repeated request counts once, last."""
+def _redacted(cleaned: str, keep: int) -> str:
+    """Cleaned text redacted as it was written (its lines tell a password list from prose), a margin past `keep`."""
+    return redact(cut_text(cleaned.strip(), keep + REDACT_MARGIN))[0]
+
+
+def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> tuple[list[str], list[str]]:
+    """(requests of `session_id`, requests of any session), oldest first; a repeated request counts once, last.
+
+    `texts` holds the `request_text` of turns already worked out, by turn uuid.
+    """
     own: dict[str, None] = {}
     anyone: dict[str, None] = {}
     for turn in turns:
         if turn.role != "user" or turn.is_sidechain:
             continue
-        text = request_text(turn.text)
+        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
         if not text:
             continue
         anyone.pop(text, None)
         anyone[text] = None
-        if not session_id or not turn.session_id or turn.session_id == session_id:
+        if _is_own(turn, session_id):
             own.pop(text, None)
             own[text] = None
     return list(own), list(anyone)
 
 
-def _tail_turns(transcript: str, window: int) -> tuple[list, bool]:
-    """(prose turns of the last `window` bytes of a transcript, whether that was the whole file).
+def _is_own(turn, session_id: str) -> bool:
+    return not session_id or not turn.session_id or turn.session_id == session_id
 
-    The first line of the window is dropped when it starts mid-line, the last when it is still being written.
+
+def _tail_lines(transcript: str, budget: int | None = None, block: int | None = None, scan: int | None = None):
+    """The complete lines at the end of a transcript, newest first: at most `budget` bytes of them.
+
+    Read backwards in blocks, so that a caller that has found what it needs
+    stops early. A last line still being written (no newline yet) is left
+    out, and so is a line that does not fit in what is left of the budget (a
+    pasted 50 MB prompt): it is passed over without being kept, let alone
+    parsed, and the lines before it are read. No more than `scan` bytes are
+    read in all.
     """
+    budget = MAX_TAIL_BYTES if budget is None else budget
+    block = TAIL_BYTES if block is None else block
+    scan = MAX_SCAN_BYTES if scan is None else scan
     with open(transcript, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        start = max(0, size - window)
-        handle.seek(start)
-        data = handle.read(size - start)
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # began mid-line
-    if lines and not data.endswith(b"\n"):
-        lines = lines[:-1]  # still being written
+        position = os.fstat(handle.fileno()).st_size
+        read = kept = 0
+        carry = b""  # the start of the line that ends where the previous block began
+        skipping = True  # passing over a line until the newline before it: first the unfinished last line
+        while position > 0 and read < scan and kept < budget:
+            step = min(block, position, scan - read)
+            position -= step
+            read += step
+            handle.seek(position)
+            data = handle.read(step)
+            if skipping:
+                newline = data.rfind(b"\n")
+                if newline < 0:
+                    continue
+                data, skipping = data[:newline], False
+            lines = (data + carry).split(b"\n")
+            carry = lines.pop(0) if position > 0 else b""
+            for line in reversed(lines):
+                if kept + len(line) + 1 <= budget:
+                    kept += len(line) + 1
+                    yield line
+            if len(carry) + 1 > budget - kept:
+                carry, skipping = b"", True  # too long to be kept whole: pass over the rest of it
+
+
+def _tail_turns(transcript: str, budget: int | None = None):
+    """Prose turns from the end of a transcript, newest first (see `_tail_lines`)."""
     stats = ReadStats()
-    turns = []
-    for line in lines:
+    for line in _tail_lines(transcript, budget):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        turn = entry_to_turn(entry, transcript, stats)
+        try:
+            turn = entry_to_turn(entry, transcript, stats)
+        except (TypeError, ValueError, AttributeError, RecursionError):
+            continue  # a shape nothing foresaw: the checkpoint goes on without it
         if turn is not None:
-            turns.append(turn)
-    return turns, start == 0
+            yield turn
 
 
 def _last_reply(turns) -> str:
     """The assistant's latest prose of the main thread, cleaned, redacted and clipped."""
     for turn in reversed(turns):
         if turn.role == "assistant" and not turn.is_sidechain:
-            text = " ".join(clean_prose(turn.text).split())
-            if len(text) >= 20:
-                return clip(redact(text)[0], MAX_REPLY_CHARS)
+            cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
+            if len(" ".join(cleaned.split())) >= 20:
+                return clip(_redacted(cleaned, MAX_REPLY_CHARS), MAX_REPLY_CHARS)
     return ""
 
 
 def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
              limit: int = MAX_REQUESTS) -> tuple[list, list[str], str]:
-    """(the turns read, the latest requests, the assistant's latest reply): see `session_context`."""
+    """(the turns read, oldest first; the latest requests; the assistant's latest reply): see `session_context`."""
     if stop_after_uuid is not None:
         # Evaluation cuts: everything up to the cut, read from the start.
         turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
         own, anyone = _requests_from_turns(turns, session_id)
         return turns, (own or anyone)[-limit:], _last_reply(turns)
-    window = TAIL_BYTES
-    while True:
-        turns, whole = _tail_turns(transcript, window)
-        own, anyone = _requests_from_turns(turns, session_id)
-        if len(own) >= limit or whole:
-            return turns, (own or anyone)[-limit:], _last_reply(turns)
-        window *= 4
+    newest_first = []
+    texts: dict[str, str] = {}
+    own: set[str] = set()
+    replied = False
+    for turn in _tail_turns(transcript):
+        newest_first.append(turn)
+        if turn.is_sidechain:
+            continue
+        if turn.role == "assistant":
+            replied = True
+        else:
+            texts[turn.uuid] = text = request_text(turn.text)
+            if text and _is_own(turn, session_id):
+                own.add(text)
+        if len(own) >= limit and replied:
+            break  # the latest requests and the latest reply are in: the rest of the file is not read
+    turns = newest_first[::-1]
+    own_requests, anyone = _requests_from_turns(turns, session_id, texts)
+    return turns, (own_requests or anyone)[-limit:], _last_reply(turns)
 
 
 def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
@@ -208,6 +274,7 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
     """
     todos = store._memories("WHERE project = ? AND state = 'active' AND category = 'todo'", (project,))
     words = {t.id: _stems(t.keywords.split() or keywords(t.text)) for t in todos}
+    pairs = {t.id: set(char_bigrams(t.text)) for t in todos}
     todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
     if not todos:
         return []
@@ -215,8 +282,10 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
     for turn in turns:
         if turn.is_sidechain:
             continue
-        for sentence in _SENTENCE_RE.split(clean_prose(turn.text)):
-            sentence = " ".join(sentence.split())
+        for written in _SENTENCE_RE.split(clean_prose(cut_text(turn.text, DONE_SCAN_CHARS))):
+            if len(written) > MAX_DONE_SENTENCE_CHARS:
+                continue
+            sentence = " ".join(written.split())
             if not sentence or not _DONE_RE.search(sentence) or _NOT_DONE_RE.search(sentence):
                 continue
             said = _stems(keywords(sentence, limit=64))
@@ -224,10 +293,10 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
                 if todo.id in found or not turn.ts or turn.ts <= (todo.last_seen or ""):
                     continue
                 own = words[todo.id]
-                cjk = sum(1 for w in own if not w.isascii())
+                cjk = len(own & pairs[todo.id])  # character pairs of scripts written without spaces
                 needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
                 if len(own & said) >= max(MIN_SHARED, needed):
-                    found[todo.id] = (todo, clip(redact(sentence)[0], 200))
+                    found[todo.id] = (todo, clip(redact(written.strip())[0], 200))
     return list(found.values())
 
 

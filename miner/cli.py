@@ -322,10 +322,19 @@ def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) ->
 
 
 @main.command()
-def doctor() -> None:
-    """Check the install, hook registration, database, spaCy pipeline and mining lag."""
+@click.option("--fix", is_flag=True,
+              help="First redact, in place, the stored secrets that the current redaction hides (database, FTS "
+                   "index, caches, logs), and say what changed.")
+def doctor(fix: bool) -> None:
+    """Check the install, hook registration, database, stored secrets, spaCy pipeline and mining lag."""
     from .doctor import run_checks
 
+    if fix and paths.db_path().exists():
+        from .repair import fix as repair
+
+        with _store() as store:
+            done = repair(store)
+        click.echo(f"fixed: {'redacted ' + done.line() if done.total else 'no stored secret to redact'}")
     problems = 0
     for ok, line, fix in run_checks(_config()):
         click.echo(f"{'ok  ' if ok else 'FAIL'}  {line}")

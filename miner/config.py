@@ -71,7 +71,10 @@ DEFAULTS: dict[str, Any] = {
     "last_session_requests": 2,
     # Hooks. recall_cache: the worker renders the next SessionStart block ahead of time (see blockcache).
     "recall_cache": True,
-    "precompact_timeout_s": 45.0,
+    # PreCompact writes the checkpoint at once, then waits for its background miner (which mines, writes the
+    # checkpoint again and renders the block after the compaction) until this many seconds after it started.
+    # A miner that loads spaCy needs a few seconds: it usually finishes during the compaction instead.
+    "precompact_timeout_s": 1.0,
     "hook_log_max_bytes": 256 * 1024,
 }
 

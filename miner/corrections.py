@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from .redact import mostly_redacted, redact, redact_text
 from .store import NewMemory, Store, StoredMemory, now_iso
 from .textutil import content_hash
 
@@ -88,6 +89,7 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     memory = _get(store, memory_id)
     if memory.state == "forgotten":
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
+    reason = redact_text(reason)  # a reason typed by hand is stored and printed like any text
     note = reason.strip() or "forgotten by hand"
     with store.transaction() as db:
         store.set_state(db, memory_id, "forgotten", note)
@@ -101,9 +103,13 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
 def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change:
     """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one."""
     memory = _get(store, memory_id)
+    text, kinds = redact(text)  # redacted whole, before its white space is collapsed (lists keep their lines)
     text = " ".join(text.split())
+    reason = redact_text(reason)
     if not text:
         raise CorrectionError("the new text is empty; give the corrected memory in quotes")
+    if kinds and mostly_redacted(text):
+        raise CorrectionError("the new text is mostly secrets; nothing changed (memories never keep secrets)")
     if memory.state == "superseded":
         raise _closed_error(store, memory, "correct", "corrected")
     if content_hash(text) == content_hash(memory.text):

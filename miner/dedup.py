@@ -21,12 +21,11 @@ Never imported by the hook path.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .lexicon import CJK_RE, Synonyms, load_synonyms
+from .lexicon import Synonyms, load_synonyms
 from .similarity import (  # noqa: F401 - re-exported: the dedup layer's public surface
     NEAR_DUPLICATE_THRESHOLD, Comparer, Conflict, Embedder, Statement, load_embedder, short,
 )
@@ -68,11 +67,11 @@ def match_expression(text: str, comparer: Comparer, limit: int = 24) -> str:
     syn = comparer.synonyms
     for token in comparer.features(text).tokens:
         for variant in syn.variants.get(token, ()):
-            pieces = [p for p in re.split(r"[^0-9a-z\u3400-\u9fff]+", variant) if p]
-            if len(pieces) == 1 and CJK_RE.search(pieces[0]):
-                terms += cjk_bigrams(pieces[0])
-            elif pieces:
-                terms.append(" ".join(pieces))
+            grams = cjk_bigrams(variant)
+            words = [t for t in fts_terms(variant) if t not in grams]
+            terms += grams  # a no-space script's variant: its character pairs, each a term
+            if words:
+                terms.append(" ".join(words))  # a word variant: one phrase ("postgre sql")
     unique = list(dict.fromkeys(t for t in terms if t and t not in STOPWORDS))[:limit]
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
 

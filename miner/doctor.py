@@ -37,7 +37,8 @@ def check_hooks() -> Iterator[Check]:
 def check_database() -> Iterator[Check]:
     db = paths.db_path()
     if not db.exists():
-        yield False, f"no database yet at {db}", "miner mine --all"
+        # A fresh install with no transcript yet: the first mined session creates it.
+        yield True, f"no database yet at {db} (the first mined session creates it)", ""
         return
     try:
         conn = sqlite3.connect(str(db), timeout=5)
@@ -64,8 +65,11 @@ def check_pipeline(config: dict) -> Iterator[Check]:
 
 
 def check_lag() -> Iterator[Check]:
+    from .transcript import transcript_files
+
     root = paths.projects_dir()
-    files = sorted(root.rglob("*.jsonl")) if root.is_dir() else []
+    # What mining reads: no symlink below the projects folder is followed (see `transcript_files`).
+    files = [Path(f) for f in transcript_files(root, root)] if root.is_dir() else []
     if not files:
         yield True, f"no transcripts under {root} yet", ""
         return
@@ -109,17 +113,42 @@ def check_hook_errors() -> Iterator[Check]:
 
 
 def check_install() -> Iterator[Check]:
-    exe = Path(os.environ.get("MINER_HOME") or paths.data_dir()) / "venv" / "bin" / "python"
-    if exe.exists():
-        yield True, f"installed in {exe.parent.parent}", ""
+    """The tool runs from some environment (./install.sh's venv, a plugin's, a checkout's): say which, and
+    whether the hook command can be started from it."""
+    import sys
+
+    hook = Path(sys.executable).with_name("miner-hook")
+    where = sys.prefix
+    if hook.exists() or (Path(where) / "bin" / "miner-hook").exists():
+        yield True, f"installed in {where} ({sys.executable})", ""
     else:
-        yield False, f"no installed virtual environment at {exe.parent.parent}", "./install.sh"
+        yield False, f"the miner-hook command is not installed beside {sys.executable}", "./install.sh"
+
+
+def check_secrets() -> Iterator[Check]:
+    """Secrets that the current redaction hides but an older one stored."""
+    from .repair import scan
+    from .store import Store, StoreError
+
+    if not paths.db_path().exists():
+        return
+    try:
+        with Store(readonly=True) as store:
+            found = scan(store)
+    except (StoreError, sqlite3.Error) as exc:
+        yield False, f"stored secrets not checked: {exc}", ""
+        return
+    if found.total:
+        yield False, f"stored secrets that redaction now hides: {found.line()}", "miner doctor --fix"
+    else:
+        yield True, "no stored secret (every text passes the current redaction)", ""
 
 
 def run_checks(config: dict) -> Iterator[Check]:
     yield from check_install()
     yield from check_hooks()
     yield from check_database()
+    yield from check_secrets()
     yield from check_pipeline(config)
     yield from check_lag()
     yield from check_hook_errors()

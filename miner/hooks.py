@@ -11,10 +11,18 @@ to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
   worker records what was shown and mines the project's lagging transcripts.
 - stop: takes the transcript's lock and hands it to a detached miner; when a
   miner already holds it, leaves a mark so that miner does another pass.
-- pre-compact: mines up to now (bounded in time), then writes the session
-  checkpoint that opens the block after the compaction, and renders that block.
+- pre-compact: writes the session checkpoint that opens the block after the
+  compaction at once, from the transcript's tail and what is stored, then
+  hands the transcript to a detached miner that mines it, writes the
+  checkpoint again and renders that block; the hook waits for it until
+  `precompact_timeout_s` after it started (a second by default: a cold miner
+  needs seconds to load spaCy, the compaction itself takes much longer).
 - session-end: like stop, and the miner writes the session's checkpoint
   after its final pass, so that the next startup ranks against it.
+
+Hostile input costs bounded time: stdin is read for a second at most
+(`STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is redacted;
+the checkpoint reads a bounded tail and cuts each request before cleaning it.
 
 Import cost is latency here: Stop must stay near a bare interpreter start,
 so modules are imported where they are needed, and this one does not use
@@ -33,7 +41,13 @@ from . import paths
 EVENTS = ("session-start", "stop", "pre-compact", "session-end")
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 MAX_STDIN_BYTES = 8 * 1024 * 1024
+STDIN_TIMEOUT_S = 1.0  # Claude Code writes the payload and closes stdin at once; a hook never waits longer
 LOG_MAX_BYTES = 256 * 1024
+LOG_LINE_CHARS = 1000
+# A log message is cut to this many more characters than a line keeps before it is redacted: a secret that
+# straddles the line's end is still whole (and redacted) when the line is cut.
+LOG_REDACT_MARGIN = 4096
+STARTED = time.monotonic()  # the hook's budgets count from its start
 
 
 class HookInputError(ValueError):
@@ -99,14 +113,21 @@ def _rotate(path, max_bytes: int) -> None:
 
 
 def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
-    """One line in hooks.log (rotated to hooks.log.1 past `max_bytes`); never raises."""
+    """One line in hooks.log (rotated to hooks.log.1 past `max_bytes`); never raises.
+
+    The message is cut before it is redacted (an 8 MB message must not cost
+    seconds of regular expressions), with a margin redacted beyond what the
+    line keeps, and never inside a word, so no secret is left half visible.
+    """
     try:
         from .redact import redact
+        from .transcript import cut_text
 
         folder = paths.ensure_private_dir(paths.logs_dir())
         path = folder / "hooks.log"
         _rotate(path, max_bytes)
-        line = " ".join(redact(message)[0].split())[:1000]
+        head = cut_text(message, LOG_LINE_CHARS + LOG_REDACT_MARGIN)
+        line = " ".join(redact(head)[0].split())[:LOG_LINE_CHARS]
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as handle:
@@ -175,16 +196,20 @@ def spawn(args: list[str], keep_fd: int | None = None) -> int:
             os.set_inheritable(keep_fd, False)
 
 
-def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None) -> bool:
+def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None, compact_block: bool = False) -> bool:
     """Have the transcript mined in the background; True when a miner was started for it.
 
     Mark first, then try the lock: a running miner looks for the mark after
-    it releases the lock, so the new lines are mined either way.
+    it releases the lock, so the new lines are mined either way (and a
+    checkpoint request is served by whichever miner holds the lock next).
+    `compact_block`: the miner also renders the session's block for after its
+    compaction, and removes the session's wait mark once the checkpoint is
+    written (PreCompact waits for that).
     """
     from . import locks
 
     if checkpoint:
-        locks.request_checkpoint(transcript, *checkpoint)
+        locks.request_checkpoint(transcript, *checkpoint, compact_block=compact_block)
     locks.mark_pending(transcript)
     fd = locks.try_lock(transcript)
     if fd is None:
@@ -193,6 +218,8 @@ def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None) -> bool
         args = ["mine", "--lock-fd", str(fd)]
         if checkpoint:
             args += ["--checkpoint", checkpoint[0], "--cwd", checkpoint[1]]
+            if compact_block:
+                args.append("--compact-block")
         spawn([*args, transcript], keep_fd=fd)
     finally:
         os.close(fd)  # the worker holds the lock now (same open file); closing ours does not release it
@@ -289,52 +316,49 @@ def stop(event: HookEvent, config: dict | None) -> str:
     return ""
 
 
-def pre_compact(event: HookEvent, config: dict) -> str:
-    import subprocess
+PRECOMPACT_MAX_S = 50.0  # Claude Code stops a hook at 60 s
 
+
+def pre_compact(event: HookEvent, config: dict) -> str:
     from . import locks
-    from .checkpoint import session_project, write_checkpoint
-    from .store import Store
 
     if excluded(event.cwd):
         return ""
     transcript = safe_transcript(event.transcript_path)
-    timeout = max(1.0, float(config.get("precompact_timeout_s", 45.0)))
-    started = time.monotonic()
-    locks.mark_pending(transcript)
-    # A miner started by Stop may be mid-pass: give it part of the budget to finish.
-    fd = locks.try_lock(transcript, wait_s=timeout / 3)
-    if fd is None:
-        log(event.event, f"a miner held {transcript} for {timeout / 3:.0f}s; checkpoint written from what is stored")
-    else:
-        try:
-            remaining = max(1.0, timeout - (time.monotonic() - started))
-            os.set_inheritable(fd, True)
-            result = subprocess.run(
-                [sys.executable, "-m", "miner.worker", "mine", "--lock-fd", str(fd), "--no-render", transcript],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                timeout=remaining, pass_fds=(fd,),
-            )
-            if result.returncode:
-                tail = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
-                log(event.event, f"miner exited with {result.returncode}: {tail}")
-        except subprocess.TimeoutExpired:
-            log(event.event, f"mining did not finish in {timeout:.0f}s; checkpoint written from what is stored")
-        finally:
-            locks.release(fd)
     if not event.session_id:
-        raise HookInputError("payload has no session_id: transcript mined, no checkpoint written")
+        hand_off(transcript)
+        raise HookInputError("payload has no session_id: transcript handed to a miner, no checkpoint written")
+    deadline = STARTED + min(max(0.0, float(config["precompact_timeout_s"])), PRECOMPACT_MAX_S)
+    # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
+    from .checkpoint import session_project, write_checkpoint
+    from .store import Store
+
     with Store() as store:
         project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
-        if not project:
-            raise HookInputError("payload has no cwd and the session is unknown")
-        write_checkpoint(store, event.session_id, project, transcript)
-    if config.get("recall_cache", True):
-        from . import blockcache
-
-        # Rendered now, while the budget is seconds, for the SessionStart(compact) that follows.
-        blockcache.refresh(blockcache.session_path(event.session_id), project, config, "compact", event.session_id)
+        if project:
+            write_checkpoint(store, event.session_id, project, transcript)
+    # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
+    locks.start_waiting(transcript, event.session_id)
+    try:
+        hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)
+        written = wait_for_checkpoint(transcript, event.session_id, deadline)
+    finally:
+        locks.stop_waiting(transcript, event.session_id)
+    if not project and not written:
+        raise HookInputError("payload has no cwd and the session is unknown: the checkpoint is left to the miner")
     return ""
+
+
+def wait_for_checkpoint(transcript: str, session_id: str, deadline: float) -> bool:
+    """Wait until a miner has written the checkpoint asked for, or until `deadline`; True when it has."""
+    from . import locks
+
+    while locks.still_waiting(transcript, session_id):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(0.02, remaining))
+    return True
 
 
 def session_end(event: HookEvent, config: dict | None) -> str:
@@ -358,14 +382,39 @@ def run(event_name: str, raw: str) -> str:
     return HANDLERS[event.event](event, None)
 
 
-def read_stdin() -> str:
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None or sys.stdin.isatty():
+def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
+    """The payload on stdin: read until EOF, for `timeout_s` at most and `MAX_STDIN_BYTES` at most.
+
+    Claude Code writes the payload and closes stdin; a writer that keeps it
+    open (or stalls) gets a HookInputError after `timeout_s`, so the hook
+    fails open instead of hanging until Claude Code kills it.
+    """
+    stream = sys.stdin
+    if stream is None:
         return ""
-    data = stream.read(MAX_STDIN_BYTES + 1)
-    if len(data) > MAX_STDIN_BYTES:
-        raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes")
-    return data.decode("utf-8")
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return ""
+    if os.isatty(fd):
+        return ""
+    import select
+
+    deadline = time.monotonic() + timeout_s
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise HookInputError(f"no end of the payload on stdin after {timeout_s:g}s ({size} bytes read)")
+        chunk = os.read(fd, 1 << 20)  # readable: returns what is there, without blocking
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_STDIN_BYTES:
+            raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from . import paths
-from .textutil import STOPWORDS
+from .textutil import CJK_RANGES, SOUTHEAST_ASIAN_RANGES, STOPWORDS
 
 # --- synonyms -----------------------------------------------------------------------------
 
@@ -26,14 +26,21 @@ class SynonymError(ValueError):
 
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_SIMPLE_WORD_RE = re.compile(r"^[a-z0-9]+$")
+# Scripts written without spaces: a synonym in them is found by the phrase regex, not looked up as a word.
+_NO_SPACE_RE = re.compile("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]")
+# A single word of any script written with spaces ("postgres", "база", "datenbank"): looked up as a token.
+_SIMPLE_WORD_RE = re.compile(r"^[^\W_]+$")
+
+
+def _is_simple_word(term: str) -> bool:
+    return bool(_SIMPLE_WORD_RE.match(term)) and not _NO_SPACE_RE.search(term)
 
 
 def canonical_token(term: str) -> str:
     """One token for a synonym group's canonical entry ("c#" → "csharp", "pull request" → "pull_request")."""
     term = unicodedata.normalize("NFKC", term).strip().lower().replace("#", "sharp").replace("+", "plus")
     term = re.sub(r"[\s\-]+", "_", term)
-    return re.sub(r"[^0-9a-z_.\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]", "", term)
+    return re.sub(r"[^\w.]", "", term)
 
 
 @dataclass(frozen=True)
@@ -69,10 +76,10 @@ class Synonyms:
             canon = canonical_token(group[0])
             variants[canon] = tuple(group)
             for term in group:
-                if _SIMPLE_WORD_RE.match(term):
+                if _is_simple_word(term):
                     words[term] = canon
                     words.setdefault(lemma(term), canon)  # "routed" meets "route"
-                elif not CJK_RE.search(term) or len(term) >= 2:
+                elif not _NO_SPACE_RE.search(term) or len(term) >= 2:
                     phrases[term] = canon
         return cls(words, phrases, variants, tuple(files))
 
@@ -81,8 +88,8 @@ class Synonyms:
         cached = self.__dict__.get("_phrase_re_cache")
         if cached is None and self.phrases:
             ordered = sorted(self.phrases, key=len, reverse=True)
-            cjk = [re.escape(t) for t in ordered if CJK_RE.search(t)]
-            latin = [re.escape(t) for t in ordered if not CJK_RE.search(t)]
+            cjk = [re.escape(t) for t in ordered if _NO_SPACE_RE.search(t)]
+            latin = [re.escape(t) for t in ordered if not _NO_SPACE_RE.search(t)]
             # One word-boundary check around all the Latin terms, not one per term: the same matches, far faster.
             groups = ["(?:" + "|".join(cjk) + ")"] if cjk else []
             groups += [r"(?<![\w#+])(?:" + "|".join(latin) + r")(?![\w#+])"] if latin else []
@@ -194,12 +201,26 @@ _IRREGULAR = {
 }
 
 
+# Russian inflects nouns, adjectives and verbs ("база"/"базу"/"базы", "используем"/"использовать"): the
+# longest of these endings that leaves three letters comes off (a reflexive -ся/-сь with it), so that the
+# forms of a word meet. Far from a full stemmer, but enough for paraphrases to share their words.
+_CYRILLIC_ENDINGS = """ировать овать ывать ивать уем уешь ует уете уют аем аешь ает аете ают яем яет яют ешь ете ишь
+    ите ать ять ить еть уть ть ем ет ют ут ит ят ат ала али ало ила или ило ела ели ело ал ил ел
+    ыми ими ого его ому ему ая яя ое ее ые ие ую юю ой ей ий ый ых их ым им ом
+    иями ями ами ией иях ях ах ием иям ям ам ов ев ию ью ия ья а я о е у ю ы и ь й""".split()
+_CYRILLIC_STEM_RE = re.compile(
+    r"^([а-яёіїєґ]{3,}?)(?:" + "|".join(sorted(set(_CYRILLIC_ENDINGS), key=len, reverse=True)) + r")?(?:ся|сь)?$")
+
+
 def lemma(word: str) -> str:
-    """A light English stemmer: 'stored'/'store', 'listens'/'listening', 'sent'/'send' meet."""
+    """A light stemmer: 'stored'/'store', 'listens'/'listening', 'sent'/'send' meet; Russian 'базу'/'базы' too."""
     if word in _IRREGULAR:
         return lemma(_IRREGULAR[word])
-    if not word.isalpha() or len(word) <= 3 or not word.isascii():
+    if not word.isalpha() or len(word) <= 3:
         return word
+    if not word.isascii():
+        found = _CYRILLIC_STEM_RE.match(word)
+        return found.group(1) if found else word
     stem = word
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if stem.endswith(suffix) and len(stem) - len(suffix) >= 3:

@@ -11,8 +11,11 @@ left behind: hooks mark before they try the lock, miners release before they
 look at the mark.
 
 Checkpoint requests (SessionEnd asks for the session's checkpoint to be
-written after the final mining) are small JSON files beside the lock, taken
-by whichever miner holds the lock next.
+written after the final mining, PreCompact for the checkpoint and the block
+after the compaction) are small JSON files beside the lock, taken by
+whichever miner holds the lock next. PreCompact waits, for a bounded time,
+while its `wait` mark exists: that miner removes it once the checkpoint is
+written, and the hook itself when it stops waiting, so none is left behind.
 
 The lock of a project's catch-up mining works the same way, keyed by project.
 """
@@ -119,17 +122,35 @@ def take_pending(transcript: str) -> bool:
         return False
 
 
+def is_pending(transcript: str) -> bool:
+    """True when a hook asked for another pass (the mark is left in place)."""
+    return pending_file(transcript).exists()
+
+
 # --- checkpoint requests ---------------------------------------------------------------
 
 
-def request_checkpoint(transcript: str, session_id: str, cwd: str) -> Path:
-    """Ask the miner that next holds the transcript's lock to write this session's checkpoint."""
+def checkpoint_request_file(transcript: str, session_id: str) -> Path:
+    return paths.locks_dir() / f"{_stem(transcript)}.{_stem(session_id)}.checkpoint"
+
+
+def checkpoint_wait_file(transcript: str, session_id: str) -> Path:
+    """Exists while PreCompact waits for the checkpoint it asked for; the miner removes it once that is written."""
+    return paths.locks_dir() / f"{_stem(transcript)}.{_stem(session_id)}.wait"
+
+
+def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block: bool = False) -> Path:
+    """Ask the miner that next holds the transcript's lock to write this session's checkpoint.
+
+    `compact_block`: and to render the session's block for the SessionStart
+    after its compaction, and to say when the checkpoint is written (`stop_waiting`).
+    """
     folder = paths.ensure_private_dir(paths.locks_dir())
-    path = folder / f"{_stem(transcript)}.{_stem(session_id)}.checkpoint"
+    path = checkpoint_request_file(transcript, session_id)
     temp = folder / f".{path.name}.{os.getpid()}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"session_id": session_id, "cwd": cwd}, handle)
+        json.dump({"session_id": session_id, "cwd": cwd, "compact_block": compact_block}, handle)
     os.replace(temp, path)  # a miner never reads half a request
     return path
 
@@ -155,5 +176,25 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
         except ValueError:
             continue
         if isinstance(body, dict) and isinstance(body.get("session_id"), str) and body["session_id"]:
-            requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or "")})
+            requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or ""),
+                             "compact_block": body.get("compact_block") is True})
     return requests
+
+
+def start_waiting(transcript: str, session_id: str) -> None:
+    """PreCompact waits for this session's checkpoint (see `checkpoint_wait_file`)."""
+    paths.ensure_private_dir(paths.locks_dir())
+    os.close(os.open(checkpoint_wait_file(transcript, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def still_waiting(transcript: str, session_id: str) -> bool:
+    """True until the miner has written the checkpoint (or the waiting hook gave up)."""
+    return checkpoint_wait_file(transcript, session_id).exists()
+
+
+def stop_waiting(transcript: str, session_id: str) -> None:
+    """The checkpoint is written (the miner), or the hook waits no longer (PreCompact): no mark is left behind."""
+    try:
+        checkpoint_wait_file(transcript, session_id).unlink()
+    except FileNotFoundError:
+        pass

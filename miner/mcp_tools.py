@@ -182,7 +182,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                  supersedes: int | None = None, scope: str = "project", project: str | None = None) -> dict:
     """Store one memory through redaction, the quality gate, dedup and conflict marking."""
     from .dedup import Deduper
-    from .redact import mostly_redacted, redact
+    from .redact import mostly_redacted, redact, redact_memory
     from .refine import passes_quality_gate
     from .textutil import keywords as text_keywords
 
@@ -203,7 +203,8 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     given = [_text(k, "each keyword", MAX_KEYWORD_CHARS).lower() for k in keywords]
     old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
 
-    text, kinds = redact(text)
+    text, _, _, given, kinds = redact_memory(text, keywords=given)
+    given = [k for k in given if not redact(k)[1]]  # a keyword that is a secret by its shape or its key
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing stored (memories never keep secrets)")
     if not passes_quality_gate(text):
@@ -268,7 +269,7 @@ def correct(session: Session, id: int, content: str, reason: str = "") -> dict: 
     memory_id = _memory_id(id)
     text = _text(content, "content", MAX_CONTENT_CHARS)
     why = _text(reason, "reason", MAX_REASON_CHARS, required=False)
-    text, kinds = redact(text)
+    text, kinds = redact(text)  # corrections.correct redacts too; here the quality gate sees the redacted text
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing changed")
     if not passes_quality_gate(text):

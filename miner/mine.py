@@ -20,7 +20,7 @@ from . import nlp as nlp_mod
 from . import locks, paths, privacy, rules as rules_mod
 from .clean import has_cjk, turns_to_units
 from .model import ROLES, Candidate, Turn, Unit
-from .redact import load_extra as load_secret_kinds, mostly_redacted, redact
+from .redact import load_extra as load_secret_kinds, mostly_redacted, redact, redact_memory
 from .refine import Refiner, display_text
 from .store import NewMemory, Store
 from .textutil import keywords as keywords_of
@@ -28,6 +28,7 @@ from .transcript import Watermark, read_transcript, use_fast_json
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
+KNOWN_SECRETS = 1024  # secrets found by context, hidden wherever they appear again in this process
 # Reader skip reasons that mean an entry of an unknown shape, not a known non-prose entry.
 MALFORMED_REASONS = frozenset({"unknown-type", "unknown-role", "not-an-object", "no-message", "no-uuid", "malformed"})
 _THREE_LATIN_LETTERS_RE = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z][^A-Za-z]*[A-Za-z]")
@@ -90,6 +91,8 @@ class Miner:
         # Refinement and redaction depend on the unit's role, text, previous unit and rule only: a unit seen
         # before (a prompt repeated in a subagent, a resumed session that rewrites history) is not refined again.
         self._refined: OrderedDict[tuple, tuple[str, Candidate | None]] = OrderedDict()
+        # A password typed in one prompt and echoed later without a word around it is still hidden there.
+        self.known_secrets: set[str] = set()
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
         try:  # compile the default and user rules now, with spaCy, rather than on the first units
             ruleset = self.rules_for("")
@@ -178,13 +181,15 @@ class Miner:
         candidate = verdict.candidate
         if candidate is None:
             return verdict.dropped_by, None
-        text, kinds = redact(candidate.text)
+        # The unit was redacted with its whole turn in sight (`redact_turns`); this pass keeps the captures
+        # in step with the text, and catches what a merge with the unit before brought in.
+        text, subject, value, keywords, kinds = redact_memory(candidate.text, candidate.subject, candidate.value,
+                                                              candidate.keywords)
         if kinds and mostly_redacted(text):
             return "mostly-redacted", None
         if kinds:
-            # Captures and keywords come from the unredacted unit: derive them again.
-            candidate = Candidate(**{**candidate.__dict__, "text": text, "keywords": tuple(keywords_of(text)),
-                                     "subject": redact(candidate.subject)[0], "value": redact(candidate.value)[0]})
+            candidate = dataclasses.replace(candidate, text=text, subject=subject, value=value,
+                                            keywords=tuple(keywords) or tuple(keywords_of(text)))
         if unit.turn.role != "user" and candidate.category in ("preference", "decision") \
                 and privacy.reports_source(candidate.text):
             # "The README says to always use X" is what a file said, not what the user decided.
@@ -192,6 +197,17 @@ class Miner:
         return "kept", candidate
 
     # --- files -------------------------------------------------------------------------
+
+    def redact_turns(self, turns: list[Turn]) -> list[Turn]:
+        """The turns with their secrets hidden, each read whole: a password is known by the words around it
+        ("the password is …", a list under "Credentials:"), which a single sentence may not hold."""
+        out = []
+        for turn in turns:
+            text, kinds = redact(turn.text, self.known_secrets)
+            out.append(dataclasses.replace(turn, text=text) if kinds else turn)
+        if len(self.known_secrets) > KNOWN_SECRETS:
+            self.known_secrets = set(sorted(self.known_secrets, key=len, reverse=True)[:KNOWN_SECRETS])
+        return out
 
     def mine_file(self, path: str | Path, stop_after_uuid: str | None = None) -> Summary:
         """Mine what was added to one transcript since its watermark."""
@@ -217,7 +233,7 @@ class Miner:
             if excluded:
                 summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
                 turns = [t for t in turns if project_of(t) not in excluded]
-            units = turns_to_units(turns)
+            units = turns_to_units(self.redact_turns(turns))
             candidates = self.extract(units, project_of, summary)
             with self.store.transaction() as db:
                 self.store.upsert_sessions(db, (
@@ -256,6 +272,7 @@ class Miner:
                 self.store.bump(db, "lines_skipped", chunk.stats.skipped_lines)
                 self.store.bump(db, "entries_read", chunk.stats.entries)
                 self.store.bump(db, "entries_replayed", replayed)
+                self.store.bump(db, "turns_cut", chunk.stats.cut_turns)  # prose over the reader's cap, cut
                 self.store.bump(db, "entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             if not chunk.more or chunk.reached_stop:
@@ -310,13 +327,17 @@ def _fallback_cwd(path: str, turns: list[Turn]) -> str:
 
 
 def find_transcripts(root: Path | None = None) -> list[str]:
-    """Every transcript under Claude Code's projects folder, subagent files included, oldest first."""
+    """Every transcript under Claude Code's projects folder (or `root`), subagent files included, oldest first.
+
+    Real paths, found without following any symlink below the folder: a link
+    there never leads the miner out of it (see `transcript.transcript_files`).
+    """
+    from .transcript import transcript_files
+
     root = root or paths.projects_dir()
-    if not root.is_dir():
-        return []
-    found = [p for p in root.rglob("*.jsonl") if p.is_file()]
-    found.sort(key=lambda p: (_mtime(p), str(p)))
-    return [str(p) for p in found]
+    found = transcript_files(root, root)
+    found.sort(key=lambda p: (_mtime(p), p))
+    return found
 
 
 def _mtime(path: Path) -> float:

@@ -262,11 +262,18 @@ def secure_files() -> list[str]:
     root = paths.data_dir()
     if not root.is_dir():
         return changed
-    for folder, dirs, files in os.walk(root):
+    import stat
+
+    for folder, dirs, files in os.walk(root):  # os.walk does not descend into symlinked folders
         for name, mode in [(folder, 0o700)] + [(os.path.join(folder, f), 0o600) for f in files]:
             try:
-                if os.stat(name).st_mode & 0o777 != mode:
-                    os.chmod(name, mode)
+                st = os.lstat(name)
+                # A symlink planted in the data folder must not make us change a file elsewhere.
+                if stat.S_ISLNK(st.st_mode):
+                    continue
+                if st.st_mode & 0o777 != mode:
+                    os.chmod(name, mode, follow_symlinks=False) if os.chmod in os.supports_follow_symlinks \
+                        else os.chmod(name, mode)
                     changed.append(name)
             except OSError:
                 pass

@@ -206,6 +206,8 @@ def section_lines(items: list[Item], was: dict[int, str]) -> list[str]:
 
 
 def header(project: str) -> str:
+    # The project path is the user's cwd, any string: it must not close the fence or start a line of its own.
+    project = escape("".join(" " if c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else c for c in project))
     return (
         f"<{BLOCK_TAG}>\n"
         f"Project memory for {project}, mined from earlier Claude Code sessions by transcript-miner. "

@@ -10,7 +10,11 @@ Any problem is a `RuleError` naming the file, the line and the rule id.
 from __future__ import annotations
 
 import re
-import re._parser as sre_parse  # the standard library's own regex parser, to find required literals
+
+try:  # the standard library's own regex parser, to find required literals (re._parser from Python 3.11)
+    import re._parser as sre_parse
+except ImportError:  # Python 3.10
+    import sre_parse  # type: ignore[no-redef]
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Iterable

@@ -19,10 +19,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-from .lexicon import ANTONYMS, CJK_LIGHT, CJK_RE, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
+from .lexicon import ANTONYMS, CJK_LIGHT, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
 from .refine import is_hedged
 from .rules import required_literals
-from .textutil import STOPWORDS, cjk_bigrams
+from .textutil import STOPWORDS, WORD_MARKS, char_bigrams, word_text
 
 # The highest threshold with the best merge F1 on tests/fixtures/pairs/pairs.jsonl (tests/test_dedup.py);
 # the guards in `near_miss` do most of the work, so precision stays 1.0 from 0.40 up. Raise it to merge less.
@@ -34,15 +34,27 @@ NUMBER_CHANGE_THRESHOLD = 0.7
 EMBED_WEIGHT = 0.5
 
 _EMOJI = "\u2190-\u21ff\u2300-\u27bf\u2b00-\u2bff\U0001f300-\U0001faff"
-_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_.\-/@:+#]*[a-z0-9#+]|[a-z0-9]|[" + _EMOJI + "]")
+# Words of any script written with spaces (see `textutil.word_text`: no-space scripts are blanked first
+# and compared by their character bigrams), "c++" and "c#" whole, or an emoji.
+_TOKEN_RE = re.compile(r"[^\W_][\w.\-/@:+#" + WORD_MARKS + r"]*(?:[^\W_]|[#+" + WORD_MARKS + r"])|[^\W_]|["
+                       + _EMOJI + "]")
 _BACKTICK_RE = re.compile(r"`([^`]{1,80})`")
-_CAPITAL_RE = re.compile(r"(?<![\w.])([A-Z][\w.+#-]*[\w+#]|[A-Z])(?![\w])")
+# Capitals of Latin (with Latin-1's accented ones), Greek and Cyrillic: a capital mid-sentence starts a name.
+_CAPITALS = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0391-\u03a9\u0400-\u042f"
+_CAPITAL_RE = re.compile(r"(?<![\w.])([" + _CAPITALS + r"][\w.+#-]*[\w+#]|[" + _CAPITALS + r"])(?![\w])")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|don't|dont|doesn't|do not|does not|isn't|aren't|won't|can't|cannot|shouldn't|without|"
-    r"avoid|stop using|no longer)\b|不要|不用|不再|别再|別再|别用|別用|禁止|不能|不可|不准|勿|不会|不會|不是|しない|ないで",
+    r"avoid|stop using|no longer)\b|不要|不用|不再|别再|別再|别用|別用|禁止|不能|不可|不准|勿|不会|不會|不是|しない|ないで|ません",
     re.IGNORECASE,
 )
+# Negation words of Spanish, French, German, Italian, Portuguese, Russian and Greek, looked up among a
+# text's tokens (cheaper than one more regex on every text; "sans-serif" and "non-blocking" are tokens of
+# their own, so they do not count). The French elision and Korean's negating verbs and adverbs need a pattern.
+_NEGATION_TOKENS = frozenset("""nunca sin tampoco jamás ne pas jamais sans aucun aucune nicht kein keine keinem
+    keinen keiner keines nie niemals ohne non mai senza sem não не нет никогда нельзя без δεν μην ποτέ χωρίς""".split())
+_ELIDED_NEGATION_RE = re.compile(r"\bn['’](?=\w)")
+_HANGUL_NEGATION_RE = re.compile(r"않|없|(?<!\w)(?:안|못)(?=\s)")
 _TERM = (r"(?P<term>[`*\"']?[\w.#+@/" + _EMOJI + r"-]+(?:\s+(?!(?:for|in|on|to|at|with|because|since|so|and|or|but|"
          r"as|when|if|now|anymore)\b)[\w.#+@/" + _EMOJI + r"-]+){0,2}[`*\"']?)")
 _CJK_TERM = r"(?P<term>[A-Za-z0-9_.#+-]+|[\u3400-\u9fff]{1,8})"
@@ -178,8 +190,8 @@ def _number_form(token: str) -> str:
 def term_tokens(text: str, syn: Synonyms) -> frozenset[str]:
     """Canonical content tokens of a short term (a replaced or negated thing)."""
     lowered = syn.rewrite(unicodedata.normalize("NFKC", text).lower())
-    out = {_canon(t, syn) for t in _TOKEN_RE.findall(lowered)}
-    out |= set(cjk_bigrams(lowered)) if CJK_RE.search(lowered) else set()
+    out = {_canon(t, syn) for t in _TOKEN_RE.findall(word_text(lowered))}
+    out |= set(char_bigrams(lowered))
     return frozenset(t for t in out if t and t not in STOP)
 
 
@@ -193,25 +205,26 @@ def features(text: str, syn: Synonyms) -> Features:
     lowered = syn.rewrite(_CLITIC_RE.sub("", _CONTRACTION_RE.sub(" not", raw.lower())))
     tokens: list[str] = []
     numbers: list[str] = []
-    for token in _TOKEN_RE.findall(lowered):
+    words = _TOKEN_RE.findall(word_text(lowered))
+    for token in words:
         canon = _canon(token, syn)
         if not canon or canon in STOP:
             continue
         tokens.append(canon)
         if _NUMBER_RE.match(canon) or canon in _NUMBER_VALUES:
             numbers.append(_number_form(canon))
-    cjk = cjk_bigrams(lowered)
+    cjk = char_bigrams(lowered)
     token_set = frozenset(tokens) | frozenset(cjk)
     names = syn.names()
     critical = {t for t in tokens if _has_digit(t) or t in names or _IDENTIFIER_CHAR_RE.search(t)
                 or ("_" in t and t not in names)}
     for span in _BACKTICK_RE.findall(raw):
-        critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(syn.rewrite(span.lower()))}
+        critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(word_text(syn.rewrite(span.lower())))}
     for found in _CAPITAL_RE.finditer(raw):
         word = found.group(1)
         if _starts_sentence(raw, found.start()) and not (len(word) > 1 and word.isupper()):
             continue  # a capital at the start of a sentence says nothing; an all-caps word (NEW, RETAINED) does
-        critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(syn.rewrite(found.group(1).lower()))}
+        critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(word_text(syn.rewrite(found.group(1).lower())))}
     critical = {c for c in critical if c in token_set}
     heavy = {t for t in tokens if t not in LIGHT and not _has_digit(t)}
     cjk_heavy = {g for g in cjk if not any(ch in CJK_LIGHT for ch in g) and len(g) == 2}
@@ -223,7 +236,10 @@ def features(text: str, syn: Synonyms) -> Features:
     joined = " ".join(tokens + cjk)
     padded = f"  {joined}  "
     grams = Counter([padded[i : i + 3] for i in range(len(padded) - 2)])
-    negated = _may_match(_GATED_NEGATION[1], ascii_lowered) and bool(_NEGATION_RE.search(raw))
+    negated = ((_may_match(_GATED_NEGATION[1], ascii_lowered) and bool(_NEGATION_RE.search(raw)))
+               or not _NEGATION_TOKENS.isdisjoint(words)
+               or (("n'" in lowered or ascii_lowered is None) and bool(_ELIDED_NEGATION_RE.search(lowered)))
+               or (ascii_lowered is None and bool(_HANGUL_NEGATION_RE.search(raw))))
     return Features(
         tokens=token_set, heavy=frozenset(heavy), critical=frozenset(critical), numbers=frozenset(numbers),
         cjk_heavy=frozenset(cjk_heavy), grams=grams, negated=negated,

@@ -508,7 +508,11 @@ class Store:
 
     def latest_checkpoint(self, project: str, exclude: str = "") -> dict | None:
         row = self.db.execute(
-            "SELECT body FROM checkpoints WHERE project = ? AND session_id <> ? ORDER BY created_at DESC LIMIT 1",
+            # The latest session's, not the latest written: a backfill or two checkpoints written in the
+            # same centisecond must not put an older session first.
+            """SELECT c.body FROM checkpoints c LEFT JOIN sessions s ON s.session_id = c.session_id
+               WHERE c.project = ? AND c.session_id <> ?
+               ORDER BY COALESCE(s.last_ts, '') DESC, c.created_at DESC, c.rowid DESC LIMIT 1""",
             (project, exclude),
         ).fetchone()
         return json.loads(row["body"]) if row else None

@@ -1,8 +1,16 @@
 """Text helpers shared by the miner and the hook path (standard library only).
 
 Normalisation and the tagged content hash (exact dedup), keyword extraction
-(code identifiers, paths, versions, words, CJK character bigrams), and
-escaping of free text into a safe FTS5 query.
+(code identifiers, paths, versions, words of any script, character bigrams of
+scripts written without spaces), and escaping of free text into a safe FTS5 query.
+
+Words are Unicode: Cyrillic, Greek, accented Latin, Arabic, Hebrew, Devanagari and
+the like are words as English is (lower-cased, NFC; Arabic and Hebrew vowel points,
+which writers leave out at will, are dropped). CJK, Thai, Lao, Khmer and Myanmar
+put no spaces between words, so a run of them becomes overlapping character bigrams
+(combining marks dropped outside CJK); Hangul keeps its words and adds bigrams,
+since Korean attaches particles to them. The patterns for non-ASCII text are built
+on first use: an English-only process never pays for them.
 """
 
 from __future__ import annotations
@@ -18,9 +26,52 @@ except ImportError:  # pragma: no cover
 _WS_RE = re.compile(r"\s+")
 _MARKUP_RE = re.compile(r"[*_`>#|]+")
 _LEAD_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-/@:+]*[A-Za-z0-9]|[A-Za-z0-9]")
 _VERSION_RE = re.compile(r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE)
+
+# Combining marks that belong inside a word (`\w` does not match them): leftover Latin diacritics,
+# Cyrillic titlo, the vowel signs and viramas of the Indic scripts (dandas excluded), Syriac and
+# Thaana vowels, and the zero-width (non-)joiners of Persian and Indic words.
+WORD_MARKS = ("\u0300-\u036f\u0483-\u0489\u0730-\u074a\u07a6-\u07b0\u0900-\u0963\u0966-\u0dff"
+              "\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff\ufe20-\ufe2f")
+# A word: starts with a letter or digit, may hold `_ . - / @ : +` (identifiers, paths, versions), ends
+# with a letter, digit or mark. Runs of the no-space scripts are blanked out before it runs.
+_WORD_RE = re.compile(r"[^\W_][\w.\-/@:+" + WORD_MARKS + r"]*(?:[^\W_]|[" + WORD_MARKS + r"])|[^\W_]")
+# Where FTS5's unicode61 tokenizer splits a word of ours (it splits at marks of the Indic scripts too,
+# but a quoted term is a phrase, so the whole word still matches its pieces in order).
+_PIECE_SPLIT_RE = re.compile(r"[_.\-/@:+\u200c\u200d]+")
+
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Thai and Lao, Myanmar, Khmer: written without spaces between words, like CJK.
+SOUTHEAST_ASIAN_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
+HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
+
+
+class _Patterns:
+    """The patterns only non-ASCII text needs, compiled on first use (large ranges cost ~1 ms each)."""
+
+    def __init__(self) -> None:
+        self.no_space = re.compile("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+")
+        # One alternative per script: a bigram never spans two scripts.
+        self.runs = re.compile(
+            "([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)")
+        self.vowel_points = re.compile(
+            "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
+            "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+")
+        self.latin_accented = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+")
+        marks = [chr(c) for lo, hi in ((0x0E00, 0x0F00), (0x1000, 0x10A0), (0x1780, 0x1800), (0x19E0, 0x1A00),
+                                       (0xA9E0, 0xAA00), (0xAA60, 0xAA80))
+                 for c in range(lo, hi) if unicodedata.category(chr(c))[0] == "M"]
+        self.drop_marks = str.maketrans(dict.fromkeys(marks))
+
+
+_patterns: _Patterns | None = None
+
+
+def _unicode_patterns() -> _Patterns:
+    global _patterns
+    if _patterns is None:
+        _patterns = _Patterns()
+    return _patterns
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being
@@ -31,6 +82,23 @@ STOPWORDS = frozenset(
     where which while who whom why will with would you your yours ok okay yes yeah sure please thanks thank
     use using used make made get got need needs want wants like one two also via per etc i'm i'll i've we'll
     we're it's that's there's don't doesn't can't won't let's now then ll ve re""".split()
+) | frozenset(
+    # The commonest function words of Spanish, French, German, Italian, Portuguese, Russian and Greek,
+    # leaving out any that is also a word of English or of code ("des", "die", "mit", "del", "aux", "os",
+    # "dos", "nas", "em", "sa", "plus") or a language code ("en", "es").
+    """el la los las un una unos unas de al que por para con sin lo le les se su sus como más pero muy
+    este esta estos estas ese esa eso también hay
+    les une du et ou qui dans pour par sur avec sans est sont ce cette ces il elle nous vous je ne pas
+    der das den dem ein eine einen einem einer und oder aber ist sind wird werden von zu im auf für nicht kein
+    keine ich wir sie auch nur noch wie wenn dass
+    lo gli di della dei delle da su tra fra che sono più anche ma questo questa
+    uma uns umas das nos sem não são mais mas ao isso
+    и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее её мне было вот
+    от меня еще ещё нет о из ему теперь когда даже ну ли если уже или ни быть был него до вас ведь там потом
+    себя ей может они тут где есть ней для мы тебя их чем была сам чтоб без чего тоже себе под будет тогда
+    кто этот того потому этого какой ним здесь этом мой тем чтобы нее сейчас были при об хоть после над тот
+    через эти нас про всего них эту моя этой том им всю между это эта
+    ο η το οι τα του της των και να σε με για από που είναι δεν θα""".split()
 )
 
 
@@ -49,20 +117,48 @@ def content_hash(text: str) -> str:
     return "b2:" + digest
 
 
-def cjk_bigrams(text: str) -> list[str]:
-    """Overlapping character bigrams of every CJK run (a lone character stays whole)."""
+def char_bigrams(text: str) -> list[str]:
+    """Overlapping character bigrams of every run of CJK, Thai, Lao, Khmer, Myanmar or Hangul.
+
+    A lone CJK character stays whole; a lone Hangul syllable is left to `word_tokens`.
+    Thai, Lao, Khmer and Myanmar runs lose their combining marks first (vowel signs,
+    tone marks): FTS5 splits words at them, and the bare consonant pairs are what
+    an index and a query agree on.
+    """
+    if text.isascii():
+        return []
+    patterns = _unicode_patterns()
     grams: list[str] = []
-    for run in _CJK_RUN_RE.findall(text):
+    for cjk, southeast, hangul in patterns.runs.findall(text):
+        run = cjk or hangul or southeast.translate(patterns.drop_marks)
         if len(run) == 1:
-            grams.append(run)
+            if cjk:
+                grams.append(run)
         else:
             grams.extend(run[i : i + 2] for i in range(len(run) - 1))
     return grams
 
 
+# The name the dedup layer knows; CJK runs give the same bigrams as before.
+cjk_bigrams = char_bigrams
+
+
+def word_text(text: str) -> str:
+    """`text` ready for a word pattern: NFC, vowel points dropped, runs of no-space scripts blanked.
+
+    ASCII text comes back as it is.
+    """
+    if text.isascii():
+        return text
+    patterns = _unicode_patterns()
+    text = unicodedata.normalize("NFC", text)
+    text = patterns.vowel_points.sub("", text)
+    return patterns.no_space.sub(" ", text)
+
+
 def word_tokens(text: str) -> list[str]:
-    """Latin-script tokens, keeping identifiers, paths and versions whole."""
-    return [m.group(0).lower().strip(".:/-") for m in _WORD_RE.finditer(text)]
+    """Lower-cased words of any script written with spaces, keeping identifiers, paths and versions whole."""
+    return _WORD_RE.findall(word_text(text).lower())
 
 
 def simple_stem(word: str) -> str:
@@ -80,10 +176,8 @@ def keywords(text: str, limit: int = 24) -> list[str]:
     for token in word_tokens(text):
         if len(token) < 2 or token in STOPWORDS:
             continue
-        if token.isdigit() and len(token) < 2:
-            continue
         seen.setdefault(token, None)
-    for gram in cjk_bigrams(text):
+    for gram in char_bigrams(text):
         seen.setdefault(gram, None)
     return list(seen)[:limit]
 
@@ -92,15 +186,26 @@ def is_version(token: str) -> bool:
     return bool(_VERSION_RE.match(token))
 
 
+def _fold_latin(match: re.Match) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", match.group(0)) if not "\u0300" <= c <= "\u036f")
+
+
 def fts_terms(text: str) -> list[str]:
-    """Terms of free text for an FTS5 query: words and CJK bigrams, no operators."""
+    """Terms of free text for an FTS5 query: words and character bigrams, no operators.
+
+    Each term is what FTS5's `unicode61 remove_diacritics 2` tokenizer makes of it
+    (Latin letters without their accents), so that it can also be looked up in the
+    index's vocabulary.
+    """
     terms: list[str] = []
     for token in word_tokens(text):
         if len(token) < 2 or token in STOPWORDS:
             continue
+        if not token.isascii():
+            token = _unicode_patterns().latin_accented.sub(_fold_latin, token)
         # FTS5's unicode61 tokenizer splits on punctuation; keep each alphanumeric piece.
-        terms.extend(p for p in re.split(r"[^0-9a-z]+", token) if len(p) > 1 and p not in STOPWORDS)
-    terms.extend(cjk_bigrams(text))
+        terms.extend(p for p in _PIECE_SPLIT_RE.split(token) if len(p) > 1 and p not in STOPWORDS)
+    terms.extend(char_bigrams(text))
     out: dict[str, None] = {}
     for term in terms:
         out.setdefault(term, None)
@@ -116,13 +221,14 @@ def fts_match(terms: list[str], limit: int = 32) -> str:
 
 
 def letter_ratio(text: str) -> float:
-    """Share of letters among non-space characters (CJK characters count as letters)."""
+    """Share of letters among non-space characters (CJK characters count as letters, and so do the vowel
+    signs and viramas of Indic and Southeast Asian scripts: combining marks belong to their letter)."""
     chars = [c for c in text if not c.isspace()]
     if not chars:
         return 0.0
-    return sum(1 for c in chars if c.isalpha()) / len(chars)
+    return sum(1 for c in chars if c.isalpha() or (not c.isascii() and unicodedata.category(c)[0] == "M")) / len(chars)
 
 
 def index_text(text: str) -> str:
-    """What FTS5 indexes besides the text: keywords plus CJK bigrams, space-separated."""
+    """What FTS5 indexes besides the text: keywords plus character bigrams, space-separated."""
     return " ".join(keywords(text, limit=64))

@@ -1,13 +1,21 @@
 """Claude Code transcript JSONL → prose turns, read incrementally (standard library only).
 
 Contract:
-- Only user and assistant prose is kept: string content and `text` blocks.
-  Thinking, tool_use, tool_result, images, attachments, progress, meta
-  entries (`isMeta`), compact summaries (`isCompactSummary`) and every other
-  entry type are skipped (and counted).
+- Only user and assistant prose is kept: string content and `text` blocks,
+  and the prompts the user typed while the assistant was busy (`queued_command`
+  attachments of `commandMode: prompt`). Thinking, tool_use, tool_result,
+  images, every other attachment (our own SessionStart block comes back as
+  `hook_success` / `hook_additional_context` ones), progress, meta entries
+  (`isMeta`), compact summaries (`isCompactSummary`) and the metadata entries
+  Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are
+  skipped and counted by type; an entry of a type nobody knows is counted as
+  `unknown-type` (format drift).
 - A "user" entry is kept only when a human could have written it: in a
   subagent's transcript (`isSidechain`) the user is the main assistant
   briefing the subagent, and task notifications come from Claude Code.
+- A turn's prose is cut to `MAX_PROSE_CHARS` (at a word boundary) before
+  anything else sees it: a pasted 50 MB log must not cost the cleaner, the
+  splitter or the redactor more than a few hundred KB does.
 - Reading starts at a `Watermark` (byte offset plus file identity). A file
   that was truncated or replaced is read again from the start; replays are
   harmless because entries are deduplicated by `uuid` downstream.
@@ -20,7 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from .model import Turn
@@ -41,6 +52,28 @@ def use_fast_json() -> None:
 
 HEAD_BYTES = 512
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a line longer than this is skipped, not parsed
+# Prose kept of one turn. Past this a prompt is pasted data (a log, a file); its head says what was asked.
+MAX_PROSE_CHARS = 256 * 1024
+# How far back `cut_text` looks for the start of the word it would cut.
+_WORD_LOOKBACK = 4096
+_TRAILING_WORD_RE = re.compile(r"[!-~]*")
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, never inside a word of printable ASCII.
+
+    A secret (a key, a token) is such a word: cutting one in half would leave a
+    prefix that no redaction pattern recognises, so the partial word at the cut
+    is dropped whole. Text without spaces (CJK) is cut where the limit falls.
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not ("!" <= text[limit] <= "~"):
+        return head  # the cut falls between words
+    tail = head[-_WORD_LOOKBACK:][::-1]
+    word = _TRAILING_WORD_RE.match(tail).end()  # the partial word's length (all of the lookback if no space)
+    return head[: len(head) - word]
 
 
 @dataclass(frozen=True)
@@ -82,6 +115,7 @@ class ReadStats:
     skipped_entries: dict[str, int] = field(default_factory=dict)
     replayed: int = 0
     restarted: bool = False
+    cut_turns: int = 0  # turns whose prose was cut to MAX_PROSE_CHARS
 
     def skip(self, reason: str) -> None:
         self.skipped_entries[reason] = self.skipped_entries.get(reason, 0) + 1
@@ -99,20 +133,40 @@ class Chunk:
     more: bool = False  # stopped at `max_bytes` with lines still to read
 
 
-# Entry types that never carry user or assistant prose.
+# Entry types that never carry user or assistant prose: known, skipped, counted under their own name.
 NON_PROSE_TYPES = frozenset(
     {
         "system",
         "summary",
         "attachment",
         "progress",
+        # Session metadata Claude Code appends (and re-appends on resume).
         "file-history-snapshot",
+        "file-history-delta",
+        "attribution-snapshot",
         "queue-operation",
         "ai-title",
         "custom-title",
         "last-prompt",
-        "permission-mode",
+        "tag",
+        "agent-name",
+        "agent-color",
+        "agent-setting",
+        "pr-link",
         "mode",
+        "permission-mode",
+        "worktree-state",
+        "isolation-latch",
+        "speculation-accept",
+        "content-replacement",
+        "fork-context-ref",
+        "frame-link",
+        "bridge-session",
+        "ended-by-model",
+        "task-summary",
+        "marble-origami-commit",
+        "marble-origami-snapshot",
+        "marble-origami-reset",
     }
 )
 
@@ -121,19 +175,34 @@ NON_PROSE_TYPES = frozenset(
 NON_HUMAN_ORIGINS = frozenset({"task-notification"})
 
 
-def extract_prose(content: Any) -> str:
-    """The prose of a message's content: a string, or the text blocks of a list."""
+def extract_prose(content: Any, limit: int = MAX_PROSE_CHARS) -> str:
+    """The prose of a message's content: a string, or the text blocks of a list.
+
+    Blocks past `limit` characters are not joined (the caller cuts the rest).
+    """
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
     parts = []
+    size = 0
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
             text = block.get("text")
             if isinstance(text, str):
                 parts.append(text)
+                size += len(text) + 2
+                if size > limit:
+                    break
     return "\n\n".join(parts)
+
+
+def _prose(content: Any, stats: ReadStats) -> str:
+    text = extract_prose(content)
+    if len(text) > MAX_PROSE_CHARS:
+        stats.cut_turns += 1
+        return cut_text(text, MAX_PROSE_CHARS)
+    return text
 
 
 def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
@@ -142,6 +211,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
         stats.skip("not-an-object")
         return None
     kind = entry.get("type")
+    if kind == "attachment":
+        return _queued_prompt(entry, transcript, stats)
     if kind not in ("user", "assistant"):
         stats.skip(kind if isinstance(kind, str) and kind in NON_PROSE_TYPES else "unknown-type")
         return None
@@ -159,7 +230,7 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     if role not in ("user", "assistant"):
         stats.skip("unknown-role")
         return None
-    text = extract_prose(message.get("content"))
+    text = _prose(message.get("content"), stats)
     if not text.strip():
         stats.skip("no-prose")
         return None
@@ -173,6 +244,44 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
             and origin["kind"] in NON_HUMAN_ORIGINS:
         stats.skip("not-human")
         return None
+    return _turn(entry, role, text, transcript, stats)
+
+
+def _queued_prompt(entry: dict, transcript: str, stats: ReadStats) -> Turn | None:
+    """A prompt the user typed while the assistant was busy: a `queued_command` attachment, the user's words.
+
+    Claude Code records such a prompt only as this attachment (no user entry
+    follows). Task notifications are queued the same way (`commandMode:
+    task-notification`): Claude Code's words, not the human's. Every other
+    attachment, our own SessionStart block among them, is skipped.
+    """
+    attachment = entry.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        stats.skip("attachment")
+        return None
+    origin = attachment.get("origin")
+    mode = attachment.get("commandMode")
+    if mode not in (None, "prompt") or (origin is not None and not (
+            isinstance(origin, dict) and origin.get("kind") == "human")):
+        stats.skip("not-human")
+        return None
+    if entry.get("isMeta"):
+        stats.skip("meta")
+        return None
+    text = _prose(attachment.get("prompt"), stats)
+    if not text.strip():
+        stats.skip("no-prose")
+        return None
+    if text.lstrip().startswith("<task-notification>"):
+        stats.skip("not-human")
+        return None
+    if entry.get("isSidechain"):
+        stats.skip("sidechain-prompt")  # queued for a subagent: the main assistant's words
+        return None
+    return _turn(entry, "user", text, transcript, stats)
+
+
+def _turn(entry: dict, role: str, text: str, transcript: str, stats: ReadStats) -> Turn | None:
     uuid = entry.get("uuid")
     if not isinstance(uuid, str) or not uuid:
         stats.skip("no-uuid")
@@ -293,3 +402,67 @@ def read_transcript(
     new_mark = Watermark(offset=offset, inode=st.st_ino, head=head)
     return Chunk(turns=turns, watermark=new_mark, stats=stats, session_ids=sessions, reached_stop=reached_stop,
                  more=more)
+
+
+# --- which files are transcripts --------------------------------------------------------------
+
+
+def real_path_below(path: str | Path, root: str | Path) -> str | None:
+    """`path` spelled under the real path of `root`, when it lies under `root` (as given or as real); else None."""
+    absolute = os.path.abspath(path)
+    root_real = os.path.realpath(root)
+    for base in (os.path.abspath(root), root_real):
+        if absolute == base:
+            return root_real
+        if absolute.startswith(base.rstrip(os.sep) + os.sep):
+            return root_real.rstrip(os.sep) + os.sep + absolute[len(base.rstrip(os.sep)) + 1:]
+    return None
+
+
+def contained_transcript(path: str | Path, root: str | Path) -> str | None:
+    """The real path of `path` when it is a regular `.jsonl` file under `root` reached through no symlink; else None.
+
+    `root` (Claude Code's projects folder) may itself be a symlink: the user put
+    it there. Below it Claude Code writes plain files in plain folders, so any
+    symlink there (the file or a folder on the way) is refused, wherever it points.
+    """
+    candidate = real_path_below(path, root)
+    if candidate is None or not candidate.endswith(".jsonl") or os.path.realpath(candidate) != candidate:
+        return None
+    try:
+        mode = os.lstat(candidate).st_mode
+    except OSError:
+        return None
+    return candidate if stat.S_ISREG(mode) else None
+
+
+def transcript_files(folder: str | Path, root: str | Path) -> list[str]:
+    """Real paths of the regular `.jsonl` files under `folder` (subagent folders included), sorted.
+
+    Nothing is reached through a symlink: a symlinked file or folder below
+    `root` is skipped, whether it points outside (it must never be read) or
+    inside (what it points at is found on its own), and a `folder` that is or
+    lies behind a symlink yields nothing. `folder` must lie under `root`.
+    """
+    start = real_path_below(folder, root)
+    if start is None or os.path.realpath(start) != start:
+        return []
+    found: list[str] = []
+    pending = [start]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_symlink():
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                            found.append(entry.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue  # gone or unreadable: nothing to mine there
+    return sorted(found)

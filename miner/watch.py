@@ -8,6 +8,9 @@ incremental (watermarks), and each transcript is mined under its lock
 (`locks`), exactly as the hooks' background miners do, so the watcher,
 hooks and CLI commands can run at once. A slow rescan backs the observer
 up (a folder created and written at once can beat its inotify watch).
+Only regular files reached without a symlink are mined: a symlink below the
+projects folder (to a file or a folder, inside it or out) is ignored, so the
+watcher never reads outside Claude's folder.
 
 One watcher per data folder: the pidfile is held with `flock` for the
 watcher's life, so a stale pidfile never blocks a new one. A status file
@@ -31,8 +34,9 @@ from pathlib import Path
 from typing import Callable
 from xml.sax.saxutils import escape
 
-from . import locks, paths
+from . import paths
 from .store import Store, now_iso
+from .transcript import contained_transcript, real_path_below, transcript_files
 
 RESCAN_S = 30.0
 MAX_WAIT_S = 10.0  # a transcript written to without pause is still mined this often
@@ -215,14 +219,22 @@ class Watcher:
     def touched(self, path: str, deleted: bool = False) -> None:
         if not path.endswith(".jsonl"):
             return
+        if deleted:
+            key = real_path_below(path, self.root)
+            if key is None:
+                return
+            with self.lock:
+                self.known.discard(key)
+                self.dirty.pop(key, None)
+            return
+        # Only a regular file reached without a symlink: a link never leads the watcher out of Claude's folder.
+        key = contained_transcript(path, self.root)
+        if key is None:
+            return
         with self.lock:
-            if deleted:
-                self.known.discard(path)
-                self.dirty.pop(path, None)
-            else:
-                self.known.add(path)
-                now = time.monotonic()
-                self.dirty[path] = (self.dirty.get(path, (now, now))[0], now)
+            self.known.add(key)
+            now = time.monotonic()
+            self.dirty[key] = (self.dirty.get(key, (now, now))[0], now)
 
     def rescan(self) -> None:
         """Every transcript with complete lines past its watermark becomes due (startup, and as a backstop)."""
@@ -230,19 +242,16 @@ class Watcher:
 
         marks = self.store.watermarks()
         found = set()
-        for path in self.root.rglob("*.jsonl"):
+        for path in transcript_files(self.root, self.root):
             try:
-                if not path.is_file():
-                    continue
-                size = path.stat().st_size
+                size = os.stat(path).st_size
             except OSError:
                 continue
-            resolved = str(path.resolve())
-            found.add(str(path))
-            mark = marks.get(resolved)
-            if mark is None or size < mark or has_unmined_line(path, mark):
+            found.add(path)
+            mark = marks.get(path)
+            if mark is None or size < mark or has_unmined_line(Path(path), mark):
                 with self.lock:
-                    self.dirty.setdefault(str(path), (0.0, 0.0))
+                    self.dirty.setdefault(path, (0.0, 0.0))
         with self.lock:
             self.known = found | {p for p in self.known if os.path.exists(p)}
 
@@ -256,24 +265,29 @@ class Watcher:
         return sorted(ready)
 
     def mine_round(self, transcripts: list[str]) -> None:
-        from .worker import mine_locked, refresh_blocks, transcript_projects
+        from .worker import mine_locked, refresh_blocks, refresh_compact_blocks, transcript_projects
 
         mined = []
+        compact: list[tuple[str, str]] = []
         for transcript in transcripts:
             if self.stopping.is_set():
                 break
-            resolved = str(Path(transcript).resolve())
-            if not os.path.exists(resolved):
-                continue  # deleted before its turn came
+            # Checked again now: the file may have been replaced by a symlink since it was seen.
+            resolved = contained_transcript(transcript, self.root)
+            if resolved is None:
+                continue  # deleted before its turn came, or no longer a regular file
             try:
                 # Another miner (a hook's) holding the lock gets a pending mark and mines it itself.
-                mine_locked(self.miner, resolved, wait_s=0.0, store=self.store)
+                mine_locked(self.miner, resolved, wait_s=0.0, store=self.store,
+                            on_checkpoint=lambda session_id, project: compact.append((session_id, project)))
                 mined.append(resolved)
             except Exception:  # noqa: BLE001 - the watcher outlives any one transcript
                 self.status.error(f"{transcript}: {traceback.format_exc()}")
                 note(f"mining {transcript} failed:\n{traceback.format_exc()}")
-        if mined and self.config.get("recall_cache", True):
-            refresh_blocks(transcript_projects(self.store, mined), self.config)
+        if self.config.get("recall_cache", True):
+            refresh_compact_blocks(compact, self.config)
+            if mined:
+                refresh_blocks(transcript_projects(self.store, mined), self.config)
 
     def run(self) -> None:
         from watchdog.events import FileSystemEventHandler

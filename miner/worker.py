@@ -6,15 +6,19 @@ transcript is mined under its lock (see `locks`): a hook that starts a
 miner hands it the lock already taken (`--lock-fd`), and a hook that finds
 the lock taken leaves a mark that makes the running miner do another pass.
 
-- `mine TRANSCRIPT… [--lock-fd N] [--wait S] [--checkpoint SESSION_ID --cwd CWD] [--no-render]`:
-  mine until no pass is pending, then write the checkpoints asked for
-  (SessionEnd asks for its session's, so the next startup ranks against it).
+- `mine TRANSCRIPT… [--lock-fd N] [--wait S] [--checkpoint SESSION_ID --cwd CWD [--compact-block]]
+  [--no-render]`: mine until no pass is pending, then write the checkpoints
+  asked for (SessionEnd asks for its session's, so the next startup ranks
+  against it; PreCompact for its session's and for the block after the
+  compaction, `--compact-block`).
 - `catchup CWD [--recall-log JSON]`: record what a SessionStart block showed,
-  then mine the project's transcripts that lag behind their watermarks.
+  then mine the project's transcripts that lag behind their watermarks
+  (regular files under Claude's projects folder only: no symlink is followed).
 
-Either way the worker ends by rendering the project's startup block from the
-store as it leaves it (`blockcache`), so the next SessionStart can print it
-without opening the store.
+Either way the worker ends by rendering, from the store as it leaves it
+(`blockcache`), the project's startup block and the block after the
+compaction of each session whose checkpoint asked for it, so that the next
+SessionStart can print it without opening the store.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from . import config as config_mod
 from . import locks, paths
 from .redact import redact_text
 from .store import Store
+
+PASSES_BEFORE_CHECKPOINT = 3
 
 
 def note(message: str) -> None:
@@ -66,30 +72,48 @@ class LazyMiner:
         return self._miner.mine_file(transcript)
 
 
-def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> None:
-    """Write the checkpoint of each session that asked for one (after its transcript was mined)."""
+def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
+    """Write the checkpoint of each session that asked for one (after its transcript was mined).
+
+    Returns the (session, project) pairs whose request also asked for the
+    block after the compaction (PreCompact's); the hook waiting for such a
+    checkpoint is told (`locks.stop_waiting`) once it was written or could not be.
+    """
     from .checkpoint import session_project, write_checkpoint
 
+    blocks = []
     for request in requests:
         session_id = request["session_id"]
-        fallback = paths.project_root(request.get("cwd") or "") if request.get("cwd") else ""
-        project = session_project(store, session_id, fallback)
-        if not project:
-            note(f"no project known for session {session_id}: checkpoint not written")
-            continue
         try:
-            write_checkpoint(store, session_id, project, transcript)
-        except (OSError, ValueError) as exc:
-            note(f"checkpoint of {session_id} not written: {exc}")
+            fallback = paths.project_root(request.get("cwd") or "") if request.get("cwd") else ""
+            project = session_project(store, session_id, fallback)
+            if not project:
+                note(f"no project known for session {session_id}: checkpoint not written")
+                continue
+            try:
+                write_checkpoint(store, session_id, project, transcript)
+            except (OSError, ValueError) as exc:
+                note(f"checkpoint of {session_id} not written: {exc}")
+                continue
+            if request.get("compact_block"):
+                blocks.append((session_id, project))
+        finally:
+            if request.get("compact_block"):
+                locks.stop_waiting(transcript, session_id)
+    return blocks
 
 
 def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None = None,
-                store: Store | None = None) -> bool:
+                store: Store | None = None, on_checkpoint: Callable[[str, str], None] | None = None) -> bool:
     """Mine `transcript` until no pass is pending. False when another miner has it.
 
     With `lock_fd`, the lock was taken by the hook that started this process.
-    Checkpoint requests are served after each pass, under the lock, so a
-    checkpoint always sees the transcript mined at least up to the request.
+    Checkpoint requests are served under the lock, after a pass that left no
+    pending mark (lines a hook announced meanwhile are mined first, for a few
+    passes at most), so a checkpoint always sees the transcript mined at least
+    up to the request. `on_checkpoint(session, project)` is told of each
+    session whose block after the compaction is to be rendered (by the caller,
+    once its store is closed).
     """
     fd = lock_fd if lock_fd is not None else locks.try_lock(transcript, wait_s)
     if fd is None:
@@ -97,16 +121,21 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
         return False
     while True:
         try:
-            locks.take_pending(transcript)
-            try:
-                miner.mine_file(transcript)
-            except FileNotFoundError:
-                note(f"{transcript} is gone")
-            except Exception:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
-                note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+            for _ in range(PASSES_BEFORE_CHECKPOINT):
+                locks.take_pending(transcript)
+                try:
+                    miner.mine_file(transcript)
+                except FileNotFoundError:
+                    note(f"{transcript} is gone")
+                except Exception:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
+                    note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+                if not locks.is_pending(transcript):
+                    break
             requests = locks.take_checkpoint_requests(transcript)
             if requests and store is not None:
-                write_requested_checkpoints(store, transcript, requests)
+                blocks = write_requested_checkpoints(store, transcript, requests) or []
+                for session_id, project in blocks if on_checkpoint is not None else ():
+                    on_checkpoint(session_id, project)
         finally:
             locks.release(fd)
         # Released first, then looked: a hook that marked while we held the lock is seen here.
@@ -133,34 +162,42 @@ def has_unmined_line(path: Path, offset: int) -> bool:
 
 
 def project_folders(cwd: str) -> list[Path]:
-    """Claude Code's transcript folders of the project a cwd belongs to (the cwd's, and its git root's)."""
+    """Claude Code's transcript folders of the project a cwd belongs to (the cwd's, and its git root's).
+
+    A folder that is a symlink is left out: catch-up never leaves Claude's folder.
+    """
     root = paths.projects_dir()
     names = [paths.encode_project(cwd)]
     project = paths.project_root(cwd)
     if project and paths.encode_project(project) not in names:
         names.append(paths.encode_project(project))
-    return [root / name for name in names if (root / name).is_dir()]
+    return [root / name for name in names if not (root / name).is_symlink() and (root / name).is_dir()]
 
 
 def lagging_transcripts(store: Store, folder: Path) -> list[str]:
-    """Transcripts in a project folder (subagents included) with complete lines not yet mined."""
-    if not folder.is_dir():
-        return []
+    """Transcripts in a project folder (subagents included) with complete lines not yet mined.
+
+    Real paths of regular files under Claude's projects folder, found without
+    following a symlink (`transcript.transcript_files`): a link to a file
+    outside, such as /etc/passwd, is never read.
+    """
+    from .transcript import transcript_files
+
     marks = store.watermarks()
     lagging = []
-    for path in sorted(folder.rglob("*.jsonl")):
-        resolved = str(path.resolve())
+    for path in transcript_files(folder, paths.projects_dir()):
         try:
-            if not path.is_file() or path.stat().st_size <= marks.get(resolved, 0):
+            if os.stat(path).st_size <= marks.get(path, 0):
                 continue
         except OSError:
             continue
-        if has_unmined_line(path, marks.get(resolved, 0)):
-            lagging.append(resolved)
+        if has_unmined_line(Path(path), marks.get(path, 0)):
+            lagging.append(path)
     return lagging
 
 
-def catch_up(store: Store, miner, cwd: str) -> int:
+def catch_up(store: Store, miner, cwd: str,
+             on_checkpoint: Callable[[str, str], None] | None = None) -> int:
     """Mine the project's lagging transcripts, one catch-up per project at a time. Returns how many were mined."""
     project = paths.project_root(cwd)
     fd = locks.try_catchup_lock(project)
@@ -170,7 +207,7 @@ def catch_up(store: Store, miner, cwd: str) -> int:
         mined = 0
         for folder in project_folders(cwd):
             for transcript in lagging_transcripts(store, folder):
-                mined += mine_locked(miner, transcript, store=store)
+                mined += mine_locked(miner, transcript, store=store, on_checkpoint=on_checkpoint)
         return mined
     finally:
         locks.release(fd)
@@ -214,6 +251,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mine.add_argument("--checkpoint", metavar="SESSION_ID", default="",
                       help="write this session's checkpoint after mining (needs one transcript)")
     mine.add_argument("--cwd", default="", help="the session's cwd, to find its project")
+    mine.add_argument("--compact-block", action="store_true",
+                      help="with --checkpoint: also render the session's block for after its compaction")
     mine.add_argument("--no-render", action="store_true",
                       help="do not render the project's startup block afterwards (the caller writes more first)")
     catchup = sub.add_parser("catchup", help="mine a project's transcripts that lag behind")
@@ -246,11 +285,42 @@ def refresh_blocks(projects: set[str], config: dict) -> None:
             note(f"startup block of {project} not rendered:\n{traceback.format_exc()}")
 
 
+def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> None:
+    """Render the block of each (session, project) for the SessionStart(compact) after its compaction."""
+    from . import blockcache
+
+    for session_id, project in sessions:
+        try:
+            blockcache.refresh(blockcache.session_path(session_id), project, config, "compact", session_id)
+        except Exception:  # noqa: BLE001 - SessionStart renders it itself then
+            note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
+
+
+def repair_if_needed(store: Store) -> None:
+    """After an upgrade that redacts more (the plugin updates without ./install.sh), the first worker
+    redacts what an older version stored (`miner doctor --fix`'s repair); a later worker finds it done."""
+    from . import repair
+
+    try:
+        if repair.needed(store):
+            done = repair.fix(store)
+            if done.total:
+                note(f"stored secrets redacted after an upgrade: {done.line()}")
+    except Exception:  # noqa: BLE001 - mining goes on; `miner doctor` reports what is left
+        note(f"repair of stored secrets failed:\n{traceback.format_exc()}")
+
+
 def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -> int:
     args = parse_args(argv)
     config = config_mod.load()
     projects: set[str] = set()
+    compact: list[tuple[str, str]] = []  # sessions whose block after the compaction is to be rendered
+
+    def on_checkpoint(session_id: str, project: str) -> None:
+        compact.append((session_id, project))
+
     with Store() as store:
+        repair_if_needed(store)
         miner = (miner_factory or LazyMiner)(store, config)
         if args.command == "mine":
             lock_fd = args.lock_fd if args.lock_fd is not None and locks.holds_lock(args.lock_fd) else None
@@ -259,8 +329,8 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
             transcripts = [str(Path(t).resolve()) for t in args.transcripts]
             for transcript in transcripts:
                 if args.checkpoint:
-                    locks.request_checkpoint(transcript, args.checkpoint, args.cwd)
-                mine_locked(miner, transcript, args.wait, lock_fd, store=store)
+                    locks.request_checkpoint(transcript, args.checkpoint, args.cwd, compact_block=args.compact_block)
+                mine_locked(miner, transcript, args.wait, lock_fd, store=store, on_checkpoint=on_checkpoint)
                 lock_fd = None
             projects = transcript_projects(store, transcripts)
         else:
@@ -271,11 +341,13 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                     record_recall(store, json.loads(args.recall_log))
                 except (ValueError, TypeError, AttributeError) as exc:
                     note(f"recall not logged: {exc}")
-            catch_up(store, miner, args.cwd)
+            catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}
-    # After the store is closed: the block is rendered from what the next SessionStart will find.
-    if config.get("recall_cache", True) and not getattr(args, "no_render", False):
-        refresh_blocks(projects, config)
+    # After the store is closed: a block is rendered from what the next SessionStart will find.
+    if config.get("recall_cache", True):
+        refresh_compact_blocks(compact, config)
+        if not getattr(args, "no_render", False):
+            refresh_blocks(projects, config)
     return 0
 
 

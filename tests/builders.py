@@ -53,6 +53,38 @@ class Session:
         content = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": text}]
         return self.write(self._entry("user", {"role": "user", "content": content}))[0]
 
+    def _bare(self, kind: str, **fields) -> dict:
+        """An entry without a message (attachments), linked like the others."""
+        entry = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+                 "sessionId": self.session_id, "version": "2.1.185", "gitBranch": self.branch, "type": kind,
+                 "uuid": fields.pop("uuid", None) or str(uuid_mod.uuid4()), "timestamp": self._stamp()}
+        entry.update(fields)
+        self.parent = entry["uuid"]
+        return entry
+
+    def queued(self, prompt: str, mode: str = "prompt", origin: dict | None = None, **extra) -> dict:
+        """A prompt typed while the assistant was busy: Claude Code records it only as this attachment."""
+        attachment = {"type": "queued_command", "prompt": prompt, "commandMode": mode}
+        if origin is not None:
+            attachment["origin"] = origin
+        elif mode == "prompt":
+            attachment["origin"] = {"kind": "human"}
+        return self.write(self._bare("attachment", attachment=attachment, **extra))[0]
+
+    def hook_output(self, block: str, source: str = "startup") -> list[dict]:
+        """Our SessionStart output as Claude Code records it: two attachment entries."""
+        hook = {"hookName": f"SessionStart:{source}", "toolUseID": f"SessionStart:{source}",
+                "hookEvent": "SessionStart"}
+        return self.write(
+            self._bare("attachment", attachment={"type": "hook_additional_context", "content": [block], **hook}),
+            self._bare("attachment", attachment={"type": "hook_success", "content": "", "exitCode": 0,
+                                                 "stdout": block, "stderr": "", **hook}),
+        )
+
+    def metadata(self, kind: str, **fields) -> dict:
+        """A session metadata entry (agent-name, tag, pr-link, ...): a type and a session id, no uuid."""
+        return self.write({"type": kind, **fields, "sessionId": self.session_id})[0]
+
     def compact(self, summary: str) -> tuple[dict, dict]:
         boundary = {"parentUuid": None, "logicalParentUuid": self.parent, "isSidechain": False, "type": "system",
                     "subtype": "compact_boundary", "content": "Conversation compacted", "cwd": self.cwd,

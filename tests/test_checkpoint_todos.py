@@ -1,13 +1,17 @@
-"""A session that reports a todo done closes it: a new session sees only the todos still open."""
+"""Checkpoints: a session that reports a todo done closes it, and what a checkpoint reads stays bounded."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from miner import checkpoint
 from miner.checkpoint import close_done_todos, done_todos
 from miner.model import Turn
 from miner.store import NewMemory
 from miner.textutil import keywords
+from tests.builders import Session
 
 TODOS = ("Later we should add pagination to the plant list endpoint.",
          "Remaining: wire the CI job for the release build.",
@@ -65,3 +69,62 @@ def test_a_closed_todo_goes_cold_with_the_reason(store, todos):
     row = store.db.execute("SELECT state, state_reason FROM memories WHERE id = ?", (todos[0],)).fetchone()
     assert row["state"] == "cold" and row["state_reason"].startswith("done: Pagination for the plant list")
     assert sorted(m.id for m in store.candidates("/p") if m.category == "todo") == todos[1:]
+
+
+# --- hostile sizes: what a checkpoint reads is bounded ----------------------------------------------
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_tail_is_read_backwards_line_by_line_within_its_budget(tmp_path, seed):
+    rng = random.Random(seed)
+    lines = [bytes(rng.choice(b"ab{}") for _ in range(rng.randint(0, 40))) for _ in range(rng.randint(0, 12))]
+    unfinished = bytes(rng.choice(b"xy") for _ in range(rng.choice([0, 0, 3, 90])))
+    data = b"".join(line + b"\n" for line in lines) + unfinished
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    block, budget = rng.randint(1, 50), rng.choice([10**6, rng.randint(1, len(data) + 5)])
+    got = list(checkpoint._tail_lines(str(path), budget=budget, block=block))
+    # The complete lines, newest first, each one that fits in what is left of the budget; the others passed over.
+    expected, left = [], budget
+    for line in reversed(lines):
+        if len(line) + 1 <= left:
+            expected.append(line)
+            left -= len(line) + 1
+    assert got == expected
+    # Reading stops after `scan` bytes.
+    assert list(checkpoint._tail_lines(str(path), block=block, scan=len(unfinished))) == []
+
+
+def test_a_huge_prompt_costs_the_checkpoint_a_bounded_read_and_a_cut_before_cleaning(tmp_path, monkeypatch):
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    session.user("First: sketch the billing schema.")
+    session.assistant("Sketched.")
+    session.user("Third: fix the exporter; the log follows. " + "The exporter wrote invoice 42 to disk. " * 60_000)
+    session.assistant("The exporter fails because the queue is full.")
+    cleaned, redacted = [], []
+    clean, redact = checkpoint.clean_prose, checkpoint.redact
+    monkeypatch.setattr(checkpoint, "clean_prose", lambda text: cleaned.append(len(text)) or clean(text))
+    monkeypatch.setattr(checkpoint, "redact", lambda text: redacted.append(len(text)) or redact(text))
+    requests, reply = checkpoint.session_context(str(session.path), session.session_id)
+    assert requests[0] == "First: sketch the billing schema."
+    assert requests[1].startswith("Third: fix the exporter; the log follows.") and len(requests[1]) <= 600
+    assert reply == "The exporter fails because the queue is full."
+    assert max(cleaned) <= checkpoint.REQUEST_SCAN_CHARS
+    assert max(redacted) <= checkpoint.MAX_REPLY_CHARS + checkpoint.REDACT_MARGIN
+    # A line longer than the whole budget is passed over, never kept whole, let alone parsed.
+    monkeypatch.setattr(checkpoint, "MAX_TAIL_BYTES", 1024 * 1024)
+    assert max(len(line) for line in checkpoint._tail_lines(str(session.path))) < 1024
+    requests, reply = checkpoint.session_context(str(session.path), session.session_id)
+    assert requests == ["First: sketch the billing schema."]
+    assert reply == "The exporter fails because the queue is full."
+    monkeypatch.setattr(checkpoint, "MAX_SCAN_BYTES", 2 * 1024 * 1024)  # and no more than this is read
+    assert checkpoint.session_context(str(session.path), session.session_id) == (
+        [], "The exporter fails because the queue is full.")
+
+
+def test_a_huge_turn_costs_done_todos_a_cut_before_cleaning(store, todos, monkeypatch):
+    cleaned = []
+    clean = checkpoint.clean_prose
+    monkeypatch.setattr(checkpoint, "clean_prose", lambda text: cleaned.append(len(text)) or clean(text))
+    text = "Pagination for the plant list endpoint is done now. " + "Some log line without an end " * 100_000
+    assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [todos[0]]
+    assert max(cleaned) <= checkpoint.DONE_SCAN_CHARS

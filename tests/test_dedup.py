@@ -314,3 +314,84 @@ def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
              "c++ and c# are not c", "数据库用 postgres，數據庫也是", "pgbouncer is not pg", "js/ts, javascript and typescript"]
     for text in texts:
         assert [m.group(0) for m in synonyms._phrase_re.finditer(text)] == [m.group(0) for m in per_term.finditer(text)]
+
+
+# --- other scripts: words of every script are compared, not dropped ------------------------------------
+# Before, a text without ASCII letters had no tokens at all, so any two Russian facts "were" one.
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Кэш сессий храним в памяти процесса.", "Очередь задач храним в памяти процесса."),
+    ("Логи пишем в отдельный файл.", "Метрики пишем в отдельный файл."),
+    ("Сервер API слушает порт 8080.", "Сервер API слушает порт 9090."),
+    ("Используем Redis для кэша сессий.", "Не используем Redis для кэша сессий."),
+    ("Возможно, стоит хранить кэш в Redis.", "Стоит хранить кэш в Redis."),
+    ("Сборка идёт перед каждым деплоем.", "Сборка идёт после каждого деплоя."),
+    ("El carácter de escape es la barra invertida.", "El carácter de separación es el punto y coma."),
+    ("La configuración se lee al arrancar.", "La configuración se guarda al salir."),
+    ("Usamos Redis para la caché.", "No usamos Redis para la caché."),
+    ("Wir verwenden Redis für den Cache.", "Wir verwenden kein Redis für den Cache."),
+    ("Die Protokolle landen im Archiv.", "Die Rechnungen landen im Archiv."),
+    ("Η βάση δεδομένων τρέχει τοπικά.", "Η ουρά μηνυμάτων τρέχει τοπικά."),
+    ("เราเก็บแคชไว้ในหน่วยความจำ", "เราเก็บคิวงานไว้ในหน่วยความจำ"),
+    ("ล็อกทั้งหมดเขียนลงไฟล์แยก", "เมตริกทั้งหมดเขียนลงไฟล์แยก"),
+    ("डेटाबेस हर रात बैकअप होता है", "लॉग हर रात बैकअप होता है"),
+    ("로그는 별도 파일에 저장합니다", "메트릭은 별도 파일에 저장합니다"),
+    ("نحفظ السجلات في ملف منفصل", "نحفظ المقاييس في ملف منفصل"),
+    ("אנחנו שומרים את הלוגים בתיקייה נפרדת", "אנחנו שומרים את המדדים בתיקייה נפרדת"),
+])
+def test_different_statements_in_other_scripts_never_merge(store, deduper, old, new):
+    add(store, deduper, old, 1)
+    outcome = add(store, deduper, new, 2)
+    assert outcome.action != "near-duplicate" and outcome.action != "exact", f"{new!r} merged into {old!r}"
+    assert len(rows(store)) == 2
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Основная база данных — PostgreSQL.", "Основной базой данных будет PostgreSQL."),  # other case endings
+    ("Мы используем PostgreSQL как основную базу данных.", "Используем PostgreSQL как основную базу данных."),
+    ("Кэш сессий храним в Redis.", "Кэш сессий храним в Redis, пожалуйста."),
+    ("Usamos PostgreSQL como base de datos principal.", "Usamos PostgreSQL como la base de datos principal."),
+    ("El carácter de escape es la barra invertida.", "El carácter de escape es la barra invertida, siempre."),
+    ("Η βάση δεδομένων τρέχει τοπικά.", "Η βάση δεδομένων τρέχει πάντα τοπικά."),
+    ("Die Protokolle landen im Archiv.", "Die Protokolle landen immer im Archiv."),
+    ("เราเก็บแคชไว้ในหน่วยความจำ", "เราเก็บแคชไว้ในหน่วยความจำครับ"),  # a polite particle added
+    ("로그는 별도 파일에 저장합니다", "로그는 항상 별도 파일에 저장합니다"),
+])
+def test_paraphrases_in_other_scripts_still_merge(store, deduper, old, new):
+    first = add(store, deduper, old, 1)
+    outcome = add(store, deduper, new, 2)
+    assert outcome.action == "near-duplicate" and outcome.memory_id == first.memory_id
+    assert len(rows(store)) == 1
+
+
+@pytest.mark.parametrize("text,again", [
+    ("Кэш сессий храним в Redis.", "кэш сессий храним в redis"),
+    ("El carácter de escape es la barra invertida.", "El carácter de escape es la barra invertida"),
+    ("เราเก็บแคชไว้ในหน่วยความจำ", "เราเก็บแคชไว้ในหน่วยความจำ。"),
+])
+def test_exact_repeats_in_other_scripts_are_one_memory(store, deduper, text, again):
+    first = add(store, deduper, text, 1)
+    assert add(store, deduper, again, 2).memory_id == first.memory_id and len(rows(store)) == 1
+
+
+def test_features_of_other_scripts_have_tokens_names_and_stems():
+    syn = lexicon.load_synonyms()
+    found = similarity.features("Для кэша используем Яндекс Облако и базу данных", syn)
+    assert {"кэш", "использ", "яндекс", "облак", "баз", "данн"} <= found.tokens
+    assert {"яндекс", "облак"} <= found.critical  # capitals mid-sentence name things in Cyrillic too
+    assert similarity.features("ฐานข้อมูล", syn).tokens == {"ฐา", "าน", "นข", "ขอ", "อม", "มล"}
+    assert similarity.term_tokens("базу данных", syn) == similarity.term_tokens("база данных", syn) != frozenset()
+    assert Comparer(syn).canonical("Очередь задач") != Comparer(syn).canonical("База данных")
+
+
+def test_user_synonyms_in_other_scripts(isolated_home):
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True)
+    (folder / "synonyms.yaml").write_text("groups:\n  - [postgresql, постгрес, постгре]\n  - [очередь, queue]\n"
+                                          "  - [база данных, бд]\n", encoding="utf-8")
+    syn = lexicon.load_synonyms()
+    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    assert canon("постгрес") == canon("PostgreSQL")
+    assert canon("Очередь") == canon("queue")
+    assert canon("бд") == canon("база данных")

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from miner.mine import Miner
 from miner.store import Store
 from miner.transcript import Watermark, read_transcript, use_fast_json
-from tests.builders import Session
 
 GOOD = {"type": "user", "uuid": "u-good", "sessionId": "s", "cwd": "/work/fuzz", "timestamp": "2026-01-01T00:00:00Z",
         "message": {"role": "user", "content": "We'll use PostgreSQL instead of MySQL for the database."}}

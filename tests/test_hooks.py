@@ -302,6 +302,58 @@ def test_session_start_without_a_store_prints_nothing_and_catches_up(session):
     assert texts == ["We'll use PostgreSQL instead of MySQL for the database."]
 
 
+def plant_symlinks(session: Session, outside: Path) -> Path:
+    """Symlinks inside Claude's projects folder: to files and folders outside it, and one to a file inside.
+
+    Returns the real transcript they sit beside. The file outside holds a decision, so mining it would show.
+    """
+    outside.mkdir()
+    stolen = Session(outside / "ignored", session_id="outside-session")
+    stolen.transcript = outside / "stolen.jsonl"
+    stolen.turn("Which secret store?", "We'll use Cassandra for the secret store.")
+    (outside / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    (session.folder / "x.jsonl").symlink_to(outside / "passwd")  # the /etc/passwd trick
+    (session.folder / "stolen.jsonl").symlink_to(stolen.transcript)
+    (session.folder / "outside-folder").symlink_to(outside)  # a folder: outside-folder/stolen.jsonl
+    (session.folder / "alias.jsonl").symlink_to(session.transcript)  # inside: skipped, its target is mined
+    if os.path.exists("/etc/passwd"):
+        (session.folder / "etc-passwd.jsonl").symlink_to("/etc/passwd")
+    return session.transcript.resolve()
+
+
+def test_catch_up_never_follows_a_symlink_out_of_claudes_folder(session, tmp_path):
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    real = plant_symlinks(session, tmp_path / "outside")
+    # A whole project folder that is a symlink to a folder outside.
+    elsewhere = tmp_path / "work" / "elsewhere"
+    elsewhere.mkdir()
+    (paths.projects_dir() / paths.encode_project(str(elsewhere))).symlink_to(tmp_path / "outside")
+
+    for cwd in (session.cwd, elsewhere):
+        stdin = json.dumps({"session_id": session.session_id, "transcript_path": str(session.transcript),
+                            "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup"}).encode()
+        assert run_hook("session-start", stdin).returncode == 0
+        wait_for_workers()
+    assert hook_log_lines() == []
+    texts = memory_texts()
+    assert "Let's go with pnpm as the package manager." in texts and not [t for t in texts if "Cassandra" in t]
+    with Store(readonly=True) as store:
+        assert list(store.watermarks()) == [str(real)]
+
+
+def test_mine_all_never_follows_a_symlink_out_of_claudes_folder(session, tmp_path):
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    real = plant_symlinks(session, tmp_path / "outside")
+    (paths.projects_dir() / "-linked-project").symlink_to(tmp_path / "outside")
+    result = subprocess.run([sys.executable, "-m", "miner.cli", "mine", "--all", "-q"], capture_output=True,
+                            env=dict(os.environ), timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    texts = memory_texts()
+    assert "Let's go with pnpm as the package manager." in texts and not [t for t in texts if "Cassandra" in t]
+    with Store(readonly=True) as store:
+        assert list(store.watermarks()) == [str(real)]
+
+
 # --- stop ------------------------------------------------------------------------------
 
 
@@ -364,19 +416,89 @@ EXPECTED_TASK = ["Set up the database layer for the billing service.",
                  "Now add an export of the invoices to CSV, one row per line item."]
 
 
-def test_pre_compact_mines_synchronously_and_writes_the_checkpoint(session):
+def checkpoint_of(session_id: str) -> dict | None:
+    try:
+        with Store(readonly=True) as store:
+            return store.checkpoint(session_id)
+    except (sqlite3.Error, StoreError):
+        return None  # a worker is still creating the store
+
+
+def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again_after_mining(session):
     pre_compact_session(session)
     result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
     assert result.returncode == 0 and result.stdout == b""
+    # At once, from the transcript's tail: the task is there before any mining (spaCy takes seconds to load).
+    checkpoint = checkpoint_of(session.session_id)
+    assert checkpoint["project"] == str(session.cwd)
+    assert checkpoint["task"] == EXPECTED_TASK
+    # Then the detached miner mines the transcript and writes the checkpoint again, with the decision.
+    wait_for_workers()
     assert hook_log_lines() == []
-    # Synchronous: mined and checkpointed by the time the hook returns.
     assert "We'll use PostgreSQL instead of MySQL for the database." in memory_texts()
     with Store(readonly=True) as store:
         checkpoint = store.checkpoint(session.session_id)
         decision = [m for m in store.list_memories() if "PostgreSQL" in m.text][0]
-    assert checkpoint["project"] == str(session.cwd)
     assert checkpoint["task"] == EXPECTED_TASK
     assert decision.id in checkpoint["decisions"]
+    # And it rendered the block of the SessionStart(compact) that follows, opening with the checkpoint.
+    session.compaction("This session is being continued from a previous conversation.")
+    from miner import blockcache, config
+
+    path = blockcache.session_path(session.session_id)
+    project = str(session.cwd)
+    after = probe_rendered(session.payload("session-start.compact.json"), path,
+                           lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
+    assert not after["store_loaded"]
+    assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("PostgreSQL")
+    assert not list(paths.locks_dir().glob("*.checkpoint")) and not list(paths.locks_dir().glob("*.wait"))
+
+
+def test_pre_compact_waits_for_its_miner_up_to_precompact_timeout_s(session):
+    pre_compact_session(session)
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text(json.dumps({"precompact_timeout_s": 120}))
+    result = run_hook("pre-compact", session.payload("pre-compact.manual.json"), timeout=180)
+    assert result.returncode == 0 and result.stdout == b""
+    # With time to wait, the hook returns once the miner has mined and written the checkpoint again.
+    assert "We'll use PostgreSQL instead of MySQL for the database." in memory_texts()
+    with Store(readonly=True) as store:
+        decision = [m for m in store.list_memories() if "PostgreSQL" in m.text][0]
+        assert decision.id in store.checkpoint(session.session_id)["decisions"]
+    assert not list(paths.locks_dir().glob("*.wait"))
+    wait_for_workers()
+    assert hook_log_lines() == []
+
+
+def test_pre_compact_while_a_miner_runs_leaves_the_checkpoint_and_block_to_it(session):
+    from miner import blockcache, worker
+
+    pre_compact_session(session)
+    transcript = str(session.transcript.resolve())
+    held = locks.try_lock(transcript)  # a Stop's miner, mid-pass
+    try:
+        assert run_hook("pre-compact", session.payload("pre-compact.auto.json")).returncode == 0
+        assert running_workers() == []
+    finally:
+        locks.release(held)
+    assert checkpoint_of(session.session_id)["task"] == EXPECTED_TASK  # written at once all the same
+    assert hook_log_lines() == []
+
+    class NoMining:  # the running miner (here: a fake one in this process) serves the request after its pass
+        def mine_file(self, path):
+            return None
+
+    rendered = []
+    with Store() as store:
+        assert worker.mine_locked(NoMining(), transcript, store=store,
+                                  on_checkpoint=lambda sid, project: rendered.append((sid, project)))
+    assert rendered == [(session.session_id, str(session.cwd))]
+    assert not list(paths.locks_dir().glob("*.wait")) and not list(paths.locks_dir().glob("*.checkpoint"))
+    from miner import config
+
+    worker.refresh_compact_blocks(rendered, config.load())
+    entry = blockcache.load(blockcache.session_path(session.session_id))
+    assert entry is not None and EXPECTED_TASK[-1] in entry["text"]
 
 
 def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
@@ -412,11 +534,10 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
 
 def test_session_end_mines_in_the_background_then_writes_the_checkpoint(session):
     session.turn("Choose how we ship the CLI.", "Let's go with pnpm as the package manager.")
-    started = time.monotonic()
     result = run_hook("session-end", session.payload("session-end.json"))
-    elapsed = time.monotonic() - started
     assert result.returncode == 0 and result.stdout == b""
-    assert elapsed < 10  # generous: the point is that it does not wait for the miner (seconds of spaCy)
+    # It does not wait for the miner: that one is still loading spaCy when the hook has returned.
+    assert running_workers(Path(os.environ["MINER_HOME"]))
 
     def checkpoint():
         try:
@@ -519,6 +640,48 @@ def test_log_lines_are_redacted(session):
     run_hook("stop", json.dumps({"transcript_path": f"/tmp/{secret}.jsonl"}).encode())
     lines = hook_log_lines()
     assert len(lines) == 1 and secret not in lines[0] and "REDACTED" in lines[0]
+
+
+def test_a_payload_whose_stdin_never_closes_fails_open(session):
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    for event in EVENT_NAMES:
+        before = len(hook_log_lines())
+        proc = subprocess.Popen([sys.executable, "-m", "miner.hooks", event], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+        try:
+            proc.stdin.write(session.payload("stop.json")[:-2])  # most of a payload, and the pipe left open
+            proc.stdin.flush()
+            assert proc.wait(timeout=60) == 0  # generous: only so that a hang fails instead of blocking
+            assert proc.stdout.read() == b""
+        finally:
+            proc.stdin.close()
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+            proc.stderr.close()
+        lines = hook_log_lines()
+        assert len(lines) == before + 1 and f" {event} " in lines[-1] and "stdin" in lines[-1], lines
+    assert running_workers() == [] and not paths.db_path().exists()
+
+
+def test_a_huge_log_message_is_cut_before_it_is_redacted(session):
+    from miner import hooks
+
+    secret = "sk-ant-" + "a1B2c3D4" * 5
+    for offset in range(hooks.LOG_LINE_CHARS - 60, hooks.LOG_LINE_CHARS + 10, 7):  # a secret across the line's end
+        hooks.log("stop", "x" * offset + " " + secret + " tail " + ("y " + secret + " ") * 200_000)
+    lines = hook_log_lines()
+    assert len(lines) == 10
+    for line in lines:
+        assert len(line) < hooks.LOG_LINE_CHARS + 100
+        assert "sk-ant-" not in line and "a1B2c3D4" not in line
+    # Through the hook: a 7 MB transcript_path full of secrets is refused and logged, redacted.
+    huge = "/" + (secret + " ") * (7 * 2**20 // (len(secret) + 1))
+    stdin = json.dumps({"session_id": "s", "cwd": str(session.cwd), "transcript_path": huge}).encode()
+    result = run_hook("stop", stdin)
+    assert result.returncode == 0 and result.stdout == b""
+    last = hook_log_lines()[-1]
+    assert len(hook_log_lines()) == 11 and " stop " in last and "REDACTED" in last and "a1B2c3D4" not in last
 
 
 # --- the import rule ----------------------------------------------------------------------------

@@ -372,7 +372,8 @@ def probe_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     (repo / "pyproject.toml").write_text(FAKE_PYPROJECT)
     home = root / "home"
     home.mkdir()
-    return repo, script_env(home, root / "miner-home")
+    # One interpreter unless a test asks for more: each other one is a venv more to build.
+    return repo, script_env(home, root / "miner-home", MINER_TEST_PYTHONS="")
 
 
 def _suite(repo: Path, **files: str) -> None:
@@ -406,6 +407,24 @@ class TestTestMode:
         assert "reusing" in result.stdout, result
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1 and "exit code 1" in ours[0], result
+
+    def test_the_suite_runs_on_each_listed_interpreter_once(self, probe_repo, tmp_path):
+        """MINER_TEST_PYTHONS: each other version gets its own .venv-X.Y; the same version again is not
+        run twice, and an interpreter that is not installed is named in a warning, not a failure."""
+        repo, env = probe_repo
+        _suite(repo, test_one="import sys\n\ndef test_version():\n    print(sys.version)\n")
+        others = [p for p in ("python3.10", "python3.11", "python3.12") if shutil.which(p)
+                  and subprocess.run([p, "-c", "import sys; sys.exit(sys.version_info[:2] == (%d, %d))"
+                                      % sys.version_info[:2]]).returncode == 0]
+        listed = [BASE_PYTHON, "python9.99"] + others[:1]
+        result = _test_run(repo, dict(env, MINER_TEST_PYTHONS=" ".join(listed)))
+        assert result.returncode == 0, result
+        assert result.stdout.count("1 passed") == 1 + len(others[:1]), result
+        assert "python9.99" in result.stderr and "did not run" in result.stderr, result
+        for other in others[:1]:
+            version = subprocess.run([other, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                     capture_output=True, text=True).stdout.strip()
+            assert (repo / f".venv-{version}" / "bin" / "python").exists(), result
 
     @pytest.mark.parametrize("case", ["none-collected", "exit-0-forced", "all-skipped"])
     def test_suite_that_tests_nothing_fails(self, probe_repo, case):

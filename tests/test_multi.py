@@ -100,11 +100,11 @@ def test_eval_multi_cli(project):
 def test_dev_projects_cross_session(shared_data):
     report = evaluate_multi(shared_data / "multi", shared_data / "gold", config_mod.load())
     overall = report["overall"]
-    assert overall["questions"] > 100
-    # The target: at least 0.60 at the default budget (0.607 measured, one question above it), and at
-    # least twice the previous session's tail at the same size.
+    assert overall["questions"] > 400  # all eight dev projects
+    # A floor against regressions on the dev data (0.494 measured on all eight projects), not a quality
+    # figure: quality is measured by cross-validation, on data a change was not fitted to (`miner eval --cv`).
     assert overall["hit_rate"] >= 2 * overall["tail_hit_rate"], overall
-    assert overall["hit_rate"] >= 0.60, overall
+    assert overall["hit_rate"] >= 0.45, overall
 
 
 # --- what a new session's block carries over, through the real SessionStart hook --------------------------

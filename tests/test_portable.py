@@ -9,7 +9,6 @@ import sqlite3
 import stat
 import threading
 
-import pytest
 from click.testing import CliRunner
 
 from miner import corrections, paths, portable

@@ -10,7 +10,6 @@ import random
 import string
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -174,10 +173,8 @@ def test_importing_redact_loads_neither_yaml_nor_typing_heavy_modules():
 def test_a_catastrophic_rule_pattern_is_refused_at_load_in_bounded_time(tmp_path, pattern):
     path = tmp_path / "slow.yaml"
     path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern) + "\n")
-    started = time.monotonic()
-    with pytest.raises(rules_mod.RuleError) as err:
+    with pytest.raises(rules_mod.RuleError) as err:  # refused when read, never compiled and run
         rules_mod.load_file(path)
-    assert time.monotonic() - started < 1.0
     message = str(err.value)
     assert "user.slow" in message and "nests an unbounded repeat" in message and "\n" not in message
 
@@ -196,19 +193,21 @@ def test_every_shipped_rule_passes_the_backtracking_check():
             assert rules_mod.unsafe_repeat(pattern.pattern) is None, (rule.id, pattern.pattern)
 
 
-def test_shipped_rules_and_redaction_stay_fast_on_hostile_text():
-    """Mining a pathological unit finishes in bounded time (a generous bound: this guards a hang, not speed)."""
+def test_shipped_rules_and_redaction_handle_hostile_text():
+    """Pathological units go through the rules and redaction and come out as they should (a pattern that
+    backtracked for ever would hang here; `bench/hostile.py` measures the cost of hostile sizes)."""
     from miner.clean import MAX_UNIT_CHARS
 
     ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
     hostile = ["a " * 5000 + "!", "x" * 20000, "AKIA" * 3000, ("word, " * 2000) + "?", "-" * 10000 + "BEGIN",
-               "=" * 5000 + "password" + "=" * 5000, "https://" + "a:" * 4000 + "@"]
-    started = time.monotonic()
+               "=" * 5000 + "password" + "=" * 5000, "https://" + "a:" * 4000 + "@",
+               "password is " * 3000, "login with " + "a / " * 3000, "Credentials:\n" + "- x\n" * 5000]
     for text in hostile:
         for role in ("user", "assistant"):
-            ruleset.match(text[-MAX_UNIT_CHARS:], role, ("en",))  # longer units never reach the rules
-        redact(text)  # log lines are redacted whole
-    assert time.monotonic() - started < 10.0
+            assert ruleset.match(text[-MAX_UNIT_CHARS:], role, ("en",)) == []  # longer units never reach the rules
+        out, kinds = redact(text)  # log lines are redacted whole
+        assert len(out) <= len(text) + 40 * len(kinds)
+    assert redact("AKIA" * 3000) == ("AKIA" * 3000, [])  # no key id inside one long word
 
 
 def test_a_secret_typed_into_a_recall_query_is_not_logged(store):
@@ -216,3 +215,167 @@ def test_a_secret_typed_into_a_recall_query_is_not_logged(store):
     store.log_recall("/p", "query", f"why does {key} fail", [], [], [], 0, 1.0)
     logged = store.db.execute("SELECT query FROM recall_log").fetchone()[0]
     assert key not in logged and "[REDACTED:" in logged
+
+
+# --- passwords and secrets in prose: the context gives them away -----------------------------------------------
+
+SYMBOLS = "!#%&*+?@^~"
+
+
+def made_up_password(rng: random.Random) -> str:
+    """Letters, digits and a symbol in random order, like a password somebody chose (generated, never real)."""
+    chars = [rng.choice(string.ascii_lowercase), rng.choice(string.ascii_uppercase), rng.choice(string.digits),
+             rng.choice(SYMBOLS)] + [rng.choice(ALNUM) for _ in range(rng.randint(6, 10))]
+    rng.shuffle(chars)
+    return "".join(chars)
+
+
+def made_up_word(rng: random.Random) -> str:
+    """A pronounceable lower-case word that no dictionary holds (a password without digits)."""
+    return "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(4))
+
+
+PROSE_SHAPES = [
+    # (template, which fake: "pw" a made-up password, "word" a made-up word, "pin", "aws", "token")
+    ("Use {pw} as the initial password for now.", "pw"),
+    ("rotated: the password is now {pw}", "pw"),
+    ("the admin password was actually {word}.", "word"),
+    ("my sudo password is {pw}", "pw"),
+    ("my sudo password is {word}, don't share it", "word"),
+    ("login with admin / {pw}", "pw"),
+    ("Here are the test credentials:\n1. {pw}\n2. {pw2}", "pw"),
+    ("Passwords for the demo:\n- {word}\n- {word2}", "word"),
+    ("Your password `{pw}` is in `users/alice/user.nix`.", "pw"),
+    ("The root password for the staging box is {pw}.", "pw"),
+    ("**Password:** {pw}", "pw"),
+    ("| Password | {pw} |", "pw"),
+    ("I changed my password to {pw} yesterday.", "pw"),
+    ("{pw} is my password, use it for the VPN too.", "pw"),
+    ("the passphrase is `{word} {word2}`", "word"),
+    ("set the DB password to '{pw}' and restart", "pw"),
+    ("Credentials: deploy / {pw}", "pw"),
+    ("ssh in as deploy with password {pw} and run the migration", "pw"),
+    ("sign in with alice:{pw} on the staging site", "pw"),
+    ("My PIN is {pin}.", "pin"),
+    ("Wi-Fi password: {word}", "word"),
+    ("数据库密码是 {pw}", "pw"),
+    ("登录密码为{pw}，请勿外传", "pw"),
+    ("密碼：{pw}", "pw"),
+    ("La contraseña es {pw}", "pw"),
+    ("contraseña del servidor: {word}", "word"),
+    ("пароль от базы — {pw}", "pw"),
+    ("мой пароль {pw}", "pw"),
+    ("パスワードは「{pw}」です", "pw"),
+    ("비밀번호는 {pw}입니다", "pw"),
+    ("Das Passwort ist {pw}", "pw"),
+    ("le mot de passe est {pw}", "pw"),
+    ("a senha é {pw}", "pw"),
+    ("la password del database è {pw}", "pw"),
+    ("the AWS key {akia} and secret {aws}", "aws"),
+    ("aws_access_key_id = {akia}\naws_secret_access_key = {aws}", "aws"),
+    ("User name,Password,Access key ID,Secret access key,Console login link\n"
+     "alice,{pw},{akia},{aws},https://123456789012.signin.aws.amazon.com/console", "aws"),
+    ("User name,Password,Access key ID,Secret access key,Console login link\n"
+     "alice,{pw},{akia},{aws},https://123456789012.signin.aws.amazon.com/console", "pw"),
+    ("AWS_SECRET_ACCESS_KEY={aws}", "aws"),
+    ("STAGING_DATABASE_PASSWORD={word}", "word"),
+    ("CLOUDFLARE_API_TOKEN={token}", "token"),
+    ("The API key is {token} for the weather service.", "token"),
+    ("pass: {pw}", "pw"),
+    ("PW: {pw}", "pw"),
+    ("user=admin pass={word}", "word"),
+    ("The office WiFi password is {word}.", "word"),
+    ("recovery codes: {pw}", "pw"),
+    ("PGPASSWORD='{word} {word2}' psql -h db", "word"),
+    ('{{"password": "{word} {word2}"}}', "word"),
+    ("the new password ({pw}) works on every host", "pw"),
+    ("mysql -u root -p{pw} billing", "pw"),
+    ("sshpass -p {pw} ssh deploy@host", "pw"),
+    ("echo {pw} | sudo -S apt-get update", "pw"),
+    ("Authorization: Basic {token}==", "token"),
+    ("密码为：{pw}", "pw"),
+    ("The password for root@db1 is {pw}.", "pw"),
+    ("password → {pw}", "pw"),
+]
+
+
+def prose_fakes(seed: int) -> dict[str, str]:
+    rng = random.Random(seed)
+    return {"pw": made_up_password(rng), "pw2": made_up_password(rng), "word": made_up_word(rng),
+            "word2": made_up_word(rng), "pin": str(rng.randint(1000, 999999)),
+            "akia": "AKIA" + fake(UPPER_DIGITS, 16, rng),
+            "aws": fake(ALNUM, 12, rng) + "/" + fake(ALNUM, 14, rng) + "+" + fake(ALNUM, 12, rng),
+            "token": fake(ALNUM, 24, rng) + "9"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("template,which", PROSE_SHAPES, ids=[t[:40] for t, _ in PROSE_SHAPES])
+def test_a_secret_in_prose_is_hidden_by_its_context(template, which, seed):
+    fakes = prose_fakes(seed)
+    text = template.format(**fakes)
+    out, kinds = redact(text)
+    assert kinds, out
+    secrets = [fakes[which]] + ([fakes[which + "2"]] if which + "2" in fakes and "{" + which + "2}" in template else [])
+    for secret in secrets:
+        assert secret.lower() not in out.lower(), out
+    assert "[REDACTED:" in out
+
+
+def test_a_captured_value_is_redacted_with_its_key_in_sight():
+    """An env line's value is hidden whatever it looks like: the key names it a secret."""
+    for line in ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYzzzzzzzzzzzz", "STAGING_DATABASE_PASSWORD=bluebird",
+                 "CLOUDFLARE_API_TOKEN=Zq8vT1mN4bX7cK2pL5sR9wY3"):
+        out, _ = redact(line)
+        key = line.split("=")[0]
+        assert out == f"{key}=[REDACTED:assignment]", out
+
+
+@pytest.mark.parametrize("text", [
+    "Passwords are hashed with argon2id before they are stored.",
+    "The password field is required.",
+    "Reset your password to regain access.",
+    "Pin numpy to 1.26.4 in requirements.txt.",
+    "The token limit is 4096 per request.",
+    "Set max_tokens: 4096 for the summariser.",
+    "The secret is to cache aggressively.",
+    "Log in with Google / GitHub on the landing page.",
+    "The login page is at /auth/login.",
+    "Use the `password` column of the users table.",
+    "Store the API key in the KEYCHAIN_SECRET env var.",
+    "The client secret lives in Vault, never in the repo.",
+    "password_min_length = 12",
+    "password = os.environ['DB_PASSWORD']",
+    "token = getToken()",
+    "password: string",
+    "const password = req.body.password;",
+    "NPM_TOKEN: ${{ secrets.NPM_TOKEN }}",
+    "Keep API keys in .env, never in code.",
+    "密码至少需要8位。",
+    "密码是必填项。",
+    "Passwords must be at least 12 characters long.",
+    "The password is 12 characters long.",
+    "Both tags pin the OS variant explicitly (`jammy` / `alpine`) rather than floating.",
+    "Login/logout/token-refresh events are emitted by the client.",
+    "Add the npm token to GitHub repository secrets as `NPM_TOKEN`.",
+    "Log in with email / password, then pick a workspace.",
+    "The user opened /Users/alice/dev/login/page.tsx in the IDE.",
+    "**PASS: Structure Validation**",
+    "compass=north",
+    "ssh -p 2222 deploy@host",
+    "The status code is 404 when the page is missing.",
+    "The password (see 1Password) is required.",
+    'token: "a sentence in quotes here"',
+    "The promo code is SAVE20 for the launch.",
+])
+def test_prose_about_passwords_keeps_its_words(text):
+    assert redact(text) == (text, []), redact(text)
+
+
+def test_a_secret_found_once_is_hidden_where_it_appears_again():
+    known: set[str] = set()
+    first, _ = redact("my sudo password is Qv7#wLm2pZ", known)
+    later, kinds = redact("ok, I ran sudo -S with Qv7#wLm2pZ and it worked", known)
+    assert "Qv7#wLm2pZ" not in first and "Qv7#wLm2pZ" not in later
+    assert kinds == ["known-secret"]
+    again, _ = redact("The password is Tz4!rNq8Lk. Please type Tz4!rNq8Lk at the prompt.")
+    assert "Tz4!rNq8Lk" not in again

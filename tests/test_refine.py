@@ -442,3 +442,153 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
 def test_statements_are_not_taken_for_questions_or_output(text, role):
     verdict = REF.refine(unit(text, role), hit_for(text))
     assert verdict.candidate is not None, verdict.dropped_by
+
+
+# --- hedges in other languages --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "Quizás deberíamos usar Redis para la caché.", "Tal vez el proxy corta la cabecera.",
+    "A lo mejor el índice está corrupto.", "Creo que el error viene del parser.", "Probablemente falta un índice.",
+    "Forse conviene usare Redis per la cache.", "Penso che il proxy tagli l'header.", "Credo che manchi un indice.",
+    "Talvez seja melhor usar Redis.", "Acho que o erro vem do parser.", "Provavelmente falta um índice.",
+    "Peut-être faut-il utiliser Redis.", "Je pense que le proxy coupe l'en-tête.", "Probablement un index manquant.",
+    "Vielleicht sollten wir Redis nehmen.", "Ich glaube, der Proxy schneidet den Header ab.",
+    "Wahrscheinlich fehlt ein Index.",
+    "Возможно, стоит использовать Redis для кэша.", "Наверное, прокси обрезает заголовок.",
+    "Может быть, нам нужен второй воркер.", "Кажется, индекс повреждён.", "Думаю, ошибка в парсере.",
+    "Вероятно, не хватает индекса.", "Скорее всего, кэш устарел.",
+    "セッションのキャッシュにはRedisを使うかもしれない。", "たぶんプロキシがヘッダーを削っているのが原因です。",
+    "多分、検索用のインデックスが壊れているのが原因です。", "おそらくキャッシュが古いままになっているのが問題です。",
+    "ヘッダーが消えるのはプロキシの設定の問題だと思います。",
+    "아마 프록시 설정 때문에 헤더가 사라지는 거예요.", "아마도 검색 인덱스가 깨져서 결과가 비어 있어요.",
+    "세션 캐시가 너무 오래된 데이터를 보여주는 것 같아요.", "세션 캐시에는 Redis를 써야 할 수도 있어요.",
+])
+def test_hedges_in_other_languages(text):
+    assert r.is_hedged(text), text
+    assert REF.is_hedged(doc(text)), text
+    verdict = REF.refine(unit(text), hit_for(text))
+    assert verdict.candidate is not None and verdict.candidate.tentative
+
+
+@pytest.mark.parametrize("text", [
+    "Usamos Redis para la caché de sesiones.", "Il proxy taglia l'header.", "Wir nehmen Redis für den Cache.",
+    "Сервер может обрабатывать сто запросов в секунду.",  # "может" alone is "can"
+    "Это невозможно сделать без индекса.",  # "невозможно" (impossible) holds "возможно" but is not it
+    "Невероятно быстрый парсер на Rust.",  # "невероятно" (incredibly) holds "вероятно"
+    "Используем возможности PostgreSQL для полнотекстового поиска.",
+    "Redisを使います。", "我们多分析一下日志。", "这个任务需要十多分钟。",  # 多分 in Chinese is no hedge
+    "아마존 서버에 배포합니다.", "Redis를 사용할 수 있어요.",  # 아마존 is Amazon; 수 있 (can), not 수도 있
+    "이것 같은 방식으로 정리해요.",
+])
+def test_words_that_only_look_like_hedges(text):
+    assert not r.is_hedged(text), text
+    assert not REF.is_hedged(doc(text)), text
+
+
+@pytest.mark.parametrize("text,hedged", [
+    ("Кэш сбрасывается при каждом деплое — возможно, чтобы избежать устаревших ключей.", False),
+    ("El índice se reconstruye cada noche; quizás también al desplegar más adelante.", False),
+    ("Возможно, кэш сбрасывается при каждом деплое — чтобы избежать устаревших ключей.", True),
+])
+def test_a_hedge_in_an_afterthought_in_other_languages(text, hedged):
+    assert r.is_hedged(text) is hedged and REF.is_hedged(doc(text)) is hedged
+
+
+# --- pasted program output: tracebacks of any runtime, test runners, metric printouts --------------------
+
+@pytest.mark.parametrize("text,previous", [
+    # IPython / Jupyter
+    ("---> 95 self._reader = _make_reader(f, **self.options)", ""),
+    ("----> 5 df = pd.read_csv('data/train.csv', sep=';')", "Cell In[3], line 5"),
+    ("93 kwds.update(kwds_defaults)", ""),
+    ("93 def read_csv(filepath_or_buffer, sep=','):", ""),
+    ("94     return _read(filepath_or_buffer, kwds)", ""),
+    ("3 import pandas as pd", ""),
+    ("96 # the reader picks the engine from the options below", "---> 95 self._reader = _make_reader(f)"),
+    ("File /opt/conda/lib/python3.11/site-packages/pandas/io/parsers/readers.py:95, in read_csv", ""),
+    ("File ~/work/train.py:12", ""),
+    ("Cell In[12], line 3", ""),
+    # plain Python
+    ('File "/srv/app/billing/invoice.py", line 42, in total', ""),
+    ("DeprecationWarning: the load function is deprecated, use read instead", ""),
+    # Rust
+    ("thread 'main' panicked at src/main.rs:5:9:", ""),
+    ("thread 'tokio-runtime-worker' panicked at 'called `Option::unwrap()` on a `None` value', src/db.rs:41:18", ""),
+    ("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace", ""),
+    ("error[E0382]: borrow of moved value: `config`", ""),
+    ("at /rustc/9b00956e5/library/core/src/panicking.rs:645:5", ""),
+    # Go
+    ("goroutine 1 [running]:", ""),
+    ("panic: runtime error: index out of range [3] with length 3", ""),
+    ("/home/dev/app/main.go:12 +0x1d", ""),
+    # Java, Kotlin, .NET
+    ("Caused by: java.lang.IllegalStateException: connection pool closed", ""),
+    ('Exception in thread "main" java.lang.NullPointerException: name', ""),
+    ("at com.acme.billing.Invoice.total(Invoice.java:42)", ""),
+    ("at org.example.MainKt.main(Main.kt:7)", ""),
+    ("... 23 more", ""),
+    (r"at Billing.Invoice.Total() in C:\src\Billing\Invoice.cs:line 42", ""),
+    # pytest
+    ("E   assert 3 == 4", ""),
+    ("E       AssertionError: expected the invoice total to include tax", ""),
+    ("E       +  where 3 = len([1, 2, 3])", ""),
+    ("FAILED tests/test_invoice.py::test_total - AssertionError: 3 != 4", ""),
+    ("tests/test_invoice.py:12: in test_total", ""),
+    ("========= 2 failed, 40 passed in 3.21s =========", ""),
+    # metric printouts
+    ("- Label: 15.86%", ""),
+    ("Accuracy: 0.9312", ""),
+    ("Accuracy: 0.93", ""),
+    ("val_loss: 0.2345", ""),
+    ("- F1 score: 0.88 (macro)", ""),
+    ("Mean absolute error = 3.1416", ""),
+    ("- Positive: 62.07%", ""),
+    ("Epoch 3/10 - loss: 0.2345 - accuracy: 0.9312", ""),
+    ("precision=0.91, recall=0.87, f1=0.89", ""),
+    ("- Cat: 0.87", "- Dog: 0.13"),  # one of several lines of the same shape
+    ("- Cat: 15.8%", "- Dog: 12.1%"),
+    ("--> src/main.rs:5:9", ""),
+    ("Throughput: 1523.4 req/s", ""),
+])
+def test_program_output_is_dropped(text, previous):
+    assert r.is_output(text, previous)
+    verdict = REF.refine(unit(text, previous=previous), hit_for(text))
+    assert verdict.candidate is None and verdict.dropped_by == "output"
+
+
+@pytest.mark.parametrize("text,previous", [
+    ("- Coverage target: 80%", ""),
+    ("Timeout: 30 s for every request", ""),
+    ("- Learning rate: 0.001", ""),  # a value somebody picked: round, not printed
+    ("- Dropout: 0.25", "- Learning rate: 0.001"),
+    ("- Line height: 1.25", ""),
+    ("- Availability SLO: 99.95%", ""),  # a chosen value's label keeps any precision
+    ("- Accuracy target: 0.95", ""),
+    ("- Default temperature: 0.7", ""),
+    ("- Threshold: 0.8734", ""),
+    ("- Discount: 12.5%", ""),
+    ("- Cat: 15.8%", ""),  # one decimal of a percentage is what people write, alone
+    ("- Node: 20.11", ""),  # versions: not shares, however many of them are listed
+    ("- Python: 3.12", "- Node: 20.11"),
+    ("- Ruff: 0.12", ""),
+    ("-> 3 retries at most for the importer", ""),
+    ("test timeout: 2.5", ""),
+    ("- Max line length: 100", "- Coverage target: 80%"),
+    ("Retries: 3", "Timeout: 30"),
+    ("2 return flights are booked for the offsite.", ""),
+    ("3 users complained about the export after 4.2 shipped.", ""),
+    ("10 workers handle the import queue at peak.", ""),
+    ("5 import jobs run every night.", ""),
+    ("File uploads go to S3 under the tenant prefix.", ""),
+    ("The panic handler must log the request id.", ""),
+    ("E2E tests run nightly against staging.", ""),
+    ("Warning: never push to main without a review.", ""),
+    ("Caused by a race, the export skips rows; we lock the table now.", ""),
+    ("We keep the model whose accuracy is above 0.9312 on the holdout set.", ""),
+    ("The version is pinned to 2.31 for now.", ""),
+    ("2024 roadmap: ship the importer first.", ""),
+])
+def test_statements_that_look_a_little_like_output_are_kept(text, previous):
+    assert not r.is_output(text, previous), text
+    verdict = REF.refine(unit(text, previous=previous), hit_for(text))
+    assert verdict.dropped_by != "output"

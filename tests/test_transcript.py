@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from miner import transcript as transcript_mod
-from miner.transcript import ReadStats, Watermark, entry_to_turn, extract_prose, read_transcript
+from miner.transcript import (MAX_PROSE_CHARS, NON_PROSE_TYPES, ReadStats, Watermark, contained_transcript,
+                              cut_text, entry_to_turn, extract_prose, read_transcript, transcript_files)
+from tests.builders import Session
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 SESSION = "0a0a0a0a-0000-4000-8000-000000000001"
@@ -64,7 +66,8 @@ def test_every_entry_type_is_kept_or_skipped_with_its_reason_counted():
         "permission-mode": 1,
         "mode": 1,
         "file-history-snapshot": 1,
-        "attachment": 3,
+        "attachment": 2,
+        "not-human": 1,  # a task notification queued as a command
         "ai-title": 1,
         "no-prose": 5,  # thinking, two tool_use, two tool_result
         "progress": 1,
@@ -74,7 +77,7 @@ def test_every_entry_type_is_kept_or_skipped_with_its_reason_counted():
         "last-prompt": 1,
         "queue-operation": 2,
         "meta": 1,
-        "unknown-type": 1,
+        "agent-color": 1,
     }
     assert chunk.stats.entries == chunk.stats.lines == 29
     assert chunk.stats.turns == 5
@@ -501,3 +504,156 @@ def test_blank_lines_are_neither_entries_nor_skipped_lines(tmp_path):
     chunk = read_transcript(str(path))
     assert short(chunk.turns) == ["01", "02"]
     assert (chunk.stats.lines, chunk.stats.entries, chunk.stats.skipped_lines) == (4, 2, 0)
+
+
+# --- queued prompts and metadata entries ------------------------------------------------------
+
+METADATA = {
+    "agent-name": {"agentName": "reviewer"},
+    "agent-color": {"agentColor": "teal"},
+    "agent-setting": {"agentSetting": "code-reviewer"},
+    "tag": {"tag": "We'll use Cassandra for the cache."},
+    "worktree-state": {"worktreeSession": None},
+    "pr-link": {"prNumber": 12, "prUrl": "https://example.invalid/pr/12", "prRepository": "me/shop",
+                "timestamp": "2026-03-01T10:00:00.000Z"},
+    "custom-title": {"customTitle": "We'll use Cassandra"},
+    "ai-title": {"aiTitle": "We decided to use Cassandra"},
+    "last-prompt": {"lastPrompt": "We'll use Cassandra instead of SQLite."},
+    "mode": {"mode": "normal"},
+    "permission-mode": {"permissionMode": "default"},
+    "file-history-snapshot": {"messageId": "m1", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False},
+    "queue-operation": {"operation": "enqueue", "content": "We'll use Cassandra for the cache.",
+                        "timestamp": "2026-03-01T10:00:00.000Z"},
+}
+
+
+def test_a_queued_prompt_is_the_users_words(tmp_path):
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    session.user("Set up the cache layer.")
+    queued = session.queued("Actually we'll use Redis for the cache, not Memcached.")
+    session.assistant("Switching the cache to Redis.")
+    chunk = read_transcript(str(session.path))
+    assert [t.role for t in chunk.turns] == ["user", "user", "assistant"]
+    turn = chunk.turns[1]
+    assert turn.uuid == queued["uuid"] and turn.text == "Actually we'll use Redis for the cache, not Memcached."
+    assert (turn.session_id, turn.ts, turn.cwd, turn.git_branch, turn.is_sidechain) == (
+        session.session_id, queued["timestamp"], "/srv/app", "main", False)
+    assert chunk.stats.skipped_entries == {}
+
+
+def test_queued_task_notifications_and_our_own_block_never_become_turns(tmp_path):
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    session.hook_output("<transcript-miner-recall>We'll use Cassandra for the cache.</transcript-miner-recall>")
+    session.queued("<task-notification>\n<summary>We decided to use Cassandra</summary>\n</task-notification>",
+                   mode="task-notification")
+    session.queued("<task-notification>We decided to use Cassandra</task-notification>")  # no mode given
+    session.queued("We decided to use Cassandra.", origin={"kind": "task-notification"})
+    session.queued("We decided to use Cassandra.", mode="bash")
+    session.queued("We decided to use Cassandra.", isSidechain=True)  # for a subagent: the assistant's brief
+    session.queued("   ")
+    chunk = read_transcript(str(session.path))
+    assert chunk.turns == []
+    assert chunk.stats.skipped_entries == {"attachment": 2, "not-human": 4, "sidechain-prompt": 1, "no-prose": 1}
+
+
+def test_metadata_entries_are_known_not_malformed(tmp_path):
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    for kind, fields in METADATA.items():
+        session.metadata(kind, **fields)
+    session.write({"type": "hologram", "sessionId": session.session_id})
+    chunk = read_transcript(str(session.path))
+    assert chunk.turns == []
+    assert set(METADATA) <= NON_PROSE_TYPES
+    assert chunk.stats.skipped_entries == {**{kind: 1 for kind in METADATA}, "unknown-type": 1}
+
+
+def test_a_queued_prompt_is_mined_and_metadata_is_not_counted_as_malformed(tmp_path, pipeline):
+    from miner.config import load
+    from miner.mine import Miner
+    from miner.store import Store
+
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    session.user("Set up the cache layer.")
+    for kind, fields in METADATA.items():
+        session.metadata(kind, **fields)
+    queued = session.queued("Let's go with Redis for the session cache.")
+    session.hook_output("<transcript-miner-recall>We'll use Cassandra for the cache.</transcript-miner-recall>")
+    with Store(tmp_path / "m.db") as store:
+        Miner(store, load(), pipeline=pipeline).mine_file(session.path)
+        rows = store.db.execute("SELECT m.text, e.role, e.entry_uuid FROM memories m JOIN evidence e "
+                                "ON e.memory_id = m.id").fetchall()
+        assert [(r["role"], r["entry_uuid"]) for r in rows if "Redis" in r["text"]] == [("user", queued["uuid"])]
+        assert not [r for r in rows if "Cassandra" in r["text"]]
+        assert store.counters().get("entries_skipped_malformed", 0) == 0
+
+
+# --- hostile sizes ----------------------------------------------------------------------------
+
+
+def test_cut_text_never_cuts_inside_a_word():
+    secret = "sk-ant-" + "a1B2c3D4" * 5
+    text = "keep this " + secret + " and more"
+    for limit in range(10, len(text)):
+        cut = cut_text(text, limit)
+        assert len(cut) <= limit and text.startswith(cut)
+        assert secret in cut or "sk-" not in cut  # whole or not at all
+    assert cut_text(text, len(text)) == text
+    assert cut_text("数据库" * 10, 7) == "数据库数据库数"  # no spaces: cut where the limit falls
+    assert cut_text("x" * 10_000, 5_000) == "x" * (5_000 - 4096)  # a word longer than the look-back
+
+
+def test_a_huge_prompt_is_cut_before_anyone_cleans_it(tmp_path):
+    path = tmp_path / "t.jsonl"
+    sentence = "We keep the invoices in the billing database. "
+    huge = sentence * (3 * MAX_PROSE_CHARS // len(sentence))
+    blocks = [{"type": "text", "text": sentence * 2000} for _ in range(20)]
+    write(path, entry(1, text=huge), entry(2, "assistant", text="ok"), entry(3, text="A short one."))
+    append(path, line({**entry(4, "assistant"), "message": {"role": "assistant", "content": blocks}}))
+    chunk = read_transcript(str(path))
+    assert short(chunk.turns) == ["01", "02", "03", "04"]
+    first, last = chunk.turns[0].text, chunk.turns[3].text
+    assert MAX_PROSE_CHARS - 20 < len(first) <= MAX_PROSE_CHARS and huge.startswith(first)
+    assert first.split()[-1] in sentence.split() and (first.endswith(" ") or huge[len(first)] == " ")  # whole words
+    assert len(last) <= MAX_PROSE_CHARS
+    assert chunk.stats.cut_turns == 2
+
+
+# --- which files are transcripts ----------------------------------------------------------------
+
+
+def test_transcript_files_never_follow_a_symlink(tmp_path):
+    root = tmp_path / "projects"
+    project = root / "-srv-app"
+    (project / "s1" / "subagents").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.jsonl").write_text("{}\n")
+    (outside / "passwd").write_text("root:x:0:0\n")
+    (project / "s1.jsonl").write_text("{}\n")
+    (project / "s1" / "subagents" / "agent-1.jsonl").write_text("{}\n")
+    (project / "x.jsonl").symlink_to(outside / "passwd")
+    (project / "inside.jsonl").symlink_to(project / "s1.jsonl")  # inside: skipped too, its target is found
+    (project / "linked-dir").symlink_to(outside)
+    (root / "-linked-project").symlink_to(outside)
+    (project / "a-dir.jsonl").mkdir()
+    os.mkfifo(project / "fifo.jsonl")
+    expected = [str(project / "s1" / "subagents" / "agent-1.jsonl"), str(project / "s1.jsonl")]
+    assert transcript_files(root, root) == sorted(expected)
+    assert transcript_files(project, root) == sorted(expected)
+    assert transcript_files(root / "-linked-project", root) == []
+    assert transcript_files(outside, root) == []
+    assert contained_transcript(project / "s1.jsonl", root) == str(project / "s1.jsonl")
+    for refused in (project / "x.jsonl", project / "inside.jsonl", project / "linked-dir" / "secret.jsonl",
+                    root / "-linked-project" / "secret.jsonl", outside / "secret.jsonl", project / "fifo.jsonl",
+                    project / "a-dir.jsonl", project / "missing.jsonl"):
+        assert contained_transcript(refused, root) is None, refused
+
+
+def test_a_symlinked_projects_folder_is_claudes_own_choice(tmp_path):
+    real = tmp_path / "dotfiles" / "projects"
+    (real / "-srv-app").mkdir(parents=True)
+    (real / "-srv-app" / "s1.jsonl").write_text("{}\n")
+    root = tmp_path / "claude-projects"
+    root.symlink_to(real)
+    assert transcript_files(root, root) == [str(real / "-srv-app" / "s1.jsonl")]
+    assert contained_transcript(root / "-srv-app" / "s1.jsonl", root) == str(real / "-srv-app" / "s1.jsonl")

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from miner import paths, watch
 from miner.cli_ops import watch as watch_cmd
-from tests.test_hooks import Session, memory_texts, wait_for_workers, wait_until
+from miner.store import Store
+from tests.test_hooks import Session, memory_texts, plant_symlinks, wait_for_workers, wait_until
 
 # `miner` with the operations commands registered, whether or not cli.py registers them yet.
 MINER = [sys.executable, "-m", "miner.cli"]
@@ -99,6 +100,53 @@ def test_appended_lines_become_memories_within_seconds_and_it_survives_deletion(
     wait_until(has("Tailwind"), timeout=60, what="the replacement's memory")
 
     assert watcher.poll() is None
+    assert watch.read_status()["errors"] == 0
+
+
+def test_the_watcher_never_follows_a_symlink_out_of_claudes_folder(workdir, tmp_path):
+    """In process, with real symlinks on disk: what the rescan finds and what events it accepts."""
+    from miner import config
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    real = str(plant_symlinks(session, tmp_path / "outside"))
+    (paths.projects_dir() / "-linked-project").symlink_to(tmp_path / "outside")
+    mined = []
+
+    class Recording:
+        def mine_file(self, transcript):
+            mined.append(transcript)
+
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.miner = Recording()
+        watcher.rescan()
+        for name in ("x.jsonl", "stolen.jsonl", "alias.jsonl", "etc-passwd.jsonl", "outside-folder/stolen.jsonl"):
+            watcher.touched(str(session.folder / name))
+        watcher.touched(str(paths.projects_dir() / "-linked-project" / "stolen.jsonl"))
+        watcher.touched(str(tmp_path / "outside" / "stolen.jsonl"))
+        assert sorted(watcher.dirty) == [real] and watcher.known == {real}
+        watcher.mine_round(watcher.due())
+        # A transcript replaced by a symlink after it was seen is not mined either.
+        watcher.touched(str(session.transcript))
+        session.transcript.unlink()
+        session.transcript.symlink_to(tmp_path / "outside" / "stolen.jsonl")
+        watcher.mine_round(watcher.due())
+    assert mined == [real]
+
+
+def test_the_watcher_daemon_ignores_symlinks(workdir, watcher, tmp_path):
+    session = Session(workdir)
+    plant_symlinks(session, tmp_path / "outside")
+    with open(tmp_path / "outside" / "stolen.jsonl", "a", encoding="utf-8") as handle:  # written after the links
+        handle.write((tmp_path / "outside" / "stolen.jsonl").read_text(encoding="utf-8"))
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    wait_until(has("pnpm"), timeout=60, what="the memory of the real transcript")
+    session.turn("Which queue?", "Let's go with RabbitMQ for the invoice queue.")
+    wait_until(has("RabbitMQ"), timeout=60, what="a later memory (every earlier event was handled)")
+    assert not [t for t in memory_texts() if "Cassandra" in t]
+    with Store(readonly=True) as store:
+        assert list(store.watermarks()) == [str(session.transcript.resolve())]
     assert watch.read_status()["errors"] == 0
 
 

@@ -1,0 +1,206 @@
+"""Secrets in plain prose never reach storage, caches, logs, exports or a new session's block.
+
+A session in which the user types passwords and keys the way people do, and the assistant echoes them,
+runs through the real hooks (separate processes, payloads on stdin); then every file under $MINER_HOME
+(the database, its WAL, the block caches, the logs) and every output (SessionStart's block, `miner recall`,
+`search`, `list`, `export`) is searched for each secret, case-insensitively, since keywords are lower-cased.
+Every secret here is generated at random: none is real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from miner import paths
+from miner.store import Store
+
+from test_hooks import Session, additional_context, run_hook, wait_for_workers
+
+
+def generated(rng: random.Random, n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def secrets_for(seed: int) -> dict[str, str]:
+    rng = random.Random(seed)
+    return {
+        "sudo": generated(rng, 7) + "#" + generated(rng, 4),
+        "initial": generated(rng, 5) + "!" + generated(rng, 6),
+        "admin": generated(rng, 10) + "7",
+        "listed": generated(rng, 9) + "%2",
+        "chinese": generated(rng, 12) + "8",
+        "aws_id": "AKIA" + generated(rng, 16, string.ascii_uppercase + string.digits),
+        "aws_secret": generated(rng, 18) + "/" + generated(rng, 21),
+        "env": "blue" + generated(rng, 6, string.ascii_lowercase),
+        "cloudflare": generated(rng, 32) + "5",
+    }
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "miner", *args], capture_output=True, env=dict(os.environ),
+                          timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def no_stray_workers():
+    yield
+    wait_for_workers()
+
+
+def test_secrets_typed_and_echoed_leave_no_byte_anywhere(tmp_path, claude_dir):
+    cwd = tmp_path / "work" / "infra"
+    cwd.mkdir(parents=True)
+    s = secrets_for(17)
+    session = Session(cwd)
+    session.turn(f"We'll deploy the staging box with NixOS; my sudo password is {s['sudo']}.",
+                 f"Your password `{s['sudo']}` is in `users/alice/user.nix`, next to the SSH keys.")
+    session.turn(f"Use {s['initial']} as the initial password for now, and we always log in as root.",
+                 "The initial password goes into the deploy script; root login stays enabled for now.")
+    session.turn(f"For the admin panel we'll use the default account: login with admin / {s['admin']} until SSO.",
+                 "We'll keep the admin account until SSO lands.")
+    session.turn(f"Here are the test account passwords:\n1. {s['listed']}\n2. {s['initial']}\n"
+                 "We'll rotate them every month.", "Noted: the test passwords rotate monthly.")
+    session.turn(f"数据库密码是 {s['chinese']}，我们以后都用 PostgreSQL 做主库。",
+                 "好的，主库改用 PostgreSQL。")
+    session.turn(f"The AWS key {s['aws_id']} and secret {s['aws_secret']} belong to the deploy user; "
+                 "we deploy with that user from now on.",
+                 f"We keep STAGING_DATABASE_PASSWORD={s['env']} and CLOUDFLARE_API_TOKEN={s['cloudflare']} in "
+                 "the `.env` file, which the deploy script reads.")
+    for _ in range(2):
+        assert run_hook("stop", session.payload("stop.json")).returncode == 0
+        wait_for_workers()
+    assert run_hook("pre-compact", session.payload("pre-compact.auto.json")).returncode == 0
+    assert run_hook("session-end", session.payload("session-end.json")).returncode == 0
+    wait_for_workers()
+
+    # Mining happened: the statements around the secrets are stored, with the secrets hidden.
+    with Store(readonly=True) as store:
+        texts = [m.text for m in store.list_memories(limit=1000)]
+    assert any("[REDACTED:" in t for t in texts), texts
+    assert any("PostgreSQL" in t for t in texts), texts
+
+    outputs = []
+    new_session = Session(cwd)
+    block = additional_context(run_hook("session-start", new_session.payload("session-start.startup.json")))
+    assert "PostgreSQL" in block or "deploy" in block, block
+    outputs.append(block)
+    wait_for_workers()
+    for args in (("recall", "--project", str(cwd)), ("recall", "password", "--project", str(cwd)),
+                 ("search", "password"), ("search", "deploy", "--all"), ("list", "--project", str(cwd)),
+                 ("export",)):
+        result = run_cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        outputs.append(result.stdout.decode("utf-8"))
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file() and "venv" not in p.parts]
+    assert any(p.name == "memory.db" for p in files)
+    contents = {str(p): p.read_bytes().lower() for p in files}
+    for name, secret in s.items():
+        needle = secret.lower()
+        for i, out in enumerate(outputs):
+            assert needle not in out.lower(), (name, i)
+        for path, data in contents.items():
+            assert needle.encode("utf-8") not in data, (name, path)
+
+
+def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_path):
+    """Rows written raw (as an older version stored them) are found by `doctor` and cleaned by `doctor --fix`:
+    text, subject, value, keywords, evidence, earlier wordings, supersede notes, checkpoints, recall log,
+    the FTS index and the block caches; nothing of the secret is left in the database file afterwards."""
+    from miner.store import NewMemory
+
+    secret = "Wq4!" + generated(random.Random(5), 10)
+    text = f"The staging password is {secret} and we deploy with it from now on."
+    with Store() as store:
+        with store.transaction() as db:
+            memory_id, _ = store.add_memory(db, NewMemory(
+                project="/p", category="fact", text=text, confidence=0.8, rule_id="r", role="user",
+                session_id="s1", transcript="/t.jsonl", entry_uuid="u1", ts="2025-01-01T00:00:00Z",
+                subject="staging password", value=secret, keywords=("staging", secret.lower(), "deploy")))
+            db.execute("UPDATE memory_hashes SET text = ? WHERE memory_id = ?", (text, memory_id))
+            db.execute("INSERT INTO links (src, dst, kind, reason, created_at, was) VALUES (?, ?, 'supersedes', '', "
+                       "'2025-01-01', ?)", (memory_id, memory_id, text))
+            db.execute("INSERT INTO recall_log (created_at, project, situation, query) VALUES ('2025', '/p', 'x', ?)",
+                       (f"why {secret}",))
+        store.put_checkpoint("s1", "/p", {"task": [f"remember {secret}"], "decisions": [memory_id]})
+    from miner.blockcache import cache_dir
+
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "startup-x.json").write_text(json.dumps({"text": text}))
+    logs = paths.logs_dir()
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "worker.log").write_text(f"mined: {text}\n")
+
+    found = run_cli("doctor")
+    assert found.returncode == 1
+    assert b"secret" in found.stdout.lower() and b"doctor --fix" in found.stdout
+    fixed = run_cli("doctor", "--fix")
+    assert fixed.returncode in (0, 1), fixed.stderr
+    assert b"redacted" in fixed.stdout.lower()
+    again = run_cli("doctor")
+    assert b"stored secrets" not in again.stdout.lower() or b"no stored secret" in again.stdout.lower()
+
+    needle = secret.lower().encode()
+    for path in Path(os.environ["MINER_HOME"]).rglob("*"):
+        if path.is_file():
+            assert needle not in path.read_bytes().lower(), path
+    with Store(readonly=True) as store:
+        memory = store.get(memory_id)
+        assert "[REDACTED:" in memory.text and secret not in memory.value and secret.lower() not in memory.keywords
+        hits = store.db.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?",
+                                ('"' + secret.lower().strip("!") + '"',)).fetchall()
+        assert hits == []
+
+
+def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_dir):
+    """A plugin update runs no installer: the next background miner applies the repair once."""
+    from miner import repair
+    from miner.redact import REDACTION_VERSION
+    from miner.store import NewMemory
+
+    secret = "Pz7#" + generated(random.Random(9), 10)
+    with Store() as store, store.transaction() as db:  # as an older version left it: raw, no repair recorded
+        store.add_memory(db, NewMemory(
+            project="/old", category="fact", text=f"The wifi password is {secret} for the office network.",
+            confidence=0.8, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
+            ts="2025-01-01T00:00:00Z"))
+    cwd = tmp_path / "work" / "app"
+    cwd.mkdir(parents=True)
+    session = Session(cwd)
+    session.turn("We'll use pnpm as the package manager from now on.", "Noted: pnpm from now on.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    with Store(readonly=True) as store:
+        texts = [m.text for m in store.list_memories(limit=100)]
+        assert store.counters()[repair.VERSION_COUNTER] == REDACTION_VERSION
+    assert not any(secret in t for t in texts) and any("[REDACTED:" in t for t in texts), texts
+    assert secret.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
+
+
+def test_hand_edits_never_keep_a_secret(tmp_path):
+    """The memory tools (MCP store with keywords, correct, forget with a reason) go through redaction too."""
+    from miner import config, corrections, mcp_tools
+
+    secret = "Qz9!" + generated(random.Random(3), 9)
+    session = mcp_tools.Session(project=str(tmp_path), config=config.load())
+    stored = mcp_tools.store_memory(session, f"The staging deploy password is {secret} for the bastion host.",
+                                    "fact", keywords=["staging", secret, "bastion"])
+    with Store() as store:
+        corrections.forget(store, stored["id"], reason=f"rotated: the password is now {secret}x")
+        other = mcp_tools.store_memory(session, "We deploy the billing service with Kamal from now on.", "decision")
+        corrections.correct(store, other["id"], f"We deploy billing with Kamal; its registry password is {secret}.")
+    needle = secret.lower().encode()
+    for path in Path(os.environ["MINER_HOME"]).rglob("*"):
+        if path.is_file():
+            assert needle not in path.read_bytes().lower(), path
+    with Store(readonly=True) as store:
+        memory = store.get(stored["id"])
+        assert "[REDACTED:" in memory.text and "staging" in memory.keywords and secret.lower() not in memory.keywords
