@@ -249,20 +249,53 @@ def stats(as_json: bool) -> None:
 # --- evaluation ----------------------------------------------------------------------------
 
 
+def _shared_data() -> Path | None:
+    """The shared data folder beside a source checkout (../shared/data), when there is one."""
+    here = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return here if here.is_dir() else None
+
+
 @main.command(name="eval")
-@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Gold folder (with extraction/, restore/, units/, multi/).")
 @click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of <owner>__<repo>/<name>.jsonl transcripts: score extraction and restore.")
 @click.option("--multi", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of whole project folders: score cross-session recall through the real hook.")
+@click.option("--cv", "data", type=click.Path(file_okay=False, path_type=Path), is_flag=False, flag_value="",
+              default=None, help="Leave one project out: train without each dev transcript and project, score it. "
+                                 "DATA is the shared data folder (default: ../shared/data beside the checkout).")
+@click.option("--rules-only", is_flag=True, help="With --cv: score the rules alone (no classifier), for comparison.")
+@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="With --cv: the folder of label references (default: the ones shipped with the tool).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--only", default="", help="Only sources whose name contains this.")
-def eval_(gold: Path, transcripts: Path | None, multi: Path | None, as_json: bool, only: str) -> None:
-    """Score extraction, restore and cross-session recall against gold labels."""
+@click.option("--only", default="", help="Only sources (or, with --cv, groups) whose name contains this.")
+def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data: Path | None, rules_only: bool,
+          labels: Path | None, as_json: bool, only: str) -> None:
+    """Score extraction, restore and cross-session recall against gold labels.
+
+    With --cv, every figure is cross-validated: each dev transcript and project is scored with a classifier
+    trained, and tuned, without it.
+    """
+    config = _config()
+    if data is not None:
+        from .training.cv import cross_validate, format_cv
+        from .training.dataset import DataError
+
+        folder = data if str(data) not in ("", ".") else _shared_data()
+        if folder is None:
+            raise click.UsageError("no shared data folder beside this checkout; give it: --cv DIR")
+        try:
+            report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
+                                    progress=lambda message: click.echo(message, err=True))
+        except DataError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
+        return
+    if gold is None:
+        raise click.UsageError("give --gold DIR (with --transcripts and/or --multi), or --cv")
     if not transcripts and not multi:
         raise click.UsageError("give --transcripts DIR (extraction and restore) and/or --multi DIR (cross-session)")
-    config = _config()
     if transcripts:
         from .evaluate import evaluate, format_report
 
@@ -273,6 +306,35 @@ def eval_(gold: Path, transcripts: Path | None, multi: Path | None, as_json: boo
 
         report = evaluate_multi(multi, gold, config)
         click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
+
+
+@main.command()
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The shared data folder (gold/, transcripts/, multi/); default: ../shared/data beside the checkout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the model goes (default: the package's own model folder, the one the miner loads).")
+@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The folder of label references (default: the ones shipped with the tool).")
+def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
+    """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
+    from .classify import MODEL_DIR
+    from .training.dataset import DataError
+    from .training.train import train as do_train
+
+    folder = data or _shared_data()
+    if folder is None:
+        raise click.UsageError("no shared data folder beside this checkout; give it with --data DIR")
+    try:
+        result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
+                          labels=labels)
+    except DataError as exc:
+        raise click.ClickException(str(exc)) from None
+    oof = result["out_of_fold"]
+    click.echo(f"model written to {out or MODEL_DIR}: threshold {result['threshold']} "
+               f"(out-of-fold P {oof['precision']} R {oof['recall']} F1 {oof['f1']}); "
+               f"{sum(result['units'].values())} units of {len(result['groups'])} projects"
+               + (f"; {result['mismatched_labels']} label references no longer match their unit"
+                  if result["mismatched_labels"] else ""))
 
 
 # --- hooks and install ------------------------------------------------------------------------
@@ -400,9 +462,11 @@ def rules_list(project: str | None) -> None:
               help="Trace every unit of a transcript instead of TEXT.")
 @click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True,
               help="Who says TEXT.")
-@click.option("--all-units", is_flag=True, help="With --transcript: also show units no rule fired on.")
+@click.option("--all-units", is_flag=True,
+              help="With --transcript: also show units that no rule fired on and the classifier left out.")
 def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
-    """Show which rules fire on each unit and what refinement did to it."""
+    """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
+    from .classify import LABELS
     from .mine import Miner
     from .tune import text_turn, trace_turns, transcript_turns
 
@@ -412,17 +476,21 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
     with _store() as store:
         traced = trace_turns(Miner(store, _config()), turns)
     for t in traced:
-        if not t.rules and not all_units:
+        if not t.rules and not t.candidate and not all_units and transcript:
             continue
         click.echo(f"[{t.unit.turn.role}] {t.unit.text}")
         click.echo(f"    langs: {','.join(t.langs) or '-'}   rules: {', '.join(t.rules) or 'none'}   -> {t.outcome}")
+        if t.scores:
+            probabilities = "  ".join(f"{label} {t.scores.get(label, 0.0):.2f}" for label in LABELS)
+            click.echo(f"    classifier: {probabilities}")
         if t.candidate:
             c = t.candidate
             extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""
             click.echo(f"    {c.category}{' (unconfirmed)' if c.tentative else ''}: {c.text}{extra}")
             click.echo(f"    keywords: {', '.join(c.keywords)}")
     if not any(t.rules for t in traced):
-        click.echo("No rule fired.")
+        click.echo("No rule fired." if traced and traced[0].scores is not None
+                   else "No rule fired (and no classifier is installed: `miner train` builds it).")
 
 
 @rules.command(name="stats")

@@ -16,6 +16,8 @@ from . import paths
 DEFAULTS: dict[str, Any] = {
     # spaCy pipeline to use when installed; the blank pipeline otherwise.
     "spacy_model": "en_core_web_sm",
+    # The trained memory classifier (miner/model/) decides on every unit; false: the rules alone decide.
+    "classifier": True,
     # Recall budget: a share of the context window, capped under Claude Code's 10,000-character limit.
     "context_window_tokens": 200_000,
     "budget_share": 0.02,

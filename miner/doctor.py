@@ -60,8 +60,15 @@ def check_database() -> Iterator[Check]:
 def check_pipeline(config: dict) -> Iterator[Check]:
     model = config.get("spacy_model")
     line = nlp.describe(model)
-    trained = line.startswith("trained")
-    yield True, f"spaCy: {line}", "" if trained else ""
+    yield True, f"spaCy: {line}", ""
+    from .classify import MODEL_DIR, Classifier
+
+    if not config.get("classifier", True):
+        yield True, "memory classifier switched off in the settings: the rules alone decide", ""
+    elif Classifier.available():
+        yield True, f"memory classifier: {MODEL_DIR} (threshold {Classifier().threshold})", ""
+    else:
+        yield False, f"no memory classifier at {MODEL_DIR}: the rules alone decide", "./install.sh (or miner train)"
 
 
 def check_lag() -> Iterator[Check]:

@@ -62,9 +62,18 @@ def project_cwd(sessions: list[tuple[str, Path, list[Path]]]) -> str:
     return counts.most_common(1)[0][0] if counts else "/"
 
 
-def run_session_start(cwd: str, home: Path, claude: Path) -> str:
-    """The additionalContext the real hook injects for a new session in `cwd`."""
+def run_session_start(cwd: str, home: Path, claude: Path, config: dict | None = None) -> str:
+    """The additionalContext the real hook injects for a new session in `cwd`.
+
+    With `config`, the hook reads exactly these settings (from a settings file of its own), so that what is
+    scored is the configuration under evaluation, not the settings of whoever runs it.
+    """
     env = dict(os.environ, MINER_HOME=str(home), CLAUDE_CONFIG_DIR=str(claude))
+    if config is not None:
+        settings = home.parent / "config"
+        (settings / "miner").mkdir(parents=True, exist_ok=True)
+        (settings / "miner" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+        env["XDG_CONFIG_HOME"] = str(settings)
     payload = {"session_id": "eval-new-session", "transcript_path": str(claude / "projects" / "none.jsonl"),
                "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}
     done = subprocess.run([sys.executable, "-m", "miner.hooks", "session-start"], input=json.dumps(payload),
@@ -198,7 +207,7 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
 
                     # Before the hook: its recall log (counted by a worker) changes what the next ranking sees.
                     pending = diagnose_cut(store, project_root(cwd), config, by_cut[cut])
-                block = run_session_start(cwd, home, claude)
+                block = run_session_start(cwd, home, claude, config)
                 if block:
                     wait_for_recall_log(store, logged)
                 previous = sessions[limit - 1][1] if limit else None

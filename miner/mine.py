@@ -18,8 +18,10 @@ from typing import Callable, Iterable
 
 from . import nlp as nlp_mod
 from . import locks, paths, privacy, rules as rules_mod
+from .rules import Hit
+from .classify import Classifier, contexts, unit_tokens
 from .clean import has_cjk, turns_to_units
-from .model import ROLES, Candidate, Turn, Unit
+from .model import CATEGORIES, ROLES, Candidate, Turn, Unit
 from .redact import load_extra as load_secret_kinds, mostly_redacted, redact, redact_memory
 from .refine import Refiner, display_text
 from .store import NewMemory, Store
@@ -78,12 +80,19 @@ def unit_langs(text: str) -> tuple[str, ...]:
 class Miner:
     """Holds what is costly to build (spaCy, compiled rules) for the life of a process."""
 
-    def __init__(self, store: Store, config: dict, ruleset: rules_mod.RuleSet | None = None, pipeline=None):
+    def __init__(self, store: Store, config: dict, ruleset: rules_mod.RuleSet | None = None, pipeline=None,
+                 classifier: Classifier | None | bool = True):
         use_fast_json()
         self.store = store
         self.config = config
         self.pipeline = pipeline or nlp_mod.load(config.get("spacy_model"))
         self.refiner = Refiner(self.pipeline)
+        # The trained classifier decides on every unit; without one (none shipped, or switched off for a
+        # comparison) the rules alone decide, as hints that keep.
+        if classifier is True:
+            classifier = Classifier() if config.get("classifier", True) and Classifier.available() else None
+        self.classifier: Classifier | None = classifier or None
+        self._classifier_rules: dict[str, rules_mod.Rule] = {}
         self._base_rules = ruleset
         self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
         self._rulesets: dict[tuple[str, ...], rules_mod.RuleSet] = {}
@@ -138,31 +147,41 @@ class Miner:
     # --- extraction --------------------------------------------------------------------
 
     def extract(self, units: Iterable[Unit], project_of: Callable[[Turn], str], summary: Summary | None = None,
-                trace: Callable[[Unit, list, str, Candidate | None], None] | None = None) -> list[Candidate]:
-        """Candidates from units: rules first, then refinement and redaction."""
+                trace: Callable[[Unit, list, str, Candidate | None], None] | None = None,
+                scores_out: list | None = None) -> list[Candidate]:
+        """Candidates from units: the rules and the classifier decide, then refinement and redaction.
+
+        `scores_out`, when given, receives the classifier's scores of each unit (for `miner rules test`).
+        """
         units = list(units)
-        traced: list[tuple[Unit, list, tuple | None]] = []  # each unit, its hits and its refinement key
-        fresh: dict[tuple, tuple[Unit, list]] = {}
-        for unit in units:
-            ruleset = self.rules_for(project_of(unit.turn))
-            hits = ruleset.match(unit.text, unit.turn.role, unit_langs(unit.text))
-            key = _refine_key(unit, hits) if hits else None
+        hits_of = [self.rules_for(project_of(u.turn)).match(u.text, u.turn.role, unit_langs(u.text)) for u in units]
+        scores = self._scores(units, hits_of)
+        if scores_out is not None:
+            scores_out.extend(scores)
+        traced: list[tuple[Unit, list, tuple | None, str, float]] = []
+        fresh: dict[tuple, tuple[Unit, Hit]] = {}
+        for unit, hits, score in zip(units, hits_of, scores):
+            hit, reason, confidence = self._decide(unit, hits, score)
+            key = _refine_key(unit, hit) if hit is not None else None
             if key is not None and key in self._refined:
                 self._refined.move_to_end(key)
             elif key is not None:
-                fresh.setdefault(key, (unit, hits))
-            traced.append((unit, hits, key))
-        # spaCy sees the units a rule matched, and only those: its cost does not grow with the transcript.
+                fresh.setdefault(key, (unit, hit))
+            traced.append((unit, hits, key, reason, confidence))
+        # spaCy sees the units that were kept, and only those: its cost does not grow with the transcript.
         docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256)
-        for key, (unit, hits), doc in zip(fresh, fresh.values(), docs):
-            outcome, candidate = self._candidate(unit, hits, doc)
+        for key, (unit, hit), doc in zip(fresh, fresh.values(), docs):
+            outcome, candidate = self._candidate(unit, [hit], doc)
             # The memo keeps no unit: a unit holds its whole turn, and every use takes the unit at hand.
             self._refined[key] = (outcome, candidate and dataclasses.replace(candidate, unit=_NO_UNIT))
         out = []
-        for unit, hits, key in traced:
-            outcome, candidate = ("no rule", None) if key is None else self._refined[key]
+        for unit, hits, key, reason, confidence in traced:
+            outcome, candidate = (reason, None) if key is None else self._refined[key]
             if candidate is not None:
                 candidate = dataclasses.replace(candidate, unit=unit)
+                if confidence:
+                    candidate = dataclasses.replace(candidate, confidence=round(
+                        confidence * (0.7 if candidate.tentative else 1.0), 3))
                 out.append(candidate)
             elif key is not None and summary:
                 summary.dropped[outcome] = summary.dropped.get(outcome, 0) + 1
@@ -174,6 +193,70 @@ class Miner:
             summary.units += len(units)
             summary.candidates += len(out)
         return out
+
+    def _scores(self, units: list[Unit], hits_of: list[list]) -> list[dict[str, float] | None]:
+        """The classifier's scores of each unit (None for all without a classifier)."""
+        if self.classifier is None or not units:
+            return [None] * len(units)
+        context = contexts(units)
+        tokens = [unit_tokens(u, c, [h for h in hits if h.rule.effect != "drop"])
+                  for u, c, hits in zip(units, context, hits_of)]
+        return self.classifier.scores(tokens)
+
+    def _decide(self, unit: Unit, hits: list, score: dict[str, float] | None) -> tuple[Hit | None, str, float]:
+        """(the hit to refine the unit with, or None; why not; the classifier's confidence, 0 for a rule's).
+
+        A rule that drops vetoes; a rule that keeps decides; otherwise the classifier decides, and a hint of
+        the category it chose lends its subject, value and scope. Without a classifier, hints keep.
+        """
+        if any(h.rule.effect == "drop" for h in hits):
+            return None, "rule-veto", 0.0
+        kept = [h for h in hits if h.rule.effect == "keep"]
+        if kept:
+            return kept[0], "", 0.0
+        if score is None:
+            return (hits[0], "", 0.0) if hits else (None, "no rule", 0.0)
+        category, confidence = self.classifier.decide(score)
+        if category == "preference" and unit.turn.role != "user":
+            # Preferences are the user's own words; what the assistant says of them is its next best reading.
+            category = max(("decision", "fact", "todo"), key=lambda c: score.get(c, 0.0))
+        if category == "none":
+            return None, "classifier", 0.0
+        same = [h for h in hits if h.rule.category == category]
+        return (same[0] if same else self._classifier_hit(unit, category)), "", confidence
+
+    def _user_voice(self, units: list[Unit], scores: list, session_id: str) -> Candidate | None:
+        """The user's unit of this batch that the classifier rates most likely a memory and refinement keeps.
+
+        A session in which the user typed `MIN_USER_PROMPTS` prompts or more said something that a later
+        session needs; when nothing of theirs was kept, their most memory-like statement is (rule id
+        `classifier.user-voice`, so `miner show` says why).
+        """
+        if self.classifier is None:
+            return None
+        ranked = sorted(((1.0 - score.get("none", 1.0), i) for i, (unit, score) in enumerate(zip(units, scores))
+                         if score and unit.turn.role == "user" and not unit.turn.is_sidechain
+                         and unit.turn.session_id == session_id), reverse=True)
+        for likelihood, i in ranked[:USER_VOICE_TRIES]:
+            if likelihood < USER_VOICE_FLOOR:
+                break
+            unit, score = units[i], scores[i]
+            category = max(CATEGORIES, key=lambda c: score.get(c, 0.0))
+            hit = self._classifier_hit(unit, category, "user-voice")
+            outcome, candidate = self._candidate(unit, [hit], self.refiner.doc(unit.text))
+            if candidate is not None and not candidate.tentative:
+                return dataclasses.replace(candidate, confidence=round(likelihood, 3))
+        return None
+
+    def _classifier_hit(self, unit: Unit, category: str, why: str = "") -> Hit:
+        """A hit standing for the classifier's decision (no subject or value; it spans the whole unit)."""
+        key = f"classifier.{why or category}"
+        rule = self._classifier_rules.get(key + category)
+        if rule is None:
+            rule = self._classifier_rules[key + category] = rules_mod.Rule(
+                id=key, category=category, lang="any", roles=ROLES, patterns=(_WHOLE_RE,),
+                confidence=1.0, effect="keep", description="the trained classifier")
+        return Hit(rule, _WHOLE_RE.match(unit.text))
 
     def _candidate(self, unit: Unit, hits: list, doc) -> tuple[str, Candidate | None]:
         """Refinement, redaction and the reported-speech check for one matched unit: (outcome, candidate)."""
@@ -234,14 +317,17 @@ class Miner:
                 summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
                 turns = [t for t in turns if project_of(t) not in excluded]
             units = turns_to_units(self.redact_turns(turns))
-            candidates = self.extract(units, project_of, summary)
+            scores: list = []
+            candidates = self.extract(units, project_of, summary, scores_out=scores)
+            prompts = _user_prompts(turns)
             with self.store.transaction() as db:
                 self.store.upsert_sessions(db, (
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
+                self.store.add_user_prompts(db, prompts)
                 from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
 
-                deduper = Deduper.from_config(self.store, self.config) if candidates else None
+                deduper = Deduper.from_config(self.store, self.config)
                 for candidate in candidates:
                     turn = candidate.unit.turn
                     new = NewMemory(
@@ -265,6 +351,16 @@ class Miner:
                         summary.merged += 1
                     self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
                     self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
+                for session_id in self.store.sessions_without_user_memory(db, prompts, MIN_USER_PROMPTS):
+                    voice = self._user_voice(units, scores, session_id)
+                    if voice is not None:
+                        turn = voice.unit.turn
+                        deduper.add(db, NewMemory(
+                            project=project_of(turn), category=voice.category, text=voice.text,
+                            confidence=voice.confidence, rule_id=voice.rule_id, role=turn.role,
+                            session_id=turn.session_id, transcript=path, entry_uuid=turn.uuid, ts=turn.ts,
+                            git_branch=turn.git_branch, tentative=voice.tentative, keywords=voice.keywords))
+                        summary.new += 1
                 self.store.mark_seen(db, (t.uuid for t in turns))
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
                 self.store.set_watermark(db, path, chunk.watermark.offset, chunk.watermark.inode,
@@ -309,13 +405,28 @@ class Miner:
 
 
 _NO_UNIT = Unit(Turn("", "", "", "", "", "", "", False, ""), 0, "")
+MIN_USER_PROMPTS = 5  # a session with this many prompts from the user yields a memory in their words
+USER_VOICE_TRIES = 10
+USER_VOICE_FLOOR = 0.1  # below this likelihood of being a memory, nothing the user said is kept on that ground
+
+
+def _user_prompts(turns: list[Turn]) -> dict[str, int]:
+    """Prompts the user typed, per session: their own words (not a slash command, a filler, a pasted tool output)."""
+    from .checkpoint import request_text
+
+    counts: dict[str, int] = {}
+    for turn in turns:
+        if turn.role == "user" and not turn.is_sidechain and turn.session_id and request_text(turn.text):
+            counts[turn.session_id] = counts.get(turn.session_id, 0) + 1
+    return counts
+_WHOLE_RE = re.compile(r".*", re.DOTALL)
 # Pure in (role, text), and its patterns are long: a text seen again is not checked again.
 _quarantine_reason = functools.lru_cache(maxsize=4096)(privacy.quarantine_reason)
 
 
-def _refine_key(unit: Unit, hits: list) -> tuple:
+def _refine_key(unit: Unit, hit: Hit) -> tuple:
     """What refinement and redaction depend on; the rule by identity, as a project may redefine an id."""
-    return (unit.turn.role, unit.text, unit.previous, id(hits[0].rule))
+    return (unit.turn.role, unit.text, unit.previous, id(hit.rule))
 
 
 def _fallback_cwd(path: str, turns: list[Turn]) -> str:

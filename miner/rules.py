@@ -39,7 +39,12 @@ RULE_KEYS = {
     "tentative",
     "examples",
     "description",
+    "effect",
 }
+# What a rule that fires does. keep (the default): the unit is a memory of the rule's category; hint: the
+# classifier weighs the hit with everything else it sees, and decides; drop: the unit is never a memory.
+# Every hit is also something the classifier sees (`classify.unit_tokens`).
+EFFECTS = ("keep", "hint", "drop")
 NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
 RECENT_TEXTS = 4096  # texts whose hits each Matcher remembers (a few MB at most)
 
@@ -65,6 +70,7 @@ class Rule:
     source: str = ""
     line: int = 0
     description: str = ""
+    effect: str = "keep"
     # Per pattern, the literal requirements every match meets (each a set of lower-cased strings one of which
     # the text contains); per rule, the literals one of which any match of any pattern contains (None: unknown).
     required: tuple[tuple[frozenset[str], ...], ...] = ()
@@ -432,7 +438,10 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     unknown = set(raw) - RULE_KEYS
     if unknown:
         raise _fail(source, line, rule_id, f"unknown key(s) {', '.join(sorted(unknown))}")
-    category = raw.get("category")
+    effect = raw.get("effect", "keep")
+    if effect not in EFFECTS:
+        raise _fail(source, line, rule_id, f"`effect` must be one of {', '.join(EFFECTS)}")
+    category = raw.get("category", "decision" if effect == "drop" else None)
     if category not in CATEGORIES:
         raise _fail(source, line, rule_id, f"`category` must be one of {', '.join(CATEGORIES)}")
     lang = raw.get("lang", default_lang)
@@ -482,6 +491,7 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
         source=source,
         line=line,
         description=str(raw.get("description", "")),
+        effect=effect,
     )
 
 

@@ -214,7 +214,12 @@ def m004_session_evidence(db: sqlite3.Connection) -> None:
     run_script(db, "CREATE INDEX evidence_session ON evidence (session_id);")
 
 
-MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence]
+def m005_session_prompts(db: sqlite3.Connection) -> None:
+    """How many prompts the user typed in each session: a busy session must yield something in their words."""
+    run_script(db, "ALTER TABLE sessions ADD COLUMN user_prompts INTEGER NOT NULL DEFAULT 0;")
+
+
+MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts]
 
 
 class StoreError(RuntimeError):
@@ -483,6 +488,24 @@ class Store:
                 row[4] = ts
             row[5] = max(row[5], ts)
         db.executemany(_UPSERT_SESSION_SQL, [(session_id, *row) for session_id, row in folded.items()])
+
+    def add_user_prompts(self, db: sqlite3.Connection, counts: dict[str, int]) -> None:
+        """Count more prompts typed by the user, per session (the session rows exist already)."""
+        db.executemany("UPDATE sessions SET user_prompts = user_prompts + ? WHERE session_id = ?",
+                       [(n, session_id) for session_id, n in counts.items() if n])
+
+    def sessions_without_user_memory(self, db: sqlite3.Connection, session_ids: Iterable[str],
+                                     min_prompts: int) -> list[str]:
+        """Of these sessions, those with `min_prompts` prompts or more and no memory from the user's words yet."""
+        out = []
+        for session_id in session_ids:
+            row = db.execute(
+                """SELECT s.user_prompts AS prompts, EXISTS (SELECT 1 FROM evidence e
+                   WHERE e.session_id = s.session_id AND e.role = 'user') AS has FROM sessions s WHERE s.session_id = ?""",
+                (session_id,)).fetchone()
+            if row and row["prompts"] >= min_prompts and not row["has"]:
+                out.append(session_id)
+        return out
 
     def session(self, session_id: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()

@@ -21,17 +21,21 @@ class Traced:
     rules: list[str]
     outcome: str
     candidate: Candidate | None
+    scores: dict[str, float] | None = None  # the classifier's probabilities (None without a classifier)
 
 
 def trace_turns(miner: Miner, turns: list[Turn], project: str = "") -> list[Traced]:
-    """Every unit of `turns` with the rules that fired and what refinement did."""
+    """Every unit of `turns` with the rules that fired, the classifier's probabilities and what refinement did."""
     traced: list[Traced] = []
 
     def record(unit: Unit, hits: list, outcome: str, candidate: Candidate | None) -> None:
         traced.append(Traced(unit, unit_langs(unit.text), [h.rule.id for h in hits], outcome, candidate))
 
     units = turns_to_units(turns)
-    miner.extract(units, lambda turn: project, trace=record)
+    scores: list = []
+    miner.extract(units, lambda turn: project, trace=record, scores_out=scores)
+    for item, score in zip(traced, scores):
+        item.scores = score
     return traced
 
 

@@ -147,7 +147,9 @@ def test_rules_test_shows_rules_and_refinement():
     assert result.exit_code == 0, result.output
     assert "[user] We'll use pnpm instead of npm for this repo." in result.stdout
     assert "-> kept" in result.stdout and "decision: We'll use pnpm instead of npm" in result.stdout
-    assert "Thanks" not in result.stdout  # no rule fired on it, so it is not listed
+    # Every unit of a TEXT is shown, with what was done to it: thanks are not kept.
+    thanks = result.stdout[result.stdout.index("[user] Thanks!"):]
+    assert "-> kept" not in thanks.splitlines()[1]
     question = runner.invoke(main, ["rules", "test", "Should we use pnpm instead of npm for this repo?"])
     assert "-> question" in question.stdout
 

@@ -69,7 +69,9 @@ def test_poisoned_tool_output_and_its_echo_are_never_recalled(tmp_path, store, p
     assert "evil.example" not in text and "curl" not in text
     assert "xdist" in text  # recall works; only the poison is held back
     rows = store.db.execute("SELECT text, state, role, state_reason FROM memories").fetchall()
-    assert all(r["role"] == "assistant" for r in rows)  # tool output, attachment and thinking gave nothing
+    # Tool output (a user entry), the attachment and the thinking gave nothing: every trace of the poison is the
+    # assistant's own echo.
+    assert all(r["role"] == "assistant" for r in rows if POISON in r["text"] or "README" in r["text"])
     poisoned = [r for r in rows if "evil.example" in r["text"]]
     assert poisoned, "the echoes should be stored (quarantined), to be listed"
     assert {r["state"] for r in poisoned} == {"quarantined"}

@@ -147,7 +147,8 @@ def test_folded_session_upserts_end_as_one_upsert_per_sighting(tmp_path, existin
     one_by_one, folded = Store(tmp_path / "a.db"), Store(tmp_path / "b.db")
     for s in (one_by_one, folded):
         if existing:
-            s.db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)", existing)
+            s.db.execute("INSERT INTO sessions (session_id, project, cwd, git_branch, transcript, first_ts, last_ts) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", existing)
     with one_by_one.transaction() as db:
         for sighting in sightings:
             one_by_one.upsert_session(db, *sighting)

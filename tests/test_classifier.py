@@ -1,0 +1,251 @@
+"""The memory classifier: what it sees, how it is trained and cross-validated, and how the miner uses it.
+
+Training runs on a small synthetic shared-data folder (tests/synthetic_data.py) with the real spaCy
+text classifier; the miner runs against real SQLite files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import synthetic_data
+from builders import Session
+from miner import config as config_mod
+from miner import rules as rules_mod
+from miner.classify import Classifier, contexts, unit_tokens
+from miner.cli import main
+from miner.clean import turns_to_units
+from miner.mine import Miner
+from miner.model import Turn
+from miner.store import Store
+from miner.training import dataset as dataset_mod
+from miner.training import train as train_mod
+
+
+def turn(text: str, role: str = "user", uuid: str = "u1", session: str = "s1") -> Turn:
+    return Turn(uuid, session, role, text, "2026-01-01T00:00:00Z", "/p", "main", False, "/t.jsonl")
+
+
+def tokens_of(*turns: Turn, index: int = 0, hits=()) -> list[str]:
+    units = turns_to_units(list(turns))
+    return unit_tokens(units[index], contexts(units)[index], hits)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return synthetic_data.build(tmp_path_factory.mktemp("shared") / "data")
+
+
+@pytest.fixture(scope="module")
+def model(data, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("model")
+    train_mod.train(data, out, labels=data / "labels")
+    return out
+
+
+# --- what it sees ------------------------------------------------------------------------------------------------
+
+
+def test_the_classifier_sees_form_place_and_cues_not_the_words():
+    tokens = tokens_of(turn("- **Deploy**: always use Kamal for `billing`, never by hand."))
+    assert {"§role:user", "§list", "§bold_label", "§code", "§cue:lasting", "§cue:prohibit", "§cue:choose"} <= set(tokens)
+    assert "§pos:alone" in tokens and "§u|list" in tokens and "§list&§pos:alone" in tokens
+    assert "kamal" not in tokens and "billing" not in tokens  # the words are the project's topic, not its habits
+
+
+@pytest.mark.parametrize("text,cue", [
+    ("Всегда запускай линтер перед коммитом.", "§cue:lasting"),
+    ("以后每次提交前都要运行测试。", "§cue:lasting"),
+    ("Nunca uses rebase en la rama principal.", "§cue:prohibit"),
+    ("나중에 페이지네이션을 추가하자.", "§cue:defer"),
+    ("Let me check the configuration first.", "§cue:narrate"),
+    ("I've updated the tests and they pass.", "§cue:recap"),
+])
+def test_cue_families_work_across_languages(text, cue):
+    assert cue in tokens_of(turn(text))
+
+
+def test_place_in_the_turn_and_the_prompt_it_answers():
+    question = turn("How should the exporter name its files?", uuid="q")
+    answer = turn("## Naming\nFiles are named by date.\nThey go in `exports/`.", role="assistant", uuid="a")
+    units = turns_to_units([question, answer])
+    ctx = contexts(units)
+    last = unit_tokens(units[-1], ctx[-1])
+    assert "§pos:last" in last and "§pos:final_msg" in last and "§under:naming" in last
+    assert any(t.startswith("§asked:") for t in last) and "§asked:exporter" in last
+    assert "§after:heading" in unit_tokens(units[2], ctx[2])
+
+
+def test_rule_hits_are_seen():
+    ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
+    text = "We'll use PostgreSQL instead of MySQL for the main database."
+    hits = ruleset.match(text, "user", ("en",))
+    tokens = tokens_of(turn(text), hits=hits)
+    assert "§rule:decision" in tokens and any(t.startswith("§rid:") for t in tokens)
+
+
+# --- training --------------------------------------------------------------------------------------------------
+
+
+def test_the_dataset_reads_gold_label_references_and_evidence(data):
+    dataset = dataset_mod.load(data, data / "labels")
+    assert len(dataset.groups()) == 4  # two dev transcripts, two projects
+    counts = dataset.counts()
+    assert counts["none"] > 10 and counts["decision"] > 3 and counts["fact"] > 2
+    assert dataset.mismatched == 0
+
+
+def test_a_label_reference_whose_unit_changed_is_counted_not_used(data, tmp_path):
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    source = next((data / "labels").glob("*.jsonl"))
+    rows = [json.loads(line) for line in source.read_text().splitlines()]
+    for row in rows:
+        if "hash" in row:
+            row["hash"] = "000000000000"
+            break
+    (labels / source.name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert dataset_mod.load(data, labels).mismatched == 1
+
+
+def test_missing_training_data_is_one_clear_error(tmp_path):
+    result = CliRunner().invoke(main, ["train", "--data", str(tmp_path), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 1 and "no training data at" in result.output and "\n" not in result.output.strip()
+
+
+def test_training_is_seeded_and_the_model_tells_memories_from_talk(data, model, tmp_path):
+    again = tmp_path / "again"
+    train_mod.train(data, again, labels=data / "labels")
+    for a in sorted(p for p in model.rglob("*") if p.is_file()):
+        assert a.read_bytes() == (again / a.relative_to(model)).read_bytes(), a  # the same data, the same model
+    meta = json.loads((model / "miner-meta.json").read_text())
+    assert 0.0 <= meta["threshold"] <= 1.0 and meta["trained_on"]["projects"] == 4
+    classifier = Classifier(model)
+    memory = tokens_of(turn("From now on we always deploy the catalog service with Kamal, never by hand."))
+    talk = tokens_of(turn("Let me check the catalog file first.", role="assistant"))
+    memory_score, talk_score = classifier.scores([memory, talk])
+    assert memory_score["none"] < talk_score["none"]
+
+
+def test_miner_train_writes_the_model_where_it_is_told(data, tmp_path):
+    out = tmp_path / "model"
+    result = CliRunner().invoke(main, ["train", "--data", str(data), "--out", str(out), "--labels",
+                                       str(data / "labels")])
+    assert result.exit_code == 0, result.output
+    assert "model written to" in result.output and Classifier.available(out)
+
+
+# --- the miner with a classifier ----------------------------------------------------------------------------------
+
+
+def mine(tmp_path, pipeline, classifier, lines, config=None, ruleset=None):
+    path = tmp_path / "t.jsonl"
+    session = Session(path, "/work/app")
+    for role, text in lines:
+        session.user(text) if role == "user" else session.assistant(text)
+    with Store(tmp_path / "m.db") as store:
+        Miner(store, config or config_mod.load(), pipeline=pipeline, classifier=classifier,
+              ruleset=ruleset).mine_file(path)
+        return [(m.text, m.category, m.rule_id) for m in store.list_memories(limit=100)]
+
+
+def test_the_classifier_keeps_what_no_rule_foresaw(tmp_path, pipeline, model):
+    text = "Используем всегда PostgreSQL для сервиса кэша, а не MySQL."
+    assert not mine(tmp_path / "rules", pipeline, False, [("user", text)])  # no rule for it
+    kept = mine(tmp_path / "model", pipeline, Classifier(model, threshold=0.99), [("user", text)])
+    assert [(t, rule) for t, _, rule in kept] == [(text, f"classifier.{kept[0][1]}")]
+
+
+def test_rules_keep_drop_and_hint(tmp_path, pipeline, model):
+    rules_file = tmp_path / "rules.yaml"
+    rules_file.write_text(
+        "rules:\n"
+        "  - id: user.keep\n    category: fact\n    patterns: ['(?i)\\bzebra\\b']\n"
+        "  - id: user.drop\n    effect: drop\n    patterns: ['(?i)\\bwombat\\b']\n"
+        "  - id: user.hint\n    category: todo\n    effect: hint\n    patterns: ['(?i)\\bokapi\\b']\n")
+    ruleset = rules_mod.load_rules([rules_file])
+    never = Classifier(model, threshold=0.0)  # the classifier alone would keep nothing
+    always = Classifier(model, threshold=1.01)  # and here, everything
+    lines = [("user", "The zebra crossing module is behind the feature flag."),
+             ("user", "From now on we always deploy the wombat service with Kamal."),
+             ("user", "The okapi importer skips rows without a SKU, always.")]
+    kept = {text.split()[1]: rule for text, _, rule in mine(tmp_path / "a", pipeline, never, lines, ruleset=ruleset)}
+    assert kept == {"zebra": "user.keep"}  # keep forces; the hint defers to the classifier, which says no
+    kept = {text.split()[1]: rule for text, _, rule in mine(tmp_path / "b", pipeline, always, lines, ruleset=ruleset)}
+    assert kept["zebra"] == "user.keep" and "wombat" not in kept  # drop vetoes whatever the classifier says
+    assert kept["okapi"] in ("user.hint", "classifier.fact", "classifier.decision", "classifier.preference",
+                             "classifier.todo")
+
+
+def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, model):
+    prompts = ["The staging database is restored from the nightly dump every morning.",
+               "Can you look at the failing job?", "ok", "Now try the other branch please.",
+               "The payments team owns the webhook handler.", "Run it again."]
+    lines = [("user", p) for p in prompts] + [("assistant", "Done.")]
+    kept = mine(tmp_path, pipeline, Classifier(model, threshold=0.0), lines)  # nothing passes the threshold
+    assert len(kept) == 1 and kept[0][2] == "classifier.user-voice", kept
+    assert kept[0][0] in prompts
+    four = mine(tmp_path / "four", pipeline, Classifier(model, threshold=0.0), lines[:4])
+    assert four == []  # four prompts (and "ok" is not one): no such guarantee
+
+
+def test_miner_rules_test_shows_the_classifiers_probabilities(model, monkeypatch):
+    from miner import classify
+
+    monkeypatch.setattr(classify, "MODEL_DIR", model)
+    result = CliRunner().invoke(main, ["rules", "test", "Siempre escribe los mensajes de commit en inglés."])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if "classifier:" in line)
+    assert all(label in line for label in ("none", "decision", "preference", "fact", "todo"))
+
+
+# --- cross-validation -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_cross_validation_scores_each_group_with_a_model_trained_without_it(data):
+    result = CliRunner().invoke(main, ["eval", "--cv", str(data), "--labels", str(data / "labels"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    folds = {f["group"]: f for f in report["folds"]}
+    assert set(folds) == {"dev0__repo__claude", "dev1__repo__claude", "owner0__dotfiles__app0",
+                          "owner1__dotfiles__app1"}
+    assert all("threshold" in f for f in folds.values())
+    assert folds["dev0__repo__claude"]["transcript"]["extraction"]["ignored"]["gold"] > 0
+    assert report["cross_session"]["questions"] == 2  # one question per project, through the real hook
+    assert report["busy_sessions"]["sessions"] >= 1
+    assert 0.0 <= report["extraction"]["ignored"]["precision"] <= 1.0
+
+
+def test_the_model_ships_no_text_of_its_training_data(data, model):
+    """No string of the training units is saved with the model (the n-grams are hashed)."""
+    assert not (model / "vocab").exists()
+    stored = b"".join(p.read_bytes() for p in model.rglob("*") if p.is_file())
+    for word in ("Kamal", "uploader", "PostgreSQL", "commit"):
+        assert word.encode() not in stored
+
+
+def test_eval_multi_hands_its_settings_to_the_hook_it_runs(data):
+    """The hook reads the settings under evaluation, not those of whoever runs the evaluation."""
+    from miner.evaluate_multi import evaluate_multi
+
+    wide = evaluate_multi(data / "multi", data / "gold", config_mod.load())
+    narrow = evaluate_multi(data / "multi", data / "gold", dict(config_mod.load(), max_block_chars=700))
+    chars = lambda report: [c["chars"] for p in report["projects"] for c in p["cuts"]]  # noqa: E731
+    assert max(chars(wide)) > 700 >= max(chars(narrow)) > 0
+
+
+def test_a_rules_effect_is_checked_and_a_drop_rule_needs_no_category(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - id: u.bad\n    category: fact\n    effect: maybe\n    patterns: ['x']\n")
+    with pytest.raises(rules_mod.RuleError) as err:
+        rules_mod.load_file(bad)
+    assert "`effect` must be one of keep, hint, drop" in str(err.value) and "u.bad" in str(err.value)
+    good = tmp_path / "good.yaml"
+    good.write_text("rules:\n  - id: u.drop\n    effect: drop\n    patterns: ['(?i)\\\\bwip\\\\b']\n")
+    (rule,), _ = rules_mod.load_file(good)
+    assert rule.effect == "drop"
