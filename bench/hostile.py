@@ -20,7 +20,8 @@ a PreCompact whose miner finished (the note says whether the block opens
 with the checkpoint), and the background miner (`python -m miner.worker
 mine TRANSCRIPT`) into a fresh store. Two more rows: a Stop hook whose stdin
 is never closed (it must give up after a second), and a Stop hook whose
-payload holds a 7 MB transcript_path (logged, redacted, refused). `python -c
+payload holds a 7 MB transcript_path (logged, redacted, refused), and a
+UserPromptSubmit hook whose payload holds a `--mb` MB prompt. `python -c
 pass` of the same interpreter gives the scale.
 
 Targets: every hook ≤ 2 s wall and ≤ 300 MB peak RSS, the miner ≤ 20 s.
@@ -242,6 +243,12 @@ def main() -> int:
                             "transcript_path": "/" + ("sk-ant-" + "a1B2c3D4" * 5 + " ") * (7 * 2**20 // 48)})
         print_row(measure(launcher, "stop, 7 MB transcript_path (logged)", [python, "-m", "miner.hooks", "stop"],
                           run_env, stdin.encode()))
+        # UserPromptSubmit carries the prompt itself: a payload of `--mb` MB (it keeps the first and last MB).
+        run_env = fresh_home(env, root, "big-prompt")
+        stdin = json.dumps({"session_id": "s", "cwd": str(root / "work"), "hook_event_name": "UserPromptSubmit",
+                            "transcript_path": "", "prompt": "Which database did we pick? " + prose(size)})
+        print_row(measure(launcher, f"user-prompt-submit, {args.mb:g} MB prompt",
+                          [python, "-m", "miner.hooks", "user-prompt-submit"], run_env, stdin.encode()))
     finally:
         launcher.close()
         if not args.keep:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 
 LAUNCHER = r"""
 import json, os, select, sys, time
@@ -23,7 +24,10 @@ for line in sys.stdin:
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
     os.close(r_in)
     os.close(w_out)
-    data = job["stdin"].encode()
+    # The payload is streamed from a file in pieces, never held whole: this process stays small, and
+    # a child spawned later does not count a big payload of an earlier one in its peak.
+    source = open(job["stdin_path"], "rb")
+    data = source.read(65536)
     # Written in pieces while stdout is drained: a child that stops reading must not block us.
     os.set_blocking(w_in, False)
     chunks = []
@@ -33,12 +37,12 @@ for line in sys.stdin:
         readable, writable, _ = select.select([r_out], [w_in] if data else [], [], 0.05)
         if writable:
             try:
-                data = data[os.write(w_in, data[:65536]):]
+                data = data[os.write(w_in, data):] or source.read(65536)
             except BrokenPipeError:
                 data = b""
             except BlockingIOError:
                 pass
-            if not data and not job["leave_open"]:
+            if not data and not job["leave_open"] and w_in is not None:
                 os.close(w_in)
                 w_in = None
         if readable:
@@ -47,6 +51,7 @@ for line in sys.stdin:
                 break
             chunks.append(chunk)
     os.close(r_out)
+    source.close()
     _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter() - started
     if w_in is not None:
@@ -64,10 +69,13 @@ class Launcher:
                                      stdout=subprocess.PIPE, text=True)
 
     def run(self, argv: list[str], env: dict[str, str], stdin: bytes = b"", leave_open: bool = False) -> dict:
-        job = {"argv": argv, "env": env, "stdin": stdin.decode("utf-8"), "leave_open": leave_open, "timeout": 300}
-        self.proc.stdin.write(json.dumps(job) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
+        with tempfile.NamedTemporaryFile(prefix="miner-bench-stdin-") as payload:
+            payload.write(stdin)
+            payload.flush()
+            job = {"argv": argv, "env": env, "stdin_path": payload.name, "leave_open": leave_open, "timeout": 300}
+            self.proc.stdin.write(json.dumps(job) + "\n")
+            self.proc.stdin.flush()
+            return json.loads(self.proc.stdout.readline())
 
     def close(self) -> None:
         self.proc.stdin.close()

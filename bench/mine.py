@@ -2,6 +2,9 @@
 
 Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts]
 
+(`--transcripts ../shared/data/multi` mines the eight projects' whole histories instead.) The
+store's size on disk is printed too, and the archive's share of it, per MB of transcript.
+
 The dev transcripts are copied until there are at least --mb megabytes, each
 copy with fresh entry uuids and session ids (otherwise the miner would rightly
 skip the copies as replays). Everything is mined into a fresh store in one
@@ -83,6 +86,11 @@ def main() -> int:
 
         summary = miner.mine_paths(find_transcripts(root / "projects"), progress=first_copy)
         finished, mine_cpu = time.perf_counter(), time.process_time() - loaded_cpu
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        sizes = dict(store.db.execute(
+            """SELECT CASE WHEN name LIKE 'archive%' THEN 'archive' ELSE 'rest' END, SUM(pgsize)
+               FROM dbstat GROUP BY 1""").fetchall())
+        archived = store.db.execute("SELECT COUNT(*) FROM archive").fetchone()[0]
         store.close()
         cpu = resource.getrusage(resource.RUSAGE_SELF)
         peak_mb = cpu.ru_maxrss / 1024  # Linux reports KiB
@@ -101,6 +109,10 @@ def main() -> int:
     print(f"first copy only (text never seen before): {first['bytes'] / 1e6:.1f} MB in {first['cpu']:.2f} s CPU, "
           f"{first['bytes'] / 1e6 / max(first['cpu'], 1e-9):.1f} MB/s")
     print(f"result: {summary.line()}")
+    mb = size / 1e6
+    print(f"store on disk: {sum(sizes.values()) / 1e6:.1f} MB, {sum(sizes.values()) / 1e6 / mb:.3f} MB per MB of "
+          f"transcript; the archive ({archived:,} units, its index included) {sizes.get('archive', 0) / 1e6:.1f} MB, "
+          f"{sizes.get('archive', 0) / 1e6 / mb:.3f} MB per MB of transcript")
     print(f"peak RSS: {peak_mb:.0f} MB")
     return 0
 

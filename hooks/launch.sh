@@ -2,7 +2,7 @@
 # Transcript Miner plugin hook launcher (POSIX sh).
 #
 # Claude Code runs this from the plugin's hooks/hooks.json with one argument
-# (session-start, stop, pre-compact, session-end) and the event JSON on stdin.
+# (session-start, user-prompt-submit, stop, pre-compact, session-end) and the event JSON on stdin.
 # It finds the interpreter installed by ./install.sh and hands over to it with
 # exec, so stdin, stdout and the exit code are the hook's own:
 #   1. $MINER_HOME/venv/bin/python                              (if MINER_HOME is set)

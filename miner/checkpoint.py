@@ -1,7 +1,10 @@
 """Session checkpoints: what a session was doing when its context was compacted or it ended (standard library only).
 
 A checkpoint holds the current task (the latest user requests of the
-session, cleaned and redacted), and the ids of the decisions and open todos
+session, cleaned and redacted), the session's recent state as it was said
+(its latest requests and the assistant's replies, newest last, up to
+`RECENT_CHARS`: after a compaction or a resume the block opens with a share
+of it), and the ids of the decisions and open todos
 that this session stated or restated. PreCompact writes it so that the block
 after the compaction opens with it; the SessionEnd miner writes it so that
 the next session of the project is ranked against it.
@@ -36,6 +39,8 @@ MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
 MAX_REPLY_CHARS = 1200
 MAX_IDS = 60
+RECENT_CHARS = 8000  # of the session's latest prose kept in a checkpoint: more than a block's share of it
+RECENT_TURN_CHARS = 4000  # of each turn (whole sentences)
 TAIL_BYTES = 256 * 1024  # read from the end in blocks of this size, until enough requests are found;
 MAX_TAIL_BYTES = 4 * 1024 * 1024  # lines kept and parsed: never more than this,
 MAX_SCAN_BYTES = 64 * 1024 * 1024  # bytes read, passing over lines too long to keep: never more than this
@@ -178,33 +183,69 @@ def _last_reply(turns) -> str:
     return ""
 
 
+def _said(turn, texts: dict | None = None) -> str:
+    """A main-thread turn as the recent state shows it: a request as a task line, a reply cleaned; redacted,
+    clipped to whole sentences; '' for a filler, a command, a turn without prose."""
+    if turn.is_sidechain:
+        return ""
+    if turn.role == "user":
+        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
+        return text
+    cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
+    if len(" ".join(cleaned.split())) < 20:
+        return ""
+    return clip(_redacted(cleaned, RECENT_TURN_CHARS), RECENT_TURN_CHARS)
+
+
+def _recent(turns, texts: dict | None = None, session_id: str = "") -> list[list[str]]:
+    """The latest [role, text] of the session's main thread, oldest first, up to `RECENT_CHARS` in all."""
+    if session_id and not any(turn.session_id == session_id for turn in turns):
+        session_id = ""  # a resumed session may write under another id: the transcript's latest words stand in
+    recent: list[list[str]] = []
+    size = 0
+    for turn in reversed(turns):
+        if size >= RECENT_CHARS:
+            break
+        if not _is_own(turn, session_id):
+            continue
+        text = _said(turn, texts)
+        if text and not (recent and recent[-1] == [turn.role, text]):
+            recent.append([turn.role, text])
+            size += len(text)
+    return recent[::-1]
+
+
 def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
-             limit: int = MAX_REQUESTS) -> tuple[list, list[str], str]:
-    """(the turns read, oldest first; the latest requests; the assistant's latest reply): see `session_context`."""
+             limit: int = MAX_REQUESTS) -> tuple[list, list[str], str, list[list[str]]]:
+    """(the turns read, oldest first; the latest requests; the assistant's latest reply; the recent state): see
+    `session_context` and `_recent`."""
     if stop_after_uuid is not None:
         # Evaluation cuts: everything up to the cut, read from the start.
         turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
         own, anyone = _requests_from_turns(turns, session_id)
-        return turns, (own or anyone)[-limit:], _last_reply(turns)
+        return turns, (own or anyone)[-limit:], _last_reply(turns), _recent(turns, None, session_id)
     newest_first = []
     texts: dict[str, str] = {}
     own: set[str] = set()
     replied = False
+    prose = 0
     for turn in _tail_turns(transcript):
         newest_first.append(turn)
         if turn.is_sidechain:
             continue
         if turn.role == "assistant":
             replied = True
+            prose += len(turn.text)
         else:
             texts[turn.uuid] = text = request_text(turn.text)
+            prose += len(text)
             if text and _is_own(turn, session_id):
                 own.add(text)
-        if len(own) >= limit and replied:
-            break  # the latest requests and the latest reply are in: the rest of the file is not read
+        if len(own) >= limit and replied and prose >= RECENT_CHARS:
+            break  # the latest requests, reply and state are in: the rest of the file is not read
     turns = newest_first[::-1]
     own_requests, anyone = _requests_from_turns(turns, session_id, texts)
-    return turns, (own_requests or anyone)[-limit:], _last_reply(turns)
+    return turns, (own_requests or anyone)[-limit:], _last_reply(turns), _recent(turns, texts, session_id)
 
 
 def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
@@ -215,7 +256,7 @@ def session_context(transcript: str, session_id: str = "", stop_after_uuid: str 
     `session_id` (a resumed session may write under another id), the transcript's
     latest requests stand in for it.
     """
-    return _context(transcript, session_id, stop_after_uuid, limit)[1:]
+    return _context(transcript, session_id, stop_after_uuid, limit)[1:3]
 
 
 def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
@@ -313,7 +354,7 @@ def close_done_todos(store: Store, project: str, turns) -> list[int]:
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
     """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
-    turns, requests, last_reply = _context(transcript, session_id, stop_after_uuid)
+    turns, requests, last_reply, recent = _context(transcript, session_id, stop_after_uuid)
     if not store.readonly:
         close_done_todos(store, project, turns)
     decisions, todos = session_memory_ids(store, session_id, project)
@@ -323,6 +364,7 @@ def write_checkpoint(store: Store, session_id: str, project: str, transcript: st
         "created_at": now_iso(),
         "task": requests,
         "last_reply": last_reply,
+        "recent": recent,
         "decisions": decisions,
         "todos": todos,
     }

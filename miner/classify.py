@@ -3,11 +3,12 @@
 A spaCy text classifier (`textcat`, exclusive classes none / decision /
 preference / fact / todo) trained by `miner train` sees every cleaned unit,
 not only those a rule matched, so a sentence no rule foresaw can still be
-kept. It sees more than the words (`unit_tokens`):
+kept. It sees what the unit's form, place and cues show (`unit_tokens`):
 
-- the words, lower-cased, in any script; scripts written without spaces
-  (Chinese, Japanese, Thai, …) as characters and character pairs; numbers as
-  one token;
+- with `words` only (the shipped model is trained without them: a model that
+  learns its training projects' words learns their topics), the words,
+  lower-cased, in any script; scripts written without spaces (Chinese,
+  Japanese, Thai, …) as characters and character pairs; numbers as one token;
 - who said it, and where it sits: a list item, a heading, a table row, a
   bold label, the first or last unit of its turn, the assistant's last
   message before the user spoke again, the heading it falls under;

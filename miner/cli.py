@@ -193,19 +193,30 @@ def show(memory_id: int) -> None:
 @click.argument("query")
 @click.option("--project", type=str, help="Only this project directory (default: every project).")
 @click.option("--all", "all_states", is_flag=True, help="Also cold, superseded, forgotten and quarantined memories.")
-@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
-def search(query: str, project: str | None, all_states: bool, limit: int) -> None:
-    """Full-text search of memories (BM25), active ones unless --all."""
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000), help="At most this many of each.")
+@click.option("--no-archive", is_flag=True, help="Memories only, not what was said in earlier sessions.")
+def search(query: str, project: str | None, all_states: bool, limit: int, no_archive: bool) -> None:
+    """Full-text search (BM25) of memories, active ones unless --all, then of the archive of everything said."""
     from .store import STATES
 
+    where = _project(project) if project else None
     with _store() as store:
-        hits = store.search(query, project=_project(project) if project else None,
-                            states=STATES if all_states else ("active",), limit=limit)
+        hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit)
+        said = [] if no_archive else store.search_archive(query, project=where, limit=limit)
+    shown = [" ".join(memory.text.lower().split()) for memory, _ in hits]
+    said = [(unit, rank) for unit, rank in said  # a unit that says what a memory listed says is not listed again
+            if not any(" ".join(unit["text"].lower().split()) in text for text in shown)]
     for memory, _ in hits:
         state = "" if memory.state == "active" else f" [{memory.state}]"
         click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
     if not hits:
         click.echo("No memories match." + ("" if all_states else " (`--all` also searches cold and closed ones.)"))
+    if said:
+        click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} units):")
+    for unit, _ in said:
+        text = " ".join(unit["text"].split())
+        click.echo(f"  {unit['ts'][:10]}  {unit['role']:<9} session {unit['session_id'][:8]}  "
+                   f"{text[:300]}{'…' if len(text) > 300 else ''}")
 
 
 @main.command()
@@ -265,13 +276,16 @@ def _shared_data() -> Path | None:
 @click.option("--cv", "data", type=click.Path(file_okay=False, path_type=Path), is_flag=False, flag_value="",
               default=None, help="Leave one project out: train without each dev transcript and project, score it. "
                                  "DATA is the shared data folder (default: ../shared/data beside the checkout).")
+@click.option("--prompt", is_flag=True,
+              help="With --multi or --cv: also ask each question as the new session's first prompt (the "
+                   "UserPromptSubmit hook), next to plain BM25 over all earlier prose.")
 @click.option("--rules-only", is_flag=True, help="With --cv: score the rules alone (no classifier), for comparison.")
 @click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="With --cv: the folder of label references (default: the ones shipped with the tool).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--only", default="", help="Only sources (or, with --cv, groups) whose name contains this.")
-def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data: Path | None, rules_only: bool,
-          labels: Path | None, as_json: bool, only: str) -> None:
+def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data: Path | None, prompt: bool,
+          rules_only: bool, labels: Path | None, as_json: bool, only: str) -> None:
     """Score extraction, restore and cross-session recall against gold labels.
 
     With --cv, every figure is cross-validated: each dev transcript and project is scored with a classifier
@@ -287,7 +301,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
             raise click.UsageError("no shared data folder beside this checkout; give it: --cv DIR")
         try:
             report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
-                                    progress=lambda message: click.echo(message, err=True))
+                                    prompt=prompt, progress=lambda message: click.echo(message, err=True))
         except DataError as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
@@ -304,7 +318,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
     if multi:
         from .evaluate_multi import evaluate_multi, format_multi
 
-        report = evaluate_multi(multi, gold, config)
+        report = evaluate_multi(multi, gold, config, prompt=prompt)
         click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
 
 

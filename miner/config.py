@@ -69,6 +69,14 @@ DEFAULTS: dict[str, Any] = {
     "void_min_candidates": 12,
     "void_crowd_factor": 2.0,
     "max_candidates": 160,
+    # UserPromptSubmit: what the memories and the archive hold about the prompt, at most this many characters
+    # (0: off). Small on purpose: it comes with every prompt.
+    "prompt_block_chars": 1500,
+    # Keep every cleaned prose unit (redacted, quality-gated) in an archive the prompt hook and search can find.
+    "archive": True,
+    # After a compaction or a resume, the block opens with the session's latest words (its requests and the
+    # assistant's replies), in up to this share of the budget; memories fill the rest.
+    "restore_recent_share": 0.25,
     # A new session's block opens with the last session's latest requests (0: off).
     "last_session_requests": 2,
     # Hooks. recall_cache: the worker renders the next SessionStart block ahead of time (see blockcache).

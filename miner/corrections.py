@@ -94,6 +94,7 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     with store.transaction() as db:
         store.set_state(db, memory_id, "forgotten", note)
         store.set_pinned(db, memory_id, False)
+        store.hide_archived(db, memory_id)  # nor is it found again through the archive of what was said
     lines = [f"#{memory_id} forgotten (was {memory.state}{', pinned' if memory.pinned else ''}): {memory.text}"]
     if reason.strip():
         lines.append(f"reason: {reason.strip()}")

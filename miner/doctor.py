@@ -21,7 +21,9 @@ def check_hooks() -> Iterator[Check]:
         yield False, str(exc), f"fix {path} by hand, then run `miner install`"
         return
     commands = registered_commands(settings)
-    wanted = ("SessionStart", "Stop", "PreCompact", "SessionEnd")
+    from .settings import EVENTS
+
+    wanted = tuple(EVENTS)
     missing = [e for e in wanted if not commands.get(e)]
     if missing:
         yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -207,11 +207,37 @@ def answered(questions: list[dict], text: str) -> int:
     return sum(1 for q in questions if any(a.lower() in lowered for a in q["answers"]))
 
 
+LONG_RANGE_CHARS = 10_000  # a restore question whose answer was said further back than this is long-range
+
+
+def session_prose(path: Path, stop_after_uuid: str | None = None) -> tuple[str, dict[str, int]]:
+    """A session's user and assistant prose up to a cut, as one text, and where each entry's prose starts in it."""
+    turns = read_transcript(str(path), Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+    parts, starts, at = [], {}, 0
+    for turn in turns:
+        if turn.is_sidechain:
+            continue
+        text = " ".join(clean_prose(turn.text).split())
+        starts.setdefault(turn.uuid, at)
+        parts.append(text)
+        at += len(text) + 1
+    return "\n".join(parts), starts
+
+
 def prose_tail(path: Path, chars: int, stop_after_uuid: str | None = None) -> str:
     """The last `chars` characters of a session's user and assistant prose (up to a cut)."""
-    turns = read_transcript(str(path), Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
-    text = "\n".join(" ".join(clean_prose(t.text).split()) for t in turns if not t.is_sidechain)
+    text = session_prose(path, stop_after_uuid)[0]
     return text[-chars:] if chars else ""
+
+
+def answer_distance(question: dict, prose: str, starts: dict[str, int]) -> int:
+    """How far back from the cut a question's answer was last said: characters of prose from the latest place
+    any of its answers appears to the end (else from its evidence entry; else the whole prose)."""
+    lowered = prose.lower()
+    found = max((lowered.rfind(a.lower()) for a in question["answers"]), default=-1)
+    if found < 0:
+        found = starts.get(question.get("evidence_uuid", ""), 0)
+    return len(prose) - found
 
 
 def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, miner_factory) -> dict[str, Any]:
@@ -235,18 +261,22 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
                     continue
                 write_checkpoint(store, session["session_id"], session["project"], str(transcript.resolve()),
                                  stop_after_uuid=None if cut == "end" else cut)
-                situation, session_id = (("startup", "eval-new-session") if cut == "end"
-                                         else ("compact", session["session_id"]))
+                # A cut inside the session is a compaction there; `end` is the session resumed after it ended.
+                situation = "resume" if cut == "end" else "compact"
+                session_id = session["session_id"]
                 block = build(store, session["project"], config, situation=situation, session_id=session_id,
                               budget_chars=budget, log=False)
                 no_void = build(store, session["project"], config, situation=situation, session_id=session_id,
                                 budget_chars=budget, log=False, void=False)
                 # The naive baseline: the last characters of the session's prose, as many as our block has.
-                tail = prose_tail(transcript, len(block.text), None if cut == "end" else cut)
+                prose, starts = session_prose(transcript, None if cut == "end" else cut)
+                tail = prose[-len(block.text):]
                 qs = by_cut[cut]
+                far = [q for q in qs if answer_distance(q, prose, starts) > LONG_RANGE_CHARS]
                 restore.append({"cut": cut, "questions": len(qs), "answered": answered(qs, block.text),
                                 "answered_no_void": answered(qs, no_void.text), "tail_answered": answered(qs, tail),
-                                "chars": len(block.text)})
+                                "chars": len(block.text), "long_questions": len(far),
+                                "long_answered": answered(far, block.text), "long_tail_answered": answered(far, tail)})
             mined = mined_from_store(store)
             links = [(r["src"], r["dst"]) for r in store.db.execute("SELECT src, dst FROM links WHERE kind = 'supersedes'")]
     extraction_file = gold / "extraction" / f"{source}.jsonl"
@@ -274,7 +304,6 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
         results.append(evaluate_source(source, transcript, gold, config,
                                        lambda store: Miner(store, config, pipeline=pipeline)))
     totals = {"ignored": {}, "required": {}, "per_category": {c: {} for c in CATEGORIES}}
-    restore_q = restore_a = restore_nv = restore_tail = 0
     conflicts: dict[str, int] = {}
     for result in results:
         if result.get("missing"):
@@ -285,11 +314,6 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
         _merge(totals["required"], extraction["required"])
         for cat in CATEGORIES:
             _merge(totals["per_category"][cat], extraction["per_category"][cat])
-        for cut in result["restore"]:
-            restore_q += cut["questions"]
-            restore_a += cut["answered"]
-            restore_nv += cut["answered_no_void"]
-            restore_tail += cut["tail_answered"]
     return {
         "pipeline": pipeline.name,
         "sources": results,
@@ -298,12 +322,42 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
             "required": prf(totals["required"]),
             "per_category": {c: prf(v) for c, v in totals["per_category"].items()},
         },
-        "restore": {"questions": restore_q, "answered": restore_a,
-                    "hit_rate": round(restore_a / restore_q, 3) if restore_q else 0.0,
-                    "hit_rate_no_void": round(restore_nv / restore_q, 3) if restore_q else 0.0,
-                    "tail_hit_rate": round(restore_tail / restore_q, 3) if restore_q else 0.0},
+        "restore": restore_totals([cut for r in results for cut in r.get("restore", [])]),
         "conflicts": link_prf(conflicts),
     }
+
+
+def restore_totals(cuts: list[dict]) -> dict[str, Any]:
+    """Restore hit rates summed over cuts: the block, the block without void marking, the tail at the same
+    size; overall and for the long-range questions."""
+    sums = Counter()
+    for cut in cuts:
+        sums.update({k: v for k, v in cut.items() if isinstance(v, int)})
+
+    def rate(key: str, of: str = "questions") -> float:
+        return round(sums[key] / sums[of], 3) if sums[of] else 0.0
+
+    return {"questions": sums["questions"], "answered": sums["answered"], "tail_answered": sums["tail_answered"],
+            "hit_rate": rate("answered"), "hit_rate_no_void": rate("answered_no_void"),
+            "tail_hit_rate": rate("tail_answered"), "long_questions": sums["long_questions"],
+            "long_answered": sums["long_answered"], "long_hit_rate": rate("long_answered", "long_questions"),
+            "long_tail_hit_rate": rate("long_tail_answered", "long_questions")}
+
+
+def restore_lines(sources: list[dict], totals: dict[str, Any]) -> list[str]:
+    """Restore per transcript against the tail at the same size, and the long-range questions apart."""
+    lines = [f"{'transcript':<58} {'block':>7} {'tail':>7} {'long-range':>11} {'tail':>7}"]
+    for result in sources:
+        if result.get("restore"):
+            t = restore_totals(result["restore"])
+            lines.append(f"{result['source'][:58]:<58} {t['answered']:>3}/{t['questions']:<3} "
+                         f"{t['tail_answered']:>3}/{t['questions']:<3} {t['long_answered']:>5}/{t['long_questions']:<5} "
+                         f"{t['long_tail_hit_rate']:>7.3f}")
+    lines.append(f"{'ALL, hit rate':<58} {totals['hit_rate']:>7.3f} {totals['tail_hit_rate']:>7.3f} "
+                 f"{totals['long_hit_rate']:>11.3f} {totals['long_tail_hit_rate']:>7.3f}")
+    lines.append(f"(long-range: the answer was last said more than {LONG_RANGE_CHARS:,} characters of prose before the "
+                 f"cut; {totals['long_questions']} of {totals['questions']} questions)")
+    return lines
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -327,13 +381,15 @@ def format_report(report: dict[str, Any]) -> str:
                   "at the same size)", f"{'source':<48} {'cut':<28} {'block':>7} {'no void':>7} {'tail':>7} {'chars':>6}"]
     for result in report["sources"]:
         for cut in result.get("restore", []):
-            kind = "end (new session)" if cut["cut"] == "end" else f"cut {cut['cut'][:8]} (compaction)"
+            kind = "end (resumed)" if cut["cut"] == "end" else f"cut {cut['cut'][:8]} (compaction)"
             n = cut["questions"]
             lines.append(f"{result['source'][:48]:<48} {kind:<28} {cut['answered']:>3}/{n:<3} "
                          f"{cut['answered_no_void']:>3}/{n:<3} {cut['tail_answered']:>3}/{n:<3} {cut['chars']:>6}")
     r = report["restore"]
     lines.append(f"{'ALL (' + str(r['questions']) + ' questions), hit rate':<77} {r['hit_rate']:>7.3f} "
                  f"{r['hit_rate_no_void']:>7.3f} {r['tail_hit_rate']:>7.3f}")
+    lines += ["", "Restore per transcript (the block against the tail at the same size; long-range questions apart)"]
+    lines += restore_lines(report["sources"], r)
     if "conflicts" in report:
         lines += ["", "Conflicts (supersede links against the gold's `supersedes`)",
                   f"{'source':<58} {'links':>6} {'right':>6} {'gold':>6} {'found':>6} {'both mined':>10}"]

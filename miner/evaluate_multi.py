@@ -180,7 +180,7 @@ def _classify(questions, block, rows, evidence_of, shown, voided, position, limi
 
 
 def evaluate_project(project_dir: Path, questions: list[dict], config: dict, miner_factory,
-                     diagnose: bool = False) -> dict[str, Any]:
+                     diagnose: bool = False, prompt: bool = False) -> dict[str, Any]:
     sessions = session_files(project_dir)
     order = {path.name: i for i, (_, path, _) in enumerate(sessions)}
     by_cut: dict[str, list[dict]] = defaultdict(list)
@@ -220,13 +220,23 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                 if diagnose:
                     result["diagnosis"] = pending(block)
                     result["block"] = block
+                if prompt:
+                    from .evaluate_prompt import prompt_cut
+
+                    result.update(prompt_cut(qs, block, cwd, home, claude, config, sessions[:limit]))
                 results.append(result)
             wait_for_workers(home)
-    return {"project": project_dir.name, "cwd": cwd, "sessions": len(sessions), "cuts": results,
-            "has_memory_md": memory_text is not None}
+    found = {"project": project_dir.name, "cwd": cwd, "sessions": len(sessions), "cuts": results,
+             "has_memory_md": memory_text is not None}
+    if prompt:
+        from .evaluate_prompt import language_of, user_texts
+
+        found["language"] = language_of(user_texts(sessions))
+    return found
 
 
-def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False) -> dict[str, Any]:
+def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False,
+                   prompt: bool = False) -> dict[str, Any]:
     from .mine import Miner
     from .nlp import load
 
@@ -239,18 +249,28 @@ def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False
             projects.append({"project": gold_file.stem, "missing": True})
             continue
         projects.append(evaluate_project(project_dir, read_jsonl(gold_file), config,
-                                         lambda store: Miner(store, config, pipeline=pipeline), diagnose))
+                                         lambda store: Miner(store, config, pipeline=pipeline), diagnose, prompt))
+    return summarise_projects(projects, pipeline.name)
+
+
+def summarise_projects(projects: list[dict[str, Any]], pipeline: str) -> dict[str, Any]:
+    """Totals over the projects; with the prompt path, per language group too."""
     totals: Counter[str] = Counter()
+    groups: dict[str, Counter[str]] = defaultdict(Counter)
     for project in projects:
         for cut in project.get("cuts", []):
-            for key in ("questions", "answered", "tail_answered", "chars"):
-                totals[key] += cut[key]
+            for key in ("questions", "answered", "tail_answered", "chars", "prompt_answered", "bm25_answered"):
+                totals[key] += cut.get(key, 0)
+            if "prompt_answered" in cut:
+                group = groups[project.get("language", "unknown")]
+                for key in ("questions", "prompt_answered", "bm25_answered"):
+                    group[key] += cut[key]
             if "memory_md_answered" in cut:
                 totals["memory_md_questions"] += cut["questions"]
                 totals["memory_md_answered"] += cut["memory_md_answered"]
     q = totals["questions"] or 1
-    return {
-        "pipeline": pipeline.name,
+    report = {
+        "pipeline": pipeline,
         "projects": projects,
         "overall": {
             "questions": totals["questions"],
@@ -260,6 +280,14 @@ def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False
             if totals["memory_md_questions"] else None,
         },
     }
+    if groups:
+        report["overall"]["prompt_hit_rate"] = round(totals["prompt_answered"] / q, 3)
+        report["overall"]["bm25_hit_rate"] = round(totals["bm25_answered"] / q, 3)
+        report["languages"] = {name: {"questions": g["questions"],
+                                      "prompt_hit_rate": round(g["prompt_answered"] / g["questions"], 3),
+                                      "bm25_hit_rate": round(g["bm25_answered"] / g["questions"], 3)}
+                               for name, g in sorted(groups.items())}
+    return report
 
 
 def format_multi(report: dict[str, Any]) -> str:
@@ -281,6 +309,22 @@ def format_multi(report: dict[str, Any]) -> str:
                  f"{overall['tail_hit_rate']:>7.3f} {md:>9}")
     lines.append("baselines: tail = last characters of the previous session's prose; MEMORY.md = Claude Code's own "
                  "auto memory (its final state), both cut to our block's size")
+    if "prompt_hit_rate" in overall:
+        lines += ["", "Asked as the new session's first prompt (startup block or prompt block), against plain BM25 "
+                      "over all earlier prose at the prompt block's size",
+                  f"{'project':<50} {'lang':>4} {'prompt':>7} {'BM25':>7} {'max chars':>9}"]
+        for project in report["projects"]:
+            cuts = project.get("cuts", [])
+            if not cuts or "prompt_answered" not in cuts[0]:
+                continue
+            n = sum(c["questions"] for c in cuts)
+            lines.append(f"{project['project'][:50]:<50} {project.get('language', '?'):>4} "
+                         f"{sum(c['prompt_answered'] for c in cuts):>3}/{n:<3} {sum(c['bm25_answered'] for c in cuts):>3}/"
+                         f"{n:<3} {max(c['prompt_chars'] for c in cuts):>9}")
+        for name, group in report["languages"].items():
+            lines.append(f"  {name}: {group['prompt_hit_rate']:.3f} against {group['bm25_hit_rate']:.3f} "
+                         f"({group['questions']} questions)")
+        lines.append(f"{'ALL':<55} {overall['prompt_hit_rate']:>7.3f} {overall['bm25_hit_rate']:>7.3f}")
     return "\n".join(lines)
 
 

@@ -38,9 +38,11 @@ import time
 
 from . import paths
 
-EVENTS = ("session-start", "stop", "pre-compact", "session-end")
+EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
+MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
-MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_STDIN_BYTES = 8 * 1024 * 1024  # a payload over this keeps its first and last KEEP_BYTES (see `shortened`)
+KEEP_BYTES = 1024 * 1024
 STDIN_TIMEOUT_S = 1.0  # Claude Code writes the payload and closes stdin at once; a hook never waits longer
 LOG_MAX_BYTES = 256 * 1024
 LOG_LINE_CHARS = 1000
@@ -57,18 +59,19 @@ class HookInputError(ValueError):
 class HookEvent:
     """The fields of a hook payload this tool uses, validated (a frozen record; see the module note on imports)."""
 
-    __slots__ = ("event", "session_id", "transcript_path", "cwd", "source", "trigger", "reason")
+    __slots__ = ("event", "session_id", "transcript_path", "cwd", "source", "trigger", "reason", "prompt")
 
     def __init__(self, event: str, session_id: str = "", transcript_path: str = "", cwd: str = "",
-                 source: str = "", trigger: str = "", reason: str = ""):
-        for name, value in zip(self.__slots__, (event, session_id, transcript_path, cwd, source, trigger, reason)):
+                 source: str = "", trigger: str = "", reason: str = "", prompt: str = ""):
+        for name, value in zip(self.__slots__, (event, session_id, transcript_path, cwd, source, trigger, reason,
+                                                prompt)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"HookEvent is frozen; cannot set {name}")
 
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+    def __repr__(self) -> str:  # never the prompt: a repr can end up in a log line
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name != "prompt")
         return f"HookEvent({fields})"
 
     def __eq__(self, other) -> bool:
@@ -98,7 +101,7 @@ class HookEvent:
             return value
 
         return cls(event, text("session_id"), text("transcript_path"), text("cwd"), text("source"),
-                   text("trigger"), text("reason"))
+                   text("trigger"), text("reason"), text("prompt"))
 
 
 # --- logging -----------------------------------------------------------------------
@@ -305,7 +308,36 @@ def session_start(event: HookEvent, config: dict | None) -> str:
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
     if not text:
         return ""
+    try:  # what this session was shown, so that its prompts' recall does not show it again
+        from .promptrecall import remember_shown
+
+        remember_shown(event.session_id, (record or {}).get("shown", ()))
+    except Exception as exc:  # noqa: BLE001 - the block goes out either way
+        log(event.event, f"shown ids not kept: {type(exc).__name__}")
     return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
+                      ensure_ascii=False)
+
+
+def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
+    """What the memories and the archive hold about this prompt (see `promptrecall`); '' when nothing is relevant.
+
+    The store is read only, and the prompt is never written anywhere: the Stop hook mines it as always.
+    """
+    if not event.cwd:
+        raise HookInputError("payload has no cwd")
+    if excluded(event.cwd) or not event.prompt.strip():
+        return ""
+    from . import config as config_mod
+    from .promptrecall import prompt_block
+
+    settings = config if config is not None else config_mod.load()
+    budget = int(settings["prompt_block_chars"])
+    if budget <= 0:
+        return ""
+    text = prompt_block(paths.project_root(event.cwd), event.session_id, event.prompt[:MAX_QUERY_CHARS], budget)
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
                       ensure_ascii=False)
 
 
@@ -369,7 +401,8 @@ def session_end(event: HookEvent, config: dict | None) -> str:
     return ""
 
 
-HANDLERS = {"session-start": session_start, "stop": stop, "pre-compact": pre_compact, "session-end": session_end}
+HANDLERS = {"session-start": session_start, "user-prompt-submit": user_prompt_submit, "stop": stop,
+            "pre-compact": pre_compact, "session-end": session_end}
 
 
 def run(event_name: str, raw: str) -> str:
@@ -401,7 +434,8 @@ def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
     import select
 
     deadline = time.monotonic() + timeout_s
-    chunks: list[bytes] = []
+    head = bytearray()
+    tail = bytearray()
     size = 0
     while True:
         remaining = deadline - time.monotonic()
@@ -411,10 +445,31 @@ def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
         if not chunk:
             break
         size += len(chunk)
-        if size > MAX_STDIN_BYTES:
-            raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks).decode("utf-8")
+        room = MAX_STDIN_BYTES - len(head)
+        head += chunk[:room]
+        if len(chunk) > room:
+            tail += chunk[max(room, 0):]
+            del tail[:-KEEP_BYTES]
+    if not tail:
+        return head.decode("utf-8")
+    return shortened(bytes(head[:KEEP_BYTES]), bytes(tail), size)
+
+
+def shortened(head: bytes, tail: bytes, size: int) -> str:
+    """An oversized payload as its first and last `KEEP_BYTES`, joined inside the string that made it huge (a
+    pasted prompt); a HookInputError when they do not join into JSON (the bulk was not one string)."""
+    import re
+
+    start = head.decode("utf-8", errors="ignore").rstrip("\\")
+    start = re.sub(r"\\u[0-9a-fA-F]{0,3}$", "", start).rstrip("\\")
+    end = tail.decode("utf-8", errors="ignore")
+    for skip in range(9):  # the cut may fall inside an escape: a few characters later it does not
+        try:
+            json.loads(start + " … " + end[skip:])
+        except ValueError:
+            continue
+        return start + " … " + end[skip:]
+    raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes ({size}) and not one long string")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,7 +482,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.buffer.write(output.encode("utf-8"))
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - hooks fail open, whatever happened
-        log(event_name or "?", f"{type(exc).__name__}: {exc}")
+        if event_name == "user-prompt-submit" and not isinstance(exc, HookInputError):
+            # The message of an error met while looking up a prompt may quote the prompt: only its kind is logged.
+            log(event_name, f"{type(exc).__name__} (details withheld: they may quote the prompt)")
+        else:
+            log(event_name or "?", f"{type(exc).__name__}: {exc}")
     return 0
 
 

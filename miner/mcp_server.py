@@ -73,7 +73,8 @@ def build_server(session: Session):
     def memory_recall(query: str = "", budget: int | None = None, project: str | None = None) -> dict[str, Any]:
         """Recall the project's memories: the Markdown block plus items (id, category, text, date, confidence, score).
 
-        query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000
+        With a query, the block also holds what was said in earlier sessions about it (the archive, after the
+        memories), listed in `said`. query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000
         (default 2% of the context window). project: another project directory to read (default: this one).
         """
         return call(mcp_tools.recall, query, budget, project)

@@ -150,6 +150,7 @@ def recall(session: Session, query: str = "", budget: int | None = None, project
     return {
         "project": target, "situation": result.situation, "block": result.text,
         "items": [_item(i.memory, i.score) for i in result.shown],
+        "said": [{"archive_id": i, "date": date, "role": role, "text": text} for i, date, role, text in result.said],
         "left_out": len(result.left_out), "voided": sum(len(z.ids) for z in result.zones if z.voided),
     }
 

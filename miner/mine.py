@@ -25,7 +25,7 @@ from .model import CATEGORIES, ROLES, Candidate, Turn, Unit
 from .redact import load_extra as load_secret_kinds, mostly_redacted, redact, redact_memory
 from .refine import Refiner, display_text
 from .store import NewMemory, Store
-from .textutil import keywords as keywords_of
+from .textutil import char_bigrams, keywords as keywords_of
 from .transcript import Watermark, read_transcript, use_fast_json
 
 BATCH_BYTES = 8 * 1024 * 1024
@@ -47,11 +47,13 @@ class Summary:
     merged: int = 0
     skipped_lines: int = 0
     replayed: int = 0
+    archived: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     def add(self, other: "Summary") -> None:
-        for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed"):
+        for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed",
+                     "archived"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for key, value in other.dropped.items():
             self.dropped[key] = self.dropped.get(key, 0) + value
@@ -325,6 +327,8 @@ class Miner:
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
                 self.store.add_user_prompts(db, prompts)
+                if self.config.get("archive", True):
+                    summary.archived += self.store.archive_units(db, _archive_rows(units, scores, project_of, path))
                 from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
 
                 deduper = Deduper.from_config(self.store, self.config)
@@ -408,6 +412,24 @@ _NO_UNIT = Unit(Turn("", "", "", "", "", "", "", False, ""), 0, "")
 MIN_USER_PROMPTS = 5  # a session with this many prompts from the user yields a memory in their words
 USER_VOICE_TRIES = 10
 USER_VOICE_FLOOR = 0.1  # below this likelihood of being a memory, nothing the user said is kept on that ground
+
+
+def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], str], path: str):
+    """Archive rows of the units worth finding again: quality-gated prose, not pasted program output, and nothing
+    untrusted that a memory would be quarantined for (the assistant's prose that reads like an instruction, or
+    reports what a file or page said); each with how likely the classifier found it a memory (0.5 without one)."""
+    from .refine import is_output, is_quote, passes_quality_gate
+
+    for unit, score in zip(units, scores):
+        text = display_text(unit.text)
+        if not passes_quality_gate(text) or is_output(unit.text, unit.previous) or is_quote(unit.text):
+            continue
+        turn = unit.turn
+        if turn.role != "user" and (_quarantine_reason(turn.role, text) or privacy.reports_source(text)):
+            continue
+        worth = round(1.0 - score.get("none", 0.5), 3) if score else 0.5
+        yield (project_of(turn), turn.session_id, path, turn.uuid, unit.index, turn.role, turn.ts, text,
+               " ".join(char_bigrams(text)), worth)
 
 
 def _user_prompts(turns: list[Turn]) -> dict[str, int]:

@@ -3,7 +3,8 @@
 Export writes JSONL: a header line, then one line per record, each tagged
 with its `record` type: `memory` (every column, state and validity included),
 `wording` (earlier wordings kept for exact dedup), `evidence`, `link`,
-`session` and `checkpoint`. Records come in a fixed order and carry no
+`session`, `checkpoint` and `archive` (a unit of what was said, with its
+provenance; version 2). Records come in a fixed order and carry no
 export time, so export → import into an empty store → export gives the
 same bytes. Mining state (watermarks, seen entries) is local to a machine
 and is not exported: mining the same transcripts again after an import
@@ -35,10 +36,10 @@ from typing import IO, Iterator
 
 from .redact import redact
 from .store import Store
-from .textutil import content_hash
+from .textutil import char_bigrams, content_hash
 
 FORMAT = "transcript-miner-export"
-VERSION = 1
+VERSION = 2  # 2: archive records
 
 # Text columns that may hold what a user said, per record kind.
 _REDACTED_FIELDS = {
@@ -47,6 +48,7 @@ _REDACTED_FIELDS = {
     "evidence": ("text",),
     "link": ("was", "reason"),
     "checkpoint": (),
+    "archive": ("text", "terms"),
 }
 
 
@@ -63,6 +65,7 @@ class ImportSummary:
     wordings: int = 0
     sessions: int = 0
     checkpoints: int = 0
+    archived: int = 0
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     remapped: dict[int, int] = field(default_factory=dict)
@@ -70,7 +73,7 @@ class ImportSummary:
     def line(self) -> str:
         return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
                 f"{self.evidence} evidence rows, {self.links} links, {self.wordings} earlier wordings, "
-                f"{self.sessions} sessions, {self.checkpoints} checkpoints")
+                f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units")
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -118,6 +121,10 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
             record = {"record": "checkpoint", **{k: row[k] for k in row.keys()}}
             record["body"] = redact(record["body"])[0]
             yield record
+        archive_columns = [c for c in _columns(db, "archive") if c != "terms"]  # terms are derived from the text
+        where_archive = "WHERE project = ?" if project else ""
+        for row in db.execute(f"SELECT * FROM archive {where_archive} ORDER BY id", args):
+            yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}})
     finally:
         db.execute("COMMIT")
 
@@ -180,7 +187,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
     summary = ImportSummary()
     with store.transaction() as db:
         columns = {table: _columns(db, table) for table in
-                   ("memories", "memory_hashes", "evidence", "links", "sessions", "checkpoints")}
+                   ("memories", "memory_hashes", "evidence", "links", "sessions", "checkpoints", "archive")}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
         id_map: dict[int, int] = {}
         header_seen = False
@@ -214,6 +221,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
                     summary.checkpoints += _insert(db, "checkpoints", record, columns["checkpoints"], "OR IGNORE")
+                elif kind == "archive":
+                    summary.archived += _import_archived(db, record, columns["archive"])
                 else:
                     raise PortableError(f"line {number}: unknown record kind {kind!r}")
             except sqlite3.IntegrityError as exc:
@@ -261,6 +270,17 @@ def _import_memory(db: sqlite3.Connection, record: dict, columns: list[str], id_
     _insert(db, "memories", record, columns)
     id_map[old_id] = record.get("id") or db.execute("SELECT last_insert_rowid()").fetchone()[0]
     summary.memories += 1
+
+
+def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str]) -> int:
+    """One archived unit; its id is kept when free, and a unit the store holds already (same entry and unit) is
+    not doubled."""
+    if not isinstance(record.get("text"), str) or not record["text"] or not record.get("project"):
+        raise PortableError("an archived unit needs a project and a text")
+    record["terms"] = " ".join(char_bigrams(record["text"]))
+    if record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?", (record["id"],)).fetchone():
+        record = {k: v for k, v in record.items() if k != "id"}
+    return _insert(db, "archive", record, columns, "OR IGNORE")
 
 
 def import_file(store: Store, path: Path) -> ImportSummary:

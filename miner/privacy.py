@@ -12,7 +12,7 @@
   reach the rules at all (see `transcript`).
 - Reported speech: assistant prose that reports what a file, page or tool
   said is not the user's preference or decision.
-- Purge: every row of a project, evidence included, then FTS rebuild and VACUUM.
+- Purge: every row of a project, evidence and archive included, then FTS rebuild and VACUUM.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def approve(store, memory_id: int) -> str:
 
 def purge(store, project: str) -> dict[str, int]:
     """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
-    watermarks, recall log), rebuild the full-text index and vacuum. Returns counts by table.
+    watermarks, recall log, archive), rebuild the full-text indexes and vacuum. Returns counts by table.
 
     Entry uuids stay in `seen_entries` (they hold no text): the purged
     transcripts are not mined again; what is said in the project later is,
@@ -229,10 +229,11 @@ def purge(store, project: str) -> dict[str, int]:
         db.execute("DELETE FROM memory_hashes WHERE project = ?", (project,))
         db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
         counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
-        for table in ("sessions", "checkpoints", "watermarks", "recall_log"):
+        for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE project = ?", (project,)).rowcount
-        # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content table.
+        # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+        db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
     db.execute("VACUUM")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     counts["cached blocks"] = clear_block_cache()

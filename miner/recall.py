@@ -22,10 +22,10 @@ from typing import Any, Callable
 from . import BLOCK_TAG
 from .privacy import is_excluded
 from .store import Store, StoredMemory
+from .textutil import escape_block_tag
 from .void import Zone, suppress_hubs, void_mark
 
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
-_TAG_RE = re.compile(r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE)
 
 
 @dataclass
@@ -46,6 +46,8 @@ class Recall:
     elapsed_ms: float
     checkpoint: dict | None = None
     zones: list[Zone] = field(default_factory=list)
+    # Asked a question: archived units that answer it, beyond the memories, as (id, date, speaker, text).
+    said: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 def parse_ts(value: str) -> float | None:
@@ -58,9 +60,7 @@ def parse_ts(value: str) -> float | None:
         return None
 
 
-def escape(text: str) -> str:
-    """Memory text that cannot open, close or forge the block's tag."""
-    return _TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+escape = escape_block_tag  # memory text that cannot open, close or forge the block's tag
 
 
 def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
@@ -238,6 +238,45 @@ def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: curr
     if reply:
         lines.append("- The assistant's last reply: " + " ".join(escape(reply).split()))
     return lines if len(lines) > 1 else []
+
+
+RECENT_TITLES = {"compact": "Before the compaction: the session's latest words",
+                 "resume": "Where the session stopped: its latest words"}
+SPEAKERS = {"user": "the user", "assistant": "the assistant"}
+
+
+def recent_lines(checkpoint: dict, room: int, situation: str = "compact") -> list[str]:
+    """The session's recent state as it was said (its latest requests and replies, oldest first), as many of the
+    newest as fit in `room` characters; [] when the checkpoint holds none (one written by an older version)."""
+    title = f"## {RECENT_TITLES.get(situation, RECENT_TITLES['compact'])}"
+    room -= len(title) + 1
+    lines: list[str] = []
+    for role, text in reversed(checkpoint.get("recent") or []):
+        who = f"- {SPEAKERS.get(role, role)}: "
+        text = " ".join(escape(text).split())
+        if len(who) + len(text) + 1 > room:
+            # The oldest turn that makes it in keeps its end, as a tail would: the words nearest the present.
+            text = clip_start(text, room - len(who) - 1)
+            if text:
+                lines.append(who + text)
+            break
+        room -= len(who) + len(text) + 1
+        lines.append(who + text)
+    return [title] + lines[::-1] if lines else []
+
+
+def clip_start(text: str, limit: int) -> str:
+    """The end of `text` in at most `limit` characters, from a sentence (else a word) start, after '… '; '' when
+    too little would be left to say anything."""
+    if limit < 80:
+        return ""
+    cut = text[len(text) - (limit - 2):]
+    for mark in (". ", "。", "! ", "? ", "; "):
+        pos = cut.find(mark)
+        if 0 <= pos < len(cut) // 2:
+            return "… " + cut[pos + len(mark):].lstrip()
+    space = cut.find(" ")
+    return "… " + (cut[space + 1:] if 0 <= space < len(cut) // 2 else cut)
 
 
 # Text that leans on the moment it was said in ("line 39", "like this", "the selected block", "as above"):
@@ -504,7 +543,11 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         items = diversify(head, float(config.get("startup_session_decay", 1.0)),
                           max(int(config.get("startup_session_free", 0)), fair)) + items[len(head):]
     if checkpoint:
-        pinned_lines = checkpoint_lines(checkpoint)
+        pinned_lines = recent_lines(checkpoint, int(budget_chars * float(config.get("restore_recent_share", 0.25))),
+                                    situation) or checkpoint_lines(checkpoint)
+        # A memory the recent state says already is not shown twice.
+        recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
+        items = [i for i in items if " ".join(i.memory.text.lower().split()) not in recent_said]
     elif last and int(config.get("last_session_requests", 2)):
         pinned_lines = checkpoint_lines(last, "Where the last session left off (its latest requests)",
                                         int(config.get("last_session_requests", 2)), with_reply=False)
@@ -544,12 +587,34 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         if section:
             body.append(f"## {title}")
             body.extend(section_lines(section, was))
+    said: list[tuple[int, str, str, str]] = []
+    if situation == "query" and query.strip():
+        used = len(head) + len(footer(len(left_out), zones)) + 2 + sum(len(line) + 1 for line in body)
+        lines, said = said_lines(store, project, query, budget_chars - used, [i.memory.text for i in chosen])
+        body += lines
     text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
-    result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones)
+    result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones, said)
     if log and not store.readonly:
         record_recall(store, log_record(result))
     return result
+
+
+def said_lines(store: Store, project: str, query: str, room: int,
+               shown: list[str]) -> tuple[list[str], list[tuple[int, str, str, str]]]:
+    """A section of archived units that answer `query` in `room` characters, after the memories `shown` (whose
+    words they do not repeat); its lines and its units as (id, date, speaker, text)."""
+    from .promptrecall import SAID_TITLE, candidates, fit_lines
+
+    room -= len(SAID_TITLE) + 1
+    if room <= 0:
+        return [], []
+    found = candidates(store.db, project, query, kinds=("archive",))
+    lines, ids = fit_lines(found, room, said=shown)
+    if not lines["archive"]:
+        return [], []
+    by_id = {f[1]: f for f in found}
+    return [SAID_TITLE] + lines["archive"], [(i, by_id[i][4], by_id[i][5], by_id[i][3]) for i in ids["archive"]]
 
 
 def log_record(recall: Recall, chars: int | None = None) -> dict[str, Any]:

@@ -300,13 +300,16 @@ class Verdict:
 # --- plain-text steps (no spaCy: also used by the MCP tools and the similarity layer) ----------------
 
 
+_CJK_CHAR_RE = re.compile("[\u3400-\u9fff\u3040-\u30ff\uac00-\ud7a3]")
+
+
 def passes_quality_gate(text: str) -> bool:
     """Void Memory's gate: at least 20 characters and 30% letters (CJK counts as letters).
 
     A character of Chinese, Japanese or Korean says as much as a few Latin letters: six of them (and eight
     characters in all) are enough.
     """
-    cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff" or "\uac00" <= c <= "\ud7a3")
+    cjk = 0 if text.isascii() else len(_CJK_CHAR_RE.findall(text))
     long_enough = len(text) >= MIN_CHARS or (cjk >= 6 and len(text) >= 8)
     return long_enough and letter_ratio(text) >= MIN_LETTER_RATIO
 

@@ -5,10 +5,10 @@ in place and says what it changed:
 
 - every text field of the database: memory text, subject, value and
   keywords (redacted together, so a capture never keeps what the text
-  lost), evidence, earlier wordings, supersede notes, checkpoints and the
-  recall log; a memory whose redacted text equals another's is merged
+  lost), evidence, earlier wordings, supersede notes, checkpoints, the
+  recall log and the archive of what was said (its search terms with it); a memory whose redacted text equals another's is merged
   into it, as an exact repeat would have been;
-- the FTS index (rebuilt), and the file itself: `secure_delete` and VACUUM
+- the FTS indexes (rebuilt), and the file itself: `secure_delete` and VACUUM
   so no freed page keeps the old bytes, and the WAL truncated;
 - the block caches (deleted: the next write renders them again) and the
   logs (each line redacted).
@@ -28,7 +28,7 @@ from pathlib import Path
 from . import paths
 from .redact import REDACTION_VERSION, redact, redact_memory
 from .store import Store
-from .textutil import content_hash
+from .textutil import char_bigrams, content_hash
 
 VERSION_COUNTER = "redaction_version"
 LOG_NAMES = ("hooks.log", "hooks.log.1", "worker.log", "worker.log.1", "watch.log", "watch.log.1")
@@ -60,13 +60,18 @@ def learn_secrets(store: Store) -> set[str]:
     """Secrets that context reveals anywhere in the store ("the password is X"): a first pass, so that the
     second can hide them where they stand alone ("remember X" in a checkpoint)."""
     known: set[str] = set()
+    archive = " UNION ALL SELECT text FROM archive" if _has_table(store, "archive") else ""
     for row in store.db.execute("SELECT text FROM memories UNION ALL SELECT text FROM evidence "
-                                "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links"):
+                                "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links" + archive):
         if row[0]:
             redact(row[0], known)
     for (body,) in store.db.execute("SELECT body FROM checkpoints"):
         _redact_json(body, known)
     return known
+
+
+def _has_table(store: Store, name: str) -> bool:
+    return store.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _memory_changes(store: Store, known: set[str]):
@@ -136,13 +141,14 @@ def scan(store: Store) -> Repair:
     found = Repair()
     known = learn_secrets(store)
     found.count("memories", sum(1 for _ in _memory_changes(store, known)))
-    for table, key, column in _TEXT_COLUMNS:
+    for table, key, column in _text_columns(store):
         found.count(f"{table}.{column}", sum(1 for _ in _text_changes(store, table, key, column, known)))
     found.files = [str(p) for p in _files() if _file_holds_secret(p, known)]
     return found
 
 
 _TEXT_COLUMNS = (
+    ("archive", "id", "text"),
     ("evidence", "id", "text"),
     ("memory_hashes", "rowid", "text"),
     ("links", "rowid", "was"),
@@ -151,6 +157,11 @@ _TEXT_COLUMNS = (
     ("memories", "id", "state_reason"),
     ("links", "rowid", "reason"),
 )
+
+
+def _text_columns(store: Store) -> list[tuple[str, str, str]]:
+    """The text columns of the tables this store has (a read-only store opened before a migration may lack one)."""
+    return [spec for spec in _TEXT_COLUMNS if _has_table(store, spec[0])]
 
 
 def fix(store: Store) -> Repair:
@@ -169,9 +180,12 @@ def fix(store: Store) -> Repair:
             db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
                        (text, digest, subject, value, keywords, memory_id))
             done.count("memories")
-        for table, key, column in _TEXT_COLUMNS:
+        for table, key, column in _text_columns(store):
             for row_key, new in list(_text_changes(store, table, key, column, known)):
-                if table == "memory_hashes":
+                if table == "archive":  # its search terms are drawn from the text: they change with it
+                    db.execute("UPDATE archive SET text = ?, terms = ? WHERE id = ?",
+                               (new, " ".join(char_bigrams(new)), row_key))
+                elif table == "memory_hashes":
                     # An earlier wording keeps its own hash; one equal to another wording of the project goes.
                     row = db.execute("SELECT project FROM memory_hashes WHERE rowid = ?", (row_key,)).fetchone()
                     if db.execute("SELECT 1 FROM memory_hashes WHERE project = ? AND hash = ? AND rowid <> ?",
@@ -183,7 +197,8 @@ def fix(store: Store) -> Repair:
                 else:
                     db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {key} = ?", (new, row_key))
                 done.count(f"{table}.{column}")
-        db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+        for index in _indexes(store):
+            db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
         store.bump(db, VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
     if done.total:
         _scrub_file(store)
@@ -191,6 +206,10 @@ def fix(store: Store) -> Repair:
         if _redact_file(path, known):
             done.files.append(str(path))
     return done
+
+
+def _indexes(store: Store) -> list[str]:
+    return [name for name in ("memories_fts", "archive_fts") if _has_table(store, name)]
 
 
 def _merge_into(db, memory_id: int, twin: int) -> None:
@@ -205,7 +224,8 @@ def _merge_into(db, memory_id: int, twin: int) -> None:
 def _scrub_file(store: Store) -> None:
     """No freed page or log frame keeps what was overwritten: secure_delete, VACUUM, and an emptied WAL."""
     store.db.execute("PRAGMA secure_delete = ON")
-    store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    for index in _indexes(store):
+        store.db.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
     store.db.execute("VACUUM")
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 

@@ -38,11 +38,12 @@ from miner import paths
 
 EVENTS = {
     "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
     "Stop": "stop",
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
-TIMEOUTS = {"SessionStart": 10, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
+TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
 ASYNC_EVENTS = frozenset({"Stop"})
 MARKER = " -m miner.hooks "
 SCOPES = ("user", "project", "local")

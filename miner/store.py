@@ -219,7 +219,53 @@ def m005_session_prompts(db: sqlite3.Connection) -> None:
     run_script(db, "ALTER TABLE sessions ADD COLUMN user_prompts INTEGER NOT NULL DEFAULT 0;")
 
 
-MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts]
+def m006_archive(db: sqlite3.Connection) -> None:
+    """Everything said, unit by unit: the prose the memories were drawn from, searchable when a prompt asks.
+
+    `terms` holds what the word index cannot find (character pairs of scripts written without spaces);
+    `worth` how likely the classifier found the unit a memory (search ranks by it too); `hidden` marks a unit
+    whose memory was forgotten: it is never found again.
+    """
+    run_script(
+        db,
+        """
+        CREATE TABLE archive (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL DEFAULT '',
+            transcript TEXT NOT NULL DEFAULT '',
+            entry_uuid TEXT NOT NULL,
+            unit INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            ts TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            terms TEXT NOT NULL DEFAULT '',
+            worth REAL NOT NULL DEFAULT 0.5,
+            hidden INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (entry_uuid, unit)
+        );
+        CREATE INDEX archive_project ON archive (project, id);
+        CREATE INDEX archive_session ON archive (session_id);
+        CREATE VIRTUAL TABLE archive_fts USING fts5 (
+            text, terms, content='archive', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER archive_ai AFTER INSERT ON archive BEGIN
+            INSERT INTO archive_fts (rowid, text, terms) VALUES (new.id, new.text, new.terms);
+        END;
+        CREATE TRIGGER archive_ad AFTER DELETE ON archive BEGIN
+            INSERT INTO archive_fts (archive_fts, rowid, text, terms) VALUES ('delete', old.id, old.text, old.terms);
+        END;
+        CREATE TRIGGER archive_au AFTER UPDATE OF text, terms ON archive BEGIN
+            INSERT INTO archive_fts (archive_fts, rowid, text, terms) VALUES ('delete', old.id, old.text, old.terms);
+            INSERT INTO archive_fts (rowid, text, terms) VALUES (new.id, new.text, new.terms);
+        END;
+        CREATE VIRTUAL TABLE archive_vocab USING fts5vocab (archive_fts, 'row');
+        """,
+    )
+
+
+MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
+              m006_archive]
 
 
 class StoreError(RuntimeError):
@@ -507,6 +553,41 @@ class Store:
                 out.append(session_id)
         return out
 
+    def archive_units(self, db: sqlite3.Connection, rows: Iterable[tuple]) -> int:
+        """Keep prose units in the archive: (project, session_id, transcript, entry_uuid, unit, role, ts, text, terms,
+        worth) each; a unit kept before (a replayed entry) is not kept twice. Returns how many were new."""
+        before = db.total_changes
+        db.executemany(
+            """INSERT OR IGNORE INTO archive (project, session_id, transcript, entry_uuid, unit, role, ts, text, terms,
+               worth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
+        return db.total_changes - before
+
+    def hide_archived(self, db: sqlite3.Connection, memory_id: int) -> int:
+        """Hide the archived units a memory was drawn from (its evidence entries, the same text): a forgotten
+        memory is not found again through the archive. Returns how many were hidden."""
+        cur = db.execute(
+            """UPDATE archive SET hidden = 1 WHERE hidden = 0 AND id IN (
+                 SELECT a.id FROM archive a JOIN evidence e ON e.entry_uuid = a.entry_uuid
+                 WHERE e.memory_id = ? AND (instr(e.text, a.text) > 0 OR instr(a.text, e.text) > 0))""",
+            (memory_id,))
+        return cur.rowcount
+
+    def search_archive(self, query: str, project: str | None = None, limit: int = 20,
+                       rare_terms: int = 8) -> list[tuple[sqlite3.Row, float]]:
+        """Archived units matching free text, best first, with their BM25 rank (lower is better)."""
+        terms = fts_terms(query)
+        if len(terms) > rare_terms:
+            terms = self.rare_terms(terms, rare_terms, index="archive")
+        match = fts_match(terms)
+        if not match:
+            return []
+        where, args = ("AND a.project = ?", (project,)) if project else ("", ())
+        rows = self.db.execute(
+            f"""SELECT a.*, bm25(archive_fts, 1.0, 0.5) AS rank FROM archive_fts JOIN archive a ON a.id = archive_fts.rowid
+                WHERE archive_fts MATCH ? AND a.hidden = 0 {where} ORDER BY rank LIMIT ?""",
+            (match, *args, limit)).fetchall()
+        return [(row, row["rank"]) for row in rows]
+
     def session(self, session_id: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
 
@@ -643,11 +724,13 @@ class Store:
             out += self._memories(f"WHERE id IN ({','.join('?' * len(batch))})", tuple(batch))
         return out
 
-    def rare_terms(self, terms: list[str], limit: int = 8) -> list[str]:
-        """The `limit` terms that occur in the fewest memories (and in at least one)."""
+    def rare_terms(self, terms: list[str], limit: int = 8, index: str = "memories") -> list[str]:
+        """The `limit` terms found in the fewest rows of `index` ("memories" or "archive"), and in one at least."""
+        if index not in ("memories", "archive"):
+            raise ValueError(f"no full-text index named {index!r}")
         counts = []
         for term in terms:
-            row = self.db.execute("SELECT doc FROM memories_vocab WHERE term = ?", (term,)).fetchone()
+            row = self.db.execute(f"SELECT doc FROM {index}_vocab WHERE term = ?", (term,)).fetchone()
             if row and row[0]:
                 counts.append((row[0], term))
         counts.sort()

@@ -223,10 +223,30 @@ def fts_match(terms: list[str], limit: int = 32) -> str:
 def letter_ratio(text: str) -> float:
     """Share of letters among non-space characters (CJK characters count as letters, and so do the vowel
     signs and viramas of Indic and Southeast Asian scripts: combining marks belong to their letter)."""
+    if text.isascii():  # the usual case, counted by the regex engine
+        visible = len(text) - len(_SPACE_RE.findall(text))
+        return len(_ASCII_LETTER_RE.findall(text)) / visible if visible else 0.0
     chars = [c for c in text if not c.isspace()]
     if not chars:
         return 0.0
     return sum(1 for c in chars if c.isalpha() or (not c.isascii() and unicodedata.category(c)[0] == "M")) / len(chars)
+
+
+_SPACE_RE = re.compile(r"\s")  # what str.isspace() calls space
+_ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
+
+
+_BLOCK_TAG_RE: re.Pattern | None = None
+
+
+def escape_block_tag(text: str) -> str:
+    """Text that cannot open, close or forge the recall block's tag (memory text, a project path)."""
+    global _BLOCK_TAG_RE
+    if _BLOCK_TAG_RE is None:
+        from . import BLOCK_TAG
+
+        _BLOCK_TAG_RE = re.compile(r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE)
+    return _BLOCK_TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
 def index_text(text: str) -> str:

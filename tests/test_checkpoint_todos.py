@@ -109,7 +109,7 @@ def test_a_huge_prompt_costs_the_checkpoint_a_bounded_read_and_a_cut_before_clea
     assert requests[1].startswith("Third: fix the exporter; the log follows.") and len(requests[1]) <= 600
     assert reply == "The exporter fails because the queue is full."
     assert max(cleaned) <= checkpoint.REQUEST_SCAN_CHARS
-    assert max(redacted) <= checkpoint.MAX_REPLY_CHARS + checkpoint.REDACT_MARGIN
+    assert max(redacted) <= max(checkpoint.MAX_REPLY_CHARS, checkpoint.RECENT_TURN_CHARS) + checkpoint.REDACT_MARGIN
     # A line longer than the whole budget is passed over, never kept whole, let alone parsed.
     monkeypatch.setattr(checkpoint, "MAX_TAIL_BYTES", 1024 * 1024)
     assert max(len(line) for line in checkpoint._tail_lines(str(session.path))) < 1024
@@ -128,3 +128,28 @@ def test_a_huge_turn_costs_done_todos_a_cut_before_cleaning(store, todos, monkey
     text = "Pagination for the plant list endpoint is done now. " + "Some log line without an end " * 100_000
     assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [todos[0]]
     assert max(cleaned) <= checkpoint.DONE_SCAN_CHARS
+
+
+def test_the_recent_state_is_the_sessions_own_latest_words_redacted_and_bounded(tmp_path, store, monkeypatch):
+    earlier = Session(tmp_path / "t.jsonl", "/srv/app", session_id="old")
+    earlier.user("An old request from the session this one resumed.")
+    session = Session(tmp_path / "t.jsonl", "/srv/app", session_id="new")
+    session.user("Set up the exporter for the invoices, please.")
+    session.assistant("Done: the exporter writes one CSV row per invoice line.")
+    session.user("ok")  # a filler: no task of its own
+    session.user("The staging password is Hx7#kQ9!vL2$ and the host is db.internal; connect the exporter to it.")
+    session.assistant("Connected. " + "The exporter streams rows in batches of 500. " * 200)
+    body = checkpoint.write_checkpoint(store, "new", "/srv/app", str(session.path))
+    recent = body["recent"]
+    assert [role for role, _ in recent] == ["user", "assistant", "user", "assistant"]
+    assert recent[0][1] == "Set up the exporter for the invoices, please."
+    assert "Hx7#kQ9!vL2$" not in recent[2][1] and "db.internal" in recent[2][1]
+    assert len(recent[3][1]) <= checkpoint.RECENT_TURN_CHARS
+    assert sum(len(text) for _, text in recent) <= checkpoint.RECENT_CHARS + checkpoint.RECENT_TURN_CHARS
+    # Under an id no entry carries (a resumed session writes under a new one), the transcript's words stand in.
+    other = checkpoint.write_checkpoint(store, "elsewhere", "/srv/app", str(session.path))["recent"]
+    assert other[0] == ["user", "An old request from the session this one resumed."]
+    # The oldest words give way first when there are more than a checkpoint keeps.
+    monkeypatch.setattr(checkpoint, "RECENT_CHARS", 100)
+    assert [role for role, _ in checkpoint.write_checkpoint(store, "new", "/srv/app", str(session.path))["recent"]] == [
+        "assistant"]

@@ -55,11 +55,12 @@ def test_a_session_survives_compaction_and_the_next_session_remembers(tmp_path, 
     assert all(d in texts for d in DECISIONS), texts
     session.compaction("This session is being continued from a previous conversation. Summary: billing work.")
 
-    # SessionStart after the compaction: the block opens with the checkpoint.
+    # SessionStart after the compaction: the block opens with the session's latest words, the current task last.
     block = additional_context(run_hook("session-start", session.payload("session-start.compact.json")))
-    assert CURRENT_TASK in block
     assert all(d in block for d in DECISIONS), block
-    assert block.index(CURRENT_TASK) < min(block.index(d) for d in DECISIONS)
+    opening = block.split("\n## ", 2)[1].split("\n</", 1)[0].splitlines()
+    assert opening[0] == "Before the compaction: the session's latest words"
+    assert opening[-2:] == [f"- the user: {CURRENT_TASK}", "- the assistant: I'll start with the exporter module."]
 
     # Our own block comes back in the transcript: as attachments, and quoted in a prompt.
     wait_for_workers()

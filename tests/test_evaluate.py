@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from miner import config as config_mod
 from miner.cli import main
-from miner.evaluate import evaluate, prf, score_extraction, texts_match
+from miner.evaluate import LONG_RANGE_CHARS, answer_distance, evaluate, prf, score_extraction, session_prose, texts_match
 from tests.builders import Session
 
 
@@ -92,6 +92,30 @@ def test_eval_cli_table_and_json(synthetic_gold):
     data = json.loads(runner.invoke(main, ["eval", "--gold", str(gold), "--transcripts", str(transcripts),
                                            "--json"]).stdout)
     assert data["restore"]["answered"] == 2
+
+
+def test_answer_distance_is_counted_from_where_the_answer_was_last_said(tmp_path):
+    s = Session(tmp_path / "t.jsonl", cwd="/work/shop")
+    early = s.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    s.assistant("Noted. " + "Filler prose about other things. " * 400)
+    s.user("Remember: PostgreSQL, not MySQL.")
+    s.assistant("Yes. " + "More filler prose. " * 100)
+    prose, starts = session_prose(s.path)
+    restated = {"answers": ["PostgreSQL"], "evidence_uuid": early["uuid"]}
+    assert answer_distance(restated, prose, starts) == len(prose) - prose.rfind("PostgreSQL")
+    assert answer_distance(restated, prose, starts) < LONG_RANGE_CHARS  # restated lately: not long-range
+    paraphrased = {"answers": ["Postgres 16"], "evidence_uuid": early["uuid"]}
+    assert answer_distance(paraphrased, prose, starts) == len(prose) > LONG_RANGE_CHARS  # from its evidence entry
+
+
+def test_restore_is_reported_per_transcript_with_long_range_questions_apart(synthetic_gold):
+    gold, transcripts = synthetic_gold
+    report = evaluate(gold, transcripts, config_mod.load())
+    restore = report["restore"]
+    assert restore["long_questions"] == 0 and restore["tail_answered"] <= restore["answered"]
+    table = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--transcripts", str(transcripts)]).output
+    assert "Restore per transcript" in table and "acme__shop__session" in table and "long-range" in table
+    assert "end (resumed)" in table
 
 
 # --- the dev gold (../shared/data), skipped when absent -----------------------------------------

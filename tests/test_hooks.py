@@ -26,8 +26,8 @@ from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
 BANNED_ON_HOOK_PATH = ("spacy", "yaml", "click", "rich", "orjson", "thinc", "numpy")
-EVENT_NAMES = {"session-start": "SessionStart", "stop": "Stop", "pre-compact": "PreCompact",
-               "session-end": "SessionEnd"}
+EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", "stop": "Stop",
+               "pre-compact": "PreCompact", "session-end": "SessionEnd"}
 CONTEXT_LIMIT = 10_000
 
 
@@ -441,6 +441,10 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
         decision = [m for m in store.list_memories() if "PostgreSQL" in m.text][0]
     assert checkpoint["task"] == EXPECTED_TASK
     assert decision.id in checkpoint["decisions"]
+    # The session's latest words as they were said: fillers ("On it.", "continue") and commands left out.
+    assert checkpoint["recent"] == [["user", EXPECTED_TASK[0]],
+                                    ["assistant", "We'll use PostgreSQL instead of MySQL for the database."],
+                                    ["user", EXPECTED_TASK[1]]]
     # And it rendered the block of the SessionStart(compact) that follows, opening with the checkpoint.
     session.compaction("This session is being continued from a previous conversation.")
     from miner import blockcache, config
@@ -450,7 +454,13 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
     after = probe_rendered(session.payload("session-start.compact.json"), path,
                            lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
     assert not after["store_loaded"]
-    assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("PostgreSQL")
+    block = after["block"]
+    # It opens with those words, in order; the decision they hold is not listed a second time as a memory.
+    opening = block.split("\n## ")[1].split("\n</")[0].splitlines()
+    assert opening == ["Before the compaction: the session's latest words", f"- the user: {EXPECTED_TASK[0]}",
+                       "- the assistant: We'll use PostgreSQL instead of MySQL for the database.",
+                       f"- the user: {EXPECTED_TASK[1]}"]
+    assert block.count("PostgreSQL") == 1
     assert not list(paths.locks_dir().glob("*.checkpoint")) and not list(paths.locks_dir().glob("*.wait"))
 
 
@@ -585,7 +595,8 @@ ANY_HOSTILE = ["empty", "invalid-json", "non-object", "wrong-types"]
 
 def hostile_cases():
     for event in EVENT_NAMES:
-        for name in ANY_HOSTILE + (TRANSCRIPT_HOSTILE if event != "session-start" else []):
+        reads_transcript = event not in ("session-start", "user-prompt-submit")
+        for name in ANY_HOSTILE + (TRANSCRIPT_HOSTILE if reads_transcript else []):
             yield pytest.param(event, name, id=f"{event}-{name}")
 
 

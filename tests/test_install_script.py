@@ -27,7 +27,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "install.sh"
 BASE_PYTHON = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
-EVENTS = ("SessionStart", "Stop", "PreCompact", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 OFFLINE_LINE = "spaCy English model not available (offline?): using the blank pipeline with a sentencizer"
 
 

@@ -96,6 +96,33 @@ def test_eval_multi_cli(project):
     assert "ALL (5 questions)" in result.stdout
 
 
+def test_eval_multi_prompt_asks_each_question_as_a_first_prompt(project):
+    folder, gold, _ = project
+    report = evaluate_multi(folder.parent, gold, config_mod.load(), prompt=True)
+    cuts = {c["cut"]: c for c in report["projects"][0]["cuts"]}
+    # Before session 3, pnpm was never said: neither the startup block nor the prompt block can have it.
+    assert cuts["s3.jsonl"]["prompt_answered"] == 0 and cuts["s3.jsonl"]["bm25_answered"] == 0
+    assert cuts["s5.jsonl"]["prompt_answered"] >= cuts["s5.jsonl"]["answered"]
+    assert cuts["s5.jsonl"]["prompt_chars"] <= config_mod.DEFAULTS["prompt_block_chars"]
+    assert report["projects"][0]["language"] == "en"
+    assert set(report["languages"]) == {"en"} and report["overall"]["prompt_hit_rate"] >= report["overall"]["hit_rate"]
+    table = CliRunner().invoke(main, ["eval", "--gold", str(gold.parent / "gold"), "--multi", str(folder.parent),
+                                      "--prompt"])
+    assert table.exit_code == 0, table.output
+    assert "Asked as the new session's first prompt" in table.output
+
+
+def test_language_of_a_project_from_what_its_user_typed():
+    from miner.evaluate_prompt import language_of
+
+    assert language_of(["We'll use the cache for this and that, with the tests."]) == "en"
+    assert language_of(["Usamos la base de datos para los clientes y las facturas, con el equipo."]) == "es"
+    assert language_of(["Usiamo il database per i clienti, non per gli ordini della settimana."]) == "it"
+    assert language_of(["我们决定用 PostgreSQL 存储发票数据"]) == "zh"
+    assert language_of(["데이터베이스는 PostgreSQL로 정했습니다"]) == "ko"
+    assert language_of(["12345 !!!"]) == "unknown"
+
+
 @pytest.mark.shared
 def test_dev_projects_cross_session(shared_data):
     report = evaluate_multi(shared_data / "multi", shared_data / "gold", config_mod.load())

@@ -218,8 +218,10 @@ def test_purge_deletes_every_row_of_a_project_and_vacuums(tmp_path, store, pipel
     assert result.exit_code == 0, result.output
     assert "purged /work/gone:" in result.output and "database vacuumed." in result.output
     assert f"{before:>8} memories" in result.output and "evidence" in result.output
-    for table in ("memories", "sessions", "checkpoints", "watermarks", "recall_log"):
+    for table in ("memories", "sessions", "checkpoints", "watermarks", "recall_log", "archive"):
         assert store.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
+    assert store.db.execute("SELECT COUNT(*) FROM archive WHERE project = '/work/kept'").fetchone()[0] == 1
+    assert store.search_archive("Zanzibarquux") == [] and len(store.search_archive("MySQL")) == 1
     assert store.db.execute("SELECT COUNT(*) FROM evidence WHERE session_id = 'gone-1'").fetchone()[0] == 0
     assert store.search("Zanzibarquux") == [] and len(store.search("MySQL")) == 1
     assert store.integrity_ok()

@@ -153,6 +153,53 @@ def test_compact_block_shows_the_assistants_last_reply(store):
     assert "- The assistant's last reply: The parser now streams; next I wire the CLI flag." in text
 
 
+RECENT = [["user", "Finish the streaming parser and its tests."],
+          ["assistant", "The parser now streams line by line; the fixture with a 50 MB line passes."],
+          ["user", "Good. Now wire the --json flag into the CLI."],
+          ["assistant", "The --json flag is wired; next I document it in the README."]]
+
+
+def test_after_a_compaction_the_block_opens_with_the_sessions_latest_words_in_order(store):
+    add(store, "We switched the parser to a streaming design.", n=1)
+    add(store, "The --json flag is wired; next I document it in the README.", "fact", n=2)
+    store.put_checkpoint("s1", "/p", {"task": [RECENT[2][1]], "decisions": [], "todos": [], "recent": RECENT})
+    text = build(store, "/p", CONFIG, situation="compact", session_id="s1").text
+    body = text.split("\n", 3)[3]
+    assert body.startswith("## Before the compaction: the session's latest words\n"
+                           "- the user: Finish the streaming parser and its tests.\n"
+                           "- the assistant: The parser now streams line by line; the fixture with a 50 MB line passes.\n"
+                           "- the user: Good. Now wire the --json flag into the CLI.\n"
+                           "- the assistant: The --json flag is wired; next I document it in the README.\n## ")
+    assert "streaming design" in text  # memories fill the rest,
+    assert text.count("The --json flag is wired") == 1  # and what the latest words say already is not repeated
+    resumed = build(store, "/p", CONFIG, situation="resume", session_id="s1").text
+    assert "## Where the session stopped: its latest words\n" in resumed
+
+
+def test_the_latest_words_take_only_their_share_and_the_oldest_one_keeps_its_end(store):
+    long_reply = "First the old part. " * 40 + "The important end: the cache key now includes the locale."
+    store.put_checkpoint("s1", "/p", {"task": ["Fix the cache."], "decisions": [], "todos": [],
+                                      "recent": [["assistant", long_reply], ["user", "Fix the cache key too."]]})
+    for n in range(40):
+        add(store, f"Decision number {n}: the module {n} keeps its own small cache of parsed rows.", n=n)
+    config = dict(CONFIG, restore_recent_share=0.05)
+    budget = 4000
+    text = build(store, "/p", config, situation="compact", session_id="s1", budget_chars=budget).text
+    section = text.split("## Before the compaction: the session's latest words\n", 1)[1].split("\n## ", 1)[0]
+    assert len(section) <= 0.05 * budget
+    assert section.endswith("- the user: Fix the cache key too.")
+    kept = section.splitlines()[0]
+    assert kept.startswith("- the assistant: … First the old part.") and kept.endswith("the locale.")
+    assert len(kept) < len(long_reply) / 4  # its end, from a sentence's start
+    assert "Decision number" in text
+
+
+def test_a_checkpoint_without_latest_words_falls_back_to_its_task(store):
+    store.put_checkpoint("s1", "/p", {"task": ["Finish the parser."], "decisions": [], "todos": []})
+    text = build(store, "/p", CONFIG, situation="compact", session_id="s1").text
+    assert "## Before the compaction: current task\n- Finish the parser." in text
+
+
 def test_new_session_opens_with_where_the_last_session_left_off(store):
     add(store, "We switched the parser to a streaming design.", n=1)
     store.put_checkpoint("s1", "/p", {"task": ["first", "Write the docs for the CLI.", "Add the --json flag too."],

@@ -104,7 +104,7 @@ def test_plan_install_shape_and_purity():
         assert handler["command"] == st.hook_command(PY_A, arg)
         assert handler["timeout"] == st.TIMEOUTS[event]
         assert handler.get("async", False) is (event == "Stop")
-    assert st.TIMEOUTS == {"SessionStart": 10, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
+    assert st.TIMEOUTS == {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
 
 
 def test_plan_install_collapses_duplicates_and_keeps_shared_groups():
@@ -203,7 +203,7 @@ def test_second_install_writes_nothing(user_settings):
     assert backups(user_settings) == []
     assert lines[-1].endswith("unchanged, nothing written")
     described = [line for line in lines[:-1] if not line.startswith("warning: ")]
-    assert len(described) == 4
+    assert len(described) == len(st.EVENTS)
     assert all("already registered" in line for line in described)
 
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..classify import Classifier
-from ..evaluate import evaluate_source, link_prf, prf, read_jsonl, score_extraction, transcript_for
+from ..evaluate import (evaluate_source, link_prf, prf, read_jsonl, restore_lines, restore_totals, score_extraction,
+                        transcript_for)
 from ..model import CATEGORIES
 from .dataset import Document, load as load_dataset
 from .train import Example, featurize, train_model
@@ -89,8 +90,10 @@ def busy_sessions(project_dir: Path) -> dict[str, int]:
 
 
 def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[[str], None] | None = None,
-                   with_rules: bool = True, use_classifier: bool = True, labels: Path | None = None) -> dict[str, Any]:
-    """Leave-one-group-out figures (see the module note). `use_classifier=False` scores the rules alone."""
+                   with_rules: bool = True, use_classifier: bool = True, labels: Path | None = None,
+                   prompt: bool = False) -> dict[str, Any]:
+    """Leave-one-group-out figures (see the module note). `use_classifier=False` scores the rules alone;
+    `prompt` also asks each cross-session question as the new session's first prompt (see `evaluate_prompt`)."""
     from ..evaluate_multi import evaluate_project
     from ..mine import Miner
     from ..nlp import load
@@ -130,7 +133,8 @@ def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[
                          and any(label == "none" for label in d.labels)]
             if questions_file.is_file():
                 say(f"{group}: cross-session questions through the SessionStart hook")
-                fold["multi"] = evaluate_project(project_dir, read_jsonl(questions_file), config, factory)
+                fold["multi"] = evaluate_project(project_dir, read_jsonl(questions_file), config, factory,
+                                                 prompt=prompt)
             if documents:
                 say(f"{group}: extraction on {len(documents)} labelled sessions")
                 fold["labelled_extraction"] = _project_extraction(documents, factory)
@@ -163,7 +167,7 @@ def summarise(folds: list[dict[str, Any]]) -> dict[str, Any]:
     per_category = {c: Counter() for c in CATEGORIES}
     labelled = {"ignored": Counter(), "required": Counter()}
     conflicts: Counter = Counter()
-    restore = Counter()
+    restore: list[dict] = []
     multi = Counter()
     units = Counter()
     busy = Counter()
@@ -176,11 +180,11 @@ def summarise(folds: list[dict[str, Any]]) -> dict[str, Any]:
             for category in CATEGORIES:
                 per_category[category].update(source["extraction"]["per_category"][category])
             conflicts.update(source["conflicts"])
-            for cut in source["restore"]:
-                restore.update({k: cut[k] for k in ("questions", "answered", "tail_answered")})
+            restore += source["restore"]
         if fold.get("multi"):
             for cut in fold["multi"]["cuts"]:
-                multi.update({k: cut[k] for k in ("questions", "answered", "tail_answered")})
+                multi.update({k: cut[k] for k in ("questions", "answered", "tail_answered", "prompt_answered",
+                                                   "bm25_answered") if k in cut})
         if fold.get("labelled_extraction"):
             for kind in ("ignored", "required"):
                 labelled[kind].update(fold["labelled_extraction"][kind])
@@ -191,14 +195,24 @@ def summarise(folds: list[dict[str, Any]]) -> dict[str, Any]:
         "extraction": {"ignored": prf(dict(extraction["ignored"])), "required": prf(dict(extraction["required"])),
                        "per_category": {c: prf(dict(v)) for c, v in per_category.items()}},
         "labelled_extraction": {"ignored": prf(dict(labelled["ignored"])), "required": prf(dict(labelled["required"]))},
-        "restore": _rate(restore),
+        "restore": restore_totals(restore),
         "cross_session": _rate(multi),
+        "prompt": _prompt_groups(folds),
         "conflicts": link_prf(dict(conflicts)),
         "classifier_units": {"precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
                              "recall": round(tp / (tp + fn), 3) if tp + fn else 0.0,
                              "category_agreement": round(units["same_category"] / tp, 3) if tp else 0.0, **units},
         "busy_sessions": dict(busy),
     }
+
+
+def _prompt_groups(folds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The prompt path (startup block or prompt block) against BM25, overall and per language group."""
+    from ..evaluate_multi import summarise_projects
+
+    projects = [fold["multi"] for fold in folds if fold.get("multi", {}).get("cuts") and
+                "prompt_answered" in fold["multi"]["cuts"][0]]
+    return summarise_projects(projects, "") if projects else {}
 
 
 def _rate(counts: Counter) -> dict[str, Any]:
@@ -242,11 +256,23 @@ def format_cv(report: dict[str, Any]) -> str:
                  f"precision {c['precision']:.3f}")
     rs = report["restore"]
     lines.append(f"restore: {rs['hit_rate']:.3f} against the tail's {rs['tail_hit_rate']:.3f} "
-                 f"({rs['questions']} questions)")
+                 f"({rs['questions']} questions); long-range {rs['long_hit_rate']:.3f} against "
+                 f"{rs['long_tail_hit_rate']:.3f} ({rs['long_questions']} questions)")
     u = report["classifier_units"]
     if u.get("tp") or u.get("fp"):
         lines.append(f"classifier alone on held-out units: P {u['precision']:.3f} R {u['recall']:.3f}, "
                      f"category agreement {u['category_agreement']:.3f}")
+    prompt = report.get("prompt") or {}
+    if prompt.get("overall", {}).get("prompt_hit_rate") is not None:
+        o = prompt["overall"]
+        lines.append(f"asked as the new session's first prompt (startup or prompt block): {o['prompt_hit_rate']:.3f}, "
+                     f"plain BM25 over all earlier prose at the prompt block's size: {o['bm25_hit_rate']:.3f}; "
+                     + ", ".join(f"{name} {g['prompt_hit_rate']:.3f}/{g['bm25_hit_rate']:.3f}"
+                                 for name, g in sorted(prompt.get("languages", {}).items())))
+    sources = [fold["transcript"] for fold in report["folds"] if fold.get("transcript")]
+    if sources:
+        lines += ["", "Restore per transcript (each scored by the fold that did not train on it)"]
+        lines += restore_lines(sources, rs)
     b = report["busy_sessions"]
     if b.get("sessions"):
         lines.append(f"sessions with {MIN_PROMPTS}+ human prompts that yield a memory from the user's words: "
