@@ -402,7 +402,7 @@ def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) ->
               help="First redact, in place, the stored secrets that the current redaction hides (database, FTS "
                    "index, caches, logs), and say what changed.")
 def doctor(fix: bool) -> None:
-    """Check the install, hook registration, database, stored secrets, spaCy pipeline and mining lag."""
+    """Check the install, hook registration, database, stored secrets, spaCy pipeline, settings and mining lag."""
     from .doctor import run_checks
 
     if fix and paths.db_path().exists():

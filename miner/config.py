@@ -32,36 +32,29 @@ DEFAULTS: dict[str, Any] = {
     "type_weights": {"decision": 1.0, "fact": 0.8, "preference": 0.9, "todo": 0.7},
     # A new session (startup, clear): what stands across the whole history, whichever session said it,
     # more than what the last session was about.
+    # (Each category weighs the same there: `type_weights` did not move what a new session needed.)
     "startup_weights": {"relevance": 0.4, "type": 0.2, "recency": 0.4},
-    "startup_type_weights": {"preference": 1.0, "decision": 0.9, "todo": 0.85, "fact": 0.75},
     "startup_latest": 100,              # candidates: the latest of each category,
     "startup_stretches": 16,            # candidates from every stretch of the history: its runs of sessions,
     "startup_per_stretch": 2,           # its latest few decisions and facts, and as many in the user's own words
-    "startup_max_candidates": 240,      # about twice the items a block holds
-    "startup_session_decay": 0.9,       # each better item from the same session multiplies the score by this,
-    "startup_session_free": 20,         # after its first twenty (or its fair share of the block, if more)
-    "startup_entry_decay": 0.7,         # and each item beyond the first two of one transcript entry (a table,
-    "startup_entry_free": 2,            # a long list of options) by this, once per better sibling;
+    "startup_max_candidates": 240,      # about twice the items a block holds (a cost bound)
+    "startup_entry_decay": 0.7,         # each item beyond the first two of one transcript entry (a table,
+    "startup_entry_free": 2,            # a long list of options) scores × this, once per better sibling;
     "startup_novelty": 1.0,             # the budget goes by score × (share of words no better item said)^this
-    "startup_restated_bonus": 0.15,     # said several times: × (1 + bonus·log2(times))
-    "startup_half_life_share": 0.25,    # recency halves each time this share of the candidates was said after it
-    # Standing kinds age slower than details: a category's half-lives last this many times longer, in a new
-    # session's ranking and in the heat that sends memories to cold storage.
-    "category_half_life_scale": {"preference": 4.0, "decision": 1.5, "todo": 2.0, "fact": 1.0},
     "startup_context_bound": 0.6,       # text that points at its own session ("line 39", "like this"): score × this
-    # First claim on a new session's budget, by category (a share of the budget): standing rules and open todos.
-    "startup_shares": {"preference": 0.2, "todo": 0.1},
-    "startup_recall_feedback": False,   # let earlier blocks' recall counts (confidence, hub damping) rank a new session
     # Unconfirmed (hedged) memories stay out of every block unless asked for; above 0 a new session shows
     # them, marked "(unconfirmed)", at score × this.
     "startup_tentative": 0.0,
     "half_life_days": 30.0,
     # Cold storage: `miner gc` moves memories whose heat falls below this out of recall.
     "cold_threshold": 0.05,
+    # Standing kinds age slower than details: in the heat that sends memories to cold storage, a category's
+    # half-life lasts this many times longer.
+    "category_half_life_scale": {"preference": 4.0, "decision": 1.5, "todo": 2.0, "fact": 1.0},
     "session_half_life_hours": 8,
     "pinned_boost": 1.0,
     "role_weights": {"user": 1.0, "assistant": 0.7},
-    "session_bonus": 0.3,
+    # Pack the block by value per character^this, so one long item does not displace several short ones.
     "density_exponent": 0.5,
     # Void marking: cluster by keyword Jaccard, void weak clusters until this share is void.
     "void_share": 0.3,
@@ -87,6 +80,16 @@ DEFAULTS: dict[str, Any] = {
     "precompact_timeout_s": 1.0,
     "hook_log_max_bytes": 256 * 1024,
 }
+
+
+# Settings read when present, with no default: `dedup` ({"threshold": …, "embedder": …}, see dedup.py).
+OPTIONAL = frozenset({"dedup"})
+# Settings earlier versions had, removed because turning them off did not move what recall answers
+# (leave-one-project-out, both ways); two of them stay as fixed guards (see recall.STANDING_SHARES). A config
+# file that still sets one is told so by `miner doctor`.
+REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_session_free",
+                     "startup_restated_bonus", "startup_half_life_share", "startup_shares",
+                     "startup_recall_feedback", "session_bonus"})
 
 
 class ConfigError(ValueError):
@@ -115,6 +118,16 @@ def load(path: Path | None = None) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def unused_keys(path: Path | None = None) -> list[str]:
+    """Keys of the user's config file that no setting reads (removed, or misspelt), sorted."""
+    path = path or config_path()
+    try:
+        user = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return sorted(k for k in user if k not in DEFAULTS and k not in OPTIONAL) if isinstance(user, dict) else []
 
 
 def budget_chars(config: dict[str, Any], budget_tokens: int | None = None) -> int:

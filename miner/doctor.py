@@ -153,11 +153,25 @@ def check_secrets() -> Iterator[Check]:
         yield True, "no stored secret (every text passes the current redaction)", ""
 
 
+def check_settings() -> Iterator[Check]:
+    from .config import REMOVED, config_path, unused_keys
+
+    unused = unused_keys()
+    if not unused:
+        return
+    removed = [k for k in unused if k in REMOVED]
+    unknown = [k for k in unused if k not in REMOVED]
+    parts = ([f"removed (they did not change what recall answers): {', '.join(removed)}"] if removed else []) + (
+        [f"unknown (misspelt?): {', '.join(unknown)}"] if unknown else [])
+    yield False, f"{config_path()} sets what nothing reads; {'; '.join(parts)}", f"delete those keys from {config_path()}"
+
+
 def run_checks(config: dict) -> Iterator[Check]:
     yield from check_install()
     yield from check_hooks()
     yield from check_database()
     yield from check_secrets()
     yield from check_pipeline(config)
+    yield from check_settings()
     yield from check_lag()
     yield from check_hook_errors()

@@ -82,3 +82,23 @@ def test_install_dry_run_writes_nothing(claude_dir):
     result = CliRunner().invoke(main, ["install", "--dry-run"])
     assert result.exit_code == 0 and "dry run" in result.output
     assert not (claude_dir / "settings.json").exists()
+
+
+def test_doctor_names_settings_that_nothing_reads(claude_dir):
+    """A config file from an older version (a removed setting) or with a typo is told so, key by key; an optional
+    setting with no default is not."""
+    from miner import config
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["install"]).exit_code == 0
+    path = config.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"startup_shares": {"todo": 0.1}, "budget_shar": 0.05, "dedup": {"threshold": 0.8},
+                                "budget_share": 0.03}))
+    result = runner.invoke(main, ["doctor"])
+    assert result.exit_code == 1
+    line = next(line for line in result.stdout.splitlines() if "sets what nothing reads" in line)
+    assert line.startswith("FAIL") and "removed" in line and "startup_shares" in line
+    assert "unknown (misspelt?): budget_shar" in line and "dedup" not in line and "budget_share," not in line
+    path.write_text(json.dumps({"dedup": {"threshold": 0.8}, "budget_share": 0.03}))
+    assert "sets what nothing reads" not in runner.invoke(main, ["doctor"]).stdout

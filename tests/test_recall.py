@@ -295,7 +295,7 @@ def test_diversify_spreads_the_head_over_sessions():
         return Item(memory, score)
 
     items = [item(i, "busy", 1.0 - i * 0.01) for i in range(10)] + [item(100, "old", 0.8)]
-    order = [i.memory.session_id for i in diversify(items, 0.8, free=2)]
+    order = [i.memory.session_id for i in diversify(items, 0.8, free=2, group=lambda memory: memory.session_id)]
     assert order.index("old") < 5  # the old session's best is not behind the busy session's tenth
     assert [i.memory.id for i in diversify(items, 1.0)] == [i.memory.id for i in items]
 
