@@ -411,8 +411,12 @@ def doctor(fix: bool) -> None:
         with _store() as store:
             done = repair(store)
         click.echo(f"fixed: {'redacted ' + done.line() if done.total else 'no stored secret to redact'}")
+    try:  # a broken settings file is one of the checks, not a reason to skip the others
+        config = config_mod.load()
+    except config_mod.ConfigError:
+        config = config_mod.validated({})
     problems = 0
-    for ok, line, fix in run_checks(_config()):
+    for ok, line, fix in run_checks(config):
         click.echo(f"{'ok  ' if ok else 'FAIL'}  {line}")
         if not ok:
             problems += 1

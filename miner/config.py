@@ -1,8 +1,10 @@
 """Settings: defaults merged with `$XDG_CONFIG_HOME/miner/config.json` (standard library only).
 
-Read at entry points and passed down, never deep inside. JSON rather than
-YAML or TOML because the hooks read it and must stay on the standard library
-of every supported Python.
+Read once at each entry point (a hook, the worker, a command), validated and
+frozen (`Settings`), and passed down, never read deep inside. An unknown key or
+a value of the wrong shape is a one-line `ConfigError` that names the setting.
+JSON rather than YAML or TOML because the hooks read it and must stay on the
+standard library of every supported Python.
 """
 
 from __future__ import annotations
@@ -82,52 +84,159 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-# Settings read when present, with no default: `dedup` ({"threshold": …, "embedder": …}, see dedup.py).
-OPTIONAL = frozenset({"dedup"})
+# Settings read when present, with no default: `dedup` (see dedup.py), checked against this shape.
+OPTIONAL: dict[str, dict[str, Any]] = {"dedup": {"threshold": 0.8, "embedder": ""}}
 # Settings earlier versions had, removed because turning them off did not move what recall answers
 # (leave-one-project-out, both ways); two of them stay as fixed guards (see recall.STANDING_SHARES). A config
-# file that still sets one is told so by `miner doctor`.
+# file that still sets one is not refused: the setting is ignored, and `miner doctor` says so.
 REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_session_free",
                      "startup_restated_bonus", "startup_half_life_share", "startup_shares",
                      "startup_recall_feedback", "session_bonus"})
+NULLABLE = frozenset({"spacy_model"})  # null: the blank pipeline
 
 
 class ConfigError(ValueError):
-    """The config file is broken; the message names it and what to do."""
+    """The config file is broken; the message names it, the setting, and what to do."""
+
+
+class Settings(dict):
+    """Validated settings, read-only: built once at an entry point (`load`) and passed down.
+
+    A `dict` (JSON-serialisable, `dict(settings, key=value)` gives a plain copy), whose in-place changes are
+    refused: code that needs other values builds them with `changed` (validated like the file).
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("settings are read-only; build others with config.changed(settings, key=value)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_rebuild, (_plain(self),))
+
+
+def _rebuild(values: dict) -> Settings:
+    return _freeze(values)
+
+
+def _plain(value):
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+
+def _freeze(values: dict) -> Settings:
+    frozen = {k: _freeze(v) if isinstance(v, dict) else v for k, v in values.items()}
+    return Settings(frozen)
 
 
 def config_path() -> Path:
     return paths.config_dir() / "config.json"
 
 
-def load(path: Path | None = None) -> dict[str, Any]:
-    """Defaults, overlaid with the user's config file when there is one."""
+def _kind(default: Any) -> str:
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "a whole number"
+    if isinstance(default, float):
+        return "a number"
+    if isinstance(default, str):
+        return "a string"
+    return "a JSON object"
+
+
+def _check(name: str, value: Any, default: Any, where: str) -> None:
+    """Raise a one-line ConfigError when `value` does not have the shape of `default`."""
+    def refuse(what: str) -> None:
+        raise ConfigError(f"{where}: setting {name!r} {what}; fix it or remove it")
+
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            refuse(f"must be a JSON object, not {json.dumps(value)[:40]}")
+        for key, item in value.items():
+            if key not in default:
+                refuse(f"has no key {key!r} (known: {', '.join(sorted(default))})")
+            _check(f"{name}.{key}", item, default[key], where)
+        return
+    fits = (isinstance(value, bool) if isinstance(default, bool)
+            else isinstance(value, str) if isinstance(default, str)
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (not isinstance(default, int) or float(value).is_integer()))
+    if not fits:
+        refuse(f"must be {_kind(default)}, not {json.dumps(value)[:40]}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        refuse(f"must not be negative ({value})")
+
+
+def validated(user: dict[str, Any], where: str = "settings") -> Settings:
+    """DEFAULTS with `user`'s values, checked and frozen.
+
+    A JSON object merges key by key into the default object (`{"weights": {"type": 0.3}}` changes that one
+    weight); every other value replaces the default. An unknown key or a value of the wrong shape is a
+    ConfigError naming the setting; a removed setting is ignored.
+    """
+    merged = _plain(DEFAULTS)
+    for key, value in user.items():
+        if key in REMOVED:
+            continue
+        if key in OPTIONAL:
+            _check(key, value, OPTIONAL[key], where)
+            merged[key] = _plain(value)
+            continue
+        if key not in DEFAULTS:
+            from difflib import get_close_matches
+
+            near = get_close_matches(key, list(DEFAULTS) + list(OPTIONAL), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else " (the settings are listed in the README)"
+            raise ConfigError(f"{where}: unknown setting {key!r}{hint}; fix it or remove it")
+        if value is None and key in NULLABLE:
+            merged[key] = None
+            continue
+        _check(key, value, DEFAULTS[key], where)
+        if isinstance(value, dict):
+            merged[key].update(value)
+        else:
+            merged[key] = int(value) if isinstance(DEFAULTS[key], int) and not isinstance(value, bool) else value
+    return _freeze(merged)
+
+
+def load(path: Path | None = None) -> Settings:
+    """The settings: defaults, overlaid with the user's config file when there is one, validated."""
     path = path or config_path()
-    merged = json.loads(json.dumps(DEFAULTS))
     if not path.is_file():
-        return merged
+        return validated({})
     try:
         user = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
     if not isinstance(user, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or remove it")
-    for key, value in user.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key].update(value)
-        else:
-            merged[key] = value
-    return merged
+    return validated(user, str(path))
 
 
-def unused_keys(path: Path | None = None) -> list[str]:
-    """Keys of the user's config file that no setting reads (removed, or misspelt), sorted."""
+def changed(settings: dict[str, Any], **values: Any) -> Settings:
+    """`settings` with some values replaced (an object merges key by key, as in the file), validated."""
+    base = _plain(settings)
+    for key, value in values.items():
+        base[key] = {**base[key], **value} if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return validated(base)
+
+
+def removed_keys(path: Path | None = None) -> list[str]:
+    """Keys of the user's config file that earlier versions read and this one ignores, sorted."""
     path = path or config_path()
     try:
         user = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    return sorted(k for k in user if k not in DEFAULTS and k not in OPTIONAL) if isinstance(user, dict) else []
+    return sorted(k for k in user if k in REMOVED) if isinstance(user, dict) else []
 
 
 def budget_chars(config: dict[str, Any], budget_tokens: int | None = None) -> int:

@@ -30,7 +30,7 @@ def heat(memory: StoredMemory, config: dict[str, Any], now: float | None = None)
     last = max(parse_ts(memory.last_seen) or 0.0, parse_ts(memory.last_recalled or "") or 0.0)
     age_days = max(0.0, (now - last) / 86400) if last else 0.0
     importance = config["type_weights"].get(memory.category, 0.5) * memory.confidence
-    scale = float(config.get("category_half_life_scale", {}).get(memory.category, 1.0))
+    scale = float(config["category_half_life_scale"].get(memory.category, 1.0))
     decay = 0.5 ** (age_days / (float(config["half_life_days"]) * scale))
     use = 1.0 + math.log2(1 + memory.recall_count)
     return Heat(memory, importance * decay * use, age_days)

@@ -60,12 +60,12 @@ def check_database() -> Iterator[Check]:
 
 
 def check_pipeline(config: dict) -> Iterator[Check]:
-    model = config.get("spacy_model")
+    model = config["spacy_model"]
     line = nlp.describe(model)
     yield True, f"spaCy: {line}", ""
     from .classify import MODEL_DIR, Classifier
 
-    if not config.get("classifier", True):
+    if not config["classifier"]:
         yield True, "memory classifier switched off in the settings: the rules alone decide", ""
     elif Classifier.available():
         yield True, f"memory classifier: {MODEL_DIR} (threshold {Classifier().threshold})", ""
@@ -154,16 +154,17 @@ def check_secrets() -> Iterator[Check]:
 
 
 def check_settings() -> Iterator[Check]:
-    from .config import REMOVED, config_path, unused_keys
+    from .config import ConfigError, config_path, load, removed_keys
 
-    unused = unused_keys()
-    if not unused:
+    try:
+        load()
+    except ConfigError as exc:
+        yield False, f"settings: {exc}", f"edit {config_path()}"
         return
-    removed = [k for k in unused if k in REMOVED]
-    unknown = [k for k in unused if k not in REMOVED]
-    parts = ([f"removed (they did not change what recall answers): {', '.join(removed)}"] if removed else []) + (
-        [f"unknown (misspelt?): {', '.join(unknown)}"] if unknown else [])
-    yield False, f"{config_path()} sets what nothing reads; {'; '.join(parts)}", f"delete those keys from {config_path()}"
+    removed = removed_keys()
+    if removed:
+        yield (False, f"{config_path()} sets settings this version ignores (they did not change what recall "
+                      f"answers): {', '.join(removed)}", f"delete them from {config_path()}")
 
 
 def run_checks(config: dict) -> Iterator[Check]:

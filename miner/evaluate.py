@@ -291,7 +291,7 @@ def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dic
     from .mine import Miner
     from .nlp import load
 
-    pipeline = load(config.get("spacy_model"))
+    pipeline = load(config["spacy_model"])
     sources = sorted({p.stem for p in (gold / "extraction").glob("*.jsonl")} | {p.stem for p in (gold / "restore").glob("*.jsonl")})
     results = []
     for source in sources:

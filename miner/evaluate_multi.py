@@ -128,7 +128,7 @@ def diagnose_cut(store: Store, project: str, config: dict, questions: list[dict]
     ranked = sorted([(i.score, i.memory.id) for i in recall.shown + recall.left_out]
                     + [(z.score, i) for z in recall.zones if z.voided for i in z.ids], key=lambda t: -t[0])
     position = {memory_id: n for n, (_, memory_id) in enumerate(ranked)}
-    limit = int(config.get("startup_max_candidates", config["max_candidates"]))
+    limit = int(config["startup_max_candidates"])
     rows = store.db.execute("SELECT id, text, state, tentative, category, role, session_count, evidence_count "
                             "FROM memories WHERE project = ?", (project,)).fetchall()
     evidence_of = {q.get("evidence_uuid", ""): [r["memory_id"] for r in store.db.execute(
@@ -241,7 +241,7 @@ def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False
     from .nlp import load
 
     gold_dir = gold / "multi" if (gold / "multi").is_dir() else gold
-    pipeline = load(config.get("spacy_model"))
+    pipeline = load(config["spacy_model"])
     projects = []
     for gold_file in sorted(gold_dir.glob("*.jsonl")):
         project_dir = multi / gold_file.stem

@@ -293,11 +293,16 @@ def session_start(event: HookEvent, config: dict | None) -> str:
         raise HookInputError("payload has no cwd")
     if excluded(event.cwd):
         return ""
+    notice = ""
     try:
         text, record = recall_block(event, config)
     except Exception as exc:  # noqa: BLE001 - catch-up still starts; the block is simply absent
         log(event.event, f"no recall block: {type(exc).__name__}: {exc}")
         text, record = "", None
+        from .config import ConfigError
+
+        if isinstance(exc, ConfigError):  # the user is shown the line that names the setting
+            notice = f"transcript-miner: no memory injected: {exc}"
     try:
         if record is not None or has_transcripts(event.cwd):
             args = ["catchup", event.cwd]
@@ -307,7 +312,7 @@ def session_start(event: HookEvent, config: dict | None) -> str:
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
     if not text:
-        return ""
+        return json.dumps({"systemMessage": notice}, ensure_ascii=False) if notice else ""
     try:  # what this session was shown, so that its prompts' recall does not show it again
         from .promptrecall import remember_shown
 
@@ -482,7 +487,9 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.buffer.write(output.encode("utf-8"))
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - hooks fail open, whatever happened
-        if event_name == "user-prompt-submit" and not isinstance(exc, HookInputError):
+        from .config import ConfigError
+
+        if event_name == "user-prompt-submit" and not isinstance(exc, (HookInputError, ConfigError)):
             # The message of an error met while looking up a prompt may quote the prompt: only its kind is logged.
             log(event_name, f"{type(exc).__name__} (details withheld: they may quote the prompt)")
         else:

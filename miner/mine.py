@@ -87,12 +87,12 @@ class Miner:
         use_fast_json()
         self.store = store
         self.config = config
-        self.pipeline = pipeline or nlp_mod.load(config.get("spacy_model"))
+        self.pipeline = pipeline or nlp_mod.load(config["spacy_model"])
         self.refiner = Refiner(self.pipeline)
         # The trained classifier decides on every unit; without one (none shipped, or switched off for a
         # comparison) the rules alone decide, as hints that keep.
         if classifier is True:
-            classifier = Classifier() if config.get("classifier", True) and Classifier.available() else None
+            classifier = Classifier() if config["classifier"] and Classifier.available() else None
         self.classifier: Classifier | None = classifier or None
         self._classifier_rules: dict[str, rules_mod.Rule] = {}
         self._base_rules = ruleset
@@ -327,7 +327,7 @@ class Miner:
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
                 self.store.add_user_prompts(db, prompts)
-                if self.config.get("archive", True):
+                if self.config["archive"]:
                     summary.archived += self.store.archive_units(db, _archive_rows(units, scores, project_of, path))
                 from .dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
 

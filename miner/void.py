@@ -99,9 +99,9 @@ def cluster(items: list[Scored], threshold: float) -> list[Zone]:
 
 def void_mark(items: list[Scored], config: dict[str, Any], protected_ids: set[int] = frozenset()) -> list[Zone]:
     """Mark zones void until about `void_share` of the candidates are; returns every zone."""
-    share = float(config.get("void_share", 0.3))
-    zones = cluster(items, float(config.get("void_jaccard", 0.25)))
-    if len(items) < int(config.get("void_min_candidates", 12)):
+    share = float(config["void_share"])
+    zones = cluster(items, float(config["void_jaccard"]))
+    if len(items) < int(config["void_min_candidates"]):
         share = 0.0  # a handful of memories is no crowd: void nothing
     zones.sort(key=lambda z: -z.score)
     if not zones:

@@ -284,7 +284,7 @@ class Watcher:
             except Exception:  # noqa: BLE001 - the watcher outlives any one transcript
                 self.status.error(f"{transcript}: {traceback.format_exc()}")
                 note(f"mining {transcript} failed:\n{traceback.format_exc()}")
-        if self.config.get("recall_cache", True):
+        if self.config["recall_cache"]:
             refresh_compact_blocks(compact, self.config)
             if mined:
                 refresh_blocks(transcript_projects(self.store, mined), self.config)

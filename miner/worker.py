@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}
     # After the store is closed: a block is rendered from what the next SessionStart will find.
-    if config.get("recall_cache", True):
+    if config["recall_cache"]:
         refresh_compact_blocks(compact, config)
         if not getattr(args, "no_render", False):
             refresh_blocks(projects, config)

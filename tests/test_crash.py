@@ -20,6 +20,7 @@ import pytest
 
 from miner import mine as mine_mod
 from miner import portable
+from miner.config import validated
 from miner.mine import Miner
 from miner.store import Store
 from tests.builders import Session
@@ -83,7 +84,7 @@ def _child(db_path: str, transcript: str, pause: bool, pipeline) -> None:
 
         Store.set_watermark = slow_watermark
     with Store(db_path) as store:
-        Miner(store, {"spacy_model": None}, pipeline=pipeline).mine_file(transcript)
+        Miner(store, validated({"spacy_model": None}), pipeline=pipeline).mine_file(transcript)
     os._exit(0)
 
 
@@ -95,7 +96,7 @@ def small_batches(monkeypatch):
 def test_sigkill_at_random_moments_then_rerun_equals_one_clean_run(tmp_path, pipeline, small_batches):
     transcript = build_transcript(tmp_path)
     with Store(tmp_path / "reference.db") as reference:
-        Miner(reference, {"spacy_model": None}, pipeline=pipeline).mine_file(transcript)
+        Miner(reference, validated({"spacy_model": None}), pipeline=pipeline).mine_file(transcript)
         expected = snapshot(reference)
     assert len(expected) > 20
 
@@ -131,7 +132,7 @@ def test_sigkill_at_random_moments_then_rerun_equals_one_clean_run(tmp_path, pip
     assert killed_mid_run >= KILLS // 4, "kills should land while the child was still mining"
 
     with Store(db_path) as store:
-        Miner(store, {"spacy_model": None}, pipeline=pipeline).mine_file(transcript)
+        Miner(store, validated({"spacy_model": None}), pipeline=pipeline).mine_file(transcript)
         assert store.integrity_ok()
         assert snapshot(store) == expected, f"seed {SEED}"
         # Every memory exactly once per project and text, every evidence row once.

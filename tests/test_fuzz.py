@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from miner.config import validated
 from miner.mine import Miner
 from miner.store import Store
 from miner.transcript import Watermark, read_transcript, use_fast_json
@@ -73,7 +74,7 @@ def test_reader_never_raises_and_batches_agree(tmp_path, lines, tail, batch, fas
 @pytest.fixture
 def miner(pipeline):
     with Store() as store:
-        yield Miner(store, {"spacy_model": None}, pipeline=pipeline)
+        yield Miner(store, validated({"spacy_model": None}), pipeline=pipeline)
 
 
 def good_line(uuid: str = "u-good", text: str = GOOD["message"]["content"]) -> bytes:

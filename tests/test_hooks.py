@@ -843,3 +843,22 @@ def test_checkpoint_requests_are_the_latest_real_requests_of_the_session(session
     monkeypatch.setattr(checkpoint, "TAIL_BYTES", 200)
     assert checkpoint.session_requests(str(session.transcript), session.session_id) == requests
     assert checkpoint.session_requests(str(session.transcript), "no-such-session")[-1] == requests[-1]
+
+
+def test_a_broken_settings_file_is_told_to_the_user_and_logged_and_nothing_else_happens(session):
+    """Fail open, but not silently: SessionStart shows the user the one line naming the setting (as a
+    systemMessage; no block is injected), every hook logs it, and none of them prints anything else."""
+    seed_store(str(session.cwd), count=5)
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text(json.dumps({"budget_shar": 0.05}))
+    start = run_hook("session-start", session.payload("session-start.startup.json"))
+    assert start.returncode == 0
+    output = json.loads(start.stdout)
+    assert list(output) == ["systemMessage"] and "unknown setting 'budget_shar'" in output["systemMessage"]
+    payload = json.dumps({"session_id": session.session_id, "transcript_path": str(session.transcript),
+                          "cwd": str(session.cwd), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "which database did we pick?"}).encode()
+    prompt = run_hook("user-prompt-submit", payload)
+    assert prompt.returncode == 0 and prompt.stdout == b""
+    logged = hook_log_lines()
+    assert any("session-start" in line and "budget_shar" in line for line in logged), logged

@@ -15,6 +15,7 @@ from miner import corrections, paths, portable
 from miner.cli_ops import backup as backup_cmd
 from miner.cli_ops import export_ as export_cmd
 from miner.cli_ops import import_ as import_cmd
+from miner.config import validated
 from miner.mine import Miner
 from miner.store import NewMemory, Store
 from tests.builders import Session
@@ -31,7 +32,7 @@ def mined_store(tmp_path, pipeline) -> Store:
     second.user("We'll use PostgreSQL instead of MySQL for the main database.")
     second.user("Let's go with pnpm as the package manager for the frontend.")
     store = Store()
-    miner = Miner(store, {"spacy_model": None}, pipeline=pipeline)
+    miner = Miner(store, validated({"spacy_model": None}), pipeline=pipeline)
     miner.mine_paths([str(first.path), str(second.path)])
     ids = [m.id for m in store.list_memories(limit=100)]
     assert len(ids) >= 4, [m.text for m in store.list_memories(limit=100)]
@@ -229,7 +230,7 @@ def test_import_merges_evidence_from_another_machine(tmp_path, pipeline):
         session = Session(tmp_path / name / f"{name}.jsonl", cwd="/work/shop")
         session.user(text)
         store = Store(tmp_path / f"{name}.db")
-        Miner(store, {"spacy_model": None}, pipeline=pipeline).mine_file(session.path)
+        Miner(store, validated({"spacy_model": None}), pipeline=pipeline).mine_file(session.path)
         stores.append(store)
     a, b = stores
     try:

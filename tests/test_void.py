@@ -64,7 +64,8 @@ def test_weak_cluster_voided_and_top_cluster_protected():
 def test_current_session_memory_protects_its_cluster():
     items = items_for([("postgres database schema", 0.95, 6), ("logo font size", 0.2, 4)])
     weak = {i.memory.id for i in items if "logo" in i.memory.keywords}
-    zones = void_mark(items, {"void_share": 0.3, "void_min_candidates": 5}, protected_ids={min(weak)})
+    settings = config_mod.changed(CONFIG, void_share=0.3, void_min_candidates=5)
+    zones = void_mark(items, settings, protected_ids={min(weak)})
     assert not any(z.voided for z in zones)
 
 

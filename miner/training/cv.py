@@ -103,7 +103,7 @@ def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[
     say = progress or (lambda message: None)
     dataset = load_dataset(data, labels or LABELS_DIR)
     examples = featurize(dataset, with_rules=with_rules)
-    pipeline = load(config.get("spacy_model"))
+    pipeline = load(config["spacy_model"])
     gold = data / "gold"
     folds = []
     for group in dataset.groups():
