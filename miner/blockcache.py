@@ -26,11 +26,6 @@ from pathlib import Path
 
 from . import paths
 
-try:  # hashlib would load OpenSSL first: milliseconds on the hook's path
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover
-    from hashlib import blake2b
-
 FORMAT = 1
 # Claude Code cuts additionalContext over 10,000 characters (JavaScript length: UTF-16 units).
 CONTEXT_LIMIT = 10_000
@@ -38,12 +33,8 @@ HARD_CHAR_CAP = CONTEXT_LIMIT - 1
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def _stem(key: str) -> str:
-    return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
-
-
-def cache_dir() -> Path:
-    return paths.data_dir() / "cache"
+_stem = paths.file_stem
+cache_dir = paths.cache_dir
 
 
 def startup_path(project: str) -> Path:

@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 
 from . import BLOCK_TAG
 from .model import Turn, Unit
+from .textutil import CJK_RE
 
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
@@ -50,7 +51,6 @@ _HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
 _TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_SPLIT_RE = re.compile(r"(?<=[。！？；!?])(?=[^。！？；!?」』”）)])|(?<=[\u4e00-\u9fff]\.)(?=[\u4e00-\u9fff])")
 _ONLY_MARKUP_RE = re.compile(r"^[\W_]*$", re.UNICODE)
 _SPACES_RE = re.compile(r"[ \t\u00a0]{2,}")
@@ -71,7 +71,7 @@ def clean_prose(text: str) -> str:
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK_RE.search(text) is not None
+    return CJK_RE.search(text) is not None
 
 
 def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:

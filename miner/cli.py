@@ -437,8 +437,7 @@ def rules() -> None:
 def _rule_files(project: str | None) -> list[Path]:
     from . import rules as rules_mod
 
-    return (rules_mod.default_rule_files() + rules_mod.user_rule_files(paths.config_dir())
-            + rules_mod.project_rule_file(_project(project)))
+    return rules_mod.rule_files(_project(project))
 
 
 @rules.command(name="check")

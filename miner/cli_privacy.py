@@ -1,4 +1,4 @@
-"""`miner exclude|quarantine|approve|purge`: privacy commands, thin over `privacy`.
+"""`miner exclude|quarantine|approve|purge`: privacy commands, thin over `exclusions`, `trust` and `privacy`.
 
 `register(main)` adds them to the `miner` group. Each calls one library
 function and prints what changed; a domain error is one line.
@@ -10,7 +10,7 @@ import os
 
 import click
 
-from . import paths, privacy
+from . import exclusions, paths, privacy, trust
 from .store import Store, StoreError
 
 
@@ -28,7 +28,7 @@ def _project(project: str | None) -> str:
 def _privacy(action, *args):
     try:
         return action(*args)
-    except privacy.PrivacyError as exc:
+    except exclusions.PrivacyError as exc:
         raise click.ClickException(str(exc)) from None
 
 
@@ -45,18 +45,18 @@ def exclude_add(glob: str) -> None:
     Quote patterns so the shell does not expand them. A folder also covers
     everything below it. What was already mined stays until `miner purge`.
     """
-    stored, added = _privacy(privacy.add_exclusion, glob)
+    stored, added = _privacy(exclusions.add_exclusion, glob)
     click.echo(f"excluded {stored}" if added else f"{stored} was already excluded")
     if added:
         privacy.clear_block_cache()  # blocks rendered ahead of time must not be shown for it
         click.echo(f"memories mined before stay stored: `miner purge --project DIR` deletes them "
-                   f"(exclusions live in {privacy.exclusions_path()})")
+                   f"(exclusions live in {exclusions.exclusions_path()})")
 
 
 @exclude.command(name="list")
 def exclude_list() -> None:
     """List the excluded project globs."""
-    globs = _privacy(privacy.load_exclusions)
+    globs = _privacy(exclusions.load_exclusions)
     for glob in globs:
         click.echo(glob)
     if not globs:
@@ -67,7 +67,7 @@ def exclude_list() -> None:
 @click.argument("glob")
 def exclude_remove(glob: str) -> None:
     """Mine and inject projects matching GLOB again (from their next new lines on)."""
-    click.echo(f"no longer excluded: {_privacy(privacy.remove_exclusion, glob)}")
+    click.echo(f"no longer excluded: {_privacy(exclusions.remove_exclusion, glob)}")
 
 
 @click.command()
@@ -79,7 +79,7 @@ def quarantine(project: str | None, limit: int) -> None:
     `miner approve ID` releases one; `miner forget ID` drops it for good.
     """
     with _store() as store:
-        rows = privacy.quarantined(store, _project(project) if project else None, limit)
+        rows = trust.quarantined(store, _project(project) if project else None, limit)
         for memory in rows:
             click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
             reason = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory.id,)).fetchone()[0]
@@ -94,7 +94,7 @@ def quarantine(project: str | None, limit: int) -> None:
 def approve(memory_id: int) -> None:
     """Release quarantined memory MEMORY_ID: it becomes active and can be recalled."""
     with _store() as store:
-        click.echo(_privacy(privacy.approve, store, memory_id))
+        click.echo(_privacy(trust.approve, store, memory_id))
 
 
 @click.command()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .redact import mostly_redacted, redact, redact_text
 from .store import NewMemory, Store, StoredMemory, now_iso
-from .textutil import content_hash
+from .textutil import content_hash, short
 
 MANUAL_RULE = "manual"
 
@@ -150,7 +150,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
             )
             lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
         else:
-            store.supersede(db, new_id, memory_id, note, memory.value or _short(memory.text), at=stamp)
+            store.supersede(db, new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
             lines.append(f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
     return Change(memory_id, "corrected", tuple(lines), new_id)
 
@@ -227,19 +227,14 @@ def format_history(found: History) -> list[str]:
     return lines
 
 
-def _short(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split()).strip(" .。")
-    return text if len(text) <= limit else ""
-
 
 def _subject_value(text: str, old: StoredMemory) -> tuple[str, str]:
     """The subject and value the rules find in the corrected text; the old subject when none is found."""
     try:
-        from . import paths, rules as rules_mod
+        from . import rules as rules_mod
         from .mine import unit_langs
 
-        ruleset = rules_mod.load_rules(rules_mod.default_rule_files() + rules_mod.user_rule_files(paths.config_dir())
-                                       + rules_mod.project_rule_file(old.project))
+        ruleset = rules_mod.load_rules(rules_mod.rule_files(old.project))
         hits = ruleset.match(text, "user", unit_langs(text)) or ruleset.match(text, "assistant", unit_langs(text))
     except Exception:  # noqa: BLE001 - a broken rule file must not block a correction by hand
         hits = []

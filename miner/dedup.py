@@ -27,10 +27,10 @@ from typing import Any, Iterable
 
 from .lexicon import Synonyms, load_synonyms
 from .similarity import (  # noqa: F401 - re-exported: the dedup layer's public surface
-    NEAR_DUPLICATE_THRESHOLD, Comparer, Conflict, Embedder, Statement, load_embedder, short,
+    NEAR_DUPLICATE_THRESHOLD, Comparer, Conflict, Embedder, Statement, load_embedder,
 )
 from .store import NewMemory, Store
-from .textutil import STOPWORDS, cjk_bigrams, content_hash, fts_terms
+from .textutil import STOPWORDS, cjk_bigrams, content_hash, fts_terms, short
 
 CANDIDATES = 12
 MAX_SUPERSEDED = 3
@@ -106,7 +106,14 @@ class Deduper:
         return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
 
     def add(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
-        """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes."""
+        """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes; the
+        store's counters of superseded memories and merged near-duplicates count the outcome."""
+        outcome = self._route(db, new)
+        self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
+        self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
+        return outcome
+
+    def _route(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
         store = self.store
         row = store.find_exact(db, new.project, content_hash(new.text))
         if row is not None:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import paths
 from .clean import turns_to_units
 from .evaluate import answered
 from .textutil import fts_match, fts_terms
@@ -124,15 +125,14 @@ def run_prompt_hook(cwd: str, home: Path, claude: Path, session_id: str, prompt:
 def prompt_cut(questions: list[dict], startup_block: str, cwd: str, home: Path, claude: Path, config: dict,
                earlier_sessions) -> dict:
     """Per cut: questions answered by the startup block or the prompt block, and by the BM25 baseline."""
-    from .blockcache import _stem
 
     budget = int(config["prompt_block_chars"])
-    startup_shown = home / "cache" / f"shown-{_stem('eval-new-session')}.json"
+    startup_shown = home / "cache" / f"shown-{paths.file_stem('eval-new-session')}.json"
     hit = chars = 0
     for n, question in enumerate(questions):
         session_id = f"eval-question-{n}"
         if startup_shown.is_file():  # a new session that was shown the startup block, and asks this first
-            shutil.copy(startup_shown, home / "cache" / f"shown-{_stem(session_id)}.json")
+            shutil.copy(startup_shown, home / "cache" / f"shown-{paths.file_stem(session_id)}.json")
         block = run_prompt_hook(cwd, home, claude, session_id, question["question"])
         chars = max(chars, len(block))
         hit += answered([question], startup_block + "\n" + block)

@@ -282,8 +282,8 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
 def excluded(cwd: str) -> bool:
     """True for a project the user excluded: never mined, never injected."""
     if not cwd or not os.path.exists(paths.config_dir() / "exclusions.json"):
-        return False  # the usual case (no privacy.EXCLUSIONS_FILE), decided without importing anything
-    from .privacy import is_excluded
+        return False  # the usual case (no exclusions.EXCLUSIONS_FILE), decided without importing anything
+    from .exclusions import is_excluded
 
     return is_excluded(cwd)
 

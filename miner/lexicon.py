@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from . import paths
-from .textutil import CJK_RANGES, SOUTHEAST_ASIAN_RANGES, STOPWORDS
+from .textutil import CJK_RANGES, CJK_RE, SOUTHEAST_ASIAN_RANGES, STOPWORDS  # noqa: F401 - CJK_RE is used by callers
 
 # --- synonyms -----------------------------------------------------------------------------
 
@@ -25,7 +25,6 @@ class SynonymError(ValueError):
     """A synonyms file is broken; the message names the file and the group."""
 
 
-CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Scripts written without spaces: a synonym in them is found by the phrase regex, not looked up as a word.
 _NO_SPACE_RE = re.compile("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]")
 # A single word of any script written with spaces ("postgres", "база", "datenbank"): looked up as a token.

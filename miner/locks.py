@@ -30,16 +30,10 @@ from pathlib import Path
 
 from . import paths
 
-try:  # hashlib would load OpenSSL first: several milliseconds on the Stop hook's path
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - every CPython has _blake2
-    from hashlib import blake2b
-
 POLL_S = 0.05
 
 
-def _stem(key: str) -> str:
-    return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
+_stem = paths.file_stem
 
 
 def lock_file(transcript: str) -> Path:

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import paths
 from .store import NewMemory, Store, StoredMemory, now_iso
+from .textutil import short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -166,9 +167,7 @@ def _subject_value(text: str, category: str, project: str) -> tuple[str, str]:
 
         ruleset = _RULESETS.get(project)
         if ruleset is None:  # compiled once per project for the life of the server, as the miner does
-            ruleset = _RULESETS[project] = rules_mod.load_rules(
-                rules_mod.default_rule_files() + rules_mod.user_rule_files(paths.config_dir())
-                + rules_mod.project_rule_file(project))
+            ruleset = _RULESETS[project] = rules_mod.load_rules(rules_mod.rule_files(project))
         langs = unit_langs(text)
         hits = [h for role in ("user", "assistant") for h in ruleset.match(text, role, langs)]
     except Exception:  # noqa: BLE001 - a broken rule file must not block an explicit store
@@ -230,10 +229,9 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
             superseded = list(outcome.superseded)
             if old_id is not None and old_id != outcome.memory_id and old_id not in superseded:
                 if store.supersede(db, outcome.memory_id, old_id, "superseded on request (memory_store)",
-                                   old.value or _short(old.text), at=stamp):
+                                   old.value or short(old.text), at=stamp):
                     superseded.append(old_id)
-            store.bump(db, "memories_superseded", len(superseded) + bool(outcome.superseded_by))
-            store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
+            store.bump(db, "memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
             store.bump(db, "mcp_stored", 1)
         memory = store.get(outcome.memory_id)
     result = {"id": memory.id, "action": outcome.action, "state": memory.state, "category": memory.category,
@@ -243,10 +241,6 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         result["note"] = f"this is memory #{memory.id}, which was forgotten; it stays forgotten and is never recalled"
     return result
 
-
-def _short(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split()).strip(" .")
-    return text if len(text) <= limit else ""
 
 
 def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the tool's parameter name

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import nlp as nlp_mod
-from . import locks, paths, privacy, rules as rules_mod
+from . import exclusions, locks, paths, rules as rules_mod, trust
 from .rules import Hit
 from .classify import Classifier, contexts, unit_tokens
 from .clean import has_cjk, turns_to_units
@@ -134,11 +134,7 @@ class Miner:
             return self._base_rules
         ruleset = self._rules_by_project.get(project)
         if ruleset is None:
-            files = (
-                rules_mod.default_rule_files()
-                + rules_mod.user_rule_files(paths.config_dir())
-                + rules_mod.project_rule_file(project)
-            )
+            files = rules_mod.rule_files(project)
             key = tuple(str(f) for f in files)  # projects without their own rule file share one rule set
             ruleset = self._rulesets.get(key)
             if ruleset is None:
@@ -276,7 +272,7 @@ class Miner:
             candidate = dataclasses.replace(candidate, text=text, subject=subject, value=value,
                                             keywords=tuple(keywords) or tuple(keywords_of(text)))
         if unit.turn.role != "user" and candidate.category in ("preference", "decision") \
-                and privacy.reports_source(candidate.text):
+                and trust.reports_source(candidate.text):
             # "The README says to always use X" is what a file said, not what the user decided.
             return "reported-speech", None
         return "kept", candidate
@@ -313,8 +309,8 @@ class Miner:
             cwd_of = lambda t: t.cwd or fallback_cwd  # noqa: E731 - tiny closure
             project_of = lambda t: self.project_of(t, fallback_cwd)  # noqa: E731
             # Excluded projects are never mined: their entries only advance the watermark.
-            globs = privacy.load_exclusions()
-            excluded = {p for p in {project_of(t) for t in chunk.turns} if privacy.is_excluded(p, globs)}
+            globs = exclusions.load_exclusions()
+            excluded = {p for p in {project_of(t) for t in chunk.turns} if exclusions.is_excluded(p, globs)}
             if excluded:
                 summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
                 turns = [t for t in turns if project_of(t) not in excluded]
@@ -344,17 +340,14 @@ class Miner:
                     reason = _quarantine_reason(turn.role, candidate.text)
                     if reason:
                         # Kept out of dedup: an untrusted text must not reword or supersede a trusted memory.
-                        created = privacy.store_quarantined(self.store, db, new, reason)
+                        created = trust.store_quarantined(self.store, db, new, reason)
                         summary.new += created
                         summary.merged += not created
                         continue
-                    outcome = deduper.add(db, new)
-                    if outcome.created:
+                    if deduper.add(db, new).created:
                         summary.new += 1
                     else:
                         summary.merged += 1
-                    self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
-                    self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
                 for session_id in self.store.sessions_without_user_memory(db, prompts, MIN_USER_PROMPTS):
                     voice = self._user_voice(units, scores, session_id)
                     if voice is not None:
@@ -425,7 +418,7 @@ def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], 
         if not passes_quality_gate(text) or is_output(unit.text, unit.previous) or is_quote(unit.text):
             continue
         turn = unit.turn
-        if turn.role != "user" and (_quarantine_reason(turn.role, text) or privacy.reports_source(text)):
+        if turn.role != "user" and (_quarantine_reason(turn.role, text) or trust.reports_source(text)):
             continue
         worth = round(1.0 - score.get("none", 0.5), 3) if score else 0.5
         yield (project_of(turn), turn.session_id, path, turn.uuid, unit.index, turn.role, turn.ts, text,
@@ -443,7 +436,7 @@ def _user_prompts(turns: list[Turn]) -> dict[str, int]:
     return counts
 _WHOLE_RE = re.compile(r".*", re.DOTALL)
 # Pure in (role, text), and its patterns are long: a text seen again is not checked again.
-_quarantine_reason = functools.lru_cache(maxsize=4096)(privacy.quarantine_reason)
+_quarantine_reason = functools.lru_cache(maxsize=4096)(trust.quarantine_reason)
 
 
 def _refine_key(unit: Unit, hit: Hit) -> tuple:

@@ -11,6 +11,11 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+try:  # hashlib would load OpenSSL first: several milliseconds on the hooks' path
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - every CPython has _blake2
+    from hashlib import blake2b
+
 DB_NAME = "memory.db"
 
 
@@ -43,6 +48,16 @@ def logs_dir() -> Path:
 
 def locks_dir() -> Path:
     return data_dir() / "locks"
+
+
+def cache_dir() -> Path:
+    """Blocks rendered ahead of time, and what each session was shown."""
+    return data_dir() / "cache"
+
+
+def file_stem(key: str) -> str:
+    """A short file name for any key (a transcript path, a project, a session id)."""
+    return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
 def claude_dir() -> Path:

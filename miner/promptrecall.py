@@ -52,9 +52,7 @@ SPEAKERS = {"user": "the user", "assistant": "the assistant"}
 
 
 def shown_path(session_id: str):
-    from .blockcache import cache_dir, _stem
-
-    return cache_dir() / f"shown-{_stem(session_id)}.json"
+    return paths.cache_dir() / f"shown-{paths.file_stem(session_id)}.json"
 
 
 def load_shown(session_id: str) -> dict[str, list[int]]:

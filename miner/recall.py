@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import BLOCK_TAG
-from .privacy import is_excluded
+from .exclusions import is_excluded
 from .store import Store, StoredMemory
 from .textutil import escape_block_tag
 from .void import Zone, suppress_hubs, void_mark
@@ -146,7 +146,7 @@ def _link(match: re.Match) -> str:
 _HOME_RE = re.compile(r"(?<![A-Za-z0-9_.~/-])/(?:Users|home)/[^/\s`'\"]+/")
 
 
-def display_text(text: str, project: str = "") -> str:
+def block_text(text: str, project: str = "") -> str:
     """A memory's text as the block shows it: on one line, unable to touch the block's tag, and shorter
     where that loses nothing: file links as their path, the project's own folder as its name (the
     block's header names it in full), another folder of the home directory from `~/`, bold markers
@@ -174,9 +174,9 @@ def item_date(memory: StoredMemory) -> str:
 def format_item(memory: StoredMemory, was: str = "") -> str:
     """One line of the block (its day is the line above its group, see `section_lines`); `was` is what this
     memory replaced (`Store.was_notes`), shown when it adds something."""
-    text = display_text(memory.text, memory.project)
+    text = block_text(memory.text, memory.project)
     suffix = " (unconfirmed)" if memory.tentative else ""
-    was = display_text(was, memory.project) if was else ""
+    was = block_text(was, memory.project) if was else ""
     if was and was.lower() not in text.lower():  # "pnpm instead of npm (was: npm)" would say it twice
         suffix = f" (was: {was})" + suffix
     return f"- {text}{suffix}"

@@ -30,7 +30,7 @@ from .clean import has_cjk
 from .model import Candidate, Unit
 from .nlp import Pipeline, has_parse
 from .rules import Hit
-from .textutil import keywords, letter_ratio
+from .textutil import CJK_RANGES, HANGUL_RANGES, keywords, letter_ratio
 
 MIN_CHARS = 20
 MIN_LETTER_RATIO = 0.30
@@ -300,7 +300,7 @@ class Verdict:
 # --- plain-text steps (no spaCy: also used by the MCP tools and the similarity layer) ----------------
 
 
-_CJK_CHAR_RE = re.compile("[\u3400-\u9fff\u3040-\u30ff\uac00-\ud7a3]")
+_CJK_CHAR_RE = re.compile("[" + CJK_RANGES + HANGUL_RANGES + "]")
 
 
 def passes_quality_gate(text: str) -> bool:

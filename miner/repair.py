@@ -119,10 +119,8 @@ def _text_changes(store: Store, table: str, key: str, column: str, known: set[st
 
 
 def _files() -> list[Path]:
-    from .blockcache import cache_dir
-
     found = [paths.logs_dir() / name for name in LOG_NAMES]
-    folder = cache_dir()
+    folder = paths.cache_dir()
     if folder.is_dir():
         found += sorted(folder.glob("*.json"))
     return [p for p in found if p.is_file()]
@@ -232,9 +230,7 @@ def _scrub_file(store: Store) -> None:
 
 def _redact_file(path: Path, known: set[str]) -> bool:
     """Block caches go (they are rendered again); a log is rewritten line by line, redacted. True if changed."""
-    from .blockcache import cache_dir
-
-    if path.parent == cache_dir():
+    if path.parent == paths.cache_dir():
         if _file_holds_secret(path, known):
             path.unlink(missing_ok=True)
             return True

@@ -573,6 +573,13 @@ def project_rule_file(project: str | None) -> list[Path]:
     return [path] if path.is_file() else []
 
 
+def rule_files(project: str | None = None) -> list[Path]:
+    """Every rule file that applies to `project`, in the order they load: shipped, the user's, the project's."""
+    from . import paths
+
+    return default_rule_files() + user_rule_files(paths.config_dir()) + project_rule_file(project)
+
+
 _parsed: dict[tuple[str, float, int], tuple[list[Rule], set[str]]] = {}
 
 

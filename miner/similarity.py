@@ -22,7 +22,7 @@ from typing import Any, Protocol, Sequence
 from .lexicon import ANTONYMS, CJK_LIGHT, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
 from .refine import is_hedged
 from .rules import required_literals
-from .textutil import STOPWORDS, WORD_MARKS, char_bigrams, word_text
+from .textutil import STOPWORDS, WORD_MARKS, char_bigrams, short, word_text
 
 # The highest threshold with the best merge F1 on tests/fixtures/pairs/pairs.jsonl (tests/test_dedup.py);
 # the guards in `near_miss` do most of the work, so precision stays 1.0 from 0.40 up. Raise it to merge less.
@@ -352,12 +352,6 @@ class Conflict:
     kind: str  # subject | number | correction | negation
     reason: str
     was: str
-
-
-def short(text: str, limit: int = 90) -> str:
-    """Text for a "(was: …)" note: whole when short, else '' (a cut note would mislead)."""
-    text = " ".join(text.split()).strip(" .。")
-    return text if len(text) <= limit else ""
 
 
 _TOPICAL_CATEGORIES = {"decision", "preference", "fact"}

@@ -44,6 +44,7 @@ CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Thai and Lao, Myanmar, Khmer: written without spaces between words, like CJK.
 SOUTHEAST_ASIAN_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
 HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
+CJK_RE = re.compile("[" + CJK_RANGES + "]")  # one Chinese or Japanese character
 
 
 class _Patterns:
@@ -252,3 +253,9 @@ def escape_block_tag(text: str) -> str:
 def index_text(text: str) -> str:
     """What FTS5 indexes besides the text: keywords plus character bigrams, space-separated."""
     return " ".join(keywords(text, limit=64))
+
+
+def short(text: str, limit: int = 90) -> str:
+    """Text for a "(was: …)" note: on one line and whole when short, else '' (a cut note would mislead)."""
+    text = " ".join(text.split()).strip(" .。")
+    return text if len(text) <= limit else ""

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from builders import Session, new_memory
 from miner import config as config_mod
-from miner import corrections, mcp_tools, portable, privacy
+from miner import corrections, exclusions, mcp_tools, portable
 from miner.cli import main
 from miner.mine import Miner
 from miner.recall import build
@@ -91,7 +91,7 @@ def test_tool_output_private_text_secrets_and_untrusted_instructions_never_go_in
 
 
 def test_an_excluded_project_is_not_archived(tmp_path, store):
-    privacy.add_exclusion(PROJECT)
+    exclusions.add_exclusion(PROJECT)
     mine(store, *billing_sessions(tmp_path))
     assert archived(store) == []
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from builders import Session
 from miner import config as config_mod
-from miner import hooks, paths, privacy
+from miner import exclusions, hooks, paths, privacy
 from miner.cli import main
 from miner.mine import Miner
 from miner.recall import build
@@ -149,10 +149,10 @@ def test_exclude_add_list_remove(tmp_path):
     assert runner.invoke(main, ["exclude", "add", "~/clients/*"]).output.startswith(f"{target} was already")
     assert runner.invoke(main, ["exclude", "add", "/work/secret/"]).exit_code == 0
     assert runner.invoke(main, ["exclude", "list"]).output.splitlines() == [target, "/work/secret"]
-    assert privacy.is_excluded(str(paths.home() / "clients" / "acme"))
-    assert privacy.is_excluded("/work/secret") and privacy.is_excluded("/work/secret/sub/dir")
-    assert not privacy.is_excluded("/work/secretive") and not privacy.is_excluded("/work/shop")
-    assert stat.S_IMODE(privacy.exclusions_path().stat().st_mode) == 0o600
+    assert exclusions.is_excluded(str(paths.home() / "clients" / "acme"))
+    assert exclusions.is_excluded("/work/secret") and exclusions.is_excluded("/work/secret/sub/dir")
+    assert not exclusions.is_excluded("/work/secretive") and not exclusions.is_excluded("/work/shop")
+    assert stat.S_IMODE(exclusions.exclusions_path().stat().st_mode) == 0o600
     result = runner.invoke(main, ["exclude", "remove", "/work/secret"])
     assert result.exit_code == 0 and "no longer excluded: /work/secret" in result.output
     result = runner.invoke(main, ["exclude", "remove", "/work/secret"])
@@ -161,16 +161,16 @@ def test_exclude_add_list_remove(tmp_path):
 
 
 def test_a_broken_exclusions_file_excludes_everything_and_the_cli_says_why():
-    path = privacy.exclusions_path()
+    path = exclusions.exclusions_path()
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
-    assert privacy.is_excluded("/any/project")
+    assert exclusions.is_excluded("/any/project")
     result = CliRunner().invoke(main, ["exclude", "list"])
     assert result.exit_code == 1 and "not valid JSON" in result.output and "Traceback" not in result.output
 
 
 def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):
-    privacy.add_exclusion("/work/secret")
+    exclusions.add_exclusion("/work/secret")
     hidden = Session(tmp_path / "a.jsonl", cwd="/work/secret/api", session_id="hidden")
     hidden.user("We decided to use MySQL for the billing service.")
     shown = Session(tmp_path / "b.jsonl", cwd="/work/shop", session_id="shown")
@@ -181,7 +181,7 @@ def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):
     assert store.session("hidden") is None and store.session("shown") is not None
     assert store.watermark(str(hidden.path.resolve())) is not None  # read once, never again
     # Removing the exclusion mines what is said from then on, not the past.
-    privacy.remove_exclusion("/work/secret")
+    exclusions.remove_exclusion("/work/secret")
     hidden.user("We decided to use Redis for the session cache.")
     mine(store, pipeline, hidden)
     texts = [r[0] for r in store.db.execute("SELECT text FROM memories WHERE project = '/work/secret/api'")]
@@ -193,7 +193,7 @@ def test_is_excluded_reads_only_the_standard_library():
     import subprocess
     import sys
 
-    probe = ("import sys, json; from miner import privacy; privacy.is_excluded('/x'); "
+    probe = ("import sys, json; from miner import exclusions; exclusions.is_excluded('/x'); "
              "print(json.dumps(sorted(sys.modules)))")
     modules = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                             check=True).stdout))
@@ -278,11 +278,13 @@ def test_the_claude_folder_is_configurable(tmp_path, monkeypatch):
     assert hooks.safe_transcript(str(transcript)) == str(transcript.resolve())
 
 
-def test_sql_is_parameterised_in_the_privacy_module():
+@pytest.mark.parametrize("module", ["privacy", "trust"])
+def test_sql_is_parameterised_in_the_privacy_modules(module):
+    import importlib
     import inspect
     import re
 
-    source = inspect.getsource(privacy)
+    source = inspect.getsource(importlib.import_module(f"miner.{module}"))
     # f-strings in SQL only ever interpolate table names from a fixed tuple, never values.
     for line in source.splitlines():
         if re.search(r'f"[^"]*(?:SELECT|DELETE|UPDATE|INSERT)', line):
@@ -322,7 +324,7 @@ def test_session_start_injects_nothing_for_an_excluded_project(tmp_path, claude_
         store.add_memory(db, _memory(str(workdir), "We decided to use MySQL for the billing service."))
     event = hooks.HookEvent("session-start", session_id="s-9", cwd=str(workdir), source="startup")
     assert "MySQL" in hooks.recall_block(event, CONFIG)[0]
-    privacy.add_exclusion(str(workdir))
+    exclusions.add_exclusion(str(workdir))
     assert hooks.recall_block(event, CONFIG) == ("", None)
 
 

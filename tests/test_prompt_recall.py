@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from builders import Session
-from miner import BLOCK_TAG, config as config_mod, paths, privacy
+from miner import BLOCK_TAG, config as config_mod, exclusions, paths
 from miner.mine import Miner
 from miner.store import Store
 
@@ -126,7 +126,7 @@ def test_what_the_startup_block_showed_is_not_repeated(project):
 
 
 def test_an_excluded_project_gets_nothing(project):
-    privacy.add_exclusion(str(project))
+    exclusions.add_exclusion(str(project))
     result = ask(prompt_payload(project, "How does the webhook handler deal with a failed delivery?"))
     assert result.returncode == 0 and result.stdout == b""
 

@@ -220,30 +220,30 @@ def session(store, n: int, when: str) -> str:
 
 
 def test_file_links_show_as_their_path():
-    from miner.recall import display_text
+    from miner.recall import block_text
 
-    assert display_text("The bug is in [index.ts:344](web/app/index.ts#L344).") == "The bug is in web/app/index.ts:344."
-    assert display_text("See [`api.py`](src/api.py) and [b.ts](src/b.ts#L3-L9).") == "See src/api.py and src/b.ts:3-9."
+    assert block_text("The bug is in [index.ts:344](web/app/index.ts#L344).") == "The bug is in web/app/index.ts:344."
+    assert block_text("See [`api.py`](src/api.py) and [b.ts](src/b.ts#L3-L9).") == "See src/api.py and src/b.ts:3-9."
     # A link whose label says something else, a web link or a named anchor stays as it was.
     for text in ("Read [the design notes](docs/design.md).", "See [docs](https://example.com/x).",
                  "See [setup](README.md#setup)."):
-        assert display_text(text) == text
+        assert block_text(text) == text
     # The project's folder by its name (the header gives it in full), other home folders from ~/.
-    assert display_text("Saved to /Users/al/dev/shop/docs/RFC.md and /Users/al/notes/x.md.", "/Users/al/dev/shop") == (
+    assert block_text("Saved to /Users/al/dev/shop/docs/RFC.md and /Users/al/notes/x.md.", "/Users/al/dev/shop") == (
         "Saved to shop/docs/RFC.md and ~/notes/x.md.")
-    assert display_text("Config lives in /home/al/.config/app.toml.", "/srv/app") == "Config lives in ~/.config/app.toml."
-    assert display_text("软链到/Users/al/skills,以后都放在这里", "/srv/app") == "软链到~/skills,以后都放在这里"
+    assert block_text("Config lives in /home/al/.config/app.toml.", "/srv/app") == "Config lives in ~/.config/app.toml."
+    assert block_text("软链到/Users/al/skills,以后都放在这里", "/srv/app") == "软链到~/skills,以后都放在这里"
 
 
 def test_bold_markers_and_a_table_rows_outer_bars_are_not_shown():
-    from miner.recall import display_text
+    from miner.recall import block_text
 
-    assert display_text("**Critical rule**: every migration must be reversible.") == (
+    assert block_text("**Critical rule**: every migration must be reversible.") == (
         "Critical rule: every migration must be reversible.")
-    assert display_text("| `RETRY_MS` | delay between retries | 500 |") == "`RETRY_MS` | delay between retries | 500"
+    assert block_text("| `RETRY_MS` | delay between retries | 500 |") == "`RETRY_MS` | delay between retries | 500"
     # One bar is not a table row; a cut bold marker goes too.
-    assert display_text("Use a | b for the pipe.") == "Use a | b for the pipe."
-    assert display_text("**结论：缓存只在生产环境开启。") == "结论：缓存只在生产环境开启。"
+    assert block_text("Use a | b for the pipe.") == "Use a | b for the pipe."
+    assert block_text("**结论：缓存只在生产环境开启。") == "结论：缓存只在生产环境开启。"
 
 
 def test_history_ids_come_from_every_stretch_of_sessions(store):
