@@ -1,4 +1,4 @@
-"""SQLite store: schema, ordered migrations and the queries the rest of the tool needs.
+"""SQLite store: the queries the rest of the tool needs (the schema is `migrations`).
 
 Standard library only: the hooks open it. WAL mode, a busy timeout, and
 write transactions taken with BEGIN IMMEDIATE so that concurrent miners
@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from . import paths
+from . import migrations, paths
 from .redact import redact_text
 from .textutil import content_hash, fts_match, fts_terms, index_text
 
@@ -28,244 +28,6 @@ STATES = ("active", "superseded", "forgotten", "cold", "quarantined")
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-
-
-# --- migrations: ordered, append-only; never edit one that has shipped -------------
-
-
-def run_script(db: sqlite3.Connection, script: str) -> None:
-    """Execute statements one by one inside the caller's transaction.
-
-    `executescript` would commit first, which would break a migration's atomicity.
-    """
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            db.execute(statement)
-            statement = ""
-    if statement.strip():
-        db.execute(statement)
-
-
-def m001_core(db: sqlite3.Connection) -> None:
-    run_script(
-        db,
-        """
-        CREATE TABLE memories (
-            id INTEGER PRIMARY KEY,
-            project TEXT NOT NULL,
-            category TEXT NOT NULL,
-            text TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            keywords TEXT NOT NULL DEFAULT '',
-            subject TEXT NOT NULL DEFAULT '',
-            value TEXT NOT NULL DEFAULT '',
-            state TEXT NOT NULL DEFAULT 'active',
-            tentative INTEGER NOT NULL DEFAULT 0,
-            scope TEXT NOT NULL DEFAULT 'project',
-            confidence REAL NOT NULL DEFAULT 0.5,
-            pinned INTEGER NOT NULL DEFAULT 0,
-            rule_id TEXT NOT NULL DEFAULT '',
-            role TEXT NOT NULL DEFAULT 'user',
-            source TEXT NOT NULL DEFAULT 'mined',
-            session_id TEXT NOT NULL DEFAULT '',
-            transcript TEXT NOT NULL DEFAULT '',
-            entry_uuid TEXT NOT NULL DEFAULT '',
-            git_branch TEXT NOT NULL DEFAULT '',
-            first_seen TEXT NOT NULL,
-            last_seen TEXT NOT NULL,
-            valid_from TEXT NOT NULL,
-            valid_to TEXT,
-            evidence_count INTEGER NOT NULL DEFAULT 1,
-            session_count INTEGER NOT NULL DEFAULT 1,
-            recall_count INTEGER NOT NULL DEFAULT 0,
-            last_recalled TEXT,
-            state_reason TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            UNIQUE (project, hash)
-        );
-        CREATE INDEX memories_project_state ON memories (project, state, last_seen);
-        CREATE INDEX memories_scope ON memories (scope, state);
-
-        CREATE TABLE evidence (
-            id INTEGER PRIMARY KEY,
-            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            session_id TEXT NOT NULL DEFAULT '',
-            transcript TEXT NOT NULL DEFAULT '',
-            entry_uuid TEXT NOT NULL DEFAULT '',
-            role TEXT NOT NULL DEFAULT '',
-            ts TEXT NOT NULL DEFAULT '',
-            rule_id TEXT NOT NULL DEFAULT '',
-            text TEXT NOT NULL DEFAULT '',
-            UNIQUE (memory_id, entry_uuid, text)
-        );
-        CREATE INDEX evidence_memory ON evidence (memory_id);
-
-        CREATE TABLE links (
-            src INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            dst INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            kind TEXT NOT NULL,
-            reason TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (src, dst, kind)
-        );
-
-        CREATE TABLE sessions (
-            session_id TEXT PRIMARY KEY,
-            project TEXT NOT NULL DEFAULT '',
-            cwd TEXT NOT NULL DEFAULT '',
-            git_branch TEXT NOT NULL DEFAULT '',
-            transcript TEXT NOT NULL DEFAULT '',
-            first_ts TEXT NOT NULL DEFAULT '',
-            last_ts TEXT NOT NULL DEFAULT ''
-        );
-        CREATE INDEX sessions_project ON sessions (project, last_ts);
-
-        CREATE TABLE watermarks (
-            transcript TEXT PRIMARY KEY,
-            offset INTEGER NOT NULL,
-            inode INTEGER NOT NULL DEFAULT 0,
-            head TEXT NOT NULL DEFAULT '',
-            project TEXT NOT NULL DEFAULT '',
-            updated_at TEXT NOT NULL
-        );
-
-        CREATE TABLE seen_entries (uuid TEXT PRIMARY KEY) WITHOUT ROWID;
-
-        CREATE TABLE checkpoints (
-            session_id TEXT PRIMARY KEY,
-            project TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            body TEXT NOT NULL
-        );
-
-        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0);
-
-        CREATE TABLE recall_log (
-            id INTEGER PRIMARY KEY,
-            created_at TEXT NOT NULL,
-            project TEXT NOT NULL,
-            situation TEXT NOT NULL,
-            query TEXT NOT NULL DEFAULT '',
-            shown TEXT NOT NULL DEFAULT '[]',
-            voided TEXT NOT NULL DEFAULT '[]',
-            left_out TEXT NOT NULL DEFAULT '[]',
-            chars INTEGER NOT NULL DEFAULT 0,
-            elapsed_ms REAL NOT NULL DEFAULT 0
-        );
-
-        CREATE VIRTUAL TABLE memories_fts USING fts5 (
-            text, keywords, content='memories', content_rowid='id',
-            tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-            INSERT INTO memories_fts (rowid, text, keywords) VALUES (new.id, new.text, new.keywords);
-        END;
-        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, text, keywords)
-            VALUES ('delete', old.id, old.text, old.keywords);
-        END;
-        CREATE TRIGGER memories_au AFTER UPDATE OF text, keywords ON memories BEGIN
-            INSERT INTO memories_fts (memories_fts, rowid, text, keywords)
-            VALUES ('delete', old.id, old.text, old.keywords);
-            INSERT INTO memories_fts (rowid, text, keywords) VALUES (new.id, new.text, new.keywords);
-        END;
-        """
-    )
-
-
-def m002_history(db: sqlite3.Connection) -> None:
-    """Dedup and conflict history: earlier wordings of a memory, a display note per supersede link."""
-    run_script(
-        db,
-        """
-        CREATE TABLE memory_hashes (
-            project TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            memory_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-            text TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (project, hash)
-        );
-        CREATE INDEX memory_hashes_memory ON memory_hashes (memory_id);
-        ALTER TABLE links ADD COLUMN was TEXT NOT NULL DEFAULT '';
-        CREATE INDEX links_dst ON links (dst, kind);
-        CREATE INDEX memories_subject ON memories (project, subject, state) WHERE subject <> '';
-        """
-    )
-
-
-def m003_recall_speed(db: sqlite3.Connection) -> None:
-    """Recall without scans: candidates per category by recency, and term frequencies for picking query terms."""
-    run_script(
-        db,
-        """
-        CREATE INDEX memories_recall ON memories (project, state, category, last_seen);
-        CREATE INDEX memories_pinned ON memories (project, pinned) WHERE pinned = 1;
-        CREATE VIRTUAL TABLE memories_vocab USING fts5vocab (memories_fts, 'row');
-        """
-    )
-
-
-def m004_session_evidence(db: sqlite3.Connection) -> None:
-    """Checkpoints gather a session's decisions and todos from its evidence."""
-    run_script(db, "CREATE INDEX evidence_session ON evidence (session_id);")
-
-
-def m005_session_prompts(db: sqlite3.Connection) -> None:
-    """How many prompts the user typed in each session: a busy session must yield something in their words."""
-    run_script(db, "ALTER TABLE sessions ADD COLUMN user_prompts INTEGER NOT NULL DEFAULT 0;")
-
-
-def m006_archive(db: sqlite3.Connection) -> None:
-    """Everything said, unit by unit: the prose the memories were drawn from, searchable when a prompt asks.
-
-    `terms` holds what the word index cannot find (character pairs of scripts written without spaces);
-    `worth` how likely the classifier found the unit a memory (search ranks by it too); `hidden` marks a unit
-    whose memory was forgotten: it is never found again.
-    """
-    run_script(
-        db,
-        """
-        CREATE TABLE archive (
-            id INTEGER PRIMARY KEY,
-            project TEXT NOT NULL,
-            session_id TEXT NOT NULL DEFAULT '',
-            transcript TEXT NOT NULL DEFAULT '',
-            entry_uuid TEXT NOT NULL,
-            unit INTEGER NOT NULL,
-            role TEXT NOT NULL,
-            ts TEXT NOT NULL DEFAULT '',
-            text TEXT NOT NULL,
-            terms TEXT NOT NULL DEFAULT '',
-            worth REAL NOT NULL DEFAULT 0.5,
-            hidden INTEGER NOT NULL DEFAULT 0,
-            UNIQUE (entry_uuid, unit)
-        );
-        CREATE INDEX archive_project ON archive (project, id);
-        CREATE INDEX archive_session ON archive (session_id);
-        CREATE VIRTUAL TABLE archive_fts USING fts5 (
-            text, terms, content='archive', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER archive_ai AFTER INSERT ON archive BEGIN
-            INSERT INTO archive_fts (rowid, text, terms) VALUES (new.id, new.text, new.terms);
-        END;
-        CREATE TRIGGER archive_ad AFTER DELETE ON archive BEGIN
-            INSERT INTO archive_fts (archive_fts, rowid, text, terms) VALUES ('delete', old.id, old.text, old.terms);
-        END;
-        CREATE TRIGGER archive_au AFTER UPDATE OF text, terms ON archive BEGIN
-            INSERT INTO archive_fts (archive_fts, rowid, text, terms) VALUES ('delete', old.id, old.text, old.terms);
-            INSERT INTO archive_fts (rowid, text, terms) VALUES (new.id, new.text, new.terms);
-        END;
-        CREATE VIRTUAL TABLE archive_vocab USING fts5vocab (archive_fts, 'row');
-        """,
-    )
-
-
-MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive]
 
 
 class StoreError(RuntimeError):
@@ -453,7 +215,7 @@ class Store:
         self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {row[0] for row in self.db.execute("SELECT name FROM migrations")}
         done = []
-        for migration in MIGRATIONS:
+        for migration in migrations.MIGRATIONS:
             if migration.__name__ in applied:
                 continue
             with self.transaction() as db:

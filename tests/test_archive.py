@@ -218,16 +218,16 @@ def test_an_export_from_a_newer_version_is_refused_in_one_line(tmp_path, store):
 
 def previous_version_store(path) -> None:
     """A store as the version before the archive left it (every migration but the archive's), with a memory."""
-    from miner import store as store_mod
+    from miner import migrations as migrations_mod
 
-    older = [m for m in store_mod.MIGRATIONS if m.__name__ != "m006_archive"]
-    original = store_mod.MIGRATIONS
-    store_mod.MIGRATIONS = older
+    older = [m for m in migrations_mod.MIGRATIONS if m.__name__ != "m006_archive"]
+    original = migrations_mod.MIGRATIONS
+    migrations_mod.MIGRATIONS = older
     try:
         with Store(path) as s, s.transaction() as db:
             s.add_memory(db, new_memory("We'll use Stripe webhooks for the payment service.", 1, project=PROJECT))
     finally:
-        store_mod.MIGRATIONS = original
+        migrations_mod.MIGRATIONS = original
 
 
 def test_a_store_from_before_the_archive_is_upgraded_in_place(tmp_path):

@@ -8,7 +8,8 @@ import stat
 
 import pytest
 
-from miner.store import MIGRATIONS, NewMemory, Store
+from miner.migrations import MIGRATIONS
+from miner.store import NewMemory, Store
 
 
 def memory(text: str, **kw) -> NewMemory:
