@@ -500,6 +500,8 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
         if t.scores:
             probabilities = "  ".join(f"{label} {t.scores.get(label, 0.0):.2f}" for label in LABELS)
             click.echo(f"    classifier: {probabilities}")
+        if t.steps:
+            click.echo(f"    refinement: {' > '.join(t.steps)}")
         if t.candidate:
             c = t.candidate
             extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""

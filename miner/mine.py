@@ -145,7 +145,7 @@ class Miner:
     # --- extraction --------------------------------------------------------------------
 
     def extract(self, units: Iterable[Unit], project_of: Callable[[Turn], str], summary: Summary | None = None,
-                trace: Callable[[Unit, list, str, Candidate | None], None] | None = None,
+                trace: Callable[[Unit, list, str, Candidate | None, tuple[str, ...]], None] | None = None,
                 scores_out: list | None = None) -> list[Candidate]:
         """Candidates from units: the rules and the classifier decide, then refinement and redaction.
 
@@ -169,12 +169,12 @@ class Miner:
         # spaCy sees the units that were kept, and only those: its cost does not grow with the transcript.
         docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256)
         for key, (unit, hit), doc in zip(fresh, fresh.values(), docs):
-            outcome, candidate = self._candidate(unit, [hit], doc)
+            outcome, candidate, steps = self._candidate(unit, [hit], doc)
             # The memo keeps no unit: a unit holds its whole turn, and every use takes the unit at hand.
-            self._refined[key] = (outcome, candidate and dataclasses.replace(candidate, unit=_NO_UNIT))
+            self._refined[key] = (outcome, candidate and dataclasses.replace(candidate, unit=_NO_UNIT), steps)
         out = []
         for unit, hits, key, reason, confidence in traced:
-            outcome, candidate = (reason, None) if key is None else self._refined[key]
+            outcome, candidate, steps = (reason, None, ()) if key is None else self._refined[key]
             if candidate is not None:
                 candidate = dataclasses.replace(candidate, unit=unit)
                 if confidence:
@@ -184,7 +184,7 @@ class Miner:
             elif key is not None and summary:
                 summary.dropped[outcome] = summary.dropped.get(outcome, 0) + 1
             if trace:
-                trace(unit, hits, outcome, candidate)
+                trace(unit, hits, outcome, candidate, steps)
         while len(self._refined) > REFINED_MEMO:
             self._refined.popitem(last=False)
         if summary:
@@ -241,7 +241,7 @@ class Miner:
             unit, score = units[i], scores[i]
             category = max(CATEGORIES, key=lambda c: score.get(c, 0.0))
             hit = self._classifier_hit(unit, category, "user-voice")
-            outcome, candidate = self._candidate(unit, [hit], self.refiner.doc(unit.text))
+            _, candidate, _ = self._candidate(unit, [hit], self.refiner.doc(unit.text))
             if candidate is not None and not candidate.tentative:
                 return dataclasses.replace(candidate, confidence=round(likelihood, 3))
         return None
@@ -256,26 +256,27 @@ class Miner:
                 confidence=1.0, effect="keep", description="the trained classifier")
         return Hit(rule, _WHOLE_RE.match(unit.text))
 
-    def _candidate(self, unit: Unit, hits: list, doc) -> tuple[str, Candidate | None]:
-        """Refinement, redaction and the reported-speech check for one matched unit: (outcome, candidate)."""
+    def _candidate(self, unit: Unit, hits: list, doc) -> tuple[str, Candidate | None, tuple[str, ...]]:
+        """Refinement, redaction and the reported-speech check for one matched unit: (outcome, candidate, the
+        refinement steps it went through)."""
         verdict = self.refiner.refine(unit, hits[0], doc)
-        candidate = verdict.candidate
+        candidate, steps = verdict.candidate, verdict.steps
         if candidate is None:
-            return verdict.dropped_by, None
+            return verdict.dropped_by, None, steps
         # The unit was redacted with its whole turn in sight (`redact_turns`); this pass keeps the captures
         # in step with the text, and catches what a merge with the unit before brought in.
         text, subject, value, keywords, kinds = redact_memory(candidate.text, candidate.subject, candidate.value,
                                                               candidate.keywords)
         if kinds and mostly_redacted(text):
-            return "mostly-redacted", None
+            return "mostly-redacted", None, steps
         if kinds:
             candidate = dataclasses.replace(candidate, text=text, subject=subject, value=value,
                                             keywords=tuple(keywords) or tuple(keywords_of(text)))
         if unit.turn.role != "user" and candidate.category in ("preference", "decision") \
                 and trust.reports_source(candidate.text):
             # "The README says to always use X" is what a file said, not what the user decided.
-            return "reported-speech", None
-        return "kept", candidate
+            return "reported-speech", None, steps
+        return "kept", candidate, steps
 
     # --- files -------------------------------------------------------------------------
 

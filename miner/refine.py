@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .clean import has_cjk
 from .model import Candidate, Unit
@@ -293,8 +294,25 @@ _BOLD_RE = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
 
 @dataclass(frozen=True)
 class Verdict:
+    """What refinement made of a unit: a candidate, or why it was dropped; and the steps it went through, in
+    order, each with what it did when it changed something ("question: the statement before it")."""
+
     candidate: Candidate | None
     dropped_by: str = ""
+    steps: tuple[str, ...] = ()
+
+
+@dataclass
+class Work:
+    """A unit on its way through the steps: a step may replace the unit and its doc, or set the memory text."""
+
+    unit: Unit
+    doc: Any
+    hit: Hit
+    assistant: bool
+    text: str = ""
+    tentative: bool = False
+    note: str = ""  # what the last step did, for the trace
 
 
 # --- plain-text steps (no spaCy: also used by the MCP tools and the similarity layer) ----------------
@@ -532,48 +550,85 @@ class Refiner:
                 found.setdefault(lemma)
         return tuple(list(found)[:MAX_KEYWORDS])
 
+    # The steps, in the order they run: each returns '' to pass the unit on, or why it drops it.
+    STEPS = ("quote", "output", "question", "greeting", "line-anchored", "lead-in", "narration", "recap",
+             "self-contained", "quality-gate", "hedge")
+
     def refine(self, unit: Unit, hit: Hit, doc=None) -> Verdict:
-        """Apply every step to a unit a rule matched (`doc`: the unit already through the pipeline)."""
-        doc = self.doc(unit.text) if doc is None else doc
-        assistant = unit.turn.role == "assistant"
-        if is_quote(unit.text):
-            return Verdict(None, "quote")
-        if is_output(unit.text, unit.previous):
-            return Verdict(None, "output")
-        if self.is_question(doc) or (not assistant and is_unmarked_question(unit.text)):
-            statement = statement_before_question(unit.text, hit)
-            if statement is None or self.is_question(statement_doc := self.doc(statement)):
-                return Verdict(None, "question")
-            unit, doc = dataclasses.replace(unit, text=statement), statement_doc
-        if self.is_greeting(doc):
-            return Verdict(None, "greeting")
-        if not assistant and _LINE_ANCHORED_RE.search(unit.text):
-            return Verdict(None, "line-anchored")
-        if _LEAD_IN_RE.search(unit.text):
-            return Verdict(None, "lead-in")
-        if assistant and self.is_narration(doc):
-            return Verdict(None, "narration")
-        if assistant and self.is_recap(doc):
-            return Verdict(None, "recap")
-        merged = self.make_self_contained(unit, doc)
-        if merged is None:
-            return Verdict(None, "not-self-contained")
-        if not passes_quality_gate(merged):
-            return Verdict(None, "quality-gate")
-        tentative = (hit.rule.tentative or is_option(unit.text) or self.is_hedged(doc)
-                     or (merged != _text(doc) and is_hedged(merged)))
+        """Run every step on a unit a rule matched (`doc`: the unit already through the pipeline)."""
+        work = Work(unit, self.doc(unit.text) if doc is None else doc, hit, unit.turn.role == "assistant")
+        done: list[str] = []
+        for name in self.STEPS:
+            work.note = ""
+            dropped = getattr(self, "_step_" + name.replace("-", "_"))(work)
+            done.append(f"{name}: {work.note}" if work.note else name)
+            if dropped:
+                return Verdict(None, dropped, tuple(done))
+        unit = work.unit
         return Verdict(Candidate(
             unit=unit,
             category=hit.rule.category,
             rule_id=hit.rule.id,
-            confidence=hit.rule.confidence * (0.7 if tentative else 1.0),
-            text=merged,
-            tentative=tentative,
+            confidence=hit.rule.confidence * (0.7 if work.tentative else 1.0),
+            text=work.text,
+            tentative=work.tentative,
             scope=hit.rule.scope,
             subject=hit.subject.lower(),
             value=hit.value,
-            keywords=self.keywords(merged, doc),
-        ))
+            keywords=self.keywords(work.text, work.doc),
+        ), steps=tuple(done))
+
+    def _step_quote(self, work: Work) -> str:
+        return "quote" if is_quote(work.unit.text) else ""
+
+    def _step_output(self, work: Work) -> str:
+        return "output" if is_output(work.unit.text, work.unit.previous) else ""
+
+    def _step_question(self, work: Work) -> str:
+        """A question is no memory; a statement before a closing question to the assistant is kept alone."""
+        if not (self.is_question(work.doc) or (not work.assistant and is_unmarked_question(work.unit.text))):
+            return ""
+        statement = statement_before_question(work.unit.text, work.hit)
+        if statement is None or self.is_question(statement_doc := self.doc(statement)):
+            return "question"
+        work.unit, work.doc = dataclasses.replace(work.unit, text=statement), statement_doc
+        work.note = "the statement before it"
+        return ""
+
+    def _step_greeting(self, work: Work) -> str:
+        return "greeting" if self.is_greeting(work.doc) else ""
+
+    def _step_line_anchored(self, work: Work) -> str:
+        return "line-anchored" if not work.assistant and _LINE_ANCHORED_RE.search(work.unit.text) else ""
+
+    def _step_lead_in(self, work: Work) -> str:
+        return "lead-in" if _LEAD_IN_RE.search(work.unit.text) else ""
+
+    def _step_narration(self, work: Work) -> str:
+        return "narration" if work.assistant and self.is_narration(work.doc) else ""
+
+    def _step_recap(self, work: Work) -> str:
+        return "recap" if work.assistant and self.is_recap(work.doc) else ""
+
+    def _step_self_contained(self, work: Work) -> str:
+        merged = self.make_self_contained(work.unit, work.doc)
+        if merged is None:
+            return "not-self-contained"
+        if merged != _text(work.doc):
+            work.note = "with the sentence before it"
+        work.text = merged
+        return ""
+
+    def _step_quality_gate(self, work: Work) -> str:
+        return "" if passes_quality_gate(work.text) else "quality-gate"
+
+    def _step_hedge(self, work: Work) -> str:
+        """Hedged, or one option among several: kept, as unconfirmed."""
+        work.tentative = bool(work.hit.rule.tentative or is_option(work.unit.text) or self.is_hedged(work.doc)
+                              or (work.text != _text(work.doc) and is_hedged(work.text)))
+        if work.tentative:
+            work.note = "unconfirmed"
+        return ""
 
 
 def _text(doc) -> str:

@@ -22,14 +22,16 @@ class Traced:
     outcome: str
     candidate: Candidate | None
     scores: dict[str, float] | None = None  # the classifier's probabilities (None without a classifier)
+    steps: tuple[str, ...] = ()  # the refinement steps it went through, in order (none when no rule kept it)
 
 
 def trace_turns(miner: Miner, turns: list[Turn], project: str = "") -> list[Traced]:
     """Every unit of `turns` with the rules that fired, the classifier's probabilities and what refinement did."""
     traced: list[Traced] = []
 
-    def record(unit: Unit, hits: list, outcome: str, candidate: Candidate | None) -> None:
-        traced.append(Traced(unit, unit_langs(unit.text), [h.rule.id for h in hits], outcome, candidate))
+    def record(unit: Unit, hits: list, outcome: str, candidate: Candidate | None, steps: tuple[str, ...]) -> None:
+        traced.append(Traced(unit, unit_langs(unit.text), [h.rule.id for h in hits], outcome, candidate,
+                             steps=steps))
 
     units = turns_to_units(turns)
     scores: list = []

@@ -152,6 +152,11 @@ def test_rules_test_shows_rules_and_refinement():
     assert "-> kept" not in thanks.splitlines()[1]
     question = runner.invoke(main, ["rules", "test", "Should we use pnpm instead of npm for this repo?"])
     assert "-> question" in question.stdout
+    # The refinement steps the unit went through, by name, in order; the last one is the one that dropped it.
+    assert "    refinement: quote > output > question\n" in question.stdout
+    kept = result.stdout.splitlines()
+    steps = next(line for line in kept if line.startswith("    refinement: "))
+    assert steps.endswith("self-contained > quality-gate > hedge")
 
 
 def test_rules_test_transcript(transcript):

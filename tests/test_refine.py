@@ -427,7 +427,7 @@ def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
                 False, "")
     found = miner.extract([Unit(turn, 0, "We'll use PostgreSQL instead of MySQL for the database.")], lambda t: "")
     assert found and found[0].unit.turn is turn
-    assert all(c is None or c.unit.turn.text == "" for _, c in miner._refined.values())
+    assert all(c is None or c.unit.turn.text == "" for _, c, _ in miner._refined.values())
 
 
 @pytest.mark.parametrize("text,role", [
@@ -592,3 +592,20 @@ def test_statements_that_look_a_little_like_output_are_kept(text, previous):
     assert not r.is_output(text, previous), text
     verdict = REF.refine(unit(text, previous=previous), hit_for(text))
     assert verdict.dropped_by != "output"
+
+
+def test_refinement_names_each_step_it_ran_in_order_and_what_a_step_changed():
+    kept = "Always squash the commits before merging — okay?"
+    verdict = REF.refine(unit(kept), hit_for(kept))
+    assert verdict.steps == ("quote", "output", "question: the statement before it", "greeting", "line-anchored",
+                             "lead-in", "narration", "recap", "self-contained", "quality-gate", "hedge")
+    hedged = REF.refine(unit("Maybe we should move the session cache to Redis."), hit_for("x"))
+    assert hedged.candidate.tentative and hedged.steps[-1] == "hedge: unconfirmed"
+    merged = REF.refine(unit("It keeps the build reproducible.", previous="We pin every dependency in uv.lock."),
+                        hit_for("x"))
+    assert "self-contained: with the sentence before it" in merged.steps
+    dropped = REF.refine(unit("> The service must return 404 for unknown ids.", "assistant"), hit_for("x"))
+    assert dropped.dropped_by == "quote" and dropped.steps == ("quote",)
+    greeting = REF.refine(unit("Great, thank you!"), hit_for("x"))
+    assert greeting.steps[-1] == "greeting" and greeting.dropped_by == "greeting"
+    assert [s.split(":")[0] for s in verdict.steps] == list(REF.STEPS)
