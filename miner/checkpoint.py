@@ -319,6 +319,11 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
     todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
     if not todos:
         return []
+    # Which todos use each word: a sentence is checked against the todos it shares two words with, not all.
+    index: dict[str, list[int]] = {}
+    for k, todo in enumerate(todos):
+        for word in words[todo.id]:
+            index.setdefault(word, []).append(k)
     found: dict[int, tuple[StoredMemory, str]] = {}
     for turn in turns:
         if turn.is_sidechain:
@@ -329,14 +334,18 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
             sentence = " ".join(written.split())
             if not sentence or not _DONE_RE.search(sentence) or _NOT_DONE_RE.search(sentence):
                 continue
-            said = _stems(keywords(sentence, limit=64))
-            for todo in todos:
+            shared: dict[int, int] = {}
+            for word in _stems(keywords(sentence, limit=64)):
+                for k in index.get(word, ()):
+                    shared[k] = shared.get(k, 0) + 1
+            for k in sorted(k for k, n in shared.items() if n >= MIN_SHARED):
+                todo = todos[k]
                 if todo.id in found or not turn.ts or turn.ts <= (todo.last_seen or ""):
                     continue
                 own = words[todo.id]
                 cjk = len(own & pairs[todo.id])  # character pairs of scripts written without spaces
                 needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
-                if len(own & said) >= max(MIN_SHARED, needed):
+                if shared[k] >= needed:
                     found[todo.id] = (todo, clip(redact(written.strip())[0], 200))
     return list(found.values())
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs milliseconds, and every hook reads the settings
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import paths
 
