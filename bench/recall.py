@@ -5,8 +5,9 @@ Usage: python bench/recall.py [--sizes 1000,10000,100000] [--runs 30]
 "retrieve" is candidate selection plus FTS5 relevance for the query; "block"
 is the whole `recall.build` (retrieve, score, void-mark, fit, format). Each
 size gets a fresh store of synthetic memories in one project (plus 10% in
-other projects; keywords drawn Zipf-like from 5,000 words, as real keywords
-are), timed over repeated runs after one warm-up.
+other projects, 4% global preferences, sessions of 50 memories; keywords drawn
+Zipf-like from 5,000 words, as real keywords are), timed over repeated runs
+after one warm-up.
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ def fill(store: Store, count: int, rng: random.Random) -> None:
             words = list(dict.fromkeys(rng.choices(VOCABULARY, weights=ZIPF, k=8)))[:6]
             words += rng.sample(WORDS, 6 - len(words)) if len(words) < 6 else []
             project = "/bench/project" if n % 10 else f"/bench/other-{n % 7}"
+            # Every 25th is a preference the user made global (recalled in every project), as heavy users have.
+            scope, category = ("global", "preference") if n % 25 == 0 else ("project", CATEGORIES[n % 4])
             store.add_memory(db, NewMemory(
-                project=project, category=CATEGORIES[n % 4],
+                project=project, category=category, scope=scope,
                 text=f"The {words[0]} {words[1]} uses {words[2]} for {words[3]} with {words[4]} and {words[5]} #{n}.",
                 confidence=0.6 + (n % 5) / 10, rule_id="bench", role="user" if n % 3 else "assistant",
                 session_id=f"s{n // 50}", transcript="/bench.jsonl", entry_uuid=f"u{n}",

@@ -241,5 +241,18 @@ def m006_archive(db: sqlite3.Connection) -> None:
     )
 
 
+def m007_recall_indexes(db: sqlite3.Connection) -> None:
+    """Recall queries that walk an index instead of sorting: the latest global preferences (every project's
+    block reads them), and a stretch's latest memories in the user's own words."""
+    run_script(
+        db,
+        """
+        DROP INDEX memories_scope;
+        CREATE INDEX memories_scope ON memories (scope, state, last_seen);
+        CREATE INDEX memories_recall_role ON memories (project, state, category, role, last_seen);
+        """
+    )
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive]
+              m006_archive, m007_recall_indexes]

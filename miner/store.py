@@ -444,9 +444,9 @@ class Store:
         seen: dict[int, StoredMemory] = {}
         queries = [
             ("WHERE project = ? AND pinned = 1 AND state = 'active'", (project,)),
-            ("WHERE scope = 'global' AND state = 'active' ORDER BY last_seen DESC LIMIT 60", ()),
+            ("WHERE scope = 'global' AND state = 'active' ORDER BY last_seen DESC, id DESC LIMIT 60", ()),
         ] + [
-            ("WHERE project = ? AND state = 'active' AND category = ? ORDER BY last_seen DESC LIMIT ?",
+            ("WHERE project = ? AND state = 'active' AND category = ? ORDER BY last_seen DESC, id DESC LIMIT ?",
              (project, category, per_category))
             for category in ("decision", "preference", "fact", "todo")
         ]
@@ -786,7 +786,7 @@ class Store:
                 rows = cursor.execute(
                     "SELECT id FROM memories WHERE project = ? AND state = 'active' AND category = ? "
                     "AND last_seen > ? AND last_seen <= ?" + (" AND role = ?" if role else "")
-                    + " ORDER BY last_seen DESC LIMIT ?",
+                    + " ORDER BY last_seen DESC, id DESC LIMIT ?",
                     (project, category, low, high, *((role,) if role else ()), per_stretch))
                 ids.update((row[0], None) for row in rows)
         return list(ids)
