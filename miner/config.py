@@ -123,11 +123,7 @@ class Settings(dict):
         return self
 
     def __reduce__(self):
-        return (_rebuild, (_plain(self),))
-
-
-def _rebuild(values: dict) -> Settings:
-    return _freeze(values)
+        return (_freeze, (_plain(self),))
 
 
 def _plain(value):
