@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import paths
+
 TYPE_CHECKING = False  # typing costs milliseconds, and every hook reads the settings
 if TYPE_CHECKING:
     from typing import Any
-
-from . import paths
 
 DEFAULTS: dict[str, Any] = {
     # spaCy pipeline to use when installed; the blank pipeline otherwise.

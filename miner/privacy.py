@@ -14,6 +14,7 @@ import os
 
 from . import paths
 
+
 def purge(store, project: str) -> dict[str, int]:
     """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
     watermarks, recall log, archive), rebuild the full-text indexes and vacuum. Returns counts by table.
