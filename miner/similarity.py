@@ -223,7 +223,7 @@ def features(text: str, syn: Synonyms) -> Features:
     for found in _CAPITAL_RE.finditer(raw):
         word = found.group(1)
         if _starts_sentence(raw, found.start()) and not (len(word) > 1 and word.isupper()):
-            continue  # a capital at the start of a sentence says nothing; an all-caps word (NEW, RETAINED) does
+            continue  # a capital at the start of a sentence says nothing; an all-caps word (CREATED, KEPT) does
         critical |= {_canon(t, syn) for t in _TOKEN_RE.findall(word_text(syn.rewrite(found.group(1).lower())))}
     critical = {c for c in critical if c in token_set}
     heavy = {t for t in tokens if t not in LIGHT and not _has_digit(t)}

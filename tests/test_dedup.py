@@ -104,8 +104,8 @@ def test_an_older_paraphrase_mined_later_keeps_the_newer_wording(store, deduper)
     ("Maybe use Redis for the cache.", "Use Redis for the cache."),
     ("数据库用 MySQL。", "数据库用 PostgreSQL。"),
     ("后端端口是 8080。", "前端端口是 8080。"),
-    ("New field not in stored version → status: NEW",
-     "Field in stored version but not in follow-up → status: RETAINED, keep the old value"),
+    ("Row in the import file but not in the database → action: CREATED",
+     "Row in the database but not in the import file → action: KEPT"),
 ])
 def test_near_misses_never_merge(store, deduper, old, new):
     add(store, deduper, old, 1)
