@@ -33,16 +33,15 @@ HARD_CHAR_CAP = CONTEXT_LIMIT - 1
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-_stem = paths.file_stem
 cache_dir = paths.cache_dir
 
 
 def startup_path(project: str) -> Path:
-    return cache_dir() / f"startup-{_stem(project)}.json"
+    return cache_dir() / f"startup-{paths.file_stem(project)}.json"
 
 
 def session_path(session_id: str) -> Path:
-    return cache_dir() / f"session-{_stem(session_id)}.json"
+    return cache_dir() / f"session-{paths.file_stem(session_id)}.json"
 
 
 # --- what an entry must match ----------------------------------------------------------

@@ -33,19 +33,18 @@ from . import paths
 POLL_S = 0.05
 
 
-_stem = paths.file_stem
 
 
 def lock_file(transcript: str) -> Path:
-    return paths.locks_dir() / f"{_stem(transcript)}.lock"
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.lock"
 
 
 def pending_file(transcript: str) -> Path:
-    return paths.locks_dir() / f"{_stem(transcript)}.pending"
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.pending"
 
 
 def catchup_lock_file(project: str) -> Path:
-    return paths.locks_dir() / f"catchup-{_stem(project)}.lock"
+    return paths.locks_dir() / f"catchup-{paths.file_stem(project)}.lock"
 
 
 def _acquire(path: Path, wait_s: float = 0.0) -> int | None:
@@ -125,12 +124,12 @@ def is_pending(transcript: str) -> bool:
 
 
 def checkpoint_request_file(transcript: str, session_id: str) -> Path:
-    return paths.locks_dir() / f"{_stem(transcript)}.{_stem(session_id)}.checkpoint"
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.checkpoint"
 
 
 def checkpoint_wait_file(transcript: str, session_id: str) -> Path:
     """Exists while PreCompact waits for the checkpoint it asked for; the miner removes it once that is written."""
-    return paths.locks_dir() / f"{_stem(transcript)}.{_stem(session_id)}.wait"
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.wait"
 
 
 def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block: bool = False) -> Path:
@@ -152,7 +151,7 @@ def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block
 def take_checkpoint_requests(transcript: str) -> list[dict]:
     """The checkpoint requests waiting for this transcript (removed as they are taken)."""
     folder = paths.locks_dir()
-    prefix = _stem(transcript) + "."
+    prefix = paths.file_stem(transcript) + "."
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
     except FileNotFoundError:
