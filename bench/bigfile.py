@@ -85,8 +85,8 @@ def generate(path: Path, target_bytes: int, seed: int = 7) -> int:
 CHILD = """
 import json, sys, time
 from miner import config
-from miner.mine import Miner
-from miner.store import Store
+from miner.runtime.mine import Miner
+from miner.memory.store import Store
 t0 = time.perf_counter()
 with Store() as store:
     miner = Miner(store, config.load())

@@ -72,7 +72,7 @@ def with_env(env: dict[str, str]):
 
 def build_store(count: int, project: str, session_id: str) -> float:
     """`count` synthetic memories (80% in `project`) and a last-session checkpoint; returns seconds taken."""
-    from miner.store import NewMemory, Store
+    from miner.memory.store import NewMemory, Store
 
     rng = random.Random(count)
     started = time.perf_counter()
@@ -100,7 +100,7 @@ def build_store(count: int, project: str, session_id: str) -> float:
 
 def build_archive(count: int, project: str) -> float:
     """`count` synthetic archived units (80% in `project`, a few in Chinese); returns seconds taken."""
-    from miner.store import Store
+    from miner.memory.store import Store
     from miner.textutil import char_bigrams
 
     rng = random.Random(count + 1)
@@ -135,8 +135,8 @@ def build_archive(count: int, project: str) -> float:
 def make_transcript(project: str, session_id: str) -> Path:
     """A short transcript in Claude's folder, already mined (the Stop worker then has nothing to do)."""
     from miner import paths
-    from miner.store import Store
-    from miner.transcript import head_digest
+    from miner.memory.store import Store
+    from miner.extract.transcript import head_digest
 
     folder = paths.projects_dir() / paths.encode_project(project)
     folder.mkdir(parents=True, exist_ok=True)
@@ -209,7 +209,8 @@ def check_block(out: bytes) -> None:
 def session_start_scenarios(hook: list[str], env: dict[str, str], size: int, project: str, session_id: str,
                             sources: tuple[str, ...]) -> list[Scenario]:
     """SessionStart against one store, for each source, with the block rendered ahead and built live."""
-    from miner import blockcache, config as config_mod
+    from miner import config as config_mod
+    from miner.recall import blockcache
 
     scenarios = []
     for mode in ("rendered", "live"):
@@ -237,7 +238,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      archived: int) -> list[Scenario]:
     """UserPromptSubmit against 10k memories and `archived` archived units: a prompt the store answers (each run a
     session that was shown nothing yet), one it does not, and a 10 MB pasted prompt."""
-    from miner.promptrecall import shown_path
+    from miner.recall.prompt import shown_path
 
     with_env(env)
     took = build_store(10_000, project, session_id) + build_archive(archived, project)
@@ -297,7 +298,7 @@ def main() -> int:
         marking_env = isolated_env(root / "stop-marking")
         with_env(marking_env)
         marking_transcript = make_transcript(project, session_id)
-        from miner import locks
+        from miner.runtime import locks
 
         held = locks.try_lock(str(marking_transcript.resolve()))  # plays a miner that is already running
         marking_payload = stop_payload.replace(json.dumps(str(transcript))[1:-1].encode(),

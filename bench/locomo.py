@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from miner import config as config_mod  # noqa: E402
-from miner.recall import build, format_item, rank  # noqa: E402
-from miner.store import NewMemory, Store  # noqa: E402
+from miner.recall.block import build, format_item, rank  # noqa: E402
+from miner.memory.store import NewMemory, Store  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "bench" / "locomo10.json"
 

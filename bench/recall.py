@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from miner import config as config_mod  # noqa: E402
-from miner.recall import build, relevance_scores  # noqa: E402
-from miner.store import NewMemory, Store  # noqa: E402
+from miner.recall.block import build, relevance_scores  # noqa: E402
+from miner.memory.store import NewMemory, Store  # noqa: E402
 
 WORDS = ("cache database deploy docker webhook payment retry schema migration parser token session queue "
          "worker cron index search budget sync render template router auth login export import backup "

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from miner.checkpoint import done_todos  # noqa: E402
-from miner.model import Turn  # noqa: E402
-from miner.store import NewMemory, Store  # noqa: E402
+from miner.recall.checkpoint import done_todos  # noqa: E402
+from miner.extract.model import Turn  # noqa: E402
+from miner.memory.store import NewMemory, Store  # noqa: E402
 
 WORDS = [f"part{i}" for i in range(3000)]
 

@@ -1,5 +1,5 @@
 """`python -m miner …` is the `miner` command."""
 
-from .cli import main
+from .cli.main import main
 
 main()

@@ -123,8 +123,8 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
     line keeps, and never inside a word, so no secret is left half visible.
     """
     try:
-        from .redact import redact
-        from .transcript import cut_text
+        from .extract.redact import redact
+        from .extract.transcript import cut_text
 
         folder = paths.ensure_private_dir(paths.logs_dir())
         path = folder / "hooks.log"
@@ -209,7 +209,7 @@ def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None, compact
     compaction, and removes the session's wait mark once the checkpoint is
     written (PreCompact waits for that).
     """
-    from . import locks
+    from .runtime import locks
 
     if checkpoint:
         locks.request_checkpoint(transcript, *checkpoint, compact_block=compact_block)
@@ -250,7 +250,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     SQLite, no recall code loaded); otherwise it is rendered from the store,
     read only, so the hook never waits for a miner's write transaction.
     """
-    from . import blockcache
+    from .recall import blockcache
 
     started = time.perf_counter()
     situation = situation_of(event)
@@ -267,7 +267,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
         return entry["text"], dict(entry["record"], situation=situation, elapsed_ms=elapsed)
 
     from . import config as config_mod
-    from .store import Store
+    from .memory.store import Store
 
     if not paths.db_path().exists():
         return "", None
@@ -283,7 +283,7 @@ def excluded(cwd: str) -> bool:
     """True for a project the user excluded: never mined, never injected."""
     if not cwd or not os.path.exists(paths.config_dir() / "exclusions.json"):
         return False  # the usual case (no exclusions.EXCLUSIONS_FILE), decided without importing anything
-    from .exclusions import is_excluded
+    from .runtime.exclusions import is_excluded
 
     return is_excluded(cwd)
 
@@ -314,7 +314,7 @@ def session_start(event: HookEvent, config: dict | None) -> str:
     if not text:
         return json.dumps({"systemMessage": notice}, ensure_ascii=False) if notice else ""
     try:  # what this session was shown, so that its prompts' recall does not show it again
-        from .promptrecall import remember_shown
+        from .recall.prompt import remember_shown
 
         remember_shown(event.session_id, (record or {}).get("shown", ()))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
@@ -333,7 +333,7 @@ def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
     if excluded(event.cwd) or not event.prompt.strip():
         return ""
     from . import config as config_mod
-    from .promptrecall import prompt_block
+    from .recall.prompt import prompt_block
 
     settings = config if config is not None else config_mod.load()
     budget = int(settings["prompt_block_chars"])
@@ -357,7 +357,7 @@ PRECOMPACT_MAX_S = 50.0  # Claude Code stops a hook at 60 s
 
 
 def pre_compact(event: HookEvent, config: dict) -> str:
-    from . import locks
+    from .runtime import locks
 
     if excluded(event.cwd):
         return ""
@@ -367,8 +367,8 @@ def pre_compact(event: HookEvent, config: dict) -> str:
         raise HookInputError("payload has no session_id: transcript handed to a miner, no checkpoint written")
     deadline = STARTED + min(max(0.0, float(config["precompact_timeout_s"])), PRECOMPACT_MAX_S)
     # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
-    from .checkpoint import session_project, write_checkpoint
-    from .store import Store
+    from .recall.checkpoint import session_project, write_checkpoint
+    from .memory.store import Store
 
     with Store() as store:
         project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
@@ -388,7 +388,7 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 
 def wait_for_checkpoint(transcript: str, session_id: str, deadline: float) -> bool:
     """Wait until a miner has written the checkpoint asked for, or until `deadline`; True when it has."""
-    from . import locks
+    from .runtime import locks
 
     while locks.still_waiting(transcript, session_id):
         remaining = deadline - time.monotonic()

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Callable
 
 from . import config as config_mod
-from . import locks, paths
-from .redact import redact_text
-from .store import Store
+from . import paths
+from .runtime import locks
+from .extract.redact import redact_text
+from .memory.store import Store
 
 PASSES_BEFORE_CHECKPOINT = 3
 
@@ -54,7 +55,7 @@ class LazyMiner:
 
     def has_work(self, transcript: str) -> bool:
         """False when the transcript is the file its watermark was taken on and no complete line was added."""
-        from .transcript import Watermark
+        from .extract.transcript import Watermark
 
         mark = self.store.watermark(transcript)
         if mark is None:
@@ -66,7 +67,7 @@ class LazyMiner:
         if not self.has_work(transcript):
             return None  # no write either: a pass with nothing new would still move the watermark's time
         if self._miner is None:
-            from .mine import Miner  # spaCy and YAML load here, in the background process
+            from .runtime.mine import Miner  # spaCy and YAML load here, in the background process
 
             self._miner = Miner(self.store, self.config)
         return self._miner.mine_file(transcript)
@@ -79,7 +80,7 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
     block after the compaction (PreCompact's); the hook waiting for such a
     checkpoint is told (`locks.stop_waiting`) once it was written or could not be.
     """
-    from .checkpoint import session_project, write_checkpoint
+    from .recall.checkpoint import session_project, write_checkpoint
 
     blocks = []
     for request in requests:
@@ -181,7 +182,7 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     following a symlink (`transcript.transcript_files`): a link to a file
     outside, such as /etc/passwd, is never read.
     """
-    from .transcript import transcript_files
+    from .extract.transcript import transcript_files
 
     marks = store.watermarks()
     lagging = []
@@ -276,7 +277,7 @@ def transcript_projects(store: Store, transcripts: list[str]) -> set[str]:
 
 def refresh_blocks(projects: set[str], config: dict) -> None:
     """Render the startup block of each project from the store as this worker leaves it (see `blockcache`)."""
-    from . import blockcache
+    from .recall import blockcache
 
     for project in sorted(projects):
         try:
@@ -287,7 +288,7 @@ def refresh_blocks(projects: set[str], config: dict) -> None:
 
 def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> None:
     """Render the block of each (session, project) for the SessionStart(compact) after its compaction."""
-    from . import blockcache
+    from .recall import blockcache
 
     for session_id, project in sessions:
         try:
@@ -299,7 +300,7 @@ def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> Non
 def repair_if_needed(store: Store) -> None:
     """After an upgrade that redacts more (the plugin updates without ./install.sh), the first worker
     redacts what an older version stored (`miner doctor --fix`'s repair); a later worker finds it done."""
-    from . import repair
+    from .memory import repair
 
     try:
         if repair.needed(store):
@@ -336,7 +337,7 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
         else:
             if args.recall_log:
                 try:
-                    from .recall import record_recall
+                    from .recall.block import record_recall
 
                     record_recall(store, json.loads(args.recall_log))
                 except (ValueError, TypeError, AttributeError) as exc:

@@ -39,7 +39,7 @@ def claude_dir(isolated_home) -> Path:
 @pytest.fixture
 def store(tmp_path):
     """A fresh store in a real SQLite file of the test's own."""
-    from miner.store import Store
+    from miner.memory.store import Store
 
     with Store(tmp_path / "m.db") as s:
         yield s
@@ -55,7 +55,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def pipeline():
     """The blank spaCy pipeline (offline), loaded once for the whole run."""
-    from miner import nlp
+    from miner.extract import nlp
 
     return nlp.load(None, blank_only=True)
 

@@ -10,11 +10,13 @@ from click.testing import CliRunner
 
 from builders import Session, new_memory
 from miner import config as config_mod
-from miner import corrections, exclusions, mcp_tools, portable
-from miner.cli import main
-from miner.mine import Miner
-from miner.recall import build
-from miner.store import Store
+from miner.mcp import tools as mcp_tools
+from miner.memory import corrections, portable
+from miner.runtime import exclusions
+from miner.cli.main import main
+from miner.runtime.mine import Miner
+from miner.recall.block import build
+from miner.memory.store import Store
 from miner.textutil import char_bigrams
 
 CONFIG = config_mod.load()
@@ -126,7 +128,7 @@ def test_forget_hides_what_the_memory_was_drawn_from(tmp_path, store):
 def test_doctor_fix_redacts_a_secret_an_older_version_archived(tmp_path, store):
     """A unit archived raw (as an older redaction left it) is redacted in place by the repair, its search terms
     with it: the secret is no longer found, and the rest of the unit still is."""
-    from miner import repair
+    from miner.memory import repair
 
     raw = "数据库密码是 Hq8vZ2mPx 用于预发环境 and the bastion host is jump.staging.internal."
     with store.transaction() as db:
@@ -218,7 +220,7 @@ def test_an_export_from_a_newer_version_is_refused_in_one_line(tmp_path, store):
 
 def previous_version_store(path) -> None:
     """A store as the version before the archive left it (every migration but the archive's), with a memory."""
-    from miner import migrations as migrations_mod
+    from miner.memory import migrations as migrations_mod
 
     older = [m for m in migrations_mod.MIGRATIONS if m.__name__ != "m006_archive"]
     original = migrations_mod.MIGRATIONS

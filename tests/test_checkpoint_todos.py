@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from miner import checkpoint
-from miner.checkpoint import close_done_todos, done_todos
-from miner.model import Turn
-from miner.store import NewMemory
+from miner.recall import checkpoint
+from miner.recall.checkpoint import close_done_todos, done_todos
+from miner.extract.model import Turn
+from miner.memory.store import NewMemory
 from miner.textutil import keywords
 from tests.builders import Session
 

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 import synthetic_data
 from builders import Session
 from miner import config as config_mod
-from miner import rules as rules_mod
-from miner.classify import Classifier, contexts, unit_tokens
-from miner.cli import main
-from miner.clean import turns_to_units
-from miner.mine import Miner
-from miner.model import Turn
-from miner.store import Store
+from miner.extract import rules as rules_mod
+from miner.extract.classify import Classifier, contexts, unit_tokens
+from miner.cli.main import main
+from miner.extract.clean import turns_to_units
+from miner.runtime.mine import Miner
+from miner.extract.model import Turn
+from miner.memory.store import Store
 from miner.training import dataset as dataset_mod
 from miner.training import train as train_mod
 
@@ -194,7 +194,7 @@ def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, m
 
 
 def test_miner_rules_test_shows_the_classifiers_probabilities(model, monkeypatch):
-    from miner import classify
+    from miner.extract import classify
 
     monkeypatch.setattr(classify, "MODEL_DIR", model)
     result = CliRunner().invoke(main, ["rules", "test", "Siempre escribe los mensajes de commit en inglés."])
@@ -231,7 +231,7 @@ def test_the_model_ships_no_text_of_its_training_data(data, model):
 
 def test_eval_multi_hands_its_settings_to_the_hook_it_runs(data):
     """The hook reads the settings under evaluation, not those of whoever runs the evaluation."""
-    from miner.evaluate_multi import evaluate_multi
+    from miner.evaluation.multi import evaluate_multi
 
     wide = evaluate_multi(data / "multi", data / "gold", config_mod.load())
     narrow = evaluate_multi(data / "multi", data / "gold", dict(config_mod.load(), max_block_chars=700))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from miner import clean
-from miner.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, has_cjk, split_units, turns_to_units
-from miner.model import Turn
+from miner.extract import clean
+from miner.extract.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, has_cjk, split_units, turns_to_units
+from miner.extract.model import Turn
 
 
 def units(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from miner.cli import main
+from miner.cli.main import main
 from tests.builders import Session
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from miner import config
-from miner.cli import main
+from miner.cli.main import main
 
 
 def test_the_defaults_are_valid_and_read_only():

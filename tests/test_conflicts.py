@@ -7,12 +7,13 @@ import shutil
 import pytest
 
 from miner import config as config_mod
-from miner import lexicon, rules as rules_mod
-from miner.corrections import history
-from miner.dedup import Deduper
-from miner.mine import Miner, unit_langs
-from miner.recall import build, format_item
-from miner.similarity import Comparer, Statement
+from miner.extract import rules as rules_mod
+from miner.memory import lexicon
+from miner.memory.corrections import history
+from miner.memory.dedup import Deduper
+from miner.runtime.mine import Miner, unit_langs
+from miner.recall.block import build, format_item
+from miner.memory.similarity import Comparer, Statement
 from tests.builders import Session, new_memory as memory
 
 CONFIG = config_mod.load()
@@ -272,7 +273,7 @@ def test_a_backfill_of_an_older_session_after_a_newer_one_ends_in_the_same_state
 
 
 def test_supersede_links_are_scored_against_gold_units():
-    from miner.evaluate import link_prf, memory_units, score_links
+    from miner.evaluation.transcripts import link_prf, memory_units, score_links
 
     def unit(n, uuid, text, supersedes=(), **kw):
         return {"unit": n, "uuid": uuid, "role": "user", "category": "decision", "text": text, "tentative": False,

@@ -6,18 +6,19 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from miner import cli_memory, corrections
+from miner.cli import memory as cli_memory
+from miner.memory import corrections
 from miner import config as config_mod
-from miner.mine import Miner
-from miner.recall import build
-from miner.store import Store
+from miner.runtime.mine import Miner
+from miner.recall.block import build
+from miner.memory.store import Store
 from tests.builders import Session, new_memory as memory
 
 CONFIG = config_mod.load()
 
 
 def add(store, text, n, **kw) -> int:
-    from miner.dedup import Deduper
+    from miner.memory.dedup import Deduper
 
     with store.transaction() as db:
         return Deduper(store).add(db, memory(text, n, **kw)).memory_id
@@ -203,8 +204,8 @@ def test_commands_print_what_they_changed(cli):
 
 def test_pin_global_recalls_a_memory_in_every_project(store):
     from miner import config as config_mod
-    from miner.corrections import pin
-    from miner.recall import build
+    from miner.memory.corrections import pin
+    from miner.recall.block import build
 
     with store.transaction() as db:
         mid = store.add_memory(db, memory("Always answer in British English spelling.", 3, category="preference",

@@ -18,11 +18,11 @@ import time
 
 import pytest
 
-from miner import mine as mine_mod
-from miner import portable
+from miner.runtime import mine as mine_mod
+from miner.memory import portable
 from miner.config import validated
-from miner.mine import Miner
-from miner.store import Store
+from miner.runtime.mine import Miner
+from miner.memory.store import Store
 from tests.builders import Session
 
 KILLS = 20

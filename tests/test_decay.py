@@ -5,9 +5,9 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from miner import config as config_mod
-from miner.cli import main
-from miner.decay import cold_candidates, heat
-from miner.store import NewMemory, Store
+from miner.cli.main import main
+from miner.memory.decay import cold_candidates, heat
+from miner.memory.store import NewMemory, Store
 
 CONFIG = config_mod.load()
 

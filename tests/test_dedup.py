@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from miner import lexicon, rules as rules_mod, similarity
-from miner.dedup import NEAR_DUPLICATE_THRESHOLD, Deduper, merge_scores
-from miner.mine import unit_langs
-from miner.similarity import Comparer, Statement
-from miner.store import NewMemory
+from miner.extract import rules as rules_mod
+from miner.memory import lexicon, similarity
+from miner.memory.dedup import NEAR_DUPLICATE_THRESHOLD, Deduper, merge_scores
+from miner.runtime.mine import unit_langs
+from miner.memory.similarity import Comparer, Statement
+from miner.memory.store import NewMemory
 
 PAIRS_DIR = Path(__file__).resolve().parent / "fixtures" / "pairs"
 PAIR_FILES = ("pairs.jsonl", "heldout.jsonl")
@@ -304,7 +305,7 @@ def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
     """The phrase regex checks word boundaries once around all Latin terms; the matches are those of one check per term."""
     import re as re_mod
 
-    from miner.lexicon import CJK_RE, load_synonyms
+    from miner.memory.lexicon import CJK_RE, load_synonyms
 
     synonyms = load_synonyms()
     per_term = re_mod.compile("|".join(

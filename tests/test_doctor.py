@@ -7,7 +7,7 @@ import sys
 
 from click.testing import CliRunner
 
-from miner.cli import main
+from miner.cli.main import main
 from tests.builders import Session
 
 

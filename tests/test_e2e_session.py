@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from miner import paths
-from miner.store import Store
+from miner.memory.store import Store
 from miner.worker import running_workers
 
 from test_hooks import Session, additional_context, hook_log_lines, memory_texts, run_hook, wait_for_workers

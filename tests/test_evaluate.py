@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from miner import config as config_mod
-from miner.cli import main
-from miner.evaluate import LONG_RANGE_CHARS, answer_distance, evaluate, prf, score_extraction, session_prose, texts_match
+from miner.cli.main import main
+from miner.evaluation.transcripts import LONG_RANGE_CHARS, answer_distance, evaluate, prf, score_extraction, session_prose, texts_match
 from tests.builders import Session
 
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from miner.config import validated
-from miner.mine import Miner
-from miner.store import Store
-from miner.transcript import Watermark, read_transcript, use_fast_json
+from miner.runtime.mine import Miner
+from miner.memory.store import Store
+from miner.extract.transcript import Watermark, read_transcript, use_fast_json
 
 GOOD = {"type": "user", "uuid": "u-good", "sessionId": "s", "cwd": "/work/fuzz", "timestamp": "2026-01-01T00:00:00Z",
         "message": {"role": "user", "content": "We'll use PostgreSQL instead of MySQL for the database."}}
@@ -166,7 +166,7 @@ def test_unknown_entry_types_and_fields_are_skipped(tmp_path, miner):
 def test_file_deleted_while_it_is_read(tmp_path, miner, monkeypatch):
     path = tmp_path / "vanishing.jsonl"
     path.write_bytes(good_line("u1") * 1 + good_line("u2", "Let's go with pnpm as the package manager."))
-    from miner import transcript as transcript_mod
+    from miner.extract import transcript as transcript_mod
 
     real_iter = transcript_mod.iter_lines
 

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from miner import config as config_mod
-from miner import rules as rules_mod
-from miner.mine import Miner
-from miner.store import Store
+from miner.extract import rules as rules_mod
+from miner.runtime.mine import Miner
+from miner.memory.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TRANSCRIPTS = FIXTURES / "transcripts"

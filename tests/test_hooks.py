@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from miner import locks, paths
-from miner.store import NewMemory, Store, StoreError
-from miner.transcript import head_digest
+from miner import paths
+from miner.runtime import locks
+from miner.memory.store import NewMemory, Store, StoreError
+from miner.extract.transcript import head_digest
 from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
@@ -447,7 +448,8 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
                                     ["user", EXPECTED_TASK[1]]]
     # And it rendered the block of the SessionStart(compact) that follows, opening with the checkpoint.
     session.compaction("This session is being continued from a previous conversation.")
-    from miner import blockcache, config
+    from miner import config
+    from miner.recall import blockcache
 
     path = blockcache.session_path(session.session_id)
     project = str(session.cwd)
@@ -481,7 +483,8 @@ def test_pre_compact_waits_for_its_miner_up_to_precompact_timeout_s(session):
 
 
 def test_pre_compact_while_a_miner_runs_leaves_the_checkpoint_and_block_to_it(session):
-    from miner import blockcache, worker
+    from miner import worker
+    from miner.recall import blockcache
 
     pre_compact_session(session)
     transcript = str(session.transcript.resolve())
@@ -530,7 +533,8 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     wait_for_workers()
     # PreCompact also rendered the block of the SessionStart(compact) that follows.
     session.compaction("This session is being continued from a previous conversation.")
-    from miner import blockcache, config
+    from miner import config
+    from miner.recall import blockcache
 
     path = blockcache.session_path(session.session_id)
     after = probe_rendered(session.payload("session-start.compact.json"), path,
@@ -699,7 +703,8 @@ def test_a_huge_log_message_is_cut_before_it_is_redacted(session):
 
 IMPORT_PROBE = """
 import json, sys
-from miner import hooks, locks
+from miner import hooks
+from miner.runtime import locks
 payload = json.loads(sys.argv[1])
 out = hooks.run("session-start", json.dumps(payload))
 assert "Memory number" in json.loads(out)["hookSpecificOutput"]["additionalContext"], out
@@ -722,7 +727,7 @@ def test_hook_path_imports_only_the_standard_library_and_own_modules(session):
     modules = json.loads(result.stdout)
     loaded = {name.split(".")[0] for name in modules}
     assert not loaded & set(BANNED_ON_HOOK_PATH), loaded & set(BANNED_ON_HOOK_PATH)
-    assert "miner.mine" not in modules and "miner.refine" not in modules and "miner.rules" not in modules
+    assert "miner.runtime.mine" not in modules and "miner.extract.refine" not in modules and "miner.extract.rules" not in modules
 
 
 # --- blocks rendered ahead of time -----------------------------------------------------------
@@ -732,7 +737,7 @@ import json, sys
 from miner import hooks
 out = hooks.run("session-start", sys.argv[1])
 block = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
-print(json.dumps({"block": block, "store_loaded": "miner.store" in sys.modules or "sqlite3" in sys.modules}))
+print(json.dumps({"block": block, "store_loaded": "miner.memory.store" in sys.modules or "sqlite3" in sys.modules}))
 """
 
 
@@ -749,7 +754,7 @@ def probe_rendered(stdin: bytes, path: Path, render) -> dict:
 
     Someone editing miner/*.py while the tests run makes every entry stale, rightly.
     """
-    from miner import blockcache
+    from miner.recall import blockcache
 
     result = session_start_probe(stdin)
     for _ in range(3):
@@ -763,7 +768,8 @@ def probe_rendered(stdin: bytes, path: Path, render) -> dict:
 
 
 def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(session):
-    from miner import blockcache, config
+    from miner import config
+    from miner.recall import blockcache
 
     project = str(session.cwd)
     seed_store(project, count=12)
@@ -795,7 +801,7 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
 
 
 def test_a_broken_rendered_block_is_ignored(session):
-    from miner import blockcache
+    from miner.recall import blockcache
 
     project = str(session.cwd)
     seed_store(project, count=3)
@@ -807,7 +813,7 @@ def test_a_broken_rendered_block_is_ignored(session):
 
 
 def test_fit_block_counts_like_javascript_and_keeps_whole_lines():
-    from miner.blockcache import fit_block, utf16_len
+    from miner.recall.blockcache import fit_block, utf16_len
 
     assert utf16_len("abc") == 3 and utf16_len("é") == 1 and utf16_len("🚀") == 2
     block = "<tag>\n" + "\n".join(f"- 🚀 item {i}" for i in range(3000)) + "\n</tag>"
@@ -821,7 +827,7 @@ def test_fit_block_counts_like_javascript_and_keeps_whole_lines():
 
 
 def test_checkpoint_requests_are_the_latest_real_requests_of_the_session(session, monkeypatch):
-    from miner import checkpoint
+    from miner.recall import checkpoint
 
     other = Session(session.cwd, session_id="another-session")
     other.transcript = session.transcript  # a resumed session writing into the same file

@@ -268,7 +268,7 @@ class TestInstall:
         proc = subprocess.run([str(miner), "rules", "list"], env=installed.env, cwd=installed.home,
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        from miner.rules import default_rule_files, load_rules
+        from miner.extract.rules import default_rule_files, load_rules
 
         shipped = len(load_rules(default_rule_files()).rules)
         assert len(proc.stdout.splitlines()) == shipped, "the installed miner must list every shipped rule"

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from miner import hooks, locks, worker
-from miner.store import Store
+from miner import hooks, worker
+from miner.runtime import locks
+from miner.memory.store import Store
 
 TRANSCRIPT = "/home/me/.claude/projects/-home-me-shop/0b6c1f.jsonl"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, subprocess_env
-from miner import mcp_config
-from miner.settings import SettingsError
+from miner.install import mcp_config
+from miner.install.settings import SettingsError
 
 TOOLS = {"memory_recall", "memory_store", "memory_forget", "memory_correct", "memory_stats", "memory_zones",
          "memory_explain"}
@@ -80,7 +80,7 @@ def session_start_block(project: Path, session_id: str = "s-next") -> str:
 
 
 def stored(memory_id: int):
-    from miner.store import Store
+    from miner.memory.store import Store
 
     with Store() as store:
         return store.get(memory_id), store.evidence(memory_id)
@@ -197,7 +197,7 @@ def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_pat
 
 
 def test_writes_never_reach_another_project(sdk, project, tmp_path):
-    from miner.store import NewMemory, Store, now_iso
+    from miner.memory.store import NewMemory, Store, now_iso
 
     other = str(tmp_path / "elsewhere")
     with Store() as store, store.transaction() as db:
@@ -227,7 +227,7 @@ def test_writes_never_reach_another_project(sdk, project, tmp_path):
 
 
 def test_store_through_mcp_is_recalled_by_the_next_session_start_and_forget_is_final(sdk, project):
-    from miner import blockcache
+    from miner.recall import blockcache
 
     assert session_start_block(project) == ""  # nothing stored yet
 
@@ -284,7 +284,7 @@ def test_register_adds_the_mcp_command():
     import click
     from click.testing import CliRunner
 
-    from miner import mcp_server
+    from miner.mcp import server as mcp_server
 
     @click.group()
     def group():
@@ -400,7 +400,8 @@ def test_plugin_launcher_reports_a_missing_install(tmp_path):
 
 
 def test_store_takes_the_mining_conflict_path(project):
-    from miner import config, mcp_tools
+    from miner import config
+    from miner.mcp import tools as mcp_tools
 
     session = mcp_tools.Session(project=str(project), config=config.load())
     older = mcp_tools.store_memory(session, "We decided to use MySQL for the main database.", "decision")

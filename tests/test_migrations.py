@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from miner import migrations
-from miner.store import Store
+from miner.memory import migrations
+from miner.memory.store import Store
 
 MEMORY = "We deploy the billing service with Kamal to the Hetzner box."
 

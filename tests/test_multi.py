@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from miner import config as config_mod
-from miner.cli import main
-from miner.evaluate_multi import evaluate_multi, session_files
+from miner.cli.main import main
+from miner.evaluation.multi import evaluate_multi, session_files
 from tests.builders import Session
 
 CWD = "/work/garden"
@@ -80,7 +80,7 @@ def test_resumed_session_replay_adds_nothing(project, tmp_path):
 
     os.environ["CLAUDE_CONFIG_DIR"] = str(claude.parent)
     assert runner.invoke(main, ["mine", "--all"]).exit_code == 0
-    from miner.store import Store
+    from miner.memory.store import Store
 
     with Store() as store:
         rows = store.db.execute("SELECT COUNT(*) FROM evidence WHERE entry_uuid = ?", (replayed["uuid"],)).fetchone()
@@ -113,7 +113,7 @@ def test_eval_multi_prompt_asks_each_question_as_a_first_prompt(project):
 
 
 def test_language_of_a_project_from_what_its_user_typed():
-    from miner.evaluate_prompt import language_of
+    from miner.evaluation.prompt import language_of
 
     assert language_of(["We'll use the cache for this and that, with the tests."]) == "en"
     assert language_of(["Usamos la base de datos para los clientes y las facturas, con el equipo."]) == "es"
@@ -171,9 +171,9 @@ def startup_block(folder, tmp_path, pipeline, before: str | None = None, config:
     import json
 
     from miner import paths
-    from miner.evaluate_multi import mine_sessions, run_session_start, wait_for_recall_log
-    from miner.mine import Miner
-    from miner.store import Store
+    from miner.evaluation.multi import mine_sessions, run_session_start, wait_for_recall_log
+    from miner.runtime.mine import Miner
+    from miner.memory.store import Store
 
     settings = paths.config_dir() / "config.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
@@ -294,11 +294,11 @@ def test_the_diagnosis_entry_point_explains_its_arguments(tmp_path):
     import sys
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "miner.evaluate_multi", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", "miner.evaluation.multi", *args], capture_output=True, text=True,
                               timeout=120)
 
     shown = run("--help")
-    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m miner.evaluate_multi")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m miner.evaluation.multi")
     missing = run(str(tmp_path / "nowhere"), str(tmp_path))
     assert missing.returncode == 1
     first = missing.stderr.splitlines()[0]

@@ -11,13 +11,14 @@ import threading
 
 from click.testing import CliRunner
 
-from miner import corrections, paths, portable
-from miner.cli_ops import backup as backup_cmd
-from miner.cli_ops import export_ as export_cmd
-from miner.cli_ops import import_ as import_cmd
+from miner import paths
+from miner.memory import corrections, portable
+from miner.cli.ops import backup as backup_cmd
+from miner.cli.ops import export_ as export_cmd
+from miner.cli.ops import import_ as import_cmd
 from miner.config import validated
-from miner.mine import Miner
-from miner.store import NewMemory, Store
+from miner.runtime.mine import Miner
+from miner.memory.store import NewMemory, Store
 from tests.builders import Session
 
 

@@ -14,11 +14,13 @@ from click.testing import CliRunner
 
 from builders import Session
 from miner import config as config_mod
-from miner import exclusions, hooks, paths, privacy
-from miner.cli import main
-from miner.mine import Miner
-from miner.recall import build
-from miner.store import Store
+from miner import hooks, paths
+from miner.memory import privacy
+from miner.runtime import exclusions
+from miner.cli.main import main
+from miner.runtime.mine import Miner
+from miner.recall.block import build
+from miner.memory.store import Store
 from test_redact import embed, fake_secrets
 
 CONFIG = config_mod.load()
@@ -193,11 +195,11 @@ def test_is_excluded_reads_only_the_standard_library():
     import subprocess
     import sys
 
-    probe = ("import sys, json; from miner import exclusions; exclusions.is_excluded('/x'); "
+    probe = ("import sys, json; from miner.runtime import exclusions; exclusions.is_excluded('/x'); "
              "print(json.dumps(sorted(sys.modules)))")
     modules = set(json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                             check=True).stdout))
-    assert not modules & {"yaml", "click", "spacy", "miner.store", "miner.rules"}
+    assert not modules & {"yaml", "click", "spacy", "miner.memory.store", "miner.extract.rules"}
 
 
 # --- purge ------------------------------------------------------------------------------------
@@ -278,7 +280,7 @@ def test_the_claude_folder_is_configurable(tmp_path, monkeypatch):
     assert hooks.safe_transcript(str(transcript)) == str(transcript.resolve())
 
 
-@pytest.mark.parametrize("module", ["privacy", "trust"])
+@pytest.mark.parametrize("module", ["memory.privacy", "extract.trust"])
 def test_sql_is_parameterised_in_the_privacy_modules(module):
     import importlib
     import inspect
@@ -292,7 +294,7 @@ def test_sql_is_parameterised_in_the_privacy_modules(module):
 
 
 def test_an_excluded_project_gets_no_block(store):
-    from miner import blockcache
+    from miner.recall import blockcache
 
     with store.transaction() as db:
         store.add_memory(db, _memory("/work/secret", "We decided to use MySQL for the billing service."))
@@ -311,7 +313,7 @@ def test_an_excluded_project_gets_no_block(store):
 
 
 def _memory(project: str, text: str):
-    from miner.store import NewMemory
+    from miner.memory.store import NewMemory
 
     return NewMemory(project=project, category="decision", text=text, confidence=0.9, rule_id="t", role="user",
                      session_id="s", transcript="/t.jsonl", entry_uuid="u-" + text[:8], ts="2026-03-01T10:00:00.000Z")
@@ -332,7 +334,7 @@ def test_export_output_holds_no_secret(tmp_path, store, pipeline):
     """`miner export` (miner/portable.py, being built alongside): no secret in what it writes, file 0600."""
     import io
 
-    portable = pytest.importorskip("miner.portable")
+    portable = pytest.importorskip("miner.memory.portable")
     session, secrets, _ = secret_session(tmp_path)
     mine(store, pipeline, session)
     out = io.StringIO()

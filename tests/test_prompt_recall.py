@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from builders import Session
-from miner import BLOCK_TAG, config as config_mod, exclusions, paths
-from miner.mine import Miner
-from miner.store import Store
+from miner import BLOCK_TAG, config as config_mod, paths
+from miner.runtime import exclusions
+from miner.runtime.mine import Miner
+from miner.memory.store import Store
 
 BANNED_ON_HOOK_PATH = ("spacy", "yaml", "click", "rich", "orjson", "thinc", "numpy")
 BUDGET = config_mod.DEFAULTS["prompt_block_chars"]
@@ -224,7 +225,7 @@ def test_the_prompt_hook_imports_only_the_standard_library_and_own_modules(proje
     assert result.returncode == 0, result.stderr.decode()
     modules = json.loads(result.stdout)
     assert not {name.split(".")[0] for name in modules} & set(BANNED_ON_HOOK_PATH)
-    assert "miner.mine" not in modules and "miner.recall" not in modules and "miner.store" not in modules
+    assert "miner.runtime.mine" not in modules and "miner.recall.block" not in modules and "miner.memory.store" not in modules
 
 
 def test_a_zero_budget_turns_it_off(project):

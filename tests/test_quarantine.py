@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from builders import Session
 from miner import BLOCK_TAG
 from miner import config as config_mod
-from miner import trust
-from miner.cli import main
-from miner.mine import Miner
-from miner.recall import build, header
-from miner.store import NewMemory, Store
+from miner.extract import trust
+from miner.cli.main import main
+from miner.runtime.mine import Miner
+from miner.recall.block import build, header
+from miner.memory.store import NewMemory, Store
 
 CONFIG = config_mod.load()
 PROJECT = "/work/shop"

@@ -6,9 +6,9 @@ import re
 
 
 from miner import config as config_mod
-from miner.clean import BLOCK_TAG
-from miner.recall import build
-from miner.store import NewMemory
+from miner.extract.clean import BLOCK_TAG
+from miner.recall.block import build
+from miner.memory.store import NewMemory
 
 
 def add(store, text, category="decision", n=0, **kw):
@@ -220,7 +220,7 @@ def session(store, n: int, when: str) -> str:
 
 
 def test_file_links_show_as_their_path():
-    from miner.recall import block_text
+    from miner.recall.block import block_text
 
     assert block_text("The bug is in [index.ts:344](web/app/index.ts#L344).") == "The bug is in web/app/index.ts:344."
     assert block_text("See [`api.py`](src/api.py) and [b.ts](src/b.ts#L3-L9).") == "See src/api.py and src/b.ts:3-9."
@@ -236,7 +236,7 @@ def test_file_links_show_as_their_path():
 
 
 def test_bold_markers_and_a_table_rows_outer_bars_are_not_shown():
-    from miner.recall import block_text
+    from miner.recall.block import block_text
 
     assert block_text("**Critical rule**: every migration must be reversible.") == (
         "Critical rule: every migration must be reversible.")
@@ -275,7 +275,7 @@ def test_an_old_preference_outranks_yesterdays_details(store):
 
 
 def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
-    from miner.recall import context_bound
+    from miner.recall.block import context_bound
 
     assert context_bound("I want to add a check starting on line 52.") and context_bound("Let's tidy up this.")
     assert context_bound("第 53 行有问题") and not context_bound("This parser streams its input.")
@@ -286,8 +286,8 @@ def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
 
 
 def test_diversify_spreads_the_head_over_sessions():
-    from miner.recall import Item, diversify
-    from miner.store import StoredMemory
+    from miner.recall.block import Item, diversify
+    from miner.memory.store import StoredMemory
 
     def item(i, sid, score):
         memory = StoredMemory(i, "/p", "fact", f"t{i}", "active", False, "project", 0.7, False, "r", "user", "mined",
@@ -301,7 +301,7 @@ def test_diversify_spreads_the_head_over_sessions():
 
 
 def test_shares_give_preferences_and_todos_a_first_claim(store):
-    from miner.recall import claimed, fit, rank
+    from miner.recall.block import claimed, fit, rank
 
     for k in range(120):
         add(store, f"The exporter {k} writes its report {k} to reports/export-{k}.csv every night.", "fact", k)
@@ -319,7 +319,7 @@ def test_shares_give_preferences_and_todos_a_first_claim(store):
 
 
 def test_a_new_sessions_budget_goes_to_new_subjects_before_rewordings(store):
-    from miner.recall import Item, fit
+    from miner.recall.block import Item, fit
 
     first = store.get(add(store, "Use Postgres for the main database in production.", n=1))
     again = store.get(add(store, "Use Postgres for the main database in staging too.", n=2))

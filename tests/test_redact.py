@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from miner import redact as redact_mod
-from miner import rules as rules_mod
-from miner.redact import SecretRuleError, mostly_redacted, redact
+from miner.extract import redact as redact_mod
+from miner.extract import rules as rules_mod
+from miner.extract.redact import SecretRuleError, mostly_redacted, redact
 
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 ALNUM = string.ascii_letters + string.digits
@@ -160,10 +160,10 @@ def test_the_secrets_file_is_not_an_extraction_rule_file():
 
 
 def test_importing_redact_loads_neither_yaml_nor_typing_heavy_modules():
-    probe = "import sys, json, miner.redact; print(json.dumps(sorted(sys.modules)))"
+    probe = "import sys, json, miner.extract.redact; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     modules = set(json.loads(out))
-    assert "yaml" not in modules and "miner.rules" not in modules and "click" not in modules
+    assert "yaml" not in modules and "miner.extract.rules" not in modules and "click" not in modules
 
 
 # --- catastrophic regexes ------------------------------------------------------------------------
@@ -196,7 +196,7 @@ def test_every_shipped_rule_passes_the_backtracking_check():
 def test_shipped_rules_and_redaction_handle_hostile_text():
     """Pathological units go through the rules and redaction and come out as they should (a pattern that
     backtracked for ever would hang here; `bench/hostile.py` measures the cost of hostile sizes)."""
-    from miner.clean import MAX_UNIT_CHARS
+    from miner.extract.clean import MAX_UNIT_CHARS
 
     ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
     hostile = ["a " * 5000 + "!", "x" * 20000, "AKIA" * 3000, ("word, " * 2000) + "?", "-" * 10000 + "BEGIN",

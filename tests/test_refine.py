@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from miner import nlp, refine as r
-from miner.model import Turn, Unit
-from miner.rules import Hit, load_rules
+from miner.extract import nlp, refine as r
+from miner.extract.model import Turn, Unit
+from miner.extract.rules import Hit, load_rules
 
 REF = r.Refiner(nlp.load(blank_only=True))
 
@@ -136,7 +136,7 @@ RULES = load_rules([])
 
 
 def hit_for(text: str, category: str = "decision", tentative: bool = False):
-    from miner.rules import parse_rule
+    from miner.extract.rules import parse_rule
 
     rule = parse_rule({"id": "t", "category": category, "roles": ["user", "assistant"], "patterns": ["."],
                        "tentative": tentative}, "test", 1, "any")
@@ -371,7 +371,7 @@ def test_every_narration_and_recap_pattern_opens_with_a_listed_word():
 
 def test_a_repeated_unit_is_refined_once_and_keeps_its_own_provenance(store, pipeline, monkeypatch):
     from miner import config as config_mod
-    from miner.mine import Miner
+    from miner.runtime.mine import Miner
 
     miner = Miner(store, config_mod.load(), pipeline=pipeline)
     calls = []
@@ -400,7 +400,7 @@ def test_a_rule_stated_before_a_closing_question_is_kept_without_the_question():
 @pytest.mark.parametrize("text", ["Should we use pnpm here, or npm?", "We could cache it, but should we?",
                                   "What if we cache the results, would that help?"])
 def test_a_question_with_a_clause_before_it_is_still_a_question(text):
-    from miner.rules import parse_rule
+    from miner.extract.rules import parse_rule
 
     rule = parse_rule({"id": "t", "category": "decision", "roles": ["user"], "patterns": ["(?i)cache|pnpm"]},
                       "test", 1, "any")
@@ -420,7 +420,7 @@ def test_a_rule_before_a_dashed_question_is_kept():
 
 def test_the_refinement_memo_keeps_no_turn_text(store, pipeline):
     from miner import config as config_mod
-    from miner.mine import Miner
+    from miner.runtime.mine import Miner
 
     miner = Miner(store, config_mod.load(), pipeline=pipeline)
     turn = Turn("u1", "s1", "user", "A long message. " * 500 + "We'll use PostgreSQL instead of MySQL.", "", "", "",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from miner import rules as rules_mod
-from miner.rules import RuleError, load_file, load_rules
+from miner.extract import rules as rules_mod
+from miner.extract.rules import RuleError, load_file, load_rules
 
 DEFAULT = rules_mod.load_rules(rules_mod.default_rule_files())
 

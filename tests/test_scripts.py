@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 
 from miner import textutil
-from miner.store import NewMemory
+from miner.memory.store import NewMemory
 from miner.textutil import char_bigrams, fts_match, fts_terms, index_text, keywords, word_tokens
 
 from tests.conftest import REPO
@@ -195,9 +195,9 @@ def test_a_long_query_keeps_its_rare_accented_and_cyrillic_words(filled):
 
 def test_memories_mined_with_the_refiners_keywords_are_found(store, pipeline):
     """The miner stores the refiner's keywords instead of `index_text`: they must carry the same words."""
-    from miner.model import Turn, Unit
-    from miner.refine import Refiner
-    from miner.rules import Hit, parse_rule
+    from miner.extract.model import Turn, Unit
+    from miner.extract.refine import Refiner
+    from miner.extract.rules import Hit, parse_rule
 
     refiner = Refiner(pipeline)
     rule = parse_rule({"id": "t", "category": "decision", "roles": ["user"], "patterns": ["."]}, "test", 1, "any")

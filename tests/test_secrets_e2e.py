@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from miner import paths
-from miner.store import Store
+from miner.memory.store import Store
 
 from test_hooks import Session, additional_context, run_hook, wait_for_workers
 
@@ -114,7 +114,7 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
     """Rows written raw (as an older version stored them) are found by `doctor` and cleaned by `doctor --fix`:
     text, subject, value, keywords, evidence, earlier wordings, supersede notes, checkpoints, recall log,
     the FTS index and the block caches; nothing of the secret is left in the database file afterwards."""
-    from miner.store import NewMemory
+    from miner.memory.store import NewMemory
 
     secret = "Wq4!" + generated(random.Random(5), 10)
     text = f"The staging password is {secret} and we deploy with it from now on."
@@ -130,7 +130,7 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
             db.execute("INSERT INTO recall_log (created_at, project, situation, query) VALUES ('2025', '/p', 'x', ?)",
                        (f"why {secret}",))
         store.put_checkpoint("s1", "/p", {"task": [f"remember {secret}"], "decisions": [memory_id]})
-    from miner.blockcache import cache_dir
+    from miner.recall.blockcache import cache_dir
 
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
@@ -162,9 +162,9 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
 
 def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_dir):
     """A plugin update runs no installer: the next background miner applies the repair once."""
-    from miner import repair
-    from miner.redact import REDACTION_VERSION
-    from miner.store import NewMemory
+    from miner.memory import repair
+    from miner.extract.redact import REDACTION_VERSION
+    from miner.memory.store import NewMemory
 
     secret = "Pz7#" + generated(random.Random(9), 10)
     with Store() as store, store.transaction() as db:  # as an older version left it: raw, no repair recorded
@@ -187,7 +187,9 @@ def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_di
 
 def test_hand_edits_never_keep_a_secret(tmp_path):
     """The memory tools (MCP store with keywords, correct, forget with a reason) go through redaction too."""
-    from miner import config, corrections, mcp_tools
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory import corrections
 
     secret = "Qz9!" + generated(random.Random(3), 9)
     session = mcp_tools.Session(project=str(tmp_path), config=config.load())

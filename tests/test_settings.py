@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from miner import settings as st
+from miner.install import settings as st
 
 REPO = Path(__file__).resolve().parent.parent
 LAUNCH = REPO / "hooks" / "launch.sh"

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from miner.migrations import MIGRATIONS
-from miner.store import NewMemory, Store
+from miner.memory.migrations import MIGRATIONS
+from miner.memory.store import NewMemory, Store
 
 
 def memory(text: str, **kw) -> NewMemory:
@@ -119,7 +119,7 @@ def test_checkpoints(store):
 
 
 def test_readonly_store_refuses_missing_database(tmp_path):
-    from miner.store import StoreError
+    from miner.memory.store import StoreError
 
     with pytest.raises(StoreError, match="miner mine"):
         Store(tmp_path / "absent.db", readonly=True)

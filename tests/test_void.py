@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from miner import config as config_mod
-from miner.cli import main
-from miner.recall import build
-from miner.store import NewMemory, Store
-from miner.void import cluster, suppress_hubs, void_mark
+from miner.cli.main import main
+from miner.recall.block import build
+from miner.memory.store import NewMemory, Store
+from miner.recall.void import cluster, suppress_hubs, void_mark
 
 CONFIG = config_mod.load()
 

@@ -13,9 +13,10 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from miner import paths, watch
-from miner.cli_ops import watch as watch_cmd
-from miner.store import Store
+from miner import paths
+from miner.runtime import watch
+from miner.cli.ops import watch as watch_cmd
+from miner.memory.store import Store
 from tests.test_hooks import Session, memory_texts, plant_symlinks, wait_for_workers, wait_until
 
 # `miner` with the operations commands registered, whether or not cli.py registers them yet.

@@ -25,10 +25,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from ..classify import Classifier
-from ..evaluate import (evaluate_source, link_prf, prf, read_jsonl, restore_lines, restore_totals, score_extraction,
+from ..extract.classify import Classifier
+from ..evaluation.transcripts import (evaluate_source, link_prf, prf, read_jsonl, restore_lines, restore_totals, score_extraction,
                         transcript_for)
-from ..model import CATEGORIES
+from ..extract.model import CATEGORIES
 from .dataset import Document, load as load_dataset
 from .train import Example, featurize, train_model
 
@@ -63,8 +63,8 @@ def _labelled_gold_units(documents: list[Document]) -> list[dict]:
 
 def _project_extraction(documents: list[Document], miner_factory) -> dict:
     """Extraction on a project's labelled sessions, against their labels."""
-    from ..evaluate import mined_from_store
-    from ..store import Store
+    from ..evaluation.transcripts import mined_from_store
+    from ..memory.store import Store
 
     with tempfile.TemporaryDirectory(prefix="miner-cv-") as tmp, Store(Path(tmp) / "cv.db") as store:
         miner = miner_factory(store)
@@ -77,9 +77,9 @@ def _project_extraction(documents: list[Document], miner_factory) -> dict:
 def busy_sessions(project_dir: Path) -> dict[str, int]:
     """Session id → prompts the user typed (their own words: no slash commands, fillers or pasted output, as
     the miner counts them), for the project's sessions with at least `MIN_PROMPTS` of them."""
-    from ..evaluate_multi import session_files
-    from ..mine import _user_prompts
-    from ..transcript import Watermark, read_transcript
+    from ..evaluation.multi import session_files
+    from ..runtime.mine import _user_prompts
+    from ..extract.transcript import Watermark, read_transcript
 
     found: dict[str, int] = {}
     seen: set[str] = set()
@@ -94,9 +94,9 @@ def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[
                    prompt: bool = False) -> dict[str, Any]:
     """Leave-one-group-out figures (see the module note). `use_classifier=False` scores the rules alone;
     `prompt` also asks each cross-session question as the new session's first prompt (see `evaluate_prompt`)."""
-    from ..evaluate_multi import evaluate_project
-    from ..mine import Miner
-    from ..nlp import load
+    from ..evaluation.multi import evaluate_project
+    from ..runtime.mine import Miner
+    from ..extract.nlp import load
 
     from .dataset import LABELS_DIR
 
@@ -145,8 +145,8 @@ def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[
 
 def _busy_yield(project_dir: Path, factory) -> dict[str, int]:
     """Of the project's sessions with five human prompts or more, how many yield a memory from the user."""
-    from ..evaluate_multi import session_files
-    from ..store import Store
+    from ..evaluation.multi import session_files
+    from ..memory.store import Store
 
     busy = busy_sessions(project_dir)
     if not busy:
@@ -208,7 +208,7 @@ def summarise(folds: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _prompt_groups(folds: list[dict[str, Any]]) -> dict[str, Any]:
     """The prompt path (startup block or prompt block) against BM25, overall and per language group."""
-    from ..evaluate_multi import summarise_projects
+    from ..evaluation.multi import summarise_projects
 
     projects = [fold["multi"] for fold in folds if fold.get("multi", {}).get("cuts") and
                 "prompt_answered" in fold["multi"]["cuts"][0]]

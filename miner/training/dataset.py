@@ -26,10 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..clean import turns_to_units
-from ..model import Unit
+from ..extract.clean import turns_to_units
+from ..extract.model import Unit
 from ..textutil import content_hash
-from ..transcript import Watermark, read_transcript
+from ..extract.transcript import Watermark, read_transcript
 
 LABELS_DIR = Path(__file__).resolve().parent / "labels"
 
@@ -79,7 +79,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 def gold_transcripts(data: Path) -> list[Document]:
     """The dev transcripts, every unit labelled from the extraction gold."""
-    from ..evaluate import texts_match, transcript_for
+    from ..evaluation.transcripts import texts_match, transcript_for
 
     documents = []
     for gold_file in sorted((data / "gold" / "extraction").glob("*.jsonl")):

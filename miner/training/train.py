@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..classify import LABELS, META_FILE, contexts, unit_tokens
+from ..extract.classify import LABELS, META_FILE, contexts, unit_tokens
 from .dataset import Dataset, Document
 
 CONFIG_FILE = Path(__file__).resolve().parent / "textcat.cfg"
@@ -41,14 +41,14 @@ def load_config(path: Path = CONFIG_FILE):
 
 
 def default_rules():
-    from .. import rules as rules_mod
+    from ..extract import rules as rules_mod
 
     return rules_mod.load_rules(rules_mod.default_rule_files())
 
 
 def featurize(dataset: Dataset, ruleset=None, with_rules: bool = True) -> list[Example]:
     """Every labelled unit as an example (tokens, label), its context taken from its whole transcript."""
-    from ..mine import unit_langs
+    from ..runtime.mine import unit_langs
 
     ruleset = ruleset if ruleset is not None or not with_rules else default_rules()
     examples: list[Example] = []
@@ -94,7 +94,7 @@ def fit(examples: Sequence[Example], config=None, seed: int | None = None):
 
 
 def predict(nlp, token_lists: Sequence[Sequence[str]]) -> list[dict[str, float]]:
-    from ..classify import Classifier
+    from ..extract.classify import Classifier
 
     return Classifier(nlp=nlp).scores([list(tokens) for tokens in token_lists])
 

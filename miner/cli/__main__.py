@@ -1,0 +1,5 @@
+"""`python -m miner.cli …` is the `miner` command."""
+
+from .main import main
+
+main()

@@ -1,0 +1,179 @@
+"""`miner doctor`: each check yields (ok, what was found, the command that fixes it)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from .. import paths
+from ..extract import nlp
+from ..install.settings import SettingsError, command_executable, load_settings, registered_commands, settings_path
+
+Check = tuple[bool, str, str]
+
+
+def check_hooks() -> Iterator[Check]:
+    path = settings_path("user")
+    try:
+        _, settings = load_settings(path)
+    except SettingsError as exc:
+        yield False, str(exc), f"fix {path} by hand, then run `miner install`"
+        return
+    commands = registered_commands(settings)
+    from ..install.settings import EVENTS
+
+    wanted = tuple(EVENTS)
+    missing = [e for e in wanted if not commands.get(e)]
+    if missing:
+        yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"
+    else:
+        yield True, f"hooks registered in {path}", ""
+    for event, cmds in sorted(commands.items()):
+        for command in cmds:
+            exe = command_executable(command)
+            if not exe or not os.access(exe, os.X_OK):
+                yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
+
+
+def check_database() -> Iterator[Check]:
+    db = paths.db_path()
+    if not db.exists():
+        # A fresh install with no transcript yet: the first mined session creates it.
+        yield True, f"no database yet at {db} (the first mined session creates it)", ""
+        return
+    try:
+        conn = sqlite3.connect(str(db), timeout=5)
+        try:
+            result = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        yield False, f"database {db} is not usable: {exc}", f"miner backup {db}.bak, then move {db} away and run miner mine --all"
+        return
+    if result != "ok":
+        yield False, f"database {db} fails integrity_check: {result}", f"move {db} away and run miner mine --all"
+    else:
+        yield True, f"database {db} is writable and passes integrity_check", ""
+
+
+def check_pipeline(config: dict) -> Iterator[Check]:
+    model = config["spacy_model"]
+    line = nlp.describe(model)
+    yield True, f"spaCy: {line}", ""
+    from ..extract.classify import MODEL_DIR, Classifier
+
+    if not config["classifier"]:
+        yield True, "memory classifier switched off in the settings: the rules alone decide", ""
+    elif Classifier.available():
+        yield True, f"memory classifier: {MODEL_DIR} (threshold {Classifier().threshold})", ""
+    else:
+        yield False, f"no memory classifier at {MODEL_DIR}: the rules alone decide", "./install.sh (or miner train)"
+
+
+def check_lag() -> Iterator[Check]:
+    from ..extract.transcript import transcript_files
+
+    root = paths.projects_dir()
+    # What mining reads: no symlink below the projects folder is followed (see `transcript_files`).
+    files = [Path(f) for f in transcript_files(root, root)] if root.is_dir() else []
+    if not files:
+        yield True, f"no transcripts under {root} yet", ""
+        return
+    marks: dict[str, int] = {}
+    db = paths.db_path()
+    if db.exists():
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            marks = dict(conn.execute("SELECT transcript, offset FROM watermarks"))
+        except sqlite3.Error:
+            marks = {}
+        finally:
+            conn.close()
+    behind = 0
+    lag_bytes = 0
+    for path in files:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        done = marks.get(str(path.resolve()), 0)
+        if size > done:
+            behind += 1
+            lag_bytes += size - done
+    if behind:
+        yield False, f"{len(files)} transcripts found; {behind} behind by {lag_bytes / 1e6:.1f} MB", "miner mine --all"
+    else:
+        yield True, f"{len(files)} transcripts found, all mined", ""
+
+
+def check_hook_errors() -> Iterator[Check]:
+    log = paths.logs_dir() / "hooks.log"
+    if not log.exists():
+        yield True, "no hook errors logged", ""
+        return
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    if lines:
+        yield False, f"{len(lines)} hook error(s) in {log}; last: {lines[-1]}", f"read {log}, then remove it"
+    else:
+        yield True, "no hook errors logged", ""
+
+
+def check_install() -> Iterator[Check]:
+    """The tool runs from some environment (./install.sh's venv, a plugin's, a checkout's): say which, and
+    whether the hook command can be started from it."""
+    import sys
+
+    hook = Path(sys.executable).with_name("miner-hook")
+    where = sys.prefix
+    if hook.exists() or (Path(where) / "bin" / "miner-hook").exists():
+        yield True, f"installed in {where} ({sys.executable})", ""
+    else:
+        yield False, f"the miner-hook command is not installed beside {sys.executable}", "./install.sh"
+
+
+def check_secrets() -> Iterator[Check]:
+    """Secrets that the current redaction hides but an older one stored."""
+    from ..memory.repair import scan
+    from ..memory.store import Store, StoreError
+
+    if not paths.db_path().exists():
+        return
+    try:
+        with Store(readonly=True) as store:
+            found = scan(store)
+    except (StoreError, sqlite3.Error) as exc:
+        yield False, f"stored secrets not checked: {exc}", ""
+        return
+    if found.total:
+        yield False, f"stored secrets that redaction now hides: {found.line()}", "miner doctor --fix"
+    else:
+        yield True, "no stored secret (every text passes the current redaction)", ""
+
+
+def check_settings() -> Iterator[Check]:
+    from ..config import ConfigError, config_path, load, removed_keys
+
+    try:
+        load()
+    except ConfigError as exc:
+        yield False, f"settings: {exc}", f"edit {config_path()}"
+        return
+    removed = removed_keys()
+    if removed:
+        yield (False, f"{config_path()} sets settings this version ignores (they did not change what recall "
+                      f"answers): {', '.join(removed)}", f"delete them from {config_path()}")
+
+
+def run_checks(config: dict) -> Iterator[Check]:
+    yield from check_install()
+    yield from check_hooks()
+    yield from check_database()
+    yield from check_secrets()
+    yield from check_pipeline(config)
+    yield from check_settings()
+    yield from check_lag()
+    yield from check_hook_errors()

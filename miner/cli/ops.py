@@ -1,0 +1,130 @@
+"""`miner export|import|backup|watch`: operating the store, thin commands over `portable` and `watch`.
+
+`register(main)` adds them to the `miner` group.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+
+from .. import paths
+from ..memory.store import Store, StoreError
+
+
+def _store() -> Store:
+    try:
+        return Store()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command(name="export")
+@click.option("--project", type=click.Path(file_okay=False, path_type=str),
+              help="Only this project directory (default: every project).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (created readable by you only); default: standard output.")
+def export_(project: str | None, output: Path | None) -> None:
+    """Write memories, their evidence, links and states as JSONL.
+
+    `miner import` restores the file losslessly. Text passes through secret
+    redaction on the way out.
+    """
+    from ..memory import portable
+
+    project_root = paths.project_root(os.path.abspath(project)) if project else None
+    with _store() as store:
+        if output is None:
+            count = portable.export(store, sys.stdout, project_root)
+        else:
+            count = portable.export_to_file(store, output, project_root)
+    if output is not None:
+        click.echo(f"{count} memories exported to {output}", err=True)
+
+
+@click.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_(file: Path) -> None:
+    """Restore memories from a `miner export` FILE (all or nothing).
+
+    Into an empty store the ids are kept; memories the store already holds
+    merge their evidence instead of being doubled.
+    """
+    from ..memory import portable
+
+    with _store() as store:
+        try:
+            summary = portable.import_file(store, file)
+        except (portable.PortableError, UnicodeDecodeError) as exc:
+            raise click.ClickException(f"{file}: {exc}; nothing was imported") from None
+    click.echo(summary.line())
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace PATH when it is an existing file.")
+def backup(path: Path, force: bool) -> None:
+    """Copy the database to PATH (a file, or a folder for a dated copy), safely while others write.
+
+    Uses SQLite's online backup API; the copy passes integrity_check.
+    """
+    from ..memory import portable
+
+    if path.is_file() and not force:
+        raise click.ClickException(f"{path} exists; pass --force to replace it")
+    with _store() as store:
+        try:
+            written = portable.backup(store, path)
+        except (OSError, sqlite3.Error) as exc:
+            raise click.ClickException(f"backup failed: {exc}") from None
+    click.echo(f"backup written to {written}")
+
+
+@click.command()
+@click.option("--status", "show_status", is_flag=True, help="Show whether the watcher runs, and what it did.")
+@click.option("--stop", is_flag=True, help="Stop the running watcher (SIGTERM) and wait for it to exit.")
+@click.option("--print-service", is_flag=True,
+              help="Print a systemd user unit (Linux) or a launchd plist (macOS) that runs the watcher.")
+@click.option("--debounce", type=click.FloatRange(0.05, 60.0), default=1.0, show_default=True,
+              help="Seconds of quiet after a write before a transcript is mined.")
+def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -> None:
+    """Watch Claude Code's projects folder and mine transcripts as they are written.
+
+    Runs in the foreground until SIGTERM or Ctrl-C; subagent transcripts are
+    included. One watcher per data folder (a pidfile guards it).
+    """
+    from ..runtime import watch as watch_mod
+
+    if print_service:
+        click.echo(watch_mod.service_definition(), nl=False)
+        return
+    if show_status:
+        for line in watch_mod.status_lines():
+            click.echo(line)
+        return
+    if stop:
+        click.echo(watch_mod.stop())
+        return
+    from .. import config as config_mod
+
+    try:
+        config = config_mod.load()
+    except config_mod.ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        watch_mod.run(config, debounce_s=debounce)
+    except watch_mod.WatchError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+COMMANDS = (export_, import_, backup, watch)
+
+
+def register(group: click.Group) -> None:
+    """Add the operations commands to the `miner` command group."""
+    for command in COMMANDS:
+        group.add_command(command)

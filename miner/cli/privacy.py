@@ -1,0 +1,132 @@
+"""`miner exclude|quarantine|approve|purge`: privacy commands, thin over `exclusions`, `trust` and `privacy`.
+
+`register(main)` adds them to the `miner` group. Each calls one library
+function and prints what changed; a domain error is one line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .. import paths
+from ..extract import trust
+from ..memory import privacy
+from ..runtime import exclusions
+from ..memory.store import Store, StoreError
+
+
+def _store() -> Store:
+    try:
+        return Store()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _project(project: str | None) -> str:
+    return paths.project_root(os.path.abspath(os.path.expanduser(project or os.getcwd())))
+
+
+def _privacy(action, *args):
+    try:
+        return action(*args)
+    except exclusions.PrivacyError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group()
+def exclude() -> None:
+    """Projects that are never mined and never injected (globs of folders)."""
+
+
+@exclude.command(name="add")
+@click.argument("glob")
+def exclude_add(glob: str) -> None:
+    """Never mine or inject projects matching GLOB (a folder, or a pattern such as '~/clients/*').
+
+    Quote patterns so the shell does not expand them. A folder also covers
+    everything below it. What was already mined stays until `miner purge`.
+    """
+    stored, added = _privacy(exclusions.add_exclusion, glob)
+    click.echo(f"excluded {stored}" if added else f"{stored} was already excluded")
+    if added:
+        privacy.clear_block_cache()  # blocks rendered ahead of time must not be shown for it
+        click.echo(f"memories mined before stay stored: `miner purge --project DIR` deletes them "
+                   f"(exclusions live in {exclusions.exclusions_path()})")
+
+
+@exclude.command(name="list")
+def exclude_list() -> None:
+    """List the excluded project globs."""
+    globs = _privacy(exclusions.load_exclusions)
+    for glob in globs:
+        click.echo(glob)
+    if not globs:
+        click.echo("No project is excluded.")
+
+
+@exclude.command(name="remove")
+@click.argument("glob")
+def exclude_remove(glob: str) -> None:
+    """Mine and inject projects matching GLOB again (from their next new lines on)."""
+    click.echo(f"no longer excluded: {_privacy(exclusions.remove_exclusion, glob)}")
+
+
+@click.command()
+@click.option("--project", type=str, help="Only this project directory (default: every project).")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 100_000))
+def quarantine(project: str | None, limit: int) -> None:
+    """List quarantined memories: assistant text that read like an instruction, never recalled.
+
+    `miner approve ID` releases one; `miner forget ID` drops it for good.
+    """
+    with _store() as store:
+        rows = trust.quarantined(store, _project(project) if project else None, limit)
+        for memory in rows:
+            click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
+            reason = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory.id,)).fetchone()[0]
+            if reason:
+                click.echo(f"        {reason}")
+    if not rows:
+        click.echo("No memory is quarantined.")
+
+
+@click.command()
+@click.argument("memory_id", type=int)
+def approve(memory_id: int) -> None:
+    """Release quarantined memory MEMORY_ID: it becomes active and can be recalled."""
+    with _store() as store:
+        click.echo(_privacy(trust.approve, store, memory_id))
+
+
+@click.command()
+@click.option("--project", "project_dir", required=True, type=str,
+              help="The project directory whose rows to delete (it need not exist any more).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def purge(project_dir: str, yes: bool) -> None:
+    """Delete every row of a project, evidence included, and vacuum the database.
+
+    Memories, evidence, links, sessions, checkpoints, watermarks and the
+    recall log of the project go; cached recall blocks are cleared. The
+    purged transcripts are not mined again; new sessions there are, unless
+    you also `miner exclude add` the project.
+    """
+    project = _project(project_dir)
+    if not yes:
+        click.confirm(f"Delete everything stored for {project}?", abort=True)
+    with _store() as store:
+        counts = privacy.purge(store, project)
+    click.echo(f"purged {project}:")
+    for name, count in counts.items():
+        click.echo(f"  {count:>6} {name}")
+    click.echo("database vacuumed.")
+
+
+COMMANDS = (exclude, quarantine, approve, purge)
+
+
+def register(group: click.Group) -> None:
+    """Add the privacy commands to the `miner` command group."""
+    for command in COMMANDS:
+        group.add_command(command)

@@ -1,0 +1,327 @@
+"""The memory classifier: which prose units are memories, and of which category, for any language.
+
+A spaCy text classifier (`textcat`, exclusive classes none / decision /
+preference / fact / todo) trained by `miner train` sees every cleaned unit,
+not only those a rule matched, so a sentence no rule foresaw can still be
+kept. It sees what the unit's form, place and cues show (`unit_tokens`):
+
+- with `words` only (the shipped model is trained without them: a model that
+  learns its training projects' words learns their topics), the words,
+  lower-cased, in any script; scripts written without spaces (Chinese,
+  Japanese, Thai, …) as characters and character pairs; numbers as one token;
+- who said it, and where it sits: a list item, a heading, a table row, a
+  bold label, the first or last unit of its turn, the assistant's last
+  message before the user spoke again, the heading it falls under;
+- what it holds: code spans, paths, URLs, numbers, a question mark, a colon
+  at the end;
+- cue families that mean the same in every language the team knows (a
+  lasting rule: "always", 每次, siempre, всегда, 항상; a prohibition; a wish;
+  a choice of tool; deferred work; a cause; narration and recaps of the
+  assistant's own work), so that what is learnt from one language carries to
+  another;
+- the YAML rules that fired on it (their categories and ids), which is how
+  the shipped rules still count: as evidence the classifier weighs;
+- the words of the user's prompt that an assistant unit answers.
+
+The model ships in the package (`miner/model/`) with the threshold that
+training tuned. Only the background miner loads it (spaCy is never imported
+on the hook path); with no model, the miner falls back to the rules alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .model import CATEGORIES, Unit
+from ..textutil import char_bigrams, word_tokens
+
+LABELS = ("none", *CATEGORIES)
+MODEL_DIR = Path(__file__).resolve().parent.parent / "model"
+META_FILE = "miner-meta.json"
+PROMPT_WORDS = 8  # words of the user's prompt given to the units of the answer
+HEADING_WORDS = 4
+
+_LIST_RE = re.compile(r"^\s*[-*+•]\s+")
+_NUMBERED_RE = re.compile(r"^\s*\d{1,3}[.)]\s+")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
+_BOLD_LABEL_RE = re.compile(r"^\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+)?\*\*[^*]{1,80}\*\*\s*[:：—-]?")
+_CODE_RE = re.compile(r"`[^`\n]+`")
+_PATH_RE = re.compile(r"(?:^|[\s`(])(?:~|\.{1,2})?/[\w.\-/]+|\b[\w\-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|rb|go|"
+                      r"rs|java|kt|sh|sql|css|scss|html|vue|svelte|txt|env|lock|cfg|ini|conf|xml|php|swift|c|h|cpp)\b")
+_URL_RE = re.compile(r"https?://\S+")
+_DIGIT_RE = re.compile(r"\d")
+_VERSION_RE = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
+_IDENT_RE = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z0-9]+(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+_EMOJI_RE = re.compile("[\u2705\u274c\u26a0\u2714\u2716\U0001f300-\U0001faff]")
+
+# Families of cue words across languages. A match adds one token naming the family.
+_CUES: dict[str, str] = {
+    "lasting": r"\b(?:always|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
+               r"as a rule|every|all)\b|总是|每次|一律|以后都|从现在起|今后|今後|siempre|a partir de ahora|cada vez|"
+               r"sempre|d'ora in poi|ogni volta|toujours|désormais|à chaque fois|immer|ab jetzt|jedes mal|"
+               r"daqui em diante|всегда|отныне|впредь|каждый раз|いつも|常に|これから|毎回|항상|앞으로|매번|언제나",
+    "prohibit": r"\b(?:never|don't|do not|doesn't|avoid|stop|no longer|must not|mustn't|shouldn't|not allowed|without)\b|"
+                r"不要|别|禁止|不能|不可|不准|不用|nunca|jamás|no\s+(?:uses|hagas|quiero)|mai\b|non\s+(?:usare|fare)|"
+                r"jamais|ne\s+(?:pas|jamais)|niemals|nicht|nie\b|никогда|нельзя|не\s+(?:надо|нужно|используй)|"
+                r"しない|しないで|禁止|ない|절대|하지\s*마|금지|않",
+    "wish": r"\b(?:i (?:want|prefer|like|need|would like|'d like)|i'd rather|please|let's|we should|we need|"
+            r"should|must|make sure|ensure)\b|我(?:想|要|希望|喜欢)|请|希望|应该|必须|quiero|prefiero|me gusta|"
+            r"debería|hay que|voglio|preferisco|vorrei|bisogna|dovrebbe|je veux|je préfère|il faut|ich möchte|"
+            r"ich will|bitte|sollte|muss|eu quero|prefiro|deveria|хочу|предпочитаю|нужно|надо|должен|"
+            r"したい|欲しい|ほしい|べき|必要|원해|원합니다|좋겠|해야|필요",
+    "choose": r"\b(?:use|using|used|switch(?:ed)? to|migrate|adopt|go with|went with|choose|chose|pick(?:ed)?|"
+              r"instead of|rather than|replace[ds]?|stick with|keep)\b|用|使用|改用|换成|采用|選擇|选择|选用|usar|"
+              r"usamos|cambiar a|en lugar de|usare|usiamo|invece di|utiliser|au lieu de|verwenden|statt|"
+              r"stattdessen|utilizar|em vez de|использ|вместо|перейти на|使う|使用|採用|代わりに|사용|대신|쓰자",
+    "defer": r"\b(?:todo|later|next time|follow[- ]up|remaining|not yet|pending|eventually|someday|tomorrow|"
+             r"afterwards|defer(?:red)?|for now|backlog|out of scope|next step)\b|TODO|FIXME|以后|之后|稍后|"
+             r"待办|下次|暂时|还没|más tarde|después|pendiente|por ahora|dopo|più tardi|da fare|per ora|plus tard|"
+             r"à faire|pour l'instant|später|noch nicht|vorerst|mais tarde|depois|pendente|por enquanto|позже|"
+             r"потом|ещё не|пока|後で|あとで|未対応|とりあえず|나중에|다음에|아직|일단",
+    "cause": r"\b(?:because|since|due to|caused by|the cause|root cause|reason|so that|therefore|fixes|fixed by)\b|"
+             r"因为|原因|由于|所以|导致|porque|debido a|causa|perché|a causa|parce que|à cause|weil|wegen|"
+             r"потому что|причина|из-за|ので|原因|ため|때문에|원인",
+    "located": r"\b(?:is in|are in|lives in|located|under|path|folder|directory|file|repo|runs on|port|endpoint|"
+               r"url|config|env var|environment variable|command|version)\b|位于|目录|文件|路径|端口|配置|命令|版本|"
+               r"carpeta|archivo|ruta|cartella|file|percorso|dossier|fichier|Verzeichnis|Datei|pasta|arquivo|"
+               r"папк|файл|путь|порт|ディレクトリ|ファイル|パス|ポート|디렉토리|파일|경로|포트",
+    "narrate": r"^\W*(?:let me|let's (?:check|look|see|start|run|try|read|examine|explore|verify)|i'll|i will|"
+               r"i'm going to|now (?:i|let)|first,? (?:i|let)|next,? (?:i|let)|checking|looking|reading|running|"
+               r"searching|perfect|great|excellent|good|ok(?:ay)?|now)\b|^(?:让我|我来|我先|现在我|接下来|首先我|好的|"
+               r"完美|很好)|^(?:voy a|déjame|ahora voy|perfecto)|^(?:vado a|ora (?:controllo|vedo)|perfetto)|"
+               r"^(?:je vais|laisse-moi|parfait)|^(?:ich werde|lass mich|perfekt)|^(?:vou|deixa-me|perfeito)|"
+               r"^(?:сейчас|давайте|я (?:сейчас|проверю)|отлично)|^(?:では|まず|次に|完璧)|^(?:이제|먼저|완벽)",
+    "recap": r"^\W*(?:i've|i have|i (?:updated|added|created|fixed|implemented|removed|changed|made)|done|fixed|"
+             r"updated|added|created|implemented|successfully|all (?:tests|checks) pass|summary|here's what)\b|"
+             r"^(?:已|完成|我已经|已经)|^(?:he |listo|hecho)|^(?:ho |fatto)|^(?:j'ai |c'est fait)|"
+             r"^(?:ich habe|erledigt)|^(?:eu |feito)|^(?:я |готово)|^(?:完了|修正しました)|^(?:완료|수정했)",
+    "thanks": r"\b(?:thanks|thank you|thx|great job|awesome|nice|lgtm|sounds good|looks good|perfect)\b|谢谢|谢了|"
+              r"好的|gracias|grazie|merci|danke|obrigad|спасибо|ありがとう|감사|고마워",
+    "state": r"\b(?:now|currently|is set to|defaults? to|no longer|anymore)\b|现在|目前|默认|ahora|ora|"
+             r"maintenant|jetzt|agora|теперь|сейчас|現在|今は|이제|현재",
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a unit sits: tokens for its position, the heading above it, the prompt it answers, its neighbours."""
+
+    position: tuple[str, ...] = ()
+    heading: tuple[str, ...] = ()
+    prompt: tuple[str, ...] = ()
+    around: tuple[str, ...] = ()  # what the turn and the unit before it are: "turn-opens:narrate", "after:colon_end"
+
+
+def contexts(units: Sequence[Unit]) -> list[Context]:
+    """The context of each unit of a transcript's units, in order (one pass)."""
+    by_turn: dict[str, list[int]] = {}
+    order: list[str] = []
+    for i, unit in enumerate(units):
+        uuid = unit.turn.uuid
+        if uuid not in by_turn:
+            order.append(uuid)
+            by_turn[uuid] = []
+        by_turn[uuid].append(i)
+    role = {units[idx[0]].turn.uuid: units[idx[0]].turn.role for idx in by_turn.values()}
+    final = {a for a, b in zip(order, order[1:] + [""]) if role[a] == "assistant" and role.get(b) != "assistant"}
+    opening = {uuid: _shape(units[idx[0]].text) for uuid, idx in by_turn.items()}
+    out: list[Context] = []
+    heading: dict[str, tuple[str, ...]] = {}
+    prompt: tuple[str, ...] = ()
+    last_turn = ""
+    for i, unit in enumerate(units):
+        turn = unit.turn
+        if turn.uuid != last_turn:
+            last_turn = turn.uuid
+            if turn.role == "user":
+                prompt = tuple(_content_words(" ".join(units[j].text for j in by_turn[turn.uuid]))[:PROMPT_WORDS])
+        indexes = by_turn[turn.uuid]
+        position = []
+        if i == indexes[0]:
+            position.append("first")
+        if i == indexes[-1]:
+            position.append("last")
+        if len(indexes) == 1:
+            position.append("alone")
+        if turn.uuid in final:
+            position.append("final_msg")
+        if turn.is_sidechain:
+            position.append("sidechain")
+        size = len(indexes)
+        position.append("turn-size:" + ("1" if size == 1 else "2-4" if size <= 4 else "5-12" if size <= 12 else "13+"))
+        if size > 2:
+            third = (indexes.index(i) * 3) // size
+            position.append("third:" + str(third))
+        if _HEADING_RE.match(unit.text):
+            heading[turn.uuid] = tuple(_content_words(_HEADING_RE.sub("", unit.text))[:HEADING_WORDS])
+            under: tuple[str, ...] = ()
+        else:
+            under = heading.get(turn.uuid, ())
+        around = ["turn-opens:" + t for t in opening[turn.uuid]]
+        if i != indexes[0]:
+            around += ["after:" + t for t in _shape(units[i - 1].text)]
+        out.append(Context(tuple(position), under, prompt if turn.role == "assistant" else (), tuple(around)))
+    return out
+
+
+def _shape(text: str) -> list[str]:
+    """The few traits of a unit that say what the units after it are: a lead-in, a heading, a narration."""
+    found = []
+    stripped = text.strip()
+    if stripped.endswith((":", "：")):
+        found.append("colon_end")
+    if _HEADING_RE.match(text):
+        found.append("heading")
+    if stripped.endswith(("?", "？")):
+        found.append("question")
+    for name in ("narrate", "recap", "thanks"):
+        if _cue(name).search(text):
+            found.append(name)
+    return found
+
+
+def _content_words(text: str) -> list[str]:
+    from ..textutil import STOPWORDS
+
+    return [w for w in word_tokens(text) if len(w) > 2 and w not in STOPWORDS and not w[0].isdigit()]
+
+
+_CUE_RES: list[tuple[str, re.Pattern]] | None = None
+
+
+def _cue_patterns() -> list[tuple[str, re.Pattern]]:
+    global _CUE_RES
+    if _CUE_RES is None:
+        _CUE_RES = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in _CUES.items()]
+    return _CUE_RES
+
+
+def _cue(name: str) -> re.Pattern:
+    return next(pattern for cue, pattern in _cue_patterns() if cue == name)
+
+
+def text_tokens(text: str) -> list[str]:
+    """The unit's own words: lower-cased words of any script, character pairs of scripts without spaces,
+    numbers as `§num`, identifiers also as `§ident`."""
+    out: list[str] = []
+    for word in word_tokens(text):
+        if word[0].isdigit():
+            out.append("§num")
+        else:
+            out.append(word)
+    grams = char_bigrams(text)
+    if grams:
+        out.extend(grams)
+        out.extend({g[0] for g in grams})  # the characters too: a one-character word is common in Chinese
+    return out
+
+
+# What a unit's form shows: one token for each of these patterns it meets.
+_TRAITS = (
+    ("§list", _LIST_RE), ("§numbered", _NUMBERED_RE), ("§heading", _HEADING_RE), ("§table", re.compile(r"^\s*\|")),
+    ("§bold_label", _BOLD_LABEL_RE), ("§colon_end", re.compile(r"[:：]\s*$")),
+    ("§question", re.compile(r"[?？]\s*$")), ("§exclaim", re.compile(r"[!！]\s*$")), ("§code", _CODE_RE),
+    ("§path", _PATH_RE), ("§url", _URL_RE), ("§digit", _DIGIT_RE), ("§version", _VERSION_RE), ("§ident", _IDENT_RE),
+    ("§emoji", _EMOJI_RE),
+)
+# Traits of the unit's form, and where it sits; each is also crossed with the other (a list item in the last
+# message of a turn is a summary, one in the middle of a turn a step) and with the cue families.
+_FORM = ("§list", "§numbered", "§heading", "§table", "§bold_label", "§colon_end", "§question", "§code", "§path")
+_PLACE = ("§pos:first", "§pos:last", "§pos:final_msg", "§pos:alone")
+
+
+def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), words: bool = False) -> list[str]:
+    """Everything the classifier sees of a unit, as tokens (see the module note).
+
+    Its own words only with `words`: a model that learns the words of the projects it was trained on learns
+    their topics, and does worse on a project it has not seen (cross-validated; see the README).
+    """
+    text = unit.text
+    tokens = ["§role:" + unit.turn.role] + [name for name, pattern in _TRAITS if pattern.search(text)]
+    count = len(text.split())
+    tokens.append("§len:" + ("1" if count <= 3 else "2" if count <= 8 else "3" if count <= 16 else "4"
+                             if count <= 32 else "5"))
+    cues = ["§cue:" + name for name, pattern in _cue_patterns() if pattern.search(text)]
+    tokens += cues
+    tokens += ["§pos:" + p for p in context.position]
+    tokens += ["§" + a for a in context.around]
+    form = [t for t in tokens if t in _FORM]
+    place = [t for t in tokens if t in _PLACE]
+    role = "§u" if unit.turn.role == "user" else "§a"
+    crossed = [f"{role}|{t[1:]}" for t in tokens[1:]]
+    crossed += [f"{f}&{p}" for f in form for p in place] + [f"{f}&{c}" for f in form for c in cues]
+    tokens += crossed
+    tokens += ["§under:" + w for w in context.heading]
+    tokens += ["§asked:" + w for w in context.prompt]
+    for hit in rule_hits:
+        tokens.append("§rule:" + hit.rule.category)
+        tokens.append("§rid:" + hit.rule.id)
+    return tokens + text_tokens(text) if words else tokens
+
+
+class Classifier:
+    """The trained model and its threshold, loaded on first use (spaCy imports here, in the miner only)."""
+
+    def __init__(self, path: Path | str | None = None, nlp=None, threshold: float | None = None):
+        self.path = Path(path) if path else MODEL_DIR
+        self._nlp = nlp
+        self._meta: dict[str, Any] | None = None
+        self._threshold = threshold
+
+    @staticmethod
+    def available(path: Path | str | None = None) -> bool:
+        """True when a trained model is there."""
+        folder = Path(path) if path else MODEL_DIR
+        return (folder / META_FILE).is_file() and (folder / "config.cfg").is_file()
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            try:
+                self._meta = json.loads((self.path / META_FILE).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._meta = {}
+        return self._meta
+
+    @property
+    def threshold(self) -> float:
+        """A unit is a memory when P(none) is below this (tuned by training on held-out projects)."""
+        return self._threshold if self._threshold is not None else float(self.meta.get("threshold", 0.5))
+
+    @property
+    def nlp(self):
+        if self._nlp is None:
+            import spacy
+
+            self._nlp = spacy.load(self.path)
+        return self._nlp
+
+    def scores(self, token_lists: Sequence[list[str]]) -> list[dict[str, float]]:
+        """P(label) of each unit's tokens, in order."""
+        if not token_lists:
+            return []
+        from spacy.tokens import Doc
+
+        vocab = self.nlp.vocab
+        textcat = self.nlp.get_pipe("textcat")
+        docs = [Doc(vocab, words=tokens or ["§empty"]) for tokens in token_lists]
+        out: list[dict[str, float]] = []
+        for start in range(0, len(docs), 512):
+            batch = docs[start:start + 512]
+            scores = textcat.predict(batch)
+            labels = textcat.labels
+            for row in scores.tolist() if hasattr(scores, "tolist") else scores:
+                out.append(dict(zip(labels, (float(v) for v in row))))
+        return out
+
+    def decide(self, scores: dict[str, float]) -> tuple[str, float]:
+        """(category, confidence) when the unit is a memory, else ('none', P(none))."""
+        none = scores.get("none", 0.0)
+        if none >= self.threshold:
+            return "none", none
+        category = max(CATEGORIES, key=lambda c: scores.get(c, 0.0))
+        return category, 1.0 - none

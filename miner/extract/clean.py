@@ -1,0 +1,237 @@
+"""Prose → units: wrappers, code and our own recall block out; sentences and list items in.
+
+Line structure is decided first: list items, table rows and headings are
+units of their own; prose lines are split into sentences. CJK sentence
+enders split a line wherever they stand; Latin text is split by
+`split_sentences`, a small rule-based splitter that reproduces what spaCy's
+blank English sentencizer did here (it used to do this job) at a fraction of
+the cost: spaCy now only sees the units a rule matched, in refinement.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from .. import BLOCK_TAG
+from .model import Turn, Unit
+from ..textutil import CJK_RE
+
+
+# Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
+WRAPPER_TAGS = (
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "task-notification",
+    "user-prompt-submit-hook",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "user-memory-input",
+    "private",
+    BLOCK_TAG,
+)
+
+_WRAPPER_RE = re.compile(
+    r"<(" + "|".join(re.escape(t) for t in WRAPPER_TAGS) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
+_FENCE_RE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+_INTERRUPT_RE = re.compile(r"\[Request interrupted by user[^\]]*\]")
+_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+_LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
+_TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
+_CJK_SPLIT_RE = re.compile(r"(?<=[。！？；!?])(?=[^。！？；!?」』”）)])|(?<=[\u4e00-\u9fff]\.)(?=[\u4e00-\u9fff])")
+_ONLY_MARKUP_RE = re.compile(r"^[\W_]*$", re.UNICODE)
+_SPACES_RE = re.compile(r"[ \t\u00a0]{2,}")
+
+MAX_UNIT_CHARS = 1200  # longer "sentences" are pasted data, not statements
+# A line longer than this is pasted data (minified code, base64, logs). It is dropped before sentence
+# splitting: it would cost time for no unit (every sentence of it is over MAX_UNIT_CHARS or noise).
+MAX_LINE_CHARS = 100_000
+
+
+def clean_prose(text: str) -> str:
+    """Remove wrappers, our own block, code fences, comments and interruption markers."""
+    text = _WRAPPER_RE.sub(" ", text)
+    text = _FENCE_RE.sub("\n", text)
+    text = _HTML_COMMENT_RE.sub(" ", text)
+    text = _INTERRUPT_RE.sub(" ", text)
+    return text
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_RE.search(text) is not None
+
+
+def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:
+    """(piece, needs_sentence_split) for each non-empty line of cleaned prose, hard-wrapped lines joined."""
+    for line, structural in _joined_lines(text):
+        if structural:
+            yield line, False
+        elif has_cjk(line):
+            for part in _CJK_SPLIT_RE.split(line):
+                if part.strip():
+                    yield part.strip(), True
+        else:
+            yield line, True
+
+
+def _joined_lines(text: str) -> Iterator[tuple[str, bool]]:
+    """(line, structural) with a hard-wrapped sentence put back on one line.
+
+    A line that does not end a sentence, followed by a prose line that starts
+    in lower case (or, under a list item, an indented one), continues it:
+    "The backup must fetch every case" / "and write them to one file." is one
+    sentence, not two fragments.
+    """
+    pending, pending_structural = "", False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or len(line) > MAX_LINE_CHARS or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
+            if pending:
+                yield pending, pending_structural
+            pending = ""
+            continue
+        structural = bool(_LIST_RE.match(line) or _HEADING_RE.match(line) or line.startswith("|"))
+        if pending and not structural and _continues(pending, pending_structural, raw, line):
+            pending = f"{pending} {line}"
+            continue
+        if pending:
+            yield pending, pending_structural
+        pending, pending_structural = line, structural
+    if pending:
+        yield pending, pending_structural
+
+
+def _continues(previous: str, previous_structural: bool, raw: str, line: str) -> bool:
+    if previous.startswith(("|", "#")) or _HEADING_RE.match(previous) or previous.endswith(_LINE_ENDS):
+        return False
+    if previous_structural:
+        return raw[:1] in (" ", "\t") and line[:1].isalpha()  # an indented continuation of a list item
+    return line[:1].isascii() and line[:1].islower()
+
+
+_LINE_ENDS = tuple(".!?:;。！？：；)]}\"'”’`*_>")
+
+
+# --- sentences -----------------------------------------------------------------------------------
+
+# Characters that end a sentence; only a run of them followed by whitespace can. "…" and ".." alone do not
+# (an ellipsis trails off mid-thought), but "?…" does.
+_ENDERS = ".!?\uff01\uff1f\u3002\uff0e\u203c\u2047\u2048\u2049"
+_FIRM_ENDERS = frozenset(_ENDERS) - {"."}
+# What may close a sentence after its ender and still belong to it: brackets, quotes, emphasis, an ellipsis.
+_CLOSERS = ")]}\"'\u201d\u2019\u00bb\u300d\u300f\uff09\u3011\u300b*_`>\u2026,:;"
+_BOUNDARY_RE = re.compile("[" + re.escape(_ENDERS) + "]+[" + re.escape(_CLOSERS) + "]*(?=\\s)")
+# Inline code: an ender inside it (`??`, `index_exists?`, `!`) is code, not the end of a sentence.
+_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+# Leading characters that are not part of a word ("(e.g." is the abbreviation "e.g.").
+_OPENERS = "([{\"'\u201c\u2018\u00ab\u300c\u300e\uff08*_`<\u2014\u2013-~#&%=+\u00a7$\u20ac\u00a3"
+# Punctuation after which a single "." is an ender, as in "(see below)." or "`make test`.".
+_PUNCT_BEFORE_STOP = frozenset("/%\u00b2-+\u2026,:;!?\u00bf\u00a1()[]{}<>_#*&\u3002\uff1f\uff01\uff0c\u3001\uff1b\uff1a\uff5e"
+                               "\u00b7'\"\u201d\u201c`\u2018\u00b4\u2019\u201a\u201e\u00bb\u00ab\u300c\u300d\u300e\u300f"
+                               "\uff08\uff09\u3014\u3015\u3010\u3011\u300a\u300b\u3008\u3009")
+# Words whose final "." never ends a sentence (spaCy's English exceptions and a few more).
+ABBREVIATIONS = frozenset(
+    "e.g. E.g. E.G. i.e. I.e. I.E. a.m. p.m. vs. v.s. Mr. Mrs. Ms. Messrs. Dr. Prof. St. Mt. Jr. Sr. Gen. Gov. "
+    "Sen. Rep. Rev. Adm. Co. co. Corp. Inc. Ltd. Bros. Ph.D. "
+    "Jan. Feb. Mar. Apr. Jun. Jul. Aug. Sep. Sept. Oct. Nov. Dec. "
+    "Ala. Ariz. Ark. Calif. Colo. Conn. Del. Fla. Ga. Ia. Id. Ill. Ind. Kan. Kans. Ky. La. Mass. Md. Mich. "
+    "Minn. Miss. Mo. Mont. Neb. Nebr. Nev. Okla. Ore. Pa. Tenn. Va. Wash. Wis. Ak.".split()
+) | {f"{hour}{half}.m." for hour in range(1, 13) for half in "ap"}
+# Abbreviations that may also end a sentence: they do not when a lower-case word follows ("etc. and so on").
+SOFT_ABBREVIATIONS = frozenset("etc. cf. approx. incl. excl. esp. resp. viz. ca.".split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of one line of prose, stripped.
+
+    A sentence ends at a run of `.`, `!`, `?` (or their CJK forms), with any
+    closing brackets, quotes or emphasis after it, followed by whitespace. A
+    single `.` does not end one inside a word (config.py, 3.14, v1.2.3, a URL),
+    after an abbreviation (e.g., Dr., etc. before a lower-case word), after a
+    lone letter or an initialism (plan B., U.S.), or as part of an ellipsis.
+    """
+    sentences = []
+    start = 0
+    code: list[tuple[int, int]] | None = None
+    for found in _BOUNDARY_RE.finditer(text):
+        if "`" in text:
+            code = [m.span() for m in _CODE_SPAN_RE.finditer(text)] if code is None else code
+            if any(a < found.start() < b for a, b in code):
+                continue
+        if _ends_sentence(text, found):
+            sentence = text[start:found.end()].strip()
+            if sentence:
+                sentences.append(sentence)
+            start = found.end()
+    rest = text[start:].strip()
+    if rest:
+        sentences.append(rest)
+    return sentences
+
+
+def _ends_sentence(text: str, found: re.Match) -> bool:
+    """Whether the ender run `found` (with its closers) ends a sentence."""
+    run = found.group(0).rstrip(_CLOSERS)
+    if any(c in _FIRM_ENDERS for c in run):
+        return True
+    if len(run) > 1:
+        return False  # "..": an ellipsis
+    stop = found.start()  # the single "."
+    word_start = stop
+    while word_start > 0 and not text[word_start - 1].isspace():
+        word_start -= 1
+    word = text[word_start:stop + 1].lstrip(_OPENERS)
+    if word in ABBREVIATIONS:
+        return False
+    if word in SOFT_ABBREVIATIONS:
+        following = text[found.end():].lstrip()
+        return not (following[:1].islower() or following[:1].isdigit())
+    if len(word) < 2:
+        return True  # a "." on its own
+    before = word[-2]
+    if before in "0123456789" or before in _PUNCT_BEFORE_STOP or (before.isalpha() and not before.isupper()):
+        return True
+    # An upper-case letter: an initialism's last dot (U.S., plan B.) unless two capitals end a word (API.)
+    # or it is a temperature (100°C.).
+    return len(word) >= 3 and ((word[-3].isalpha() and not word[-3].islower()) or word[-3] == "\u00b0")
+
+
+def split_units(texts: list[str]) -> list[list[str]]:
+    """Split each cleaned text into unit strings."""
+    out: list[list[str]] = []
+    for text in texts:
+        units: list[str] = []
+        for piece, split in _line_pieces(text):
+            for part in split_sentences(piece) if split else (piece,):
+                # A removed wrapper or comment leaves a gap ("Keep <private>…</private> this" → "Keep   this").
+                part = _SPACES_RE.sub(" ", part)
+                if part and not _ONLY_MARKUP_RE.match(part) and len(part) <= MAX_UNIT_CHARS:
+                    units.append(part)
+        out.append(units)
+    return out
+
+
+def turns_to_units(turns: Iterable[Turn]) -> list[Unit]:
+    """All units of the given turns, in order, each knowing the unit before it."""
+    turns = list(turns)
+    split = split_units([clean_prose(t.text) for t in turns])
+    units: list[Unit] = []
+    for turn, texts in zip(turns, split):
+        previous = ""
+        for index, text in enumerate(texts):
+            units.append(Unit(turn=turn, index=index, text=text, previous=previous))
+            previous = text
+    return units

@@ -1,0 +1,108 @@
+"""Trust: what the assistant's words may not become, however they are phrased.
+
+- Quarantine: a memory from a non-user source (the assistant) that reads
+  like an instruction to the assistant ("ignore previous…", "always run…",
+  "from now on…", a command that fetches and executes) is stored with state
+  `quarantined`: never recalled, listed by `miner quarantine`, released
+  only by `miner approve ID`. Tool output, attachments and thinking never
+  reach the rules at all (see `transcript`).
+- Reported speech: assistant prose that reports what a file, page or tool
+  said is not the user's preference or decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..runtime.exclusions import PrivacyError
+from ..textutil import content_hash
+
+_INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("overrides earlier instructions", re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
+        r"(?:previous|prior|above|earlier|preceding|existing|original|system)\s+"
+        r"(?:instructions?|prompts?|messages?|rules?|context|guidelines?|directions?)", re.IGNORECASE)),
+    ("standing order", re.compile(r"\b(?:from now on|henceforth|going forward|for all future (?:sessions|tasks))\b",
+                                  re.IGNORECASE)),
+    ("standing order", re.compile(
+        r"\b(?:always|never|must)\s+(?:first\s+)?(?:run|execute|exec|call|invoke|fetch|download|curl|wget|install|"
+        r"pipe|send|post|upload|source|eval|import|load|visit|open)\b", re.IGNORECASE)),
+    ("addressed to the assistant", re.compile(
+        r"(?:^|[\s\"'`(])(?:remember|important|note to (?:the )?(?:assistant|ai|model|agent|claude))\s*:"
+        r"|\b(?:assistant|claude|ai model|language model|llm|agent)s?,?\s+(?:you\s+)?(?:must|should|shall|will|need to)\b"
+        r"|\b(?:new|updated|hidden|secret)\s+(?:system\s+)?instructions?\b|\bsystem prompt\b", re.IGNORECASE)),
+    ("fetch and execute", re.compile(
+        r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?"
+        r"(?:ba|z|da|k|fi|c)?sh\b"
+        r"|\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?"
+        r"(?:python3?|node|ruby|perl|php|iex|invoke-expression)\b"
+        r"|\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?<?\(\s*(?:curl|wget)\b"
+        r"|\b(?:eval|source|\.)\s+[\"']?\$?[<(]\(?\s*(?:curl|wget)\b"
+        r"|\biex\s*\(?\s*(?:\(?\s*new-object|irm|iwr|invoke-webrequest)"
+        r"|\b(?:download|fetch|get|grab|pull)\s+(?:and|&|then)\s+(?:run|execute|exec|source|eval)\b"
+        r"|\b(?:run|execute|source|eval|exec)\s+(?:the\s+)?(?:script|file|code|payload|installer|binary)\s+"
+        r"(?:at|from)\s+(?:https?://|ftp://)", re.IGNORECASE)),
+]
+_REPORTED_RE = re.compile(
+    r"^\s*(?:according to|as (?:stated|noted|mentioned|described|documented|recommended) (?:in|by)|per the)\b"
+    r"|\b(?:file|readme|page|web ?page|website|site|docs?|documentation|tool|output|log|logs|comment|issue|article|"
+    r"results?|command|script|config(?:uration)?|error|message|response|guide|changelog|manual|wiki|ticket|email|"
+    r"instructions|notes|\w+\.(?:md|txt|rst|json|ya?ml|toml|html?|py|js|ts|sh))\b[^.!?;]{0,40}?"
+    r"\b(?:says?|said|states?|stated|mentions?|mentioned|recommends?|recommended|suggests?|suggested|tells?|told|"
+    r"instructs?|instructed|reads|notes|claims?|claimed|warns?|indicates?|asks?|asked|wants?|requires?|explains?)\b",
+    re.IGNORECASE,
+)
+
+
+def instruction_reason(text: str) -> str:
+    """Why `text` reads like an instruction to the assistant, or '' when it does not."""
+    for reason, pattern in _INSTRUCTION_PATTERNS:
+        if pattern.search(text):
+            return reason
+    return ""
+
+
+def quarantine_reason(role: str, text: str) -> str:
+    """Why a memory from `role` must be quarantined, or ''. The user's own words are trusted."""
+    if role == "user":
+        return ""
+    reason = instruction_reason(text)
+    return f"quarantined: {role} text reads like an instruction to the assistant ({reason})" if reason else ""
+
+
+def reports_source(text: str) -> bool:
+    """True when prose reports what a file, page or tool said, rather than stating something itself."""
+    return bool(_REPORTED_RE.search(text))
+
+
+def quarantined(store, project: str | None = None, limit: int = 1000) -> list:
+    """Quarantined memories, newest first."""
+    return store.list_memories(project, None, ("quarantined",), limit)
+
+
+def approve(store, memory_id: int) -> str:
+    """Release a quarantined memory: it becomes active and can be recalled. Returns a line saying so."""
+    memory = store.get(memory_id)
+    if memory is None:
+        raise PrivacyError(f"no memory {memory_id}; `miner quarantine` lists the quarantined ones")
+    if memory.state != "quarantined":
+        raise PrivacyError(f"memory {memory_id} is {memory.state}, not quarantined; nothing to approve")
+    with store.transaction() as db:
+        store.set_state(db, memory_id, "active", "approved by the user (was quarantined)")
+    return f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
+
+
+def store_quarantined(store, db, new, reason: str) -> bool:
+    """Store an untrusted, instruction-like memory as quarantined (exact dedup only); True when a row was created.
+
+    It bypasses near-duplicate and conflict handling, so it can neither
+    reword nor supersede a trusted memory.
+    """
+    row = store.find_exact(db, new.project, content_hash(new.text))
+    if row is not None:
+        store.merge_evidence(db, row["id"], new)
+        return False
+    memory_id = store.insert_memory(db, new, state="quarantined")
+    store.set_state(db, memory_id, "quarantined", reason)
+    store.bump(db, "memories_quarantined")
+    return True

@@ -1,0 +1,412 @@
+"""Register Transcript Miner's hooks in Claude Code's settings.json (standard library only).
+
+Claude Code reads hooks from `~/.claude/settings.json` (user scope, moved by
+`CLAUDE_CONFIG_DIR`), `<project>/.claude/settings.json` (project scope) and
+`<project>/.claude/settings.local.json` (local scope). Each event maps to a
+list of matcher groups, each group to a list of handlers:
+
+    {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "...", "timeout": 10}]}]}}
+
+Our handlers run the installed interpreter by absolute path
+(`'/abs/python' -m miner.hooks <event>`); the substring ` -m miner.hooks `
+is how we recognise our own entries later, so install is idempotent and
+uninstall removes nothing else.
+
+No matcher key is written: for SessionStart / PreCompact / SessionEnd an
+omitted matcher matches every source / trigger / reason, and Stop does not
+take one. Stop runs with `"async": true` (documented for command hooks only):
+the turn never waits on us. SessionEnd stays synchronous on purpose: Claude
+Code exits right after it, so the hook must get to start its detached miner
+within the SessionEnd budget (about 1.5 s in all) before the process goes away.
+
+The planners (`plan_install`, `plan_uninstall`) are pure; `apply` does the
+only writing: backup, atomic replace, original mode kept, nothing written
+when nothing changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from .. import paths
+
+EVENTS = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
+    "Stop": "stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
+TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
+ASYNC_EVENTS = frozenset({"Stop"})
+MARKER = " -m miner.hooks "
+SCOPES = ("user", "project", "local")
+_SCOPE_FILES = {"project": "settings.json", "local": "settings.local.json"}
+_FIX = "fix or move it, then run again"
+
+
+class SettingsError(Exception):
+    """The settings file cannot be used as it is; nothing was written."""
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def hook_command(python: str, event_arg: str) -> str:
+    """The shell command Claude Code runs for one event.
+
+    The interpreter path is made absolute but not resolved: a venv's python
+    is a symlink whose target would lose the venv.
+    """
+    exe = os.path.abspath(os.path.expanduser(python))
+    return f"{shlex.quote(exe)} -m miner.hooks {shlex.quote(event_arg)}"
+
+
+def is_ours(command: object) -> bool:
+    return isinstance(command, str) and MARKER in command
+
+
+def command_executable(command: str) -> str:
+    """The interpreter path of one of our commands ('' when it cannot be parsed)."""
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return ""
+    return parts[0] if parts else ""
+
+
+def _handler(event: str, python: str) -> dict:
+    handler = {
+        "type": "command",
+        "command": hook_command(python, EVENTS[event]),
+        "timeout": TIMEOUTS[event],
+    }
+    if event in ASYNC_EVENTS:
+        handler["async"] = True
+    return handler
+
+
+def _is_our_handler(handler: object) -> bool:
+    return isinstance(handler, dict) and is_ours(handler.get("command"))
+
+
+def _group_handlers(group: object) -> list | None:
+    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        return group["hooks"]
+    return None
+
+
+def _our_handlers(settings: object) -> dict[str, list[dict]]:
+    """Our handler objects per event, in file order (malformed parts skipped)."""
+    found: dict[str, list[dict]] = {}
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    if not isinstance(hooks, dict):
+        return found
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        mine = [
+            handler
+            for group in groups
+            for handler in (_group_handlers(group) or [])
+            if _is_our_handler(handler)
+        ]
+        if mine:
+            found[event] = mine
+    return found
+
+
+def registered_commands(settings: dict) -> dict[str, list[str]]:
+    """Our commands per event, for `miner doctor` (any event, not only ours)."""
+    return {
+        event: [handler["command"] for handler in handlers]
+        for event, handlers in _our_handlers(settings).items()
+    }
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _copy(obj):
+    return json.loads(json.dumps(obj))
+
+
+def _rewrite_groups(groups: list, replacement: dict | None) -> tuple[list, int]:
+    """Remove our handlers from `groups`; the first one found becomes `replacement`.
+
+    Returns the new group list and how many of our handlers were found. Only
+    groups emptied by this removal are dropped; every other group, handler and
+    key keeps its place.
+    """
+    out = []
+    found = 0
+    for group in groups:
+        handlers = _group_handlers(group)
+        if handlers is None or not any(_is_our_handler(h) for h in handlers):
+            out.append(group)
+            continue
+        kept = []
+        for handler in handlers:
+            if not _is_our_handler(handler):
+                kept.append(handler)
+                continue
+            found += 1
+            if found == 1 and replacement is not None:
+                kept.append(replacement)
+        if kept:
+            out.append({**group, "hooks": kept})
+    return out, found
+
+
+def plan_install(settings: dict, python: str) -> dict:
+    """The settings with our four hooks registered (pure: `settings` is not touched)."""
+    new = _copy(settings)
+    hooks = new.get("hooks")
+    if hooks is None:
+        hooks = new["hooks"] = {}
+    elif not isinstance(hooks, dict):
+        raise SettingsError(f'"hooks" is not a JSON object; {_FIX}')
+    for event in EVENTS:
+        wanted = _handler(event, python)
+        groups = hooks.get(event)
+        if groups is None:
+            hooks[event] = [{"hooks": [wanted]}]
+            continue
+        if not isinstance(groups, list):
+            raise SettingsError(f'"hooks.{event}" is not a JSON array; {_FIX}')
+        groups, found = _rewrite_groups(groups, wanted)
+        if not found:
+            groups.append({"hooks": [wanted]})
+        hooks[event] = groups
+    return new
+
+
+def plan_uninstall(settings: dict) -> dict:
+    """The settings without any of our hooks (pure).
+
+    Matcher groups, event lists and the `hooks` object are dropped only when
+    our removal emptied them, so install followed by uninstall gives back the
+    original object, `hooks` key absent included. (A `"hooks": {}` that
+    existed before install is the one thing not restored: it is dropped too.)
+    """
+    new = _copy(settings)
+    hooks = new.get("hooks")
+    if not isinstance(hooks, dict):
+        return new
+    removed = False
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        groups, found = _rewrite_groups(groups, None)
+        if not found:
+            continue
+        removed = True
+        if groups:
+            hooks[event] = groups
+        else:
+            del hooks[event]
+    if removed and not hooks:
+        del new["hooks"]
+    return new
+
+
+def _describe(old: dict, new: dict) -> list[str]:
+    before, after = _our_handlers(old), _our_handlers(new)
+    order = list(EVENTS) + [e for e in [*before, *after] if e not in EVENTS]
+    lines = []
+    for event in dict.fromkeys(order):
+        was, now = before.get(event, []), after.get(event, [])
+        was_cmds = [h.get("command") for h in was]
+        now_cmds = [h.get("command") for h in now]
+        if was == now:
+            if now:
+                lines.append(f"{event}: already registered: {', '.join(now_cmds)}")
+        elif not was:
+            lines.append(f"{event}: add {', '.join(now_cmds)}")
+        elif not now:
+            lines.append(f"{event}: remove {', '.join(was_cmds)}")
+        elif was_cmds == now_cmds:
+            lines.append(f"{event}: update timeout/options of {', '.join(now_cmds)}")
+        else:
+            lines.append(f"{event}: replace {', '.join(was_cmds)} with {', '.join(now_cmds)}")
+    return lines
+
+
+# --------------------------------------------------------------------------- files
+
+
+def settings_path(scope: str, project_dir: str | None = None) -> Path:
+    """user: $CLAUDE_CONFIG_DIR or ~/.claude; project/local: <project_dir or cwd>/.claude."""
+    if scope == "user":
+        return paths.claude_dir() / "settings.json"
+    if scope in _SCOPE_FILES:
+        base = Path(project_dir).expanduser() if project_dir else Path.cwd()
+        return Path(os.path.abspath(base)) / ".claude" / _SCOPE_FILES[scope]
+    raise SettingsError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
+
+
+_JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def _parse(path: Path, text: str) -> dict:
+    body = text[1:] if text.startswith("\ufeff") else text
+    if not body.strip():
+        return {}
+    try:
+        obj = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON (line {exc.lineno} col {exc.colno}); {_FIX}"
+        ) from None
+    if not isinstance(obj, dict):
+        kind = _JSON_TYPES.get(type(obj), "not an object")
+        raise SettingsError(f"{path} is not a JSON object (it holds {kind}); {_FIX}")
+    return obj
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path} cannot be read ({exc}); {_FIX}") from None
+
+
+def load_settings(path: Path) -> tuple[str | None, dict]:
+    """(original text or None when missing, settings object). Raises SettingsError."""
+    path = Path(path)
+    text = _read_text(path)
+    if text is None:
+        return None, {}
+    return text, _parse(path, text)
+
+
+def _same(a: object, b: object) -> bool:
+    # Order- and type-sensitive (True == 1 in Python, not in JSON).
+    return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
+
+
+def _backup_path(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d%H%M%S")
+    base = path.with_name(f"{path.name}.bak-{stamp}")
+    candidate, n = base, 1
+    while candidate.exists():
+        candidate = base.with_name(f"{base.name}.{n}")
+        n += 1
+    return candidate
+
+
+def _default_mode() -> int:
+    # What Claude Code (or any editor) would create: 0o666 less the umask.
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _atomic_write(target: Path, text: str, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def render(settings: dict) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bool) -> str:
+    """Write `new_settings` to `path` if it differs from what was read; one line says what.
+
+    `original_text` is the file's text as read (None: it did not exist). The
+    write backs up the existing file as `<name>.bak-<YYYYmmddHHMMSS>` (copy2:
+    mode and times kept), replaces it atomically (temp file in the same
+    directory + os.replace), keeps its mode, and writes through a symlink
+    instead of replacing it. If the file changed since it was read, nothing is
+    written and SettingsError is raised.
+    """
+    path = Path(path)
+    before = _parse(path, original_text) if original_text is not None else {}
+    if _same(before, new_settings):
+        return f"{path}: unchanged, nothing written"
+    verb = "update" if original_text is not None else "create"
+    if dry_run:
+        backup = f" (backup as {path.name}.bak-<timestamp>)" if original_text is not None else ""
+        return f"dry run: would {verb} {path}{backup}; nothing written"
+
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if _read_text(target) != original_text:
+        raise SettingsError(f"{path} changed while it was being edited; nothing written, run again")
+    text = render(new_settings)
+    if original_text is None:
+        _atomic_write(target, text, _default_mode())
+        return f"created {path}"
+    backup = _backup_path(path)
+    shutil.copy2(target, backup)
+    _atomic_write(target, text, os.stat(target).st_mode & 0o7777)
+    return f"updated {path} (backup: {backup})"
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def plan_at(path: Path, planner, *args):
+    """`planner(*args)`, with any SettingsError naming the file it was planned for."""
+    try:
+        return planner(*args)
+    except SettingsError as exc:
+        raise SettingsError(f"{path}: {exc}") from None
+
+
+def install(scope: str, project_dir: str | None, python: str, dry_run: bool = False) -> list[str]:
+    """Register our hooks in the scope's settings file; lines say what changed."""
+    path = settings_path(scope, project_dir)
+    original_text, settings = load_settings(path)
+    new = plan_at(path, plan_install, settings, python)
+    lines = _describe(settings, new)
+    exe = os.path.abspath(os.path.expanduser(python))
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        lines.append(f"warning: {exe} is not an executable file; the hooks fail open until it is")
+    lines.append(apply(path, new, original_text, dry_run))
+    return lines
+
+
+def uninstall(scope: str, project_dir: str | None, dry_run: bool = False) -> list[str]:
+    """Remove our hooks (and only ours) from the scope's settings file."""
+    path = settings_path(scope, project_dir)
+    original_text, settings = load_settings(path)
+    new = plan_at(path, plan_uninstall, settings)
+    lines = _describe(settings, new)
+    if not lines:
+        lines.append(f"no Transcript Miner hooks in {path}")
+    lines.append(apply(path, new, original_text, dry_run))
+    return lines

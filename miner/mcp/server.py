@@ -1,0 +1,169 @@
+"""`miner mcp` / `python -m miner.mcp_server`: a stdio MCP server over the memory store.
+
+Built on the official `mcp` SDK (an optional extra: `pip install
+'transcript-miner[mcp]'`); mcp 2.x names the high-level server `MCPServer`,
+1.x named it `FastMCP`, and both are accepted. The tools are thin: each one
+calls a function of `mcp_tools` (validation, library calls, plain dicts) and
+turns its domain errors into a tool error, which the client sees as a result
+with `isError` and one clear line, never a traceback.
+
+The project is fixed when the server starts: `--project DIR`, else
+`$CLAUDE_PROJECT_DIR`, else the working directory Claude Code started it in.
+Reading tools may name another project; writing tools never leave this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Literal
+
+from .. import __version__
+from . import tools as mcp_tools
+from .tools import Session, ToolInputError
+
+SERVER_NAME = "transcript-miner"
+MISSING_SDK = "the MCP server needs the mcp package: pip install 'transcript-miner[mcp]'"
+INSTRUCTIONS = (
+    "Project memory mined from earlier Claude Code sessions. memory_recall answers what was decided, "
+    "preferred, established or left to do; memory_store keeps something the user asks you to remember; "
+    "memory_forget / memory_correct fix a wrong memory; memory_explain says why a memory was or was not recalled."
+)
+TOOL_NAMES = ("memory_recall", "memory_store", "memory_forget", "memory_correct", "memory_stats", "memory_zones",
+              "memory_explain")
+
+
+class MissingSDK(RuntimeError):
+    """The `mcp` package is not installed."""
+
+
+def _sdk() -> tuple[Any, Any]:
+    """(server class, tool error class) of the installed SDK."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:
+        try:
+            from mcp.server.fastmcp import FastMCP as MCPServer  # mcp 1.x
+            from mcp.server.fastmcp.exceptions import ToolError
+        except ImportError:
+            raise MissingSDK(MISSING_SDK) from None
+    return MCPServer, ToolError
+
+
+def build_server(session: Session):
+    """The MCP server with its seven tools, bound to `session`."""
+    from ..config import ConfigError
+    from ..memory.corrections import CorrectionError
+    from ..memory.store import StoreError
+
+    MCPServer, ToolError = _sdk()
+    kwargs: dict[str, Any] = {"instructions": INSTRUCTIONS, "log_level": "WARNING"}
+    try:
+        server = MCPServer(SERVER_NAME, version=__version__, **kwargs)
+    except TypeError:  # mcp 1.x: no version argument
+        server = MCPServer(SERVER_NAME, **kwargs)
+
+    def call(action, *args, **kw) -> dict:
+        try:
+            return action(session, *args, **kw)
+        except (ToolInputError, CorrectionError, StoreError, ConfigError) as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def memory_recall(query: str = "", budget: int | None = None, project: str | None = None) -> dict[str, Any]:
+        """Recall the project's memories: the Markdown block plus items (id, category, text, date, confidence, score).
+
+        With a query, the block also holds what was said in earlier sessions about it (the archive, after the
+        memories), listed in `said`. query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000
+        (default 2% of the context window). project: another project directory to read (default: this one).
+        """
+        return call(mcp_tools.recall, query, budget, project)
+
+    @server.tool()
+    def memory_store(content: str, category: Literal["decision", "preference", "fact", "todo"],
+                     keywords: list[str] | None = None, supersedes: int | None = None,
+                     scope: Literal["project", "global"] = "project", project: str | None = None) -> dict[str, Any]:
+        """Remember something the user asked you to remember, for this project.
+
+        content: one self-contained sentence (20-1000 characters). category: decision, preference, fact or todo.
+        keywords: extra search words. supersedes: id of a memory this one replaces (it stops being recalled).
+        scope: 'project', or 'global' for a preference the user said applies to every project.
+        The text is redacted, quality-checked and deduplicated like mined memories.
+        """
+        return call(mcp_tools.store_memory, content, category, keywords, supersedes, scope, project)
+
+    @server.tool()
+    def memory_forget(id: int, reason: str) -> dict[str, Any]:  # noqa: A002 - the tool's parameter name
+        """Never recall memory `id` again (the user said it is wrong or unwanted). reason: why, kept with it."""
+        return call(mcp_tools.forget, id, reason)
+
+    @server.tool()
+    def memory_correct(id: int, content: str, reason: str = "") -> dict[str, Any]:  # noqa: A002
+        """Replace memory `id` with corrected `content`; the old text stays as history and is no longer recalled."""
+        return call(mcp_tools.correct, id, content, reason)
+
+    @server.tool()
+    def memory_stats(project: str | None = None) -> dict[str, Any]:
+        """Counts of memories by state, category and confidence stage, for the store and this project."""
+        return call(mcp_tools.stats, project)
+
+    @server.tool()
+    def memory_zones(project: str | None = None) -> dict[str, Any]:
+        """The void zones of the last recall: clusters of weakly related memories left out, with their topics."""
+        return call(mcp_tools.zones, project)
+
+    @server.tool()
+    def memory_explain(id: int | None = None, project: str | None = None) -> dict[str, Any]:  # noqa: A002
+        """Why memory `id` was or was not recalled; without an id, how recall works and the last recall's scores."""
+        return call(mcp_tools.explain, id, project)
+
+    return server
+
+
+def serve(project: str | None = None) -> None:
+    """Run the server on stdio until the client closes it. Raises MissingSDK, ToolInputError, ConfigError."""
+    from .. import config as config_mod
+
+    _sdk()
+    session = Session(project=mcp_tools.default_project(project), config=config_mod.load())
+    build_server(session).run("stdio")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m miner.mcp_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--project", help="project directory (default: $CLAUDE_PROJECT_DIR, else the cwd)")
+    args = parser.parse_args(argv)
+    from ..config import ConfigError
+
+    try:
+        serve(args.project)
+    except (MissingSDK, ToolInputError, ConfigError) as exc:
+        print(f"miner mcp: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(group) -> None:
+    """Add `miner mcp` to the `miner` command group."""
+    import click
+
+    from ..config import ConfigError
+
+    @group.command(name="mcp")
+    @click.option("--project", type=click.Path(file_okay=False, path_type=str),
+                  help="Project directory (default: $CLAUDE_PROJECT_DIR, else the cwd).")
+    def mcp_command(project: str | None) -> None:
+        """Run the MCP server on stdio: recall, store, forget, correct, stats, zones, explain.
+
+        Claude Code starts it (`miner install --mcp` registers it); needs
+        pip install 'transcript-miner[mcp]'.
+        """
+        try:
+            serve(project)
+        except (MissingSDK, ToolInputError, ConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,361 @@
+"""What the MCP tools do, without the MCP SDK: validate input, call the library, return plain dicts.
+
+`mcp_server` wraps each function as a tool. Every function takes a `Session`
+(the server's project, config and synthetic session id) and raises
+`ToolInputError` with a message the assistant can act on when the input is
+bad; nothing here prints or talks the protocol.
+
+Writes go through the same paths as mining and `miner forget|correct`:
+redaction (`redact`), the quality gate (`refine.passes_quality_gate`), the
+dedup and conflict layers (`dedup.Deduper`), and `corrections`. A write is
+confined to the session's project: a store cannot name another project, and
+forget/correct touch only the project's memories and global ones (which this
+project's recall shows).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import paths
+from ..memory.store import NewMemory, Store, StoredMemory, now_iso
+from ..textutil import short
+
+CATEGORIES = ("decision", "preference", "fact", "todo")
+SCOPES = ("project", "global")
+SOURCE = "assistant-tool"
+RULE_ID = "mcp.memory_store"
+ROLE = "assistant"
+# The user asked for it in the session, so it is not a guess, but it is the assistant's wording.
+CONFIDENCE = 0.8
+MAX_CONTENT_CHARS = 1_000
+MAX_QUERY_CHARS = 2_000
+MAX_REASON_CHARS = 500
+MAX_KEYWORDS = 20
+MAX_KEYWORD_CHARS = 50
+BUDGET_RANGE = (50, 100_000)  # tokens, as `miner recall --budget`
+CURRENT_STATES = ("active", "cold")
+
+HOW_IT_WORKS = """\
+Transcript Miner keeps memories (decisions, preferences, facts, todos) per project in SQLite.
+Where they come from: rules mine Claude Code transcripts after each turn; memory_store adds one
+on request (source assistant-tool). Every memory is redacted, passes a quality gate (>= 20
+characters, >= 30% letters) and goes through dedup: an exact or near-duplicate text merges into
+the existing memory; a conflicting newer one supersedes the older (kept as history, not recalled).
+How recall chooses: each active memory of the project (and global preferences) is scored
+(relevance 0.6 + type weight 0.2 + recency 0.2) x confidence; pinned ones get a boost; weakly
+related clusters are voided when candidates crowd the budget (memory_zones lists them); then
+items are fitted whole into the budget (never truncated) and the rest is left out.
+Never recalled: forgotten, superseded, cold and quarantined memories, and unconfirmed (hedged)
+ones unless asked for. memory_forget makes a memory forgotten for good; memory_correct replaces
+its text (the old one stays as history). memory_explain(id) says why one memory was or was not
+recalled."""
+
+
+class ToolInputError(ValueError):
+    """The tool's input is unusable; the message says what to send instead."""
+
+
+@dataclass
+class Session:
+    """The server's context: its project (writes are confined to it), settings and a synthetic session id."""
+
+    project: str
+    config: dict[str, Any]
+    session_id: str = field(default_factory=lambda: f"mcp:{uuid.uuid4()}")
+
+    def store(self) -> Store:
+        return Store()
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def resolve_project(value: str | None) -> str:
+    """The project (git root, else the directory) of a path; the path must be absolute or relative to cwd."""
+    if not isinstance(value, str) or not value.strip():
+        raise ToolInputError("project must be a non-empty directory path")
+    if "\x00" in value or len(value) > 4096:
+        raise ToolInputError("project is not a usable path")
+    return paths.project_root(os.path.abspath(os.path.expanduser(value.strip())))
+
+
+def default_project(explicit: str | None = None) -> str:
+    """The server's project: an explicit directory, else $CLAUDE_PROJECT_DIR, else the working directory."""
+    return resolve_project(explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def _text(value: Any, name: str, limit: int, required: bool = True) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise ToolInputError(f"{name} must be a string")
+    if "\x00" in value:
+        raise ToolInputError(f"{name} holds a NUL character")
+    text = " ".join(value.split())
+    if required and not text:
+        raise ToolInputError(f"{name} is empty")
+    if len(text) > limit:
+        raise ToolInputError(f"{name} is {len(text)} characters; at most {limit}")
+    return text
+
+
+def _memory_id(value: Any, name: str = "id") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolInputError(f"{name} must be a positive integer memory id (memory_recall lists them)")
+    return value
+
+
+def _project_of(session: Session, project: str | None) -> str:
+    return session.project if project in (None, "") else resolve_project(project)
+
+
+def _writable(session: Session, store: Store, memory_id: int, verb: str) -> StoredMemory:
+    """The memory, if this session may change it: one of its project, or a global one its recall shows."""
+    memory = store.get(memory_id)
+    if memory is None:
+        raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
+    if memory.project != session.project and memory.scope != "global":
+        raise ToolInputError(f"memory #{memory_id} belongs to another project; {verb} works on {session.project} only")
+    return memory
+
+
+def _item(memory: StoredMemory, score: float | None = None) -> dict[str, Any]:
+    out = {"id": memory.id, "category": memory.category, "text": memory.text,
+           "date": (memory.last_seen or memory.first_seen or "")[:10], "confidence": round(memory.confidence, 3)}
+    if score is not None:
+        out["score"] = round(score, 4)
+    return out
+
+
+# --- tools -----------------------------------------------------------------------------------
+
+
+def recall(session: Session, query: str = "", budget: int | None = None, project: str | None = None) -> dict:
+    """The recall block for the project, ranked against `query` when given, with its items."""
+    from .. import config as config_mod
+    from ..recall.block import build
+
+    query = _text(query, "query", MAX_QUERY_CHARS, required=False)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
+                               or not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]):
+        raise ToolInputError(f"budget must be an integer number of tokens from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
+    target = _project_of(session, project)
+    with session.store() as store:
+        result = build(store, target, session.config, situation="query" if query else "startup", query=query,
+                       budget_chars=config_mod.budget_chars(session.config, budget))
+    return {
+        "project": target, "situation": result.situation, "block": result.text,
+        "items": [_item(i.memory, i.score) for i in result.shown],
+        "said": [{"archive_id": i, "date": date, "role": role, "text": text} for i, date, role, text in result.said],
+        "left_out": len(result.left_out), "voided": sum(len(z.ids) for z in result.zones if z.voided),
+    }
+
+
+_RULESETS: dict[str, Any] = {}
+
+
+def _subject_value(text: str, category: str, project: str) -> tuple[str, str]:
+    """The subject and value the extraction rules see in `text`, so that conflicts are found as in mining."""
+    try:
+        from ..extract import rules as rules_mod
+        from ..runtime.mine import unit_langs
+
+        ruleset = _RULESETS.get(project)
+        if ruleset is None:  # compiled once per project for the life of the server, as the miner does
+            ruleset = _RULESETS[project] = rules_mod.load_rules(rules_mod.rule_files(project))
+        langs = unit_langs(text)
+        hits = [h for role in ("user", "assistant") for h in ruleset.match(text, role, langs)]
+    except Exception:  # noqa: BLE001 - a broken rule file must not block an explicit store
+        return "", ""
+    for hit in hits:
+        if hit.rule.category == category:
+            return hit.subject.lower(), hit.value
+    return "", ""
+
+
+def store_memory(session: Session, content: str, category: str, keywords: list[str] | None = None,
+                 supersedes: int | None = None, scope: str = "project", project: str | None = None) -> dict:
+    """Store one memory through redaction, the quality gate, dedup and conflict marking."""
+    from ..memory.dedup import Deduper
+    from ..extract.redact import mostly_redacted, redact, redact_memory
+    from ..extract.refine import passes_quality_gate
+    from ..textutil import keywords as text_keywords
+
+    if project not in (None, "") and resolve_project(project) != session.project:
+        raise ToolInputError(f"memory_store writes only to the current project ({session.project}); "
+                             f"{resolve_project(project)} is another one")
+    text = _text(content, "content", MAX_CONTENT_CHARS)
+    if category not in CATEGORIES:
+        raise ToolInputError(f"category must be one of {', '.join(CATEGORIES)}")
+    if scope not in SCOPES:
+        raise ToolInputError("scope must be 'project' or 'global'")
+    if scope == "global" and category != "preference":
+        raise ToolInputError("only a preference can be global (recalled in every project); use scope 'project'")
+    if keywords is None:
+        keywords = []
+    if not isinstance(keywords, list) or len(keywords) > MAX_KEYWORDS:
+        raise ToolInputError(f"keywords must be a list of at most {MAX_KEYWORDS} words")
+    given = [_text(k, "each keyword", MAX_KEYWORD_CHARS).lower() for k in keywords]
+    old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
+
+    text, _, _, given, kinds = redact_memory(text, keywords=given)
+    given = [k for k in given if not redact(k)[1]]  # a keyword that is a secret by its shape or its key
+    if kinds and mostly_redacted(text):
+        raise ToolInputError("content is mostly secrets; nothing stored (memories never keep secrets)")
+    if not passes_quality_gate(text):
+        raise ToolInputError("content fails the quality gate: say it in a full sentence of at least 20 characters, "
+                             "at least 30% letters")
+    subject, value = _subject_value(text, category, session.project)
+    stamp = now_iso()
+    new = NewMemory(
+        project=session.project, category=category, text=text, confidence=CONFIDENCE, rule_id=RULE_ID, role=ROLE,
+        session_id=session.session_id, transcript="", entry_uuid=f"mcp:{uuid.uuid4()}", ts=stamp,
+        tentative=False, scope=scope, subject=subject, value=value,
+        keywords=tuple(dict.fromkeys(given + text_keywords(text))), source=SOURCE, evidence_text=text,
+    )
+    with session.store() as store:
+        if old_id is not None:
+            old = _writable(session, store, old_id, "supersedes")
+            if old.state not in CURRENT_STATES:
+                raise ToolInputError(f"memory #{old_id} is {old.state}, not current; nothing to supersede")
+        deduper = Deduper.from_config(store, session.config)
+        with store.transaction() as db:
+            outcome = deduper.add(db, new)
+            superseded = list(outcome.superseded)
+            if old_id is not None and old_id != outcome.memory_id and old_id not in superseded:
+                if store.supersede(db, outcome.memory_id, old_id, "superseded on request (memory_store)",
+                                   old.value or short(old.text), at=stamp):
+                    superseded.append(old_id)
+            store.bump(db, "memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
+            store.bump(db, "mcp_stored", 1)
+        memory = store.get(outcome.memory_id)
+    result = {"id": memory.id, "action": outcome.action, "state": memory.state, "category": memory.category,
+              "text": memory.text, "scope": memory.scope, "superseded": superseded,
+              "redacted": sorted(set(kinds)), "source": memory.source}
+    if memory.state == "forgotten":
+        result["note"] = f"this is memory #{memory.id}, which was forgotten; it stays forgotten and is never recalled"
+    return result
+
+
+
+def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the tool's parameter name
+    """Never recall memory `id` again."""
+    from ..memory import corrections
+
+    memory_id = _memory_id(id)
+    why = _text(reason, "reason", MAX_REASON_CHARS)
+    with session.store() as store:
+        _writable(session, store, memory_id, "memory_forget")
+        change = corrections.forget(store, memory_id, why)
+    return {"id": memory_id, "action": change.action, "lines": list(change.lines)}
+
+
+def correct(session: Session, id: int, content: str, reason: str = "") -> dict:  # noqa: A002
+    """Replace memory `id`'s text; the old text is kept as history and no longer recalled."""
+    from ..memory import corrections
+    from ..extract.redact import mostly_redacted, redact
+    from ..extract.refine import passes_quality_gate
+
+    memory_id = _memory_id(id)
+    text = _text(content, "content", MAX_CONTENT_CHARS)
+    why = _text(reason, "reason", MAX_REASON_CHARS, required=False)
+    text, kinds = redact(text)  # corrections.correct redacts too; here the quality gate sees the redacted text
+    if kinds and mostly_redacted(text):
+        raise ToolInputError("content is mostly secrets; nothing changed")
+    if not passes_quality_gate(text):
+        raise ToolInputError("content fails the quality gate: at least 20 characters, at least 30% letters")
+    with session.store() as store:
+        _writable(session, store, memory_id, "memory_correct")
+        try:
+            change = corrections.correct(store, memory_id, text, why or "corrected on request (memory_correct)")
+        except corrections.CorrectionError as exc:
+            raise ToolInputError(str(exc)) from None
+    return {"id": memory_id, "action": change.action, "new_id": change.new_id, "lines": list(change.lines)}
+
+
+def stats(session: Session, project: str | None = None) -> dict:
+    """Counts for the whole store and for the project."""
+    target = _project_of(session, project)
+    with session.store() as store:
+        data = store.stats()
+        active = {row["project"]: row["memories"] for row in store.projects()}
+    data["project"] = target
+    data["project_active_memories"] = active.get(target, 0)
+    return data
+
+
+def zones(session: Session, project: str | None = None) -> dict:
+    """The void zones of the project's last recall (SessionStart hook or memory_recall)."""
+    target = _project_of(session, project)
+    with session.store() as store:
+        row = store.last_recall(target)
+    if row is None:
+        return {"project": target, "last_recall": None, "zones": [],
+                "note": "no recall logged for this project yet"}
+    found = json.loads(row["voided"])
+    return {"project": target, "last_recall": row["created_at"], "situation": row["situation"],
+            "shown": len(json.loads(row["shown"])), "left_out": len(json.loads(row["left_out"])),
+            "zones": found,
+            "note": "" if found else "no void marking: too few candidates to crowd the budget"}
+
+
+def explain(session: Session, id: int | None = None, project: str | None = None) -> dict:  # noqa: A002
+    """Why memory `id` was or was not recalled; without an id, how recall works and the last recall."""
+    from ..recall.block import build, explain_lines
+
+    target = _project_of(session, project)
+    memory_id = _memory_id(id) if id is not None else None
+    with session.store() as store:
+        last = store.last_recall(target)
+        situation = last["situation"] if last else "startup"
+        query = last["query"] if last else ""
+        fresh = build(store, target, session.config, situation=situation, query=query, log=False)
+        if memory_id is None:
+            return {"project": target, "how_it_works": HOW_IT_WORKS, "recall": explain_lines(fresh)}
+        memory = store.get(memory_id)
+        if memory is None:
+            raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
+        lines = [f"#{memory.id} [{memory.category}] {memory.text}",
+                 f"state {memory.state}, scope {memory.scope}, confidence {memory.confidence:.2f}, "
+                 f"source {memory.source}, recalled {memory.recall_count} times"]
+        reason = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory_id,)).fetchone()[0]
+        verdict = _verdict(memory, reason, target, last, fresh)
+        lines.append(verdict)
+    return {"project": target, "id": memory_id, "verdict": verdict, "lines": lines}
+
+
+def _verdict(memory: StoredMemory, state_reason: str, project: str, last, fresh) -> str:
+    """One sentence: why this memory is, or is not, in the recall."""
+    if memory.state != "active":
+        why = f" ({state_reason})" if state_reason else ""
+        return f"not recalled: its state is {memory.state}{why}; only active memories are recalled"
+    if memory.project != project and memory.scope != "global":
+        return f"not recalled here: it belongs to project {memory.project}"
+    if memory.tentative:
+        return "not recalled: it is unconfirmed (hedged); recall leaves unconfirmed memories out"
+    parts = ""
+    for item in [*fresh.shown, *fresh.left_out]:
+        if item.memory.id == memory.id:
+            parts = f" score {item.score:.3f} (" + ", ".join(f"{k} {v:.3f}" for k, v in item.parts.items()) + ")"
+    if last is not None:
+        when = f"the last recall ({last['situation']}, {last['created_at']})"
+        if memory.id in json.loads(last["shown"]):
+            return f"recalled: shown in {when};{parts}"
+        if memory.id in json.loads(last["left_out"]):
+            return f"not recalled: left out of {when} to fit the budget;{parts}"
+        for zone in json.loads(last["voided"]):
+            if memory.id in zone["ids"] and zone["voided"]:
+                return f"not recalled: voided in {when} with the weak cluster on {', '.join(zone['topic'])};{parts}"
+    if any(i.memory.id == memory.id for i in fresh.shown):
+        return f"would be recalled now (not in the last logged recall);{parts}"
+    if any(i.memory.id == memory.id for i in fresh.left_out):
+        return f"would be left out now to fit the budget;{parts}"
+    for zone in fresh.zones:
+        if memory.id in zone.ids and zone.voided:
+            return f"would be voided now with the weak cluster on {', '.join(zone.topic)}"
+    return "not among the candidates: older than the freshest memories of its category and not matching the query"

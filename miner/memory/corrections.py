@@ -1,0 +1,243 @@
+"""Corrections by hand: forget, correct, pin, unpin, and the history of a memory.
+
+Each function changes the store in one transaction and returns a `Change`
+saying what it did, for the CLI to print. Nothing is deleted: a forgotten
+memory keeps its row (state `forgotten`), so that its content hash keeps
+absorbing the same text when a transcript is mined again; a corrected one is
+closed and linked to its replacement, like a conflict found by mining.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from ..extract.redact import mostly_redacted, redact, redact_text
+from .store import NewMemory, Store, StoredMemory, now_iso
+from ..textutil import content_hash, short
+
+MANUAL_RULE = "manual"
+
+
+class CorrectionError(ValueError):
+    """The correction cannot be made; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a correction did: the memory, the action, and one line per change."""
+
+    memory_id: int
+    action: str  # forgotten | corrected | pinned | unpinned | unchanged
+    lines: tuple[str, ...]
+    new_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Version:
+    memory: StoredMemory
+    replaced: tuple[tuple[int, str], ...] = ()  # (older id, reason) this version superseded
+    wordings: tuple[str, ...] = ()  # earlier wordings merged into it as near-duplicates
+
+
+@dataclass(frozen=True)
+class History:
+    memory_id: int
+    versions: tuple[Version, ...] = field(default_factory=tuple)
+
+    @property
+    def current(self) -> tuple[int, ...]:
+        return tuple(v.memory.id for v in self.versions if v.memory.state in ("active", "cold"))
+
+
+def _get(store: Store, memory_id: int) -> StoredMemory:
+    memory = store.get(memory_id)
+    if memory is None:
+        raise CorrectionError(f"no memory #{memory_id}; `miner list` shows the ids")
+    return memory
+
+
+def _successor(store: Store, memory_id: int) -> int | None:
+    """The current version that replaced `memory_id`, following the chain forward (the newest link first)."""
+    seen, current = {memory_id}, memory_id
+    while True:
+        row = store.db.execute(
+            """SELECT l.src, m.state FROM links l JOIN memories m ON m.id = l.src
+               WHERE l.dst = ? AND l.kind = 'supersedes' ORDER BY l.created_at DESC LIMIT 1""",
+            (current,),
+        ).fetchone()
+        if row is None or row["src"] in seen:
+            return current if current != memory_id else None
+        if row["state"] in ("active", "cold"):
+            return row["src"]
+        seen.add(row["src"])
+        current = row["src"]
+
+
+def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> CorrectionError:
+    """Why a closed memory cannot be pinned or corrected, naming the current version when there is one."""
+    if memory.state == "superseded":
+        successor = _successor(store, memory.id)
+        if successor:
+            return CorrectionError(f"memory #{memory.id} is superseded by #{successor}; {verb} #{successor} instead")
+        return CorrectionError(f"memory #{memory.id} is superseded; `miner history {memory.id}` shows its chain")
+    return CorrectionError(f"memory #{memory.id} is {memory.state}; only a current memory can be {done}")
+
+
+def forget(store: Store, memory_id: int, reason: str = "") -> Change:
+    """Never recall this memory again; mining the same text again does not bring it back."""
+    memory = _get(store, memory_id)
+    if memory.state == "forgotten":
+        return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
+    reason = redact_text(reason)  # a reason typed by hand is stored and printed like any text
+    note = reason.strip() or "forgotten by hand"
+    with store.transaction() as db:
+        store.set_state(db, memory_id, "forgotten", note)
+        store.set_pinned(db, memory_id, False)
+        store.hide_archived(db, memory_id)  # nor is it found again through the archive of what was said
+    lines = [f"#{memory_id} forgotten (was {memory.state}{', pinned' if memory.pinned else ''}): {memory.text}"]
+    if reason.strip():
+        lines.append(f"reason: {reason.strip()}")
+    return Change(memory_id, "forgotten", tuple(lines))
+
+
+def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change:
+    """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one."""
+    memory = _get(store, memory_id)
+    text, kinds = redact(text)  # redacted whole, before its white space is collapsed (lists keep their lines)
+    text = " ".join(text.split())
+    reason = redact_text(reason)
+    if not text:
+        raise CorrectionError("the new text is empty; give the corrected memory in quotes")
+    if kinds and mostly_redacted(text):
+        raise CorrectionError("the new text is mostly secrets; nothing changed (memories never keep secrets)")
+    if memory.state == "superseded":
+        raise _closed_error(store, memory, "correct", "corrected")
+    if content_hash(text) == content_hash(memory.text):
+        return Change(memory_id, "unchanged", (f"#{memory_id} already says that: {memory.text}",))
+    note = reason.strip() or "corrected by hand"
+    stamp = now_iso()
+    subject, value = _subject_value(text, memory)
+    new = NewMemory(
+        project=memory.project, category=memory.category, text=text, confidence=max(memory.confidence, 0.9),
+        rule_id=MANUAL_RULE, role="user", session_id="", transcript="", entry_uuid=f"manual:{uuid.uuid4()}",
+        ts=stamp, git_branch=memory.git_branch, tentative=False, scope=memory.scope, subject=subject, value=value,
+        source="manual",
+    )
+    lines = []
+    with store.transaction() as db:
+        existing = store.find_exact(db, memory.project, content_hash(text))
+        if existing is not None and existing["id"] == memory_id:
+            # Back to one of its own earlier wordings: the same memory, reworded.
+            store.merge_evidence(db, memory_id, new)
+            store.reword(db, memory_id, new)
+            return Change(memory_id, "corrected", (f"#{memory_id} reworded: {memory.text} → {text}",), memory_id)
+        if existing is not None:
+            new_id = existing["id"]
+            store.merge_evidence(db, new_id, new)
+            if existing["state"] != "active":
+                store.reopen(db, new_id, note, at=stamp)
+                lines.append(f"#{new_id} is current again ({existing['state']} before): {existing['text']}")
+        else:
+            new_id = store.insert_memory(db, new, pinned=memory.pinned)
+            lines.append(f"#{new_id} added: {text}")
+        if memory.state == "forgotten":
+            # Stays forgotten (its text must not come back), but the history shows what replaced it.
+            db.execute(
+                """INSERT OR IGNORE INTO links (src, dst, kind, reason, created_at, was)
+                   VALUES (?, ?, 'supersedes', ?, ?, '')""",
+                (new_id, memory_id, note, stamp),
+            )
+            lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
+        else:
+            store.supersede(db, new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
+            lines.append(f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
+    return Change(memory_id, "corrected", tuple(lines), new_id)
+
+
+def pin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
+    """Always recall this memory; it never decays. `everywhere`: in every project (scope global)."""
+    memory = _get(store, memory_id)
+    if memory.state in ("superseded", "forgotten", "quarantined"):
+        raise _closed_error(store, memory, "pin", "pinned")
+    widen = everywhere and memory.scope != "global"
+    if memory.pinned and memory.state == "active" and not widen:
+        return Change(memory_id, "unchanged", (f"#{memory_id} was already pinned: {memory.text}",))
+    lines = [f"#{memory_id} pinned: {memory.text}"]
+    with store.transaction() as db:
+        store.set_pinned(db, memory_id, True)
+        if widen:
+            db.execute("UPDATE memories SET scope = 'global' WHERE id = ?", (memory_id,))
+            lines.append(f"#{memory_id} is now recalled in every project")
+        if memory.state == "cold":
+            store.set_state(db, memory_id, "active", "pinned")
+            lines.append(f"#{memory_id} back from cold storage")
+    return Change(memory_id, "pinned", tuple(lines))
+
+
+def unpin(store: Store, memory_id: int) -> Change:
+    """Let this memory be ranked and decay like any other again."""
+    memory = _get(store, memory_id)
+    if not memory.pinned:
+        return Change(memory_id, "unchanged", (f"#{memory_id} was not pinned: {memory.text}",))
+    with store.transaction() as db:
+        store.set_pinned(db, memory_id, False)
+    return Change(memory_id, "unpinned", (f"#{memory_id} unpinned: {memory.text}",))
+
+
+def history(store: Store, memory_id: int) -> History:
+    """Every version of the topic `memory_id` belongs to, oldest first, following supersede links both ways."""
+    _get(store, memory_id)
+    seen, frontier = {memory_id}, [memory_id]
+    while frontier:
+        batch, frontier = frontier, []
+        for link in store.supersede_links(batch):
+            for other in (link["src"], link["dst"]):
+                if other not in seen:
+                    seen.add(other)
+                    frontier.append(other)
+    links = store.supersede_links(seen)
+    versions = []
+    for mid in seen:
+        memory = store.get(mid)
+        if memory is None:
+            continue
+        replaced = tuple((link["dst"], link["reason"]) for link in links if link["src"] == mid)
+        wordings = tuple(row["text"] for row in store.wordings(mid))
+        versions.append(Version(memory, replaced, wordings))
+    versions.sort(key=lambda v: (v.memory.first_seen, v.memory.id))
+    return History(memory_id, tuple(versions))
+
+
+def format_history(found: History) -> list[str]:
+    """Lines for `miner history`: one block per version, oldest first."""
+    lines = [f"History of #{found.memory_id}: {len(found.versions)} version(s)"
+             + (f", current: {', '.join('#' + str(i) for i in found.current)}" if found.current else ", none current")]
+    for version in found.versions:
+        m = version.memory
+        until = (m.valid_to or "")[:19] if m.state == "superseded" else ("now" if m.state in ("active", "cold") else m.state)
+        marks = "".join([" pinned" if m.pinned else "", " unconfirmed" if m.tentative else ""])
+        lines.append(f"#{m.id:<6} {m.state:<10} {m.valid_from[:19]} → {until}{marks}  [{m.category}]")
+        lines.append(f"        {m.text}")
+        for older, reason in version.replaced:
+            lines.append(f"        replaced #{older}: {reason}")
+        for wording in version.wordings:
+            lines.append(f"        also said as: {wording}")
+        lines.append(f"        evidence: {m.evidence_count} in {m.session_count} session(s), source {m.source}")
+    return lines
+
+
+
+def _subject_value(text: str, old: StoredMemory) -> tuple[str, str]:
+    """The subject and value the rules find in the corrected text; the old subject when none is found."""
+    try:
+        from ..extract import rules as rules_mod
+        from ..runtime.mine import unit_langs
+
+        ruleset = rules_mod.load_rules(rules_mod.rule_files(old.project))
+        hits = ruleset.match(text, "user", unit_langs(text)) or ruleset.match(text, "assistant", unit_langs(text))
+    except Exception:  # noqa: BLE001 - a broken rule file must not block a correction by hand
+        hits = []
+    if hits:
+        return (hits[0].subject.lower() or old.subject), hits[0].value
+    return old.subject, ""

@@ -1,0 +1,53 @@
+"""Decay and cold storage: memories nobody needs any more leave recall, but are never deleted.
+
+A memory's heat is its importance (type weight × confidence) × a recency decay
+(half-life from the config, longer for standing kinds such as preferences, counted
+from when it was last said or recalled) × its use (recalls). Below `cold_threshold`
+it goes cold: out of recall, still found by `miner search --all`. Pinned memories
+never go cold.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..recall.block import parse_ts
+from .store import Store, StoredMemory
+
+
+@dataclass(frozen=True)
+class Heat:
+    memory: StoredMemory
+    heat: float
+    age_days: float
+
+
+def heat(memory: StoredMemory, config: dict[str, Any], now: float | None = None) -> Heat:
+    now = time.time() if now is None else now
+    last = max(parse_ts(memory.last_seen) or 0.0, parse_ts(memory.last_recalled or "") or 0.0)
+    age_days = max(0.0, (now - last) / 86400) if last else 0.0
+    importance = config["type_weights"].get(memory.category, 0.5) * memory.confidence
+    scale = float(config["category_half_life_scale"].get(memory.category, 1.0))
+    decay = 0.5 ** (age_days / (float(config["half_life_days"]) * scale))
+    use = 1.0 + math.log2(1 + memory.recall_count)
+    return Heat(memory, importance * decay * use, age_days)
+
+
+def cold_candidates(store: Store, config: dict[str, Any], project: str | None = None,
+                    now: float | None = None) -> list[Heat]:
+    """Active, unpinned memories whose heat is below the threshold, coldest first."""
+    threshold = float(config["cold_threshold"])
+    where = "WHERE state = 'active' AND pinned = 0" + (" AND project = ?" if project else "")
+    memories = store._memories(where, (project,) if project else ())
+    cold = [h for h in (heat(m, config, now) for m in memories) if h.heat < threshold]
+    return sorted(cold, key=lambda h: h.heat)
+
+
+def go_cold(store: Store, heats: list[Heat]) -> int:
+    with store.transaction() as db:
+        for item in heats:
+            store.set_state(db, item.memory.id, "cold", f"heat {item.heat:.3f} below threshold")
+    return len(heats)

@@ -1,0 +1,232 @@
+"""Dedup layers 2 and 3 on the store: paraphrases merge, conflicting memories supersede older ones.
+
+Layer 1 (exact) is a constraint in the store: the tagged content hash, with
+every earlier wording of a memory kept as an alias, so re-mining never adds.
+On top of it, for each new memory, inside the miner's transaction:
+
+- Layer 2, near-duplicate. Within a project and category, a memory close to
+  an existing one (`similarity.Comparer.duplicate_score`) merges into it: the
+  newer wording is kept, every evidence row stays. A forgotten memory absorbs
+  its paraphrases too, so that it stays forgotten.
+- Layer 3, conflict. A new memory supersedes an older current one
+  (`Comparer.supersedes`): the older one is closed (`valid_to`, state
+  superseded, a link with a short "was" note), never deleted. Time decides
+  the direction, so a backfill of older sessions after newer ones ends in the
+  same state; a superseded memory said again later becomes current again.
+
+Candidates come from the FTS index, a dozen per memory at most, never a scan.
+A local sentence-embedding model can be plugged in through `Embedder`.
+Never imported by the hook path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .lexicon import Synonyms, load_synonyms
+from .similarity import (  # noqa: F401 - re-exported: the dedup layer's public surface
+    NEAR_DUPLICATE_THRESHOLD, Comparer, Conflict, Embedder, Statement, load_embedder,
+)
+from .store import NewMemory, Store
+from ..textutil import STOPWORDS, cjk_bigrams, content_hash, fts_terms, short
+
+CANDIDATES = 12
+MAX_SUPERSEDED = 3
+CURRENT_STATES = ("active", "cold")
+NEAR_STATES = ("active", "cold", "forgotten")
+
+
+# --- the store side ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What storing one candidate did."""
+
+    memory_id: int
+    action: str  # new | exact | near-duplicate
+    superseded: tuple[int, ...] = ()
+    superseded_by: int | None = None
+    reopened: bool = False
+
+    @property
+    def created(self) -> bool:
+        return self.action == "new"
+
+
+def _statement(row: sqlite3.Row) -> Statement:
+    return Statement(row["text"], row["category"], row["subject"], row["value"], bool(row["tentative"]),
+                     row["valid_from"])
+
+
+def match_expression(text: str, comparer: Comparer, limit: int = 24) -> str:
+    """An escaped FTS5 OR-query for memories that share words with `text`, synonyms expanded."""
+    terms = fts_terms(text)
+    syn = comparer.synonyms
+    for token in comparer.features(text).tokens:
+        for variant in syn.variants.get(token, ()):
+            grams = cjk_bigrams(variant)
+            words = [t for t in fts_terms(variant) if t not in grams]
+            terms += grams  # a no-space script's variant: its character pairs, each a term
+            if words:
+                terms.append(" ".join(words))  # a word variant: one phrase ("postgre sql")
+    unique = list(dict.fromkeys(t for t in terms if t and t not in STOPWORDS))[:limit]
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
+
+
+# Comparers by (synonyms, threshold, embedder), each holding its objects so that their ids stay theirs.
+_comparers: dict[tuple[int, float, int], tuple[Synonyms, Embedder | None, Comparer]] = {}
+
+
+def shared_comparer(synonyms: Synonyms, threshold: float, embedder: Embedder | None) -> Comparer:
+    """One `Comparer` per synonyms, threshold and embedder for the process: its feature cache outlives a batch."""
+    key = (id(synonyms), threshold, id(embedder))
+    found = _comparers.get(key)
+    if found is None:
+        if len(_comparers) >= 16:
+            _comparers.clear()
+        found = _comparers[key] = (synonyms, embedder, Comparer(synonyms, threshold, embedder))
+    return found[2]
+
+
+class Deduper:
+    """Routes each new memory through the three layers inside the caller's transaction."""
+
+    def __init__(self, store: Store, synonyms: Synonyms | None = None, threshold: float = NEAR_DUPLICATE_THRESHOLD,
+                 embedder: Embedder | None = None):
+        self.store = store
+        self.comparer = shared_comparer(synonyms or load_synonyms(), threshold, embedder)
+
+    @classmethod
+    def from_config(cls, store: Store, config: dict[str, Any]) -> "Deduper":
+        settings = config.get("dedup") or {}
+        embedder = load_embedder(settings["embedder"]) if settings.get("embedder") else None
+        return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
+
+    def add(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
+        """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes; the
+        store's counters of superseded memories and merged near-duplicates count the outcome."""
+        outcome = self._route(db, new)
+        self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
+        self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
+        return outcome
+
+    def _route(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
+        store = self.store
+        row = store.find_exact(db, new.project, content_hash(new.text))
+        if row is not None:
+            return self._exact(db, row, new)
+        statement = Statement(new.text, new.category, new.subject, new.value, new.tentative, new.ts)
+        match = match_expression(new.text, self.comparer)
+        nearby = store.similar_rows(db, new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
+        duplicate = self._best_duplicate(statement, [r for r in nearby if r["state"] in NEAR_STATES])
+        if duplicate is not None:
+            return self._near_duplicate(db, duplicate, new)
+        memory_id = store.insert_memory(db, new)
+        superseded, superseded_by = self._conflicts(db, memory_id, statement, new, nearby)
+        return Outcome(memory_id, "new", tuple(superseded), superseded_by)
+
+    # --- layer 1 and 2 ---
+
+    def _exact(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> Outcome:
+        added = self.store.merge_evidence(db, row["id"], new)
+        reopened = False
+        if added and row["state"] == "cold":
+            self.store.set_state(db, row["id"], "active", "said again")
+        elif added and row["state"] == "superseded" and new.ts and row["valid_to"] and new.ts > row["valid_to"]:
+            reopened = self._restate(db, row, new)
+        return Outcome(row["id"], "exact", reopened=reopened)
+
+    def _best_duplicate(self, statement: Statement, rows: list[sqlite3.Row]) -> sqlite3.Row | None:
+        best, best_score = None, 0.0
+        for row in rows:
+            if row["category"] != statement.category:
+                continue
+            score = self.comparer.duplicate_score(statement, _statement(row))
+            if score >= self.comparer.threshold and score > best_score:
+                best, best_score = row, score
+        return best
+
+    def _near_duplicate(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> Outcome:
+        store = self.store
+        if store.merge_evidence(db, row["id"], new):
+            if (new.ts or "") >= row["last_seen"] and row["state"] != "forgotten":
+                store.reword(db, row["id"], new)  # keep the newer wording
+            if row["state"] == "cold":
+                store.set_state(db, row["id"], "active", "said again")
+            if row["tentative"] and not new.tentative:
+                db.execute("UPDATE memories SET tentative = 0 WHERE id = ?", (row["id"],))
+        return Outcome(row["id"], "near-duplicate")
+
+    # --- layer 3 ---
+
+    def _conflicts(self, db: sqlite3.Connection, memory_id: int, statement: Statement, new: NewMemory,
+                   nearby: list[sqlite3.Row]) -> tuple[list[int], int | None]:
+        rows = {r["id"]: r for r in nearby if r["state"] in CURRENT_STATES}
+        if new.subject:
+            for row in self.store.subject_rows(db, new.project, [new.subject], CURRENT_STATES, exclude=memory_id):
+                rows.setdefault(row["id"], row)
+        rows.pop(memory_id, None)
+        superseded: list[int] = []
+        for row in rows.values():
+            old = _statement(row)
+            if new.ts and old.ts and new.ts < old.ts:
+                # Said before what is stored (a backfill of an older session): the stored one wins.
+                found = self.comparer.supersedes(old, statement)
+                if found and not self.comparer.is_duplicate(old, statement):
+                    self.store.supersede(db, row["id"], memory_id, found.reason, found.was, at=old.ts)
+                    return superseded, row["id"]
+                continue
+            found = self.comparer.supersedes(statement, old)
+            if found and len(superseded) < MAX_SUPERSEDED:
+                self.store.supersede(db, memory_id, row["id"], found.reason, found.was, at=new.ts)
+                superseded.append(row["id"])
+        return superseded, None
+
+    def _restate(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> bool:
+        """A superseded memory said again later becomes current again and closes what replaced it."""
+        heads = self._current_heads(db, row["id"])
+        if not heads:
+            return False
+        self.store.reopen(db, row["id"], "said again after it was superseded", at=new.ts)
+        for head in heads:
+            head_row = db.execute("SELECT value, text FROM memories WHERE id = ?", (head,)).fetchone()
+            was = head_row["value"] or short(head_row["text"])
+            self.store.supersede(db, row["id"], head, "said again", was, at=new.ts)
+        return True
+
+    def _current_heads(self, db: sqlite3.Connection, memory_id: int) -> list[int]:
+        """The current memories that replaced `memory_id`, following the chain forward."""
+        heads, seen, frontier = [], {memory_id}, [memory_id]
+        while frontier:
+            current = frontier.pop()
+            for link in db.execute("SELECT src FROM links WHERE dst = ? AND kind = 'supersedes'", (current,)):
+                src = link["src"]
+                if src in seen:
+                    continue
+                seen.add(src)
+                state = db.execute("SELECT state FROM memories WHERE id = ?", (src,)).fetchone()["state"]
+                if state in CURRENT_STATES:
+                    heads.append(src)
+                else:
+                    frontier.append(src)
+        return heads
+
+
+# --- tuning on a labelled pairs set ---------------------------------------------------------------
+
+
+def merge_scores(comparer: Comparer, pairs: Iterable[tuple[Statement, Statement, str]],
+                 thresholds: Iterable[float]) -> list[dict[str, float]]:
+    """Merge precision and recall per threshold; a pair's label is duplicate, supersedes or distinct."""
+    scored = [(comparer.duplicate_score(b, a), label == "duplicate") for a, b, label in pairs]
+    out = []
+    for threshold in thresholds:
+        tp = sum(1 for s, dup in scored if s >= threshold and dup)
+        fp = sum(1 for s, dup in scored if s >= threshold and not dup)
+        fn = sum(1 for s, dup in scored if s < threshold and dup)
+        out.append({"threshold": round(threshold, 3), "precision": tp / (tp + fp) if tp + fp else 1.0,
+                    "recall": tp / (tp + fn) if tp + fn else 0.0, "merged": tp + fp})
+    return out

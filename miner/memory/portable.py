@@ -1,0 +1,330 @@
+"""Export, import and backup of the memory store (standard library only).
+
+Export writes JSONL: a header line, then one line per record, each tagged
+with its `record` type: `memory` (every column, state and validity included),
+`wording` (earlier wordings kept for exact dedup), `evidence`, `link`,
+`session`, `checkpoint` and `archive` (a unit of what was said, with its
+provenance; version 2). Records come in a fixed order and carry no
+export time, so export → import into an empty store → export gives the
+same bytes. Mining state (watermarks, seen entries) is local to a machine
+and is not exported: mining the same transcripts again after an import
+merges into the imported memories instead of doubling them.
+
+Import runs in one transaction: a file with a bad line changes nothing.
+Into an empty store the memory ids are kept; into a store that already has
+memories, a memory whose text the project already holds merges its evidence
+into that one, and the others get fresh ids where theirs are taken (links
+and evidence follow the mapping).
+
+Backup uses SQLite's online backup API: a consistent copy while miners and
+hooks keep writing.
+
+Text fields pass through `redact` on the way out as defence in depth:
+memories are redacted when mined, but rules change and older rows may
+predate a pattern.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterator
+
+from ..extract.redact import redact
+from .store import Store
+from ..textutil import char_bigrams, content_hash
+
+FORMAT = "transcript-miner-export"
+VERSION = 2  # 2: archive records
+
+# Text columns that may hold what a user said, per record kind.
+_REDACTED_FIELDS = {
+    "memory": ("text", "value", "subject", "state_reason"),
+    "wording": ("text",),
+    "evidence": ("text",),
+    "link": ("was", "reason"),
+    "checkpoint": (),
+    "archive": ("text", "terms"),
+}
+
+
+class PortableError(ValueError):
+    """An import file that cannot be read as an export; the message names the line."""
+
+
+@dataclass
+class ImportSummary:
+    memories: int = 0
+    merged: int = 0
+    evidence: int = 0
+    links: int = 0
+    wordings: int = 0
+    sessions: int = 0
+    checkpoints: int = 0
+    archived: int = 0
+    kept_ids: bool = True
+    merged_into: set[int] = field(default_factory=set)
+    remapped: dict[int, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
+                f"{self.evidence} evidence rows, {self.links} links, {self.wordings} earlier wordings, "
+                f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units")
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _redacted(kind: str, record: dict) -> dict:
+    for name in _REDACTED_FIELDS.get(kind, ()):
+        value = record.get(name)
+        if isinstance(value, str) and value:
+            record[name] = redact(value)[0]
+    return record
+
+
+def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
+    """Every record of the store (or of one project), in export order, redacted."""
+    db = store.db
+    where, args = ("WHERE project = ?", (project,)) if project else ("", ())
+    yield {"record": "header", "format": FORMAT, "version": VERSION, "project": project or "",
+           "migrations": [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY name")]}
+    # One read transaction: a consistent snapshot while miners write (WAL).
+    db.execute("BEGIN")
+    try:
+        memory_columns = _columns(db, "memories")
+        ids: set[int] = set()
+        for row in db.execute(f"SELECT * FROM memories {where} ORDER BY id", args):
+            record = _redacted("memory", {"record": "memory", **{name: row[name] for name in memory_columns}})
+            if record["text"] != row["text"]:
+                record["hash"] = content_hash(record["text"])  # the hash it would have been stored with
+            ids.add(row["id"])
+            yield record
+        for row in db.execute(f"SELECT * FROM memory_hashes {where} ORDER BY memory_id, hash", args):
+            if row["memory_id"] in ids:
+                yield _redacted("wording", {"record": "wording", **{k: row[k] for k in row.keys()}})
+        evidence_columns = [c for c in _columns(db, "evidence") if c != "id"]
+        for row in db.execute("SELECT * FROM evidence ORDER BY memory_id, id"):
+            if row["memory_id"] in ids:
+                yield _redacted("evidence", {"record": "evidence", **{c: row[c] for c in evidence_columns}})
+        for row in db.execute("SELECT * FROM links ORDER BY src, dst, kind"):
+            if row["src"] in ids and row["dst"] in ids:  # a link leaving a `--project` export is left out
+                yield _redacted("link", {"record": "link", **{k: row[k] for k in row.keys()}})
+        for row in db.execute(f"SELECT * FROM sessions {where} ORDER BY session_id", args):
+            yield {"record": "session", **{k: row[k] for k in row.keys()}}
+        for row in db.execute(f"SELECT * FROM checkpoints {where} ORDER BY session_id", args):
+            record = {"record": "checkpoint", **{k: row[k] for k in row.keys()}}
+            record["body"] = redact(record["body"])[0]
+            yield record
+        archive_columns = [c for c in _columns(db, "archive") if c != "terms"]  # terms are derived from the text
+        where_archive = "WHERE project = ?" if project else ""
+        for row in db.execute(f"SELECT * FROM archive {where_archive} ORDER BY id", args):
+            yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}})
+    finally:
+        db.execute("COMMIT")
+
+
+def export(store: Store, out: IO[str], project: str | None = None) -> int:
+    """Write the export to a text stream; returns the number of memories written."""
+    count = 0
+    for record in iter_export(store, project):
+        out.write(json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
+        count += record["record"] == "memory"
+    return count
+
+
+def export_to_file(store: Store, path: Path, project: str | None = None) -> int:
+    """Export to `path`, readable by its owner only, replaced atomically (never half-written)."""
+    path = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            count = export(store, handle, project)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    os.chmod(path, 0o600)
+    return count
+
+
+# --- import --------------------------------------------------------------------------------
+
+
+def _read_records(lines: IO[str]) -> Iterator[tuple[int, dict]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise PortableError(f"line {number}: not JSON ({exc})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("record"), str):
+            raise PortableError(f"line {number}: not an export record (no `record` tag)")
+        yield number, record
+
+
+def _insert(db: sqlite3.Connection, table: str, record: dict, columns: list[str], conflict: str = "") -> int:
+    names = [c for c in columns if c in record]
+    cur = db.execute(
+        f"INSERT {conflict} INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+        [record[c] for c in names],
+    )
+    return cur.rowcount
+
+
+def import_records(store: Store, lines: IO[str]) -> ImportSummary:
+    """Restore an export into the store, in one transaction (all or nothing)."""
+    summary = ImportSummary()
+    with store.transaction() as db:
+        columns = {table: _columns(db, table) for table in
+                   ("memories", "memory_hashes", "evidence", "links", "sessions", "checkpoints", "archive")}
+        summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+        id_map: dict[int, int] = {}
+        header_seen = False
+        for number, record in _read_records(lines):
+            kind = record.pop("record")
+            try:
+                if kind == "header":
+                    if record.get("format") != FORMAT:
+                        raise PortableError(f"line {number}: not a {FORMAT} file")
+                    if int(record.get("version", 0)) > VERSION:
+                        raise PortableError(f"line {number}: export version {record['version']} is newer than "
+                                            f"this miner reads ({VERSION}); upgrade the miner")
+                    header_seen = True
+                    continue
+                if not header_seen:
+                    raise PortableError(f"line {number}: the header line is missing")
+                if kind == "memory":
+                    _import_memory(db, record, columns["memories"], id_map, summary)
+                elif kind == "wording":
+                    record["memory_id"] = _mapped(id_map, record, "memory_id", number)
+                    summary.wordings += _insert(db, "memory_hashes", record, columns["memory_hashes"], "OR IGNORE")
+                elif kind == "evidence":
+                    record["memory_id"] = _mapped(id_map, record, "memory_id", number)
+                    record.pop("id", None)
+                    summary.evidence += _insert(db, "evidence", record, columns["evidence"], "OR IGNORE")
+                elif kind == "link":
+                    record["src"] = _mapped(id_map, record, "src", number)
+                    record["dst"] = _mapped(id_map, record, "dst", number)
+                    summary.links += _insert(db, "links", record, columns["links"], "OR IGNORE")
+                elif kind == "session":
+                    summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
+                elif kind == "checkpoint":
+                    summary.checkpoints += _insert(db, "checkpoints", record, columns["checkpoints"], "OR IGNORE")
+                elif kind == "archive":
+                    summary.archived += _import_archived(db, record, columns["archive"])
+                else:
+                    raise PortableError(f"line {number}: unknown record kind {kind!r}")
+            except sqlite3.IntegrityError as exc:
+                raise PortableError(f"line {number}: {kind} record does not fit the store ({exc})") from None
+            except (KeyError, TypeError, ValueError) as exc:
+                if isinstance(exc, PortableError):
+                    raise
+                raise PortableError(f"line {number}: bad {kind} record ({exc})") from None
+        if not header_seen:
+            raise PortableError("empty file: not an export")
+        for memory_id in sorted(summary.merged_into):
+            # Evidence the file added to a memory the store already had counts, as when mining merges.
+            db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),
+                          session_count = (SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?)
+                          WHERE id = ?""", (memory_id, memory_id, memory_id))
+    summary.remapped = {old: new for old, new in id_map.items() if old != new}
+    return summary
+
+
+def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int:
+    old = record.get(name)
+    if old not in id_map:
+        raise PortableError(f"line {number}: {name} {old!r} names no memory earlier in this file")
+    return id_map[old]
+
+
+def _import_memory(db: sqlite3.Connection, record: dict, columns: list[str], id_map: dict[int, int],
+                   summary: ImportSummary) -> None:
+    old_id = record.get("id")
+    if not isinstance(old_id, int) or not record.get("text") or not record.get("project"):
+        raise PortableError("a memory needs an integer id, a project and a text")
+    record["hash"] = record.get("hash") or content_hash(record["text"])
+    existing = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ?",
+                          (record["project"], record["hash"])).fetchone()
+    if existing is None:
+        existing = db.execute("SELECT memory_id FROM memory_hashes WHERE project = ? AND hash = ?",
+                              (record["project"], record["hash"])).fetchone()
+    if existing is not None:
+        id_map[old_id] = existing[0]
+        summary.merged += 1
+        summary.merged_into.add(existing[0])
+        return
+    if db.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone():
+        record = {k: v for k, v in record.items() if k != "id"}
+    _insert(db, "memories", record, columns)
+    id_map[old_id] = record.get("id") or db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    summary.memories += 1
+
+
+def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str]) -> int:
+    """One archived unit; its id is kept when free, and a unit the store holds already (same entry and unit) is
+    not doubled."""
+    if not isinstance(record.get("text"), str) or not record["text"] or not record.get("project"):
+        raise PortableError("an archived unit needs a project and a text")
+    record["terms"] = " ".join(char_bigrams(record["text"]))
+    if record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?", (record["id"],)).fetchone():
+        record = {k: v for k, v in record.items() if k != "id"}
+    return _insert(db, "archive", record, columns, "OR IGNORE")
+
+
+def import_file(store: Store, path: Path) -> ImportSummary:
+    """Restore an export file (see `import_records`)."""
+    with open(path, encoding="utf-8") as handle:
+        return import_records(store, handle)
+
+
+# --- backup --------------------------------------------------------------------------------
+
+
+def backup(store: Store, target: Path) -> Path:
+    """A consistent copy of the database at `target` (a file, or a folder to put a dated file in).
+
+    SQLite's online backup API copies a snapshot while others keep writing.
+    The copy is a self-contained file (no WAL beside it), readable by its
+    owner only, checked with integrity_check before it replaces `target`.
+    """
+    target = Path(target)
+    if target.is_dir():
+        from datetime import datetime, timezone
+
+        target = target / f"memory-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}.db"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
+    os.close(fd)
+    os.chmod(temp, 0o600)
+    try:
+        copy = sqlite3.connect(temp, isolation_level=None)
+        try:
+            store.db.backup(copy)
+            copy.execute("PRAGMA journal_mode = DELETE")
+            verdict = copy.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            copy.close()
+        if verdict != "ok":
+            raise sqlite3.DatabaseError(f"the copy failed integrity_check: {verdict}")
+        os.replace(temp, target)
+    except BaseException:
+        for leftover in (temp, temp + "-journal"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
+        raise
+    return target
+

@@ -1,0 +1,89 @@
+"""The right to forget, and files only their owner reads.
+
+- `purge`: every row of a project, evidence and archive included, then the
+  full-text indexes rebuilt and VACUUM, and every pre-rendered block removed.
+- `secure_files`: $MINER_HOME 0700 and every file in it 0600.
+
+Which projects are never mined is `exclusions`; what the assistant's words
+may not become is `trust`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import paths
+
+
+def purge(store, project: str) -> dict[str, int]:
+    """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
+    watermarks, recall log, archive), rebuild the full-text indexes and vacuum. Returns counts by table.
+
+    Entry uuids stay in `seen_entries` (they hold no text): the purged
+    transcripts are not mined again; what is said in the project later is,
+    unless it is excluded too.
+    """
+    db = store.db
+    counts: dict[str, int] = {}
+    db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
+    with store.transaction() as db:
+        ids = "SELECT id FROM memories WHERE project = ?"
+        for table, where in (("evidence", f"memory_id IN ({ids})"),
+                             ("links", f"src IN ({ids}) OR dst IN ({ids})"),
+                             ("memory_hashes", f"memory_id IN ({ids}) OR project = ?")):
+            marks = where.count("?")
+            counts[table] = db.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", (project,) * marks).fetchone()[0]
+        # Evidence, links and wordings go with their memories (ON DELETE CASCADE); the trigger clears FTS rows.
+        db.execute("DELETE FROM links WHERE src IN (SELECT id FROM memories WHERE project = ?) "
+                   "OR dst IN (SELECT id FROM memories WHERE project = ?)", (project, project))
+        db.execute("DELETE FROM memory_hashes WHERE project = ?", (project,))
+        db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
+        counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
+        for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive"):
+            counts[table] = db.execute(f"DELETE FROM {table} WHERE project = ?", (project,)).rowcount
+        # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.
+        db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+        db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    counts["cached blocks"] = clear_block_cache()
+    return counts
+
+
+def clear_block_cache() -> int:
+    """Remove every pre-rendered recall block: a block of another project may show this one's global memories."""
+    removed = 0
+    folder = paths.cache_dir()
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if path.is_file():
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
+
+
+def secure_files() -> list[str]:
+    """Make $MINER_HOME 0700 and every file in it 0600; returns what was changed."""
+    changed = []
+    root = paths.data_dir()
+    if not root.is_dir():
+        return changed
+    import stat
+
+    for folder, dirs, files in os.walk(root):  # os.walk does not descend into symlinked folders
+        for name, mode in [(folder, 0o700)] + [(os.path.join(folder, f), 0o600) for f in files]:
+            try:
+                st = os.lstat(name)
+                # A symlink planted in the data folder must not make us change a file elsewhere.
+                if stat.S_ISLNK(st.st_mode):
+                    continue
+                if st.st_mode & 0o777 != mode:
+                    os.chmod(name, mode, follow_symlinks=False) if os.chmod in os.supports_follow_symlinks \
+                        else os.chmod(name, mode)
+                    changed.append(name)
+            except OSError:
+                pass
+    return changed

@@ -1,0 +1,255 @@
+"""A one-shot repair of what is stored: secrets that the current redaction hides, written by an older one.
+
+`scan` counts the rows and files that hold such secrets; `fix` redacts them
+in place and says what it changed:
+
+- every text field of the database: memory text, subject, value and
+  keywords (redacted together, so a capture never keeps what the text
+  lost), evidence, earlier wordings, supersede notes, checkpoints, the
+  recall log and the archive of what was said (its search terms with it); a memory whose redacted text equals another's is merged
+  into it, as an exact repeat would have been;
+- the FTS indexes (rebuilt), and the file itself: `secure_delete` and VACUUM
+  so no freed page keeps the old bytes, and the WAL truncated;
+- the block caches (deleted: the next write renders them again) and the
+  logs (each line redacted).
+
+`miner doctor` runs `scan`; `miner doctor --fix` (which `./install.sh`
+runs on every install and upgrade) runs `fix`, then records
+`REDACTION_VERSION`, so that a background worker knows the store is clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+from ..extract.redact import REDACTION_VERSION, redact, redact_memory
+from .store import Store
+from ..textutil import char_bigrams, content_hash
+
+VERSION_COUNTER = "redaction_version"
+LOG_NAMES = ("hooks.log", "hooks.log.1", "worker.log", "worker.log.1", "watch.log", "watch.log.1")
+
+
+@dataclass
+class Repair:
+    """What a scan found, or a fix changed: counts per place."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    def count(self, place: str, n: int = 1) -> None:
+        if n:
+            self.rows[place] = self.rows.get(place, 0) + n
+
+    @property
+    def total(self) -> int:
+        return sum(self.rows.values()) + len(self.files)
+
+    def line(self) -> str:
+        parts = [f"{n} {place}" for place, n in sorted(self.rows.items())]
+        if self.files:
+            parts.append(f"{len(self.files)} file(s) ({', '.join(Path(f).name for f in self.files)})")
+        return ", ".join(parts) if parts else "nothing"
+
+
+def learn_secrets(store: Store) -> set[str]:
+    """Secrets that context reveals anywhere in the store ("the password is X"): a first pass, so that the
+    second can hide them where they stand alone ("remember X" in a checkpoint)."""
+    known: set[str] = set()
+    archive = " UNION ALL SELECT text FROM archive" if _has_table(store, "archive") else ""
+    for row in store.db.execute("SELECT text FROM memories UNION ALL SELECT text FROM evidence "
+                                "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links" + archive):
+        if row[0]:
+            redact(row[0], known)
+    for (body,) in store.db.execute("SELECT body FROM checkpoints"):
+        _redact_json(body, known)
+    return known
+
+
+def _has_table(store: Store, name: str) -> bool:
+    return store.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def _memory_changes(store: Store, known: set[str]):
+    """(id, project, text, subject, value, keywords) redacted, for each memory that redaction changes."""
+    rows = store.db.execute("SELECT id, project, text, subject, value, keywords FROM memories").fetchall()
+    for row in rows:
+        keywords = row["keywords"].split()
+        text, subject, value, kept, kinds = redact_memory(row["text"], row["subject"], row["value"], keywords,
+                                                          known=known)
+        kept_text = " ".join(kept)
+        if kinds or kept_text != row["keywords"]:
+            yield row["id"], row["project"], text, subject, value, kept_text
+
+
+def _redact_json(body: str, known: set[str]) -> tuple[str, list[str]]:
+    """A JSON document with each string in it redacted (the structure stays valid)."""
+    kinds: list[str] = []
+
+    def walk(value):
+        if isinstance(value, str):
+            new, found = redact(value, known)
+            kinds.extend(found)
+            return new
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return redact(body, known)
+    new = walk(data)
+    return (json.dumps(new, ensure_ascii=False) if kinds else body), kinds
+
+
+def _text_changes(store: Store, table: str, key: str, column: str, known: set[str]):
+    """(key, redacted text) of each row of `table` whose `column` redaction changes."""
+    for row in store.db.execute(f"SELECT {key} AS k, {column} AS v FROM {table}").fetchall():
+        if isinstance(row["v"], str) and row["v"]:
+            new, kinds = _redact_json(row["v"], known) if table == "checkpoints" else redact(row["v"], known)
+            if kinds:
+                yield row["k"], new
+
+
+def _files() -> list[Path]:
+    found = [paths.logs_dir() / name for name in LOG_NAMES]
+    folder = paths.cache_dir()
+    if folder.is_dir():
+        found += sorted(folder.glob("*.json"))
+    return [p for p in found if p.is_file()]
+
+
+def _file_holds_secret(path: Path, known: set[str]) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(redact(text, known)[1])
+
+
+def scan(store: Store) -> Repair:
+    """What `fix` would change (read only)."""
+    found = Repair()
+    known = learn_secrets(store)
+    found.count("memories", sum(1 for _ in _memory_changes(store, known)))
+    for table, key, column in _text_columns(store):
+        found.count(f"{table}.{column}", sum(1 for _ in _text_changes(store, table, key, column, known)))
+    found.files = [str(p) for p in _files() if _file_holds_secret(p, known)]
+    return found
+
+
+_TEXT_COLUMNS = (
+    ("archive", "id", "text"),
+    ("evidence", "id", "text"),
+    ("memory_hashes", "rowid", "text"),
+    ("links", "rowid", "was"),
+    ("checkpoints", "session_id", "body"),
+    ("recall_log", "id", "query"),
+    ("memories", "id", "state_reason"),
+    ("links", "rowid", "reason"),
+)
+
+
+def _text_columns(store: Store) -> list[tuple[str, str, str]]:
+    """The text columns of the tables this store has (a read-only store opened before a migration may lack one)."""
+    return [spec for spec in _TEXT_COLUMNS if _has_table(store, spec[0])]
+
+
+def fix(store: Store) -> Repair:
+    """Redact every stored secret in place (see the module note); what was changed."""
+    done = Repair()
+    known = learn_secrets(store)
+    with store.transaction() as db:
+        for memory_id, project, text, subject, value, keywords in list(_memory_changes(store, known)):
+            digest = content_hash(text)
+            twin = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ? AND id <> ?",
+                              (project, digest, memory_id)).fetchone()
+            if twin is not None:
+                _merge_into(db, memory_id, twin["id"])
+                done.count("memories merged into an equal one")
+                continue
+            db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
+                       (text, digest, subject, value, keywords, memory_id))
+            done.count("memories")
+        for table, key, column in _text_columns(store):
+            for row_key, new in list(_text_changes(store, table, key, column, known)):
+                if table == "archive":  # its search terms are drawn from the text: they change with it
+                    db.execute("UPDATE archive SET text = ?, terms = ? WHERE id = ?",
+                               (new, " ".join(char_bigrams(new)), row_key))
+                elif table == "memory_hashes":
+                    # An earlier wording keeps its own hash; one equal to another wording of the project goes.
+                    row = db.execute("SELECT project FROM memory_hashes WHERE rowid = ?", (row_key,)).fetchone()
+                    if db.execute("SELECT 1 FROM memory_hashes WHERE project = ? AND hash = ? AND rowid <> ?",
+                                  (row["project"], content_hash(new), row_key)).fetchone():
+                        db.execute("DELETE FROM memory_hashes WHERE rowid = ?", (row_key,))
+                    else:
+                        db.execute("UPDATE memory_hashes SET text = ?, hash = ? WHERE rowid = ?",
+                                   (new, content_hash(new), row_key))
+                else:
+                    db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {key} = ?", (new, row_key))
+                done.count(f"{table}.{column}")
+        for index in _indexes(store):
+            db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
+        store.bump(db, VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
+    if done.total:
+        _scrub_file(store)
+    for path in _files():
+        if _redact_file(path, known):
+            done.files.append(str(path))
+    return done
+
+
+def _indexes(store: Store) -> list[str]:
+    return [name for name in ("memories_fts", "archive_fts") if _has_table(store, name)]
+
+
+def _merge_into(db, memory_id: int, twin: int) -> None:
+    """A memory whose redacted text equals another's: its evidence and links move there, then it goes."""
+    db.execute("UPDATE OR IGNORE evidence SET memory_id = ? WHERE memory_id = ?", (twin, memory_id))
+    db.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ? AND dst <> ?", (twin, memory_id, twin))
+    db.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ? AND src <> ?", (twin, memory_id, twin))
+    db.execute("UPDATE OR IGNORE memory_hashes SET memory_id = ? WHERE memory_id = ?", (twin, memory_id))
+    db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+
+def _scrub_file(store: Store) -> None:
+    """No freed page or log frame keeps what was overwritten: secure_delete, VACUUM, and an emptied WAL."""
+    store.db.execute("PRAGMA secure_delete = ON")
+    for index in _indexes(store):
+        store.db.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+    store.db.execute("VACUUM")
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _redact_file(path: Path, known: set[str]) -> bool:
+    """Block caches go (they are rendered again); a log is rewritten line by line, redacted. True if changed."""
+    if path.parent == paths.cache_dir():
+        if _file_holds_secret(path, known):
+            path.unlink(missing_ok=True)
+            return True
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    new, kinds = redact(text, known)
+    if not kinds:
+        return False
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(new)
+    os.replace(tmp, path)
+    return True
+
+
+def needed(store: Store) -> bool:
+    """True when the store was last repaired by an older redaction (or never): a cheap check for workers."""
+    return store.counters().get(VERSION_COUNTER, 0) < REDACTION_VERSION

@@ -1,0 +1,187 @@
+"""Recall blocks rendered ahead of time, so that SessionStart can answer without opening the store.
+
+Standard library only on the reading side (the SessionStart hook); the
+rendering side imports `recall` and `store` when it runs (workers, PreCompact).
+
+The worker renders a project's startup block after its last write, and
+PreCompact renders the session's block after writing its checkpoint. Each
+entry records the state it was rendered from: the identity of the database
+and WAL files (inode, size, modification time, WAL header), the settings
+file and the code. SessionStart uses an entry only when all of these are unchanged;
+anything else (no entry, a stale or unreadable one) falls back to rendering
+from the store, so a cache entry can make SessionStart faster, never wrong.
+Every committed write changes the WAL file: its size, its modification time,
+or (when SQLite restarts the log) the salts in its header; a checkpoint into
+the database file changes that file's modification time. The one blind spot
+is a filesystem whose clock ticks coarser than a whole open-write-close
+cycle of another process right after the entry's own state was taken: an
+entry could then outlive that one write until the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .. import paths
+
+FORMAT = 1
+# Claude Code cuts additionalContext over 10,000 characters (JavaScript length: UTF-16 units).
+CONTEXT_LIMIT = 10_000
+HARD_CHAR_CAP = CONTEXT_LIMIT - 1
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(paths.__file__))
+
+
+cache_dir = paths.cache_dir
+
+
+def startup_path(project: str) -> Path:
+    return cache_dir() / f"startup-{paths.file_stem(project)}.json"
+
+
+def session_path(session_id: str) -> Path:
+    return cache_dir() / f"session-{paths.file_stem(session_id)}.json"
+
+
+# --- what an entry must match ----------------------------------------------------------
+
+
+def store_state() -> list | None:
+    """The database's content identity from file metadata alone; None when there is no database.
+
+    An empty or missing WAL counts the same: a reader may create an empty one.
+    """
+    db = paths.db_path()
+    try:
+        st = os.stat(db)
+    except FileNotFoundError:
+        return None
+    state: list = [st.st_ino, st.st_size, st.st_mtime_ns]
+    try:
+        with open(f"{db}-wal", "rb") as handle:
+            wal = os.fstat(handle.fileno())
+            if wal.st_size:
+                state += [wal.st_size, wal.st_mtime_ns, handle.read(32).hex()]
+    except FileNotFoundError:
+        pass
+    return state
+
+
+def code_state() -> list:
+    """The installed code's identity: an upgrade or an edit of any module re-renders."""
+    stamps: list[int] = []
+    folders = [_PACKAGE_DIR]
+    while folders:  # the package and its stage subpackages (not the data folders, which hold no code)
+        for entry in os.scandir(folders.pop()):
+            if entry.name.endswith(".py"):
+                stamps.append(entry.stat().st_mtime_ns)
+            elif entry.is_dir() and os.path.exists(os.path.join(entry.path, "__init__.py")):
+                folders.append(entry.path)
+    return [len(stamps), max(stamps, default=0)]
+
+
+def config_state() -> str | None:
+    """The user's settings file as it is now (`config.config_path()`, read without importing `config`,
+    whose `typing` import costs milliseconds); the defaults are part of the code."""
+    try:
+        return (paths.config_dir() / "config.json").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError):
+        return "unreadable"
+
+
+def load(path: Path) -> dict | None:
+    """The entry at `path` if it was rendered from the current store, settings and code; else None."""
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    if not isinstance(entry.get("text"), str) or not isinstance(entry.get("record"), dict):
+        return None
+    if entry.get("state") != store_state() or entry.get("code") != code_state():
+        return None
+    if entry.get("config_file") != config_state():
+        return None
+    return entry
+
+
+def save(path: Path, entry: dict) -> None:
+    folder = paths.ensure_private_dir(path.parent)
+    temp = folder / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(entry, handle, ensure_ascii=False)
+    os.replace(temp, path)  # a reader never sees half an entry
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+def utf16_len(text: str) -> int:
+    """Length as JavaScript counts it: characters outside the BMP count twice."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
+    """`text` if it fits `limit` UTF-16 units; else its whole lines that fit, with the closing tag kept."""
+    if utf16_len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    closing = lines[-1] if lines[-1].startswith("</") else ""
+    body = lines[:-1] if closing else lines
+    kept: list[str] = []
+    used = utf16_len(closing) + 1
+    for line in body:
+        cost = utf16_len(line) + 1
+        if used + cost > limit:
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(kept + ([closing] if closing else []))
+
+
+def render(store, project: str, config: dict, situation: str, session_id: str = "") -> tuple[str, dict | None]:
+    """(block text, what to record) from the store; ('', None) when there is nothing to show."""
+    from .. import config as config_mod
+    from .block import build, log_record
+
+    budget = min(config_mod.budget_chars(config), HARD_CHAR_CAP)
+    recall = build(store, project, config, situation=situation, session_id=session_id, budget_chars=budget,
+                   log=False)
+    over = utf16_len(recall.text) - HARD_CHAR_CAP
+    if over > 0:  # characters outside the BMP: shrink the budget by what they add
+        recall = build(store, project, config, situation=situation, session_id=session_id,
+                       budget_chars=max(200, budget - over - 50), log=False)
+    if not (recall.shown or recall.checkpoint):
+        return "", None
+    text = fit_block(recall.text)
+    record = log_record(recall, len(text))
+    return text, record
+
+
+def refresh(path: Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:
+    """Render and save the entry at `path` unless it is current; True when one was written.
+
+    `config` must be what `config.load()` makes of the settings file as it is
+    now. Call it with no write transaction open in this process: the state is
+    taken before reading, and an entry whose store changed meanwhile is not saved.
+    """
+    from ..memory.store import Store
+
+    if load(path) is not None:
+        return False
+    state, settings = store_state(), config_state()
+    if state is None:
+        return False
+    with Store(readonly=True) as store:
+        text, record = render(store, project, config, situation, session_id)
+    if store_state() != state:
+        return False  # written meanwhile: the next worker renders it
+    save(path, {"format": FORMAT, "state": state, "code": code_state(), "config_file": settings,
+                "project": project, "situation": situation, "session_id": session_id, "text": text,
+                "record": record or {}})
+    return True

@@ -1,0 +1,381 @@
+"""Session checkpoints: what a session was doing when its context was compacted or it ended (standard library only).
+
+A checkpoint holds the current task (the latest user requests of the
+session, cleaned and redacted), the session's recent state as it was said
+(its latest requests and the assistant's replies, newest last, up to
+`RECENT_CHARS`: after a compaction or a resume the block opens with a share
+of it), and the ids of the decisions and open todos
+that this session stated or restated. PreCompact writes it so that the block
+after the compaction opens with it; the SessionEnd miner writes it so that
+the next session of the project is ranked against it.
+
+Writing it also closes the project's todos that the session reports done
+("Pagination of the plant list is done now", 已完成): such a todo goes cold
+(out of recall, kept, and active again if it is ever said again), so that a
+new session sees only the todos still open.
+
+Requests are read from the end of the transcript: a long session's file can
+be tens of megabytes, and only its last few requests matter. The PreCompact
+hook writes a checkpoint, so what it reads is bounded whatever the file
+holds: lines are parsed from the end up to `MAX_TAIL_BYTES` in all (a line
+that does not fit, a pasted 50 MB log, is passed over unparsed), no more
+than `MAX_SCAN_BYTES` are read, and each text is cut before it is cleaned or
+redacted (`REQUEST_SCAN_CHARS`, `DONE_SCAN_CHARS`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from ..extract.clean import clean_prose
+from ..extract.redact import redact
+from ..memory.store import Store, StoredMemory, now_iso
+from ..textutil import char_bigrams, keywords, simple_stem
+from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
+
+MAX_REQUESTS = 3
+MAX_REQUEST_CHARS = 600
+MAX_REPLY_CHARS = 1200
+MAX_IDS = 60
+RECENT_CHARS = 8000  # of the session's latest prose kept in a checkpoint: more than a block's share of it
+RECENT_TURN_CHARS = 4000  # of each turn (whole sentences)
+TAIL_BYTES = 256 * 1024  # read from the end in blocks of this size, until enough requests are found;
+MAX_TAIL_BYTES = 4 * 1024 * 1024  # lines kept and parsed: never more than this,
+MAX_SCAN_BYTES = 64 * 1024 * 1024  # bytes read, passing over lines too long to keep: never more than this
+# A text is cut to this many characters before it is cleaned: enough for wrappers and code before the words
+# that say what was asked, far less than a pasted log.
+REQUEST_SCAN_CHARS = 32 * 1024
+DONE_SCAN_CHARS = 64 * 1024  # of each turn, when looking for reports of work done
+MAX_DONE_SENTENCE_CHARS = 2000  # a longer "sentence" is pasted data, not a report
+# Redacted beyond what is kept: a secret that straddles the cut is still whole when it is redacted.
+REDACT_MARGIN = 2048
+_SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
+# Replies that carry no task of their own: "ok", "continue", "yes please".
+_FILLER = frozenset(
+    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "sure", "continue", "go", "go on", "go ahead",
+     "proceed", "carry on", "please continue", "do it", "thanks", "thank you", "ty", "lgtm", "done", "next",
+     "keep going", "sounds good", "great", "perfect", "nice", "good", "right", "yes please", "ok thanks",
+     "okay thanks", "ok continue", "yes continue", "继续", "好", "好的", "可以", "是的", "谢谢"}
+)
+_PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
+
+
+def clip(text: str, limit: int = MAX_REQUEST_CHARS) -> str:
+    """Whole sentences of `text` up to `limit` characters (a word boundary if one sentence is longer)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    for mark in (". ", "。", "! ", "? ", "\n"):
+        pos = cut.rfind(mark)
+        if pos > limit // 2:
+            return cut[: pos + 1].strip()
+    return cut.rsplit(" ", 1)[0] + " …"
+
+
+def request_text(raw: str) -> str:
+    """A user prompt as a task line: wrappers, code, commands and secrets out; '' when nothing is left."""
+    cleaned = clean_prose(cut_text(raw, REQUEST_SCAN_CHARS))
+    text = " ".join(cleaned.split())
+    if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
+        return ""
+    if len(text) < 40 and " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
+        return ""
+    return clip(_redacted(cleaned, MAX_REQUEST_CHARS))
+
+
+def _redacted(cleaned: str, keep: int) -> str:
+    """Cleaned text redacted as it was written (its lines tell a password list from prose), a margin past `keep`."""
+    return redact(cut_text(cleaned.strip(), keep + REDACT_MARGIN))[0]
+
+
+def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> tuple[list[str], list[str]]:
+    """(requests of `session_id`, requests of any session), oldest first; a repeated request counts once, last.
+
+    `texts` holds the `request_text` of turns already worked out, by turn uuid.
+    """
+    own: dict[str, None] = {}
+    anyone: dict[str, None] = {}
+    for turn in turns:
+        if turn.role != "user" or turn.is_sidechain:
+            continue
+        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
+        if not text:
+            continue
+        anyone.pop(text, None)
+        anyone[text] = None
+        if _is_own(turn, session_id):
+            own.pop(text, None)
+            own[text] = None
+    return list(own), list(anyone)
+
+
+def _is_own(turn, session_id: str) -> bool:
+    return not session_id or not turn.session_id or turn.session_id == session_id
+
+
+def _tail_lines(transcript: str, budget: int | None = None, block: int | None = None, scan: int | None = None):
+    """The complete lines at the end of a transcript, newest first: at most `budget` bytes of them.
+
+    Read backwards in blocks, so that a caller that has found what it needs
+    stops early. A last line still being written (no newline yet) is left
+    out, and so is a line that does not fit in what is left of the budget (a
+    pasted 50 MB prompt): it is passed over without being kept, let alone
+    parsed, and the lines before it are read. No more than `scan` bytes are
+    read in all.
+    """
+    budget = MAX_TAIL_BYTES if budget is None else budget
+    block = TAIL_BYTES if block is None else block
+    scan = MAX_SCAN_BYTES if scan is None else scan
+    with open(transcript, "rb") as handle:
+        position = os.fstat(handle.fileno()).st_size
+        read = kept = 0
+        carry = b""  # the start of the line that ends where the previous block began
+        skipping = True  # passing over a line until the newline before it: first the unfinished last line
+        while position > 0 and read < scan and kept < budget:
+            step = min(block, position, scan - read)
+            position -= step
+            read += step
+            handle.seek(position)
+            data = handle.read(step)
+            if skipping:
+                newline = data.rfind(b"\n")
+                if newline < 0:
+                    continue
+                data, skipping = data[:newline], False
+            lines = (data + carry).split(b"\n")
+            carry = lines.pop(0) if position > 0 else b""
+            for line in reversed(lines):
+                if kept + len(line) + 1 <= budget:
+                    kept += len(line) + 1
+                    yield line
+            if len(carry) + 1 > budget - kept:
+                carry, skipping = b"", True  # too long to be kept whole: pass over the rest of it
+
+
+def _tail_turns(transcript: str, budget: int | None = None):
+    """Prose turns from the end of a transcript, newest first (see `_tail_lines`)."""
+    stats = ReadStats()
+    for line in _tail_lines(transcript, budget):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        try:
+            turn = entry_to_turn(entry, transcript, stats)
+        except (TypeError, ValueError, AttributeError, RecursionError):
+            continue  # a shape nothing foresaw: the checkpoint goes on without it
+        if turn is not None:
+            yield turn
+
+
+def _last_reply(turns) -> str:
+    """The assistant's latest prose of the main thread, cleaned, redacted and clipped."""
+    for turn in reversed(turns):
+        if turn.role == "assistant" and not turn.is_sidechain:
+            cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
+            if len(" ".join(cleaned.split())) >= 20:
+                return clip(_redacted(cleaned, MAX_REPLY_CHARS), MAX_REPLY_CHARS)
+    return ""
+
+
+def _said(turn, texts: dict | None = None) -> str:
+    """A main-thread turn as the recent state shows it: a request as a task line, a reply cleaned; redacted,
+    clipped to whole sentences; '' for a filler, a command, a turn without prose."""
+    if turn.is_sidechain:
+        return ""
+    if turn.role == "user":
+        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
+        return text
+    cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
+    if len(" ".join(cleaned.split())) < 20:
+        return ""
+    return clip(_redacted(cleaned, RECENT_TURN_CHARS), RECENT_TURN_CHARS)
+
+
+def _recent(turns, texts: dict | None = None, session_id: str = "") -> list[list[str]]:
+    """The latest [role, text] of the session's main thread, oldest first, up to `RECENT_CHARS` in all."""
+    if session_id and not any(turn.session_id == session_id for turn in turns):
+        session_id = ""  # a resumed session may write under another id: the transcript's latest words stand in
+    recent: list[list[str]] = []
+    size = 0
+    for turn in reversed(turns):
+        if size >= RECENT_CHARS:
+            break
+        if not _is_own(turn, session_id):
+            continue
+        text = _said(turn, texts)
+        if text and not (recent and recent[-1] == [turn.role, text]):
+            recent.append([turn.role, text])
+            size += len(text)
+    return recent[::-1]
+
+
+def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+             limit: int = MAX_REQUESTS) -> tuple[list, list[str], str, list[list[str]]]:
+    """(the turns read, oldest first; the latest requests; the assistant's latest reply; the recent state): see
+    `session_context` and `_recent`."""
+    if stop_after_uuid is not None:
+        # Evaluation cuts: everything up to the cut, read from the start.
+        turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+        own, anyone = _requests_from_turns(turns, session_id)
+        return turns, (own or anyone)[-limit:], _last_reply(turns), _recent(turns, None, session_id)
+    newest_first = []
+    texts: dict[str, str] = {}
+    own: set[str] = set()
+    replied = False
+    prose = 0
+    for turn in _tail_turns(transcript):
+        newest_first.append(turn)
+        if turn.is_sidechain:
+            continue
+        if turn.role == "assistant":
+            replied = True
+            prose += len(turn.text)
+        else:
+            texts[turn.uuid] = text = request_text(turn.text)
+            prose += len(text)
+            if text and _is_own(turn, session_id):
+                own.add(text)
+        if len(own) >= limit and replied and prose >= RECENT_CHARS:
+            break  # the latest requests, reply and state are in: the rest of the file is not read
+    turns = newest_first[::-1]
+    own_requests, anyone = _requests_from_turns(turns, session_id, texts)
+    return turns, (own_requests or anyone)[-limit:], _last_reply(turns), _recent(turns, texts, session_id)
+
+
+def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+                    limit: int = MAX_REQUESTS) -> tuple[list[str], str]:
+    """(the latest user requests of a session, oldest first; the assistant's latest reply).
+
+    Requests are cleaned of wrappers, commands and secrets. When no entry carries
+    `session_id` (a resumed session may write under another id), the transcript's
+    latest requests stand in for it.
+    """
+    return _context(transcript, session_id, stop_after_uuid, limit)[1:3]
+
+
+def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
+                     limit: int = MAX_REQUESTS) -> list[str]:
+    """The latest user requests of a session, oldest first (see `session_context`)."""
+    return session_context(transcript, session_id, stop_after_uuid, limit)[0]
+
+
+def session_memory_ids(store: Store, session_id: str, project: str) -> tuple[list[int], list[int]]:
+    """(decisions, open todos) this session stated or restated, latest first."""
+    rows = store.db.execute(
+        """SELECT m.id, m.category, MAX(e.ts) AS said FROM evidence e JOIN memories m ON m.id = e.memory_id
+           WHERE e.session_id = ? AND m.project = ? AND m.state = 'active' AND m.category IN ('decision', 'todo')
+           GROUP BY m.id ORDER BY said DESC, m.id DESC LIMIT ?""",
+        (session_id, project, 2 * MAX_IDS),
+    ).fetchall()
+    decisions = [r["id"] for r in rows if r["category"] == "decision"][:MAX_IDS]
+    todos = [r["id"] for r in rows if r["category"] == "todo"][:MAX_IDS]
+    return decisions, todos
+
+
+def session_project(store: Store, session_id: str, fallback: str = "") -> str:
+    """The project the miner filed a session under (fixed by its first cwd), else `fallback`."""
+    row = store.session(session_id) if session_id else None
+    return row["project"] if row and row["project"] else fallback
+
+
+# A sentence reporting work as finished, and what makes one a plan, a question or a condition instead.
+_DONE_RE = re.compile(
+    r"(?i)\b(?:done|finished|completed?|implemented|added|fixed|resolved|merged|shipped|deployed|wired(?: up)?|"
+    r"in place|taken care of|works now|working now|closed)\b|已完成|完成了|搞定|已(?:添加|修复|实现|加上|处理|合并|上线)")
+_NOT_DONE_RE = re.compile(
+    r"(?i)\b(?:not|never|still|yet|todo|later|should|shall|will|would|could|going to|need to|needs to|have to|"
+    r"has to|must|remaining|pending|once|when|whenever|if|after|until|before|let's|let me|i'll|we'll)\b|n't\b|\?|"
+    r"还没|未完成|尚未|没有|待|要|需要|以后|之后")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# Words every todo uses: they say that something is open, not what it is.
+_TODO_WORDS = frozenset(
+    """later todo to-do eventually should need needs remaining still next step steps add adding follow
+    follow-up up open pending item items work left maybe also someday soon future""".split())
+MIN_SHARED = 2
+SHARED_SHARE = 0.6  # of the todo's words; of its CJK character pairs, CJK_SHARE (pairs overlap, words do not)
+CJK_SHARE = 0.4
+
+
+def _stems(words) -> set[str]:
+    return {simple_stem(w) for w in words if not w.isdigit() and w not in _TODO_WORDS}
+
+
+def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, str]]:
+    """The project's open todos that a later sentence of these turns reports done, with that sentence.
+
+    A sentence counts when it reports something finished ("…is done now", "added …", 已完成), is no
+    plan, question or condition ("once … is done", "not done yet"), was said after the todo was
+    last said, and names most of what the todo names (at least two of its words).
+    """
+    todos = store._memories("WHERE project = ? AND state = 'active' AND category = 'todo'", (project,))
+    words = {t.id: _stems(t.keywords.split() or keywords(t.text)) for t in todos}
+    pairs = {t.id: set(char_bigrams(t.text)) for t in todos}
+    todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
+    if not todos:
+        return []
+    # Which todos use each word: a sentence is checked against the todos it shares two words with, not all.
+    index: dict[str, list[int]] = {}
+    for k, todo in enumerate(todos):
+        for word in words[todo.id]:
+            index.setdefault(word, []).append(k)
+    found: dict[int, tuple[StoredMemory, str]] = {}
+    for turn in turns:
+        if turn.is_sidechain:
+            continue
+        for written in _SENTENCE_RE.split(clean_prose(cut_text(turn.text, DONE_SCAN_CHARS))):
+            if len(written) > MAX_DONE_SENTENCE_CHARS:
+                continue
+            sentence = " ".join(written.split())
+            if not sentence or not _DONE_RE.search(sentence) or _NOT_DONE_RE.search(sentence):
+                continue
+            shared: dict[int, int] = {}
+            for word in _stems(keywords(sentence, limit=64)):
+                for k in index.get(word, ()):
+                    shared[k] = shared.get(k, 0) + 1
+            for k in sorted(k for k, n in shared.items() if n >= MIN_SHARED):
+                todo = todos[k]
+                if todo.id in found or not turn.ts or turn.ts <= (todo.last_seen or ""):
+                    continue
+                own = words[todo.id]
+                cjk = len(own & pairs[todo.id])  # character pairs of scripts written without spaces
+                needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
+                if shared[k] >= needed:
+                    found[todo.id] = (todo, clip(redact(written.strip())[0], 200))
+    return list(found.values())
+
+
+def close_done_todos(store: Store, project: str, turns) -> list[int]:
+    """Move the todos these turns report done to cold storage (said again, they come back); their ids."""
+    done = done_todos(store, project, turns)
+    if done:
+        with store.transaction() as db:
+            for todo, sentence in done:
+                store.set_state(db, todo.id, "cold", f"done: {sentence}")
+    return [todo.id for todo, _ in done]
+
+
+def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
+                     stop_after_uuid: str | None = None) -> dict:
+    """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
+    turns, requests, last_reply, recent = _context(transcript, session_id, stop_after_uuid)
+    if not store.readonly:
+        close_done_todos(store, project, turns)
+    decisions, todos = session_memory_ids(store, session_id, project)
+    body = {
+        "session_id": session_id,
+        "project": project,
+        "created_at": now_iso(),
+        "task": requests,
+        "last_reply": last_reply,
+        "recent": recent,
+        "decisions": decisions,
+        "todos": todos,
+    }
+    store.put_checkpoint(session_id, project, body)
+    return body

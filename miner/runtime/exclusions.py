@@ -1,0 +1,111 @@
+"""Excluded projects: never mined, never archived, never injected (standard library only: the hooks read them).
+
+The globs of project folders are kept in `$XDG_CONFIG_HOME/miner/exclusions.json`
+(`miner exclude add|remove|list`). `is_excluded` never raises: a broken file
+excludes everything until it is fixed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+
+from .. import paths
+
+EXCLUSIONS_FILE = "exclusions.json"
+
+
+class PrivacyError(ValueError):
+    """A privacy command cannot do what was asked; the message says why, in one line."""
+
+
+def exclusions_path():
+    return paths.config_dir() / EXCLUSIONS_FILE
+
+
+def load_exclusions() -> list[str]:
+    """The excluded project globs; [] when there is no file. A broken file excludes nothing and says so."""
+    try:
+        with open(exclusions_path(), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
+    globs = data.get("exclude") if isinstance(data, dict) else None
+    if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
+        raise PrivacyError(f"{exclusions_path()} must hold {{\"exclude\": [\"glob\", ...]}}; fix or remove it")
+    return globs
+
+
+def _save_exclusions(globs: list[str]) -> None:
+    path = exclusions_path()
+    paths.ensure_private_dir(path.parent)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"exclude": globs}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def normalise_glob(glob: str, cwd: str | None = None) -> str:
+    """An absolute glob: `~` expanded, relative paths taken from `cwd`, no trailing slash.
+
+    A glob that starts with a wildcard (`*/secret-*`) is kept as it is: it matches anywhere.
+    """
+    glob = os.path.expanduser(glob.strip())
+    if not glob:
+        raise PrivacyError("an empty glob would exclude nothing; give a project folder or a pattern")
+    if not glob.startswith(("*", "?", "[", "/")):
+        glob = os.path.join(cwd or os.getcwd(), glob)
+    glob = glob.rstrip("/") or "/"
+    return os.path.normpath(glob) if not any(c in glob for c in "*?[") else glob
+
+
+def add_exclusion(glob: str, cwd: str | None = None) -> tuple[str, bool]:
+    """(the glob as stored, True when it was not there yet)."""
+    normal = normalise_glob(glob, cwd)
+    globs = load_exclusions()
+    if normal in globs:
+        return normal, False
+    _save_exclusions(globs + [normal])
+    return normal, True
+
+
+def remove_exclusion(glob: str, cwd: str | None = None) -> str:
+    """Remove a glob (as given, or as `add` normalised it); returns what was removed."""
+    globs = load_exclusions()
+    for candidate in (glob, normalise_glob(glob, cwd)):
+        if candidate in globs:
+            _save_exclusions([g for g in globs if g != candidate])
+            return candidate
+    raise PrivacyError(f"{glob!r} is not excluded; `miner exclude list` shows the globs")
+
+
+def is_excluded(path: str, globs: list[str] | None = None) -> bool:
+    """True when a cwd or project folder (or a folder above it) matches an excluded glob.
+
+    Never raises: a broken exclusions file must not break a hook, so it then
+    errs on the safe side and excludes everything.
+    """
+    if not path:
+        return False
+    if globs is None:
+        try:
+            globs = load_exclusions()
+        except PrivacyError:
+            return True
+    if not globs:
+        return False
+    candidates = {os.path.normpath(os.path.abspath(path))}
+    try:
+        candidates.add(os.path.normpath(paths.project_root(path)))
+    except Exception:  # noqa: BLE001 - a probe failure only means one candidate fewer
+        pass
+    for candidate in candidates:
+        for glob in globs:
+            if fnmatch.fnmatchcase(candidate, glob) or fnmatch.fnmatchcase(candidate, glob.rstrip("/") + "/*"):
+                return True
+    return False

@@ -1,0 +1,193 @@
+"""Per-transcript locks so that any number of hooks and miners can run at once (standard library only).
+
+A miner holds an exclusive `flock` on the transcript's lock file for as long
+as it mines. The Stop and SessionEnd hooks take that lock themselves before
+they start a miner and hand the locked descriptor down to it, so there is no
+moment when a miner is starting but not yet holding its lock: a hook that
+finds the lock taken knows a miner is running (or about to) and leaves a
+`pending` mark instead of starting a second one. The running miner looks for
+the mark after it lets go of the lock and mines again, so new lines are never
+left behind: hooks mark before they try the lock, miners release before they
+look at the mark.
+
+Checkpoint requests (SessionEnd asks for the session's checkpoint to be
+written after the final mining, PreCompact for the checkpoint and the block
+after the compaction) are small JSON files beside the lock, taken by
+whichever miner holds the lock next. PreCompact waits, for a bounded time,
+while its `wait` mark exists: that miner removes it once the checkpoint is
+written, and the hook itself when it stops waiting, so none is left behind.
+
+The lock of a project's catch-up mining works the same way, keyed by project.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+from .. import paths
+
+POLL_S = 0.05
+
+
+
+
+def lock_file(transcript: str) -> Path:
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.lock"
+
+
+def pending_file(transcript: str) -> Path:
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.pending"
+
+
+def catchup_lock_file(project: str) -> Path:
+    return paths.locks_dir() / f"catchup-{paths.file_stem(project)}.lock"
+
+
+def _acquire(path: Path, wait_s: float = 0.0) -> int | None:
+    """An fd holding an exclusive lock on `path`, or None when another process holds it after `wait_s`."""
+    paths.ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(POLL_S)
+        except BaseException:
+            os.close(fd)
+            raise
+
+
+def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
+    """An fd holding the transcript's lock, or None when a miner holds it (after waiting `wait_s`)."""
+    return _acquire(lock_file(transcript), wait_s)
+
+
+def try_catchup_lock(project: str) -> int | None:
+    """An fd holding the project's catch-up lock, or None when a catch-up is already running."""
+    return _acquire(catchup_lock_file(project))
+
+
+def release(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def holds_lock(fd: int) -> bool:
+    """True when `fd` is an open file (a lock handed down by a hook is checked before it is trusted)."""
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+def is_locked(transcript: str) -> bool:
+    fd = try_lock(transcript)
+    if fd is None:
+        return True
+    release(fd)
+    return False
+
+
+def mark_pending(transcript: str) -> None:
+    paths.ensure_private_dir(paths.locks_dir())
+    fd = os.open(pending_file(transcript), os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
+
+
+def take_pending(transcript: str) -> bool:
+    """True (and the mark removed) when a hook asked for another pass."""
+    try:
+        pending_file(transcript).unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def is_pending(transcript: str) -> bool:
+    """True when a hook asked for another pass (the mark is left in place)."""
+    return pending_file(transcript).exists()
+
+
+# --- checkpoint requests ---------------------------------------------------------------
+
+
+def checkpoint_request_file(transcript: str, session_id: str) -> Path:
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.checkpoint"
+
+
+def checkpoint_wait_file(transcript: str, session_id: str) -> Path:
+    """Exists while PreCompact waits for the checkpoint it asked for; the miner removes it once that is written."""
+    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.wait"
+
+
+def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block: bool = False) -> Path:
+    """Ask the miner that next holds the transcript's lock to write this session's checkpoint.
+
+    `compact_block`: and to render the session's block for the SessionStart
+    after its compaction, and to say when the checkpoint is written (`stop_waiting`).
+    """
+    folder = paths.ensure_private_dir(paths.locks_dir())
+    path = checkpoint_request_file(transcript, session_id)
+    temp = folder / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"session_id": session_id, "cwd": cwd, "compact_block": compact_block}, handle)
+    os.replace(temp, path)  # a miner never reads half a request
+    return path
+
+
+def take_checkpoint_requests(transcript: str) -> list[dict]:
+    """The checkpoint requests waiting for this transcript (removed as they are taken)."""
+    folder = paths.locks_dir()
+    prefix = paths.file_stem(transcript) + "."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
+    except FileNotFoundError:
+        return []
+    requests = []
+    for name in sorted(names):
+        path = folder / name
+        try:
+            raw = path.read_text(encoding="utf-8")
+            path.unlink()
+        except OSError:
+            continue  # another miner took it
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(body, dict) and isinstance(body.get("session_id"), str) and body["session_id"]:
+            requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or ""),
+                             "compact_block": body.get("compact_block") is True})
+    return requests
+
+
+def start_waiting(transcript: str, session_id: str) -> None:
+    """PreCompact waits for this session's checkpoint (see `checkpoint_wait_file`)."""
+    paths.ensure_private_dir(paths.locks_dir())
+    os.close(os.open(checkpoint_wait_file(transcript, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def still_waiting(transcript: str, session_id: str) -> bool:
+    """True until the miner has written the checkpoint (or the waiting hook gave up)."""
+    return checkpoint_wait_file(transcript, session_id).exists()
+
+
+def stop_waiting(transcript: str, session_id: str) -> None:
+    """The checkpoint is written (the miner), or the hook waits no longer (PreCompact): no mark is left behind."""
+    try:
+        checkpoint_wait_file(transcript, session_id).unlink()
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,426 @@
+"""`miner watch`: a daemon that mines Claude Code transcripts as they are written.
+
+A watchdog observer watches the projects folder recursively (subagent
+transcripts included). Writes come in bursts, one line at a time, so a
+transcript is mined once it has been quiet for `debounce_s` (or has been
+written to for `MAX_WAIT_S` without a pause); mining is
+incremental (watermarks), and each transcript is mined under its lock
+(`locks`), exactly as the hooks' background miners do, so the watcher,
+hooks and CLI commands can run at once. A slow rescan backs the observer
+up (a folder created and written at once can beat its inotify watch).
+Only regular files reached without a symlink are mined: a symlink below the
+projects folder (to a file or a folder, inside it or out) is ignored, so the
+watcher never reads outside Claude's folder.
+
+One watcher per data folder: the pidfile is held with `flock` for the
+watcher's life, so a stale pidfile never blocks a new one. A status file
+(JSON: pid, start time, transcripts watched, last mined, error count) is
+rewritten after each round. SIGTERM and SIGINT stop it cleanly. A
+transcript deleted or replaced while watched is not an error: mining a
+deleted file is skipped, and a replaced one is read again from its start.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Callable
+from xml.sax.saxutils import escape
+
+from .. import paths
+from ..memory.store import Store, now_iso
+from ..extract.transcript import contained_transcript, real_path_below, transcript_files
+
+RESCAN_S = 30.0
+MAX_WAIT_S = 10.0  # a transcript written to without pause is still mined this often
+TICK_S = 0.1
+SERVICE_NAME = "transcript-miner-watch"
+LAUNCHD_LABEL = "dev.transcript-miner.watch"
+
+
+class WatchError(RuntimeError):
+    """The watcher cannot start or be reached; the message says why."""
+
+
+def pid_file() -> Path:
+    return paths.data_dir() / "watch.pid"
+
+
+def status_file() -> Path:
+    return paths.data_dir() / "watch.status.json"
+
+
+def note(message: str) -> None:
+    print(f"[watch {os.getpid()} {now_iso()}] {message}", file=sys.stderr, flush=True)
+
+
+# --- pidfile ------------------------------------------------------------------------------------
+
+
+def _take_pidfile() -> int:
+    """An fd holding the pidfile's lock, with our pid written in it; WatchError when a watcher runs."""
+    paths.ensure_private_dir(paths.data_dir())
+    fd = os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise WatchError(f"a watcher is already running (pid {running_pid() or '?'}); `miner watch --stop` stops it")
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def running_pid() -> int | None:
+    """The pid of the running watcher of this data folder, or None."""
+    path = pid_file()
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return None  # nobody holds it: a stale file
+        except BlockingIOError:
+            pass
+        try:
+            return int(os.read(fd, 32).decode().strip() or 0) or None
+        except ValueError:
+            return None
+    finally:
+        os.close(fd)
+
+
+# --- status ------------------------------------------------------------------------------------
+
+
+class Status:
+    """What `miner watch --status` shows, rewritten atomically."""
+
+    def __init__(self, root: Path):
+        self.data = {"pid": os.getpid(), "started_at": now_iso(), "root": str(root), "running": True,
+                     "files_watched": 0, "mined": 0, "last_mined": None, "last_mined_at": None,
+                     "errors": 0, "last_error": None, "updated_at": now_iso()}
+
+    def mined(self, transcript: str) -> None:
+        self.data["mined"] += 1
+        self.data["last_mined"] = transcript
+        self.data["last_mined_at"] = now_iso()
+
+    def error(self, message: str) -> None:
+        self.data["errors"] += 1
+        self.data["last_error"] = message[-500:]
+
+    def write(self, **changes) -> None:
+        self.data.update(changes, updated_at=now_iso())
+        path = status_file()
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(self.data, handle, indent=2)
+        os.replace(temp, path)
+
+
+def read_status() -> dict | None:
+    try:
+        return json.loads(status_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def status_lines() -> list[str]:
+    """`miner watch --status`: running or not, and what the watcher did."""
+    pid = running_pid()
+    status = read_status() or {}
+    if pid is None:
+        lines = ["watcher: not running"]
+        if status:
+            lines.append(f"last run: pid {status.get('pid')}, started {status.get('started_at')}, "
+                         f"stopped {status.get('stopped_at') or 'without a clean stop'}")
+    else:
+        lines = [f"watcher: running, pid {pid}, since {status.get('started_at', '?')}"]
+    if status:
+        lines += [
+            f"watching     {status.get('root')} ({status.get('files_watched', 0)} transcripts)",
+            f"mined        {status.get('mined', 0)} passes; last {status.get('last_mined') or 'none'}"
+            + (f" at {status['last_mined_at']}" if status.get("last_mined_at") else ""),
+            f"errors       {status.get('errors', 0)}" + (f" (last: {status['last_error'].splitlines()[-1]})"
+                                                         if status.get("last_error") else ""),
+        ]
+    return lines
+
+
+def stop(timeout_s: float = 30.0) -> str:
+    """`miner watch --stop`: SIGTERM the running watcher and wait until it has let go of its pidfile."""
+    pid = running_pid()
+    if pid is None:
+        return "watcher: not running"
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "watcher: not running"
+    deadline = time.monotonic() + timeout_s
+    while running_pid() is not None:
+        if time.monotonic() > deadline:
+            raise WatchError(f"the watcher (pid {pid}) did not stop within {timeout_s:.0f}s")
+        time.sleep(0.05)
+    return f"watcher (pid {pid}) stopped"
+
+
+# --- the watcher ---------------------------------------------------------------------------------
+
+
+class _Miner:
+    """The hooks' lazy miner (spaCy loads on first real work), reporting to the status."""
+
+    def __init__(self, store: Store, config: dict, status: Status):
+        from ..worker import LazyMiner
+
+        self.inner = LazyMiner(store, config)
+        self.status = status
+
+    def mine_file(self, transcript: str):
+        try:
+            result = self.inner.mine_file(transcript)
+        except FileNotFoundError:
+            raise  # deleted while watched: `mine_locked` notes it, not an error
+        except Exception:
+            self.status.error(f"{transcript}: {traceback.format_exc()}")
+            raise
+        if result is not None:
+            self.status.mined(transcript)
+        return result
+
+
+class Watcher:
+    """Debounced, incremental mining of every transcript under `root`."""
+
+    def __init__(self, store: Store, config: dict, root: Path, debounce_s: float = 1.0):
+        self.store = store
+        self.config = config
+        self.root = root
+        self.debounce_s = debounce_s
+        self.status = Status(root)
+        self.miner = _Miner(store, config, self.status)
+        self.dirty: dict[str, tuple[float, float]] = {}  # path -> (first write not yet mined, last write)
+        self.known: set[str] = set()
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    # Called from the observer's thread.
+    def touched(self, path: str, deleted: bool = False) -> None:
+        if not path.endswith(".jsonl"):
+            return
+        if deleted:
+            key = real_path_below(path, self.root)
+            if key is None:
+                return
+            with self.lock:
+                self.known.discard(key)
+                self.dirty.pop(key, None)
+            return
+        # Only a regular file reached without a symlink: a link never leads the watcher out of Claude's folder.
+        key = contained_transcript(path, self.root)
+        if key is None:
+            return
+        with self.lock:
+            self.known.add(key)
+            now = time.monotonic()
+            self.dirty[key] = (self.dirty.get(key, (now, now))[0], now)
+
+    def rescan(self) -> None:
+        """Every transcript with complete lines past its watermark becomes due (startup, and as a backstop)."""
+        from ..worker import has_unmined_line
+
+        marks = self.store.watermarks()
+        found = set()
+        for path in transcript_files(self.root, self.root):
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                continue
+            found.add(path)
+            mark = marks.get(path)
+            if mark is None or size < mark or has_unmined_line(Path(path), mark):
+                with self.lock:
+                    self.dirty.setdefault(path, (0.0, 0.0))
+        with self.lock:
+            self.known = found | {p for p in self.known if os.path.exists(p)}
+
+    def due(self) -> list[str]:
+        now = time.monotonic()
+        with self.lock:
+            ready = [p for p, (first, last) in self.dirty.items()
+                     if now - last >= self.debounce_s or now - first >= MAX_WAIT_S]
+            for path in ready:
+                del self.dirty[path]
+        return sorted(ready)
+
+    def mine_round(self, transcripts: list[str]) -> None:
+        from ..worker import mine_locked, refresh_blocks, refresh_compact_blocks, transcript_projects
+
+        mined = []
+        compact: list[tuple[str, str]] = []
+        for transcript in transcripts:
+            if self.stopping.is_set():
+                break
+            # Checked again now: the file may have been replaced by a symlink since it was seen.
+            resolved = contained_transcript(transcript, self.root)
+            if resolved is None:
+                continue  # deleted before its turn came, or no longer a regular file
+            try:
+                # Another miner (a hook's) holding the lock gets a pending mark and mines it itself.
+                mine_locked(self.miner, resolved, wait_s=0.0, store=self.store,
+                            on_checkpoint=lambda session_id, project: compact.append((session_id, project)))
+                mined.append(resolved)
+            except Exception:  # noqa: BLE001 - the watcher outlives any one transcript
+                self.status.error(f"{transcript}: {traceback.format_exc()}")
+                note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+        if self.config["recall_cache"]:
+            refresh_compact_blocks(compact, self.config)
+            if mined:
+                refresh_blocks(transcript_projects(self.store, mined), self.config)
+
+    def run(self) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):
+                if event.is_directory:
+                    return
+                kind = event.event_type
+                if kind in ("created", "modified", "closed"):
+                    watcher.touched(os.fsdecode(event.src_path))
+                elif kind == "deleted":
+                    watcher.touched(os.fsdecode(event.src_path), deleted=True)
+                elif kind == "moved":
+                    watcher.touched(os.fsdecode(event.src_path), deleted=True)
+                    watcher.touched(os.fsdecode(event.dest_path))
+
+        observer = Observer()
+        observer.schedule(Handler(), str(self.root), recursive=True)
+        observer.start()
+        note(f"watching {self.root} (debounce {self.debounce_s:.2f}s)")
+        try:
+            self.rescan()
+            last_scan = time.monotonic()
+            self.status.write(files_watched=len(self.known))
+            while not self.stopping.is_set():
+                if time.monotonic() - last_scan >= RESCAN_S:
+                    self.rescan()
+                    last_scan = time.monotonic()
+                ready = self.due()
+                if ready:
+                    self.mine_round(ready)
+                    self.status.write(files_watched=len(self.known))
+                self.stopping.wait(TICK_S)
+        finally:
+            observer.stop()
+            observer.join(timeout=10)
+            self.status.write(running=False, stopped_at=now_iso(), files_watched=len(self.known))
+            note("stopped")
+
+
+def run(config: dict, debounce_s: float = 1.0, root: Path | None = None,
+        on_start: Callable[[Watcher], None] | None = None) -> None:
+    """Run the watcher in the foreground until SIGTERM or SIGINT."""
+    root = Path(root or paths.projects_dir())
+    pid_fd = _take_pidfile()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with Store() as store:
+            watcher = Watcher(store, config, root, debounce_s)
+
+            def request_stop(signum, _frame):
+                note(f"signal {signum}: stopping")
+                watcher.stopping.set()
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, request_stop)
+                signal.signal(signal.SIGINT, request_stop)
+            if on_start:
+                on_start(watcher)
+            watcher.run()
+    finally:
+        try:
+            pid_file().unlink()
+        except OSError:
+            pass
+        os.close(pid_fd)
+
+
+# --- service definitions -------------------------------------------------------------------------
+
+
+def _environment() -> dict[str, str]:
+    """The variables that decide where data and transcripts live, as set now."""
+    return {name: os.environ[name] for name in ("MINER_HOME", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME",
+                                                "XDG_CONFIG_HOME") if os.environ.get(name)}
+
+
+def service_definition(platform: str | None = None, python: str | None = None) -> str:
+    """A systemd user unit (Linux) or a launchd agent plist (macOS) that runs `miner watch`."""
+    platform = platform or sys.platform
+    python = python or sys.executable
+    command = [python, "-m", "miner.cli", "watch"]
+    env = _environment()
+    if platform == "darwin":
+        env_xml = "".join(f"\n      <key>{escape(k)}</key><string>{escape(v)}</string>" for k, v in env.items())
+        log = escape(str(paths.logs_dir() / "watch.log"))
+        args = "".join(f"\n    <string>{escape(a)}</string>" for a in command)
+        return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- Save as ~/Library/LaunchAgents/{LAUNCHD_LABEL}.plist, then:
+     mkdir -p {log.rsplit('/', 1)[0]} && launchctl load -w ~/Library/LaunchAgents/{LAUNCHD_LABEL}.plist -->
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>{LAUNCHD_LABEL}</string>
+  <key>ProgramArguments</key>
+  <array>{args}
+  </array>
+  <key>EnvironmentVariables</key>
+  <dict>{env_xml}
+  </dict>
+  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
+  <key>StandardErrorPath</key><string>{log}</string>
+  <key>StandardOutPath</key><string>{log}</string>
+</dict>
+</plist>
+"""
+    exec_start = " ".join(_systemd_quote(a) for a in command)
+    env_lines = "".join(f"Environment={_systemd_quote(f'{k}={v}')}\n" for k, v in env.items())
+    return f"""# Save as ~/.config/systemd/user/{SERVICE_NAME}.service, then:
+#   systemctl --user daemon-reload && systemctl --user enable --now {SERVICE_NAME}
+# Logs: journalctl --user -u {SERVICE_NAME}
+[Unit]
+Description=Transcript Miner watcher: mines Claude Code transcripts as they are written
+
+[Service]
+Type=simple
+ExecStart={exec_start}
+{env_lines}Restart=on-failure
+RestartSec=5
+KillSignal=SIGTERM
+TimeoutStopSec=30
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def _systemd_quote(value: str) -> str:
+    if value and all(c.isalnum() or c in "/._-=:+@" for c in value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
