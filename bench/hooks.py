@@ -72,23 +72,24 @@ def with_env(env: dict[str, str]):
 
 def build_store(count: int, project: str, session_id: str) -> float:
     """`count` synthetic memories (80% in `project`) and a last-session checkpoint; returns seconds taken."""
-    from miner.memory.store import NewMemory, Store
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
 
     rng = random.Random(count)
     started = time.perf_counter()
     with Store() as store:
-        with store.transaction() as db:
+        with store.atomic():
             for i in range(count):
                 words = rng.sample(WORDS, 4)
                 text = (f"We decided to use {words[0]} with {words[1]} for the {words[2]} {words[3]} layer "
                         f"(item {i}).")
-                store.add_memory(db, NewMemory(
+                store.add_memory(NewMemory(
                     project=project if rng.random() < PROJECT_SHARE else f"/work/other-{i % 9}",
                     category=CATEGORIES[i % 4], text=text, confidence=round(rng.uniform(0.4, 0.95), 2),
                     rule_id="bench", role="user", session_id=f"bench-{i // 40}", transcript="/bench.jsonl",
                     entry_uuid=f"bench-{i}",
                     ts=f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00.000Z"))
-            store.upsert_session(db, session_id, project, project, "main", "/bench.jsonl", "2025-12-01T10:00:00.000Z")
+            store.upsert_session(session_id, project, project, "main", "/bench.jsonl", "2025-12-01T10:00:00.000Z")
         store.put_checkpoint("last-session", project, {"session_id": "last-session", "project": project,
                                                        "task": ["Add retry with backoff to the webhook worker queue."],
                                                        "decisions": [], "todos": []})
@@ -125,9 +126,9 @@ def build_archive(count: int, project: str) -> float:
         "Jitter keeps the retries of many webhook consumers from arriving at the same second.",
         "We agreed with the payments team that a dead-lettered webhook is replayed by hand.",
     ]
-    with Store() as store, store.transaction() as db:
-        store.archive_units(db, rows())
-        store.archive_units(db, [(project, "bench-planted", "/bench.jsonl", f"planted-{n}", 0, "assistant",
+    with Store() as store, store.atomic():
+        store.archive_units(rows())
+        store.archive_units([(project, "bench-planted", "/bench.jsonl", f"planted-{n}", 0, "assistant",
                                   "2025-11-30T10:00:00Z", text, "", 0.8) for n, text in enumerate(planted)])
     return time.perf_counter() - started
 
@@ -135,8 +136,8 @@ def build_archive(count: int, project: str) -> float:
 def make_transcript(project: str, session_id: str) -> Path:
     """A short transcript in Claude's folder, already mined (the Stop worker then has nothing to do)."""
     from miner import paths
-    from miner.memory.store import Store
     from miner.extract.transcript import head_digest
+    from miner.memory.store import Store
 
     folder = paths.projects_dir() / paths.encode_project(project)
     folder.mkdir(parents=True, exist_ok=True)
@@ -150,8 +151,8 @@ def make_transcript(project: str, session_id: str) -> Path:
                                      "timestamp": "2025-12-01T10:00:00.000Z",
                                      "message": {"role": role, "content": content}}) + "\n")
     resolved = str(transcript.resolve())
-    with Store() as store, store.transaction() as db:
-        store.set_watermark(db, resolved, transcript.stat().st_size, transcript.stat().st_ino,
+    with Store() as store, store.atomic():
+        store.set_watermark(resolved, transcript.stat().st_size, transcript.stat().st_ino,
                             head_digest(resolved, 512), project)
     return transcript
 

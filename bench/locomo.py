@@ -27,8 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from miner import config as config_mod  # noqa: E402
-from miner.recall.block import build, format_item, rank  # noqa: E402
-from miner.memory.store import NewMemory, Store  # noqa: E402
+from miner.memory.records import NewMemory  # noqa: E402
+from miner.memory.store import Store  # noqa: E402
+from miner.recall.block import build, format_item  # noqa: E402
+from miner.recall.rank import rank  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "bench" / "locomo10.json"
 
@@ -43,7 +45,7 @@ def session_time(text: str) -> str:
 def load_conversation(store: Store, sample: dict) -> str:
     project = f"/locomo/{sample['sample_id']}"
     conversation = sample["conversation"]
-    with store.transaction() as db:
+    with store.atomic():
         for key, turns in conversation.items():
             if not re.fullmatch(r"session_\d+", key) or not turns:
                 continue
@@ -52,7 +54,7 @@ def load_conversation(store: Store, sample: dict) -> str:
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [shares a photo: {turn['blip_caption']}]"
-                store.add_memory(db, NewMemory(
+                store.add_memory(NewMemory(
                     project=project, category="fact", text=text, confidence=0.6, rule_id="locomo", role="user",
                     session_id=key, transcript="locomo", entry_uuid=turn["dia_id"], ts=stamp))
     return project

@@ -67,8 +67,8 @@ def main() -> int:
         files, size = make_corpus(sources, int(args.mb * 1e6), root / "projects")
 
         from miner import config as config_mod
-        from miner.runtime.mine import Miner, find_transcripts
         from miner.memory.store import Store
+        from miner.runtime.mine import Miner, find_transcripts
 
         started = time.perf_counter()
         store = Store(root / "home" / "memory.db")

@@ -24,8 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from miner import config as config_mod  # noqa: E402
-from miner.recall.block import build, relevance_scores  # noqa: E402
-from miner.memory.store import NewMemory, Store  # noqa: E402
+from miner.memory.records import NewMemory  # noqa: E402
+from miner.memory.store import Store  # noqa: E402
+from miner.recall.block import build  # noqa: E402
+from miner.recall.rank import relevance_scores  # noqa: E402
 
 WORDS = ("cache database deploy docker webhook payment retry schema migration parser token session queue "
          "worker cron index search budget sync render template router auth login export import backup "
@@ -45,9 +47,9 @@ def stamp(n: int, count: int) -> str:
 
 
 def fill(store: Store, count: int, rng: random.Random) -> None:
-    with store.transaction() as db:
+    with store.atomic():
         for n in range(0, count, 50):  # sessions of 50 memories each, as the miner files them
-            store.upsert_session(db, f"s{n // 50}", "/bench/project", "/bench/project", "main", "/bench.jsonl",
+            store.upsert_session(f"s{n // 50}", "/bench/project", "/bench/project", "main", "/bench.jsonl",
                                  stamp(min(count - 1, n + 49), count))
         for n in range(count):
             words = list(dict.fromkeys(rng.choices(VOCABULARY, weights=ZIPF, k=8)))[:6]
@@ -55,7 +57,7 @@ def fill(store: Store, count: int, rng: random.Random) -> None:
             project = "/bench/project" if n % 10 else f"/bench/other-{n % 7}"
             # Every 25th is a preference the user made global (recalled in every project), as heavy users have.
             scope, category = ("global", "preference") if n % 25 == 0 else ("project", CATEGORIES[n % 4])
-            store.add_memory(db, NewMemory(
+            store.add_memory(NewMemory(
                 project=project, category=category, scope=scope,
                 text=f"The {words[0]} {words[1]} uses {words[2]} for {words[3]} with {words[4]} and {words[5]} #{n}.",
                 confidence=0.6 + (n % 5) / 10, rule_id="bench", role="user" if n % 3 else "assistant",

@@ -23,20 +23,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from miner.recall.checkpoint import done_todos  # noqa: E402
 from miner.extract.model import Turn  # noqa: E402
-from miner.memory.store import NewMemory, Store  # noqa: E402
+from miner.memory.records import NewMemory  # noqa: E402
+from miner.memory.store import Store  # noqa: E402
+from miner.recall.checkpoint import done_todos  # noqa: E402
 
 WORDS = [f"part{i}" for i in range(3000)]
 
 
 def fill(store: Store, count: int, rng: random.Random) -> list[list[str]]:
     picked = []
-    with store.transaction() as db:
+    with store.atomic():
         for i in range(count):
             chosen = rng.sample(WORDS, 6)
             picked.append(chosen)
-            store.add_memory(db, NewMemory(
+            store.add_memory(NewMemory(
                 project="/bench", category="todo", text=f"Later we should wire {' '.join(chosen)} item {i}.",
                 confidence=0.8, rule_id="bench", role="user", session_id="s0", transcript="/bench.jsonl",
                 entry_uuid=f"u{i}", ts="2025-01-01T00:00:00Z"))

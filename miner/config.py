@@ -90,7 +90,7 @@ DEFAULTS: dict[str, Any] = {
 # Settings read when present, with no default: `dedup` (see dedup.py), checked against this shape.
 OPTIONAL: dict[str, dict[str, Any]] = {"dedup": {"threshold": 0.8, "embedder": ""}}
 # Settings earlier versions had, removed because turning them off did not move what recall answers
-# (leave-one-project-out, both ways); two of them stay as fixed guards (see recall.STANDING_SHARES). A config
+# (leave-one-project-out, both ways); two of them stay as fixed guards (see recall.rank.STANDING_SHARES). A config
 # file that still sets one is not refused: the setting is ignored, and `miner doctor` says so.
 REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_session_free",
                      "startup_restated_bonus", "startup_half_life_share", "startup_shares",

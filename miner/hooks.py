@@ -275,7 +275,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     with Store(readonly=True) as store:
         if by_session:
             row = store.session(event.session_id)
-            project = row["project"] if row and row["project"] else project
+            project = row.project if row and row.project else project
         return blockcache.render(store, project, config, situation, event.session_id)
 
 
@@ -288,11 +288,15 @@ def excluded(cwd: str) -> bool:
     return is_excluded(cwd)
 
 
+def context_output(hook_event_name: str, text: str) -> str:
+    """What a hook prints to add `text` to the session's context."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": hook_event_name, "additionalContext": text}},
+                      ensure_ascii=False)
+
+
 def session_start(event: HookEvent, config: dict | None) -> str:
     if not event.cwd:
         raise HookInputError("payload has no cwd")
-    if excluded(event.cwd):
-        return ""
     notice = ""
     try:
         text, record = recall_block(event, config)
@@ -319,18 +323,17 @@ def session_start(event: HookEvent, config: dict | None) -> str:
         remember_shown(event.session_id, (record or {}).get("shown", ()))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
         log(event.event, f"shown ids not kept: {type(exc).__name__}")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
-                      ensure_ascii=False)
+    return context_output("SessionStart", text)
 
 
 def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
-    """What the memories and the archive hold about this prompt (see `promptrecall`); '' when nothing is relevant.
+    """What the memories and the archive hold about this prompt (see `recall.prompt`); '' when nothing is relevant.
 
     The store is read only, and the prompt is never written anywhere: the Stop hook mines it as always.
     """
     if not event.cwd:
         raise HookInputError("payload has no cwd")
-    if excluded(event.cwd) or not event.prompt.strip():
+    if not event.prompt.strip():
         return ""
     from . import config as config_mod
     from .recall.prompt import prompt_block
@@ -342,13 +345,10 @@ def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
     text = prompt_block(paths.project_root(event.cwd), event.session_id, event.prompt[:MAX_QUERY_CHARS], budget)
     if not text:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
-                      ensure_ascii=False)
+    return context_output("UserPromptSubmit", text)
 
 
 def stop(event: HookEvent, config: dict | None) -> str:
-    if excluded(event.cwd):
-        return ""
     hand_off(safe_transcript(event.transcript_path))
     return ""
 
@@ -359,16 +359,14 @@ PRECOMPACT_MAX_S = 50.0  # Claude Code stops a hook at 60 s
 def pre_compact(event: HookEvent, config: dict) -> str:
     from .runtime import locks
 
-    if excluded(event.cwd):
-        return ""
     transcript = safe_transcript(event.transcript_path)
     if not event.session_id:
         hand_off(transcript)
         raise HookInputError("payload has no session_id: transcript handed to a miner, no checkpoint written")
     deadline = STARTED + min(max(0.0, float(config["precompact_timeout_s"])), PRECOMPACT_MAX_S)
     # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
-    from .recall.checkpoint import session_project, write_checkpoint
     from .memory.store import Store
+    from .recall.checkpoint import session_project, write_checkpoint
 
     with Store() as store:
         project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
@@ -399,8 +397,6 @@ def wait_for_checkpoint(transcript: str, session_id: str, deadline: float) -> bo
 
 
 def session_end(event: HookEvent, config: dict | None) -> str:
-    if excluded(event.cwd):
-        return ""
     transcript = safe_transcript(event.transcript_path)
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
@@ -411,13 +407,16 @@ HANDLERS = {"session-start": session_start, "user-prompt-submit": user_prompt_su
 
 
 def run(event_name: str, raw: str) -> str:
+    """The hook's output for a payload; every event leaves an excluded project alone (checked here, once,
+    for all the handlers: a handler called directly does not check)."""
     event = HookEvent.parse(event_name, raw)
-    if event.event == "pre-compact":
+    config = None
+    if event.event == "pre-compact":  # its wait is a setting
         from . import config as config_mod
 
-        return pre_compact(event, config_mod.load())
+        config = config_mod.load()
     # Stop and SessionEnd only hand work over; SessionStart reads the settings only when it renders.
-    return HANDLERS[event.event](event, None)
+    return "" if excluded(event.cwd) else HANDLERS[event.event](event, config)
 
 
 def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:

@@ -33,9 +33,9 @@ from typing import Callable
 
 from . import config as config_mod
 from . import paths
-from .runtime import locks
 from .extract.redact import redact_text
 from .memory.store import Store
+from .runtime import locks
 
 PASSES_BEFORE_CHECKPOINT = 3
 
@@ -269,9 +269,9 @@ def transcript_projects(store: Store, transcripts: list[str]) -> set[str]:
     """The projects the miner filed these transcripts under."""
     projects = set()
     for transcript in transcripts:
-        row = store.db.execute("SELECT project FROM watermarks WHERE transcript = ?", (transcript,)).fetchone()
-        if row and row["project"]:
-            projects.add(row["project"])
+        project = store.watermark_project(transcript)
+        if project:
+            projects.add(project)
     return projects
 
 

@@ -100,7 +100,7 @@ class Session:
 
 def new_memory(text: str, n: int, **fields):
     """A NewMemory for store-level tests: entry `u<n>`, said on 2026-01-<n>; `fields` override."""
-    from miner.memory.store import NewMemory
+    from miner.memory.records import NewMemory
 
     base = dict(project="/p", category="decision", text=text, confidence=0.7, rule_id="t.rule", role="user",
                 session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")

@@ -46,8 +46,8 @@ def conversation(session: Session, seed: int, turns: int = 6) -> list[tuple[dict
 def build(root: Path, transcripts: int = 2, projects: int = 2) -> Path:
     """The folder: `transcripts` dev transcripts with extraction gold, `projects` multi-session projects with
     cross-session questions and label references. Returns `root`."""
-    from miner.training.dataset import _units
     from miner.textutil import content_hash
+    from miner.training.dataset import _units
 
     gold = root / "gold"
     for folder in ("extraction", "restore", "multi"):

@@ -6,17 +6,17 @@ import io
 import json
 
 import pytest
+from builders import Session, new_memory
 from click.testing import CliRunner
 
-from builders import Session, new_memory
 from miner import config as config_mod
+from miner.cli.main import main
 from miner.mcp import tools as mcp_tools
 from miner.memory import corrections, portable
-from miner.runtime import exclusions
-from miner.cli.main import main
-from miner.runtime.mine import Miner
-from miner.recall.block import build
 from miner.memory.store import Store
+from miner.recall.block import build
+from miner.runtime import exclusions
+from miner.runtime.mine import Miner
 from miner.textutil import char_bigrams
 
 CONFIG = config_mod.load()
@@ -109,8 +109,8 @@ def test_the_archive_can_be_turned_off(tmp_path):
 def test_search_finds_words_and_text_written_without_spaces(tmp_path, store):
     mine(store, *billing_sessions(tmp_path))
     hits = store.search_archive("exponential backoff", project=PROJECT)
-    assert hits and hits[0][0]["text"] == RETRIES
-    assert any("PostgreSQL" in row["text"] for row, _ in store.search_archive("发票数据"))
+    assert hits and hits[0][0].text == RETRIES
+    assert any("PostgreSQL" in row.text for row, _ in store.search_archive("发票数据"))
     assert store.search_archive("exponential backoff", project="/work/other") == []
 
 
@@ -131,8 +131,8 @@ def test_doctor_fix_redacts_a_secret_an_older_version_archived(tmp_path, store):
     from miner.memory import repair
 
     raw = "数据库密码是 Hq8vZ2mPx 用于预发环境 and the bastion host is jump.staging.internal."
-    with store.transaction() as db:
-        store.archive_units(db, [(PROJECT, "s0", "/t.jsonl", "u0", 0, "user", "2026-01-01T00:00:00Z", raw,
+    with store.atomic():
+        store.archive_units([(PROJECT, "s0", "/t.jsonl", "u0", 0, "user", "2026-01-01T00:00:00Z", raw,
                                   "", 0.5)])
     assert store.search_archive("Hq8vZ2mPx")
     assert repair.scan(store).rows.get("archive.text") == 1
@@ -203,7 +203,7 @@ def test_export_and_import_carry_the_archive(tmp_path, store):
         again = io.StringIO()
         portable.export(restored, again)
         assert again.getvalue() == text
-        assert any("PostgreSQL" in row["text"] for row, _ in restored.search_archive("发票数据"))
+        assert any("PostgreSQL" in row.text for row, _ in restored.search_archive("发票数据"))
         # Importing the same file again doubles nothing.
         assert portable.import_records(restored, io.StringIO(text)).archived == 0
     # One project's export holds that project's units only.
@@ -226,8 +226,8 @@ def previous_version_store(path) -> None:
     original = migrations_mod.MIGRATIONS
     migrations_mod.MIGRATIONS = older
     try:
-        with Store(path) as s, s.transaction() as db:
-            s.add_memory(db, new_memory("We'll use Stripe webhooks for the payment service.", 1, project=PROJECT))
+        with Store(path) as s, s.atomic():
+            s.add_memory(new_memory("We'll use Stripe webhooks for the payment service.", 1, project=PROJECT))
     finally:
         migrations_mod.MIGRATIONS = original
 

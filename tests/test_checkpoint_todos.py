@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from miner.extract.model import Turn
+from miner.memory.records import NewMemory
 from miner.recall import checkpoint
 from miner.recall.checkpoint import close_done_todos, done_todos
-from miner.extract.model import Turn
-from miner.memory.store import NewMemory
 from miner.textutil import keywords
 from tests.builders import Session
 
@@ -21,9 +21,9 @@ TODOS = ("Later we should add pagination to the plant list endpoint.",
 @pytest.fixture
 def todos(store):
     ids = []
-    with store.transaction() as db:
+    with store.atomic():
         for n, text in enumerate(TODOS):
-            ids.append(store.add_memory(db, NewMemory(
+            ids.append(store.add_memory(NewMemory(
                 project="/p", category="todo", text=text, confidence=0.7, rule_id="t", role="user", session_id="s1",
                 transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2026-03-01T10:00:00.000Z",
                 keywords=tuple(keywords(text))))[0])

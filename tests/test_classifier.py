@@ -10,18 +10,18 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 import synthetic_data
 from builders import Session
+from click.testing import CliRunner
+
 from miner import config as config_mod
+from miner.cli.main import main
 from miner.extract import rules as rules_mod
 from miner.extract.classify import Classifier, contexts, unit_tokens
-from miner.cli.main import main
 from miner.extract.clean import turns_to_units
-from miner.runtime.mine import Miner
 from miner.extract.model import Turn
 from miner.memory.store import Store
+from miner.runtime.mine import Miner
 from miner.training import dataset as dataset_mod
 from miner.training import train as train_mod
 

@@ -75,6 +75,17 @@ def test_mine_list_show_stats_recall(transcript):
     assert "PostgreSQL" in block.output and "transcript-miner-recall" in block.output
 
 
+def test_a_project_given_with_a_tilde_is_the_folder_in_home(isolated_home):
+    """`--project=~/shop` reaches the command unexpanded (no shell expands after `=`): it means the home's shop."""
+    from miner.cli.common import project_dir
+
+    (isolated_home / "shop").mkdir()
+    assert project_dir("~/shop") == str(isolated_home / "shop")
+    assert project_dir(str(isolated_home / "shop")) == str(isolated_home / "shop")
+    block = CliRunner().invoke(main, ["recall", "--project=~/shop"])
+    assert block.exit_code == 0 and f"Project memory for {isolated_home / 'shop'}," in block.output
+
+
 def test_show_unknown_id_is_one_clear_line(transcript):
     runner = CliRunner()
     runner.invoke(main, ["mine", str(transcript)])

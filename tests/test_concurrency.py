@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from miner import paths
-from miner.runtime import watch
 from miner.memory.store import Store
+from miner.runtime import watch
 from tests.test_crash import snapshot
 from tests.test_hooks import Session, hook_log_lines, wait_for_workers, wait_until
 from tests.test_watch import MINER

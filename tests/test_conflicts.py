@@ -11,10 +11,12 @@ from miner.extract import rules as rules_mod
 from miner.memory import lexicon
 from miner.memory.corrections import history
 from miner.memory.dedup import Deduper
-from miner.runtime.mine import Miner, unit_langs
+from miner.memory.similarity import Comparer
+from miner.memory.text_features import Statement
 from miner.recall.block import build, format_item
-from miner.memory.similarity import Comparer, Statement
-from tests.builders import Session, new_memory as memory
+from miner.runtime.mine import Miner, unit_langs
+from tests.builders import Session
+from tests.builders import new_memory as memory
 
 CONFIG = config_mod.load()
 
@@ -25,8 +27,8 @@ def deduper(store):
 
 
 def add(store, deduper, text, n, **kw):
-    with store.transaction() as db:
-        return deduper.add(db, memory(text, n, **kw))
+    with store.atomic():
+        return deduper.add(memory(text, n, **kw))
 
 
 def states(store) -> dict[str, str]:
@@ -44,7 +46,7 @@ def test_same_subject_another_value_supersedes_and_keeps_the_old_row(store, dedu
     assert closed.state == "superseded" and closed.valid_to == "2026-01-02T00:00:00Z"
     assert store.get(new.memory_id).state == "active" and store.get(new.memory_id).valid_to is None
     (link,) = store.links(old.memory_id)
-    assert (link["src"], link["dst"], link["kind"], link["was"]) == (new.memory_id, old.memory_id, "supersedes", "MySQL")
+    assert (link.src, link.dst, link.kind, link.was) == (new.memory_id, old.memory_id, "supersedes", "MySQL")
     assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 2  # nothing deleted
 
 
@@ -191,8 +193,8 @@ def test_a_superseded_memory_said_again_later_is_current_again(store, deduper):
 
 def test_a_pin_moves_to_the_replacement(store, deduper):
     old = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
-    with store.transaction() as db:
-        store.set_pinned(db, old.memory_id, True)
+    with store.atomic():
+        store.set_pinned(old.memory_id, True)
     new = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
     assert store.get(new.memory_id).pinned and not store.get(old.memory_id).pinned
 
@@ -251,7 +253,7 @@ def test_mining_twice_replaying_or_backfilling_adds_nothing(tmp_path, store, min
     miner.mine_file(replay)
     assert snapshot(store) == before
     # The hooks mined it, and now a backfill starts from scratch: no watermark, no seen entries.
-    with store.transaction() as db:
+    with store.atomic() as db:
         db.execute("DELETE FROM watermarks")
         db.execute("DELETE FROM seen_entries")
     Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)

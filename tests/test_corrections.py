@@ -6,13 +6,14 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from miner import config as config_mod
 from miner.cli import memory as cli_memory
 from miner.memory import corrections
-from miner import config as config_mod
-from miner.runtime.mine import Miner
-from miner.recall.block import build
 from miner.memory.store import Store
-from tests.builders import Session, new_memory as memory
+from miner.recall.block import build
+from miner.runtime.mine import Miner
+from tests.builders import Session
+from tests.builders import new_memory as memory
 
 CONFIG = config_mod.load()
 
@@ -20,8 +21,8 @@ CONFIG = config_mod.load()
 def add(store, text, n, **kw) -> int:
     from miner.memory.dedup import Deduper
 
-    with store.transaction() as db:
-        return Deduper(store).add(db, memory(text, n, **kw)).memory_id
+    with store.atomic():
+        return Deduper(store).add(memory(text, n, **kw)).memory_id
 
 
 def recalled(store, project="/p") -> str:
@@ -53,7 +54,7 @@ def test_forgotten_memories_stay_forgotten_when_the_transcript_is_mined_again(tm
 
     miner.mine_file(session.path)  # incremental: nothing new anyway
     # A backfill from scratch: watermarks and seen entries gone, every entry mined again.
-    with store.transaction() as db:
+    with store.atomic() as db:
         db.execute("DELETE FROM watermarks")
         db.execute("DELETE FROM seen_entries")
     Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
@@ -132,8 +133,8 @@ def test_pin_and_unpin(store):
 
 def test_pinning_a_cold_memory_brings_it_back_and_a_forgotten_one_cannot_be_pinned(store):
     mid = add(store, "Ask me before you push to main.", 1, category="preference")
-    with store.transaction() as db:
-        store.set_state(db, mid, "cold", "decayed")
+    with store.atomic():
+        store.set_state(mid, "cold", "decayed")
     change = corrections.pin(store, mid)
     assert store.get(mid).state == "active" and any("cold" in line for line in change.lines)
     corrections.forget(store, mid)
@@ -207,8 +208,8 @@ def test_pin_global_recalls_a_memory_in_every_project(store):
     from miner.memory.corrections import pin
     from miner.recall.block import build
 
-    with store.transaction() as db:
-        mid = store.add_memory(db, memory("Always answer in British English spelling.", 3, category="preference",
+    with store.atomic():
+        mid = store.add_memory(memory("Always answer in British English spelling.", 3, category="preference",
                                           project="/one"))[0]
     assert "British English" not in build(store, "/two", config_mod.load(), log=False).text
     change = pin(store, mid, everywhere=True)

@@ -18,11 +18,11 @@ import time
 
 import pytest
 
-from miner.runtime import mine as mine_mod
-from miner.memory import portable
 from miner.config import validated
-from miner.runtime.mine import Miner
+from miner.memory import portable
 from miner.memory.store import Store
+from miner.runtime import mine as mine_mod
+from miner.runtime.mine import Miner
 from tests.builders import Session
 
 KILLS = 20

@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from miner import config as config_mod
 from miner.cli.main import main
 from miner.memory.decay import cold_candidates, heat
-from miner.memory.store import NewMemory, Store
+from miner.memory.records import NewMemory
+from miner.memory.store import Store
 
 CONFIG = config_mod.load()
 
@@ -16,8 +17,8 @@ def add(store, text, ts, **kw):
     fields = dict(project="/p", category="fact", text=text, confidence=0.6, rule_id="t", role="user",
                   session_id="s", transcript="/t", entry_uuid=text[:8], ts=ts)
     fields.update(kw)
-    with store.transaction() as db:
-        return store.add_memory(db, NewMemory(**fields))[0]
+    with store.atomic():
+        return store.add_memory(NewMemory(**fields))[0]
 
 
 def test_heat_decays_with_age_and_grows_with_use(tmp_path):
@@ -36,8 +37,8 @@ def test_gc_dry_run_then_gc_and_search_all():
         add(store, "The old fact about the legacy cron job.", "2024-01-01T00:00:00Z")
         pinned = add(store, "The pinned fact about the release train.", "2024-01-01T00:00:00Z")
         add(store, "The recent fact about the build cache.", "2099-01-01T00:00:00Z")
-        with store.transaction() as db:
-            store.set_pinned(db, pinned, True)
+        with store.atomic():
+            store.set_pinned(pinned, True)
         assert [h.memory.text for h in cold_candidates(store, CONFIG)] == ["The old fact about the legacy cron job."]
     runner = CliRunner()
     dry = runner.invoke(main, ["gc", "--dry-run"])

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from miner.extract import rules as rules_mod
-from miner.memory import lexicon, similarity
+from miner.memory import lexicon, text_features
 from miner.memory.dedup import NEAR_DUPLICATE_THRESHOLD, Deduper, merge_scores
+from miner.memory.records import NewMemory
+from miner.memory.similarity import Comparer
+from miner.memory.text_features import Statement
 from miner.runtime.mine import unit_langs
-from miner.memory.similarity import Comparer, Statement
-from miner.memory.store import NewMemory
 
 PAIRS_DIR = Path(__file__).resolve().parent / "fixtures" / "pairs"
 PAIR_FILES = ("pairs.jsonl", "heldout.jsonl")
@@ -31,8 +32,8 @@ def deduper(store):
 
 
 def add(store, deduper, text, n=1, **kw):
-    with store.transaction() as db:
-        return deduper.add(db, memory(text, n, **kw))
+    with store.atomic():
+        return deduper.add(memory(text, n, **kw))
 
 
 def rows(store):
@@ -73,8 +74,8 @@ def test_a_paraphrase_merges_keeping_the_newer_wording_and_all_evidence(store, d
     assert second.action == "near-duplicate" and second.memory_id == first.memory_id
     (row,) = rows(store)
     assert row["text"] == "We will use Postgres as the main DB."
-    assert [e["entry_uuid"] for e in store.evidence(first.memory_id)] == ["u1", "u2"]
-    assert [w["text"] for w in store.wordings(first.memory_id)] == ["We'll use PostgreSQL as the main database."]
+    assert [e.entry_uuid for e in store.evidence(first.memory_id)] == ["u1", "u2"]
+    assert [w.text for w in store.wordings(first.memory_id)] == ["We'll use PostgreSQL as the main database."]
 
 
 def test_an_earlier_wording_stays_an_exact_match_after_the_rewording(store, deduper):
@@ -123,8 +124,8 @@ def test_near_duplicates_stay_within_their_project_and_category(store, deduper):
 
 def test_a_paraphrase_of_a_forgotten_memory_stays_forgotten(store, deduper):
     first = add(store, deduper, "Always answer me in Chinese.", 1, category="preference")
-    with store.transaction() as db:
-        store.set_state(db, first.memory_id, "forgotten", "test")
+    with store.atomic():
+        store.set_state(first.memory_id, "forgotten", "test")
     again = add(store, deduper, "Please always answer in Chinese.", 2, category="preference")
     assert again.memory_id == first.memory_id and store.get(first.memory_id).state == "forgotten"
     assert rows(store)[0]["text"] == "Always answer me in Chinese."  # a forgotten text is not reworded
@@ -143,7 +144,7 @@ def test_candidates_come_from_the_index_among_many_memories(store, deduper):
 
 def test_shipped_synonyms_make_variants_one_token():
     syn = lexicon.load_synonyms()
-    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    canon = lambda text: text_features.features(text, syn).tokens  # noqa: E731
     assert canon("Postgres") == canon("PostgreSQL") == canon("pg")
     assert canon("JS") == canon("JavaScript")
     assert "database" in canon("数据库") and canon("DB") <= canon("数据库")
@@ -156,7 +157,7 @@ def test_user_synonyms_extend_and_join_the_shipped_groups(isolated_home):
     (folder / "synonyms.yaml").write_text("groups:\n  - [pg, pg16]\n  - [vitest, vt]\n", encoding="utf-8")
     syn = lexicon.load_synonyms()
     assert any(str(f).endswith(".config/miner/synonyms.yaml") for f in syn.files)
-    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    canon = lambda text: text_features.features(text, syn).tokens  # noqa: E731
     assert canon("pg16") == canon("PostgreSQL")  # joined the shipped group through "pg"
     assert canon("vt") == canon("Vitest")
 
@@ -286,9 +287,9 @@ def _pair_texts() -> list[str]:
 
 def test_literal_prefilters_never_change_the_features(monkeypatch):
     syn = lexicon.load_synonyms()
-    fast = [similarity.features(t, syn) for t in _pair_texts()]
-    monkeypatch.setattr(similarity, "_may_match", lambda gate, lowered: True)
-    assert fast == [similarity.features(t, syn) for t in _pair_texts()]
+    fast = [text_features.features(t, syn) for t in _pair_texts()]
+    monkeypatch.setattr(text_features, "_may_match", lambda gate, lowered: True)
+    assert fast == [text_features.features(t, syn) for t in _pair_texts()]
 
 
 @pytest.mark.parametrize("text", [
@@ -297,15 +298,16 @@ def test_literal_prefilters_never_change_the_features(monkeypatch):
 ])
 def test_sentence_start_check_agrees_with_its_regex(text):
     for index in range(len(text) + 1):
-        expected = bool(similarity._SENTENCE_START_RE.search(text[:index]))
-        assert similarity._starts_sentence(text, index) == expected, (text, index)
+        expected = bool(text_features._SENTENCE_START_RE.search(text[:index]))
+        assert text_features._starts_sentence(text, index) == expected, (text, index)
 
 
 def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
     """The phrase regex checks word boundaries once around all Latin terms; the matches are those of one check per term."""
     import re as re_mod
 
-    from miner.memory.lexicon import CJK_RE, load_synonyms
+    from miner.memory.lexicon import load_synonyms
+    from miner.textutil import CJK_RE
 
     synonyms = load_synonyms()
     per_term = re_mod.compile("|".join(
@@ -378,11 +380,11 @@ def test_exact_repeats_in_other_scripts_are_one_memory(store, deduper, text, aga
 
 def test_features_of_other_scripts_have_tokens_names_and_stems():
     syn = lexicon.load_synonyms()
-    found = similarity.features("Для кэша используем Яндекс Облако и базу данных", syn)
+    found = text_features.features("Для кэша используем Яндекс Облако и базу данных", syn)
     assert {"кэш", "использ", "яндекс", "облак", "баз", "данн"} <= found.tokens
     assert {"яндекс", "облак"} <= found.critical  # capitals mid-sentence name things in Cyrillic too
-    assert similarity.features("ฐานข้อมูล", syn).tokens == {"ฐา", "าน", "นข", "ขอ", "อม", "มล"}
-    assert similarity.term_tokens("базу данных", syn) == similarity.term_tokens("база данных", syn) != frozenset()
+    assert text_features.features("ฐานข้อมูล", syn).tokens == {"ฐา", "าน", "นข", "ขอ", "อม", "มล"}
+    assert text_features.term_tokens("базу данных", syn) == text_features.term_tokens("база данных", syn) != frozenset()
     assert Comparer(syn).canonical("Очередь задач") != Comparer(syn).canonical("База данных")
 
 
@@ -392,7 +394,7 @@ def test_user_synonyms_in_other_scripts(isolated_home):
     (folder / "synonyms.yaml").write_text("groups:\n  - [postgresql, постгрес, постгре]\n  - [очередь, queue]\n"
                                           "  - [база данных, бд]\n", encoding="utf-8")
     syn = lexicon.load_synonyms()
-    canon = lambda text: similarity.features(text, syn).tokens  # noqa: E731
+    canon = lambda text: text_features.features(text, syn).tokens  # noqa: E731
     assert canon("постгрес") == canon("PostgreSQL")
     assert canon("Очередь") == canon("queue")
     assert canon("бд") == canon("база данных")

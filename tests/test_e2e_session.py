@@ -14,12 +14,11 @@ import os
 from pathlib import Path
 
 import pytest
+from test_hooks import Session, additional_context, hook_log_lines, memory_texts, run_hook, wait_for_workers
 
 from miner import paths
 from miner.memory.store import Store
 from miner.worker import running_workers
-
-from test_hooks import Session, additional_context, hook_log_lines, memory_texts, run_hook, wait_for_workers
 
 DECISIONS = [
     "We'll use PostgreSQL instead of MySQL for the database.",

@@ -9,7 +9,15 @@ from click.testing import CliRunner
 
 from miner import config as config_mod
 from miner.cli.main import main
-from miner.evaluation.transcripts import LONG_RANGE_CHARS, answer_distance, evaluate, prf, score_extraction, session_prose, texts_match
+from miner.evaluation.transcripts import (
+    LONG_RANGE_CHARS,
+    answer_distance,
+    evaluate,
+    prf,
+    score_extraction,
+    session_prose,
+    texts_match,
+)
 from tests.builders import Session
 
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from miner.config import validated
-from miner.runtime.mine import Miner
-from miner.memory.store import Store
 from miner.extract.transcript import Watermark, read_transcript, use_fast_json
+from miner.memory.store import Store
+from miner.runtime.mine import Miner
 
 GOOD = {"type": "user", "uuid": "u-good", "sessionId": "s", "cwd": "/work/fuzz", "timestamp": "2026-01-01T00:00:00Z",
         "message": {"role": "user", "content": "We'll use PostgreSQL instead of MySQL for the database."}}

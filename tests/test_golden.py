@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 from miner import config as config_mod
+from miner.extract import rule_matching
 from miner.extract import rules as rules_mod
-from miner.runtime.mine import Miner
 from miner.memory.store import Store
+from miner.runtime.mine import Miner
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TRANSCRIPTS = FIXTURES / "transcripts"
@@ -41,7 +42,7 @@ def expected_path(transcript: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ruleset() -> rules_mod.RuleSet:
+def ruleset() -> rule_matching.RuleSet:
     return rules_mod.load_rules([GOLDEN_RULES])
 
 
@@ -144,7 +145,7 @@ def test_reading_again_from_the_start_adds_nothing(miner, store):
     miner.mine_file(transcript)
     before = normalised_memories(store)
     evidence = evidence_by_memory(store)
-    with store.transaction() as db:
+    with store.atomic() as db:
         db.execute("DELETE FROM watermarks")
     again = miner.mine_file(transcript)
     assert again.new == 0

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from miner import paths
-from miner.runtime import locks
-from miner.memory.store import NewMemory, Store, StoreError
 from miner.extract.transcript import head_digest
+from miner.memory.records import NewMemory
+from miner.memory.store import Store, StoreError
+from miner.runtime import locks
 from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
@@ -212,10 +213,10 @@ def seed_store(project: str, count: int = 12, session_id: str = "old-session", t
     """Memories written straight into the store (no mining): quick and independent of the rules."""
     categories = ("decision", "preference", "fact", "todo")
     ids = []
-    with Store() as store, store.transaction() as db:
+    with Store() as store, store.atomic():
         for i in range(count):
             text = text_of(i) if text_of else f"Memory number {i}: the {categories[i % 4]} about module {i} stays."
-            memory_id, _ = store.add_memory(db, NewMemory(
+            memory_id, _ = store.add_memory(NewMemory(
                 project=project, category=categories[i % 4], text=text, confidence=0.7, rule_id="seed",
                 role="user", session_id=session_id, transcript="/seed.jsonl", entry_uuid=f"seed-{i}",
                 ts=f"2025-05-{1 + i % 28:02d}T10:00:00.000Z"))
@@ -254,7 +255,7 @@ def test_session_start_ranks_a_new_session_against_the_last_checkpoint(session):
                                                      f"service keeps its own retry policy number {i} for now.")
     seed_store(project, count=1, session_id="last-session",
                text_of=lambda i: "We chose Protobuf for the telemetry wire format.")
-    with Store() as store, store.transaction() as db:
+    with Store() as store, store.atomic() as db:
         db.execute("UPDATE memories SET last_seen = '2024-01-01T00:00:00.000Z' WHERE text LIKE '%Protobuf%'")
     with Store() as store:
         store.put_checkpoint("last-session", project, {"session_id": "last-session", "project": project,
@@ -519,9 +520,9 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     project = str(session.cwd)
     ids = seed_store(project, count=4, session_id=session.session_id)  # as if Stop had mined it all
     transcript = str(session.transcript.resolve())
-    with Store() as store, store.transaction() as db:
-        store.upsert_session(db, session.session_id, project, project, "main", transcript, "")
-        store.set_watermark(db, transcript, session.transcript.stat().st_size, session.transcript.stat().st_ino,
+    with Store() as store, store.atomic():
+        store.upsert_session(session.session_id, project, project, "main", transcript, "")
+        store.set_watermark(transcript, session.transcript.stat().st_size, session.transcript.stat().st_ino,
                             head_digest(transcript, 512))
     result = run_hook("pre-compact", session.payload("pre-compact.auto.json"))
     assert result.returncode == 0 and result.stdout == b""
@@ -585,8 +586,8 @@ def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
 
     with Store() as store:
         store.put_checkpoint("unrelated", "/elsewhere", {"task": []})
-        with store.transaction() as db:
-            store.upsert_session(db, session.session_id, str(session.cwd), str(session.cwd), "main", transcript, "")
+        with store.atomic():
+            store.upsert_session(session.session_id, str(session.cwd), str(session.cwd), "main", transcript, "")
         assert worker.mine_locked(NoMining(), transcript, store=store)
         assert store.checkpoint(session.session_id)["task"] == ["Choose how we ship the CLI."]
 
@@ -717,8 +718,8 @@ print(json.dumps(sorted(sys.modules)))
 def test_hook_path_imports_only_the_standard_library_and_own_modules(session):
     seed_store(str(session.cwd))
     session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
-    with Store() as store, store.transaction() as db:  # already mined: catch-up has nothing to do
-        store.set_watermark(db, str(session.transcript.resolve()), session.transcript.stat().st_size, 0, "")
+    with Store() as store, store.atomic():  # already mined: catch-up has nothing to do
+        store.set_watermark(str(session.transcript.resolve()), session.transcript.stat().st_size, 0, "")
     probe = json.dumps({"session_id": session.session_id, "transcript_path": str(session.transcript.resolve()),
                         "cwd": str(session.cwd), "source": "startup"})
     result = subprocess.run([sys.executable, "-c", IMPORT_PROBE, probe], capture_output=True, env=dict(os.environ),
@@ -788,7 +789,7 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
     wait_for_workers()
 
     # Any write makes the rendered block stale: a forgotten memory never comes back from it.
-    with Store() as store, store.transaction() as db:
+    with Store() as store, store.atomic() as db:
         db.execute("UPDATE memories SET state = 'forgotten' WHERE text LIKE 'Memory number 4:%'")
     third = session_start_probe(session.payload("session-start.startup.json"))
     assert third["store_loaded"] and "Memory number 4:" not in third["block"]

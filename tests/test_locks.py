@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from miner import hooks, worker
-from miner.runtime import locks
 from miner.memory.store import Store
+from miner.runtime import locks
 
 TRANSCRIPT = "/home/me/.claude/projects/-home-me-shop/0b6c1f.jsonl"
 
@@ -192,7 +192,7 @@ def test_lagging_transcripts_ignore_a_half_written_last_line(claude_dir):
     fresh = folder / "fresh.jsonl"
     fresh.write_text('{"a": 1}\n')
     with Store() as store:
-        with store.transaction() as db:
-            store.set_watermark(db, str(done.resolve()), done.stat().st_size, 0, "")
-            store.set_watermark(db, str(growing.resolve()), len('{"a": 1}\n'), 0, "")
+        with store.atomic():
+            store.set_watermark(str(done.resolve()), done.stat().st_size, 0, "")
+            store.set_watermark(str(growing.resolve()), len('{"a": 1}\n'), 0, "")
         assert worker.lagging_transcripts(store, folder) == [str(fresh.resolve())]

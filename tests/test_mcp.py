@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, subprocess_env
+
 from miner.install import mcp_config
 from miner.install.settings import SettingsError
 
@@ -191,20 +191,21 @@ def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_pat
     assert memory.project == str(project) and memory.scope == "project"
     old, old_evidence = stored(first["id"])
     assert old.state == "superseded"
-    uuids = {row["entry_uuid"] for row in evidence} | {row["entry_uuid"] for row in old_evidence}
+    uuids = {row.entry_uuid for row in evidence} | {row.entry_uuid for row in old_evidence}
     assert len(uuids) == 3 and all(u.startswith("mcp:") for u in uuids)  # synthetic and unique
-    assert all(row["session_id"].startswith("mcp:") for row in evidence)
+    assert all(row.session_id.startswith("mcp:") for row in evidence)
 
 
 def test_writes_never_reach_another_project(sdk, project, tmp_path):
-    from miner.memory.store import NewMemory, Store, now_iso
+    from miner.memory.records import NewMemory, now_iso
+    from miner.memory.store import Store
 
     other = str(tmp_path / "elsewhere")
-    with Store() as store, store.transaction() as db:
-        foreign = store.insert_memory(db, NewMemory(
+    with Store() as store, store.atomic():
+        foreign = store.insert_memory(NewMemory(
             project=other, category="decision", text="We decided to deploy the other project on Fridays.",
             confidence=0.9, rule_id="r", role="user", session_id="x", transcript="", entry_uuid="e1", ts=now_iso()))
-        shared = store.insert_memory(db, NewMemory(
+        shared = store.insert_memory(NewMemory(
             project=other, category="preference", text="The user prefers short commit messages everywhere.",
             confidence=0.9, rule_id="r", role="user", session_id="x", transcript="", entry_uuid="e2", ts=now_iso(),
             scope="global"))

@@ -172,8 +172,8 @@ def startup_block(folder, tmp_path, pipeline, before: str | None = None, config:
 
     from miner import paths
     from miner.evaluation.multi import mine_sessions, run_session_start, wait_for_recall_log
-    from miner.runtime.mine import Miner
     from miner.memory.store import Store
+    from miner.runtime.mine import Miner
 
     settings = paths.config_dir() / "config.json"
     settings.parent.mkdir(parents=True, exist_ok=True)

@@ -12,13 +12,14 @@ import threading
 from click.testing import CliRunner
 
 from miner import paths
-from miner.memory import corrections, portable
 from miner.cli.ops import backup as backup_cmd
 from miner.cli.ops import export_ as export_cmd
 from miner.cli.ops import import_ as import_cmd
 from miner.config import validated
+from miner.memory import corrections, portable
+from miner.memory.records import NewMemory
+from miner.memory.store import Store
 from miner.runtime.mine import Miner
-from miner.memory.store import NewMemory, Store
 from tests.builders import Session
 
 
@@ -83,8 +84,8 @@ def test_import_into_a_store_with_other_memories_remaps_ids(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline) as store:
         exported = export_text(store)
     with Store(tmp_path / "other.db") as other:
-        with other.transaction() as db:
-            other.insert_memory(db, NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
+        with other.atomic():
+            other.insert_memory(NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
                                               confidence=0.7, rule_id="r", role="user", session_id="x",
                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
         summary = portable.import_records(other, io.StringIO(exported))
@@ -107,8 +108,8 @@ def test_import_into_a_store_with_other_memories_remaps_ids(tmp_path, pipeline):
 
 def test_project_export_holds_only_that_project(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline) as store:
-        with store.transaction() as db:
-            store.insert_memory(db, NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
+        with store.atomic():
+            store.insert_memory(NewMemory(project="/elsewhere", category="fact", text="The staging host is blue.",
                                               confidence=0.7, rule_id="r", role="user", session_id="x",
                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
         text = export_text(store, "/work/shop")
@@ -119,8 +120,8 @@ def test_project_export_holds_only_that_project(tmp_path, pipeline):
 def test_export_redacts_secrets_as_defence_in_depth(tmp_path):
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     with Store() as store:
-        with store.transaction() as db:
-            store.insert_memory(db, NewMemory(project="/p", category="fact", text=f"The deploy token is {secret} here.",
+        with store.atomic():
+            store.insert_memory(NewMemory(project="/p", category="fact", text=f"The deploy token is {secret} here.",
                                               confidence=0.7, rule_id="r", role="user", session_id="s",
                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
         text = export_text(store)
@@ -178,8 +179,8 @@ def test_backup_is_consistent_while_another_connection_writes(tmp_path, pipeline
             with Store() as other:
                 n = 0
                 while not stop.is_set():
-                    with other.transaction() as db:
-                        other.insert_memory(db, NewMemory(
+                    with other.atomic():
+                        other.insert_memory(NewMemory(
                             project="/busy", category="fact", text=f"Busy fact number {n} about the build cache.",
                             confidence=0.5, rule_id="r", role="user", session_id="b", transcript="/b",
                             entry_uuid=f"b{n}", ts="2026-01-01T00:00:00Z"))

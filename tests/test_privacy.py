@@ -10,18 +10,18 @@ import os
 import stat
 
 import pytest
-from click.testing import CliRunner
-
 from builders import Session
+from click.testing import CliRunner
+from test_redact import embed, fake_secrets
+
 from miner import config as config_mod
 from miner import hooks, paths
-from miner.memory import privacy
-from miner.runtime import exclusions
 from miner.cli.main import main
-from miner.runtime.mine import Miner
-from miner.recall.block import build
+from miner.memory import privacy
 from miner.memory.store import Store
-from test_redact import embed, fake_secrets
+from miner.recall.block import build
+from miner.runtime import exclusions
+from miner.runtime.mine import Miner
 
 CONFIG = config_mod.load()
 SITUATIONS = ("startup", "resume", "compact", "clear")
@@ -296,8 +296,8 @@ def test_sql_is_parameterised_in_the_privacy_modules(module):
 def test_an_excluded_project_gets_no_block(store):
     from miner.recall import blockcache
 
-    with store.transaction() as db:
-        store.add_memory(db, _memory("/work/secret", "We decided to use MySQL for the billing service."))
+    with store.atomic():
+        store.add_memory(_memory("/work/secret", "We decided to use MySQL for the billing service."))
     assert "MySQL" in build(store, "/work/secret", CONFIG, log=False).text
     assert blockcache.render(store, "/work/secret", CONFIG, "startup")[0]
     cached = blockcache.startup_path("/work/secret")
@@ -313,7 +313,7 @@ def test_an_excluded_project_gets_no_block(store):
 
 
 def _memory(project: str, text: str):
-    from miner.memory.store import NewMemory
+    from miner.memory.records import NewMemory
 
     return NewMemory(project=project, category="decision", text=text, confidence=0.9, rule_id="t", role="user",
                      session_id="s", transcript="/t.jsonl", entry_uuid="u-" + text[:8], ts="2026-03-01T10:00:00.000Z")
@@ -322,8 +322,8 @@ def _memory(project: str, text: str):
 def test_session_start_injects_nothing_for_an_excluded_project(tmp_path, claude_dir):
     workdir = tmp_path / "secret-project"
     workdir.mkdir()
-    with Store() as store, store.transaction() as db:
-        store.add_memory(db, _memory(str(workdir), "We decided to use MySQL for the billing service."))
+    with Store() as store, store.atomic():
+        store.add_memory(_memory(str(workdir), "We decided to use MySQL for the billing service."))
     event = hooks.HookEvent("session-start", session_id="s-9", cwd=str(workdir), source="startup")
     assert "MySQL" in hooks.recall_block(event, CONFIG)[0]
     exclusions.add_exclusion(str(workdir))
@@ -331,7 +331,7 @@ def test_session_start_injects_nothing_for_an_excluded_project(tmp_path, claude_
 
 
 def test_export_output_holds_no_secret(tmp_path, store, pipeline):
-    """`miner export` (miner/portable.py, being built alongside): no secret in what it writes, file 0600."""
+    """`miner export` (miner/memory/portable.py): no secret in what it writes, file 0600."""
     import io
 
     portable = pytest.importorskip("miner.memory.portable")

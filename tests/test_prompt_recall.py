@@ -15,12 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from builders import Session
-from miner import BLOCK_TAG, config as config_mod, paths
+
+from miner import BLOCK_TAG, paths
+from miner import config as config_mod
+from miner.memory.store import Store
 from miner.runtime import exclusions
 from miner.runtime.mine import Miner
-from miner.memory.store import Store
 
 BANNED_ON_HOOK_PATH = ("spacy", "yaml", "click", "rich", "orjson", "thinc", "numpy")
 BUDGET = config_mod.DEFAULTS["prompt_block_chars"]

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import re
 
-
 from miner import config as config_mod
 from miner.extract.clean import BLOCK_TAG
+from miner.memory.records import NewMemory
 from miner.recall.block import build
-from miner.memory.store import NewMemory
+from miner.recall.history import history_ids
 
 
 def add(store, text, category="decision", n=0, **kw):
     fields = dict(project="/p", category=category, text=text, confidence=0.8, rule_id="t", role="user",
                   session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{1 + n % 28:02d}T00:00:00Z")
     fields.update(kw)
-    with store.transaction() as db:
-        return store.add_memory(db, NewMemory(**fields))[0]
+    with store.atomic():
+        return store.add_memory(NewMemory(**fields))[0]
 
 
 CONFIG = config_mod.load()
@@ -214,8 +214,8 @@ def test_new_session_opens_with_where_the_last_session_left_off(store):
 
 def session(store, n: int, when: str) -> str:
     """Session `s<n>` of project /p, last active at `when`."""
-    with store.transaction() as db:
-        store.upsert_session(db, f"s{n}", "/p", "/p", "main", f"/t{n}.jsonl", when)
+    with store.atomic():
+        store.upsert_session(f"s{n}", "/p", "/p", "main", f"/t{n}.jsonl", when)
     return f"s{n}"
 
 
@@ -252,7 +252,7 @@ def test_history_ids_come_from_every_stretch_of_sessions(store):
         for k in range(20):
             add(store, f"Decision {k} of session {n} about the widget layout.", n=n * 100 + k, session_id=sid,
                 ts=f"2025-{1 + n // 4:02d}-{1 + n % 4 * 7:02d}T09:{k:02d}:00Z")
-    ids = store.history_ids("/p", stretches=8, per_stretch=2)
+    ids = history_ids(store, "/p", stretches=8, per_stretch=2)
     sessions = {int(m.session_id[1:]) for m in store.memories_by_id(ids)}
     # Eight stretches of five sessions each: the latest of every stretch, the first one included.
     assert {n // 5 for n in sessions} == set(range(8)) and min(sessions) < 5
@@ -275,7 +275,7 @@ def test_an_old_preference_outranks_yesterdays_details(store):
 
 
 def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
-    from miner.recall.block import context_bound
+    from miner.recall.rank import context_bound
 
     assert context_bound("I want to add a check starting on line 52.") and context_bound("Let's tidy up this.")
     assert context_bound("第 53 行有问题") and not context_bound("This parser streams its input.")
@@ -286,8 +286,8 @@ def test_text_bound_to_its_moment_ranks_below_self_contained_text(store):
 
 
 def test_diversify_spreads_the_head_over_sessions():
-    from miner.recall.block import Item, diversify
-    from miner.memory.store import StoredMemory
+    from miner.memory.records import StoredMemory
+    from miner.recall.rank import Item, diversify
 
     def item(i, sid, score):
         memory = StoredMemory(i, "/p", "fact", f"t{i}", "active", False, "project", 0.7, False, "r", "user", "mined",
@@ -301,7 +301,8 @@ def test_diversify_spreads_the_head_over_sessions():
 
 
 def test_shares_give_preferences_and_todos_a_first_claim(store):
-    from miner.recall.block import claimed, fit, rank
+    from miner.recall.block import fit
+    from miner.recall.rank import claimed, rank
 
     for k in range(120):
         add(store, f"The exporter {k} writes its report {k} to reports/export-{k}.csv every night.", "fact", k)
@@ -319,7 +320,8 @@ def test_shares_give_preferences_and_todos_a_first_claim(store):
 
 
 def test_a_new_sessions_budget_goes_to_new_subjects_before_rewordings(store):
-    from miner.recall.block import Item, fit
+    from miner.recall.block import fit
+    from miner.recall.rank import Item
 
     first = store.get(add(store, "Use Postgres for the main database in production.", n=1))
     again = store.get(add(store, "Use Postgres for the main database in staging too.", n=2))

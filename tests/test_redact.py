@@ -14,8 +14,10 @@ import sys
 import pytest
 
 from miner.extract import redact as redact_mod
+from miner.extract import regex_analysis, secret_rules
 from miner.extract import rules as rules_mod
-from miner.extract.redact import SecretRuleError, mostly_redacted, redact
+from miner.extract.redact import mostly_redacted, redact
+from miner.extract.secret_rules import SecretRuleError
 
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 ALNUM = string.ascii_letters + string.digits
@@ -114,7 +116,7 @@ def test_redaction_is_idempotent():
 
 
 def test_the_shipped_secrets_file_loads_and_its_examples_hold():
-    loaded = redact_mod.load_extra([redact_mod.shipped_secret_file()])
+    loaded = redact_mod.load_extra([secret_rules.shipped_secret_file()])
     try:
         assert {kind for kind, _ in loaded} >= {"npm-token", "huggingface-token"}
         token = "npm_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
@@ -151,7 +153,7 @@ def test_a_broken_secrets_file_is_one_clear_line(tmp_path, body, message):
     path = tmp_path / "secrets.yaml"
     path.write_text(body)
     with pytest.raises(SecretRuleError) as err:
-        redact_mod.parse_secret_file(path)
+        secret_rules.parse_secret_file(path)
     assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
 
 
@@ -182,7 +184,7 @@ def test_a_catastrophic_rule_pattern_is_refused_at_load_in_bounded_time(tmp_path
 @pytest.mark.parametrize("pattern", [r"(?:\w+\s+){0,3}use", r"(?P<subject>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=",
                                      r"(?:[a-z]+[.-])+com", r"\b(?:we|i)\s+(?:will|'ll)\s+use\b"])
 def test_safe_repeats_are_allowed(pattern):
-    assert rules_mod.unsafe_repeat(pattern) is None
+    assert regex_analysis.unsafe_repeat(pattern) is None
 
 
 def test_every_shipped_rule_passes_the_backtracking_check():
@@ -190,7 +192,7 @@ def test_every_shipped_rule_passes_the_backtracking_check():
     assert ruleset.rules
     for rule in ruleset.rules:
         for pattern in rule.patterns + rule.unless:
-            assert rules_mod.unsafe_repeat(pattern.pattern) is None, (rule.id, pattern.pattern)
+            assert regex_analysis.unsafe_repeat(pattern.pattern) is None, (rule.id, pattern.pattern)
 
 
 def test_shipped_rules_and_redaction_handle_hostile_text():

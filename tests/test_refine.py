@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from miner.extract import nlp, refine as r
+from miner.extract import nlp, program_output, sentences
+from miner.extract import refine as r
 from miner.extract.model import Turn, Unit
-from miner.extract.rules import Hit, load_rules
+from miner.extract.rule_matching import Hit
+from miner.extract.rules import load_rules
 
 REF = r.Refiner(nlp.load(blank_only=True))
 
@@ -62,13 +64,13 @@ def test_not_narration_or_recap():
 @pytest.mark.parametrize("text,ok", [("short one", False), ("----- 1234 ---- 5678 -----", False),
                                      ("The API listens on port 8080.", True), ("数据库改用 PostgreSQL 了", True)])
 def test_quality_gate(text, ok):
-    assert r.passes_quality_gate(text) is ok
+    assert sentences.passes_quality_gate(text) is ok
 
 
 @pytest.mark.parametrize("text", ["Maybe we should use Redis.", "I think the proxy might be the cause.",
                                   "可能是代理的问题。", "也许用 Redis 更好。"])
 def test_hedges(text):
-    assert REF.is_hedged(doc(text)) and r.is_hedged(text)
+    assert REF.is_hedged(doc(text)) and sentences.is_hedged(text)
 
 
 @pytest.mark.parametrize("text,hedged", [
@@ -86,7 +88,7 @@ def test_hedges(text):
     ("Maybe the cache is rebuilt on every deploy — to avoid stale keys after a schema change.", True),
 ])
 def test_what_a_hedge_qualifies(text, hedged):
-    assert REF.is_hedged(doc(text)) is hedged and r.is_hedged(text) is hedged
+    assert REF.is_hedged(doc(text)) is hedged and sentences.is_hedged(text) is hedged
 
 
 @pytest.mark.parametrize("text,option", [
@@ -99,7 +101,7 @@ def test_what_a_hedge_qualifies(text, hedged):
     ("Options are read from config.yaml at start-up.", False),
 ])
 def test_options_offered_for_a_choice(text, option):
-    assert r.is_option(text) is option
+    assert sentences.is_option(text) is option
 
 
 def test_an_option_is_kept_but_unconfirmed():
@@ -129,7 +131,7 @@ def test_dangling_without_context_is_dropped():
 
 
 def test_markup_is_removed_from_memory_text():
-    assert r.display_text("- **Build stage:** use the slim image") == "Build stage: use the slim image"
+    assert sentences.display_text("- **Build stage:** use the slim image") == "Build stage: use the slim image"
 
 
 RULES = load_rules([])
@@ -197,7 +199,7 @@ def test_keywords_cover_identifiers_paths_versions_and_cjk():
     ("Pin node (not bun)", "Pin node (not bun)"),
 ])
 def test_dangling_brackets_are_trimmed(text, expected):
-    assert r.display_text(text) == expected
+    assert sentences.display_text(text) == expected
 
 
 # --- what the spaCy steps add on the blank pipeline: lemmas, determiners, keywords ---------------------
@@ -341,10 +343,10 @@ def test_trained_pipeline_keeps_plain_statements(trained):
 
 
 def test_block_quotes_are_not_the_speakers_words():
-    assert r.is_quote("> The service must return 404 for unknown ids.")
+    assert sentences.is_quote("> The service must return 404 for unknown ids.")
     verdict = REF.refine(unit("> The service must return 404 for unknown ids.", "assistant"), hit_for("x"))
     assert verdict.candidate is None and verdict.dropped_by == "quote"
-    assert not r.is_quote("The service returns 404 for unknown ids.")
+    assert not sentences.is_quote("The service returns 404 for unknown ids.")
 
 
 @pytest.mark.parametrize("text", ["Let's go with pnpm as the package manager.", "Let's use Postgres for the jobs table."])
@@ -464,7 +466,7 @@ def test_statements_are_not_taken_for_questions_or_output(text, role):
     "세션 캐시가 너무 오래된 데이터를 보여주는 것 같아요.", "세션 캐시에는 Redis를 써야 할 수도 있어요.",
 ])
 def test_hedges_in_other_languages(text):
-    assert r.is_hedged(text), text
+    assert sentences.is_hedged(text), text
     assert REF.is_hedged(doc(text)), text
     verdict = REF.refine(unit(text), hit_for(text))
     assert verdict.candidate is not None and verdict.candidate.tentative
@@ -481,7 +483,7 @@ def test_hedges_in_other_languages(text):
     "이것 같은 방식으로 정리해요.",
 ])
 def test_words_that_only_look_like_hedges(text):
-    assert not r.is_hedged(text), text
+    assert not sentences.is_hedged(text), text
     assert not REF.is_hedged(doc(text)), text
 
 
@@ -491,7 +493,7 @@ def test_words_that_only_look_like_hedges(text):
     ("Возможно, кэш сбрасывается при каждом деплое — чтобы избежать устаревших ключей.", True),
 ])
 def test_a_hedge_in_an_afterthought_in_other_languages(text, hedged):
-    assert r.is_hedged(text) is hedged and REF.is_hedged(doc(text)) is hedged
+    assert sentences.is_hedged(text) is hedged and REF.is_hedged(doc(text)) is hedged
 
 
 # --- pasted program output: tracebacks of any runtime, test runners, metric printouts --------------------
@@ -551,7 +553,7 @@ def test_a_hedge_in_an_afterthought_in_other_languages(text, hedged):
     ("Throughput: 1523.4 req/s", ""),
 ])
 def test_program_output_is_dropped(text, previous):
-    assert r.is_output(text, previous)
+    assert program_output.is_output(text, previous)
     verdict = REF.refine(unit(text, previous=previous), hit_for(text))
     assert verdict.candidate is None and verdict.dropped_by == "output"
 
@@ -589,7 +591,7 @@ def test_program_output_is_dropped(text, previous):
     ("2024 roadmap: ship the importer first.", ""),
 ])
 def test_statements_that_look_a_little_like_output_are_kept(text, previous):
-    assert not r.is_output(text, previous), text
+    assert not program_output.is_output(text, previous), text
     verdict = REF.refine(unit(text, previous=previous), hit_for(text))
     assert verdict.dropped_by != "output"
 

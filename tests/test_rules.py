@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from miner.extract import regex_analysis, rule_matching
 from miner.extract import rules as rules_mod
 from miner.extract.rules import RuleError, load_file, load_rules
 
@@ -121,7 +122,7 @@ def test_user_and_project_rule_files_are_found(tmp_path):
 ])
 def test_prefilter_never_hides_a_match(pattern, text):
     """The literal prefilter is only a shortcut: a rule matches exactly when its regex does."""
-    literals = rules_mod.required_literals(pattern)
+    literals = regex_analysis.required_literals(pattern)
     assert literals is None or any(lit in text.lower() for lit in literals)
     rule = rules_mod.parse_rule({"id": "t", "category": "fact", "patterns": [pattern]}, "t", 1, "any")
     assert rule.search(text)
@@ -154,7 +155,7 @@ def _plain_hits(ruleset, text, role, langs, bold_off=False):
 
 
 def test_bold_is_looked_past_when_no_rule_reads_it():
-    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    ruleset = rule_matching.RuleSet(DEFAULT.rules)
     plain = "- `RETRY_LIMIT` env var caps the number of upload attempts"
     bold = "- **`RETRY_LIMIT`** env var caps the number of upload attempts"
     assert [h.rule.id for h in ruleset.match(bold, "assistant", ("en",))] == \
@@ -172,14 +173,14 @@ def _all_examples():
 @pytest.mark.parametrize("role", ["user", "assistant"])
 @pytest.mark.parametrize("langs", [("en",), ("zh",), ("zh", "en"), ()])
 def test_match_gives_the_hits_of_running_every_rule(role, langs):
-    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    ruleset = rule_matching.RuleSet(DEFAULT.rules)
     for text in _all_examples():
         got = [(h.rule.id, h.match.span(), h.match.groupdict()) for h in ruleset.match(text, role, langs)]
         assert got == _plain_hits(ruleset, text, role, langs), text
 
 
 def test_a_remembered_text_gives_the_same_hits_in_a_new_list():
-    ruleset = rules_mod.RuleSet(DEFAULT.rules)
+    ruleset = rule_matching.RuleSet(DEFAULT.rules)
     text = "We decided to use Postgres instead of MySQL."
     first, again = ruleset.match(text, "user", ("en",)), ruleset.match(text, "user", ("en",))
     assert first and [(h.rule.id, h.match.span()) for h in again] == [(h.rule.id, h.match.span()) for h in first]
@@ -192,7 +193,7 @@ def test_a_remembered_text_gives_the_same_hits_in_a_new_list():
 ])
 def test_literal_scan_finds_exactly_the_literals_that_occur(text):
     literals = ["ab", "abc", "bc", "b", "cd", "use", "user", "users", "at", "cat", "the ", "决定", "用", "pnpm"]
-    scan = rules_mod.LiteralScan(literals)
+    scan = rule_matching.LiteralScan(literals)
     assert scan.present(text) == {lit for lit in literals if lit in text}
 
 
@@ -206,7 +207,7 @@ def test_literal_scan_finds_exactly_the_literals_that_occur(text):
     (r"\d+", []),
 ])
 def test_literal_requirements(pattern, requirements):
-    assert [set(r) for r in rules_mod.literal_requirements(pattern)] == requirements
+    assert [set(r) for r in regex_analysis.literal_requirements(pattern)] == requirements
 
 
 def test_every_default_example_meets_the_requirements_of_the_pattern_it_matches():

@@ -9,11 +9,9 @@ import unicodedata
 import pytest
 
 from miner import textutil
-from miner.memory.store import NewMemory
+from miner.memory.records import NewMemory
 from miner.textutil import char_bigrams, fts_match, fts_terms, index_text, keywords, word_tokens
-
 from tests.conftest import REPO
-
 
 # --- tokens -------------------------------------------------------------------------------------------
 
@@ -125,8 +123,8 @@ def add(store, text: str, keywords: tuple[str, ...] = ()) -> int:
     memory = NewMemory(project="/p", category="decision", text=text, confidence=0.8, rule_id="t.rule", role="user",
                        session_id="s1", transcript="/t.jsonl", entry_uuid=f"u-{abs(hash(text))}",
                        ts="2026-01-01T00:00:00Z", keywords=keywords)
-    with store.transaction() as db:
-        return store.add_memory(db, memory)[0]
+    with store.atomic():
+        return store.add_memory(memory)[0]
 
 
 MEMORIES = [
@@ -197,7 +195,8 @@ def test_memories_mined_with_the_refiners_keywords_are_found(store, pipeline):
     """The miner stores the refiner's keywords instead of `index_text`: they must carry the same words."""
     from miner.extract.model import Turn, Unit
     from miner.extract.refine import Refiner
-    from miner.extract.rules import Hit, parse_rule
+    from miner.extract.rule_matching import Hit
+    from miner.extract.rules import parse_rule
 
     refiner = Refiner(pipeline)
     rule = parse_rule({"id": "t", "category": "decision", "roles": ["user"], "patterns": ["."]}, "test", 1, "any")

@@ -18,11 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_hooks import Session, additional_context, run_hook, wait_for_workers
 
 from miner import paths
 from miner.memory.store import Store
-
-from test_hooks import Session, additional_context, run_hook, wait_for_workers
 
 
 def generated(rng: random.Random, n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
@@ -114,13 +113,13 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
     """Rows written raw (as an older version stored them) are found by `doctor` and cleaned by `doctor --fix`:
     text, subject, value, keywords, evidence, earlier wordings, supersede notes, checkpoints, recall log,
     the FTS index and the block caches; nothing of the secret is left in the database file afterwards."""
-    from miner.memory.store import NewMemory
+    from miner.memory.records import NewMemory
 
     secret = "Wq4!" + generated(random.Random(5), 10)
     text = f"The staging password is {secret} and we deploy with it from now on."
     with Store() as store:
-        with store.transaction() as db:
-            memory_id, _ = store.add_memory(db, NewMemory(
+        with store.atomic() as db:
+            memory_id, _ = store.add_memory(NewMemory(
                 project="/p", category="fact", text=text, confidence=0.8, rule_id="r", role="user",
                 session_id="s1", transcript="/t.jsonl", entry_uuid="u1", ts="2025-01-01T00:00:00Z",
                 subject="staging password", value=secret, keywords=("staging", secret.lower(), "deploy")))
@@ -162,13 +161,13 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
 
 def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_dir):
     """A plugin update runs no installer: the next background miner applies the repair once."""
-    from miner.memory import repair
     from miner.extract.redact import REDACTION_VERSION
-    from miner.memory.store import NewMemory
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
 
     secret = "Pz7#" + generated(random.Random(9), 10)
-    with Store() as store, store.transaction() as db:  # as an older version left it: raw, no repair recorded
-        store.add_memory(db, NewMemory(
+    with Store() as store, store.atomic():  # as an older version left it: raw, no repair recorded
+        store.add_memory(NewMemory(
             project="/old", category="fact", text=f"The wifi password is {secret} for the office network.",
             confidence=0.8, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
             ts="2025-01-01T00:00:00Z"))

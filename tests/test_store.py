@@ -9,7 +9,8 @@ import stat
 import pytest
 
 from miner.memory.migrations import MIGRATIONS
-from miner.memory.store import NewMemory, Store
+from miner.memory.records import NewMemory
+from miner.memory.store import Store
 
 
 def memory(text: str, **kw) -> NewMemory:
@@ -37,53 +38,53 @@ def test_database_file_is_private(tmp_path):
 
 
 def test_exact_duplicate_merges_with_one_more_evidence_row(store):
-    with store.transaction() as db:
-        first, created = store.add_memory(db, memory("Use pnpm for packages."))
+    with store.atomic():
+        first, created = store.add_memory(memory("Use pnpm for packages."))
         assert created
         # Same text after normalisation (case, markup, trailing dot), another entry.
-        second, created = store.add_memory(db, memory("**use pnpm for packages**", entry_uuid="u2"))
+        second, created = store.add_memory(memory("**use pnpm for packages**", entry_uuid="u2"))
     assert second == first and not created
     assert len(store.evidence(first)) == 2
     assert store.get(first).evidence_count == 2
 
 
 def test_same_entry_twice_adds_no_evidence(store):
-    with store.transaction() as db:
-        mid, _ = store.add_memory(db, memory("Use pnpm for packages."))
-        store.add_memory(db, memory("Use pnpm for packages."))
+    with store.atomic():
+        mid, _ = store.add_memory(memory("Use pnpm for packages."))
+        store.add_memory(memory("Use pnpm for packages."))
     assert len(store.evidence(mid)) == 1
 
 
 def test_second_session_raises_confidence(store):
-    with store.transaction() as db:
-        mid, _ = store.add_memory(db, memory("Use pnpm for packages."))
+    with store.atomic():
+        mid, _ = store.add_memory(memory("Use pnpm for packages."))
     before = store.get(mid).confidence
-    with store.transaction() as db:
-        store.add_memory(db, memory("Use pnpm for packages.", session_id="s2", entry_uuid="u9"))
+    with store.atomic():
+        store.add_memory(memory("Use pnpm for packages.", session_id="s2", entry_uuid="u9"))
     after = store.get(mid)
     assert after.session_count == 2
     assert after.confidence > before
 
 
 def test_dedup_is_per_project(store):
-    with store.transaction() as db:
-        a, _ = store.add_memory(db, memory("Use pnpm for packages."))
-        b, created = store.add_memory(db, memory("Use pnpm for packages.", project="/other"))
+    with store.atomic():
+        a, _ = store.add_memory(memory("Use pnpm for packages."))
+        b, created = store.add_memory(memory("Use pnpm for packages.", project="/other"))
     assert created and a != b
 
 
 def test_failed_transaction_rolls_back(store):
     with pytest.raises(RuntimeError):
-        with store.transaction() as db:
-            store.add_memory(db, memory("Use pnpm for packages."))
+        with store.atomic():
+            store.add_memory(memory("Use pnpm for packages."))
             raise RuntimeError("boom")
     assert store.list_memories() == []
 
 
 def test_search_finds_words_and_cjk_and_never_raises_on_syntax(store):
-    with store.transaction() as db:
-        store.add_memory(db, memory("The API server listens on port 3216."))
-        store.add_memory(db, memory("数据库改用 PostgreSQL。", entry_uuid="u2"))
+    with store.atomic():
+        store.add_memory(memory("The API server listens on port 3216."))
+        store.add_memory(memory("数据库改用 PostgreSQL。", entry_uuid="u2"))
     assert [m.text for m, _ in store.search("which port does the server use")] == ["The API server listens on port 3216."]
     assert [m.text for m, _ in store.search("数据库")] == ["数据库改用 PostgreSQL。"]
     for hostile in ['"foo', "NEAR(", "*", "AND OR NOT", "port) OR (", "'; DROP TABLE memories; --"]:
@@ -92,22 +93,22 @@ def test_search_finds_words_and_cjk_and_never_raises_on_syntax(store):
 
 
 def test_watermark_roundtrip_and_seen_entries(store):
-    with store.transaction() as db:
-        store.set_watermark(db, "/t.jsonl", 120, 7, "abc", "/p")
-        store.mark_seen(db, ["u1", "u2"])
+    with store.atomic():
+        store.set_watermark("/t.jsonl", 120, 7, "abc", "/p")
+        store.mark_seen(["u1", "u2"])
     assert store.watermark("/t.jsonl") == (120, 7, "abc")
     assert store.seen_uuids(["u1", "u3"]) == {"u1"}
 
 
 def test_sessions_keep_first_project_and_span(store):
-    with store.transaction() as db:
-        store.upsert_session(db, "s1", "/p", "/p", "main", "/t.jsonl", "2026-01-02T00:00:00Z")
-        store.upsert_session(db, "s1", "/p/sub", "/p/sub", "feature", "/t.jsonl", "2026-01-01T00:00:00Z")
-        store.upsert_session(db, "s1", "/p", "/p", "", "/t.jsonl", "2026-01-03T00:00:00Z")
+    with store.atomic():
+        store.upsert_session("s1", "/p", "/p", "main", "/t.jsonl", "2026-01-02T00:00:00Z")
+        store.upsert_session("s1", "/p/sub", "/p/sub", "feature", "/t.jsonl", "2026-01-01T00:00:00Z")
+        store.upsert_session("s1", "/p", "/p", "", "/t.jsonl", "2026-01-03T00:00:00Z")
     row = store.session("s1")
-    assert row["project"] == "/p"
-    assert row["first_ts"] == "2026-01-01T00:00:00Z" and row["last_ts"] == "2026-01-03T00:00:00Z"
-    assert row["git_branch"] == "feature"
+    assert row.project == "/p"
+    assert row.first_ts == "2026-01-01T00:00:00Z" and row.last_ts == "2026-01-03T00:00:00Z"
+    assert row.git_branch == "feature"
 
 
 def test_checkpoints(store):
@@ -150,20 +151,20 @@ def test_folded_session_upserts_end_as_one_upsert_per_sighting(tmp_path, existin
         if existing:
             s.db.execute("INSERT INTO sessions (session_id, project, cwd, git_branch, transcript, first_ts, last_ts) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", existing)
-    with one_by_one.transaction() as db:
+    with one_by_one.atomic():
         for sighting in sightings:
-            one_by_one.upsert_session(db, *sighting)
-    with folded.transaction() as db:
-        folded.upsert_sessions(db, iter(sightings))
+            one_by_one.upsert_session(*sighting)
+    with folded.atomic():
+        folded.upsert_sessions(iter(sightings))
     assert _sessions(folded) == _sessions(one_by_one)
 
 
 def test_evidence_from_a_new_session_raises_confidence_more(store):
-    with store.transaction() as db:
-        memory_id, _ = store.add_memory(db, memory("Use pnpm for packages."))
-        assert store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u2"))
-        assert store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
-        assert not store.merge_evidence(db, memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
+    with store.atomic():
+        memory_id, _ = store.add_memory(memory("Use pnpm for packages."))
+        assert store.merge_evidence(memory_id, memory("Use pnpm for packages.", entry_uuid="u2"))
+        assert store.merge_evidence(memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
+        assert not store.merge_evidence(memory_id, memory("Use pnpm for packages.", entry_uuid="u3", session_id="s2"))
     row = store.db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
     assert (row["evidence_count"], row["session_count"]) == (3, 2)
     assert row["confidence"] == pytest.approx(0.8 + 0.02 + 0.1)

@@ -10,8 +10,18 @@ from pathlib import Path
 import pytest
 
 from miner.extract import transcript as transcript_mod
-from miner.extract.transcript import (MAX_PROSE_CHARS, NON_PROSE_TYPES, ReadStats, Watermark, contained_transcript,
-                              cut_text, entry_to_turn, extract_prose, read_transcript, transcript_files)
+from miner.extract.transcript import (
+    MAX_PROSE_CHARS,
+    NON_PROSE_TYPES,
+    ReadStats,
+    Watermark,
+    contained_transcript,
+    cut_text,
+    entry_to_turn,
+    extract_prose,
+    read_transcript,
+    transcript_files,
+)
 from tests.builders import Session
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -569,8 +579,8 @@ def test_metadata_entries_are_known_not_malformed(tmp_path):
 
 def test_a_queued_prompt_is_mined_and_metadata_is_not_counted_as_malformed(tmp_path, pipeline):
     from miner.config import load
-    from miner.runtime.mine import Miner
     from miner.memory.store import Store
+    from miner.runtime.mine import Miner
 
     session = Session(tmp_path / "t.jsonl", "/srv/app")
     session.user("Set up the cache layer.")

@@ -10,8 +10,9 @@ from click.testing import CliRunner
 
 from miner import config as config_mod
 from miner.cli.main import main
+from miner.memory.records import NewMemory
+from miner.memory.store import Store
 from miner.recall.block import build
-from miner.memory.store import NewMemory, Store
 from miner.recall.void import cluster, suppress_hubs, void_mark
 
 CONFIG = config_mod.load()
@@ -87,10 +88,10 @@ def test_hub_is_damped():
 @pytest.fixture
 def crowded():
     with Store() as store:  # the default database under the test's MINER_HOME, so the CLI sees it too
-        with store.transaction() as db:
+        with store.atomic():
             for n in range(120):
                 topic = ("payments webhook retry", "ui colour palette", "deploy docker image", "test fixtures")[n % 4]
-                store.add_memory(db, NewMemory(
+                store.add_memory(NewMemory(
                     project="/p", category="fact", text=f"{topic} variant {n} ({topic})",
                     confidence=0.8, rule_id="t", role="user", session_id="s", transcript="/t", entry_uuid=f"u{n}",
                     ts=f"2026-01-{1 + n % 28:02d}T00:00:00Z"))
@@ -105,7 +106,7 @@ def test_block_reports_voided_topics_and_zones_are_logged(crowded):
     shown = {i.memory.id for i in result.shown}
     assert not shown & {i for z in voided for i in z.ids}
     row = crowded.last_recall("/p")
-    assert any(z["voided"] for z in json.loads(row["voided"]))
+    assert any(z["voided"] for z in json.loads(row.voided))
 
 
 def test_void_off_gives_a_block_without_zones(crowded):

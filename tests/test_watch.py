@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from miner import paths
-from miner.runtime import watch
 from miner.cli.ops import watch as watch_cmd
 from miner.memory.store import Store
+from miner.runtime import watch
 from tests.test_hooks import Session, memory_texts, plant_symlinks, wait_for_workers, wait_until
 
-# `miner` with the operations commands registered, whether or not cli.py registers them yet.
+# `miner`, as the command line runs it (every command group registered).
 MINER = [sys.executable, "-m", "miner.cli"]
 
 

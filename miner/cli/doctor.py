@@ -10,6 +10,7 @@ from typing import Iterator
 from .. import paths
 from ..extract import nlp
 from ..install.settings import SettingsError, command_executable, load_settings, registered_commands, settings_path
+from ..memory import reader
 
 Check = tuple[bool, str, str]
 
@@ -44,13 +45,7 @@ def check_database() -> Iterator[Check]:
         yield True, f"no database yet at {db} (the first mined session creates it)", ""
         return
     try:
-        conn = sqlite3.connect(str(db), timeout=5)
-        try:
-            result = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("ROLLBACK")
-        finally:
-            conn.close()
+        result = reader.health_check(db)
     except sqlite3.Error as exc:
         yield False, f"database {db} is not usable: {exc}", f"miner backup {db}.bak, then move {db} away and run miner mine --all"
         return
@@ -86,13 +81,7 @@ def check_lag() -> Iterator[Check]:
     marks: dict[str, int] = {}
     db = paths.db_path()
     if db.exists():
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            marks = dict(conn.execute("SELECT transcript, offset FROM watermarks"))
-        except sqlite3.Error:
-            marks = {}
-        finally:
-            conn.close()
+        marks = reader.watermark_offsets(db)
     behind = 0
     lag_bytes = 0
     for path in files:

@@ -1,9 +1,12 @@
-"""`miner`: a thin command line over the library. Each command opens the store, calls one function, prints."""
+"""`miner`: a thin command line over the library. Each command opens the store, calls one function, prints.
+
+This module holds the `miner` group and its mining, reading, install and doctor commands; `register(main)`
+of `memory`, `ops`, `privacy`, `quality` and `mcp.server` adds the others.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,25 +14,7 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
-from ..memory.store import Store, StoreError
-
-
-def _config() -> dict:
-    try:
-        return config_mod.load()
-    except config_mod.ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _store(readonly: bool = False) -> Store:
-    try:
-        return Store(readonly=readonly)
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _project(project: str | None) -> str:
-    return paths.project_root(os.path.abspath(project or os.getcwd()))
+from .common import load_config, open_store, project_dir
 
 
 class _Group(click.Group):
@@ -81,8 +66,8 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
             click.echo(f"Nothing to mine: no transcripts under {where}.")
             return
         raise click.UsageError("name transcripts to mine, or pass --all")
-    config = _config()
-    with _store() as store:
+    config = load_config()
+    with open_store() as store:
         miner = Miner(store, config)
         if not quiet:
             click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
@@ -117,10 +102,10 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
     """Print the recall block for a project, optionally ranked against QUERY."""
     from ..recall.block import build, explain_lines
 
-    config = _config()
+    config = load_config()
     situation = situation or ("query" if query else "startup")
-    with _store() as store:
-        result = build(store, _project(project), config, situation=situation, query=query, session_id=session,
+    with open_store() as store:
+        result = build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
                        budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
                        void=False if no_void else None, log=not explain)
     click.echo("\n".join(explain_lines(result)) if explain else result.text)
@@ -130,14 +115,14 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
 def zones(project: str | None) -> None:
     """Show the void zones of the last recall for a project."""
-    with _store() as store:
-        row = store.last_recall(_project(project))
+    with open_store() as store:
+        row = store.last_recall(project_dir(project))
     if row is None:
         click.echo("No recall logged for this project yet.")
         return
-    zones_ = json.loads(row["voided"])
-    click.echo(f"last recall {row['created_at']} ({row['situation']}): {len(json.loads(row['shown']))} shown, "
-               f"{len(json.loads(row['left_out']))} left out, {row['elapsed_ms']:.1f} ms")
+    zones_ = json.loads(row.voided)
+    click.echo(f"last recall {row.created_at} ({row.situation}): {len(json.loads(row.shown))} shown, "
+               f"{len(json.loads(row.left_out))} left out, {row.elapsed_ms:.1f} ms")
     for zone in zones_:
         state = "VOID" if zone["voided"] else ("kept, protected" if zone["protected"] else "kept")
         click.echo(f"  {state:<16} score {zone['score']:.3f}  {len(zone['ids']):>3} memories  "
@@ -154,8 +139,8 @@ def zones(project: str | None) -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
 def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
     """List memories, newest first."""
-    with _store() as store:
-        rows = store.list_memories(_project(project) if project else None, category, states or ("active",), limit)
+    with open_store() as store:
+        rows = store.list_memories(project_dir(project) if project else None, category, states or ("active",), limit)
     for m in rows:
         flag = " (unconfirmed)" if m.tentative else ""
         click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")
@@ -167,7 +152,7 @@ def list_(project: str | None, category: str | None, states: tuple[str, ...], li
 @click.argument("memory_id", type=int)
 def show(memory_id: int) -> None:
     """Show one memory with its provenance and evidence."""
-    with _store() as store:
+    with open_store() as store:
         memory = store.get(memory_id)
         if memory is None:
             raise click.ClickException(f"no memory {memory_id}; `miner list` shows the ids")
@@ -183,10 +168,10 @@ def show(memory_id: int) -> None:
         click.echo(f"  subject: {memory.subject}   value: {memory.value}")
     click.echo(f"  evidence ({len(evidence)}):")
     for row in evidence:
-        click.echo(f"    {row['ts']}  {row['role']:<9} session {row['session_id']}  entry {row['entry_uuid']}")
-        click.echo(f"      {row['transcript']}")
+        click.echo(f"    {row.ts}  {row.role:<9} session {row.session_id}  entry {row.entry_uuid}")
+        click.echo(f"      {row.transcript}")
     for link in links:
-        click.echo(f"  link: #{link['src']} {link['kind']} #{link['dst']} {link['reason']}")
+        click.echo(f"  link: #{link.src} {link.kind} #{link.dst} {link.reason}")
 
 
 @main.command()
@@ -197,15 +182,15 @@ def show(memory_id: int) -> None:
 @click.option("--no-archive", is_flag=True, help="Memories only, not what was said in earlier sessions.")
 def search(query: str, project: str | None, all_states: bool, limit: int, no_archive: bool) -> None:
     """Full-text search (BM25) of memories, active ones unless --all, then of the archive of everything said."""
-    from ..memory.store import STATES
+    from ..memory.records import STATES
 
-    where = _project(project) if project else None
-    with _store() as store:
+    where = project_dir(project) if project else None
+    with open_store() as store:
         hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit)
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit)
     shown = [" ".join(memory.text.lower().split()) for memory, _ in hits]
     said = [(unit, rank) for unit, rank in said  # a unit that says what a memory listed says is not listed again
-            if not any(" ".join(unit["text"].lower().split()) in text for text in shown)]
+            if not any(" ".join(unit.text.lower().split()) in text for text in shown)]
     for memory, _ in hits:
         state = "" if memory.state == "active" else f" [{memory.state}]"
         click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
@@ -214,8 +199,8 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     if said:
         click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} units):")
     for unit, _ in said:
-        text = " ".join(unit["text"].split())
-        click.echo(f"  {unit['ts'][:10]}  {unit['role']:<9} session {unit['session_id'][:8]}  "
+        text = " ".join(unit.text.split())
+        click.echo(f"  {unit.ts[:10]}  {unit.role:<9} session {unit.session_id[:8]}  "
                    f"{text[:300]}{'…' if len(text) > 300 else ''}")
 
 
@@ -226,9 +211,9 @@ def gc(dry_run: bool, project: str | None) -> None:
     """Move memories whose heat fell below the threshold to cold storage (never deleted)."""
     from ..memory.decay import cold_candidates, go_cold
 
-    config = _config()
-    with _store() as store:
-        cold = cold_candidates(store, config, _project(project) if project else None)
+    config = load_config()
+    with open_store() as store:
+        cold = cold_candidates(store, config, project_dir(project) if project else None)
         for item in cold:
             click.echo(f"{item.memory.id:>6}  heat {item.heat:.3f}  {item.age_days:>5.0f} days  "
                        f"[{item.memory.category}] {item.memory.text[:100]}")
@@ -242,7 +227,7 @@ def gc(dry_run: bool, project: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats(as_json: bool) -> None:
     """Counts of memories, sessions, transcripts and skipped input."""
-    with _store() as store:
+    with open_store() as store:
         data = store.stats()
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -257,100 +242,6 @@ def stats(as_json: bool) -> None:
         click.echo(f"{name:<20} {value}")
 
 
-# --- evaluation ----------------------------------------------------------------------------
-
-
-def _shared_data() -> Path | None:
-    """The shared data folder beside a source checkout (../shared/data), when there is one."""
-    here = Path(__file__).resolve().parents[3] / "shared" / "data"
-    return here if here.is_dir() else None
-
-
-@main.command(name="eval")
-@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Gold folder (with extraction/, restore/, units/, multi/).")
-@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of <owner>__<repo>/<name>.jsonl transcripts: score extraction and restore.")
-@click.option("--multi", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Folder of whole project folders: score cross-session recall through the real hook.")
-@click.option("--cv", "data", type=click.Path(file_okay=False, path_type=Path), is_flag=False, flag_value="",
-              default=None, help="Leave one project out: train without each dev transcript and project, score it. "
-                                 "DATA is the shared data folder (default: ../shared/data beside the checkout).")
-@click.option("--prompt", is_flag=True,
-              help="With --multi or --cv: also ask each question as the new session's first prompt (the "
-                   "UserPromptSubmit hook), next to plain BM25 over all earlier prose.")
-@click.option("--rules-only", is_flag=True, help="With --cv: score the rules alone (no classifier), for comparison.")
-@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="With --cv: the folder of label references (default: the ones shipped with the tool).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--only", default="", help="Only sources (or, with --cv, groups) whose name contains this.")
-def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data: Path | None, prompt: bool,
-          rules_only: bool, labels: Path | None, as_json: bool, only: str) -> None:
-    """Score extraction, restore and cross-session recall against gold labels.
-
-    With --cv, every figure is cross-validated: each dev transcript and project is scored with a classifier
-    trained, and tuned, without it.
-    """
-    config = _config()
-    if data is not None:
-        from ..training.cv import cross_validate, format_cv
-        from ..training.dataset import DataError
-
-        folder = data if str(data) not in ("", ".") else _shared_data()
-        if folder is None:
-            raise click.UsageError("no shared data folder beside this checkout; give it: --cv DIR")
-        try:
-            report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
-                                    prompt=prompt, progress=lambda message: click.echo(message, err=True))
-        except DataError as exc:
-            raise click.ClickException(str(exc)) from None
-        click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
-        return
-    if gold is None:
-        raise click.UsageError("give --gold DIR (with --transcripts and/or --multi), or --cv")
-    if not transcripts and not multi:
-        raise click.UsageError("give --transcripts DIR (extraction and restore) and/or --multi DIR (cross-session)")
-    if transcripts:
-        from ..evaluation.transcripts import evaluate, format_report
-
-        report = evaluate(gold, transcripts, config, only=only)
-        click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
-    if multi:
-        from ..evaluation.multi import evaluate_multi, format_multi
-
-        report = evaluate_multi(multi, gold, config, prompt=prompt)
-        click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
-
-
-@main.command()
-@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The shared data folder (gold/, transcripts/, multi/); default: ../shared/data beside the checkout.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the model goes (default: the package's own model folder, the one the miner loads).")
-@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="The folder of label references (default: the ones shipped with the tool).")
-def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
-    """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
-    from ..extract.classify import MODEL_DIR
-    from ..training.dataset import DataError
-    from ..training.train import train as do_train
-
-    folder = data or _shared_data()
-    if folder is None:
-        raise click.UsageError("no shared data folder beside this checkout; give it with --data DIR")
-    try:
-        result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
-                          labels=labels)
-    except DataError as exc:
-        raise click.ClickException(str(exc)) from None
-    oof = result["out_of_fold"]
-    click.echo(f"model written to {out or MODEL_DIR}: threshold {result['threshold']} "
-               f"(out-of-fold P {oof['precision']} R {oof['recall']} F1 {oof['f1']}); "
-               f"{sum(result['units'].values())} units of {len(result['groups'])} projects"
-               + (f"; {result['mismatched_labels']} label references no longer match their unit"
-                  if result["mismatched_labels"] else ""))
-
-
 # --- hooks and install ------------------------------------------------------------------------
 
 
@@ -362,7 +253,8 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
               help="Also register the MCP server (`miner mcp`) in Claude Code's MCP configuration.")
 def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
     """Register the hooks in Claude Code's settings.json (and, with --mcp, the MCP server)."""
-    from ..install.settings import SettingsError, install as do_install
+    from ..install.settings import SettingsError
+    from ..install.settings import install as do_install
 
     try:
         lines = do_install(scope, project, sys.executable, dry_run=dry_run)
@@ -383,7 +275,8 @@ def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> N
 @click.option("--mcp", "with_mcp", is_flag=True, help="Also remove the MCP server entry.")
 def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
     """Remove our hooks from Claude Code's settings.json (everything else is kept)."""
-    from ..install.settings import SettingsError, uninstall as do_uninstall
+    from ..install.settings import SettingsError
+    from ..install.settings import uninstall as do_uninstall
 
     try:
         lines = do_uninstall(scope, project, dry_run=dry_run)
@@ -408,7 +301,7 @@ def doctor(fix: bool) -> None:
     if fix and paths.db_path().exists():
         from ..memory.repair import fix as repair
 
-        with _store() as store:
+        with open_store() as store:
             done = repair(store)
         click.echo(f"fixed: {'redacted ' + done.line() if done.total else 'no stored secret to redact'}")
     try:  # a broken settings file is one of the checks, not a reason to skip the others
@@ -426,113 +319,6 @@ def doctor(fix: bool) -> None:
         raise click.ClickException(f"{problems} problem(s) found")
 
 
-# --- rules ---------------------------------------------------------------------------------------
-
-
-@main.group()
-def rules() -> None:
-    """Inspect and check extraction rules."""
-
-
-def _rule_files(project: str | None) -> list[Path]:
-    from ..extract import rules as rules_mod
-
-    return rules_mod.rule_files(_project(project))
-
-
-@rules.command(name="check")
-@click.option("--project", type=str, help="Also check this project's .claude/miner-rules.yaml.")
-def rules_check(project: str | None) -> None:
-    """Validate every rule file: schema, regexes and each rule's examples."""
-    from ..extract import rules as rules_mod
-
-    files = _rule_files(project)
-    try:
-        ruleset = rules_mod.load_rules(files)
-    except rules_mod.RuleError as exc:
-        raise click.ClickException(str(exc)) from None
-    problems = rules_mod.check_examples(ruleset)
-    for problem in problems:
-        click.echo(problem, err=True)
-    if problems:
-        raise click.ClickException(f"{len(problems)} example(s) fail")
-    click.echo(f"{len(ruleset.rules)} rules in {len(files)} files: all valid, all examples behave.")
-
-
-@rules.command(name="list")
-@click.option("--project", type=str, help="Include this project's rules.")
-def rules_list(project: str | None) -> None:
-    """List the active rules."""
-    from ..extract import rules as rules_mod
-
-    try:
-        ruleset = rules_mod.load_rules(_rule_files(project))
-    except rules_mod.RuleError as exc:
-        raise click.ClickException(str(exc)) from None
-    for rule in ruleset.rules:
-        click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
-
-
-@rules.command(name="test")
-@click.argument("text", required=False)
-@click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=str),
-              help="Trace every unit of a transcript instead of TEXT.")
-@click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True,
-              help="Who says TEXT.")
-@click.option("--all-units", is_flag=True,
-              help="With --transcript: also show units that no rule fired on and the classifier left out.")
-def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
-    """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
-    from ..extract.classify import LABELS
-    from ..runtime.mine import Miner
-    from ..evaluation.tune import text_turn, trace_turns, transcript_turns
-
-    if bool(text) == bool(transcript):
-        raise click.UsageError("give TEXT or --transcript FILE (one of them)")
-    turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
-    with _store() as store:
-        traced = trace_turns(Miner(store, _config()), turns)
-    for t in traced:
-        if not t.rules and not t.candidate and not all_units and transcript:
-            continue
-        click.echo(f"[{t.unit.turn.role}] {t.unit.text}")
-        click.echo(f"    langs: {','.join(t.langs) or '-'}   rules: {', '.join(t.rules) or 'none'}   -> {t.outcome}")
-        if t.scores:
-            probabilities = "  ".join(f"{label} {t.scores.get(label, 0.0):.2f}" for label in LABELS)
-            click.echo(f"    classifier: {probabilities}")
-        if t.steps:
-            click.echo(f"    refinement: {' > '.join(t.steps)}")
-        if t.candidate:
-            c = t.candidate
-            extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""
-            click.echo(f"    {c.category}{' (unconfirmed)' if c.tentative else ''}: {c.text}{extra}")
-            click.echo(f"    keywords: {', '.join(c.keywords)}")
-    if not any(t.rules for t in traced):
-        click.echo("No rule fired." if traced and traced[0].scores is not None
-                   else "No rule fired (and no classifier is installed: `miner train` builds it).")
-
-
-@rules.command(name="stats")
-@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Gold folder (with extraction/).")
-@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
-@click.option("--show-only", default=3, show_default=True, help="Gold units found only by a rule to print, per rule.")
-def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
-    """Per rule: hits, precision against the gold, and gold units only it finds."""
-    from ..runtime.mine import Miner
-    from ..evaluation.tune import rule_stats
-
-    with _store() as store:
-        scores = rule_stats(Miner(store, _config()), gold, transcripts)
-    click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
-    for rule_id, score in sorted(scores.items(), key=lambda kv: (-kv[1].hits, kv[0])):
-        precision = f"{score.precision:.2f}" if score.precision is not None else "-"
-        click.echo(f"{rule_id:<44} {score.hits:>5} {score.correct:>7} {precision:>9} {len(score.only_it):>7}")
-        for text in score.only_it[:show_only]:
-            click.echo(f"    only: {text[:110]}")
-
-
 from .memory import register as register_memory_commands  # noqa: E402 - after `main` exists
 
 register_memory_commands(main)
@@ -548,6 +334,10 @@ register_mcp_command(main)
 from .privacy import register as register_privacy_commands  # noqa: E402
 
 register_privacy_commands(main)
+
+from .quality import register as register_quality_commands  # noqa: E402
+
+register_quality_commands(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -9,18 +9,11 @@ from __future__ import annotations
 import click
 
 from ..memory import corrections
-from ..memory.store import Store, StoreError
-
-
-def _store() -> Store:
-    try:
-        return Store()
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+from .common import open_store
 
 
 def _run(action, *args):
-    with _store() as store:
+    with open_store() as store:
         try:
             return action(store, *args)
         except corrections.CorrectionError as exc:

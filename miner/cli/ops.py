@@ -5,22 +5,13 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from pathlib import Path
 
 import click
 
-from .. import paths
-from ..memory.store import Store, StoreError
-
-
-def _store() -> Store:
-    try:
-        return Store()
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+from .common import load_config, open_store, project_dir
 
 
 @click.command(name="export")
@@ -36,8 +27,8 @@ def export_(project: str | None, output: Path | None) -> None:
     """
     from ..memory import portable
 
-    project_root = paths.project_root(os.path.abspath(project)) if project else None
-    with _store() as store:
+    project_root = project_dir(project) if project else None
+    with open_store() as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:
@@ -56,7 +47,7 @@ def import_(file: Path) -> None:
     """
     from ..memory import portable
 
-    with _store() as store:
+    with open_store() as store:
         try:
             summary = portable.import_file(store, file)
         except (portable.PortableError, UnicodeDecodeError) as exc:
@@ -76,7 +67,7 @@ def backup(path: Path, force: bool) -> None:
 
     if path.is_file() and not force:
         raise click.ClickException(f"{path} exists; pass --force to replace it")
-    with _store() as store:
+    with open_store() as store:
         try:
             written = portable.backup(store, path)
         except (OSError, sqlite3.Error) as exc:
@@ -109,14 +100,8 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
     if stop:
         click.echo(watch_mod.stop())
         return
-    from .. import config as config_mod
-
     try:
-        config = config_mod.load()
-    except config_mod.ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        watch_mod.run(config, debounce_s=debounce)
+        watch_mod.run(load_config(), debounce_s=debounce)
     except watch_mod.WatchError as exc:
         raise click.ClickException(str(exc)) from None
 

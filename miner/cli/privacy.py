@@ -6,26 +6,12 @@ function and prints what changed; a domain error is one line.
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from .. import paths
 from ..extract import trust
 from ..memory import privacy
 from ..runtime import exclusions
-from ..memory.store import Store, StoreError
-
-
-def _store() -> Store:
-    try:
-        return Store()
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _project(project: str | None) -> str:
-    return paths.project_root(os.path.abspath(os.path.expanduser(project or os.getcwd())))
+from .common import open_store, project_dir
 
 
 def _privacy(action, *args):
@@ -81,11 +67,11 @@ def quarantine(project: str | None, limit: int) -> None:
 
     `miner approve ID` releases one; `miner forget ID` drops it for good.
     """
-    with _store() as store:
-        rows = trust.quarantined(store, _project(project) if project else None, limit)
+    with open_store() as store:
+        rows = trust.quarantined(store, project_dir(project) if project else None, limit)
         for memory in rows:
             click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
-            reason = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory.id,)).fetchone()[0]
+            reason = store.state_reason(memory.id)
             if reason:
                 click.echo(f"        {reason}")
     if not rows:
@@ -96,15 +82,15 @@ def quarantine(project: str | None, limit: int) -> None:
 @click.argument("memory_id", type=int)
 def approve(memory_id: int) -> None:
     """Release quarantined memory MEMORY_ID: it becomes active and can be recalled."""
-    with _store() as store:
+    with open_store() as store:
         click.echo(_privacy(trust.approve, store, memory_id))
 
 
 @click.command()
-@click.option("--project", "project_dir", required=True, type=str,
+@click.option("--project", "folder", required=True, type=str,
               help="The project directory whose rows to delete (it need not exist any more).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-def purge(project_dir: str, yes: bool) -> None:
+def purge(folder: str, yes: bool) -> None:
     """Delete every row of a project, evidence included, and vacuum the database.
 
     Memories, evidence, links, sessions, checkpoints, watermarks and the
@@ -112,10 +98,10 @@ def purge(project_dir: str, yes: bool) -> None:
     purged transcripts are not mined again; new sessions there are, unless
     you also `miner exclude add` the project.
     """
-    project = _project(project_dir)
+    project = project_dir(folder)
     if not yes:
         click.confirm(f"Delete everything stored for {project}?", abort=True)
-    with _store() as store:
+    with open_store() as store:
         counts = privacy.purge(store, project)
     click.echo(f"purged {project}:")
     for name, count in counts.items():

@@ -22,10 +22,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..extract.transcript import Watermark, read_transcript
+from ..memory.store import Store
 from ..recall.checkpoint import write_checkpoint
 from .transcripts import answered, prose_tail, read_jsonl
-from ..memory.store import Store
-from ..extract.transcript import Watermark, read_transcript
 
 
 def session_files(project_dir: Path) -> list[tuple[str, Path, list[Path]]]:
@@ -88,9 +88,8 @@ def mine_sessions(store: Store, miner, sessions: list[tuple[str, Path, list[Path
     for _, path, subagents in sessions:
         for file in [path, *subagents]:
             miner.mine_file(file)
-        for row in store.db.execute("SELECT session_id, project FROM sessions WHERE transcript = ?",
-                                    (str(path.resolve()),)).fetchall():
-            write_checkpoint(store, row["session_id"], row["project"], str(path.resolve()))
+        for session in store.transcript_sessions(str(path.resolve())):
+            write_checkpoint(store, session.session_id, session.project, str(path.resolve()))
 
 
 def wait_for_workers(home: Path, timeout_s: float = 30.0) -> None:
@@ -106,7 +105,7 @@ def wait_for_recall_log(store: Store, before: int, timeout_s: float = 30.0) -> N
     """The hook hands its recall log to a background worker: wait for it, so that cuts stay independent of timing."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] > before:
+        if store.recall_count() > before:
             return
         time.sleep(0.05)
 
@@ -129,12 +128,10 @@ def diagnose_cut(store: Store, project: str, config: dict, questions: list[dict]
                     + [(z.score, i) for z in recall.zones if z.voided for i in z.ids], key=lambda t: -t[0])
     position = {memory_id: n for n, (_, memory_id) in enumerate(ranked)}
     limit = int(config["startup_max_candidates"])
-    rows = store.db.execute("SELECT id, text, state, tentative, category, role, session_count, evidence_count "
-                            "FROM memories WHERE project = ?", (project,)).fetchall()
-    evidence_of = {q.get("evidence_uuid", ""): [r["memory_id"] for r in store.db.execute(
-        "SELECT DISTINCT memory_id FROM evidence WHERE entry_uuid = ?", (q.get("evidence_uuid", ""),))]
-        for q in questions}
-    texts = {r["id"]: r["text"] for r in rows}
+    rows = store.project_memories(project)
+    evidence_of = {q.get("evidence_uuid", ""): store.memory_ids_of_entry(q.get("evidence_uuid", ""))
+                   for q in questions}
+    texts = {r.id: r.text for r in rows}
     return lambda block: _classify(questions, block, rows, evidence_of, shown, voided, position, limit,
                                    recall.text == block, texts)
 
@@ -143,7 +140,7 @@ def _classify(questions, block, rows, evidence_of, shown, voided, position, limi
     out = []
     for q in questions:
         answers = [a.lower() for a in q["answers"]]
-        hit = [r for r in rows if any(a in r["text"].lower() for a in answers)]
+        hit = [r for r in rows if any(a in r.text.lower() for a in answers)]
         evidence = evidence_of.get(q.get("evidence_uuid", ""), [])
         record = {"same_block": same_block, "question": q["question"], "answers": q["answers"], "category": q.get("category", ""),
                   "evidence_session": q.get("evidence_session", ""), "evidence_memories": evidence,
@@ -159,22 +156,22 @@ def _classify(questions, block, rows, evidence_of, shown, voided, position, limi
         else:
             reasons = []
             for r in hit:
-                if r["state"] != "active":
-                    reasons.append((3, r["id"], f"state {r['state']}"))
-                elif r["id"] not in position:
-                    reasons.append((1, r["id"], "not a candidate" + (" (tentative)" if r["tentative"] else "")))
-                elif r["id"] in voided:
-                    reasons.append((0, r["id"], f"voided (rank {position[r['id']]})"))
-                elif position[r["id"]] >= limit:
-                    reasons.append((1, r["id"], f"beyond candidate limit (rank {position[r['id']]})"))
-                elif r["id"] in shown:
-                    reasons.append((0, r["id"], "shown (formatting?)"))
+                if r.state != "active":
+                    reasons.append((3, r.id, f"state {r.state}"))
+                elif r.id not in position:
+                    reasons.append((1, r.id, "not a candidate" + (" (tentative)" if r.tentative else "")))
+                elif r.id in voided:
+                    reasons.append((0, r.id, f"voided (rank {position[r.id]})"))
+                elif position[r.id] >= limit:
+                    reasons.append((1, r.id, f"beyond candidate limit (rank {position[r.id]})"))
+                elif r.id in shown:
+                    reasons.append((0, r.id, "shown (formatting?)"))
                 else:
-                    reasons.append((0, r["id"], f"left out over budget (rank {position[r['id']]})"))
+                    reasons.append((0, r.id, f"left out over budget (rank {position[r.id]})"))
             reasons.sort(key=lambda t: (t[0], position.get(t[1], 10 ** 9)))
             record["class"], record["why"] = "b", reasons[0][2]
-            record["memories"] = [{"id": r["id"], "state": r["state"], "category": r["category"], "role": r["role"],
-                                   "sessions": r["session_count"], "rank": position.get(r["id"])} for r in hit]
+            record["memories"] = [{"id": r.id, "state": r.state, "category": r.category, "role": r.role,
+                                   "sessions": r.session_count, "rank": position.get(r.id)} for r in hit]
         out.append(record)
     return out
 
@@ -201,7 +198,7 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
                 limit = order.get(cut, len(sessions))
                 mine_sessions(store, miner, sessions[mined:limit])
                 mined = max(mined, limit)
-                logged = store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0]
+                logged = store.recall_count()
                 if diagnose:
                     from ..paths import project_root
 
@@ -237,8 +234,8 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
 
 def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False,
                    prompt: bool = False) -> dict[str, Any]:
-    from ..runtime.mine import Miner
     from ..extract.nlp import load
+    from ..runtime.mine import Miner
 
     gold_dir = gold / "multi" if (gold / "multi").is_dir() else gold
     pipeline = load(config["spacy_model"])

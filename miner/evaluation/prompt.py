@@ -16,16 +16,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from .. import paths
 from ..extract.clean import turns_to_units
-from .transcripts import answered
-from ..textutil import fts_match, fts_terms
 from ..extract.transcript import Watermark, read_transcript
+from ..memory.prose_index import ProseIndex
+from ..textutil import fts_match, fts_terms
+from .transcripts import answered
 
 # Function words that tell Latin-script languages apart (a handful each is enough over a whole project).
 _FUNCTION_WORDS = {
@@ -69,8 +69,8 @@ TYPED_CHARS = 600  # a prompt longer than this is mostly pasted (a log, a docume
 
 def user_texts(sessions) -> list[str]:
     """The prompts the user typed (their own words: no wrappers, commands, fillers or long pastes)."""
-    from ..recall.checkpoint import request_text
     from ..extract.clean import clean_prose
+    from ..recall.checkpoint import request_text
 
     texts = []
     for _, path, _ in sessions:
@@ -84,27 +84,22 @@ def user_texts(sessions) -> list[str]:
 
 def bm25_baseline(sessions, questions: list[dict], chars: int) -> int:
     """Questions answered by the best units (plain FTS5 BM25 over every earlier unit) up to `chars` characters."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.execute("CREATE VIRTUAL TABLE prose USING fts5 (text)")
+    with ProseIndex() as index:
         for _, path, subagents in sessions:
             for file in [path, *subagents]:
                 units = turns_to_units(read_transcript(str(file), Watermark(), seen=set()).turns)
-                db.executemany("INSERT INTO prose (text) VALUES (?)", ((u.text,) for u in units))
+                index.add(u.text for u in units)
         found = 0
         for question in questions:
             match = fts_match(fts_terms(question["question"]), limit=64)
             text = ""
             if match:
-                for (unit,) in db.execute("SELECT text FROM prose WHERE prose MATCH ? ORDER BY rank LIMIT 100",
-                                          (match,)):
+                for unit in index.search(match, 100):
                     if len(text) + len(unit) + 1 > chars:
                         continue
                     text += unit + "\n"
             found += answered([question], text)
         return found
-    finally:
-        db.close()
 
 
 def run_prompt_hook(cwd: str, home: Path, claude: Path, session_id: str, prompt: str) -> str:

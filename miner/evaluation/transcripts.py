@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import config as config_mod
-from ..recall.checkpoint import write_checkpoint
 from ..extract.clean import clean_prose
-from ..extract.transcript import Watermark, read_transcript
 from ..extract.model import CATEGORIES
-from ..recall.block import build
+from ..extract.transcript import Watermark, read_transcript
 from ..memory.store import Store
+from ..recall.block import build
+from ..recall.checkpoint import write_checkpoint
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 
@@ -128,11 +128,7 @@ def mined_from_store(store: Store) -> list[dict]:
     The text is the evidence row's own: a near-duplicate merge keeps the newer wording on the
     memory, but each entry still produced its own words.
     """
-    rows = store.db.execute(
-        """SELECT e.memory_id AS memory_id, e.entry_uuid AS uuid, COALESCE(NULLIF(e.text, ''), m.text) AS text,
-           m.category AS category FROM evidence e JOIN memories m ON m.id = e.memory_id"""
-    ).fetchall()
-    return [dict(r) for r in rows]
+    return [entry.as_dict() for entry in store.mined_entries()]
 
 
 def memory_units(mined: list[dict], gold_units: list[dict]) -> dict[int, set[int]]:
@@ -253,20 +249,17 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
             miner = miner_factory(store)
             for cut in cut_order(transcript, list(by_cut) or ["end"]):
                 miner.mine_file(transcript, stop_after_uuid=None if cut == "end" else cut)
-                session = store.db.execute(
-                    "SELECT session_id, project FROM sessions WHERE transcript = ? ORDER BY last_ts DESC LIMIT 1",
-                    (str(transcript.resolve()),),
-                ).fetchone()
+                session = store.last_transcript_session(str(transcript.resolve()))
                 if session is None or cut not in by_cut:
                     continue
-                write_checkpoint(store, session["session_id"], session["project"], str(transcript.resolve()),
+                write_checkpoint(store, session.session_id, session.project, str(transcript.resolve()),
                                  stop_after_uuid=None if cut == "end" else cut)
                 # A cut inside the session is a compaction there; `end` is the session resumed after it ended.
                 situation = "resume" if cut == "end" else "compact"
-                session_id = session["session_id"]
-                block = build(store, session["project"], config, situation=situation, session_id=session_id,
+                session_id = session.session_id
+                block = build(store, session.project, config, situation=situation, session_id=session_id,
                               budget_chars=budget, log=False)
-                no_void = build(store, session["project"], config, situation=situation, session_id=session_id,
+                no_void = build(store, session.project, config, situation=situation, session_id=session_id,
                                 budget_chars=budget, log=False, void=False)
                 # The naive baseline: the last characters of the session's prose, as many as our block has.
                 prose, starts = session_prose(transcript, None if cut == "end" else cut)
@@ -278,7 +271,7 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
                                 "chars": len(block.text), "long_questions": len(far),
                                 "long_answered": answered(far, block.text), "long_tail_answered": answered(far, tail)})
             mined = mined_from_store(store)
-            links = [(r["src"], r["dst"]) for r in store.db.execute("SELECT src, dst FROM links WHERE kind = 'supersedes'")]
+            links = store.supersede_pairs()
     extraction_file = gold / "extraction" / f"{source}.jsonl"
     gold_units = read_jsonl(extraction_file) if extraction_file.is_file() else []
     extraction = score_extraction(mined, gold_units)
@@ -288,8 +281,8 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
 
 
 def evaluate(gold: Path, transcripts: Path, config: dict, only: str = "") -> dict[str, Any]:
-    from ..runtime.mine import Miner
     from ..extract.nlp import load
+    from ..runtime.mine import Miner
 
     pipeline = load(config["spacy_model"])
     sources = sorted({p.stem for p in (gold / "extraction").glob("*.jsonl")} | {p.stem for p in (gold / "restore").glob("*.jsonl")})

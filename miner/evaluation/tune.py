@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..extract.clean import turns_to_units
-from .transcripts import read_jsonl, texts_match, transcript_for
-from ..runtime.mine import Miner, unit_langs
 from ..extract.model import Candidate, Turn, Unit
 from ..extract.transcript import Watermark, read_transcript
+from ..runtime.mine import Miner, unit_langs
+from .transcripts import read_jsonl, texts_match, transcript_for
 
 
 @dataclass

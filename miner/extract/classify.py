@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .model import CATEGORIES, Unit
 from ..textutil import char_bigrams, word_tokens
+from .model import CATEGORIES, Unit
 
 LABELS = ("none", *CATEGORIES)
 MODEL_DIR = Path(__file__).resolve().parent.parent / "model"

@@ -14,9 +14,8 @@ import re
 from typing import Iterable, Iterator
 
 from .. import BLOCK_TAG
-from .model import Turn, Unit
 from ..textutil import CJK_RE
-
+from .model import Turn, Unit
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
 WRAPPER_TAGS = (

@@ -87,22 +87,22 @@ def approve(store, memory_id: int) -> str:
         raise PrivacyError(f"no memory {memory_id}; `miner quarantine` lists the quarantined ones")
     if memory.state != "quarantined":
         raise PrivacyError(f"memory {memory_id} is {memory.state}, not quarantined; nothing to approve")
-    with store.transaction() as db:
-        store.set_state(db, memory_id, "active", "approved by the user (was quarantined)")
+    with store.atomic():
+        store.set_state(memory_id, "active", "approved by the user (was quarantined)")
     return f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
 
 
-def store_quarantined(store, db, new, reason: str) -> bool:
+def store_quarantined(store, new, reason: str) -> bool:
     """Store an untrusted, instruction-like memory as quarantined (exact dedup only); True when a row was created.
 
     It bypasses near-duplicate and conflict handling, so it can neither
-    reword nor supersede a trusted memory.
+    reword nor supersede a trusted memory. Runs inside the caller's `Store.atomic()`.
     """
-    row = store.find_exact(db, new.project, content_hash(new.text))
-    if row is not None:
-        store.merge_evidence(db, row["id"], new)
+    found = store.find_exact(new.project, content_hash(new.text))
+    if found is not None:
+        store.merge_evidence(found.id, new)
         return False
-    memory_id = store.insert_memory(db, new, state="quarantined")
-    store.set_state(db, memory_id, "quarantined", reason)
-    store.bump(db, "memories_quarantined")
+    memory_id = store.insert_memory(new, state="quarantined")
+    store.set_state(memory_id, "quarantined", reason)
+    store.bump("memories_quarantined")
     return True

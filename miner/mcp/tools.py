@@ -6,7 +6,7 @@
 bad; nothing here prints or talks the protocol.
 
 Writes go through the same paths as mining and `miner forget|correct`:
-redaction (`redact`), the quality gate (`refine.passes_quality_gate`), the
+redaction (`redact`), the quality gate (`sentences.passes_quality_gate`), the
 dedup and conflict layers (`dedup.Deduper`), and `corrections`. A write is
 confined to the session's project: a store cannot name another project, and
 forget/correct touch only the project's memories and global ones (which this
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
-from ..memory.store import NewMemory, Store, StoredMemory, now_iso
+from ..memory.records import NewMemory, StoredMemory, now_iso
+from ..memory.store import Store
 from ..textutil import short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
@@ -181,9 +182,9 @@ def _subject_value(text: str, category: str, project: str) -> tuple[str, str]:
 def store_memory(session: Session, content: str, category: str, keywords: list[str] | None = None,
                  supersedes: int | None = None, scope: str = "project", project: str | None = None) -> dict:
     """Store one memory through redaction, the quality gate, dedup and conflict marking."""
-    from ..memory.dedup import Deduper
     from ..extract.redact import mostly_redacted, redact, redact_memory
-    from ..extract.refine import passes_quality_gate
+    from ..extract.sentences import passes_quality_gate
+    from ..memory.dedup import Deduper
     from ..textutil import keywords as text_keywords
 
     if project not in (None, "") and resolve_project(project) != session.project:
@@ -224,15 +225,15 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
             if old.state not in CURRENT_STATES:
                 raise ToolInputError(f"memory #{old_id} is {old.state}, not current; nothing to supersede")
         deduper = Deduper.from_config(store, session.config)
-        with store.transaction() as db:
-            outcome = deduper.add(db, new)
+        with store.atomic():
+            outcome = deduper.add(new)
             superseded = list(outcome.superseded)
             if old_id is not None and old_id != outcome.memory_id and old_id not in superseded:
-                if store.supersede(db, outcome.memory_id, old_id, "superseded on request (memory_store)",
+                if store.supersede(outcome.memory_id, old_id, "superseded on request (memory_store)",
                                    old.value or short(old.text), at=stamp):
                     superseded.append(old_id)
-            store.bump(db, "memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
-            store.bump(db, "mcp_stored", 1)
+            store.bump("memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
+            store.bump("mcp_stored", 1)
         memory = store.get(outcome.memory_id)
     result = {"id": memory.id, "action": outcome.action, "state": memory.state, "category": memory.category,
               "text": memory.text, "scope": memory.scope, "superseded": superseded,
@@ -257,9 +258,9 @@ def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the 
 
 def correct(session: Session, id: int, content: str, reason: str = "") -> dict:  # noqa: A002
     """Replace memory `id`'s text; the old text is kept as history and no longer recalled."""
-    from ..memory import corrections
     from ..extract.redact import mostly_redacted, redact
-    from ..extract.refine import passes_quality_gate
+    from ..extract.sentences import passes_quality_gate
+    from ..memory import corrections
 
     memory_id = _memory_id(id)
     text = _text(content, "content", MAX_CONTENT_CHARS)
@@ -283,7 +284,7 @@ def stats(session: Session, project: str | None = None) -> dict:
     target = _project_of(session, project)
     with session.store() as store:
         data = store.stats()
-        active = {row["project"]: row["memories"] for row in store.projects()}
+        active = {summary.project: summary.memories for summary in store.projects()}
     data["project"] = target
     data["project_active_memories"] = active.get(target, 0)
     return data
@@ -297,9 +298,9 @@ def zones(session: Session, project: str | None = None) -> dict:
     if row is None:
         return {"project": target, "last_recall": None, "zones": [],
                 "note": "no recall logged for this project yet"}
-    found = json.loads(row["voided"])
-    return {"project": target, "last_recall": row["created_at"], "situation": row["situation"],
-            "shown": len(json.loads(row["shown"])), "left_out": len(json.loads(row["left_out"])),
+    found = json.loads(row.voided)
+    return {"project": target, "last_recall": row.created_at, "situation": row.situation,
+            "shown": len(json.loads(row.shown)), "left_out": len(json.loads(row.left_out)),
             "zones": found,
             "note": "" if found else "no void marking: too few candidates to crowd the budget"}
 
@@ -312,8 +313,8 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
     memory_id = _memory_id(id) if id is not None else None
     with session.store() as store:
         last = store.last_recall(target)
-        situation = last["situation"] if last else "startup"
-        query = last["query"] if last else ""
+        situation = last.situation if last else "startup"
+        query = last.query if last else ""
         fresh = build(store, target, session.config, situation=situation, query=query, log=False)
         if memory_id is None:
             return {"project": target, "how_it_works": HOW_IT_WORKS, "recall": explain_lines(fresh)}
@@ -323,7 +324,7 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
         lines = [f"#{memory.id} [{memory.category}] {memory.text}",
                  f"state {memory.state}, scope {memory.scope}, confidence {memory.confidence:.2f}, "
                  f"source {memory.source}, recalled {memory.recall_count} times"]
-        reason = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory_id,)).fetchone()[0]
+        reason = store.state_reason(memory_id)
         verdict = _verdict(memory, reason, target, last, fresh)
         lines.append(verdict)
     return {"project": target, "id": memory_id, "verdict": verdict, "lines": lines}
@@ -343,12 +344,12 @@ def _verdict(memory: StoredMemory, state_reason: str, project: str, last, fresh)
         if item.memory.id == memory.id:
             parts = f" score {item.score:.3f} (" + ", ".join(f"{k} {v:.3f}" for k, v in item.parts.items()) + ")"
     if last is not None:
-        when = f"the last recall ({last['situation']}, {last['created_at']})"
-        if memory.id in json.loads(last["shown"]):
+        when = f"the last recall ({last.situation}, {last.created_at})"
+        if memory.id in json.loads(last.shown):
             return f"recalled: shown in {when};{parts}"
-        if memory.id in json.loads(last["left_out"]):
+        if memory.id in json.loads(last.left_out):
             return f"not recalled: left out of {when} to fit the budget;{parts}"
-        for zone in json.loads(last["voided"]):
+        for zone in json.loads(last.voided):
             if memory.id in zone["ids"] and zone["voided"]:
                 return f"not recalled: voided in {when} with the weak cluster on {', '.join(zone['topic'])};{parts}"
     if any(i.memory.id == memory.id for i in fresh.shown):

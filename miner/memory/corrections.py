@@ -13,8 +13,9 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..extract.redact import mostly_redacted, redact, redact_text
-from .store import NewMemory, Store, StoredMemory, now_iso
 from ..textutil import content_hash, short
+from .records import NewMemory, StoredMemory, now_iso
+from .store import Store
 
 MANUAL_RULE = "manual"
 
@@ -61,17 +62,14 @@ def _successor(store: Store, memory_id: int) -> int | None:
     """The current version that replaced `memory_id`, following the chain forward (the newest link first)."""
     seen, current = {memory_id}, memory_id
     while True:
-        row = store.db.execute(
-            """SELECT l.src, m.state FROM links l JOIN memories m ON m.id = l.src
-               WHERE l.dst = ? AND l.kind = 'supersedes' ORDER BY l.created_at DESC LIMIT 1""",
-            (current,),
-        ).fetchone()
-        if row is None or row["src"] in seen:
+        found = store.latest_superseder(current)
+        if found is None or found[0] in seen:
             return current if current != memory_id else None
-        if row["state"] in ("active", "cold"):
-            return row["src"]
-        seen.add(row["src"])
-        current = row["src"]
+        src, state = found
+        if state in ("active", "cold"):
+            return src
+        seen.add(src)
+        current = src
 
 
 def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> CorrectionError:
@@ -91,10 +89,10 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
     reason = redact_text(reason)  # a reason typed by hand is stored and printed like any text
     note = reason.strip() or "forgotten by hand"
-    with store.transaction() as db:
-        store.set_state(db, memory_id, "forgotten", note)
-        store.set_pinned(db, memory_id, False)
-        store.hide_archived(db, memory_id)  # nor is it found again through the archive of what was said
+    with store.atomic():
+        store.set_state(memory_id, "forgotten", note)
+        store.set_pinned(memory_id, False)
+        store.hide_archived(memory_id)  # nor is it found again through the archive of what was said
     lines = [f"#{memory_id} forgotten (was {memory.state}{', pinned' if memory.pinned else ''}): {memory.text}"]
     if reason.strip():
         lines.append(f"reason: {reason.strip()}")
@@ -125,32 +123,28 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
         source="manual",
     )
     lines = []
-    with store.transaction() as db:
-        existing = store.find_exact(db, memory.project, content_hash(text))
-        if existing is not None and existing["id"] == memory_id:
+    with store.atomic():
+        existing = store.find_exact(memory.project, content_hash(text))
+        if existing is not None and existing.id == memory_id:
             # Back to one of its own earlier wordings: the same memory, reworded.
-            store.merge_evidence(db, memory_id, new)
-            store.reword(db, memory_id, new)
+            store.merge_evidence(memory_id, new)
+            store.reword(memory_id, new)
             return Change(memory_id, "corrected", (f"#{memory_id} reworded: {memory.text} → {text}",), memory_id)
         if existing is not None:
-            new_id = existing["id"]
-            store.merge_evidence(db, new_id, new)
-            if existing["state"] != "active":
-                store.reopen(db, new_id, note, at=stamp)
-                lines.append(f"#{new_id} is current again ({existing['state']} before): {existing['text']}")
+            new_id = existing.id
+            store.merge_evidence(new_id, new)
+            if existing.state != "active":
+                store.reopen(new_id, note, at=stamp)
+                lines.append(f"#{new_id} is current again ({existing.state} before): {existing.text}")
         else:
-            new_id = store.insert_memory(db, new, pinned=memory.pinned)
+            new_id = store.insert_memory(new, pinned=memory.pinned)
             lines.append(f"#{new_id} added: {text}")
         if memory.state == "forgotten":
             # Stays forgotten (its text must not come back), but the history shows what replaced it.
-            db.execute(
-                """INSERT OR IGNORE INTO links (src, dst, kind, reason, created_at, was)
-                   VALUES (?, ?, 'supersedes', ?, ?, '')""",
-                (new_id, memory_id, note, stamp),
-            )
+            store.note_replacement(new_id, memory_id, note, stamp)
             lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
         else:
-            store.supersede(db, new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
+            store.supersede(new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
             lines.append(f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
     return Change(memory_id, "corrected", tuple(lines), new_id)
 
@@ -164,13 +158,13 @@ def pin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
     if memory.pinned and memory.state == "active" and not widen:
         return Change(memory_id, "unchanged", (f"#{memory_id} was already pinned: {memory.text}",))
     lines = [f"#{memory_id} pinned: {memory.text}"]
-    with store.transaction() as db:
-        store.set_pinned(db, memory_id, True)
+    with store.atomic():
+        store.set_pinned(memory_id, True)
         if widen:
-            db.execute("UPDATE memories SET scope = 'global' WHERE id = ?", (memory_id,))
+            store.set_global(memory_id)
             lines.append(f"#{memory_id} is now recalled in every project")
         if memory.state == "cold":
-            store.set_state(db, memory_id, "active", "pinned")
+            store.set_state(memory_id, "active", "pinned")
             lines.append(f"#{memory_id} back from cold storage")
     return Change(memory_id, "pinned", tuple(lines))
 
@@ -180,8 +174,8 @@ def unpin(store: Store, memory_id: int) -> Change:
     memory = _get(store, memory_id)
     if not memory.pinned:
         return Change(memory_id, "unchanged", (f"#{memory_id} was not pinned: {memory.text}",))
-    with store.transaction() as db:
-        store.set_pinned(db, memory_id, False)
+    with store.atomic():
+        store.set_pinned(memory_id, False)
     return Change(memory_id, "unpinned", (f"#{memory_id} unpinned: {memory.text}",))
 
 
@@ -192,7 +186,7 @@ def history(store: Store, memory_id: int) -> History:
     while frontier:
         batch, frontier = frontier, []
         for link in store.supersede_links(batch):
-            for other in (link["src"], link["dst"]):
+            for other in (link.src, link.dst):
                 if other not in seen:
                     seen.add(other)
                     frontier.append(other)
@@ -202,8 +196,8 @@ def history(store: Store, memory_id: int) -> History:
         memory = store.get(mid)
         if memory is None:
             continue
-        replaced = tuple((link["dst"], link["reason"]) for link in links if link["src"] == mid)
-        wordings = tuple(row["text"] for row in store.wordings(mid))
+        replaced = tuple((link.dst, link.reason) for link in links if link.src == mid)
+        wordings = tuple(wording.text for wording in store.wordings(mid))
         versions.append(Version(memory, replaced, wordings))
     versions.sort(key=lambda v: (v.memory.first_seen, v.memory.id))
     return History(memory_id, tuple(versions))

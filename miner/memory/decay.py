@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..recall.block import parse_ts
-from .store import Store, StoredMemory
+from .records import StoredMemory, parse_ts
+from .store import Store
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,13 @@ def cold_candidates(store: Store, config: dict[str, Any], project: str | None = 
                     now: float | None = None) -> list[Heat]:
     """Active, unpinned memories whose heat is below the threshold, coldest first."""
     threshold = float(config["cold_threshold"])
-    where = "WHERE state = 'active' AND pinned = 0" + (" AND project = ?" if project else "")
-    memories = store._memories(where, (project,) if project else ())
+    memories = store.unpinned_active(project)
     cold = [h for h in (heat(m, config, now) for m in memories) if h.heat < threshold]
     return sorted(cold, key=lambda h: h.heat)
 
 
 def go_cold(store: Store, heats: list[Heat]) -> int:
-    with store.transaction() as db:
+    with store.atomic():
         for item in heats:
-            store.set_state(db, item.memory.id, "cold", f"heat {item.heat:.3f} below threshold")
+            store.set_state(item.memory.id, "cold", f"heat {item.heat:.3f} below threshold")
     return len(heats)

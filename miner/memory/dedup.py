@@ -21,16 +21,15 @@ Never imported by the hook path.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .lexicon import Synonyms, load_synonyms
-from .similarity import (  # noqa: F401 - re-exported: the dedup layer's public surface
-    NEAR_DUPLICATE_THRESHOLD, Comparer, Conflict, Embedder, Statement, load_embedder,
-)
-from .store import NewMemory, Store
 from ..textutil import STOPWORDS, cjk_bigrams, content_hash, fts_terms, short
+from .lexicon import Synonyms, load_synonyms
+from .records import NewMemory, StoredMemory
+from .similarity import NEAR_DUPLICATE_THRESHOLD, Comparer, Embedder, load_embedder
+from .store import Store
+from .text_features import Statement
 
 CANDIDATES = 12
 MAX_SUPERSEDED = 3
@@ -56,9 +55,9 @@ class Outcome:
         return self.action == "new"
 
 
-def _statement(row: sqlite3.Row) -> Statement:
-    return Statement(row["text"], row["category"], row["subject"], row["value"], bool(row["tentative"]),
-                     row["valid_from"])
+def _statement(memory: StoredMemory) -> Statement:
+    return Statement(memory.text, memory.category, memory.subject, memory.value, bool(memory.tentative),
+                     memory.valid_from)
 
 
 def match_expression(text: str, comparer: Comparer, limit: int = 24) -> str:
@@ -105,109 +104,108 @@ class Deduper:
         embedder = load_embedder(settings["embedder"]) if settings.get("embedder") else None
         return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
 
-    def add(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
+    def add(self, new: NewMemory) -> Outcome:
         """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes; the
-        store's counters of superseded memories and merged near-duplicates count the outcome."""
-        outcome = self._route(db, new)
-        self.store.bump(db, "memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
-        self.store.bump(db, "near_duplicates_merged", outcome.action == "near-duplicate")
+        store's counters of superseded memories and merged near-duplicates count the outcome. Runs inside
+        the caller's `Store.atomic()`."""
+        outcome = self._route(new)
+        self.store.bump("memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
+        self.store.bump("near_duplicates_merged", outcome.action == "near-duplicate")
         return outcome
 
-    def _route(self, db: sqlite3.Connection, new: NewMemory) -> Outcome:
+    def _route(self, new: NewMemory) -> Outcome:
         store = self.store
-        row = store.find_exact(db, new.project, content_hash(new.text))
-        if row is not None:
-            return self._exact(db, row, new)
+        found = store.find_exact(new.project, content_hash(new.text))
+        if found is not None:
+            return self._exact(found, new)
         statement = Statement(new.text, new.category, new.subject, new.value, new.tentative, new.ts)
         match = match_expression(new.text, self.comparer)
-        nearby = store.similar_rows(db, new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
-        duplicate = self._best_duplicate(statement, [r for r in nearby if r["state"] in NEAR_STATES])
+        nearby = store.similar_memories(new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
+        duplicate = self._best_duplicate(statement, [m for m in nearby if m.state in NEAR_STATES])
         if duplicate is not None:
-            return self._near_duplicate(db, duplicate, new)
-        memory_id = store.insert_memory(db, new)
-        superseded, superseded_by = self._conflicts(db, memory_id, statement, new, nearby)
+            return self._near_duplicate(duplicate, new)
+        memory_id = store.insert_memory(new)
+        superseded, superseded_by = self._conflicts(memory_id, statement, new, nearby)
         return Outcome(memory_id, "new", tuple(superseded), superseded_by)
 
     # --- layer 1 and 2 ---
 
-    def _exact(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> Outcome:
-        added = self.store.merge_evidence(db, row["id"], new)
+    def _exact(self, memory: StoredMemory, new: NewMemory) -> Outcome:
+        added = self.store.merge_evidence(memory.id, new)
         reopened = False
-        if added and row["state"] == "cold":
-            self.store.set_state(db, row["id"], "active", "said again")
-        elif added and row["state"] == "superseded" and new.ts and row["valid_to"] and new.ts > row["valid_to"]:
-            reopened = self._restate(db, row, new)
-        return Outcome(row["id"], "exact", reopened=reopened)
+        if added and memory.state == "cold":
+            self.store.set_state(memory.id, "active", "said again")
+        elif added and memory.state == "superseded" and new.ts and memory.valid_to and new.ts > memory.valid_to:
+            reopened = self._restate(memory, new)
+        return Outcome(memory.id, "exact", reopened=reopened)
 
-    def _best_duplicate(self, statement: Statement, rows: list[sqlite3.Row]) -> sqlite3.Row | None:
+    def _best_duplicate(self, statement: Statement, nearby: list[StoredMemory]) -> StoredMemory | None:
         best, best_score = None, 0.0
-        for row in rows:
-            if row["category"] != statement.category:
+        for memory in nearby:
+            if memory.category != statement.category:
                 continue
-            score = self.comparer.duplicate_score(statement, _statement(row))
+            score = self.comparer.duplicate_score(statement, _statement(memory))
             if score >= self.comparer.threshold and score > best_score:
-                best, best_score = row, score
+                best, best_score = memory, score
         return best
 
-    def _near_duplicate(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> Outcome:
+    def _near_duplicate(self, memory: StoredMemory, new: NewMemory) -> Outcome:
         store = self.store
-        if store.merge_evidence(db, row["id"], new):
-            if (new.ts or "") >= row["last_seen"] and row["state"] != "forgotten":
-                store.reword(db, row["id"], new)  # keep the newer wording
-            if row["state"] == "cold":
-                store.set_state(db, row["id"], "active", "said again")
-            if row["tentative"] and not new.tentative:
-                db.execute("UPDATE memories SET tentative = 0 WHERE id = ?", (row["id"],))
-        return Outcome(row["id"], "near-duplicate")
+        if store.merge_evidence(memory.id, new):
+            if (new.ts or "") >= memory.last_seen and memory.state != "forgotten":
+                store.reword(memory.id, new)  # keep the newer wording
+            if memory.state == "cold":
+                store.set_state(memory.id, "active", "said again")
+            if memory.tentative and not new.tentative:
+                store.confirm(memory.id)
+        return Outcome(memory.id, "near-duplicate")
 
     # --- layer 3 ---
 
-    def _conflicts(self, db: sqlite3.Connection, memory_id: int, statement: Statement, new: NewMemory,
-                   nearby: list[sqlite3.Row]) -> tuple[list[int], int | None]:
-        rows = {r["id"]: r for r in nearby if r["state"] in CURRENT_STATES}
+    def _conflicts(self, memory_id: int, statement: Statement, new: NewMemory,
+                   nearby: list[StoredMemory]) -> tuple[list[int], int | None]:
+        current = {m.id: m for m in nearby if m.state in CURRENT_STATES}
         if new.subject:
-            for row in self.store.subject_rows(db, new.project, [new.subject], CURRENT_STATES, exclude=memory_id):
-                rows.setdefault(row["id"], row)
-        rows.pop(memory_id, None)
+            for memory in self.store.subject_memories(new.project, [new.subject], CURRENT_STATES, exclude=memory_id):
+                current.setdefault(memory.id, memory)
+        current.pop(memory_id, None)
         superseded: list[int] = []
-        for row in rows.values():
-            old = _statement(row)
+        for memory in current.values():
+            old = _statement(memory)
             if new.ts and old.ts and new.ts < old.ts:
                 # Said before what is stored (a backfill of an older session): the stored one wins.
                 found = self.comparer.supersedes(old, statement)
                 if found and not self.comparer.is_duplicate(old, statement):
-                    self.store.supersede(db, row["id"], memory_id, found.reason, found.was, at=old.ts)
-                    return superseded, row["id"]
+                    self.store.supersede(memory.id, memory_id, found.reason, found.was, at=old.ts)
+                    return superseded, memory.id
                 continue
             found = self.comparer.supersedes(statement, old)
             if found and len(superseded) < MAX_SUPERSEDED:
-                self.store.supersede(db, memory_id, row["id"], found.reason, found.was, at=new.ts)
-                superseded.append(row["id"])
+                self.store.supersede(memory_id, memory.id, found.reason, found.was, at=new.ts)
+                superseded.append(memory.id)
         return superseded, None
 
-    def _restate(self, db: sqlite3.Connection, row: sqlite3.Row, new: NewMemory) -> bool:
+    def _restate(self, memory: StoredMemory, new: NewMemory) -> bool:
         """A superseded memory said again later becomes current again and closes what replaced it."""
-        heads = self._current_heads(db, row["id"])
+        heads = self._current_heads(memory.id)
         if not heads:
             return False
-        self.store.reopen(db, row["id"], "said again after it was superseded", at=new.ts)
+        self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for head in heads:
-            head_row = db.execute("SELECT value, text FROM memories WHERE id = ?", (head,)).fetchone()
-            was = head_row["value"] or short(head_row["text"])
-            self.store.supersede(db, row["id"], head, "said again", was, at=new.ts)
+            replacement = self.store.get(head)
+            was = replacement.value or short(replacement.text)
+            self.store.supersede(memory.id, head, "said again", was, at=new.ts)
         return True
 
-    def _current_heads(self, db: sqlite3.Connection, memory_id: int) -> list[int]:
+    def _current_heads(self, memory_id: int) -> list[int]:
         """The current memories that replaced `memory_id`, following the chain forward."""
         heads, seen, frontier = [], {memory_id}, [memory_id]
         while frontier:
             current = frontier.pop()
-            for link in db.execute("SELECT src FROM links WHERE dst = ? AND kind = 'supersedes'", (current,)):
-                src = link["src"]
+            for src, state in self.store.superseders(current):
                 if src in seen:
                     continue
                 seen.add(src)
-                state = db.execute("SELECT state FROM memories WHERE id = ?", (src,)).fetchone()["state"]
                 if state in CURRENT_STATES:
                     heads.append(src)
                 else:

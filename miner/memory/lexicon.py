@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from .. import paths
-from ..textutil import CJK_RANGES, CJK_RE, SOUTHEAST_ASIAN_RANGES, STOPWORDS  # noqa: F401 - CJK_RE is used by callers
+from ..textutil import CJK_RANGES, SOUTHEAST_ASIAN_RANGES, STOPWORDS
 
 # --- synonyms -----------------------------------------------------------------------------
 

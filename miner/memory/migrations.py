@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+
 def run_script(db: sqlite3.Connection, script: str) -> None:
     """Execute statements one by one inside the caller's transaction.
 

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..extract.redact import redact
-from .store import Store
 from ..textutil import char_bigrams, content_hash
+from .store import Store
 
 FORMAT = "transcript-miner-export"
 VERSION = 2  # 2: archive records
@@ -93,7 +93,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
     db = store.db
     where, args = ("WHERE project = ?", (project,)) if project else ("", ())
     yield {"record": "header", "format": FORMAT, "version": VERSION, "project": project or "",
-           "migrations": [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY name")]}
+           "migrations": store.migrations_applied()}
     # One read transaction: a consistent snapshot while miners write (WAL).
     db.execute("BEGIN")
     try:
@@ -185,7 +185,7 @@ def _insert(db: sqlite3.Connection, table: str, record: dict, columns: list[str]
 def import_records(store: Store, lines: IO[str]) -> ImportSummary:
     """Restore an export into the store, in one transaction (all or nothing)."""
     summary = ImportSummary()
-    with store.transaction() as db:
+    with store.atomic() as db:
         columns = {table: _columns(db, table) for table in
                    ("memories", "memory_hashes", "evidence", "links", "sessions", "checkpoints", "archive")}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None

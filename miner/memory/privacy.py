@@ -26,7 +26,7 @@ def purge(store, project: str) -> dict[str, int]:
     db = store.db
     counts: dict[str, int] = {}
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
-    with store.transaction() as db:
+    with store.atomic() as db:
         ids = "SELECT id FROM memories WHERE project = ?"
         for table, where in (("evidence", f"memory_id IN ({ids})"),
                              ("links", f"src IN ({ids}) OR dst IN ({ids})"),

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from .. import paths
 from ..extract.redact import REDACTION_VERSION, redact, redact_memory
-from .store import Store
 from ..textutil import char_bigrams, content_hash
+from .store import Store
 
 VERSION_COUNTER = "redaction_version"
 LOG_NAMES = ("hooks.log", "hooks.log.1", "worker.log", "worker.log.1", "watch.log", "watch.log.1")
@@ -60,7 +60,7 @@ def learn_secrets(store: Store) -> set[str]:
     """Secrets that context reveals anywhere in the store ("the password is X"): a first pass, so that the
     second can hide them where they stand alone ("remember X" in a checkpoint)."""
     known: set[str] = set()
-    archive = " UNION ALL SELECT text FROM archive" if _has_table(store, "archive") else ""
+    archive = " UNION ALL SELECT text FROM archive" if store.has_table("archive") else ""
     for row in store.db.execute("SELECT text FROM memories UNION ALL SELECT text FROM evidence "
                                 "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links" + archive):
         if row[0]:
@@ -68,10 +68,6 @@ def learn_secrets(store: Store) -> set[str]:
     for (body,) in store.db.execute("SELECT body FROM checkpoints"):
         _redact_json(body, known)
     return known
-
-
-def _has_table(store: Store, name: str) -> bool:
-    return store.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _memory_changes(store: Store, known: set[str]):
@@ -159,14 +155,14 @@ _TEXT_COLUMNS = (
 
 def _text_columns(store: Store) -> list[tuple[str, str, str]]:
     """The text columns of the tables this store has (a read-only store opened before a migration may lack one)."""
-    return [spec for spec in _TEXT_COLUMNS if _has_table(store, spec[0])]
+    return [spec for spec in _TEXT_COLUMNS if store.has_table(spec[0])]
 
 
 def fix(store: Store) -> Repair:
     """Redact every stored secret in place (see the module note); what was changed."""
     done = Repair()
     known = learn_secrets(store)
-    with store.transaction() as db:
+    with store.atomic() as db:
         for memory_id, project, text, subject, value, keywords in list(_memory_changes(store, known)):
             digest = content_hash(text)
             twin = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ? AND id <> ?",
@@ -197,7 +193,7 @@ def fix(store: Store) -> Repair:
                 done.count(f"{table}.{column}")
         for index in _indexes(store):
             db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
-        store.bump(db, VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
+        store.bump(VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
     if done.total:
         _scrub_file(store)
     for path in _files():
@@ -207,7 +203,7 @@ def fix(store: Store) -> Repair:
 
 
 def _indexes(store: Store) -> list[str]:
-    return [name for name in ("memories_fts", "archive_fts") if _has_table(store, name)]
+    return [name for name in ("memories_fts", "archive_fts") if store.has_table(name)]
 
 
 def _merge_into(db, memory_id: int, twin: int) -> None:

@@ -1,51 +1,39 @@
-"""Recall: choose, score and format the memories a session needs, within a budget (standard library only).
+"""The recall block: what a session is told of its memories, within a budget (standard library only).
 
 The block is Markdown inside a tag, fenced as reference data, grouped by
 category, each item under the day it was last said. An item fits whole or
 is left out; the last line says what was left out. After a compaction the
 block opens with the session's checkpoint (its current task, decisions and
 open todos).
+
+`rank` decides which memories are candidates and how each scores; this
+module renders them: `build` runs the stages, `fit` packs the ranked items
+into the budget at the cost of their lines, and `log_record` and
+`explain_lines` say what a block showed and why.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import BLOCK_TAG
+from ..memory.records import StoredMemory
+from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
-from ..memory.store import Store, StoredMemory
 from ..textutil import escape_block_tag
-from .void import Zone, suppress_hubs, void_mark
+from .rank import STANDING_SHARES, Item, by_novelty, rank, shortlist, situation_query
+from .void import Zone
 
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
-# Guards for histories the dev data does not hold, fixed rather than settings (turning them off moved no
-# cross-validated answer; tests/test_multi.py shows what they prevent):
-# - a first claim on a new session's budget, by category: the standing rules and open todos of a long history
-#   are not crowded out by its latest details (40 busy sessions after the rule);
-# - a session's items beyond its fair share of the block score × SESSION_DECAY once per better sibling: one
-#   very long session does not fill the block.
-STANDING_SHARES = {"preference": 0.2, "todo": 0.1}
-SESSION_DECAY = 0.9
-SESSION_FREE = 20
-
-
-@dataclass
-class Item:
-    memory: StoredMemory
-    score: float
-    parts: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
 class Recall:
+    """A built block: its text, what it showed and left out, and what it was built from."""
+
     text: str
     project: str
     situation: str
@@ -59,65 +47,7 @@ class Recall:
     said: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
-def parse_ts(value: str) -> float | None:
-    """Seconds since the epoch for an ISO timestamp, or None."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 escape = escape_block_tag  # memory text that cannot open, close or forge the block's tag
-
-
-def score_items(memories: list[StoredMemory], relevance: dict[int, float], config: dict[str, Any],
-                half_life_s: float | None = None, weights: dict[str, float] | None = None,
-                typed: bool = True, recall_stage: bool = True) -> list[Item]:
-    """Score = (relevance·w + type·w + recency·w) × confidence, plus a pinned boost.
-
-    Recency halves every `half_life_s` of the project's time (`half_life_days` by default). `typed`: the
-    type part follows `type_weights`; without it every category weighs the same (a new session: which
-    category matters more did not move what it needed, measured leave-one-project-out).
-    """
-    weights = weights or config["weights"]
-    type_weights = config["type_weights"]
-    half_life = half_life_s or float(config["half_life_days"]) * 86400
-    role_weights = config["role_weights"]
-    stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
-    # Recency is relative to the project's latest activity, so an idle project keeps its memory.
-    reference = max(stamps, default=0.0)
-    items = []
-    for memory, stamp in zip(memories, stamps):
-        recency = 0.5 ** (max(0.0, reference - stamp) / half_life) if stamp else 0.0
-        stage = (1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0) if recall_stage else 1.0
-        # The user's own words outrank the assistant's (which a new session can often rediscover).
-        multiplier = (0.75 + 0.25 * memory.confidence) * stage * role_weights.get(memory.role, 1.0)
-        parts = {
-            "relevance": relevance.get(memory.id, 0.0) * weights["relevance"],
-            "type": (type_weights.get(memory.category, 0.5) if typed else 1.0) * weights["type"],
-            "recency": recency * weights["recency"],
-        }
-        score = sum(parts.values()) * multiplier
-        parts["confidence_multiplier"] = multiplier
-        if memory.pinned:
-            parts["pinned"] = float(config["pinned_boost"])
-            score += parts["pinned"]
-        items.append(Item(memory, score, parts))
-    items.sort(key=lambda i: (-i.score, -i.memory.id))
-    return items
-
-
-def relevance_scores(store: Store, project: str, query: str, best_first: bool = False) -> tuple[dict[int, float], list[int]]:
-    """Normalised BM25 relevance (0..1) of the project's memories to `query`, and the matched ids."""
-    if not query.strip():
-        return {}, []
-    raw = store.relevant(query, project, best_first=best_first)
-    if not raw:
-        return {}, []
-    best = max(raw.values()) or 1.0
-    return {i: max(0.0, r) / best for i, r in raw.items()}, list(raw)
 
 
 _LINK_RE = re.compile(r"\[`?([^\]\n`]{1,200})`?\]\(([^)\s]{1,400})\)")
@@ -274,127 +204,6 @@ def clip_start(text: str, limit: int) -> str:
     return "… " + (cut[space + 1:] if 0 <= space < len(cut) // 2 else cut)
 
 
-# Text that leans on the moment it was said in ("line 39", "like this", "the selected block", "as above"):
-# a new session cannot resolve it.
-_DEICTIC_RE = re.compile(r"(?i)\b(?:lines?|lime) \d|\b(?:the|this) (?:selected|highlighted|attached|screenshot|following)\b"
-                         r"|\blike this\b|\b(?:see|as) (?:above|below)\b")
-_DEICTIC_LAST = frozenset("this that these those it here above below".split())
-_DEICTIC_CJK = ("这个", "那个", "上面", "下面", "如下", "以下", "这里")
-_CJK_LINE_RE = re.compile(r"第\s*\d+\s*行")
-
-
-def context_bound(text: str) -> bool:
-    """True when a memory points at its own session's context (a line number, "this", "above")."""
-    words = text.rstrip(" .!?:。！？：").rsplit(None, 1)
-    if words and words[-1].lower() in _DEICTIC_LAST:
-        return True
-    if not text.isascii() and (any(m in text for m in _DEICTIC_CJK) or _CJK_LINE_RE.search(text)):
-        return True
-    return bool(_DEICTIC_RE.search(text))
-
-
-def standing(items: list[Item], config: dict[str, Any], include_tentative: bool = False) -> None:
-    """What a new session needs, whichever session it came from: multiply each score by how much it stands.
-
-    - bound to its moment ("line 39", "like this"): a new session cannot use it;
-    - unconfirmed (tentative) memories count as set in the settings, and are shown marked as such.
-    """
-    tentative = float(config["startup_tentative"])
-    bound = float(config["startup_context_bound"])
-    for item in items:
-        memory = item.memory
-        factor = 1.0
-        if memory.tentative and not include_tentative:
-            factor *= tentative
-        if bound != 1.0 and context_bound(memory.text):
-            factor *= bound
-            item.parts["context_bound"] = bound
-        if factor != 1.0:
-            item.score *= factor
-            item.parts["standing"] = factor
-
-
-def diversify(items: list[Item], decay: float, free: int = 0,
-              group: Callable[[StoredMemory], str] = lambda memory: memory.entry_uuid or f"#{memory.id}",
-              part: str = "entry_diversity") -> list[Item]:
-    """Best first again, after each item beyond the first `free` of its group (a transcript entry, by default)
-    was scored × `decay` once for every better item of the group past those.
-
-    One long answer (a table, a list of options) cannot fill a new session's block. (Each group's scores only fall down its list, so this is the
-    order a greedy pick, rescoring after each item it takes, would give.)
-    """
-    if not items or decay >= 1.0:
-        return items
-    seen: dict[str, int] = {}
-    for item in sorted(items, key=lambda i: (-i.score, -i.memory.id)):
-        key = group(item.memory)
-        better = seen.get(key, 0)
-        seen[key] = better + 1
-        if better >= free:
-            factor = decay ** (better - free + 1)
-            item.score *= factor
-            item.parts[part] = factor
-    return sorted(items, key=lambda i: (-i.score, -i.memory.id))
-
-
-def rank(store: Store, project: str, config: dict[str, Any], query: str, session_ids: set[int] = frozenset(),
-         include_tentative: bool = False, half_life_s: float | None = None, asked: bool = False,
-         startup: bool = False) -> list[Item]:
-    """Stage one: the candidates, scored and sorted (best first); hubs damped.
-
-    `asked`: the query is a question someone asked (`miner recall QUERY`), not a situation,
-    so relevance leads and the FTS5 ranking is exact rather than bounded.
-    `startup`: a new session, which needs what stands across the whole history more than
-    what the last session was about (see `standing`).
-    """
-    relevance, matched = relevance_scores(store, project, query, best_first=asked)
-    candidates = {m.id: m for m in (store.candidates(project, int(config["startup_latest"])) if startup
-                                     else store.candidates(project))}
-    if startup:
-        matched = matched + store.history_ids(project, int(config["startup_stretches"]),
-                                              int(config["startup_per_stretch"]))
-    for memory in store.memories_by_id({i: None for i in matched if i not in candidates}):
-        candidates[memory.id] = memory
-    tentative_ok = include_tentative or (startup and float(config["startup_tentative"]) > 0)
-    pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
-    # Every new session's block counts as a recall: taken as confidence, yesterday's block would keep
-    # itself in today's. A new session ranks without that feedback.
-    feedback = not startup
-    if startup:
-        items = score_items(pool, relevance, config, half_life_s, config["startup_weights"], typed=False,
-                            recall_stage=False)
-        standing(items, config, include_tentative)
-    else:
-        weights = config["query_weights"] if asked else config["resume_weights"] if session_ids or half_life_s else None
-        items = score_items(pool, relevance, config, half_life_s, weights)
-    for item in items:  # the current session's own decisions and todos come first
-        if item.memory.id in session_ids:
-            item.score += 10.0
-            item.parts["current_session"] = 10.0
-    if feedback:
-        suppress_hubs(items)
-    items.sort(key=lambda i: (-i.score, -i.memory.id))
-    return items
-
-
-def situation_query(store: Store, project: str, situation: str, session_id: str,
-                    query: str) -> tuple[str, dict | None, dict | None]:
-    """What to rank against, the checkpoint that opens the block, and the last session's checkpoint."""
-    checkpoint = last = None
-    if situation in ("compact", "resume"):
-        checkpoint = (store.checkpoint(session_id) if session_id else None) or store.latest_checkpoint(project)
-        if checkpoint and not query:
-            query = " ".join(checkpoint.get("task", []))
-    elif situation in ("startup", "clear"):
-        # A new session: the project, its branch, and where the last session left off.
-        last = store.latest_checkpoint(project, exclude=session_id)
-        if not query:
-            session = store.last_session(project, exclude=session_id)
-            parts = [Path(project).name, session["git_branch"] if session else ""]
-            query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
-    return query, checkpoint, last
-
-
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
         was: dict[int, str] | None = None, shares: dict[str, float] | None = None,
         novelty: float = 0.0) -> tuple[list[Item], list[Item]]:
@@ -418,10 +227,10 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
 
     def cost(item: Item) -> int:
         category, day = item.memory.category, item_date(item.memory)
-        head = 0 if category in opened else section_cost.get(category, 0)
+        headings = 0 if category in opened else section_cost.get(category, 0)
         if day and (category, day) not in dated:
-            head += len(date_line(day)) + 1
-        return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + head
+            headings += len(date_line(day)) + 1
+        return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + headings
 
     def take(item: Item, price: int) -> None:
         nonlocal used
@@ -450,54 +259,17 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     return chosen, left_out
 
 
-def by_novelty(items: list[Item], power: float, exponent: float) -> list[Item]:
-    """Items in the order a greedy pick would take them when each is worth its score × novelty^power per
-    character^exponent, novelty being the share of its words (weighted by rarity) that no item taken
-    before it has said: the block covers more subjects instead of saying one thing several ways.
-
-    Novelty only falls as items are taken, so a stale value is an upper bound (a lazy greedy: an
-    item is rescored when it reaches the top, and taken if it still leads). Each item's novelty
-    when taken is kept in its score parts for `--explain`.
-    """
-    words = [frozenset(i.memory.keywords.split()) or frozenset(i.memory.text.lower().split()) for i in items]
-    counts = Counter(word for item_words in words for word in item_words)
-    weight = {word: math.log(1 + len(items) / count) for word, count in counts.items()}
-    totals = [sum(weight[word] for word in item_words) or 1.0 for item_words in words]
-    covered: set[str] = set()
-
-    def novelty(k: int) -> float:
-        return sum(weight[word] for word in words[k] if word not in covered) / totals[k]
-
-    def value(k: int) -> float:
-        return items[k].score * novelty(k) ** power / (len(items[k].memory.text) + 20) ** exponent
-
-    heap = [(-value(k), -items[k].memory.id, k) for k in range(len(items))]
-    heapq.heapify(heap)
-    out: list[Item] = []
-    while heap:
-        _, tie, k = heapq.heappop(heap)
-        current = value(k)
-        if heap and current < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-current, tie, k))
-            continue
-        items[k].parts["novelty"] = novelty(k)
-        out.append(items[k])
-        covered |= words[k]
-    return out
-
-
-def claimed(items: list[Item], shares: dict[str, float], budget_chars: int) -> set[int]:
-    """Ids of the best items of each category with a share of the budget, as many as that share holds."""
-    ids: set[int] = set()
-    for category, share in shares.items():
-        room = float(share) * budget_chars
-        for item in items:
-            if item.memory.category == category:
-                room -= len(item.memory.text) + 16
-                if room < 0:
-                    break
-                ids.add(item.memory.id)
-    return ids
+def opening_lines(checkpoint: dict | None, last: dict | None, config: dict[str, Any], budget_chars: int,
+                  situation: str) -> list[str]:
+    """The lines that open the block: after a compaction or on resume, the session's latest words (or its
+    checkpoint); in a new session, where the last session left off."""
+    if checkpoint:
+        return (recent_lines(checkpoint, int(budget_chars * float(config["restore_recent_share"])), situation)
+                or checkpoint_lines(checkpoint))
+    if last and int(config["last_session_requests"]):
+        return checkpoint_lines(last, "Where the last session left off (its latest requests)",
+                                int(config["last_session_requests"]), with_reply=False)
+    return []
 
 
 def build(store: Store, project: str, config: dict[str, Any], situation: str = "startup", query: str = "",
@@ -505,7 +277,8 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
           log: bool = True, void: bool | None = None) -> Recall:
     """The recall block for `project` in a situation: startup, clear, compact, resume or query.
 
-    Three stages: score the candidates, void-mark weak clusters, fit the budget.
+    Three stages: score the candidates (`rank`), shortlist them and void-mark weak clusters (`shortlist`),
+    fit the budget (`fit`); then the block is rendered.
     """
     started = time.perf_counter()
     if situation != "query" and is_excluded(project):
@@ -513,52 +286,23 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         return Recall("", project, situation, query, [], [], 0.0)
     query, checkpoint, last = situation_query(store, project, situation, session_id, query)
 
-    session_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
+    # The memory ids of the current session's own decisions and todos, as its checkpoint lists them.
+    current_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
     startup = situation in ("startup", "clear") and not checkpoint
-    items = rank(store, project, config, query, session_ids, include_tentative,
+    items = rank(store, project, config, query, current_ids, include_tentative,
                  # Within a session that is being resumed, what was said last matters most: hours, not days.
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
-                 asked=situation == "query", startup=startup)
-    if startup and items:
-        # Only the head can make it into a block: spread it over the transcript entries and the sessions, leave the
-        # tail in order. A session pays for its items beyond its fair share of the block (or SESSION_FREE, if more).
-        head = items[: 2 * int(config["startup_max_candidates"])]
-        head = diversify(head, float(config["startup_entry_decay"]), int(config["startup_entry_free"]))
-        fits = budget_chars / (sum(len(i.memory.text) + 20 for i in head) / len(head))
-        fair = math.ceil(fits / len({i.memory.session_id for i in head}))
-        items = diversify(head, SESSION_DECAY, max(SESSION_FREE, fair), group=lambda memory: memory.session_id,
-                          part="session_diversity") + items[len(head):]
+                 asked=situation == "query", startup=startup, budget_chars=budget_chars)
+    pinned_lines = opening_lines(checkpoint, last, config, budget_chars, situation)
     if checkpoint:
-        pinned_lines = recent_lines(checkpoint, int(budget_chars * float(config["restore_recent_share"])),
-                                    situation) or checkpoint_lines(checkpoint)
         # A memory the recent state says already is not shown twice.
         recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
         items = [i for i in items if " ".join(i.memory.text.lower().split()) not in recent_said]
-    elif last and int(config["last_session_requests"]):
-        pinned_lines = checkpoint_lines(last, "Where the last session left off (its latest requests)",
-                                        int(config["last_session_requests"]), with_reply=False)
-    else:
-        pinned_lines = []
     shares = STANDING_SHARES if startup else None
-    # What has a first claim on the budget (see `fit`) is neither cut below nor voided.
-    claims = claimed(items, shares, budget_chars) if shares else set()
-    # A block holds a few dozen items: far below the first few hundred, nothing can make it in.
-    limit = int(config["startup_max_candidates" if startup else "max_candidates"])
-    items, beyond = items[:limit], items[limit:]
-    if claims:
-        items += [i for i in beyond if i.memory.id in claims]
-        beyond = [i for i in beyond if i.memory.id not in claims]
+    items, beyond, zones = shortlist(items, config, budget_chars, shares, current_ids, startup, void)
 
-    zones: list[Zone] = []
-    # Void marking is for crowds: when the candidates would fill the budget several times over.
-    crowded = sum(len(i.memory.text) + 16 for i in items) > float(config["void_crowd_factor"]) * budget_chars
-    if void if void is not None else (crowded and float(config["void_share"]) > 0):
-        zones = void_mark(items, config, set(session_ids) | claims)
-        voided_ids = {i for z in zones if z.voided for i in z.ids}
-        items = [i for i in items if i.memory.id not in voided_ids]
-
-    head = header(project)
-    reserve = len(head) + len(footer(99999, zones)) + 2
+    heading = header(project)
+    reserve = len(heading) + len(footer(99999, zones)) + 2
     body: list[str] = []
     for line in pinned_lines:
         if reserve + len(line) + 1 <= budget_chars:
@@ -575,10 +319,10 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
             body.extend(section_lines(section, was))
     said: list[tuple[int, str, str, str]] = []
     if situation == "query" and query.strip():
-        used = len(head) + len(footer(len(left_out), zones)) + 2 + sum(len(line) + 1 for line in body)
+        used = len(heading) + len(footer(len(left_out), zones)) + 2 + sum(len(line) + 1 for line in body)
         lines, said = said_lines(store, project, query, budget_chars - used, [i.memory.text for i in chosen])
         body += lines
-    text = head + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
+    text = heading + "\n" + "\n".join(body) + ("\n" if body else "") + footer(len(left_out), zones)
     elapsed = (time.perf_counter() - started) * 1000
     result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones, said)
     if log and not store.readonly:

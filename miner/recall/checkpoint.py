@@ -31,9 +31,10 @@ import re
 
 from ..extract.clean import clean_prose
 from ..extract.redact import redact
-from ..memory.store import Store, StoredMemory, now_iso
-from ..textutil import char_bigrams, keywords, simple_stem
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
+from ..memory.records import StoredMemory, now_iso
+from ..memory.store import Store
+from ..textutil import char_bigrams, keywords, simple_stem
 
 MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
@@ -267,21 +268,16 @@ def session_requests(transcript: str, session_id: str = "", stop_after_uuid: str
 
 def session_memory_ids(store: Store, session_id: str, project: str) -> tuple[list[int], list[int]]:
     """(decisions, open todos) this session stated or restated, latest first."""
-    rows = store.db.execute(
-        """SELECT m.id, m.category, MAX(e.ts) AS said FROM evidence e JOIN memories m ON m.id = e.memory_id
-           WHERE e.session_id = ? AND m.project = ? AND m.state = 'active' AND m.category IN ('decision', 'todo')
-           GROUP BY m.id ORDER BY said DESC, m.id DESC LIMIT ?""",
-        (session_id, project, 2 * MAX_IDS),
-    ).fetchall()
-    decisions = [r["id"] for r in rows if r["category"] == "decision"][:MAX_IDS]
-    todos = [r["id"] for r in rows if r["category"] == "todo"][:MAX_IDS]
+    said = store.session_memory_ids(session_id, project, 2 * MAX_IDS)
+    decisions = [memory_id for memory_id, category in said if category == "decision"][:MAX_IDS]
+    todos = [memory_id for memory_id, category in said if category == "todo"][:MAX_IDS]
     return decisions, todos
 
 
 def session_project(store: Store, session_id: str, fallback: str = "") -> str:
     """The project the miner filed a session under (fixed by its first cwd), else `fallback`."""
-    row = store.session(session_id) if session_id else None
-    return row["project"] if row and row["project"] else fallback
+    session = store.session(session_id) if session_id else None
+    return session.project if session and session.project else fallback
 
 
 # A sentence reporting work as finished, and what makes one a plan, a question or a condition instead.
@@ -313,7 +309,7 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
     plan, question or condition ("once … is done", "not done yet"), was said after the todo was
     last said, and names most of what the todo names (at least two of its words).
     """
-    todos = store._memories("WHERE project = ? AND state = 'active' AND category = 'todo'", (project,))
+    todos = store.open_todos(project)
     words = {t.id: _stems(t.keywords.split() or keywords(t.text)) for t in todos}
     pairs = {t.id: set(char_bigrams(t.text)) for t in todos}
     todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
@@ -354,9 +350,9 @@ def close_done_todos(store: Store, project: str, turns) -> list[int]:
     """Move the todos these turns report done to cold storage (said again, they come back); their ids."""
     done = done_todos(store, project, turns)
     if done:
-        with store.transaction() as db:
+        with store.atomic():
             for todo, sentence in done:
-                store.set_state(db, todo.id, "cold", f"done: {sentence}")
+                store.set_state(todo.id, "cold", f"done: {sentence}")
     return [todo.id for todo, _ in done]
 
 

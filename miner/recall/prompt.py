@@ -83,21 +83,14 @@ def remember_shown(session_id: str, memories=(), archive=()) -> None:
     os.replace(tmp, path)
 
 
-def _document_frequencies(db, vocab: str, terms: list[str]) -> dict[str, int]:
-    found = {}
-    for term in terms:
-        row = db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
-        if row and row[0]:
-            found[term] = row[0]
-    return found
-
-
 def _query(db, index: str, terms: list[str]) -> tuple[list[str], dict[str, float], set[str]]:
     """(the rarest terms the index holds, each one's weight (its inverse document frequency), the common ones)."""
     import math
 
-    frequencies = _document_frequencies(db, f"{index}_vocab", terms)
-    rows = db.execute(f"SELECT MAX(rowid) FROM {index}_fts").fetchone()[0] or 1
+    from ..memory import reader
+
+    frequencies = reader.document_frequencies(db, index, terms)
+    rows = reader.index_size(db, index)
     rare = sorted(frequencies, key=lambda t: frequencies[t])[:RARE_TERMS]
     weights = {t: math.log(1 + rows / frequencies[t]) for t in rare}
     common = {t for t in rare if rows > 1 / COMMON_SHARE and frequencies[t] > COMMON_SHARE * rows}
@@ -120,15 +113,15 @@ def query_terms(text: str) -> list[str]:
     return [t for t in fts_terms(text) if t not in META_WORDS]
 
 
-# Per kind: the index, and the query of its rows that match (best first), as (id, text, date, label).
-_SEARCHES = {
-    "memory": ("memories", """SELECT m.id, m.text, m.last_seen, m.category FROM memories_fts
-        JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.state = 'active'
-        AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?"""),
-    "archive": ("archive", f"""SELECT a.id, a.text, a.ts, a.role FROM archive_fts JOIN archive a ON a.id = archive_fts.rowid
-        WHERE archive_fts MATCH ? AND a.hidden = 0 AND a.project = ?
-        ORDER BY bm25(archive_fts, 1.0, 0.5) * ({WORTH_FLOOR!r} + a.worth) LIMIT ?"""),
-}
+def _matches(db, kind: str, match: str, project: str, limit: int) -> list[tuple]:
+    """The rows of a kind that match (best first), as (id, text, date, label)."""
+    from ..memory import reader
+
+    if kind == "memory":
+        return reader.matching_memories(db, match, project, limit)
+    if kind == "archive":
+        return reader.matching_archive(db, match, project, limit, WORTH_FLOOR)
+    raise ValueError(f"unknown kind of recall: {kind!r} (memory or archive)")
 
 
 def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory", "archive"),
@@ -139,35 +132,25 @@ def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory"
     Only the terms that are not common are searched for: a row holding common terms alone would not clear
     the threshold anyway, and a common term matches a large share of the index (slow, and no help).
     """
+    # here: the hooks that only read or write the shown ids never need it
+    from ..memory import reader
+
     terms = query_terms(prompt)
     out = []
     for kind in kinds if terms else ():
-        index, sql = _SEARCHES[kind]
-        if kind == "archive" and not _has_table(db, "archive"):
+        index = "memories" if kind == "memory" else "archive"
+        if kind == "archive" and not reader.has_table(db, "archive"):
             continue  # a store from before the archive, opened read-only: nothing to migrate here
         rare, weights, common = _query(db, index, terms)
         match = fts_match([t for t in rare if t not in common])
         if not match:
             continue
         limit = MEMORY_HITS if kind == "memory" else archive_hits
-        for item_id, text, date, label in db.execute(sql, (match, project, limit)):
+        for item_id, text, date, label in _matches(db, kind, match, project, limit):
             score = _coverage(text, weights, common)
             if score >= MIN_COVERAGE:
                 out.append((kind, item_id, score, text, (date or "")[:10], label))
     return out
-
-
-def _memory_texts(db, ids: list[int]) -> list[str]:
-    texts = []
-    for start in range(0, len(ids), 500):
-        batch = ids[start:start + 500]
-        texts += [row[0] for row in db.execute(
-            f"SELECT text FROM memories WHERE id IN ({','.join('?' * len(batch))})", batch)]
-    return texts
-
-
-def _has_table(db, name: str) -> bool:
-    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
 def _normal(text: str) -> str:
@@ -235,14 +218,13 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
     db_path = paths.db_path()
     if not db_path.exists() or not prompt.strip():
         return ""
-    import sqlite3
+    from ..memory import reader
 
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=2.0)
+    db = reader.open_readonly(db_path)
     try:
-        db.execute("PRAGMA query_only = 1")
         found = candidates(db, project, prompt)
         shown = load_shown(session_id)
-        texts = _memory_texts(db, shown["memories"]) if found else []
+        texts = reader.memory_texts(db, shown["memories"]) if found else []
     finally:
         db.close()
     if not found:

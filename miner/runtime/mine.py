@@ -16,19 +16,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..extract import nlp as nlp_mod
 from .. import paths
-from ..extract import rules as rules_mod, trust
-from . import exclusions, locks
-from ..extract.rules import Hit
+from ..extract import nlp as nlp_mod
+from ..extract import rules as rules_mod
+from ..extract import trust
 from ..extract.classify import Classifier, contexts, unit_tokens
 from ..extract.clean import has_cjk, turns_to_units
 from ..extract.model import CATEGORIES, ROLES, Candidate, Turn, Unit
-from ..extract.redact import load_extra as load_secret_kinds, mostly_redacted, redact, redact_memory
-from ..extract.refine import Refiner, display_text
-from ..memory.store import NewMemory, Store
-from ..textutil import char_bigrams, keywords as keywords_of
+from ..extract.redact import load_extra as load_secret_kinds
+from ..extract.redact import mostly_redacted, redact, redact_memory
+from ..extract.refine import Refiner
+from ..extract.rule_matching import Hit, Rule, RuleSet
+from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
+from ..memory.records import NewMemory
+from ..memory.store import Store
+from ..textutil import char_bigrams
+from ..textutil import keywords as keywords_of
+from . import exclusions, locks
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
@@ -84,7 +89,7 @@ def unit_langs(text: str) -> tuple[str, ...]:
 class Miner:
     """Holds what is costly to build (spaCy, compiled rules) for the life of a process."""
 
-    def __init__(self, store: Store, config: dict, ruleset: rules_mod.RuleSet | None = None, pipeline=None,
+    def __init__(self, store: Store, config: dict, ruleset: RuleSet | None = None, pipeline=None,
                  classifier: Classifier | None | bool = True):
         use_fast_json()
         self.store = store
@@ -96,10 +101,10 @@ class Miner:
         if classifier is True:
             classifier = Classifier() if config["classifier"] and Classifier.available() else None
         self.classifier: Classifier | None = classifier or None
-        self._classifier_rules: dict[str, rules_mod.Rule] = {}
+        self._classifier_rules: dict[str, Rule] = {}
         self._base_rules = ruleset
-        self._rules_by_project: dict[str, rules_mod.RuleSet] = {}
-        self._rulesets: dict[tuple[str, ...], rules_mod.RuleSet] = {}
+        self._rules_by_project: dict[str, RuleSet] = {}
+        self._rulesets: dict[tuple[str, ...], RuleSet] = {}
         self._session_projects: dict[str, str] = {}
         # Refinement and redaction depend on the unit's role, text, previous unit and rule only: a unit seen
         # before (a prompt repeated in a subagent, a resumed session that rewrites history) is not refined again.
@@ -123,14 +128,14 @@ class Miner:
             return self._session_projects[key]
         project = ""
         if key:
-            row = self.store.session(key)
-            project = row["project"] if row and row["project"] else ""
+            session = self.store.session(key)
+            project = session.project if session and session.project else ""
         project = project or paths.project_root(turn.cwd or fallback_cwd)
         if key:
             self._session_projects[key] = project
         return project
 
-    def rules_for(self, project: str) -> rules_mod.RuleSet:
+    def rules_for(self, project: str) -> RuleSet:
         """Default and user rules, plus the project's own `.claude/miner-rules.yaml`."""
         if self._base_rules is not None:
             return self._base_rules
@@ -253,7 +258,7 @@ class Miner:
         key = f"classifier.{why or category}"
         rule = self._classifier_rules.get(key + category)
         if rule is None:
-            rule = self._classifier_rules[key + category] = rules_mod.Rule(
+            rule = self._classifier_rules[key + category] = Rule(
                 id=key, category=category, lang="any", roles=ROLES, patterns=(_WHOLE_RE,),
                 confidence=1.0, effect="keep", description="the trained classifier")
         return Hit(rule, _WHOLE_RE.match(unit.text))
@@ -321,14 +326,15 @@ class Miner:
             scores: list = []
             candidates = self.extract(units, project_of, summary, scores_out=scores)
             prompts = _user_prompts(turns)
-            with self.store.transaction() as db:
-                self.store.upsert_sessions(db, (
+            with self.store.atomic():
+                self.store.upsert_sessions((
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
-                self.store.add_user_prompts(db, prompts)
+                self.store.add_user_prompts(prompts)
                 if self.config["archive"]:
-                    summary.archived += self.store.archive_units(db, _archive_rows(units, scores, project_of, path))
-                from ..memory.dedup import Deduper  # layers 2 and 3: near-duplicates merge, conflicts supersede
+                    summary.archived += self.store.archive_units(_archive_rows(units, scores, project_of, path))
+                # layers 2 and 3: near-duplicates merge, conflicts supersede
+                from ..memory.dedup import Deduper
 
                 deduper = Deduper.from_config(self.store, self.config)
                 for candidate in candidates:
@@ -343,33 +349,33 @@ class Miner:
                     reason = _quarantine_reason(turn.role, candidate.text)
                     if reason:
                         # Kept out of dedup: an untrusted text must not reword or supersede a trusted memory.
-                        created = trust.store_quarantined(self.store, db, new, reason)
+                        created = trust.store_quarantined(self.store, new, reason)
                         summary.new += created
                         summary.merged += not created
                         continue
-                    if deduper.add(db, new).created:
+                    if deduper.add(new).created:
                         summary.new += 1
                     else:
                         summary.merged += 1
-                for session_id in self.store.sessions_without_user_memory(db, prompts, MIN_USER_PROMPTS):
+                for session_id in self.store.sessions_without_user_memory(prompts, MIN_USER_PROMPTS):
                     voice = self._user_voice(units, scores, session_id)
                     if voice is not None:
                         turn = voice.unit.turn
-                        deduper.add(db, NewMemory(
+                        deduper.add(NewMemory(
                             project=project_of(turn), category=voice.category, text=voice.text,
                             confidence=voice.confidence, rule_id=voice.rule_id, role=turn.role,
                             session_id=turn.session_id, transcript=path, entry_uuid=turn.uuid, ts=turn.ts,
                             git_branch=turn.git_branch, tentative=voice.tentative, keywords=voice.keywords))
                         summary.new += 1
-                self.store.mark_seen(db, (t.uuid for t in turns))
+                self.store.mark_seen(t.uuid for t in turns)
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
-                self.store.set_watermark(db, path, chunk.watermark.offset, chunk.watermark.inode,
-                                         chunk.watermark.head, project)
-                self.store.bump(db, "lines_skipped", chunk.stats.skipped_lines)
-                self.store.bump(db, "entries_read", chunk.stats.entries)
-                self.store.bump(db, "entries_replayed", replayed)
-                self.store.bump(db, "turns_cut", chunk.stats.cut_turns)  # prose over the reader's cap, cut
-                self.store.bump(db, "entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
+                self.store.set_watermark(path, chunk.watermark.offset, chunk.watermark.inode, chunk.watermark.head,
+                                         project)
+                self.store.bump("lines_skipped", chunk.stats.skipped_lines)
+                self.store.bump("entries_read", chunk.stats.entries)
+                self.store.bump("entries_replayed", replayed)
+                self.store.bump("turns_cut", chunk.stats.cut_turns)  # prose over the reader's cap, cut
+                self.store.bump("entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             if not chunk.more or chunk.reached_stop:
                 break
@@ -391,8 +397,8 @@ class Miner:
             try:
                 result = self.mine_file(resolved)
             except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
-                with self.store.transaction() as db:
-                    self.store.bump(db, "transcripts_vanished")
+                with self.store.atomic():
+                    self.store.bump("transcripts_vanished")
                 result = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
             except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
                 result = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
@@ -414,7 +420,8 @@ def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], 
     """Archive rows of the units worth finding again: quality-gated prose, not pasted program output, and nothing
     untrusted that a memory would be quarantined for (the assistant's prose that reads like an instruction, or
     reports what a file or page said); each with how likely the classifier found it a memory (0.5 without one)."""
-    from ..extract.refine import is_output, is_quote, passes_quality_gate
+    from ..extract.program_output import is_output
+    from ..extract.sentences import is_quote, passes_quality_gate
 
     for unit, score in zip(units, scores):
         text = display_text(unit.text)

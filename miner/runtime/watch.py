@@ -35,8 +35,9 @@ from typing import Callable
 from xml.sax.saxutils import escape
 
 from .. import paths
-from ..memory.store import Store, now_iso
 from ..extract.transcript import contained_transcript, real_path_below, transcript_files
+from ..memory.records import now_iso
+from ..memory.store import Store
 
 RESCAN_S = 30.0
 MAX_WAIT_S = 10.0  # a transcript written to without pause is still mined this often

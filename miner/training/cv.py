@@ -25,11 +25,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from ..evaluation.transcripts import (
+    evaluate_source,
+    link_prf,
+    prf,
+    read_jsonl,
+    restore_lines,
+    restore_totals,
+    score_extraction,
+    transcript_for,
+)
 from ..extract.classify import Classifier
-from ..evaluation.transcripts import (evaluate_source, link_prf, prf, read_jsonl, restore_lines, restore_totals, score_extraction,
-                        transcript_for)
 from ..extract.model import CATEGORIES
-from .dataset import Document, load as load_dataset
+from .dataset import Document
+from .dataset import load as load_dataset
 from .train import Example, featurize, train_model
 
 MIN_PROMPTS = 5  # a session with this many human prompts must yield a memory from the user's words
@@ -78,8 +87,8 @@ def busy_sessions(project_dir: Path) -> dict[str, int]:
     """Session id → prompts the user typed (their own words: no slash commands, fillers or pasted output, as
     the miner counts them), for the project's sessions with at least `MIN_PROMPTS` of them."""
     from ..evaluation.multi import session_files
-    from ..runtime.mine import _user_prompts
     from ..extract.transcript import Watermark, read_transcript
+    from ..runtime.mine import _user_prompts
 
     found: dict[str, int] = {}
     seen: set[str] = set()
@@ -95,9 +104,8 @@ def cross_validate(data: Path, config: dict, only: str = "", progress: Callable[
     """Leave-one-group-out figures (see the module note). `use_classifier=False` scores the rules alone;
     `prompt` also asks each cross-session question as the new session's first prompt (see `evaluate_prompt`)."""
     from ..evaluation.multi import evaluate_project
-    from ..runtime.mine import Miner
     from ..extract.nlp import load
-
+    from ..runtime.mine import Miner
     from .dataset import LABELS_DIR
 
     say = progress or (lambda message: None)
@@ -155,8 +163,7 @@ def _busy_yield(project_dir: Path, factory) -> dict[str, int]:
         miner = factory(store)
         for _, path, _ in session_files(project_dir):
             miner.mine_file(path)
-        rows = store.db.execute("SELECT DISTINCT session_id FROM evidence WHERE role = 'user'").fetchall()
-    yielded = {r["session_id"] for r in rows}
+        yielded = store.sessions_with_user_memory()
     return {"sessions": len(busy), "with_user_memory": sum(1 for s in busy if s in yielded),
             "without": sorted(s for s in busy if s not in yielded)}
 

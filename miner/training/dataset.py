@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..extract.clean import turns_to_units
 from ..extract.model import Unit
-from ..textutil import content_hash
 from ..extract.transcript import Watermark, read_transcript
+from ..textutil import content_hash
 
 LABELS_DIR = Path(__file__).resolve().parent / "labels"
 

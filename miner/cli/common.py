@@ -1,0 +1,32 @@
+"""What the commands share: the settings, the store and the project directory, each failing as one clear line."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .. import config as config_mod
+from .. import paths
+from ..memory.store import Store, StoreError
+
+
+def load_config() -> dict:
+    """The settings; a bad one is one line that names the key, not a traceback."""
+    try:
+        return config_mod.load()
+    except config_mod.ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def open_store(readonly: bool = False) -> Store:
+    """The memory store; one that cannot be opened is one line."""
+    try:
+        return Store(readonly=readonly)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def project_dir(project: str | None) -> str:
+    """The project root of `project` (default: the current directory; `~` is the home folder)."""
+    return paths.project_root(os.path.abspath(os.path.expanduser(project or os.getcwd())))

@@ -1,0 +1,222 @@
+"""`miner eval|train|rules`: measuring and tuning extraction, thin commands over `evaluation` and `training`.
+
+`register(main)` adds them to the `miner` group.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import load_config, open_store, project_dir
+
+# --- evaluation ----------------------------------------------------------------------------
+
+
+def _shared_data() -> Path | None:
+    """The shared data folder beside a source checkout (../shared/data), when there is one."""
+    here = Path(__file__).resolve().parents[3] / "shared" / "data"
+    return here if here.is_dir() else None
+
+
+@click.command(name="eval")
+@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Gold folder (with extraction/, restore/, units/, multi/).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of <owner>__<repo>/<name>.jsonl transcripts: score extraction and restore.")
+@click.option("--multi", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of whole project folders: score cross-session recall through the real hook.")
+@click.option("--cv", "data", type=click.Path(file_okay=False, path_type=Path), is_flag=False, flag_value="",
+              default=None, help="Leave one project out: train without each dev transcript and project, score it. "
+                                 "DATA is the shared data folder (default: ../shared/data beside the checkout).")
+@click.option("--prompt", is_flag=True,
+              help="With --multi or --cv: also ask each question as the new session's first prompt (the "
+                   "UserPromptSubmit hook), next to plain BM25 over all earlier prose.")
+@click.option("--rules-only", is_flag=True, help="With --cv: score the rules alone (no classifier), for comparison.")
+@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="With --cv: the folder of label references (default: the ones shipped with the tool).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--only", default="", help="Only sources (or, with --cv, groups) whose name contains this.")
+def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data: Path | None, prompt: bool,
+          rules_only: bool, labels: Path | None, as_json: bool, only: str) -> None:
+    """Score extraction, restore and cross-session recall against gold labels.
+
+    With --cv, every figure is cross-validated: each dev transcript and project is scored with a classifier
+    trained, and tuned, without it.
+    """
+    config = load_config()
+    if data is not None:
+        from ..training.cv import cross_validate, format_cv
+        from ..training.dataset import DataError
+
+        folder = data if str(data) not in ("", ".") else _shared_data()
+        if folder is None:
+            raise click.UsageError("no shared data folder beside this checkout; give it: --cv DIR")
+        try:
+            report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
+                                    prompt=prompt, progress=lambda message: click.echo(message, err=True))
+        except DataError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
+        return
+    if gold is None:
+        raise click.UsageError("give --gold DIR (with --transcripts and/or --multi), or --cv")
+    if not transcripts and not multi:
+        raise click.UsageError("give --transcripts DIR (extraction and restore) and/or --multi DIR (cross-session)")
+    if transcripts:
+        from ..evaluation.transcripts import evaluate, format_report
+
+        report = evaluate(gold, transcripts, config, only=only)
+        click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    if multi:
+        from ..evaluation.multi import evaluate_multi, format_multi
+
+        report = evaluate_multi(multi, gold, config, prompt=prompt)
+        click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
+
+
+@click.command()
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The shared data folder (gold/, transcripts/, multi/); default: ../shared/data beside the checkout.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the model goes (default: the package's own model folder, the one the miner loads).")
+@click.option("--labels", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The folder of label references (default: the ones shipped with the tool).")
+def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
+    """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
+    from ..extract.classify import MODEL_DIR
+    from ..training.dataset import DataError
+    from ..training.train import train as do_train
+
+    folder = data or _shared_data()
+    if folder is None:
+        raise click.UsageError("no shared data folder beside this checkout; give it with --data DIR")
+    try:
+        result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
+                          labels=labels)
+    except DataError as exc:
+        raise click.ClickException(str(exc)) from None
+    oof = result["out_of_fold"]
+    click.echo(f"model written to {out or MODEL_DIR}: threshold {result['threshold']} "
+               f"(out-of-fold P {oof['precision']} R {oof['recall']} F1 {oof['f1']}); "
+               f"{sum(result['units'].values())} units of {len(result['groups'])} projects"
+               + (f"; {result['mismatched_labels']} label references no longer match their unit"
+                  if result["mismatched_labels"] else ""))
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+
+@click.group()
+def rules() -> None:
+    """Inspect and check extraction rules."""
+
+
+def _rule_files(project: str | None) -> list[Path]:
+    from ..extract import rules as rules_mod
+
+    return rules_mod.rule_files(project_dir(project))
+
+
+@rules.command(name="check")
+@click.option("--project", type=str, help="Also check this project's .claude/miner-rules.yaml.")
+def rules_check(project: str | None) -> None:
+    """Validate every rule file: schema, regexes and each rule's examples."""
+    from ..extract import rules as rules_mod
+
+    files = _rule_files(project)
+    try:
+        ruleset = rules_mod.load_rules(files)
+    except rules_mod.RuleError as exc:
+        raise click.ClickException(str(exc)) from None
+    problems = rules_mod.check_examples(ruleset)
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        raise click.ClickException(f"{len(problems)} example(s) fail")
+    click.echo(f"{len(ruleset.rules)} rules in {len(files)} files: all valid, all examples behave.")
+
+
+@rules.command(name="list")
+@click.option("--project", type=str, help="Include this project's rules.")
+def rules_list(project: str | None) -> None:
+    """List the active rules."""
+    from ..extract import rules as rules_mod
+
+    try:
+        ruleset = rules_mod.load_rules(_rule_files(project))
+    except rules_mod.RuleError as exc:
+        raise click.ClickException(str(exc)) from None
+    for rule in ruleset.rules:
+        click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
+
+
+@rules.command(name="test")
+@click.argument("text", required=False)
+@click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              help="Trace every unit of a transcript instead of TEXT.")
+@click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True,
+              help="Who says TEXT.")
+@click.option("--all-units", is_flag=True,
+              help="With --transcript: also show units that no rule fired on and the classifier left out.")
+def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
+    """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
+    from ..evaluation.tune import text_turn, trace_turns, transcript_turns
+    from ..extract.classify import LABELS
+    from ..runtime.mine import Miner
+
+    if bool(text) == bool(transcript):
+        raise click.UsageError("give TEXT or --transcript FILE (one of them)")
+    turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
+    with open_store() as store:
+        traced = trace_turns(Miner(store, load_config()), turns)
+    for t in traced:
+        if not t.rules and not t.candidate and not all_units and transcript:
+            continue
+        click.echo(f"[{t.unit.turn.role}] {t.unit.text}")
+        click.echo(f"    langs: {','.join(t.langs) or '-'}   rules: {', '.join(t.rules) or 'none'}   -> {t.outcome}")
+        if t.scores:
+            probabilities = "  ".join(f"{label} {t.scores.get(label, 0.0):.2f}" for label in LABELS)
+            click.echo(f"    classifier: {probabilities}")
+        if t.steps:
+            click.echo(f"    refinement: {' > '.join(t.steps)}")
+        if t.candidate:
+            c = t.candidate
+            extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""
+            click.echo(f"    {c.category}{' (unconfirmed)' if c.tentative else ''}: {c.text}{extra}")
+            click.echo(f"    keywords: {', '.join(c.keywords)}")
+    if not any(t.rules for t in traced):
+        click.echo("No rule fired." if traced and traced[0].scores is not None
+                   else "No rule fired (and no classifier is installed: `miner train` builds it).")
+
+
+@rules.command(name="stats")
+@click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Gold folder (with extraction/).")
+@click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
+@click.option("--show-only", default=3, show_default=True, help="Gold units found only by a rule to print, per rule.")
+def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
+    """Per rule: hits, precision against the gold, and gold units only it finds."""
+    from ..evaluation.tune import rule_stats
+    from ..runtime.mine import Miner
+
+    with open_store() as store:
+        scores = rule_stats(Miner(store, load_config()), gold, transcripts)
+    click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
+    for rule_id, score in sorted(scores.items(), key=lambda kv: (-kv[1].hits, kv[0])):
+        precision = f"{score.precision:.2f}" if score.precision is not None else "-"
+        click.echo(f"{rule_id:<44} {score.hits:>5} {score.correct:>7} {precision:>9} {len(score.only_it):>7}")
+        for text in score.only_it[:show_only]:
+            click.echo(f"    only: {text[:110]}")
+
+
+COMMANDS = (eval_, train, rules)
+
+
+def register(group: click.Group) -> None:
+    """Add the evaluation, training and rule commands to the `miner` command group."""
+    for command in COMMANDS:
+        group.add_command(command)

@@ -1,0 +1,167 @@
+"""What a regular expression's parse says before it runs: the literals every match contains, and whether
+it can backtrack for ever.
+
+Both read the standard library's own parse of a pattern (`parse`). The literal
+requirements let the rule matcher (`rule_matching`) and the similarity layer
+skip a regex on text that cannot match; `unsafe_repeat` refuses, at load, a
+rule (`rules`) or a secret kind (`secret_rules`) that could hang on hostile text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # the standard library's own regex parser, to find required literals (re._parser from Python 3.11)
+    import re._parser as sre_parse
+except ImportError:  # Python 3.10
+    import sre_parse  # type: ignore[no-redef]
+
+
+def parse(pattern: str) -> Any:
+    """The standard library's parse of `pattern` (raises `re.error` as `re.compile` does)."""
+    return sre_parse.parse(pattern)
+
+
+def required_literals(pattern: str) -> frozenset[str] | None:
+    """Lower-cased strings of which every match must contain at least one, or None if unknown.
+
+    A necessary condition only: checking it is far cheaper than running the
+    regex, and most units match no rule. The strongest of `literal_requirements`.
+    """
+    return _strongest(literal_requirements(pattern)) or None
+
+
+def literal_requirements(pattern: str | Any) -> tuple[frozenset[str], ...]:
+    """Every literal requirement of a pattern (a string or its parse): each a set one of which a match contains.
+
+    Literal runs, and the requirements of groups and of repeats done at least
+    once, all hold at once; an alternation holds one requirement per branch.
+    Lookarounds and optional parts are ignored.
+    """
+    try:
+        parsed = sre_parse.parse(pattern) if isinstance(pattern, str) else pattern
+    except Exception:  # noqa: BLE001 - an unusual pattern simply gets no prefilter
+        return ()
+    return tuple(dict.fromkeys(frozenset(options) for options in _requirements(parsed) if _selective(options)))
+
+
+def _selective(options: set[str]) -> bool:
+    """False for a requirement nearly every text meets (a single letter or space): it filters nothing."""
+    return not any(len(o) == 1 and o.isascii() and (o.isalnum() or o.isspace()) for o in options)
+
+
+def _requirements(sub) -> list[set[str]]:
+    found: list[set[str]] = []
+    run = ""
+    for op, av in sub:
+        if op is sre_parse.LITERAL:
+            run += chr(av).lower()
+            continue
+        if run:
+            found.append({run})
+            run = ""
+        if op is sre_parse.SUBPATTERN:
+            found += _requirements(av[3])
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and av[0] >= 1:
+            found += _requirements(av[2])
+        elif op is sre_parse.BRANCH:
+            options: set[str] = set()
+            for branch in av[1]:
+                strongest = _strongest(_requirements(branch))
+                if not strongest:
+                    options = set()
+                    break
+                options |= strongest
+            if options:
+                found.append(options)
+    if run:
+        found.append({run})
+    return found
+
+
+def _strongest(requirements) -> frozenset[str]:
+    """The requirement whose shortest literal is longest (the first such), or an empty set."""
+    best: frozenset[str] = frozenset()
+    for options in requirements:
+        if options and (not best or min(map(len, options)) > min(map(len, best))):
+            best = frozenset(options)
+    return best
+
+
+def literal_gate(required: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[str] | None:
+    """The literals one of which every match of the rule contains: each pattern's strongest requirement."""
+    strongest = [_strongest(requirements) for requirements in required]
+    return frozenset().union(*strongest) if strongest and all(strongest) else None
+
+
+def unsafe_repeat(pattern: str, parsed: Any = None) -> str | None:
+    """Why a pattern can backtrack catastrophically (a repeat of a repeat, both unbounded), or None.
+
+    Python's `re` cannot be interrupted, so such patterns are refused at load:
+    `(\\w+\\s*)*` on a long line of words takes exponential time. Bounded
+    outer repeats such as `(?:\\w+\\s+){0,3}` stay allowed. `parsed` is the
+    pattern's parse when the caller has it.
+    """
+    try:
+        parsed = sre_parse.parse(pattern) if parsed is None else parsed
+    except Exception:  # noqa: BLE001 - re.compile reports syntax errors
+        return None
+    found = _nested_repeat(parsed)
+    if found:
+        return (f"pattern {pattern!r} nests an unbounded repeat inside another ({found}); it can hang on "
+                "hostile text: bound the outer repeat, e.g. {0,5}, or make the inner part fixed-length")
+    return None
+
+
+_REPEATS = tuple(op for op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None))
+                 if op is not None)
+
+
+def _unbounded(av) -> bool:
+    return av[1] == sre_parse.MAXREPEAT or av[1] > 50
+
+
+def _only_repeats(sub) -> bool:
+    """True when a sequence is made of repeats only: nothing fixed separates one pass from the next."""
+    for op, av in sub:
+        if op in _REPEATS:
+            continue
+        if op is sre_parse.SUBPATTERN and _only_repeats(av[3]):
+            continue
+        if op is sre_parse.BRANCH and all(_only_repeats(b) for b in av[1]):
+            continue
+        return False
+    return True
+
+
+def _has_unbounded(sub) -> bool:
+    for op, av in sub:
+        if op in _REPEATS and (_unbounded(av) or _has_unbounded(av[2])):
+            return True
+        if op is sre_parse.SUBPATTERN and _has_unbounded(av[3]):
+            return True
+        if op is sre_parse.BRANCH and any(_has_unbounded(b) for b in av[1]):
+            return True
+    return False
+
+
+def _nested_repeat(sub, outer_unbounded: bool = False) -> str | None:
+    """A repeat of a repeat where the passes can split the text in many ways: `(a+)+`, `(\\w+\\s*)*`."""
+    for op, av in sub:
+        children = []
+        if op in _REPEATS:
+            if op is not getattr(sre_parse, "POSSESSIVE_REPEAT", None):
+                if _unbounded(av) and _only_repeats(av[2]) and _has_unbounded(av[2]):
+                    return "a `*`, `+` or `{n,}` repeating a group made only of repeats"
+                children = [av[2]]
+        elif op is sre_parse.SUBPATTERN:
+            children = [av[3]]
+        elif op is sre_parse.BRANCH:
+            children = list(av[1])
+        elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+            children = [av[1]]
+        for child in children:
+            found = _nested_repeat(child)
+            if found:
+                return found
+    return None

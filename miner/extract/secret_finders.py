@@ -1,0 +1,381 @@
+"""Finding secrets in a text and hiding them: the passes of `redact`, and the tests a value must pass to be one.
+
+`hide_secrets` runs the passes in order, each only when a cheap hint is in
+the text: the token shapes and the extra kinds from YAML, `key = value`
+assignments, a value next to a word that names a secret ("the password is
+X", "X as the initial password"), a user and password in a login context,
+the items of a credentials list, the secret columns of a CSV file, an AWS
+secret access key near its key id. The patterns are `secret_patterns`';
+`redact` is the public face.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, patterns
+
+# A join that states the value ("is", ":", "是"), which may then be a plain word.
+_ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
+                           r"lautet|war|это)\b|[—–→-]", re.IGNORECASE)
+
+# Lower-case words that follow "password is …" without being one.
+_NOT_VALUES = frozenset("""
+a an the this that these those it its it's is was be been being are were not no none null nil empty blank
+required optional mandatory needed missing wrong incorrect correct invalid valid expired set unset same different
+also still now just only then there here stored saved kept hashed encrypted encoded plain plaintext visible hidden
+masked shown sent used given typed entered in on at of for to from with by via into as and or but so if when where
+which what who how why your my our their his her them they we you i he she me us one two something anything
+nothing everything whatever secure safe strong weak long short too very much more less least
+changed reset updated generated random unique known unknown private public protected sensitive
+ok fine good bad default standard usual normal regular never always sometimes usually probably maybe
+true false yes on off auto manual field parameter param argument value variable option setting config file
+files env key keys token tokens password passwords secret secrets pin login user username admin credentials
+please just then same stored manager vault prompt dialog screen page form
+""".split())
+_NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
+                       "less", "ance", "ence", "ity")
+_PLACEHOLDER_RE = re.compile(
+    r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -]\w+|"
+    r"placeholder|redacted|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
+    re.IGNORECASE)
+_ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
+                      r"py|js|ts|tsx|rb|go|sh|md|pem|key|crt|pgpass|netrc|html|css)$", re.IGNORECASE)
+_CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
+# What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
+_CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but|so|then|for[ \t]+now|btw|please|ok|okay)\b)",
+                            re.IGNORECASE)
+_COUNT_AFTER_RE = re.compile(r"[ \t]*(?:characters?|chars?|digits?|letters?|symbols?|long|minutes?|hours?|days?|times?|"
+                             r"attempts?|tries|%|ms|s\b|seconds?)", re.IGNORECASE)
+MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
+
+
+def _strip_quotes(value: str) -> tuple[str, bool]:
+    """(the value without its quotes or bold markers, whether it was quoted)."""
+    for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")")):
+        if len(value) > len(open_) + len(close) and value.startswith(open_) and value.endswith(close):
+            return value[len(open_):-len(close)].strip(), True
+    return value, False
+
+
+def _trim(value: str) -> str:
+    """A bare value without the sentence punctuation around it."""
+    end = len(value)
+    while end and value[end - 1] in ".,:;?)]}'\"`*_":
+        end -= 1
+    start = 0
+    while start < end and value[start] in "([{'\"`*_":
+        start += 1
+    return value[start:end]
+
+
+def _secret_like(value: str) -> bool:
+    """Made up rather than a word: letters with digits or symbols, or four digits or more (a PIN)."""
+    if len(value) < 4:
+        return False
+    if value.isdigit():
+        return True
+    has_alpha = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    if has_digit and has_alpha:
+        return True
+    # Letters alone are a word, even in mixed case (GitHub, PostgreSQL): only an assertive context makes one a secret.
+    return any(c not in "-_." for c in value if not c.isalnum()) and (has_alpha or has_digit)
+
+
+def _random_like(value: str) -> bool:
+    """A token that looks generated: eight characters or more, letters with digits or symbols."""
+    return len(value) >= 8 and _secret_like(value) and not value.isdigit() and not value.isalpha()
+
+
+def _rejected(value: str) -> bool:
+    """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, already redacted."""
+    low = value.lower()
+    if len(value) < 3 or "[redacted" in low or _PLACEHOLDER_RE.match(value):
+        return True
+    if low in _NOT_VALUES or _ENV_NAME_RE.match(value) or _PATH_RE.search(value) or _CODE_REFERENCE_RE.match(value):
+        return True
+    return len(set(value)) == 1 or "(" in value or value.endswith(")")
+
+
+def _plain_word(value: str) -> bool:
+    """An ordinary word ("swordfish") rather than an adjective or participle ("required", "hashed")."""
+    return value.isalpha() and len(value) >= 4 and not value.lower().endswith(_NOT_VALUE_SUFFIXES)
+
+
+def _value_of(m: re.Match, group: str = "value") -> tuple[str, str, bool]:
+    """(the raw value text, the value without quotes or trailing punctuation, whether it was quoted)."""
+    raw = m.group(group)
+    value, quoted = _strip_quotes(raw)
+    return raw, (value if quoted else _trim(value)), quoted
+
+
+class _Pass:
+    """One text's redaction: the kinds found and the literal secrets learnt."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.found: set[str] = set()  # hidden wherever they appear, here and in later texts
+        self.here: set[str] = set()  # hidden wherever they appear in this text only (plain words)
+
+    def hidden(self, kind: str, secret: str) -> str:
+        """Count one secret of `kind` and remember it (made-up ones only) for the rest of the text; the marker."""
+        self.kinds.append(kind)
+        if len(secret) >= MIN_PROPAGATED and _secret_like(secret) and not secret.isdigit():
+            self.found.add(secret)
+        return f"[REDACTED:{kind}]"
+
+
+def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
+    """`redact` on a non-empty text: every pass in turn, then the secrets learnt hidden wherever they appear.
+
+    `extra` holds the kinds loaded from YAML; `known` is `redact`'s.
+    """
+    r = patterns()
+    run = _Pass()
+    for kind, pattern, hints in r.shapes:
+        if any(h in text for h in hints):
+            text, count = pattern.subn(f"[REDACTED:{kind}]", text)
+            run.kinds += [kind] * count
+    for kind, pattern in extra:
+        text, count = pattern.subn(f"[REDACTED:{kind}]", text)
+        run.kinds += [kind] * count
+    low = text.lower()
+    if any(c in text for c in ":=") and any(h in low for h in ASSIGNMENT_HINTS):
+        text = r.assignment.sub(lambda m: _assignment(m, run), text)
+    if any(h in low for h in HINTS) or "PIN" in text:
+        text = r.forward.sub(lambda m: _forward(m, run), text)
+        text = r.weak.sub(lambda m: _weak(m, run), text)
+        text = r.backward.sub(lambda m: _backward(m, run), text)
+        if "\n" in text:
+            text = _credential_lists(text, run)
+        if "," in text:
+            text = _csv_rows(text, run)
+    if any(h in low for h in LOGIN_HINTS):
+        text = r.pair.sub(lambda m: _pair(m, run), text)
+    if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
+        text = _aws_secrets(text, run)
+    remembered = run.found | run.here | (known or set())
+    for secret in sorted(remembered, key=len, reverse=True):
+        if secret in text:
+            count = text.count(secret)
+            text = text.replace(secret, "[REDACTED:password]" if secret in run.here else "[REDACTED:known-secret]")
+            run.kinds += ["password" if secret in run.here else "known-secret"] * count
+    if known is not None:
+        known.update(run.found)
+    return text, run.kinds
+
+
+def _replace_in(m: re.Match, group: str, raw: str, bare: str, marker: str) -> str:
+    """The whole match with `bare` (inside the group's `raw` text) replaced: quotes and punctuation stay."""
+    whole = m.group(0)
+    at = m.start(group) - m.start() + max(raw.find(bare), 0)
+    return whole[:at] + marker + whole[at + len(bare):]
+
+
+def _forward(m: re.Match, run: _Pass) -> str:
+    """"the password is X", "Your password `X` is …", "密码是 X", "PIN 4821"."""
+    raw, bare, quoted = _value_of(m)
+    if not bare or _rejected(bare):
+        return m.group(0)
+    word = m.group("word")
+    pin = "pin" in word.lower()
+    conn = m.group("conn")
+    assertive = bool(_ASSERTIVE_RE.search(conn))
+    after = m.string[m.end():m.end() + 24]
+    if pin:
+        if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or _random_like(bare)):
+            return m.group(0)
+    elif bare.isdigit():
+        if len(bare) < 4 or _COUNT_AFTER_RE.match(after) or not (quoted or assertive):
+            return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
+    elif not (quoted or _secret_like(bare)):
+        if word.lower() in ("pass", "pw") or not (assertive and _plain_word(bare) and _CLAUSE_END_RE.match(after)):
+            return m.group(0)  # "PASS: tests" is a test report
+    if m.string[m.end():m.end() + 1] == "(":
+        return m.group(0)  # a call
+    return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
+
+
+def _weak(m: re.Match, run: _Pass) -> str:
+    """"the API key is 3f9a…", "token: …": only values that look generated."""
+    raw, bare, _ = _value_of(m)
+    if not bare or " " in bare or _rejected(bare) or not _random_like(bare) or m.string[m.end():m.end() + 1] == "(":
+        return m.group(0)
+    return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
+
+
+def _backward(m: re.Match, run: _Pass) -> str:
+    """"use X as the initial password", "X is my password": the value before the name."""
+    before = m.string[max(0, m.start() - 240):m.start()]
+    found = patterns().value_before.search(before)
+    if found is None:
+        return m.group(0)
+    raw, bare, quoted = _value_of(found)
+    verb = (found.group("verb") or "").strip().lower()
+    if not bare or _rejected(bare) or "[REDACTED" in raw:
+        return m.group(0)
+    if not (quoted or _secret_like(bare) or (verb and _plain_word(bare))):
+        return m.group(0)
+    # The value lies before this match: remember it, and the end-of-text pass hides it wherever it is.
+    run.hidden("password", bare)
+    run.here.add(bare)
+    run.kinds.pop()  # counted when the end-of-text pass hides it
+    return m.group(0)
+
+
+def _pair(m: re.Match, run: _Pass) -> str:
+    """"log in with admin / X", "credentials: root:X"."""
+    raw, bare, quoted = _value_of(m)
+    user, sep = m.group("user"), m.group("sep")
+    if not bare or _rejected(bare) or "[REDACTED" in raw or user.isdigit():
+        return m.group(0)
+    if user.lower() in _NOT_VALUES - {"admin", "root", "user"} or bare.lower() in _NOT_VALUES:
+        return m.group(0)
+    if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
+        return m.group(0)
+    # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.
+    if not (quoted or _secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):
+        return m.group(0)
+    return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
+
+
+def _credential_lists(text: str, run: _Pass) -> str:
+    """Items under a line about credentials ("Test accounts:", "## Passwords"): their secret-looking parts.
+
+    Only list items and `label: value` lines count, up to the next blank line, heading or code fence. Under a
+    line about passwords a lone word is one; under one about accounts it must look made up.
+    """
+    r = patterns()
+    lines = text.split("\n")
+    changed = False
+    under = 0  # lines left in the current credentials list
+    strong = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("```", "~~~", "#")):
+            under = 0
+        elif under:
+            item = r.list_item.match(line)
+            if item or r.label_line.match(line):
+                body = item.group("body") if item else stripped
+                new = _list_item_secret(body, run, strong)
+                if new != body:
+                    lines[i] = line.replace(body, new, 1)
+                    changed = True
+                under -= 1
+                continue
+            under = 0
+        heading = stripped.startswith("#") or (stripped.startswith("**") and stripped.rstrip(":：").endswith("**"))
+        if (stripped.endswith((":", "：")) or heading) and len(stripped) <= 160:
+            lead = r.list_lead.search(stripped)
+            if lead:
+                under, strong = 30, bool(r.strong_lead.search(stripped))
+    return "\n".join(lines) if changed else text
+
+
+def _list_item_secret(body: str, run: _Pass, strong: bool) -> str:
+    """One credentials-list item with its secret hidden: the item itself when it is one token, else its last field."""
+    parts = patterns().split_field.split(body)
+    candidate = parts[-1].strip() if len(parts) > 1 else body.strip()
+    value, quoted = _strip_quotes(candidate)
+    bare = value if quoted else _trim(value)
+    if not bare or " " in bare or _rejected(bare):
+        return body
+    if not (quoted or _secret_like(bare) or (strong and len(parts) == 1 and len(bare) >= 4)):
+        return body
+    cut = body.rfind(bare)
+    return body[:cut] + run.hidden("password", bare) + body[cut + len(bare):]
+
+
+_CSV_SECRET_COLUMN_RE = re.compile(r"(?i)\b(?:pass(?:word|wd)?|secret|token|api[ _-]?key|private[ _-]?key|pin|pwd)\b|"
+                                   r"contraseña|senha|пароль|密码|密碼")
+
+
+def _csv_rows(text: str, run: _Pass) -> str:
+    """Rows under a CSV header with password or secret columns: those cells; in any row holding an AWS key id,
+    the cells that look generated."""
+    lines = text.split("\n")
+    columns: list[int] = []
+    width = 0
+    changed = False
+    for i, line in enumerate(lines):
+        if "," not in line:
+            columns = []
+            continue
+        cells = line.split(",")
+        names = [c.strip().strip('"').lower() for c in cells]
+        if all(0 < len(n) <= 40 and not any(ch.isdigit() for ch in n) for n in names) \
+                and any(_CSV_SECRET_COLUMN_RE.search(n) for n in names):
+            columns = [j for j, n in enumerate(names)
+                       if _CSV_SECRET_COLUMN_RE.search(n) and not n.endswith(("id", "link", "url", "name", "names"))]
+            width = len(cells)
+            continue
+        hide = columns if columns and len(cells) == width else []
+        if "[REDACTED:aws-access-key]" in line:
+            hide = hide + [j for j, c in enumerate(cells) if _random_like(c.strip().strip('"')) and "://" not in c]
+        for j in hide:
+            cell = cells[j].strip().strip('"')
+            if cell and "[REDACTED" not in cell and not _PLACEHOLDER_RE.match(cell):
+                cells[j] = cells[j].replace(cell, run.hidden("password" if j in columns else "aws-secret-key", cell))
+                changed = True
+        lines[i] = ",".join(cells)
+    return "\n".join(lines) if changed else text
+
+
+def _aws_secrets(text: str, run: _Pass) -> str:
+    """40-character secret access keys near an AWS key id, or near a mention of AWS or of a secret."""
+    def hide(m: re.Match) -> str:
+        value = m.group(0)
+        if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
+            return value
+        window = text[max(0, m.start() - 300):m.end() + 300].lower()
+        if not ("aws" in window or "secret" in window or "[redacted:aws-access-key]" in window):
+            return value
+        return run.hidden("aws-secret-key", value)
+
+    return patterns().aws_secret.sub(hide, text)
+
+
+# Key names holding a setting about secrets, not a secret: password_min_length, max_tokens, token_url, SECRET_NAME.
+_SETTING_KEY_RE = re.compile(
+    r"(?i)(?:length|len|min|max|count|size|policy|field|column|file|path|dir|env|name|label|placeholder|hint|prompt|"
+    r"regex|pattern|reset|expir\w*|ttl|timeout|rotation|required|type|hash|hashed|url|uri|endpoint|header|limit|"
+    r"usage|used|budget|id|ids|namespace|strength|format|mode|enabled|provider|manager|store|ref|arn|location|"
+    r"version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name)$|^(?:max|min|num|n)_")
+
+
+def _assignment(m: re.Match, run: _Pass) -> str:
+    """`password=…`, `"client_secret": "…"`, `export X_TOKEN=…`: the key stays, the value goes."""
+    prefix = patterns().key_before.search(m.string[max(0, m.start() - 60):m.start()])
+    key = (prefix.group(0) if prefix else "") + m.group("kw") + m.group("suffix")
+    low_key = key.lower().strip("._-")
+    if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
+                                               and ("=" in m.group("sep") or _secret_like(_trim(m.group("value"))))):
+        return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
+    raw = m.group("value")
+    value, quoted = _strip_quotes(raw)
+    if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
+        return m.group(0)
+    strong = strong_key(low_key)
+    bare = value if quoted else value.rstrip(".,:;)]}'\"`")
+    if not bare or _PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or "(" in bare or "[" in bare \
+            or bare.startswith(("$", "<", "{", "%")) or _CODE_REFERENCE_RE.match(bare):
+        return m.group(0)
+    if quoted and " " in bare and not strong_key(low_key):
+        return m.group(0)  # a sentence in quotes under a token-like key is prose, not a token
+    if bare.isidentifier() and any(w in bare.lower() for w in ("pass", "secret", "token", "key", "pwd")):
+        return m.group(0)  # token: user_token
+    if strong:
+        if len(bare) < 3 or (bare.isdigit() and len(bare) < 4) or bare.lower() in _NOT_VALUES:
+            return m.group(0)
+    elif not _random_like(bare):
+        return m.group(0)
+    return _replace_in(m, "value", raw, bare, run.hidden("assignment", bare))
+
+
+def strong_key(key: str) -> bool:
+    """A key that names a password-like secret: any value it is given is one."""
+    return any(w in key for w in ("pass", "pwd", "secret", "contraseña", "senha", "пароль", "private_key",
+                                  "privatekey", "private-key"))

@@ -1,0 +1,139 @@
+"""What secrets look like to redaction: the shapes of known kinds, the words that name a secret, and the
+patterns built from them.
+
+`SHAPES` is the table of token shapes (cloud and SaaS keys, JWTs, private-key
+blocks, credentials in URLs), each with the hints without which it cannot
+match. The words (password-like and key-like), the joins between a name and
+its value, and the hints that let a text skip the context patterns make up
+the rest. `patterns()` compiles them all on first use: the hooks import
+`redact` without redacting. `secret_finders` runs them; `secret_rules` adds
+kinds from YAML.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
+# (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
+SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", ("-----BEGIN",)),
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
+    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+     ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA")),
+    ("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", ("AIza",)),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("gitlab-token", r"\b(?:glpat|gldt|glrt|glptt|glft)-[A-Za-z0-9_\-]{20,}", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-")),
+    ("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
+    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", ("hooks.slack.com",)),
+    ("stripe-key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}\b", ("_live_",)),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
+    ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
+    ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)", ("://",)),
+    ("basic-auth", r"(?i)(?<=\bbasic )[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
+    # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`.
+    ("password", r"(?<=\s-p)(?!assword)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
+                 r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
+     (" -p", "sshpass", "sudo -S")),
+]
+
+# --- words --------------------------------------------------------------------------------------
+
+# Words that name a password-like secret: any value stated for them is hidden.
+_STRONG_WORDS = (
+    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*[:=])|secret(?:\s+(?:access\s+)?key)?s?|"
+    r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
+    r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
+    r"has[łl]o|şifre(?:si)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|"
+    r"密码|密碼|口令|密钥|密鑰|秘钥|パスワード|暗証番号|비밀번호|패스워드|암호|पासवर्ड|كلمة\s+(?:المرور|السر)"
+)
+# Words that name a key or token: only a value that looks random is hidden.
+_WEAK_WORDS = (
+    r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|license|deploy|personal\s+access)"
+    r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
+)
+_PIN = r"\bPIN(?:[\s-]?(?:code|number|Code|Nummer))?\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b"
+# Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
+HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło",
+         "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
+         "暗証", "비밀번호", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential", "pin code", "pin number",
+         "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
+LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
+               "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña")
+ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол")
+
+# A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
+_VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^」\n]{1,120}」|“[^”\n]{1,120}”|"
+          r"\*\*[^*\n]{1,120}\*\*|\([^\s()]{4,120}\)|[^\s,;，。、；：「」『』（）()\[\]{}<>|\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,200})")
+# What joins a secret's name to its value, on one line. Assertive joins ("is", ":", "是") may introduce a plain
+# word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
+_ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
+           r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
+           r"sigue[ \t]+siendo|est|était|ist|lautet|war|è|é|это|—|–|-|→|=>)[ \t]+"
+           r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
+           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이)[ \t]*[:：]?[ \t]*)")
+_TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
+# Words between the join and the value ("the password is now X", "was actually X").
+_FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
+_APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
+_GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|para|für|von|pour|du|для|от)[ \t]+"
+        r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}(?:[ \t]+[\w.@-]{1,30})?)")
+
+
+class Patterns:
+    """The compiled patterns of the context passes and the shapes, built on the first `redact`."""
+
+    def __init__(self) -> None:
+        self.shapes = [(kind, re.compile(source, re.DOTALL if kind == "private-key" else 0), hints)
+                       for kind, source, hints in SHAPES]
+        word = rf"(?P<word>(?i:{_STRONG_WORDS})|{_PIN})"
+        latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
+        # A gap ("the password for the staging db is X") only before an assertive join: "password to X" sets it.
+        self.forward = re.compile(
+            rf"{latin_before}{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|{_TO}|{_APPOSITION}))"
+            rf"(?P<rest>{_VALUE})")
+        self.weak = re.compile(
+            rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}(?P<conn>(?i:{_ASSERT}|{_APPOSITION}))"
+            rf"(?P<rest>{_VALUE})")
+        # "X as the initial password", "X is my password": the name after the value. The pattern finds the name;
+        # the value is read back from the text before it.
+        self.backward = re.compile(
+            rf"(?i:[ \t]+(?:as|is|was|for)[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
+            rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
+            rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS})){latin_after}")
+        self.value_before = re.compile(
+            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered))[ \t]+)|(?<=[ \t(\"'`]))?"
+            rf"{_VALUE}\Z")
+        # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
+        self.pair = re.compile(
+            r"(?i:\b(?:log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
+            r"логин|учетн\w*|登录|登入|账号|帳號|賬號|ログイン|로그인|계정)\b)"
+            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:)"
+            r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
+        # key = value where the key names a secret; the key is read back from the text before its keyword.
+        self.assignment = re.compile(
+            r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль)(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
+            r"(?P<sep>[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
+            r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
+        self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
+        self.list_lead = re.compile(
+            rf"(?i:(?:{_STRONG_WORDS})|credentials?|creds|logins?|accounts?|test[ \t]+users?)|{_PIN}")
+        self.strong_lead = re.compile(rf"(?i:{_STRONG_WORDS})|{_PIN}")
+        self.list_item = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<body>.+?)\s*$")
+        self.label_line = re.compile(r"^\s*[\w .'()-]{1,40}\s*[:：]\s+\S")
+        self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+        self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
+
+
+_PATTERNS: Patterns | None = None
+
+
+def patterns() -> Patterns:
+    """The compiled patterns, built on first use."""
+    global _PATTERNS
+    if _PATTERNS is None:
+        _PATTERNS = Patterns()
+    return _PATTERNS

@@ -1,0 +1,82 @@
+"""Extra secret kinds from YAML: the shipped `rules/secrets.yaml` and the user's `secrets.yaml`.
+
+Each rule names a kind and a pattern and carries its own `examples:`
+(match / no_match), checked at load; a pattern that can backtrack for ever
+is refused (`regex_analysis.unsafe_repeat`). `redact.load_extra` installs
+what this parses; only the miner reads these files (it has PyYAML already),
+never the hooks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from ..paths import config_dir
+from .regex_analysis import unsafe_repeat
+from .rules import default_rules_dir
+
+_KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
+
+
+class SecretRuleError(ValueError):
+    """A secrets file is broken; the message is one line naming the file and the rule."""
+
+
+def shipped_secret_file() -> Path:
+    return default_rules_dir() / "secrets.yaml"
+
+
+def user_secret_file() -> Path:
+    return config_dir() / "secrets.yaml"
+
+
+def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[str, re.Pattern]]:
+    """(kind, compiled pattern) of each rule in one secrets file; SecretRuleError on any problem.
+
+    Schema: `secrets:` a list of {kind, pattern, ignore_case?, description?,
+    examples: {match: [...], no_match: [...]}}. Patterns with nested unbounded
+    repeats are refused (they can backtrack for ever on hostile text).
+    """
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8") if text is None else text)
+    except OSError as exc:
+        raise SecretRuleError(f"{source}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise SecretRuleError(f"{source}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return []
+    if not isinstance(data, dict) or set(data) - {"secrets", "version"}:
+        raise SecretRuleError(f"{source}: a secrets file is a mapping with a `secrets:` list")
+    out = []
+    for i, raw in enumerate(data.get("secrets") or []):
+        where = f"{source}: secret #{i + 1}"
+        if not isinstance(raw, dict) or set(raw) - {"kind", "pattern", "ignore_case", "description", "examples"}:
+            raise SecretRuleError(f"{where}: needs `kind` and `pattern` (optional: ignore_case, description, examples)")
+        kind, pattern = raw.get("kind"), raw.get("pattern")
+        if not isinstance(kind, str) or not _KIND_RE.match(kind):
+            raise SecretRuleError(f"{where}: `kind` must be lower-case letters, digits and dashes")
+        where = f"{source}: secret {kind}"
+        if not isinstance(pattern, str) or not pattern:
+            raise SecretRuleError(f"{where}: `pattern` must be a non-empty string")
+        try:
+            compiled = re.compile(pattern, re.IGNORECASE if raw.get("ignore_case") else 0)
+        except re.error as exc:
+            raise SecretRuleError(f"{where}: pattern does not compile: {exc}") from None
+        problem = unsafe_repeat(pattern)
+        if problem:
+            raise SecretRuleError(f"{where}: {problem}")
+        examples = raw.get("examples") or {}
+        if not isinstance(examples, dict):
+            raise SecretRuleError(f"{where}: `examples` must have `match` and/or `no_match` lists")
+        for example in examples.get("match") or []:
+            if not compiled.search(str(example)):
+                raise SecretRuleError(f"{where}: example should match but does not: {example!r}")
+        for example in examples.get("no_match") or []:
+            if compiled.search(str(example)):
+                raise SecretRuleError(f"{where}: example should not match but does: {example!r}")
+        out.append((kind, compiled))
+    return out

@@ -1,0 +1,118 @@
+"""The database without `Store`: plain connections for the prompt hook (read-only) and for `miner doctor`.
+
+The UserPromptSubmit hook must stay cheap: this module imports the standard
+library only (no records, no redaction), opens the file read-only and never
+migrates it; a store from before a migration is read as it is (`has_table`).
+`doctor` probes the file the same way, before anything would migrate it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs import time on the hook path
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
+
+INDEXES = ("memories", "archive")
+
+
+def open_readonly(path: Path | str, timeout: float = 2.0) -> sqlite3.Connection:
+    """A read-only connection that cannot write even by mistake (query_only)."""
+    import sqlite3  # here, not at the top: the prompt hook imports this module before it knows a store exists
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    try:
+        db.execute("PRAGMA query_only = 1")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """True when the database has a table (or index, or view) of this name."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
+def _index(index: str) -> str:
+    if index not in INDEXES:
+        raise ValueError(f"no full-text index named {index!r}")
+    return index
+
+
+def document_frequencies(db: sqlite3.Connection, index: str, terms: list[str]) -> dict[str, int]:
+    """How many rows of a full-text index ("memories" or "archive") hold each term (terms held by none are left out)."""
+    vocab = f"{_index(index)}_vocab"
+    found = {}
+    for term in terms:
+        row = db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+        if row and row[0]:
+            found[term] = row[0]
+    return found
+
+
+def index_size(db: sqlite3.Connection, index: str) -> int:
+    """The highest row id of a full-text index: about how many rows it holds (at least 1)."""
+    return db.execute(f"SELECT MAX(rowid) FROM {_index(index)}_fts").fetchone()[0] or 1
+
+
+def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: int) -> list[tuple]:
+    """(id, text, last_seen, category) of the active, confirmed memories of a project (or global ones) that match
+    an FTS5 expression, best first."""
+    return db.execute(
+        """SELECT m.id, m.text, m.last_seen, m.category FROM memories_fts
+        JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.state = 'active'
+        AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
+        (match, project, limit)).fetchall()
+
+
+def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: int, worth_floor: float) -> list[tuple]:
+    """(id, text, ts, role) of a project's archived units that match an FTS5 expression, best first: BM25 times
+    (`worth_floor` + how likely the unit was a memory)."""
+    return db.execute(
+        f"""SELECT a.id, a.text, a.ts, a.role FROM archive_fts JOIN archive a ON a.id = archive_fts.rowid
+        WHERE archive_fts MATCH ? AND a.hidden = 0 AND a.project = ?
+        ORDER BY bm25(archive_fts, 1.0, 0.5) * ({float(worth_floor)!r} + a.worth) LIMIT ?""",
+        (match, project, limit)).fetchall()
+
+
+def memory_texts(db: sqlite3.Connection, ids: list[int]) -> list[str]:
+    """The texts of the memories with these ids."""
+    texts = []
+    for start in range(0, len(ids), 500):
+        batch = ids[start:start + 500]
+        texts += [row[0] for row in db.execute(
+            f"SELECT text FROM memories WHERE id IN ({','.join('?' * len(batch))})", batch)]
+    return texts
+
+
+def health_check(path: Path | str, timeout: float = 5.0) -> str:
+    """The file's integrity_check verdict ("ok" when sound), after checking that the write lock can be taken.
+
+    Not a pure read, unlike the rest of this module: it takes the write lock for a moment (and writes nothing).
+
+    Raises `sqlite3.Error` when the file cannot be opened, read or locked for writing.
+    """
+    import sqlite3
+
+    db = sqlite3.connect(str(path), timeout=timeout)
+    try:
+        result = db.execute("PRAGMA integrity_check").fetchone()[0]
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("ROLLBACK")
+    finally:
+        db.close()
+    return result
+
+
+def watermark_offsets(path: Path | str, timeout: float = 5.0) -> dict[str, int]:
+    """Every transcript's mined offset, read without opening a `Store` ({} when the file cannot be read)."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    try:
+        return dict(db.execute("SELECT transcript, offset FROM watermarks"))
+    except sqlite3.Error:
+        return {}
+    finally:
+        db.close()
