@@ -1,6 +1,6 @@
 """Wall time and peak RSS of the hooks, each run as a fresh process the way Claude Code runs them.
 
-    .venv/bin/python bench/hooks.py [--runs 30] [--sizes 1000,10000,100000]
+    .venv/bin/python bench/hooks.py [--installed] [--runs 30] [--sizes 1000,10000,100000]
 
 Prints p50/p95 wall time and peak RSS of `miner-hook session-start` (source
 startup, ranked against the last checkpoint; and compact at the middle
@@ -71,7 +71,8 @@ def with_env(env: dict[str, str]):
 
 
 def build_store(count: int, project: str, session_id: str) -> float:
-    """`count` synthetic memories (80% in `project`) and a last-session checkpoint; returns seconds taken."""
+    """`count` synthetic memories (80% in `project`, one preference in 25 global) said over sessions of 40
+    memories each, every session on record, and a last-session checkpoint; returns seconds taken."""
     from miner.memory.records import NewMemory
     from miner.memory.store import Store
 
@@ -87,8 +88,10 @@ def build_store(count: int, project: str, session_id: str) -> float:
                     project=project if rng.random() < PROJECT_SHARE else f"/work/other-{i % 9}",
                     category=CATEGORIES[i % 4], text=text, confidence=round(rng.uniform(0.4, 0.95), 2),
                     rule_id="bench", role="user", session_id=f"bench-{i // 40}", transcript="/bench.jsonl",
-                    entry_uuid=f"bench-{i}",
-                    ts=f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00.000Z"))
+                    entry_uuid=f"bench-{i}", ts=session_ts(i // 40),
+                    scope="global" if CATEGORIES[i % 4] == "preference" and i % 25 == 3 else "project"))
+            store.upsert_sessions((f"bench-{k}", project, project, "main", "/bench.jsonl", session_ts(k))
+                                  for k in range(count // 40 + 1))
             store.upsert_session(session_id, project, project, "main", "/bench.jsonl", "2025-12-01T10:00:00.000Z")
         store.put_checkpoint("last-session", project, {"session_id": "last-session", "project": project,
                                                        "task": ["Add retry with backoff to the webhook worker queue."],
@@ -97,6 +100,26 @@ def build_store(count: int, project: str, session_id: str) -> float:
                                                    "task": ["Move the invoice exporter to the scheduler."],
                                                    "decisions": [], "todos": []})
     return time.perf_counter() - started
+
+
+def session_ts(k: int) -> str:
+    """When synthetic session `k` was held: one every six hours, in order."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(1_700_000_000 + k * 21_600))
+
+
+def installed_python(root: Path) -> str:
+    """A fresh venv with the package copied into its site-packages, as a non-editable install leaves it (no
+    `.pth` path finder, which makes every interpreter start slower); its python."""
+    import shutil
+    import subprocess
+
+    venv = root / "installed-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    shutil.copytree(REPO / "miner", Path(purelib) / "miner", ignore=shutil.ignore_patterns("__pycache__"))
+    return str(python)
 
 
 def build_archive(count: int, project: str) -> float:
@@ -276,16 +299,19 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000", help="store sizes, comma-separated")
     parser.add_argument("--archive", type=int, default=200_000, help="archived units beside 10k memories "
                                                                     "for the prompt hook (0: leave it out)")
+    parser.add_argument("--installed", action="store_true",
+                        help="run the hooks and `python -c pass` from a venv the package is copied into, as a "
+                             "non-editable install (what users run), instead of this interpreter")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    python = sys.executable
-    hook = [python, "-m", "miner.hooks"]
 
     print(f"machine: {os.cpu_count()} cores, {platform.platform()}")
-    print(f"python: {platform.python_version()} ({python})")
     launcher = Launcher()
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
         root = Path(tmp)
+        python = installed_python(root) if args.installed else sys.executable
+        hook = [python, "-m", "miner.hooks"]
+        print(f"python: {platform.python_version()} ({python}{', installed copy' if args.installed else ''})")
         project = str(root / "work" / "shop-api")
         session_id = "0f6c2a9e-bench-4d1e-9a43-5d6f7e8a9b0c"
         scenarios = [Scenario("python -c pass", [python, "-c", "pass"], b"", isolated_env(root / "empty"))]
@@ -339,18 +365,20 @@ def main() -> int:
 
     print(f"{args.runs} runs each, round-robin after {args.warmup} warm-up rounds, "
           f"{time.monotonic() - started:.0f}s; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
-    print(f"{'command (miner-hook ...)':<41} {'p50 ms':>8} {'p95 ms':>8} {'peak RSS MB':>12} {'p50 - pass':>11}")
+    print(f"{'command (miner-hook ...)':<41} {'p50 ms':>8} {'p95 ms':>8} {'peak RSS MB':>12} {'p50 - pass':>11} "
+          f"{'x pass':>7}")
     bases = {False: scenarios[0].row()[0], True: next(s.row()[0] for s in scenarios if s.label.endswith("[-S]"))}
     for scenario in scenarios:
         p50, p95, rss = scenario.row()
         fast = scenario.label.endswith("[-S]")
         extra = "" if scenario.label.startswith("python -c pass") else f"{p50 - bases[fast]:+.1f}"
-        print(f"{scenario.label:<41} {p50:>8.1f} {p95:>8.1f} {rss:>12.1f} {extra:>11}")
+        print(f"{scenario.label:<41} {p50:>8.1f} {p95:>8.1f} {rss:>12.1f} {extra:>11} {p50 / bases[fast]:>7.2f}")
     prompt = [s for s in scenarios if s.label.startswith("user-prompt-submit") and not s.label.endswith("[-S]")]
     for scenario in prompt:
         print(f"{scenario.label}: p50 {scenario.row()[0] / bases[False]:.2f} x python -c pass")
-    print("targets: session-start p50 <= 50 ms at 10k memories; stop p50 <= 30 ms; user-prompt-submit p50 <= 2.5 x "
-          "python -c pass at 10k memories and 200k archived units; the 10 MB prompt <= 1 s")
+    print("targets: session-start p50 <= 2.5 x python -c pass at 10k and 100k memories, rendered ahead and live; "
+          "stop p50 <= 1.5 x; user-prompt-submit p50 <= 2.5 x at 10k memories and 200k archived units; the 10 MB "
+          "prompt <= 1 s")
     return 0
 
 

@@ -246,9 +246,9 @@ def situation_of(event: HookEvent) -> str:
 def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dict | None]:
     """(block text, what to record) for a SessionStart, or ('', None) when there is nothing to show.
 
-    A block rendered ahead of time from the current store is used as is (no
-    SQLite, no recall code loaded); otherwise it is rendered from the store,
-    read only, so the hook never waits for a miner's write transaction.
+    A block rendered ahead of time from what the store still says is used as is
+    (one read of its versions, no recall code loaded); otherwise it is rendered
+    from the store, read only, so the hook never waits for a miner's write.
     """
     from .recall import blockcache
 

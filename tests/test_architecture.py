@@ -154,15 +154,16 @@ def test_the_block_cache_knows_every_module_of_every_subpackage(tmp_path, monkey
     assert blockcache.code_state() == [3, 2_000_000_000]
 
 
-def test_the_store_and_the_prompt_hook_load_no_heavy_machinery():
-    """The hooks open the store and answer prompts on every call: no dataclasses, typing or inspect (about 15 ms of
-    imports together), and nothing of the miner's (YAML, click, spaCy)."""
+def test_the_hook_path_loads_no_heavy_machinery():
+    """What a hook imports, a SessionStart that renders its block included: no dataclasses, typing or inspect
+    (about 15 ms of imports together), and nothing of the miner's (YAML, click, spaCy)."""
     import json
     import subprocess
     import sys
 
     probe = ("import json, sys; import miner.hooks, miner.memory.store, miner.memory.reader, miner.recall.prompt, "
-             "miner.recall.blockcache, miner.runtime.exclusions; print(json.dumps(sorted(sys.modules)))")
+             "miner.recall.blockcache, miner.runtime.exclusions, miner.config, miner.recall.block; "
+             "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True,
                           cwd=PACKAGE.parent)
     modules = set(json.loads(done.stdout))

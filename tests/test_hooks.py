@@ -738,12 +738,14 @@ import json, sys
 from miner import hooks
 out = hooks.run("session-start", sys.argv[1])
 block = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
-print(json.dumps({"block": block, "store_loaded": "miner.memory.store" in sys.modules or "sqlite3" in sys.modules}))
+# Rendering opens the store and builds the block; an entry in use costs one read of the store's versions.
+rendered = "miner.memory.store" in sys.modules or "miner.recall.block" in sys.modules
+print(json.dumps({"block": block, "store_loaded": rendered}))
 """
 
 
 def session_start_probe(stdin: bytes) -> dict:
-    """Run the session-start hook in a fresh process and say whether it had to open the store."""
+    """Run the session-start hook in a fresh process and say whether it had to render (open the store)."""
     result = subprocess.run([sys.executable, "-c", CACHE_PROBE, stdin.decode()], capture_output=True,
                             env=dict(os.environ), timeout=60)
     assert result.returncode == 0, result.stderr.decode()
@@ -782,13 +784,21 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
     second = probe_rendered(session.payload("session-start.startup.json"), blockcache.startup_path(project),
                             lambda: blockcache.refresh(blockcache.startup_path(project), project, config.load(),
                                                        "startup"))
-    assert not second["store_loaded"]  # answered from the rendered block: no SQLite at all
+    assert not second["store_loaded"]  # answered from the rendered block: neither the store nor recall loaded
     with Store(readonly=True) as store:
         live, _ = blockcache.render(store, project, config.load(), "startup")
     assert second["block"] == live
     wait_for_workers()
 
-    # Any write makes the rendered block stale: a forgotten memory never comes back from it.
+    # The recall record its worker just wrote, and another project's writes, leave it in use.
+    seed_store("/work/elsewhere", count=3, session_id="other-session")
+    with Store(readonly=True) as store:
+        assert store.recall_count() >= 2
+    again = session_start_probe(session.payload("session-start.startup.json"))
+    assert not again["store_loaded"] and again["block"] == second["block"]
+    wait_for_workers()
+
+    # A write to this project's rows makes the rendered block stale: a forgotten memory never comes back from it.
     with Store() as store, store.atomic() as db:
         db.execute("UPDATE memories SET state = 'forgotten' WHERE text LIKE 'Memory number 4:%'")
     third = session_start_probe(session.payload("session-start.startup.json"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from .reader import GLOBAL_SCOPE, RECALLED
+
 
 def run_script(db: sqlite3.Connection, script: str) -> None:
     """Execute statements one by one inside the caller's transaction.
@@ -255,5 +257,59 @@ def m007_recall_indexes(db: sqlite3.Connection) -> None:
     )
 
 
+# Recall counts move versions of their own: a new session's block does not weigh them (see `recall.blockcache`).
+_NOT_CONTENT = ("recall_count", "last_recalled")
+
+
+def _bump(key: str) -> str:
+    return (f"INSERT INTO block_versions (scope, version) VALUES ({key}, 1) "
+            "ON CONFLICT (scope) DO UPDATE SET version = version + 1;")
+
+
+def _memory_key(row: str) -> str:
+    return f"(CASE {row}.scope WHEN 'global' THEN '{GLOBAL_SCOPE}' ELSE {row}.project END)"
+
+
+def m008_block_versions(db: sqlite3.Connection) -> None:
+    """A version per project of what its recall blocks are drawn from, moved by triggers.
+
+    Every write to a project's memories, their links, its sessions or its checkpoints moves the project's
+    version (a global memory moves the global one); a change of recall counts alone moves the project's
+    `recalled:` version instead. A block rendered ahead stays valid while the versions it was drawn from
+    stand still, whatever else is written: the recall record of the hook that showed it, another project's
+    mining. The memories' update trigger names the content columns: a migration that adds a column to
+    `memories` recreates it.
+    """
+    columns = [row[1] for row in db.execute("PRAGMA table_info(memories)") if row[1] not in _NOT_CONTENT]
+    recalled = ", ".join(_NOT_CONTENT)
+    old, new = _memory_key("OLD"), _memory_key("NEW")
+    link_key = ("COALESCE((SELECT CASE scope WHEN 'global' THEN '{g}' ELSE project END FROM memories "
+                "WHERE id = {row}.src), '{g}')")
+    run_script(
+        db,
+        f"""
+        CREATE TABLE block_versions (scope TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TRIGGER memories_version_insert AFTER INSERT ON memories BEGIN {_bump(new)} END;
+        CREATE TRIGGER memories_version_delete AFTER DELETE ON memories BEGIN {_bump(old)} END;
+        CREATE TRIGGER memories_version_update AFTER UPDATE OF {", ".join(columns)} ON memories
+            BEGIN {_bump(old)} {_bump(new)} END;
+        CREATE TRIGGER memories_version_recalled AFTER UPDATE OF {recalled} ON memories
+            BEGIN {_bump(f"'{RECALLED}' || {new}")} END;
+        CREATE TRIGGER links_version_insert AFTER INSERT ON links
+            BEGIN {_bump(link_key.format(g=GLOBAL_SCOPE, row="NEW"))} END;
+        CREATE TRIGGER links_version_delete AFTER DELETE ON links
+            BEGIN {_bump(link_key.format(g=GLOBAL_SCOPE, row="OLD"))} END;
+        CREATE TRIGGER sessions_version_insert AFTER INSERT ON sessions BEGIN {_bump("NEW.project")} END;
+        CREATE TRIGGER sessions_version_update AFTER UPDATE ON sessions
+            BEGIN {_bump("OLD.project")} {_bump("NEW.project")} END;
+        CREATE TRIGGER sessions_version_delete AFTER DELETE ON sessions BEGIN {_bump("OLD.project")} END;
+        CREATE TRIGGER checkpoints_version_insert AFTER INSERT ON checkpoints BEGIN {_bump("NEW.project")} END;
+        CREATE TRIGGER checkpoints_version_update AFTER UPDATE ON checkpoints
+            BEGIN {_bump("OLD.project")} {_bump("NEW.project")} END;
+        CREATE TRIGGER checkpoints_version_delete AFTER DELETE ON checkpoints BEGIN {_bump("OLD.project")} END;
+        """
+    )
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive, m007_recall_indexes]
+              m006_archive, m007_recall_indexes, m008_block_versions]

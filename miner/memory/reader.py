@@ -3,7 +3,8 @@
 The UserPromptSubmit hook must stay cheap: this module imports the standard
 library only (no records, no redaction), opens the file read-only and never
 migrates it; a store from before a migration is read as it is (`has_table`).
-`doctor` probes the file the same way, before anything would migrate it.
+`doctor` probes the file the same way, before anything would migrate it, and the
+SessionStart hook reads the versions its rendered blocks were drawn from (`block_versions`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 INDEXES = ("memories", "archive")
+# Keys of `block_versions` (see `migrations.m008_block_versions`): a project's own, and the global memories'
+# (a project is an absolute path); recall counts move keys of their own, with this prefix.
+GLOBAL_SCOPE = "*"
+RECALLED = "recalled:"
 
 
 def open_readonly(path: Path | str, timeout: float = 2.0) -> sqlite3.Connection:
@@ -116,3 +121,24 @@ def watermark_offsets(path: Path | str, timeout: float = 5.0) -> dict[str, int]:
         return {}
     finally:
         db.close()
+
+
+def block_versions(path: Path | str, project: str, with_recalls: bool, timeout: float = 1.0) -> list[int] | None:
+    """The versions a project's recall block is drawn from: its rows', the global memories', and with
+    `with_recalls` their recall counts' (0 for a key never written). None when the file cannot be read or
+    has no versions yet (a store from before `migrations.m008_block_versions`)."""
+    import sqlite3
+
+    keys = [project, GLOBAL_SCOPE] + ([RECALLED + project, RECALLED + GLOBAL_SCOPE] if with_recalls else [])
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    except sqlite3.Error:
+        return None
+    try:
+        marks = ", ".join("?" * len(keys))
+        found = dict(db.execute(f"SELECT scope, version FROM block_versions WHERE scope IN ({marks})", keys))
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    return [found.get(key, 0) for key in keys]

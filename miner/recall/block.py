@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from .. import BLOCK_TAG
 from ..memory.records import StoredMemory
@@ -27,24 +25,34 @@ from ..textutil import escape_block_tag
 from .rank import STANDING_SHARES, Item, by_novelty, rank, shortlist, situation_query
 from .void import Zone
 
+TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
+if TYPE_CHECKING:
+    from typing import Any
+
 SECTION_ORDER = (("preference", "Preferences"), ("decision", "Decisions"), ("fact", "Facts"), ("todo", "Open todos"))
 
 
-@dataclass
 class Recall:
-    """A built block: its text, what it showed and left out, and what it was built from."""
+    """A built block: its text, what it showed and left out, and what it was built from (a plain class: no
+    dataclass on the hook path).
 
-    text: str
-    project: str
-    situation: str
-    query: str
-    shown: list[Item]
-    left_out: list[Item]
-    elapsed_ms: float
-    checkpoint: dict | None = None
-    zones: list[Zone] = field(default_factory=list)
-    # Asked a question: archived units that answer it, beyond the memories, as (id, date, speaker, text).
-    said: list[tuple[int, str, str, str]] = field(default_factory=list)
+    `said`: asked a question, the archived units that answer it beyond the memories, as (id, date, speaker, text).
+    """
+
+    __slots__ = ("text", "project", "situation", "query", "shown", "left_out", "elapsed_ms", "checkpoint", "zones",
+                 "said")
+
+    def __init__(self, text: str, project: str, situation: str, query: str, shown: list[Item], left_out: list[Item],
+                 elapsed_ms: float, checkpoint: dict | None = None, zones: list[Zone] | None = None,
+                 said: list[tuple[int, str, str, str]] | None = None):
+        self.text, self.project, self.situation, self.query = text, project, situation, query
+        self.shown, self.left_out, self.elapsed_ms, self.checkpoint = shown, left_out, elapsed_ms, checkpoint
+        self.zones = [] if zones is None else zones
+        self.said = [] if said is None else said
+
+    def __repr__(self) -> str:
+        return (f"Recall(project={self.project!r}, situation={self.situation!r}, shown={len(self.shown)}, "
+                f"left_out={len(self.left_out)}, chars={len(self.text)})")
 
 
 escape = escape_block_tag  # memory text that cannot open, close or forge the block's tag

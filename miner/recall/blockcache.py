@@ -1,21 +1,26 @@
-"""Recall blocks rendered ahead of time, so that SessionStart can answer without opening the store.
+"""Recall blocks rendered ahead of time, so that SessionStart can answer without rendering.
 
 Standard library only on the reading side (the SessionStart hook); the
 rendering side imports `recall` and `store` when it runs (workers, PreCompact).
 
 The worker renders a project's startup block after its last write, and
 PreCompact renders the session's block after writing its checkpoint. Each
-entry records the state it was rendered from: the identity of the database
-and WAL files (inode, size, modification time, WAL header), the settings
-file and the code. SessionStart uses an entry only when all of these are unchanged;
-anything else (no entry, a stale or unreadable one) falls back to rendering
-from the store, so a cache entry can make SessionStart faster, never wrong.
-Every committed write changes the WAL file: its size, its modification time,
-or (when SQLite restarts the log) the salts in its header; a checkpoint into
-the database file changes that file's modification time. The one blind spot
-is a filesystem whose clock ticks coarser than a whole open-write-close
-cycle of another process right after the entry's own state was taken: an
-entry could then outlive that one write until the next.
+entry records what it was rendered from: the database file's identity (its
+inode: a restored backup is another file), the versions the store keeps of
+the project's rows and of the global memories, the settings file and the
+code. SessionStart uses an entry only when all of these are unchanged;
+anything else (no entry, a stale or unreadable one, a store without versions)
+falls back to rendering from the store, so a cache entry can make SessionStart
+faster, never show what the store no longer says.
+
+The versions (`memory.migrations.m008_block_versions`) move with every write
+to the project's memories, their links, its sessions and its checkpoints, by
+triggers in the database; writes to anything else leave an entry valid: the
+recall record that the hook which showed the block leaves behind, and another
+project's mining. Recall counts have versions of their own, which only a
+block that weighs them (after a compaction, on resume) depends on. One thing
+an entry does not follow: BM25 weighs a term by its frequency over every
+project's memories, so another project's writes could move a score by a hair.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 
 from .. import paths
 
-FORMAT = 1
+FORMAT = 2  # 2: the store's state is its versions of the project's rows, not the file's metadata
 # Claude Code cuts additionalContext over 10,000 characters (JavaScript length: UTF-16 units).
 CONTEXT_LIMIT = 10_000
 HARD_CHAR_CAP = CONTEXT_LIMIT - 1
@@ -47,25 +52,19 @@ def session_path(session_id: str) -> Path:
 # --- what an entry must match ----------------------------------------------------------
 
 
-def store_state() -> list | None:
-    """The database's content identity from file metadata alone; None when there is no database.
+def store_state(project: str, situation: str) -> list | None:
+    """What a block of `project` in `situation` was drawn from, read from the store: the database file's
+    inode and the versions of its rows (and of their recall counts, but for a new session's block, which
+    does not weigh them); None when there is no database or it keeps no versions yet."""
+    from ..memory import reader
 
-    An empty or missing WAL counts the same: a reader may create an empty one.
-    """
     db = paths.db_path()
     try:
-        st = os.stat(db)
+        inode = os.stat(db).st_ino
     except FileNotFoundError:
         return None
-    state: list = [st.st_ino, st.st_size, st.st_mtime_ns]
-    try:
-        with open(f"{db}-wal", "rb") as handle:
-            wal = os.fstat(handle.fileno())
-            if wal.st_size:
-                state += [wal.st_size, wal.st_mtime_ns, handle.read(32).hex()]
-    except FileNotFoundError:
-        pass
-    return state
+    versions = reader.block_versions(db, project, with_recalls=situation != "startup")
+    return None if versions is None else [inode, *versions]
 
 
 def code_state() -> list:
@@ -102,9 +101,11 @@ def load(path: Path) -> dict | None:
         return None
     if not isinstance(entry.get("text"), str) or not isinstance(entry.get("record"), dict):
         return None
-    if entry.get("state") != store_state() or entry.get("code") != code_state():
+    if entry.get("code") != code_state() or entry.get("config_file") != config_state():
         return None
-    if entry.get("config_file") != config_state():
+    if not isinstance(entry.get("project"), str) or not isinstance(entry.get("situation"), str):
+        return None
+    if entry.get("state") != store_state(entry["project"], entry["situation"]):
         return None
     return entry
 
@@ -174,12 +175,12 @@ def refresh(path: Path, project: str, config: dict, situation: str, session_id: 
 
     if load(path) is not None:
         return False
-    state, settings = store_state(), config_state()
+    state, settings = store_state(project, situation), config_state()
     if state is None:
         return False
     with Store(readonly=True) as store:
         text, record = render(store, project, config, situation, session_id)
-    if store_state() != state:
+    if store_state(project, situation) != state:
         return False  # written meanwhile: the next worker renders it
     save(path, {"format": FORMAT, "state": state, "code": code_state(), "config_file": settings,
                 "project": project, "situation": situation, "session_id": session_id, "text": text,

@@ -13,14 +13,16 @@ import heapq
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
 
 from ..memory.records import StoredMemory, parse_ts
 from ..memory.store import Store
 from .history import history_ids
 from .void import Zone, suppress_hubs, void_mark
+
+TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # Guards for histories the dev data does not hold, fixed rather than settings (turning them off moved no
 # cross-validated answer; tests/test_multi.py shows what they prevent):
@@ -34,13 +36,28 @@ SESSION_FREE = 20
 CURRENT_SESSION_BOOST = 10.0  # the current session's own decisions and todos come first
 
 
-@dataclass
 class Item:
-    """A candidate memory, its score and the score's breakdown (`parts`)."""
+    """A candidate memory, its score and the score's breakdown (`parts`).
 
-    memory: StoredMemory
-    score: float
-    parts: dict[str, float] = field(default_factory=dict)
+    A plain class (no dataclass): SessionStart imports this module when it renders a block.
+    """
+
+    __slots__ = ("memory", "score", "parts")
+
+    def __init__(self, memory: StoredMemory, score: float, parts: dict[str, float] | None = None):
+        self.memory = memory
+        self.score = score
+        self.parts = {} if parts is None else parts
+
+    def __repr__(self) -> str:
+        return f"Item(memory=#{self.memory.id}, score={self.score!r}, parts={self.parts!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.memory, self.score, self.parts) == (other.memory, other.score, other.parts)
+
+    __hash__ = None  # mutable, as a dataclass's
 
     def scale(self, part: str, factor: float) -> None:
         """Multiply the score by `factor`, kept in the breakdown as `part`."""

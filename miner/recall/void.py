@@ -11,29 +11,44 @@ Voiding only leaves a memory out of this block; nothing is deleted.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+
+TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Scored(Protocol):
+        score: float
+        parts: dict[str, float]
+
+        @property
+        def memory(self) -> Any: ...
 
 
-class Scored(Protocol):
-    score: float
-    parts: dict[str, float]
-
-    @property
-    def memory(self) -> Any: ...
-
-
-@dataclass
 class Zone:
-    """A cluster of candidates, and whether (and why) it was voided."""
+    """A cluster of candidates, and whether (and why) it was voided (a plain class: no dataclass on the
+    hook path)."""
 
-    ids: list[int]
-    topic: list[str]
-    score: float
-    voided: bool = False
-    protected: bool = False
-    reason: str = ""
-    items: list[Any] = field(default_factory=list, repr=False)
+    __slots__ = ("ids", "topic", "score", "voided", "protected", "reason", "items")
+
+    def __init__(self, ids: list[int], topic: list[str], score: float, voided: bool = False,
+                 protected: bool = False, reason: str = "", items: list[Any] | None = None):
+        self.ids, self.topic, self.score = ids, topic, score
+        self.voided, self.protected, self.reason = voided, protected, reason
+        self.items = [] if items is None else items
+
+    def _fields(self) -> tuple:
+        return self.ids, self.topic, self.score, self.voided, self.protected, self.reason, self.items
+
+    def __repr__(self) -> str:
+        return (f"Zone(ids={self.ids!r}, topic={self.topic!r}, score={self.score!r}, voided={self.voided!r}, "
+                f"protected={self.protected!r}, reason={self.reason!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # mutable, as a dataclass's
 
     def as_dict(self) -> dict[str, Any]:
         return {"ids": self.ids, "topic": self.topic, "score": round(self.score, 4), "voided": self.voided,
