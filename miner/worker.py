@@ -36,6 +36,7 @@ from . import paths
 from .extract.redact import redact_text
 from .memory.store import Store
 from .runtime import locks
+from .runtime.pending import LazyMiner, has_unmined_line
 
 PASSES_BEFORE_CHECKPOINT = 3
 
@@ -43,34 +44,6 @@ PASSES_BEFORE_CHECKPOINT = 3
 def note(message: str) -> None:
     """One line on stderr, which the hooks point at logs/worker.log."""
     print(f"[worker {os.getpid()}] {redact_text(message)}", file=sys.stderr, flush=True)
-
-
-class LazyMiner:
-    """Builds the Miner (spaCy, compiled rules) on first use: a worker that finds nothing to do never pays for it."""
-
-    def __init__(self, store: Store, config: dict):
-        self.store = store
-        self.config = config
-        self._miner = None
-
-    def has_work(self, transcript: str) -> bool:
-        """False when the transcript is the file its watermark was taken on and no complete line was added."""
-        from .extract.transcript import Watermark
-
-        mark = self.store.watermark(transcript)
-        if mark is None:
-            return True
-        watermark = Watermark(*mark)
-        return not watermark.matches(transcript) or has_unmined_line(Path(transcript), watermark.offset)
-
-    def mine_file(self, transcript: str):
-        if not self.has_work(transcript):
-            return None  # no write either: a pass with nothing new would still move the watermark's time
-        if self._miner is None:
-            from .runtime.mine import Miner  # spaCy and YAML load here, in the background process
-
-            self._miner = Miner(self.store, self.config)
-        return self._miner.mine_file(transcript)
 
 
 def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
@@ -145,21 +118,6 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
         fd = locks.try_lock(transcript)
         if fd is None:
             return True  # a newer miner holds it and mines everything appended so far
-
-
-def has_unmined_line(path: Path, offset: int) -> bool:
-    """True when a complete line was appended after `offset` (a half-written last line does not count)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            while True:
-                block = handle.read(64 * 1024)
-                if not block:
-                    return False
-                if b"\n" in block:
-                    return True
-    except OSError:
-        return False
 
 
 def project_folders(cwd: str) -> list[Path]:

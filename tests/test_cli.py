@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -84,6 +87,36 @@ def test_a_project_given_with_a_tilde_is_the_folder_in_home(isolated_home):
     assert project_dir(str(isolated_home / "shop")) == str(isolated_home / "shop")
     block = CliRunner().invoke(main, ["recall", "--project=~/shop"])
     assert block.exit_code == 0 and f"Project memory for {isolated_home / 'shop'}," in block.output
+
+
+MINE_PROBE = """
+import json, sys
+from miner.cli import main
+try:
+    main(["mine", "-q", *sys.argv[1:]])
+except SystemExit:
+    pass
+print(json.dumps({"spacy": "spacy" in sys.modules}))
+"""
+
+
+def test_mining_nothing_new_builds_no_miner(transcript):
+    """A transcript with nothing past its watermark is counted, not read: spaCy is never loaded for it."""
+    def mine(*paths):
+        done = subprocess.run([sys.executable, "-c", MINE_PROBE, *map(str, paths)], capture_output=True, text=True,
+                              env=dict(os.environ), timeout=120)
+        assert done.returncode == 0, done.stderr
+        summary, probe = done.stdout.strip().splitlines()[-2:]
+        return summary, json.loads(probe)["spacy"]
+
+    first, loaded = mine(transcript)
+    assert loaded and re.search(r"^1 files, [1-9]\d* entries, .* [1-9]\d* new memories", first)
+    again, loaded = mine(transcript)
+    assert not loaded and again.startswith("1 files, 0 entries, 0 units, 0 candidates, 0 new memories")
+    transcript.write_text(transcript.read_text() + transcript.read_text().splitlines(keepends=True)[0].replace(
+        '"uuid": "', '"uuid": "more-'))
+    added, loaded = mine(transcript)  # a line past the watermark: mined
+    assert loaded and added.startswith("1 files, 1 entries")
 
 
 def test_show_unknown_id_is_one_clear_line(transcript):

@@ -48,7 +48,8 @@ def main() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
 def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store."""
-    from ..runtime.mine import Miner, find_transcripts
+    from ..runtime.mine import Miner, Summary, find_transcripts
+    from ..runtime.pending import has_work
 
     files: list[str] = []
     for target in transcripts:
@@ -68,15 +69,15 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
         raise click.UsageError("name transcripts to mine, or pass --all")
     config = load_config()
     with open_store() as store:
-        miner = Miner(store, config)
-        if not quiet:
-            click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
-        with click.progressbar(files, label="Mining", file=sys.stderr, show_pos=True,
-                               hidden=quiet or not sys.stderr.isatty()) as bar:
-            total = None
-            from ..runtime.mine import Summary
-
-            total = Summary()
+        # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
+        todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
+        total = Summary(files=len(files) - len(todo))
+        if todo:
+            miner = Miner(store, config)
+            if not quiet:
+                click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
+        with click.progressbar(todo, label="Mining", file=sys.stderr, show_pos=True,
+                               hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
             for file in bar:
                 total.add(miner.mine_paths([file]))
     click.echo(total.line())

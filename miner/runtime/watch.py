@@ -183,7 +183,7 @@ class _Miner:
     """The hooks' lazy miner (spaCy loads on first real work), reporting to the status."""
 
     def __init__(self, store: Store, config: dict, status: Status):
-        from ..worker import LazyMiner
+        from .pending import LazyMiner
 
         self.inner = LazyMiner(store, config)
         self.status = status
@@ -239,7 +239,7 @@ class Watcher:
 
     def rescan(self) -> None:
         """Every transcript with complete lines past its watermark becomes due (startup, and as a backstop)."""
-        from ..worker import has_unmined_line
+        from .pending import has_unmined_line
 
         marks = self.store.watermarks()
         found = set()
