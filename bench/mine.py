@@ -1,6 +1,6 @@
 """Mining throughput: MB/s of transcript JSONL end to end, units/s and peak RSS, on one core.
 
-Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts]
+Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts] [--prefill 100000]
 
 (`--transcripts ../shared/data/multi` mines the eight projects' whole histories instead.) The
 store's size on disk is printed too, and the archive's share of it, per MB of transcript.
@@ -13,6 +13,11 @@ memos of rule hits and refinement serve them and their memories merge as exact
 repeats (in the dev transcripts themselves about a fifth of the units are
 repeats). So the first copy's own figure is printed too: the cost of text the
 miner has never seen.
+
+`--prefill N` first fills the store with N memories of other projects, written
+with the transcripts' own most common words (untimed): mining into a big store
+against mining into an empty one (the near-duplicate lookup searches one full-text
+index for every project).
 """
 
 from __future__ import annotations
@@ -51,10 +56,36 @@ def make_corpus(sources: list[Path], target_bytes: int, out: Path) -> tuple[int,
     return files, total
 
 
+def prefill(store, count: int, sources: list[Path]) -> float:
+    """`count` memories in other projects, in the transcripts' own words; returns seconds taken."""
+    import random
+    from collections import Counter
+
+    from miner.memory.records import NewMemory
+
+    words = Counter()
+    for source in sources[:40]:
+        words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,12}", source.read_text(errors="replace")[:200_000]))
+    vocabulary = [w for w, _ in words.most_common(5000)]
+    rng = random.Random(count)
+    started = time.perf_counter()
+    with store.atomic():
+        for n in range(count):
+            text = " ".join(rng.choices(vocabulary, k=rng.randint(8, 14))).capitalize() + f" (note {n})."
+            store.add_memory(NewMemory(
+                project=f"/bench/prefill-{n % 50}", category=("decision", "fact", "preference", "todo")[n % 4],
+                text=text, confidence=0.7, rule_id="bench", role="user", session_id=f"prefill-{n // 40}",
+                transcript="/prefill.jsonl", entry_uuid=f"prefill-{n}", ts="2025-01-01T00:00:00.000Z",
+                keywords=tuple(dict.fromkeys(text.lower().split()[:10]))))
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=100.0, help="megabytes of JSONL to mine (default 100)")
     parser.add_argument("--transcripts", type=Path, default=REPO.parent / "shared" / "data" / "transcripts")
+    parser.add_argument("--prefill", type=int, default=0, help="memories of other projects in the store before "
+                                                                "mining (default 0: an empty store)")
     args = parser.parse_args()
     sources = sorted(args.transcripts.glob("*/*.jsonl"))
     if not sources:
@@ -70,8 +101,11 @@ def main() -> int:
         from miner.memory.store import Store
         from miner.runtime.mine import Miner, find_transcripts
 
-        started = time.perf_counter()
         store = Store(root / "home" / "memory.db")
+        if args.prefill:
+            print(f"(store prefilled with {args.prefill:,} memories of other projects in "
+                  f"{prefill(store, args.prefill, sources):.1f} s, untimed)", flush=True)
+        started = time.perf_counter()
         miner = Miner(store, config_mod.load())
         loaded, loaded_cpu = time.perf_counter(), time.process_time()
         first = {"cpu": 0.0, "bytes": 0, "last": loaded_cpu}
@@ -98,7 +132,7 @@ def main() -> int:
     mine_s = finished - loaded
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, pipeline {miner.pipeline.name}")
     print(f"corpus: {files} files, {size / 1e6:.1f} MB ({len(sources)} dev transcripts, uuids remapped per copy)")
-    print(f"setup (spaCy, rules, store): {loaded - started:.2f} s")
+    print(f"setup (spaCy, rules): {loaded - started:.2f} s")
     # CPU seconds of the mining alone tell more than wall time on a machine shared with other work.
     print(f"mining: {mine_s:.2f} s wall, {mine_cpu:.2f} s CPU ({cpu.ru_utime + cpu.ru_stime:.2f} s CPU in all)")
     print(f"throughput: {size / 1e6 / mine_s:.1f} MB/s, {summary.units / mine_s:.0f} units/s, "
@@ -108,7 +142,7 @@ def main() -> int:
     # merges). The first copy shows the cost of text never seen before.
     print(f"first copy only (text never seen before): {first['bytes'] / 1e6:.1f} MB in {first['cpu']:.2f} s CPU, "
           f"{first['bytes'] / 1e6 / max(first['cpu'], 1e-9):.1f} MB/s")
-    print(f"result: {summary.line()}")
+    print(f"result: {summary.line()}; {summary.new / mine_cpu:.0f} new memories per CPU second")
     mb = size / 1e6
     print(f"store on disk: {sum(sizes.values()) / 1e6:.1f} MB, {sum(sizes.values()) / 1e6 / mb:.3f} MB per MB of "
           f"transcript; the archive ({archived:,} units, its index included) {sizes.get('archive', 0) / 1e6:.1f} MB, "
