@@ -367,33 +367,26 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
     from .memory.store import Store
     from .recall.checkpoint import session_project, write_checkpoint
+    from .runtime.pending import has_work
 
     with Store() as store:
         project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
         if project:
             write_checkpoint(store, event.session_id, project, transcript)
+        mined = bool(project) and not has_work(store, transcript)
     # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
+    if mined:  # every line is mined already: the checkpoint just written is the one it would write, no wait
+        hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)
+        return ""
     locks.start_waiting(transcript, event.session_id)
     try:
         hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)
-        written = wait_for_checkpoint(transcript, event.session_id, deadline)
+        written = locks.wait_for_checkpoint(transcript, event.session_id, deadline)
     finally:
         locks.stop_waiting(transcript, event.session_id)
     if not project and not written:
         raise HookInputError("payload has no cwd and the session is unknown: the checkpoint is left to the miner")
     return ""
-
-
-def wait_for_checkpoint(transcript: str, session_id: str, deadline: float) -> bool:
-    """Wait until a miner has written the checkpoint asked for, or until `deadline`; True when it has."""
-    from .runtime import locks
-
-    while locks.still_waiting(transcript, session_id):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        time.sleep(min(0.02, remaining))
-    return True
 
 
 def session_end(event: HookEvent, config: dict | None) -> str:

@@ -544,6 +544,32 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("Memory number 0:")
 
 
+def test_pre_compact_on_a_mined_transcript_does_not_wait_for_a_miner(session):
+    """Every line mined: the checkpoint the hook writes is the one a miner would write again, so the hook does not
+    wait for one, however long `precompact_timeout_s` allows (here: longer than run_hook's own limit)."""
+    pre_compact_session(session)
+    project = str(session.cwd)
+    ids = seed_store(project, count=4, session_id=session.session_id)
+    transcript = str(session.transcript.resolve())
+    with Store() as store, store.atomic():
+        store.upsert_session(session.session_id, project, project, "main", transcript, "")
+        store.set_watermark(transcript, session.transcript.stat().st_size, session.transcript.stat().st_ino,
+                            head_digest(transcript, 512))
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text(json.dumps({"precompact_timeout_s": 45}))
+    held = locks.try_lock(transcript)  # a miner busy elsewhere in this transcript's lock: it would never answer
+    try:
+        result = run_hook("pre-compact", session.payload("pre-compact.auto.json"), timeout=30)
+    finally:
+        locks.release(held)
+    assert result.returncode == 0 and result.stdout == b""
+    with Store(readonly=True) as store:
+        checkpoint = store.checkpoint(session.session_id)
+    assert checkpoint["task"] == EXPECTED_TASK and checkpoint["decisions"] == [ids[0]]
+    assert not list(paths.locks_dir().glob("*.wait"))
+    assert hook_log_lines() == []
+
+
 # --- session-end ---------------------------------------------------------------------------
 
 

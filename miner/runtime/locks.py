@@ -191,3 +191,13 @@ def stop_waiting(transcript: str, session_id: str) -> None:
         checkpoint_wait_file(transcript, session_id).unlink()
     except FileNotFoundError:
         pass
+
+
+def wait_for_checkpoint(transcript: str, session_id: str, deadline: float) -> bool:
+    """Wait until a miner has written the checkpoint asked for, or until `deadline` (monotonic); True when it has."""
+    while still_waiting(transcript, session_id):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(0.02, remaining))
+    return True
