@@ -113,19 +113,17 @@ def installed_python(root: Path) -> str:
     `.pth` path finder, which makes every interpreter start slower); its python."""
     import shutil
     import subprocess
+    import sysconfig
 
     venv = root / "installed-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
     shutil.copytree(REPO / "miner", Path(purelib) / "miner", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "rules", Path(purelib) / "miner" / "default_rules")  # where the wheel puts them
     # The miner's dependencies (spaCy, PyYAML) from this interpreter's environment, as a plain path: its own
     # `.pth` files (the editable finder among them) are not run from there.
-    dependencies = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  check=True, capture_output=True, text=True).stdout.strip()
-    (Path(purelib) / "miner-bench-dependencies.pth").write_text(dependencies + "\n")
+    (Path(purelib) / "miner-bench-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return str(python)
 
 

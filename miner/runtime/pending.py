@@ -49,9 +49,6 @@ class LazyMiner:
         self.config = config
         self._miner = None
 
-    def has_work(self, transcript: str) -> bool:
-        return has_work(self.store, transcript)
-
     def mine_file(self, transcript: str):
         if not has_work(self.store, transcript):
             return None  # no write either: a pass with nothing new would still move the watermark's time
