@@ -5,8 +5,8 @@
 #   1. check ${PYTHON:-python3} (3.10 or newer, with venv)
 #   2. create or reuse the virtual environment $MINER_HOME/venv
 #      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner)
-#   3. pip install a copy of this repository into it (pip's output goes to
-#      $MINER_HOME/venv/install.log; the checkout itself is left untouched)
+#   3. pip install a copy of this repository into it, with the web viewer's extra (`miner ui`; pip's
+#      output goes to $MINER_HOME/venv/install.log; the checkout itself is left untouched)
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
 #   5. try the official spaCy English model; offline, carry on with the blank pipeline
 #   6. register the user-scope hooks with `miner install` (unless --no-hooks)
@@ -14,7 +14,8 @@
 #   7. backfill every transcript (`miner mine --all`), then print the recall block
 #      of the most recent project (the cwd of the newest transcript)
 #
-# Test mode (--test [PYTEST ARGS...]): a repo-local .venv with the dev extra
+# Test mode (--test [PYTEST ARGS...]): Debian's chromium for the viewer's browser tests when it is missing
+# and can be installed (MINER_TEST_BROWSER=0: not), a repo-local .venv with the dev extra
 # (`pip install -e '.[dev]'`), then `.venv/bin/python -m pytest -q [PYTEST ARGS...]`;
 # then the same on every other interpreter of MINER_TEST_PYTHONS (default
 # "python3.10 python3.11", the versions CI covers), each in .venv-X.Y.
@@ -41,6 +42,7 @@ Without options: install Transcript Miner for the current user.
   - a virtual environment in $MINER_HOME/venv
     (MINER_HOME defaults to $XDG_DATA_HOME/miner, i.e. ~/.local/share/miner)
   - the commands miner and miner-hook linked into ~/.local/bin
+  - the local web viewer (miner ui) with its extra: Flask, Flask-WTF, waitress
   - the official spaCy English model if it can be downloaded, else the
     blank pipeline with a sentencizer (works offline)
   - the hooks registered in Claude Code's user settings (miner install)
@@ -51,6 +53,8 @@ Options:
   --no-hooks   do everything but register the hooks (run `miner install` later)
   --test       make a repo-local .venv with the dev dependencies and run the
                whole test suite: .venv/bin/python -m pytest -q [PYTEST ARGS...]
+               (first installs Debian's chromium for the viewer's browser
+               tests when it is missing and apt-get can run as root)
                (arguments after --test go to pytest, e.g. --test -k hooks);
                fails when pytest runs no test
   -h, --help   show this help
@@ -61,6 +65,8 @@ Environment:
                --test also runs the suite on these interpreters, each in its
                own .venv-X.Y (default: "python3.10 python3.11"; "" for none)
   MINER_HOME   where the venv and the memory store live
+  MINER_TEST_BROWSER
+               0: --test does not install chromium (the browser tests skip)
 
 Running it again is safe: it reuses the venv and reinstalls the package.
 pip's output goes to install.log inside the venv.
@@ -235,11 +241,42 @@ resolve_python() {
     return 1
 }
 
+# The viewer's browser tests drive Debian's Chromium (/usr/bin/chromium): installed here when this machine can
+# (apt-get, as root or with sudo that asks no password); otherwise those tests skip and say why.
+ensure_chromium() {
+    local sudo=() log
+    if [ "${MINER_TEST_BROWSER:-1}" = 0 ] || [ -x /usr/bin/chromium ]; then
+        return
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "- chromium: not installed, and no apt-get here: the viewer's browser tests will be skipped"
+        return
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
+            sudo=(sudo -n)
+        else
+            say "- chromium: not installed, and installing it needs root: the viewer's browser tests will be skipped"
+            return
+        fi
+    fi
+    log=$(mktemp "${TMPDIR:-/tmp}/miner-chromium.XXXXXX") || die "cannot create a temporary file; check TMPDIR"
+    say "- chromium: installing Debian's chromium package for the viewer's browser tests (log: $log)"
+    if ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium </dev/null >"$log" 2>&1 \
+        || { ${sudo[@]+"${sudo[@]}"} apt-get update -q </dev/null >>"$log" 2>&1 \
+            && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium </dev/null >>"$log" 2>&1; }; then
+        rm -f "$log"
+    else
+        warn "could not install chromium (see $log): the viewer's browser tests will be skipped"
+    fi
+}
+
 # The suite runs on $PY in .venv, then on each other interpreter of MINER_TEST_PYTHONS (default: the
 # versions CI covers, 3.10 and 3.11) in .venv-X.Y; one that is not installed is named, not fatal.
 run_tests() {
     local tested extra missing=()
     check_python
+    ensure_chromium
     run_suite "$REPO/.venv" "$@"
     tested=" ${PY_VERSION%.*} "
     for extra in ${MINER_TEST_PYTHONS-python3.10 python3.11}; do
@@ -419,7 +456,7 @@ run_install() {
     VENV=$MINER_HOME/venv
     ensure_venv "$VENV"
     stage_source
-    pip_install "the package" "$STAGE"
+    pip_install "the package" "$STAGE[ui]"
     version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""
     if [ -z "$version" ]; then
         die "the installed miner does not run (see $LOG); check your Python"

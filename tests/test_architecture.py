@@ -156,7 +156,7 @@ def test_the_block_cache_knows_every_module_of_every_subpackage(tmp_path, monkey
 
 def test_the_hook_path_loads_no_heavy_machinery():
     """What a hook imports, a SessionStart that renders its block included: no dataclasses, typing or inspect
-    (about 15 ms of imports together), and nothing of the miner's (YAML, click, spaCy)."""
+    (about 15 ms of imports together), nothing of the miner's (YAML, click, spaCy), nothing of the viewer's."""
     import json
     import subprocess
     import sys
@@ -169,3 +169,5 @@ def test_the_hook_path_loads_no_heavy_machinery():
     modules = set(json.loads(done.stdout))
     assert "miner.memory.store" in modules and "sqlite3" in modules  # the probe imported what it names
     assert modules & {"dataclasses", "typing", "inspect", "yaml", "click", "spacy"} == set()
+    # Nor the web viewer, an optional extra.
+    assert {m for m in modules if m == "miner.ui" or m.startswith(("miner.ui.", "flask", "waitress", "jinja2"))} == set()

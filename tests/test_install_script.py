@@ -372,8 +372,8 @@ def probe_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     (repo / "pyproject.toml").write_text(FAKE_PYPROJECT)
     home = root / "home"
     home.mkdir()
-    # One interpreter unless a test asks for more: each other one is a venv more to build.
-    return repo, script_env(home, root / "miner-home", MINER_TEST_PYTHONS="")
+    # One interpreter unless a test asks for more: each other one is a venv more to build; no browser to install.
+    return repo, script_env(home, root / "miner-home", MINER_TEST_PYTHONS="", MINER_TEST_BROWSER="0")
 
 
 def _suite(repo: Path, **files: str) -> None:

@@ -183,15 +183,15 @@ def show(memory_id: int) -> None:
 @click.option("--no-archive", is_flag=True, help="Memories only, not what was said in earlier sessions.")
 def search(query: str, project: str | None, all_states: bool, limit: int, no_archive: bool) -> None:
     """Full-text search (BM25) of memories, active ones unless --all, then of the archive of everything said."""
+    from ..memory.browse import said_beyond
     from ..memory.records import STATES
 
     where = project_dir(project) if project else None
     with open_store() as store:
         hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit)
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit)
-    shown = [" ".join(memory.text.lower().split()) for memory, _ in hits]
-    said = [(unit, rank) for unit, rank in said  # a unit that says what a memory listed says is not listed again
-            if not any(" ".join(unit.text.lower().split()) in text for text in shown)]
+    # a unit that says what a memory listed says is not listed again
+    said = said_beyond([unit for unit, _ in said], [memory.text for memory, _ in hits])
     for memory, _ in hits:
         state = "" if memory.state == "active" else f" [{memory.state}]"
         click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
@@ -199,7 +199,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
         click.echo("No memories match." + ("" if all_states else " (`--all` also searches cold and closed ones.)"))
     if said:
         click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} units):")
-    for unit, _ in said:
+    for unit in said:
         text = " ".join(unit.text.split())
         click.echo(f"  {unit.ts[:10]}  {unit.role:<9} session {unit.session_id[:8]}  "
                    f"{text[:300]}{'…' if len(text) > 300 else ''}")
@@ -339,6 +339,10 @@ register_privacy_commands(main)
 from .quality import register as register_quality_commands  # noqa: E402
 
 register_quality_commands(main)
+
+from .ui import register as register_ui_command  # noqa: E402
+
+register_ui_command(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -311,5 +311,11 @@ def m008_block_versions(db: sqlite3.Connection) -> None:
     )
 
 
+def m009_unconfirmed_index(db: sqlite3.Connection) -> None:
+    """The unconfirmed (hedged) memories of a project, counted without reading every row: the web viewer's
+    filters count them beside each state. Partial, so it holds those few rows only."""
+    run_script(db, "CREATE INDEX memories_unconfirmed ON memories (project, state) WHERE tentative = 1;")
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive, m007_recall_indexes, m008_block_versions]
+              m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index]

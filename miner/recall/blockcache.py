@@ -147,6 +147,13 @@ def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
 
 def render(store, project: str, config: dict, situation: str, session_id: str = "") -> tuple[str, dict | None]:
     """(block text, what to record) from the store; ('', None) when there is nothing to show."""
+    text, record, _ = render_recall(store, project, config, situation, session_id)
+    return text, record
+
+
+def render_recall(store, project: str, config: dict, situation: str, session_id: str = ""):
+    """(block text, what to record, the built `block.Recall`) from the store, the text exactly as the hook
+    injects it; ('', None, recall) when there is nothing to show."""
     from .. import config as config_mod
     from .block import build, log_record
 
@@ -158,10 +165,9 @@ def render(store, project: str, config: dict, situation: str, session_id: str = 
         recall = build(store, project, config, situation=situation, session_id=session_id,
                        budget_chars=max(200, budget - over - 50), log=False)
     if not (recall.shown or recall.checkpoint):
-        return "", None
+        return "", None, recall
     text = fit_block(recall.text)
-    record = log_record(recall, len(text))
-    return text, record
+    return text, log_record(recall, len(text)), recall
 
 
 def refresh(path: Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:

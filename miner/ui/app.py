@@ -1,0 +1,197 @@
+"""The viewer's pages: memories, one memory with its provenance and history, what a session will be told,
+sessions, a timeline, health and rules. `create_app(project, token)` builds the Flask app.
+
+Every read opens the store read-only for the request; every edit is a POST that calls the same library
+function as the CLI and the MCP tools (`memory.corrections`, `extract.trust`), in one transaction, so the
+next SessionStart block shows it. The data each page shows is gathered in `pages`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask, abort, flash, g, redirect, render_template, request, url_for
+
+from .. import __version__
+from .. import config as config_mod
+from ..memory import browse, corrections
+from ..memory.store import Store, StoreError
+from . import pages, security
+
+PAGE_SIZE = 50
+FLASH_CHARS = 300
+
+
+def _int(name: str, default: int = 0, low: int = 0, high: int = 10**9) -> int:
+    value = request.args.get(name, "")
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        abort(400, f"{name} must be a whole number, not {value[:40]!r}")
+    return max(low, min(high, number))
+
+
+def _choice(name: str, allowed: tuple[str, ...], default: str | None) -> str | None:
+    value = request.args.get(name, "") or default
+    if value is not None and value not in allowed:
+        abort(400, f"{name} must be one of {', '.join(allowed)}, not {value[:40]!r}")
+    return value
+
+
+def create_app(project: str, token: str) -> Flask:
+    """The viewer for `project` (the project a page shows unless its address names another)."""
+    app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
+    security.install(app, token)
+    app.jinja_env.globals.update(version=__version__, short=pages.short_project)
+
+    def store() -> Store:
+        if "store" not in g:
+            g.store = Store(readonly=True)
+        return g.store
+
+    def settings() -> dict:
+        if "settings" not in g:
+            g.settings = config_mod.load()
+        return g.settings
+
+    def current() -> str:
+        return request.values.get("project") or project
+
+    @app.teardown_request
+    def close(_exc=None) -> None:
+        opened = g.pop("store", None)
+        if opened is not None:
+            opened.close()
+
+    @app.context_processor
+    def common() -> dict:
+        return {"project": current(), "projects": pages.project_names(g.store) if "store" in g else [current()]}
+
+    @app.errorhandler(400)
+    def bad_request(error):
+        return security.refuse(str(error.description), 400)
+
+    @app.errorhandler(404)
+    def not_found(error):
+        return security.refuse(str(error.description), 404)
+
+    @app.errorhandler(StoreError)
+    def no_store(error):
+        return security.refuse(f"{error} (run `miner mine --all` first to fill it)", 503)
+
+    @app.errorhandler(config_mod.ConfigError)
+    def bad_settings(error):
+        return security.refuse(f"{error} (fix the settings file, then reload)", 500)
+
+    @app.get("/")
+    def index():
+        return redirect(url_for("memories", project=current()))
+
+    @app.get("/memories")
+    def memories():
+        state = _choice("state", browse.VIEW_STATES + ("all",), "active")
+        category = _choice("category", browse.CATEGORIES, None)
+        day = request.args.get("day", "")
+        if day and not pages.is_day(day):
+            abort(400, f"day must be a date as YYYY-MM-DD, not {day[:40]!r}")
+        query = request.args.get("q", "")[:500]
+        offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
+        page = browse.memories(store(), current(), category, state, day or None, query, offset, PAGE_SIZE)
+        return render_template("memories.html", page=page, facets=browse.facets(store(), current()),
+                               state=state, category=category, day=day, query=query, number=offset // PAGE_SIZE + 1,
+                               groups=pages.by_day(page.rows, bool(query.strip())))
+
+    @app.get("/said")
+    def said():
+        query = request.args.get("q", "")[:500]
+        units = pages.archive_hits(store(), current(), query) if query.strip() else []
+        return render_template("said.html", query=query, units=units)
+
+    @app.get("/memory/<int:memory_id>")
+    def memory(memory_id: int):
+        shown = pages.memory_page(store(), memory_id)
+        if shown is None:
+            abort(404, f"no memory #{memory_id}; the memories page lists them")
+        return render_template("memory.html", **shown)
+
+    def edit(memory_id: int, action, *args):
+        from ..runtime import exclusions
+
+        with Store() as writable:
+            try:
+                change = action(writable, memory_id, *args)
+            except (corrections.CorrectionError, exclusions.PrivacyError) as exc:
+                flash(str(exc)[:FLASH_CHARS], "error")
+                return redirect(url_for("memory", memory_id=memory_id))
+        lines = [change] if isinstance(change, str) else list(change.lines)
+        for line in lines:  # flashed through the session cookie, which holds 4 kB: a line is cut
+            flash(line if len(line) <= FLASH_CHARS else line[:FLASH_CHARS - 1] + "…", "done")
+        target = getattr(change, "new_id", None) or memory_id
+        return redirect(url_for("memory", memory_id=target))
+
+    @app.post("/memory/<int:memory_id>/forget")
+    def forget(memory_id: int):
+        return edit(memory_id, corrections.forget, request.form.get("reason", "")[:500])
+
+    @app.post("/memory/<int:memory_id>/correct")
+    def correct(memory_id: int):
+        return edit(memory_id, corrections.correct, request.form.get("text", "")[:4000],
+                    request.form.get("reason", "")[:500])
+
+    @app.post("/memory/<int:memory_id>/pin")
+    def pin(memory_id: int):
+        return edit(memory_id, corrections.pin, request.form.get("everywhere") == "1")
+
+    @app.post("/memory/<int:memory_id>/unpin")
+    def unpin(memory_id: int):
+        return edit(memory_id, corrections.unpin)
+
+    @app.post("/memory/<int:memory_id>/approve")
+    def approve(memory_id: int):
+        from ..extract import trust
+
+        return edit(memory_id, trust.approve)
+
+    @app.get("/told")
+    def told():
+        prompt = request.args.get("prompt", "")[:4000]
+        return render_template("told.html", prompt=prompt, **pages.told(store(), current(), settings(), prompt))
+
+    @app.get("/sessions")
+    def sessions():
+        offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
+        page = browse.sessions(store(), current(), offset, PAGE_SIZE)
+        return render_template("sessions.html", page=page, number=offset // PAGE_SIZE + 1)
+
+    @app.get("/session/<session_id>")
+    def session(session_id: str):
+        offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
+        found = store().session(session_id)
+        if found is None:
+            abort(404, f"no session {session_id[:80]!r}; the sessions page lists them")
+        page = browse.session_memories(store(), session_id, offset, PAGE_SIZE)
+        return render_template("session.html", session=found, page=page, number=offset // PAGE_SIZE + 1)
+
+    @app.get("/timeline")
+    def timeline():
+        category = _choice("category", browse.CATEGORIES, None)
+        offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
+        page = browse.memories(store(), current(), category, "active", None, "", offset, PAGE_SIZE)
+        return render_template("timeline.html", page=page, category=category, number=offset // PAGE_SIZE + 1,
+                               **pages.timeline(store(), current(), page.rows))
+
+    @app.get("/health")
+    def health():
+        doctor = request.args.get("doctor") == "1"
+        return render_template("health.html", doctor=doctor, **pages.health(store(), settings(), doctor))
+
+    @app.get("/rules")
+    def rules():
+        text = request.args.get("text", "")[:4000]
+        role = _choice("role", ("user", "assistant"), "user")
+        traced = pages.trace(text, role, settings()) if text.strip() else None
+        return render_template("rules.html", text=text, role=role, traced=traced)
+
+    return app

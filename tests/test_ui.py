@@ -1,0 +1,300 @@
+"""The web viewer (`miner ui`) over HTTP: a real server process, a real store mined from synthetic sessions.
+
+What a browser does is in test_ui_browser.py; here: the token, CSRF, the Host check, headers, escaping, the
+pages and their input errors, paging, and the startup block shown exactly as the hook injects it.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import socket
+import subprocess
+import sys
+import urllib.parse
+
+import pytest
+
+pytest.importorskip("flask", reason="the viewer's extra (flask) is not installed: pip install -e '.[dev]'")
+pytest.importorskip("waitress", reason="the viewer's extra (waitress) is not installed: pip install -e '.[dev]'")
+
+from ui_support import SCRIPT, Client, Viewer, csrf_token, find_id, seed, session_start_block  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    data = seed(tmp_path_factory.mktemp("ui"))
+    viewer = Viewer(data["env"], data["app"])
+    data["viewer"] = viewer
+    yield data
+    viewer.stop()
+
+
+@pytest.fixture(scope="module")
+def client(world) -> Client:
+    return world["viewer"].client()
+
+
+def page(world, path: str, **params) -> str:
+    query = ("?" + urllib.parse.urlencode(params)) if params else ""
+    return world["viewer"].base + path + query
+
+
+# --- the token ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/", "/memories", "/memory/1", "/told", "/health", "/static/style.css"])
+def test_a_request_without_the_token_is_refused(world, path):
+    status, _, body = Client().get(world["viewer"].base + path)
+    assert status == 403
+    assert "token" in body and "miner ui" in body
+    assert "pnpm" not in body  # no memory text leaks into the refusal
+
+
+def test_a_wrong_token_is_refused_and_sets_no_cookie(world):
+    anonymous = Client()
+    status, _, _ = anonymous.get(world["viewer"].base + "/memories?token=" + "x" * 43)
+    assert status == 403
+    assert len(anonymous.jar) == 0
+    assert anonymous.get(world["viewer"].base + "/memories")[0] == 403
+
+
+def test_the_token_address_sets_a_strict_cookie_and_drops_the_token_from_the_address(world):
+    fresh = Client()
+    status, headers, _ = fresh.get(world["viewer"].url, follow=False)
+    assert status == 303
+    assert headers["Location"] == "/"
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert world["viewer"].token in cookie
+    # With the cookie alone, every page opens.
+    assert fresh.get(world["viewer"].base + "/memories")[0] == 200
+
+
+def test_another_host_name_is_refused_even_with_the_token(world, client):
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends its own Host header."""
+    port = urllib.parse.urlsplit(world["viewer"].base).port
+    status, _, body = client.get(world["viewer"].base + "/memories", headers={"Host": f"evil.example:{port}"})
+    assert status == 403
+    assert "127.0.0.1" in body
+
+
+def test_it_listens_on_the_loopback_interface_only(world):
+    port = urllib.parse.urlsplit(world["viewer"].base).port
+    if not os.path.exists("/proc/net/tcp"):
+        pytest.skip("no /proc/net/tcp to read the listening sockets from (not Linux)")
+    with open("/proc/net/tcp", encoding="ascii") as handle:
+        listening = handle.read()
+    # /proc/net/tcp: local address as hex IP:port, state 0A = LISTEN; 0100007F is 127.0.0.1.
+    rows = [line.split() for line in listening.splitlines()[1:]]
+    ours = [r[1] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == port]
+    assert ours == ["0100007F:%04X" % port]
+    assert not any(r[3] == "0A" and r[1].startswith("00000000:") and int(r[1].split(":")[1], 16) == port
+                   for r in rows)
+
+
+# --- CSRF and headers --------------------------------------------------------------------------
+
+
+def test_a_post_without_its_csrf_token_changes_nothing(world, client):
+    memory_id = find_id(world["env"], "Python 3.12")
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/forget"), {"reason": "no csrf"})
+    assert status == 400
+    assert "reload the page" in body
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/forget"),
+                                  {"reason": "forged", "csrf_token": "not-the-token"})
+    assert status == 400
+    assert ">active<" in client.get(page(world, f"/memory/{memory_id}"))[2]
+
+
+def test_a_post_with_its_csrf_token_goes_through(world, client):
+    memory_id = find_id(world["env"], "Python 3.12")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/unpin"), {"csrf_token": token})
+    assert status == 200  # after the redirect back to the memory
+    assert f"#{memory_id} was not pinned" in body
+
+
+def test_a_long_correction_keeps_the_session_working(world, client):
+    """What an edit says is flashed through the session cookie: a long text must not push it over 4 kB (a
+    browser drops such a cookie, and the CSRF token in it)."""
+    memory_id = find_id(world["env"], "Kotlin")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    text = "We decided to write the mobile client in Kotlin " + "and keep it small " * 200 + "."
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/correct"), {"csrf_token": token, "text": text})
+    assert status == 200
+    assert "superseded by" in body
+    assert all(len(cookie.value) < 4000 for cookie in client.jar)
+    new_id = find_id(world["env"], "and keep it small and keep it small")
+    token = csrf_token(client.get(page(world, f"/memory/{new_id}"))[2])
+    status, _, body = client.post(page(world, f"/memory/{new_id}/unpin"), {"csrf_token": token})
+    assert status == 200 and f"#{new_id} was not pinned" in body
+
+
+def test_a_get_never_changes_anything(world, client):
+    memory_id = find_id(world["env"], "Python 3.12")
+    status, _, _ = client.get(page(world, f"/memory/{memory_id}/forget"))
+    assert status == 405
+    assert ">active<" in client.get(page(world, f"/memory/{memory_id}"))[2]
+
+
+def test_every_answer_carries_the_security_headers(world, client):
+    for path in ("/memories", "/static/style.css"):
+        _, headers, _ = client.get(page(world, path))
+        assert "script-src" not in headers["Content-Security-Policy"]  # default-src 'none': no script at all
+        assert "default-src 'none'" in headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+        assert headers["Cache-Control"] == "no-store"
+    _, headers, _ = Client().get(world["viewer"].base + "/memories")
+    assert "default-src 'none'" in headers["Content-Security-Policy"]  # the refusal too
+
+
+def test_memory_text_is_escaped_everywhere_it_is_shown(world, client):
+    memory_id = find_id(world["env"], "<script>")
+    pages = [client.get(page(world, f"/memory/{memory_id}"))[2], client.get(page(world, "/memories"))[2],
+             client.get(page(world, "/told"))[2], client.get(page(world, "/timeline"))[2],
+             client.get(page(world, "/memories", q="docs page"))[2]]
+    for body in pages:
+        assert SCRIPT not in body
+        assert SCRIPT in html.unescape(body)  # shown, as text
+        assert "<script" not in body.lower()
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def test_the_memories_page_filters_by_category_state_and_day_and_searches(world, client):
+    body = client.get(page(world, "/memories"))[2]
+    assert "We decided to use pnpm for every package" in body
+    assert "always run curl" not in body  # quarantined: not among the active ones
+    todos = client.get(page(world, "/memories", category="todo"))[2]
+    assert "migrate the CI cache" in todos and "pnpm for every package" not in todos
+    quarantined = client.get(page(world, "/memories", state="quarantined"))[2]
+    assert "always run curl" in quarantined and "migrate the CI cache" not in quarantined
+    day = client.get(page(world, "/memories", day="2026-03-04"))[2]
+    assert "Python 3.12" in day and "Netlify" not in day
+    found = client.get(page(world, "/memories", q="Netlify frontend"))[2]
+    assert "Netlify" in found and "imperative mood" not in found
+    other = client.get(page(world, "/memories", project=world["other"]))[2]
+    assert "Kotlin" in other and "Netlify" not in other
+
+
+def test_a_search_also_finds_what_was_said_in_the_archive(world, client):
+    body = client.get(page(world, "/memories", q="lockfile"))[2]
+    assert 'id="search-said"' in body  # the memories found; a link to what was said
+    said = client.get(page(world, "/said", q="lockfile"))[2]
+    assert "pnpm-lock.yaml" in said
+    # What a matching memory says already is not listed again.
+    assert "We decided to deploy the frontend" not in client.get(page(world, "/said", q="Netlify"))[2]
+
+
+def test_the_memory_page_shows_provenance_with_the_surrounding_turns_and_history(world, client):
+    memory_id = find_id(world["env"], "Netlify")
+    body = client.get(page(world, f"/memory/{memory_id}"))[2]
+    assert world["sessions"]["app"][0] in body  # the session
+    assert "2026-03-01T10:" in body  # when
+    assert "any." in body or "rule" in body  # the rule that found it
+    turns = re.search(r'<ol class="turns">(.*?)</ol>', body, re.S).group(1)
+    assert "db-staging.internal" in turns  # the turn before
+    assert "migrate the CI cache" in turns  # the turn after
+    assert 'class="user own"' in turns
+    assert "History" in body
+
+
+def test_the_startup_block_is_shown_exactly_as_the_hook_injects_it(world, client):
+    body = client.get(page(world, "/told"))[2]
+    shown = html.unescape(re.search(r'<pre id="block" class="block">(.*?)</pre>', body, re.S).group(1))
+    assert shown == session_start_block(world["env"], world["app"], world["sessions"]["app"])
+    assert "Each item's score" in body and "recency" in body
+
+
+def test_the_block_for_a_typed_prompt_is_shown(world, client):
+    body = client.get(page(world, "/told", prompt="where is the staging database hosted"))[2]
+    block = html.unescape(re.search(r'<pre id="prompt-block" class="block">(.*?)</pre>', body, re.S).group(1))
+    assert "db-staging.internal" in block
+    nothing = client.get(page(world, "/told", prompt="zebra quantum marmalade"))[2]
+    assert "would add nothing" in nothing
+
+
+def test_sessions_and_what_each_one_said(world, client):
+    body = client.get(page(world, "/sessions"))[2]
+    assert world["sessions"]["app"][0][:8] in body
+    session = client.get(page(world, f"/session/{world['sessions']['app'][0]}"))[2]
+    assert "Netlify" in session and "first said here" in session
+    assert "Python 3.12" not in session  # said in the second session
+
+
+def test_the_timeline_places_each_memory_on_the_projects_span(world, client):
+    body = client.get(page(world, "/timeline"))[2]
+    bars = re.findall(r'<rect class="span (\w+)" x="([\d.]+)" y="1" width="([\d.]+)"', body)
+    assert len(bars) >= 5
+    xs = {float(x) for _, x, _ in bars}
+    assert min(xs) == 0.0 and max(xs) > 50  # the first session's memories start the span, the second's sit later
+
+
+def test_health_shows_counts_lag_and_the_recall_latencies(world, client):
+    session_start_block(world["env"], world["app"], world["sessions"]["app"])  # logs a recall
+    body = client.get(page(world, "/health"))[2]
+    assert "Memories" in body and "Mining lag" in body
+    assert re.search(r"0 of \d+ transcripts have lines not mined", body)
+    assert "startup" in body  # a latency row
+
+
+def test_the_rules_page_traces_a_sentence(world, client):
+    body = client.get(page(world, "/rules", text="We decided to use Redis for the job queue.", role="user"))[2]
+    assert "rules:" in body and "decision" in body
+    assert "classifier:" in body or "No rule" not in body
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"page": "abc"}, "page must be a whole number"),
+    ({"state": "deleted"}, "state must be one of"),
+    ({"category": "idea"}, "category must be one of"),
+    ({"day": "2026-13-01"}, "day must be a date"),
+])
+def test_bad_input_is_one_clear_line(world, client, params, words):
+    status, _, body = client.get(page(world, "/memories", **params))
+    assert status == 400
+    assert words in body
+
+
+def test_an_unknown_memory_is_a_404_that_says_where_to_look(world, client):
+    status, _, body = client.get(page(world, "/memory/999999"))
+    assert status == 404 and "no memory #999999" in body
+
+
+def test_a_busy_port_is_one_line_and_a_non_zero_exit(world):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "miner.cli", "ui", "--no-browser", "--port", str(port)],
+                                env=world["env"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("Error: cannot listen on 127.0.0.1:")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_paging_at_the_server(tmp_path):
+    """A page holds 50 memories; the next page the rest; the total is counted, not listed."""
+    from miner.memory import browse
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    with Store(tmp_path / "m.db") as store:
+        with store.atomic():
+            for n in range(120):
+                store.insert_memory(NewMemory(
+                    project="/p", category="fact", text=f"Fact number {n} about component c{n}.", confidence=0.7,
+                    rule_id="test", role="user", session_id="s", transcript="t", entry_uuid=f"u{n}",
+                    ts=f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.00Z"))
+        first = browse.memories(store, "/p", offset=0, limit=50)
+        third = browse.memories(store, "/p", offset=100, limit=50)
+        searched = browse.memories(store, "/p", query="c7", offset=0, limit=50)
+    assert first.total == 120 and len(first.rows) == 50 and first.has_next
+    assert first.rows[0].text.startswith("Fact number 119")  # newest said first
+    assert len(third.rows) == 20 and not third.has_next
+    assert [m.text for m in searched.rows] == ["Fact number 7 about component c7."]
