@@ -106,6 +106,8 @@ def main() -> int:
             "memories page 100": "/memories?page=100",
             "memories, todo": "/memories?category=todo",
             "memories, superseded": "/memories?state=superseded",
+            "memories, every state": "/memories?state=all",
+            "every state, page 100": "/memories?state=all&page=100",
             "memories, one day": f"/memories?day={day}",
             "memories, searched": "/memories?q=webhook+retry+jitter",
             "said, searched": "/said?q=webhook+retry+jitter",

@@ -52,6 +52,15 @@ def test_a_request_without_the_token_is_refused(world, path):
     assert "pnpm" not in body  # no memory text leaks into the refusal
 
 
+def test_a_post_without_the_token_is_refused_before_its_form_is_read(world):
+    """403 (not the CSRF check's 400): the token is checked before anything else, for a POST as for a GET."""
+    memory_id = find_id(world["env"], "Python 3.12")
+    for data in ({"reason": "x"}, {"reason": "x" * 300_000}):  # the second is over the form size limit
+        status, _, body = Client().post(world["viewer"].base + f"/memory/{memory_id}/forget", data)
+        assert status == 403, body[:200]
+        assert "token" in body
+
+
 def test_a_wrong_token_is_refused_and_sets_no_cookie(world):
     anonymous = Client()
     status, _, _ = anonymous.get(world["viewer"].base + "/memories?token=" + "x" * 43)
@@ -78,6 +87,10 @@ def test_another_host_name_is_refused_even_with_the_token(world, client):
     status, _, body = client.get(world["viewer"].base + "/memories", headers={"Host": f"evil.example:{port}"})
     assert status == 403
     assert "127.0.0.1" in body
+    memory_id = find_id(world["env"], "Python 3.12")
+    status, _, _ = client.post(page(world, f"/memory/{memory_id}/unpin"), {"csrf_token": "x"},
+                               headers={"Host": f"evil.example:{port}"})
+    assert status == 403
 
 
 def test_it_listens_on_the_loopback_interface_only(world):
@@ -196,7 +209,12 @@ def test_the_memory_page_shows_provenance_with_the_surrounding_turns_and_history
     body = client.get(page(world, f"/memory/{memory_id}"))[2]
     assert world["sessions"]["app"][0] in body  # the session
     assert "2026-03-01T10:" in body  # when
-    assert "any." in body or "rule" in body  # the rule that found it
+    import sqlite3
+
+    db = sqlite3.connect(f"{world['env']['MINER_HOME']}/memory.db")
+    rule, confidence = db.execute("SELECT rule_id, confidence FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    db.close()
+    assert rule and f"{rule} · source mined · confidence {confidence:.2f}" in html.unescape(body)
     turns = re.search(r'<ol class="turns">(.*?)</ol>', body, re.S).group(1)
     assert "db-staging.internal" in turns  # the turn before
     assert "migrate the CI cache" in turns  # the turn after
@@ -235,18 +253,45 @@ def test_the_timeline_places_each_memory_on_the_projects_span(world, client):
     assert min(xs) == 0.0 and max(xs) > 50  # the first session's memories start the span, the second's sit later
 
 
-def test_health_shows_counts_lag_and_the_recall_latencies(world, client):
+def test_health_shows_counts_lag_hook_errors_and_the_recall_latencies(world, client):
+    from pathlib import Path
+
     session_start_block(world["env"], world["app"], world["sessions"]["app"])  # logs a recall
     body = client.get(page(world, "/health"))[2]
     assert "Memories" in body and "Mining lag" in body
-    assert re.search(r"0 of \d+ transcripts have lines not mined", body)
-    assert "startup" in body  # a latency row
+    assert re.search(r'id="lag">0 of 3 transcripts have lines not mined', body)
+    assert re.search(r"<td>startup</td><td>\d+</td>", body)  # a latency row
+    # A transcript never mined is behind by all of it; a hook's error shows with the log's other lines.
+    unmined = Path(world["env"]["CLAUDE_CONFIG_DIR"]) / "projects" / "-elsewhere" / "new.jsonl"
+    unmined.parent.mkdir(parents=True)
+    unmined.write_text('{"type": "user"}\n')
+    logs = Path(world["env"]["MINER_HOME"]) / "logs"
+    logs.mkdir(exist_ok=True)
+    with open(logs / "hooks.log", "a", encoding="utf-8") as handle:
+        handle.write("2026-03-09T10:00:00 SessionStart no recall block: OperationalError: disk I/O error\n")
+    body = client.get(page(world, "/health"))[2]
+    assert re.search(r'id="lag">1 of 4 transcripts have lines not mined', body)
+    assert str(unmined) in body
+    assert "disk I/O error" in body
+    unmined.unlink()
 
 
-def test_the_rules_page_traces_a_sentence(world, client):
+def test_the_rules_page_traces_a_sentence_with_the_rules_as_they_are_now(world, client):
+    from pathlib import Path
+
     body = client.get(page(world, "/rules", text="We decided to use Redis for the job queue.", role="user"))[2]
-    assert "rules:" in body and "decision" in body
-    assert "classifier:" in body or "No rule" not in body
+    assert re.search(r'<p class="candidate">decision: We decided to use Redis', body)
+    assert "classifier: none" in body  # the shipped classifier's probabilities
+    assert "user.fact.zorblax" not in body
+    # A rule the user adds now is used at once, without restarting the viewer.
+    rules = Path(world["env"]["XDG_CONFIG_HOME"]) / "miner" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    (rules / "mine.yaml").write_text(
+        "lang: en\nrules:\n  - id: user.fact.zorblax\n    category: fact\n    roles: [user]\n    confidence: 0.9\n"
+        "    patterns:\n      - '(?i)\\bzorblax\\b'\n")
+    body = client.get(page(world, "/rules", text="The zorblax runs on port 9000.", role="user"))[2]
+    (rules / "mine.yaml").unlink()
+    assert "user.fact.zorblax" in body
 
 
 @pytest.mark.parametrize("params, words", [
@@ -298,3 +343,35 @@ def test_paging_at_the_server(tmp_path):
     assert first.rows[0].text.startswith("Fact number 119")  # newest said first
     assert len(third.rows) == 20 and not third.has_next
     assert [m.text for m in searched.rows] == ["Fact number 7 about component c7."]
+
+
+def test_an_excluded_project_is_told_nothing(world, client):
+    """Last in this file: it excludes the `other` project for the rest of the module."""
+    assert "Kotlin" in client.get(page(world, "/told", project=world["other"], prompt="mobile client Kotlin"))[2]
+    done = subprocess.run([sys.executable, "-m", "miner.cli", "exclude", "add", world["other"]], env=world["env"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    body = client.get(page(world, "/told", project=world["other"], prompt="mobile client Kotlin"))[2]
+    assert "this project is excluded" in body
+    assert 'id="prompt-block"' not in body and "Kotlin" not in body.split("<h1", 1)[1].split("</h1>", 1)[1]
+
+
+def test_paging_past_the_count_cap_ends(tmp_path):
+    """Over COUNT_CAP memories the total says "10000+", and the last page still has no next page."""
+    from miner.memory import browse
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    with Store(tmp_path / "m.db") as store:
+        with store.atomic():
+            for n in range(browse.COUNT_CAP + 60):
+                store.insert_memory(NewMemory(
+                    project="/p", category="fact", text=f"Fact {n}.", confidence=0.7, rule_id="test", role="user",
+                    session_id="s", transcript="t", entry_uuid=f"u{n}", ts="2026-03-01T10:00:00.00Z"))
+        last = browse.memories(store, "/p", offset=browse.COUNT_CAP, limit=50)
+        beyond = browse.memories(store, "/p", offset=browse.COUNT_CAP + 100, limit=50)
+        every = browse.memories(store, "/p", state="all", offset=0, limit=50)
+    assert last.total == browse.COUNT_CAP and last.more
+    assert len(last.rows) == 50 and last.has_next
+    assert beyond.rows == [] and not beyond.has_next
+    assert len(every.rows) == 50 and every.has_next

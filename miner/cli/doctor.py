@@ -70,33 +70,17 @@ def check_pipeline(config: dict) -> Iterator[Check]:
 
 
 def check_lag() -> Iterator[Check]:
-    from ..extract.transcript import transcript_files
+    from ..runtime.pending import transcript_lag
 
-    root = paths.projects_dir()
-    # What mining reads: no symlink below the projects folder is followed (see `transcript_files`).
-    files = [Path(f) for f in transcript_files(root, root)] if root.is_dir() else []
-    if not files:
-        yield True, f"no transcripts under {root} yet", ""
-        return
-    marks: dict[str, int] = {}
     db = paths.db_path()
-    if db.exists():
-        marks = reader.watermark_offsets(db)
-    behind = 0
-    lag_bytes = 0
-    for path in files:
-        try:
-            size = path.stat().st_size
-        except OSError:
-            continue
-        done = marks.get(str(path.resolve()), 0)
-        if size > done:
-            behind += 1
-            lag_bytes += size - done
-    if behind:
-        yield False, f"{len(files)} transcripts found; {behind} behind by {lag_bytes / 1e6:.1f} MB", "miner mine --all"
+    behind, found = transcript_lag(reader.watermark_offsets(db) if db.exists() else {})
+    if not found:
+        yield True, f"no transcripts under {paths.projects_dir()} yet", ""
+    elif behind:
+        lag_bytes = sum(row[2] for row in behind)
+        yield False, f"{found} transcripts found; {len(behind)} behind by {lag_bytes / 1e6:.1f} MB", "miner mine --all"
     else:
-        yield True, f"{len(files)} transcripts found, all mined", ""
+        yield True, f"{found} transcripts found, all mined", ""
 
 
 def check_hook_errors() -> Iterator[Check]:

@@ -23,25 +23,21 @@ _M = StoredMemory.columns("m")
 
 
 class Page:
-    """One page of a list: its rows, the total (exact up to `COUNT_CAP`, else `COUNT_CAP` and `more`)."""
+    """One page of a list: its rows, the total (exact up to `COUNT_CAP`, else `COUNT_CAP` and `more`), and
+    whether a next page has rows (`has_next`: known from one row fetched beyond the page, or from the total)."""
 
-    __slots__ = ("rows", "total", "more", "offset", "limit")
+    __slots__ = ("rows", "total", "more", "offset", "limit", "has_next")
 
-    def __init__(self, rows: list, total: int, more: bool, offset: int, limit: int):
+    def __init__(self, rows: list, total: int, more: bool, offset: int, limit: int, has_next: bool | None = None):
         self.rows, self.total, self.more, self.offset, self.limit = rows, total, more, offset, limit
-
-    @property
-    def has_next(self) -> bool:
-        return self.more or self.offset + len(self.rows) < self.total
+        self.has_next = offset + len(rows) < total if has_next is None else has_next
 
 
 def _state_clause(state: str | None) -> tuple[list[str], list]:
     if not state or state == "all":
         return [], []
-    if state == "unconfirmed":
+    if state == "unconfirmed":  # the active memories that were said hedged (shown marked when asked for)
         return ["m.state = 'active'", "m.tentative = 1"], []
-    if state == "active":
-        return ["m.state = 'active'", "m.tentative = 0"], []
     if state not in STATES:
         raise ValueError(f"unknown state {state!r}; one of {', '.join(VIEW_STATES)} or all")
     return ["m.state = ?"], [state]
@@ -55,8 +51,9 @@ def _next_day(day: str) -> str:
 
 def memories(store: Store, project: str, category: str | None = None, state: str | None = "active",
              day: str | None = None, query: str = "", offset: int = 0, limit: int = 50) -> Page:
-    """A project's memories (and, searched, the global ones that match), newest said first, or best match first
-    when `query` is given. `day` (YYYY-MM-DD): only those last said on that day (UTC)."""
+    """A project's memories, newest said first, or best match first when `query` is given. `state`: a stored
+    state, "unconfirmed" (the active ones said hedged) or "all"; `day` (YYYY-MM-DD): only those last said on
+    that day (UTC)."""
     clauses, args = _state_clause(state)
     if category:
         clauses.append("m.category = ?")
@@ -68,7 +65,7 @@ def memories(store: Store, project: str, category: str | None = None, state: str
     if query.strip() and not match:
         return Page([], 0, False, offset, limit)
     if match:
-        clauses.insert(0, "(m.project = ? OR m.scope = 'global')")
+        clauses.insert(0, "m.project = ?")
         base = "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND "
         base_args = [match, project, *args]
         order = "ORDER BY bm25(memories_fts, 1.0, 0.5), m.id"
@@ -80,15 +77,17 @@ def memories(store: Store, project: str, category: str | None = None, state: str
     where = base + " AND ".join(clauses)
     rows = [StoredMemory.from_values(v) for v in store._tuples(
         f"SELECT {_M} {where} {order} LIMIT ? OFFSET ?", (*base_args, limit + 1, offset))]
+    following = len(rows) > limit
     if match:  # hits are ranked, not counted: counting would match the index a second time
-        return Page(rows[:limit], offset + min(len(rows), limit), len(rows) > limit, offset, limit)
+        return Page(rows[:limit], offset + min(len(rows), limit), following, offset, limit, following)
     total = store._tuples(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)",
                           (*base_args, COUNT_CAP + 1)).fetchone()[0]
-    return Page(rows[:limit], min(total, COUNT_CAP), total > COUNT_CAP, offset, limit)
+    return Page(rows[:limit], min(total, COUNT_CAP), total > COUNT_CAP, offset, limit, following)
 
 
 def facets(store: Store, project: str) -> dict[str, dict[str, int]]:
-    """A project's memories counted by view state and, for the active ones, by category."""
+    """A project's memories counted by state (with "unconfirmed": how many of the active ones were said hedged)
+    and, for the active ones, by category."""
     by_state = dict.fromkeys(VIEW_STATES, 0)
     by_category = dict.fromkeys(CATEGORIES, 0)
     # Both from indexes alone: states and categories from (project, state, category, …), the unconfirmed
@@ -101,7 +100,6 @@ def facets(store: Store, project: str) -> dict[str, dict[str, int]]:
     unconfirmed = store._tuples("SELECT COUNT(*) FROM memories WHERE project = ? AND state = 'active' AND tentative = 1",
                                 (project,)).fetchone()[0]
     by_state["unconfirmed"] = unconfirmed
-    by_state["active"] -= unconfirmed
     return {"state": by_state, "category": by_category}
 
 

@@ -317,5 +317,11 @@ def m009_unconfirmed_index(db: sqlite3.Connection) -> None:
     run_script(db, "CREATE INDEX memories_unconfirmed ON memories (project, state) WHERE tentative = 1;")
 
 
+def m010_browse_index(db: sqlite3.Connection) -> None:
+    """A project's memories in every state, newest said first: the web viewer's "every state" list pages
+    through this index instead of sorting the project's rows."""
+    run_script(db, "CREATE INDEX memories_project_seen ON memories (project, last_seen, id);")
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index]
+              m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index]

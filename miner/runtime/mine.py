@@ -135,6 +135,11 @@ class Miner:
             self._session_projects[key] = project
         return project
 
+    def reload_rules(self) -> None:
+        """Read the rule files again on next use (a file left unchanged is not parsed again)."""
+        self._rules_by_project.clear()
+        self._rulesets.clear()
+
     def rules_for(self, project: str) -> RuleSet:
         """Default and user rules, plus the project's own `.claude/miner-rules.yaml`."""
         if self._base_rules is not None:

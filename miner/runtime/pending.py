@@ -7,11 +7,35 @@ Decided from the watermark and the file alone, so that a process with nothing to
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..memory.store import Store
+
+
+def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]], int]:
+    """(transcript, size, bytes not mined yet) of each transcript under Claude Code's projects folder that has
+    lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there are.
+    `offsets`: how far each (resolved) transcript was mined."""
+    from .. import paths
+    from ..extract.transcript import transcript_files
+
+    root = paths.projects_dir()
+    # What mining reads: no symlink below the projects folder is followed (see `transcript_files`).
+    files = transcript_files(root, root) if root.is_dir() else []
+    behind = []
+    for path in files:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        done = offsets.get(os.path.realpath(path), 0)
+        if size > done:
+            behind.append((str(path), size, size - done))
+    behind.sort(key=lambda row: -row[2])
+    return behind, len(files)
 
 
 def has_unmined_line(path: Path, offset: int) -> bool:

@@ -40,11 +40,18 @@ def _choice(name: str, allowed: tuple[str, ...], default: str | None) -> str | N
     return value
 
 
+def page_args(number: int) -> dict:
+    """The arguments of a link to page `number` of the list shown: this page's own, the query's filters (never
+    one of `url_for`'s own keywords, which start with "_"), and the page."""
+    args = {k: v for k, v in request.args.items() if not k.startswith("_") and k not in (request.view_args or {})}
+    return {**args, **(request.view_args or {}), "page": number}
+
+
 def create_app(project: str, token: str) -> Flask:
     """The viewer for `project` (the project a page shows unless its address names another)."""
     app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
     security.install(app, token)
-    app.jinja_env.globals.update(version=__version__, short=pages.short_project)
+    app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args)
 
     def store() -> Store:
         if "store" not in g:
@@ -57,7 +64,7 @@ def create_app(project: str, token: str) -> Flask:
         return g.settings
 
     def current() -> str:
-        return request.values.get("project") or project
+        return request.args.get("project") or project  # the address only: a refused POST's form is never read
 
     @app.teardown_request
     def close(_exc=None) -> None:
@@ -79,7 +86,7 @@ def create_app(project: str, token: str) -> Flask:
 
     @app.errorhandler(StoreError)
     def no_store(error):
-        return security.refuse(f"{error} (run `miner mine --all` first to fill it)", 503)
+        return security.refuse(f"{error} (the Health page checks the install)", 503)
 
     @app.errorhandler(config_mod.ConfigError)
     def bad_settings(error):
@@ -185,13 +192,17 @@ def create_app(project: str, token: str) -> Flask:
     @app.get("/health")
     def health():
         doctor = request.args.get("doctor") == "1"
-        return render_template("health.html", doctor=doctor, **pages.health(store(), settings(), doctor))
+        try:
+            opened = store()
+        except StoreError:  # no database yet: the lag, the logs and the doctor are what help then
+            opened = None
+        return render_template("health.html", doctor=doctor, **pages.health(opened, settings(), doctor))
 
     @app.get("/rules")
     def rules():
         text = request.args.get("text", "")[:4000]
         role = _choice("role", ("user", "assistant"), "user")
-        traced = pages.trace(text, role, settings()) if text.strip() else None
+        traced = pages.trace(text, role, settings(), current()) if text.strip() else None
         return render_template("rules.html", text=text, role=role, traced=traced)
 
     return app

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,8 +74,7 @@ def memory_page(store: Store, memory_id: int) -> dict | None:
                  for row in evidence[:EVIDENCE_SHOWN]]
     found = corrections.history(store, memory_id)
     return {"memory": memory, "sightings": sightings, "more_evidence": max(0, len(evidence) - EVIDENCE_SHOWN),
-            "state_reason": store.state_reason(memory_id), "links": store.links(memory_id), "history": found,
-            "wordings": store.wordings(memory_id)}
+            "state_reason": store.state_reason(memory_id), "links": store.links(memory_id), "history": found}
 
 
 # --- what a session will be told ---------------------------------------------------------------
@@ -87,12 +85,16 @@ def told(store: Store, project: str, config: dict, prompt: str = "") -> dict:
     what the budget left out; and, for a typed prompt, the block the UserPromptSubmit hook would add."""
     from ..recall import blockcache
     from ..recall import prompt as prompt_mod
+    from ..runtime.exclusions import is_excluded
 
     text, _, recall = blockcache.render_recall(store, project, config, "startup")
+    if is_excluded(project):  # the hooks inject nothing here, whatever the store holds
+        return {"block": "", "recall": recall, "voided_count": 0, "prompt_block": "", "prompt_found": [],
+                "excluded": True}
     shown_ids = {item.memory.id for item in recall.shown}
     voided = {i for zone in recall.zones if zone.voided for i in zone.ids}
     out = {"block": text, "recall": recall, "voided_count": len(voided - shown_ids), "prompt_block": "",
-           "prompt_found": []}
+           "prompt_found": [], "excluded": False}
     if prompt.strip():
         budget = int(config["prompt_block_chars"])
         found = prompt_mod.candidates(store.db, project, prompt)
@@ -141,20 +143,13 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
-def mining_lag(store: Store, limit: int = 50) -> tuple[list[tuple[str, int, int]], int, int]:
-    """(transcript, size, bytes not mined yet) of the transcripts furthest behind, the number behind, and the
-    number tracked."""
-    rows = []
-    marks = store.watermarks()
-    for transcript, offset in marks.items():
-        try:
-            size = os.stat(transcript).st_size
-        except OSError:
-            continue
-        if size > offset:
-            rows.append((transcript, size, size - offset))
-    rows.sort(key=lambda r: -r[2])
-    return rows[:limit], len(rows), len(marks)
+def mining_lag(store: Store | None, limit: int = 50) -> tuple[list[tuple[str, int, int]], int, int]:
+    """(transcript, size, bytes not mined yet) of the transcripts furthest behind (one never mined counts whole),
+    how many are behind, and how many there are: as `miner doctor` counts them."""
+    from ..runtime.pending import transcript_lag
+
+    behind, found = transcript_lag(store.watermarks() if store is not None else {})
+    return behind[:limit], len(behind), found
 
 
 def log_tail(name: str, lines: int = LOG_LINES) -> list[str]:
@@ -170,28 +165,26 @@ def log_tail(name: str, lines: int = LOG_LINES) -> list[str]:
     return tail[-lines:]
 
 
-def latencies(store: Store) -> list[tuple[str, int, float, float, float]]:
+def latencies(store: Store | None) -> list[tuple[str, int, float, float, float]]:
     """Per situation, over the latest recalls: (situation, count, p50 ms, p95 ms, max ms) of building the block."""
     by_situation: dict[str, list[float]] = {}
-    for _, _, situation, elapsed, _ in browse.recent_recalls(store):
+    for _, _, situation, elapsed, _ in browse.recent_recalls(store) if store is not None else ():
         by_situation.setdefault(situation, []).append(float(elapsed))
     return [(s, len(v), _percentile(v, 0.5), _percentile(v, 0.95), max(v)) for s, v in sorted(by_situation.items())]
 
 
-def health(store: Store, config: dict, doctor: bool) -> dict:
+def health(store: Store | None, config: dict, doctor: bool) -> dict:
     """Counts, mining lag per transcript, hook errors and the latencies of recent recalls; the doctor's checks
-    when asked (they load the spaCy pipeline, which takes a moment)."""
+    when asked (they load the spaCy pipeline, which takes a moment). `store` None: there is no database yet."""
     lag, behind, tracked = mining_lag(store)
     checks = []
     if doctor:
         from ..cli.doctor import run_checks
 
         checks = list(run_checks(config))
-    recent = browse.recent_recalls(store, 20)
-    return {"stats": browse.counts(store), "lag": lag, "behind": behind, "tracked": tracked,
-            "hook_log": log_tail("hooks.log"), "worker_log": log_tail("worker.log", 15),
-            "latencies": latencies(store), "recent": recent, "checks": checks,
-            "median": statistics.median([r[3] for r in recent]) if recent else 0.0}
+    return {"stats": browse.counts(store) if store is not None else None, "lag": lag, "behind": behind,
+            "tracked": tracked, "hook_log": log_tail("hooks.log"), "worker_log": log_tail("worker.log", 15),
+            "latencies": latencies(store), "checks": checks}
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -202,21 +195,24 @@ _miner: dict = {}
 _miner_lock = threading.Lock()
 
 
-def _trace(text: str, role: str, config: dict) -> list:
+def _trace(text: str, role: str, config: dict, project: str) -> list:
     from ..evaluation.tune import text_turn, trace_turns
     from ..runtime.mine import Miner
 
     with _miner_lock:
-        if "miner" not in _miner:
+        if _miner.get("config") != config:
             _miner["store"] = Store(readonly=True)
             _miner["miner"] = Miner(_miner["store"], config)
-    return trace_turns(_miner["miner"], [text_turn(text, role)])
+            _miner["config"] = config
+    miner = _miner["miner"]
+    miner.reload_rules()  # the rule files as they are now (unchanged files are not parsed again)
+    return trace_turns(miner, [text_turn(text, role)], project)
 
 
-def trace(text: str, role: str, config: dict) -> dict:
-    """What `miner rules test TEXT` shows: per unit the rules that fired, the classifier's probabilities, what
-    refinement did and the memory it gave."""
+def trace(text: str, role: str, config: dict, project: str) -> dict:
+    """What `miner rules test TEXT` shows, with the default, the user's and the project's rules as they are now:
+    per unit the rules that fired, the classifier's probabilities, what refinement did and the memory it gave."""
     from ..extract.classify import LABELS
 
-    traced = _tracer.submit(_trace, text, role, config).result()
+    traced = _tracer.submit(_trace, text, role, config, project).result()
     return {"units": traced, "labels": LABELS}

@@ -43,9 +43,8 @@ def install(app: Flask, token: str) -> None:
         SECRET_KEY=secrets.token_bytes(32), SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict",
         WTF_CSRF_TIME_LIMIT=None, MAX_CONTENT_LENGTH=256 * 1024, MINER_TOKEN=token,
     )
-    CSRFProtect(app)
 
-    @app.before_request
+    @app.before_request  # first: before the CSRF check reads a form, the token and the Host are checked
     def guard():
         port = app.config.get("MINER_PORT")
         if port is not None and request.host not in (f"127.0.0.1:{port}", f"localhost:{port}"):
@@ -62,6 +61,8 @@ def install(app: Flask, token: str) -> None:
         if not hmac.compare_digest(held.encode(), token.encode()):
             return refuse("this viewer needs its token: open the address that `miner ui` printed", 403)
         return None
+
+    CSRFProtect(app)  # its own before_request runs after `guard`
 
     @app.errorhandler(CSRFError)
     def csrf_failed(error):
