@@ -65,10 +65,50 @@ def evidence_recall(retrieved: list[str], evidence: list[str]) -> float:
     return len(wanted & set(retrieved)) / len(wanted) if wanted else 0.0
 
 
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+GRID = [(0, 0.0)] + [(w, b) for w in (1, 2, 3) for b in (0.3, 0.5, 0.7, 1.0)]  # (query_neighbours, weight)
+
+
+def questions_of(sample: dict) -> list[dict]:
+    return [q for q in sample["qa"] if q.get("category") in CATEGORIES and q.get("evidence")]
+
+
+def ours_at(store: Store, project: str, config, question: str, k: int) -> list[str]:
+    return [i.memory.entry_uuid for i in rank(store, project, config, question, asked=True)[:k]]
+
+
+def cross_validated(store: Store, samples: list[dict], projects: list[str], config) -> None:
+    """Leave one conversation out: the neighbour settings are chosen on the other nine by recall@10, then scored
+    on the held-out one; BM25 beside it on the same questions."""
+    scores: dict[tuple[int, float], list[list[float]]] = {}
+    for setting in GRID:
+        tried = config_mod.changed(config, query_neighbours=setting[0], query_neighbour_weight=setting[1])
+        scores[setting] = [[evidence_recall(ours_at(store, project, tried, q["question"], 10), q["evidence"])
+                            for q in questions_of(sample)] for sample, project in zip(samples, projects)]
+    held: list[tuple[int, float, float]] = []  # (category, ours, bm25) per question
+    chosen = []
+    for c, (sample, project) in enumerate(zip(samples, projects)):
+        def train_score(setting):
+            return sum(sum(v) for i, v in enumerate(scores[setting]) if i != c)
+        best = max(GRID, key=lambda setting: (train_score(setting), -setting[0], -setting[1]))
+        chosen.append(best)
+        for q, ours in zip(questions_of(sample), scores[best][c]):
+            bm25 = [m.entry_uuid for m, _ in store.search(q["question"], project=project, limit=10)]
+            held.append((q["category"], ours, evidence_recall(bm25, q["evidence"])))
+    print(f"leave one conversation out: settings chosen per fold (neighbours, weight): {chosen}")
+    print(f"{'recall@10':<14} {'questions':>9} {'ours (CV)':>10} {'BM25':>7} {'gain':>7}")
+    for category, name in [(None, "all")] + list(CATEGORIES.items()):
+        rows = [h for h in held if category is None or h[0] == category]
+        ours, bm25 = sum(h[1] for h in rows) / len(rows), sum(h[2] for h in rows) / len(rows)
+        print(f"{name:<14} {len(rows):>9} {ours:>10.3f} {bm25:>7.3f} {ours - bm25:>+7.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations (default: all)")
+    parser.add_argument("--cv", action="store_true",
+                        help="also choose the neighbour settings leaving one conversation out, and score them")
     args = parser.parse_args()
     if not args.data.is_file():
         print(f"no LoCoMo file at {args.data}; pass --data")
@@ -79,15 +119,16 @@ def main() -> int:
     config = config_mod.load()
     budget = config_mod.budget_chars(config)
     sums = {k: 0.0 for k in ("ours@5", "ours@10", "ours@budget", "bm25@5", "bm25@10", "bm25@budget")}
+    by_category: dict[int, list[tuple[float, float]]] = {c: [] for c in CATEGORIES}
+    projects = []
     questions = 0
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="miner-locomo-") as tmp:
         store = Store(Path(tmp) / "memory.db")
         for sample in samples:
             project = load_conversation(store, sample)
-            for item in sample["qa"]:
-                if item.get("category") not in (1, 2, 3, 4) or not item.get("evidence"):
-                    continue
+            projects.append(project)
+            for item in questions_of(sample):
                 questions += 1
                 ranked = rank(store, project, config, item["question"], asked=True)
                 ours = [i.memory.entry_uuid for i in ranked]
@@ -108,15 +149,28 @@ def main() -> int:
                 sums["bm25@5"] += evidence_recall(bm25[:5], evidence)
                 sums["bm25@10"] += evidence_recall(bm25[:10], evidence)
                 sums["bm25@budget"] += evidence_recall(bm25_budget, evidence)
+                by_category[item["category"]].append((evidence_recall(ours[:10], evidence),
+                                                      evidence_recall(bm25[:10], evidence)))
+        elapsed = time.perf_counter() - started
+        report(samples, questions, budget, elapsed, sums, by_category)
+        if args.cv:
+            cross_validated(store, samples, projects, config)
         store.close()
-    elapsed = time.perf_counter() - started
+    return 0
+
+
+def report(samples, questions, budget, elapsed, sums, by_category) -> None:
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; LoCoMo {len(samples)} conversations, "
           f"{questions} questions (categories 1-4), budget {budget} characters; {elapsed:.0f} s")
     print(f"{'':<22} {'recall@5':>9} {'recall@10':>10} {'recall@budget':>14}")
     for name, prefix in (("transcript-miner", "ours"), ("FTS5 BM25 only", "bm25")):
         print(f"{name:<22} {sums[prefix + '@5'] / questions:>9.3f} {sums[prefix + '@10'] / questions:>10.3f} "
               f"{sums[prefix + '@budget'] / questions:>14.3f}")
-    return 0
+    print(f"{'recall@10 by category':<22} {'questions':>9} {'ours':>7} {'BM25':>7}")
+    for category, rows in by_category.items():
+        if rows:
+            print(f"{CATEGORIES[category]:<22} {len(rows):>9} {sum(r[0] for r in rows) / len(rows):>7.3f} "
+                  f"{sum(r[1] for r in rows) / len(rows):>7.3f}")
 
 
 if __name__ == "__main__":

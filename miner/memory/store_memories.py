@@ -233,6 +233,33 @@ class MemoryQueries:
         )
         return {rowid: -rank for rowid, rank in rows}
 
+    def neighbours(self, memory_ids: Iterable[int], project: str, window: int) -> dict[int, list[tuple[int, int]]]:
+        """For each memory, the active memories of `project` said just before and after it in its own session (by
+        the order their evidence was recorded), up to `window` each way: [(neighbour id, steps away)]."""
+        found: dict[int, list[tuple[int, int]]] = {}
+        ids = list(memory_ids)
+        if window <= 0 or not ids:
+            return found
+        # Each memory's first sighting (one query), then the rows recorded just before and after it (one each).
+        firsts = self._tuples(
+            f"""SELECT memory_id, MIN(id), session_id FROM evidence WHERE memory_id IN ({','.join('?' * len(ids))})
+                GROUP BY memory_id""", ids).fetchall()
+        side = """SELECT * FROM (SELECT e.memory_id, e.id FROM evidence e JOIN memories m ON m.id = e.memory_id
+                  WHERE e.session_id = ? AND e.id {op} ? AND m.project = ? AND m.state = 'active'
+                  ORDER BY e.id {order} LIMIT ?)"""
+        around = side.format(op="<", order="DESC") + " UNION ALL " + side.format(op=">", order="ASC")
+        for memory_id, first, session_id in firsts:
+            if not session_id:
+                continue
+            before: list[int] = []
+            after: list[int] = []
+            for other, row in self._tuples(around, (session_id, first, project, 4 * window) * 2):
+                near = before if row < first else after
+                if other != memory_id and other not in near and len(near) < window:
+                    near.append(other)
+            found[memory_id] = [(other, step) for near in (before, after) for step, other in enumerate(near, 1)]
+        return found
+
     def rare_terms(self, terms: list[str], limit: int = 8, index: str = "memories") -> list[str]:
         """The `limit` terms found in the fewest rows of `index` ("memories" or "archive"), and in one at least."""
         if index not in ("memories", "archive"):

@@ -117,6 +117,26 @@ def relevance_scores(store: Store, project: str, query: str, best_first: bool = 
     return {i: max(0.0, r) / best for i, r in raw.items()}, list(raw)
 
 
+NEIGHBOUR_SOURCES = 10  # the best matches whose neighbours a question also weighs (a cost bound)
+
+
+def with_neighbours(store: Store, project: str, relevance: dict[int, float], window: int,
+                    weight: float) -> dict[int, float]:
+    """`relevance` with what was said around the best matches: a memory `d` steps from a match, in the match's
+    own session, is at least as relevant as its own match plus `weight` × 0.5^(d-1) × the match's relevance.
+
+    A question names its topic; the answer is often the memory said next to the one that names it (the
+    reply to a question, the reason after a decision).
+    """
+    best = sorted(relevance.items(), key=lambda kv: -kv[1])[:NEIGHBOUR_SOURCES]
+    out = dict(relevance)
+    for source, near in store.neighbours([i for i, _ in best], project, window).items():
+        value = relevance[source]
+        for other, step in near:
+            out[other] = max(out.get(other, 0.0), relevance.get(other, 0.0) + weight * value * 0.5 ** (step - 1))
+    return out
+
+
 # Text that leans on the moment it was said in ("line 39", "like this", "the selected block", "as above"):
 # a new session cannot resolve it.
 _DEICTIC_RE = re.compile(r"(?i)\b(?:lines?|lime) \d|\b(?:the|this) (?:selected|highlighted|attached|screenshot|following)\b"
@@ -212,6 +232,10 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     if startup and budget_chars is None:
         raise ValueError("a new session's ranking needs the block's budget_chars")
     relevance, matched = relevance_scores(store, project, query, best_first=asked)
+    if asked and relevance and int(config["query_neighbours"]) > 0:
+        relevance = with_neighbours(store, project, relevance, int(config["query_neighbours"]),
+                                    float(config["query_neighbour_weight"]))
+        matched = list(relevance)
     candidates = {m.id: m for m in (store.candidates(project, int(config["startup_latest"])) if startup
                                      else store.candidates(project))}
     if startup:
