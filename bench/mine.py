@@ -17,7 +17,9 @@ miner has never seen.
 `--prefill N` first fills the store with N memories of other projects, written
 with the transcripts' own most common words (untimed): mining into a big store
 against mining into an empty one (the near-duplicate lookup searches one full-text
-index for every project).
+index for every project). `--prefill-into same` puts them in the projects being
+mined instead (the projects the transcripts' sessions name), so that every new
+memory is looked up against them: the harder case.
 """
 
 from __future__ import annotations
@@ -56,8 +58,29 @@ def make_corpus(sources: list[Path], target_bytes: int, out: Path) -> tuple[int,
     return files, total
 
 
-def prefill(store, count: int, sources: list[Path]) -> float:
-    """`count` memories in other projects, in the transcripts' own words; returns seconds taken."""
+def source_projects(sources: list[Path]) -> list[str]:
+    """The projects the transcripts' sessions belong to (their first cwd's project root)."""
+    import json
+
+    from miner.paths import project_root
+
+    found = []
+    for source in sources:
+        with open(source, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    cwd = json.loads(line).get("cwd")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(cwd, str) and cwd:
+                    found.append(project_root(cwd))
+                    break
+    return sorted(set(found))
+
+
+def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None) -> float:
+    """`count` memories, in the transcripts' own words, spread over `projects` (default: 50 other projects);
+    returns seconds taken."""
     import random
     from collections import Counter
 
@@ -67,13 +90,14 @@ def prefill(store, count: int, sources: list[Path]) -> float:
     for source in sources[:40]:
         words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,12}", source.read_text(errors="replace")[:200_000]))
     vocabulary = [w for w, _ in words.most_common(5000)]
+    projects = projects or [f"/bench/prefill-{n}" for n in range(50)]
     rng = random.Random(count)
     started = time.perf_counter()
     with store.atomic():
         for n in range(count):
             text = " ".join(rng.choices(vocabulary, k=rng.randint(8, 14))).capitalize() + f" (note {n})."
             store.add_memory(NewMemory(
-                project=f"/bench/prefill-{n % 50}", category=("decision", "fact", "preference", "todo")[n % 4],
+                project=projects[n % len(projects)], category=("decision", "fact", "preference", "todo")[n % 4],
                 text=text, confidence=0.7, rule_id="bench", role="user", session_id=f"prefill-{n // 40}",
                 transcript="/prefill.jsonl", entry_uuid=f"prefill-{n}", ts="2025-01-01T00:00:00.000Z",
                 keywords=tuple(dict.fromkeys(text.lower().split()[:10]))))
@@ -86,6 +110,8 @@ def main() -> int:
     parser.add_argument("--transcripts", type=Path, default=REPO.parent / "shared" / "data" / "transcripts")
     parser.add_argument("--prefill", type=int, default=0, help="memories of other projects in the store before "
                                                                 "mining (default 0: an empty store)")
+    parser.add_argument("--prefill-into", choices=("other", "same"), default="other",
+                        help="the prefilled memories' projects: others (default), or the ones being mined")
     args = parser.parse_args()
     sources = sorted(args.transcripts.glob("*/*.jsonl"))
     if not sources:
@@ -103,8 +129,10 @@ def main() -> int:
 
         store = Store(root / "home" / "memory.db")
         if args.prefill:
-            print(f"(store prefilled with {args.prefill:,} memories of other projects in "
-                  f"{prefill(store, args.prefill, sources):.1f} s, untimed)", flush=True)
+            into = source_projects(sources) if args.prefill_into == "same" else None
+            took = prefill(store, args.prefill, sources, into)
+            where = f"the {len(into)} projects being mined" if into else "other projects"
+            print(f"(store prefilled with {args.prefill:,} memories of {where} in {took:.1f} s, untimed)", flush=True)
         started = time.perf_counter()
         miner = Miner(store, config_mod.load())
         loaded, loaded_cpu = time.perf_counter(), time.process_time()

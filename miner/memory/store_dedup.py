@@ -52,11 +52,13 @@ class DedupQueries:
     def subject_memories(self, project: str, subjects: Iterable[str], states: Iterable[str] = ("active",),
                          exclude: int = 0, limit: int = 12) -> list[StoredMemory]:
         """Memories of a project stated about one of `subjects`, newest first."""
-        subjects, states = list(subjects), list(states)
+        subjects, states = [s for s in subjects if s], list(states)
         if not subjects:
             return []
+        # `subject <> ''` lets SQLite use the partial index of memories that have a subject (few), instead of
+        # reading every current memory of the project.
         return self._memories(
-            f"""WHERE project = ? AND subject IN ({','.join('?' * len(subjects))})
+            f"""WHERE project = ? AND subject IN ({','.join('?' * len(subjects))}) AND subject <> ''
                 AND state IN ({','.join('?' * len(states))}) AND id <> ? ORDER BY valid_from DESC LIMIT ?""",
             (project, *subjects, *states, exclude, limit))
 
