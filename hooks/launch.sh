@@ -29,4 +29,5 @@ if [ -z "$python" ]; then
     exit 0
 fi
 
-exec "$python" -m miner.hooks "$@"
+# -I (isolated): the project folder Claude Code runs this in never reaches sys.path.
+exec "$python" -I -m miner.hooks "$@"

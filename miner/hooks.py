@@ -178,7 +178,9 @@ def spawn(args: list[str], keep_fd: int | None = None) -> int:
     folder = paths.ensure_private_dir(paths.logs_dir())
     log_path = str(folder / "worker.log")
     _rotate(log_path, LOG_MAX_BYTES * 4)
-    argv = [sys.executable, "-m", "miner.worker", *args]
+    # Isolated (-I), as the hook itself runs: the worker starts in the user's project folder too, whose files
+    # must never stand in for a module it imports.
+    argv = [sys.executable, "-I", "-m", "miner.worker", *args]
     if keep_fd is not None:
         os.set_inheritable(keep_fd, True)
     try:

@@ -314,7 +314,7 @@ def test_install_user_scope_is_idempotent_keeps_other_keys_and_is_reversible(iso
     assert lines[0].startswith("mcpServers.transcript-miner: add ") and "restart Claude Code" in lines[-1]
     data = _read(path)
     assert data["mcpServers"]["transcript-miner"] == {
-        "type": "stdio", "command": os.path.abspath(sys.executable), "args": ["-m", "miner.mcp_server"], "env": {}}
+        "type": "stdio", "command": os.path.abspath(sys.executable), "args": ["-I", "-m", "miner.mcp_server"], "env": {}}
     assert {k: v for k, v in data.items() if k != "mcpServers"} == {k: v for k, v in original.items()
                                                                      if k != "mcpServers"}
     assert data["mcpServers"]["github"] == original["mcpServers"]["github"]

@@ -172,13 +172,13 @@ def test_status_single_instance_and_stop(workdir, watcher):
 def test_print_service_for_systemd_and_launchd(monkeypatch):
     monkeypatch.setenv("MINER_HOME", "/data/my miner")
     unit = watch.service_definition("linux", python="/opt/venv/bin/python")
-    assert "ExecStart=/opt/venv/bin/python -m miner.cli watch" in unit
+    assert "ExecStart=/opt/venv/bin/python -I -m miner.cli watch" in unit
     assert 'Environment="MINER_HOME=/data/my miner"' in unit
     assert "[Install]\nWantedBy=default.target" in unit
 
     plist = watch.service_definition("darwin", python="/opt/venv/bin/python")
     parsed = plistlib.loads(plist.encode())
-    assert parsed["ProgramArguments"] == ["/opt/venv/bin/python", "-m", "miner.cli", "watch"]
+    assert parsed["ProgramArguments"] == ["/opt/venv/bin/python", "-I", "-m", "miner.cli", "watch"]
     assert parsed["EnvironmentVariables"]["MINER_HOME"] == "/data/my miner"
     assert parsed["RunAtLoad"] is True
 

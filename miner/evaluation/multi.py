@@ -76,7 +76,7 @@ def run_session_start(cwd: str, home: Path, claude: Path, config: dict | None = 
         env["XDG_CONFIG_HOME"] = str(settings)
     payload = {"session_id": "eval-new-session", "transcript_path": str(claude / "projects" / "none.jsonl"),
                "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}
-    done = subprocess.run([sys.executable, "-m", "miner.hooks", "session-start"], input=json.dumps(payload),
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.hooks", "session-start"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, timeout=60, check=False)
     if not done.stdout.strip():
         return ""

@@ -110,7 +110,7 @@ def run_prompt_hook(cwd: str, home: Path, claude: Path, session_id: str, prompt:
         env["XDG_CONFIG_HOME"] = str(settings)
     payload = {"session_id": session_id, "transcript_path": str(claude / "projects" / "none.jsonl"), "cwd": cwd,
                "hook_event_name": "UserPromptSubmit", "prompt": prompt}
-    done = subprocess.run([sys.executable, "-m", "miner.hooks", "user-prompt-submit"], input=json.dumps(payload),
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.hooks", "user-prompt-submit"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, timeout=60, check=False)
     if not done.stdout.strip():
         return ""

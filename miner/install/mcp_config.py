@@ -8,7 +8,8 @@ Claude Code reads stdio MCP servers from `mcpServers` objects:
 - local scope: `~/.claude.json` → `projects.<absolute project path>.mcpServers`.
 
 Our entry is named `transcript-miner` and runs the installed interpreter by
-absolute path: `{"type": "stdio", "command": "/abs/python", "args": ["-m",
+absolute path, isolated (`-I`: the project folder it starts in never reaches
+`sys.path`): `{"type": "stdio", "command": "/abs/python", "args": ["-I", "-m",
 "miner.mcp_server"], "env": {}}`. The args are how we recognise it, so install
 is idempotent, an entry of the same name that is not ours is never
 overwritten, and uninstall removes ours and nothing else. The file handling
@@ -27,7 +28,7 @@ from .. import paths
 from .settings import SettingsError, apply, load_settings, plan_at
 
 SERVER_NAME = "transcript-miner"
-MODULE_ARGS = ["-m", "miner.mcp_server"]
+MODULE_ARGS = ["-I", "-m", "miner.mcp_server"]  # -I: the project folder it starts in never reaches sys.path
 SCOPES = ("user", "project", "local")
 _FIX = "fix or move it, then run again"
 

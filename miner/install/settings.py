@@ -8,9 +8,12 @@ list of matcher groups, each group to a list of handlers:
     {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "...", "timeout": 10}]}]}}
 
 Our handlers run the installed interpreter by absolute path
-(`'/abs/python' -m miner.hooks <event>`); the substring ` -m miner.hooks `
-is how we recognise our own entries later, so install is idempotent and
-uninstall removes nothing else.
+(`'/abs/python' -I -m miner.hooks <event>`); the substring ` -m miner.hooks `
+is how we recognise our own entries later (those written without `-I` too),
+so install is idempotent, upgrades them, and uninstall removes nothing else.
+`-I` (isolated mode) keeps the current directory off `sys.path`: Claude Code
+runs hooks in the user's project, and a `json.py` there must not be imported
+in place of the standard library's (nor PYTHONPATH and the user's site).
 
 No matcher key is written: for SessionStart / PreCompact / SessionEnd an
 omitted matcher matches every source / trigger / reason, and Stop does not
@@ -46,6 +49,9 @@ EVENTS = {
 TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
 ASYNC_EVENTS = frozenset({"Stop"})
 MARKER = " -m miner.hooks "
+# Python's isolated mode: neither the current directory (the user's project) nor PYTHON* variables nor the
+# user's site-packages reach `sys.path`, so nothing in a project folder can stand in for a module we import.
+ISOLATED = "-I"
 SCOPES = ("user", "project", "local")
 _SCOPE_FILES = {"project": "settings.json", "local": "settings.local.json"}
 _FIX = "fix or move it, then run again"
@@ -65,7 +71,7 @@ def hook_command(python: str, event_arg: str) -> str:
     is a symlink whose target would lose the venv.
     """
     exe = os.path.abspath(os.path.expanduser(python))
-    return f"{shlex.quote(exe)} -m miner.hooks {shlex.quote(event_arg)}"
+    return f"{shlex.quote(exe)} {ISOLATED} -m miner.hooks {shlex.quote(event_arg)}"
 
 
 def is_ours(command: object) -> bool:

@@ -374,7 +374,7 @@ def service_definition(platform: str | None = None, python: str | None = None) -
     """A systemd user unit (Linux) or a launchd agent plist (macOS) that runs `miner watch`."""
     platform = platform or sys.platform
     python = python or sys.executable
-    command = [python, "-m", "miner.cli", "watch"]
+    command = [python, "-I", "-m", "miner.cli", "watch"]
     env = _environment()
     if platform == "darwin":
         env_xml = "".join(f"\n      <key>{escape(k)}</key><string>{escape(v)}</string>" for k, v in env.items())
