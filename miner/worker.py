@@ -310,5 +310,15 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
     return 0
 
 
+def leave_the_project_folder() -> None:
+    """A worker starts in the folder its hook ran in, the user's project: nothing it loads by a relative name
+    (a spaCy pipeline named like a folder there) may come from it. Every path it is given is absolute."""
+    try:
+        os.chdir(paths.ensure_private_dir(paths.data_dir()))
+    except OSError:
+        os.chdir("/")
+
+
 if __name__ == "__main__":
+    leave_the_project_folder()
     sys.exit(main())

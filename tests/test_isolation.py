@@ -92,3 +92,27 @@ def test_install_upgrades_an_entry_written_without_isolation(tmp_path):
 def test_the_mcp_server_entry_runs_isolated_and_an_older_entry_is_still_ours():
     assert mcp_config.server_entry(sys.executable)["args"] == ["-I", "-m", "miner.mcp_server"]
     assert mcp_config.is_ours({"type": "stdio", "command": sys.executable, "args": ["-m", "miner.mcp_server"]})
+
+
+def test_the_worker_leaves_the_project_folder(tmp_path):
+    project = tmp_path / "repo"
+    project.mkdir()
+    home = tmp_path / "miner-home"
+    done = subprocess.run([sys.executable, "-I", "-c", "import os, miner.worker as w; w.leave_the_project_folder(); "
+                           "print(os.getcwd())"], cwd=project, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, MINER_HOME=str(home)))
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == home.resolve()
+
+
+def test_a_pipeline_name_is_never_read_from_a_folder_of_that_name(tmp_path, monkeypatch, pipeline):
+    """`spacy_model` as a bare name is an installed package or nothing; as a path, it is that folder."""
+    from miner.extract import nlp
+
+    folder = tmp_path / "repo" / "en_core_web_zz"
+    folder.parent.mkdir()
+    pipeline.nlp.to_disk(folder)  # a real pipeline, saved where a project folder could hold it
+    monkeypatch.chdir(tmp_path / "repo")
+    assert nlp._trained("en_core_web_zz") is None
+    loaded = nlp._trained(str(folder))
+    assert loaded is not None and loaded.name == str(folder)

@@ -35,6 +35,10 @@ def load(model: str | None = DEFAULT_MODEL, blank_only: bool = False) -> Pipelin
 def _trained(model: str) -> Pipeline | None:
     import spacy
 
+    if not _is_path(model) and not spacy.util.is_package(model):
+        # A bare name is an installed package or nothing: spaCy would otherwise try it as a folder, relative
+        # to wherever the miner runs (a project folder could hold one of that name).
+        return None
     try:
         nlp = spacy.load(model, exclude=["ner"])
     except (OSError, ImportError, ValueError):
@@ -42,6 +46,12 @@ def _trained(model: str) -> Pipeline | None:
     if not nlp.has_pipe("parser") and not nlp.has_pipe("senter") and not nlp.has_pipe("sentencizer"):
         nlp.add_pipe("sentencizer")
     return Pipeline(nlp, model, True)
+
+
+def _is_path(model: str) -> bool:
+    import os
+
+    return os.path.isabs(os.path.expanduser(model)) or os.sep in model or model.startswith(".")
 
 
 def _blank() -> Pipeline:
