@@ -55,10 +55,9 @@ def by_day(rows: list, searched: bool) -> list[tuple[str, list]]:
 
 
 def archive_hits(store: Store, project: str, query: str, limit: int = 50) -> list:
-    """What was said in earlier sessions (the archive) that matches `query`, best first, beyond what the memories
-    that match say (`miner search` lists them alike)."""
-    units = [unit for unit, _ in store.search_archive(query, project=project, limit=limit)]
-    return browse.said_beyond(units, [memory.text for memory, _ in store.search(query, project=project, limit=20)])
+    """What was said in earlier sessions (the archive) that matches `query`, best first. (On a page of their own:
+    a unit that says what a memory says is listed too, unlike `miner search`, which prints both lists at once.)"""
+    return [unit for unit, _ in store.search_archive(query, project=project, limit=limit)]
 
 
 # --- one memory ---------------------------------------------------------------------------
