@@ -340,9 +340,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
         root = Path(tmp)
         python = installed_python(root) if args.installed else sys.executable
-        if args.installed:  # `python -m` must not find the checkout's package in the working directory
-            os.environ["PYTHONSAFEPATH"] = "1"
-        hook = [python, "-m", "miner.hooks"]
+        # As `miner install` registers it: isolated, so the checkout in the working folder is not on sys.path.
+        hook = [python, "-I", "-m", "miner.hooks"]
         print(f"python: {platform.python_version()} ({python}{', installed copy' if args.installed else ''})")
         project = str(root / "work" / "shop-api")
         session_id = "0f6c2a9e-bench-4d1e-9a43-5d6f7e8a9b0c"
@@ -384,8 +383,9 @@ def main() -> int:
 
         package_root = str(Path(miner.__file__).resolve().parent.parent)
         for scenario in [scenarios[0], scenarios[1]] + [s for s in scenarios if s.label.endswith("10k rendered")]:
-            fast_env = dict(scenario.env, PYTHONPATH=package_root)
-            scenarios.append(Scenario(scenario.label + " [-S]", [python, "-S", *scenario.argv[1:]], scenario.stdin,
+            fast_env = dict(scenario.env, PYTHONPATH=package_root)  # (-I would ignore PYTHONPATH: not here)
+            argv = [a for a in scenario.argv[1:] if a != "-I"]
+            scenarios.append(Scenario(scenario.label + " [-S]", [python, "-S", *argv], scenario.stdin,
                                       fast_env, scenario.before, scenario.check))
 
         # Round-robin, so that the machine's load drifts over every command alike.
