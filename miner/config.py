@@ -35,8 +35,9 @@ DEFAULTS: dict[str, Any] = {
     # A question asked on demand also finds what was said around its best matches, in their own session: up to
     # this many memories before and after each (0: off), at this share of the match's relevance (halved with
     # each step away). An answer often follows the question that names the topic.
-    # (Chosen leaving one LoCoMo conversation out: every fold chose 3 steps, nine of ten 0.5; bench/locomo.py --cv.)
-    "query_neighbours": 3,
+    # (Chosen leaving one LoCoMo conversation out, bench/locomo.py --cv: eight folds of ten chose 2 steps, six
+    # of them with 0.5.)
+    "query_neighbours": 2,
     "query_neighbour_weight": 0.5,
     # Right after a compaction or on resume, what the session said last leads.
     "resume_weights": {"relevance": 0.4, "type": 0.1, "recency": 0.5},
