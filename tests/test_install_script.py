@@ -273,6 +273,35 @@ class TestInstall:
         shipped = len(load_rules(default_rule_files()).rules)
         assert len(proc.stdout.splitlines()) == shipped, "the installed miner must list every shipped rule"
 
+    def test_installed_viewer_serves_its_templates_and_stylesheet(self, installed):
+        # The viewer's templates and stylesheet are package data: an install from the wheel must carry them.
+        import http.cookiejar
+        import re
+        import urllib.request
+
+        proc = subprocess.Popen([str(installed.venv / "bin" / "miner"), "ui", "--no-browser"], env=installed.env,
+                                cwd=installed.home, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                stdin=subprocess.DEVNULL)
+        try:
+            url = ""
+            while not url:
+                line = proc.stdout.readline()
+                assert line, "miner ui exited before printing its address"
+                found = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+                url = found.group(0) if found else ""
+            opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            base = url.split("/?")[0]
+            # No database in this HOME: the address leads to Health, which says what to do.
+            with opener.open(url, timeout=60) as page:
+                body = page.read().decode()
+            assert page.status == 200 and "<h1>Health</h1>" in body
+            assert "No memory database yet" in body
+            with opener.open(base + "/static/style.css", timeout=60) as sheet:
+                assert sheet.status == 200 and b"--accent" in sheet.read()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
     def test_one_line_names_the_spacy_pipeline(self, installed):
         lines = [line for line in installed.first.stdout.splitlines()
                  if OFFLINE_LINE in line or "spaCy pipeline: en_core_web_sm" in line]

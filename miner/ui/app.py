@@ -94,6 +94,10 @@ def create_app(project: str, token: str) -> Flask:
 
     @app.get("/")
     def index():
+        from .. import paths
+
+        if not paths.db_path().exists():  # nothing mined yet: the page that says what to do
+            return redirect(url_for("health"))
         return redirect(url_for("memories", project=current()))
 
     @app.get("/memories")
