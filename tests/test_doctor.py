@@ -54,6 +54,17 @@ def test_doctor_flags_hook_pointing_at_missing_interpreter(claude_dir):
     assert "missing interpreter: /nonexistent/python" in out
 
 
+def test_doctor_flags_a_hook_registered_without_isolation_until_install_rewrites_it(claude_dir):
+    settings = claude_dir / "settings.json"
+    command = f"{sys.executable} -m miner.hooks stop"  # as an older version registered it
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    runner = CliRunner()
+    out = runner.invoke(main, ["doctor"]).stdout
+    assert "FAIL  Stop hook(s) not isolated" in out and "fix: miner install" in out
+    assert runner.invoke(main, ["install"]).exit_code == 0
+    assert "not isolated" not in runner.invoke(main, ["doctor"]).stdout
+
+
 def test_install_then_uninstall_leaves_other_hooks_byte_identical(claude_dir):
     settings = claude_dir / "settings.json"
     original = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}

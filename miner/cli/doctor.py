@@ -31,11 +31,21 @@ def check_hooks() -> Iterator[Check]:
         yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"
     else:
         yield True, f"hooks registered in {path}", ""
+    from ..install.settings import ISOLATED, MARKER
+
+    exposed = []
     for event, cmds in sorted(commands.items()):
         for command in cmds:
             exe = command_executable(command)
             if not exe or not os.access(exe, os.X_OK):
                 yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
+            if f" {ISOLATED}{MARKER}" not in command:
+                exposed.append(event)
+    if exposed:
+        # Registered by an older version: Python puts the project folder first on sys.path, so its files could
+        # stand in for our modules.
+        yield False, (f"{', '.join(exposed)} hook(s) not isolated (no `-I`): files in a project folder could run "
+                      "as our modules"), "miner install"
 
 
 def check_database() -> Iterator[Check]:
