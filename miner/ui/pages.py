@@ -86,15 +86,14 @@ def told(store: Store, project: str, config: dict, prompt: str = "") -> dict:
     from ..recall import prompt as prompt_mod
     from ..runtime.exclusions import is_excluded
 
+    # The startup block is empty for an excluded project (`build` checks); the prompt's lookup does not check.
     text, _, recall = blockcache.render_recall(store, project, config, "startup")
-    if is_excluded(project):  # the hooks inject nothing here, whatever the store holds
-        return {"block": "", "recall": recall, "voided_count": 0, "prompt_block": "", "prompt_found": [],
-                "excluded": True}
     shown_ids = {item.memory.id for item in recall.shown}
     voided = {i for zone in recall.zones if zone.voided for i in zone.ids}
+    excluded = is_excluded(project)
     out = {"block": text, "recall": recall, "voided_count": len(voided - shown_ids), "prompt_block": "",
-           "prompt_found": [], "excluded": False}
-    if prompt.strip():
+           "prompt_found": [], "excluded": excluded}
+    if prompt.strip() and not excluded:
         budget = int(config["prompt_block_chars"])
         found = prompt_mod.candidates(store.db, project, prompt)
         # As a new session would see it: nothing shown yet (the hook also skips what its session was shown).
@@ -200,6 +199,8 @@ def _trace(text: str, role: str, config: dict, project: str) -> list:
 
     with _miner_lock:
         if _miner.get("config") != config:
+            if "store" in _miner:
+                _miner["store"].close()  # the miner built with older settings goes, and its connection with it
             _miner["store"] = Store(readonly=True)
             _miner["miner"] = Miner(_miner["store"], config)
             _miner["config"] = config

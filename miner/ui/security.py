@@ -41,7 +41,7 @@ def install(app: Flask, token: str) -> None:
     """Guard every request of `app` with `token` (see the module's docstring)."""
     app.config.update(
         SECRET_KEY=secrets.token_bytes(32), SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict",
-        WTF_CSRF_TIME_LIMIT=None, MAX_CONTENT_LENGTH=256 * 1024, MINER_TOKEN=token,
+        WTF_CSRF_TIME_LIMIT=None, MAX_CONTENT_LENGTH=256 * 1024,
     )
 
     @app.before_request  # first: before the CSRF check reads a form, the token and the Host are checked
