@@ -5,7 +5,7 @@
 #   1. check ${PYTHON:-python3} (3.10 or newer, with venv)
 #   2. create or reuse the virtual environment $MINER_HOME/venv
 #      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner)
-#   3. pip install a copy of this repository into it, with the web viewer's extra (`miner ui`; pip's
+#   3. pip install a copy of this repository into it, with the web viewer's and team memory's extras (pip's
 #      output goes to $MINER_HOME/venv/install.log; the checkout itself is left untouched)
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
 #   5. try the official spaCy English model; offline, carry on with the blank pipeline
@@ -14,8 +14,9 @@
 #   7. backfill every transcript (`miner mine --all`), then print the recall block
 #      of the most recent project (the cwd of the newest transcript)
 #
-# Test mode (--test [PYTEST ARGS...]): Debian's chromium for the viewer's browser tests when it is missing
-# and can be installed (MINER_TEST_BROWSER=0: not), a repo-local .venv with the dev extra
+# Test mode (--test [PYTEST ARGS...]): Debian's chromium for the viewer's browser tests and postgresql for
+# the team tests when they are missing and can be installed (MINER_TEST_BROWSER=0, MINER_TEST_POSTGRES=0:
+# not), a repo-local .venv with the dev extra
 # (`pip install -e '.[dev]'`), then `.venv/bin/python -m pytest -q [PYTEST ARGS...]`;
 # then the same on every other interpreter of MINER_TEST_PYTHONS (default
 # "python3.10 python3.11", the versions CI covers), each in .venv-X.Y.
@@ -43,6 +44,7 @@ Without options: install Transcript Miner for the current user.
     (MINER_HOME defaults to $XDG_DATA_HOME/miner, i.e. ~/.local/share/miner)
   - the commands miner and miner-hook linked into ~/.local/bin
   - the local web viewer (miner ui) with its extra: Flask, Flask-WTF, waitress
+  - team memory (miner team) with its extra: psycopg, PostgreSQL's driver
   - the official spaCy English model if it can be downloaded, else the
     blank pipeline with a sentencizer (works offline)
   - the hooks registered in Claude Code's user settings (miner install)
@@ -54,7 +56,8 @@ Options:
   --test       make a repo-local .venv with the dev dependencies and run the
                whole test suite: .venv/bin/python -m pytest -q [PYTEST ARGS...]
                (first installs Debian's chromium for the viewer's browser
-               tests when it is missing and apt-get can run as root)
+               tests and postgresql for the team tests when they are
+               missing and apt-get can run as root)
                (arguments after --test go to pytest, e.g. --test -k hooks);
                fails when pytest runs no test
   -h, --help   show this help
@@ -67,6 +70,9 @@ Environment:
   MINER_HOME   where the venv and the memory store live
   MINER_TEST_BROWSER
                0: --test does not install chromium (the browser tests skip)
+  MINER_TEST_POSTGRES
+               0: --test does not install postgresql (the team tests skip,
+               unless MINER_TEST_PG_URL names a server they may use)
 
 Running it again is safe: it reuses the venv and reinstalls the package.
 pip's output goes to install.log inside the venv.
@@ -241,33 +247,46 @@ resolve_python() {
     return 1
 }
 
-# The viewer's browser tests drive Debian's Chromium (/usr/bin/chromium): installed here when this machine can
-# (apt-get, as root or with sudo that asks no password); otherwise those tests skip and say why.
-ensure_chromium() {
-    local sudo=() log
-    if [ "${MINER_TEST_BROWSER:-1}" = 0 ] || [ -x /usr/bin/chromium ]; then
+# Debian packages the tests drive when this machine can install them (apt-get, as root or with sudo that asks
+# no password); otherwise the tests that need them skip and say why.
+#   ensure_debian_package PACKAGE PRESENT_CHECK WHAT_FOR
+ensure_debian_package() {
+    local package=$1 check=$2 purpose=$3 sudo=() log
+    if eval "$check"; then
         return
     fi
     if ! command -v apt-get >/dev/null 2>&1; then
-        say "- chromium: not installed, and no apt-get here: the viewer's browser tests will be skipped"
+        say "- $package: not installed, and no apt-get here: $purpose will be skipped"
         return
     fi
     if [ "$(id -u)" -ne 0 ]; then
         if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
             sudo=(sudo -n)
         else
-            say "- chromium: not installed, and installing it needs root: the viewer's browser tests will be skipped"
+            say "- $package: not installed, and installing it needs root: $purpose will be skipped"
             return
         fi
     fi
-    log=$(mktemp "${TMPDIR:-/tmp}/miner-chromium.XXXXXX") || die "cannot create a temporary file; check TMPDIR"
-    say "- chromium: installing Debian's chromium package for the viewer's browser tests (log: $log)"
-    if ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium </dev/null >"$log" 2>&1 \
+    log=$(mktemp "${TMPDIR:-/tmp}/miner-$package.XXXXXX") || die "cannot create a temporary file; check TMPDIR"
+    say "- $package: installing Debian's $package package for $purpose (log: $log)"
+    if ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" </dev/null >"$log" 2>&1 \
         || { ${sudo[@]+"${sudo[@]}"} apt-get update -q </dev/null >>"$log" 2>&1 \
-            && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium </dev/null >>"$log" 2>&1; }; then
+            && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" </dev/null >>"$log" 2>&1; }; then
         rm -f "$log"
     else
-        warn "could not install chromium (see $log): the viewer's browser tests will be skipped"
+        warn "could not install $package (see $log): $purpose will be skipped"
+    fi
+}
+
+# The viewer's browser tests drive Debian's Chromium (/usr/bin/chromium); the team tests start a throwaway
+# PostgreSQL server from Debian's binaries (the tests run it as the postgres user when they run as root).
+ensure_test_packages() {
+    if [ "${MINER_TEST_BROWSER:-1}" != 0 ]; then
+        ensure_debian_package chromium '[ -x /usr/bin/chromium ]' "the viewer's browser tests"
+    fi
+    if [ "${MINER_TEST_POSTGRES:-1}" != 0 ]; then
+        ensure_debian_package postgresql 'command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1' \
+            "the team tests (a real PostgreSQL server)"
     fi
 }
 
@@ -276,7 +295,7 @@ ensure_chromium() {
 run_tests() {
     local tested extra missing=()
     check_python
-    ensure_chromium
+    ensure_test_packages
     run_suite "$REPO/.venv" "$@"
     tested=" ${PY_VERSION%.*} "
     for extra in ${MINER_TEST_PYTHONS-python3.10 python3.11}; do
@@ -456,7 +475,7 @@ run_install() {
     VENV=$MINER_HOME/venv
     ensure_venv "$VENV"
     stage_source
-    pip_install "the package" "$STAGE[ui]"
+    pip_install "the package" "$STAGE[ui,team]"
     version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""
     if [ -z "$version" ]; then
         die "the installed miner does not run (see $LOG); check your Python"

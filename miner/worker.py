@@ -307,7 +307,20 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
         refresh_compact_blocks(compact, config)
         if not getattr(args, "no_render", False):
             refresh_blocks(projects, config)
+    # Last, and only for projects joined to a team: the network is never in the way of a block.
+    sync_team(projects)
     return 0
+
+
+def sync_team(projects: set[str]) -> None:
+    """Push and pull the mined projects that joined a team (`miner team`); offline, they wait for the next."""
+    from .team import settings as team_settings
+
+    if not team_settings.team_path().is_file():
+        return  # no team joined: nothing imported, nothing to do
+    from .team.sync import sync_after_mining
+
+    sync_after_mining(projects, note)
 
 
 def leave_the_project_folder() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -43,6 +44,68 @@ def store(tmp_path):
 
     with Store(tmp_path / "m.db") as s:
         yield s
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    """A SQLite store, for a module whose `store` runs on every backend."""
+    from miner.memory.store import Store
+
+    with Store(tmp_path / "local.db") as s:
+        yield s
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The admin URL of a real PostgreSQL server for the whole run (`pg_support`); skips with the reason
+    when none can be started here."""
+    import pg_support
+
+    given = os.environ.get("MINER_TEST_PG_URL")
+    if given:
+        yield given
+        return
+    try:
+        server = pg_support.start()
+    except pg_support.NoServer as exc:
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A fresh empty database of its own for one test."""
+    import pg_support
+
+    return pg_support.fresh_database(pg_server, f"miner_test_{os.getpid()}_{next(_databases)}")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request, tmp_path):
+    """The store interface on each backend: a SQLite file, and a team's `PgStore` on a real server."""
+    if request.param == "sqlite":
+        from miner.memory.store import Store
+
+        with Store(tmp_path / "m.db") as s:
+            yield s
+    else:
+        from miner.memory.pgstore import PgStore
+
+        with PgStore(request.getfixturevalue("pg_url"), team="team-a", member="tester") as s:
+            yield s
+
+
+def all_memories(store) -> list:
+    """Every memory of the store, in any state, by id (either backend)."""
+    from miner.memory.records import STATES
+
+    return sorted(store.list_memories(states=STATES, limit=100_000), key=lambda m: m.id)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import all_memories
 
 from miner.extract import rules as rules_mod
 from miner.memory import lexicon, text_features
@@ -27,6 +28,12 @@ def memory(text: str, n: int = 1, **kw) -> NewMemory:
 
 
 @pytest.fixture
+def store(any_store):
+    """The dedup layers run on each backend: SQLite, and the team's PostgreSQL store."""
+    return any_store
+
+
+@pytest.fixture
 def deduper(store):
     return Deduper(store)
 
@@ -37,7 +44,7 @@ def add(store, deduper, text, n=1, **kw):
 
 
 def rows(store):
-    return store.db.execute("SELECT * FROM memories ORDER BY id").fetchall()
+    return all_memories(store)
 
 
 # --- layer 1: exact -------------------------------------------------------------------------------
@@ -73,7 +80,7 @@ def test_a_paraphrase_merges_keeping_the_newer_wording_and_all_evidence(store, d
     second = add(store, deduper, "We will use Postgres as the main DB.", 2)
     assert second.action == "near-duplicate" and second.memory_id == first.memory_id
     (row,) = rows(store)
-    assert row["text"] == "We will use Postgres as the main DB."
+    assert row.text == "We will use Postgres as the main DB."
     assert [e.entry_uuid for e in store.evidence(first.memory_id)] == ["u1", "u2"]
     assert [w.text for w in store.wordings(first.memory_id)] == ["We'll use PostgreSQL as the main database."]
 
@@ -90,7 +97,7 @@ def test_an_older_paraphrase_mined_later_keeps_the_newer_wording(store, deduper)
     add(store, deduper, "Timestamps are stored as UTC ISO strings.", 5)
     late = add(store, deduper, "Store timestamps as UTC ISO strings.", 2)  # said earlier, backfilled now
     assert late.action == "near-duplicate"
-    assert rows(store)[0]["text"] == "Timestamps are stored as UTC ISO strings."
+    assert rows(store)[0].text == "Timestamps are stored as UTC ISO strings."
 
 
 @pytest.mark.parametrize("old,new", [
@@ -128,7 +135,7 @@ def test_a_paraphrase_of_a_forgotten_memory_stays_forgotten(store, deduper):
         store.set_state(first.memory_id, "forgotten", "test")
     again = add(store, deduper, "Please always answer in Chinese.", 2, category="preference")
     assert again.memory_id == first.memory_id and store.get(first.memory_id).state == "forgotten"
-    assert rows(store)[0]["text"] == "Always answer me in Chinese."  # a forgotten text is not reworded
+    assert rows(store)[0].text == "Always answer me in Chinese."  # a forgotten text is not reworded
 
 
 def test_candidates_come_from_the_index_among_many_memories(store, deduper):

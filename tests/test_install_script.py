@@ -402,7 +402,8 @@ def probe_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     home = root / "home"
     home.mkdir()
     # One interpreter unless a test asks for more: each other one is a venv more to build; no browser to install.
-    return repo, script_env(home, root / "miner-home", MINER_TEST_PYTHONS="", MINER_TEST_BROWSER="0")
+    return repo, script_env(home, root / "miner-home", MINER_TEST_PYTHONS="", MINER_TEST_BROWSER="0",
+                       MINER_TEST_POSTGRES="0")
 
 
 def _suite(repo: Path, **files: str) -> None:

@@ -344,5 +344,9 @@ from .ui import register as register_ui_command  # noqa: E402
 
 register_ui_command(main)
 
+from .team import register as register_team_command  # noqa: E402
+
+register_team_command(main)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

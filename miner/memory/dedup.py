@@ -104,23 +104,25 @@ class Deduper:
         embedder = load_embedder(settings["embedder"]) if settings.get("embedder") else None
         return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
 
-    def add(self, new: NewMemory) -> Outcome:
+    def add(self, new: NewMemory, nearby: list[StoredMemory] | None = None) -> Outcome:
         """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes; the
         store's counters of superseded memories and merged near-duplicates count the outcome. Runs inside
-        the caller's `Store.atomic()`."""
-        outcome = self._route(new)
+        the caller's `Store.atomic()`. `nearby`: its candidates when the caller looked them up already (a
+        batch looked up at once on a team server), else the store is asked."""
+        outcome = self._route(new, nearby)
         self.store.bump("memories_superseded", len(outcome.superseded) + bool(outcome.superseded_by))
         self.store.bump("near_duplicates_merged", outcome.action == "near-duplicate")
         return outcome
 
-    def _route(self, new: NewMemory) -> Outcome:
+    def _route(self, new: NewMemory, nearby: list[StoredMemory] | None = None) -> Outcome:
         store = self.store
         found = store.find_exact(new.project, content_hash(new.text))
         if found is not None:
             return self._exact(found, new)
         statement = Statement(new.text, new.category, new.subject, new.value, new.tentative, new.ts)
-        match = match_expression(new.text, self.comparer)
-        nearby = store.similar_memories(new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
+        if nearby is None:
+            match = match_expression(new.text, self.comparer)
+            nearby = store.similar_memories(new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
         duplicate = self._best_duplicate(statement, [m for m in nearby if m.state in NEAR_STATES])
         if duplicate is not None:
             return self._near_duplicate(duplicate, new)

@@ -323,5 +323,32 @@ def m010_browse_index(db: sqlite3.Connection) -> None:
     run_script(db, "CREATE INDEX memories_project_seen ON memories (project, last_seen, id);")
 
 
+def m011_team(db: sqlite3.Connection) -> None:
+    """What `miner team` keeps on this machine: which team memory each local memory is (and what it was
+    when the two were last in step), the preferences shared with the team, and how far each project has
+    pulled. No URL, password or server name: those stay in the team settings and the environment."""
+    run_script(
+        db,
+        """
+        CREATE TABLE team_map (
+            local_id INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+            team TEXT NOT NULL,
+            remote_id INTEGER NOT NULL,
+            synced TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX team_map_remote ON team_map (team, remote_id);
+        CREATE TABLE team_shared (local_id INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
+        CREATE TABLE team_sync (
+            team TEXT NOT NULL,
+            project TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (team, project, key)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
-              m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index]
+              m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
+              m011_team]

@@ -91,7 +91,9 @@ class Comparer:
         found = self._features.get(text)
         if found is None:
             if len(self._features) > 4096:
-                self._features.clear()
+                # The older half goes (in the order they were made): a batch keeps comparing with recent texts.
+                for old in list(self._features)[:2048]:
+                    del self._features[old]
             found = self._features[text] = features(text, self.synonyms)
         return found
 

@@ -5,9 +5,9 @@ write transactions taken with BEGIN IMMEDIATE so that concurrent miners
 queue instead of failing; `atomic()` nests (a SAVEPOINT inside an open
 transaction). Exact duplicates are a constraint: the tagged content hash is
 unique per project. The schema is `migrations`; what the queries return is
-`records`; the queries themselves sit in three mixins by purpose
-(`store_memories`, `store_dedup`, `store_sessions`). STORE.md beside this file
-lists the whole interface.
+`records`; the queries themselves sit in mixins by purpose (`store_memories`,
+`store_dedup`, `store_sessions`, and `store_team` for `miner team`). STORE.md
+beside this file lists the whole interface.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .records import now_iso
 from .store_dedup import DedupQueries
 from .store_memories import MemoryQueries
 from .store_sessions import SessionQueries
+from .store_team import TeamQueries
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says what to do."""
 
 
-class Store(MemoryQueries, DedupQueries, SessionQueries):
+class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
     def __init__(self, path: Path | str | None = None, readonly: bool = False):

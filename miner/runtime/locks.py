@@ -71,6 +71,12 @@ def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
     return _acquire(lock_file(transcript), wait_s)
 
 
+def acquire_named(name: str, wait_s: float = 0.0) -> int | None:
+    """An fd holding the lock called `name` (any text; e.g. one team sync per project), or None when another
+    process still holds it after `wait_s`."""
+    return _acquire(paths.locks_dir() / f"{paths.file_stem(name)}.lock", wait_s)
+
+
 def try_catchup_lock(project: str) -> int | None:
     """An fd holding the project's catch-up lock, or None when a catch-up is already running."""
     return _acquire(catchup_lock_file(project))

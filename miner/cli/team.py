@@ -1,0 +1,231 @@
+"""`miner team`: share a project's decisions, facts and todos with a team through PostgreSQL (the `team` extra)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import open_store, project_dir
+
+_NO_DRIVER = ("team memory needs the team extra (psycopg is missing): pip install 'transcript-miner[team]', "
+              "or run ./install.sh again")
+
+
+def _settings():
+    from ..team import settings as settings_mod
+
+    try:
+        return settings_mod.load()
+    except settings_mod.TeamError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _errors():
+    """The team's errors, each shown as one line."""
+    try:
+        from ..memory.pgstore import PgStoreError
+    except ImportError:
+        raise click.ClickException(_NO_DRIVER) from None
+    from ..team.settings import TeamError
+
+    return (PgStoreError, TeamError)
+
+
+@click.group()
+def team() -> None:
+    """Share this project's decisions, facts and todos with your team through a PostgreSQL server.
+
+    Each machine keeps its own store, and the hooks read only that: they never
+    wait for the network. Preferences stay personal unless shared with
+    `miner team share`; private text, secrets, excluded projects and the
+    archive of what was said never leave this machine.
+    """
+
+
+@team.command()
+@click.argument("url")
+def setup(url: str) -> None:
+    """Create the team tables on the server (once, as a role that may create them; see the README for the
+    least-privilege role members then use)."""
+    errors = _errors()
+    from ..memory.pgstore import PgStore, describe
+
+    try:
+        PgStore(url, team="", create=True).close()
+    except errors as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"team tables ready on {describe(url)}")
+
+
+@team.command()
+@click.argument("url", required=False)
+@click.option("--team", "team_id", help="Team id (default: the one joined before, else 'default').")
+@click.option("--key", help="The team's name for this project (default: its git remote, else its folder's name).")
+@click.option("--member", help="Your name on the team (default: MINER_TEAM_MEMBER, else user@host).")
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+@click.option("--no-sync", is_flag=True, help="Join without syncing now.")
+def join(url: str | None, team_id: str | None, key: str | None, member: str | None, project: str | None,
+         no_sync: bool) -> None:
+    """Join this project to a team on a PostgreSQL server (URL, or MINER_TEAM_URL), then sync it.
+
+    The URL is kept without its password: give the password through
+    MINER_TEAM_URL, PGPASSWORD or ~/.pgpass, which the background sync reads too.
+    """
+    errors = _errors()
+    from ..runtime.exclusions import is_excluded
+    from ..team import settings as settings_mod
+    from ..team.sync import connect
+
+    settings = _settings()
+    root = project_dir(project)
+    if is_excluded(root):
+        raise click.ClickException(f"{root} is excluded from mining: nothing of it may be shared")
+    try:
+        url = url or settings.server_url()
+        if not url:
+            raise settings_mod.TeamError("give the server: miner team join postgresql://user@host/db")
+        settings.url = url
+        settings.team = team_id or settings.team or "default"
+        settings.member = member or settings.member or settings_mod.default_member()
+        settings.projects[root] = settings_mod.check_key(key or settings.key_of(root) or settings_mod.default_key(root))
+        with_password = settings_mod.has_password(url)
+        connect_to = settings_mod.TeamSettings(url, settings.team, settings.member, settings.projects)
+        import os
+
+        if with_password and not os.environ.get(settings_mod.URL_ENV):
+            os.environ[settings_mod.URL_ENV] = url  # this run only; never written
+        connect(connect_to).close()
+        settings_mod.save(settings)
+    except errors as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{root} joined team {settings.team!r} as {settings.projects[root]!r} "
+               f"({settings_mod.without_password(url)}), member {settings.member!r}")
+    if with_password:
+        click.echo("The password was not saved: give it to the background sync through MINER_TEAM_URL, "
+                   "PGPASSWORD or ~/.pgpass.")
+    if not no_sync:
+        _sync_one(settings, root, errors)
+
+
+def _sync_one(settings, root: str, errors) -> None:
+    from ..team.sync import sync_project
+
+    with open_store() as store:
+        bar = None
+
+        def progress(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None and total >= 2000:
+                bar = click.progressbar(length=total, label="pushing", file=click.get_text_stream("stderr"))
+                bar.__enter__()
+            if bar is not None:
+                bar.update(done - bar.pos)
+
+        try:
+            report = sync_project(store, settings, root, progress=progress)
+        except errors as exc:
+            raise click.ClickException(str(exc)) from None
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+    click.echo(f"{settings.key_of(root)}: {report.line()}")
+
+
+@team.command()
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+@click.option("--all", "every", is_flag=True, help="Every project this machine joined.")
+def sync(project: str | None, every: bool) -> None:
+    """Push this project's changes to the team and pull the team's (the worker also does after mining)."""
+    errors = _errors()
+    settings = _settings()
+    roots = sorted(settings.projects) if every else [project_dir(project)]
+    if not roots:
+        raise click.ClickException("this machine has joined no project: run `miner team join URL` in one")
+    for root in roots:
+        _sync_one(settings, root, errors)
+
+
+@team.command()
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+@click.option("--offline", is_flag=True, help="Do not ask the server; show what this machine knows.")
+def status(project: str | None, offline: bool) -> None:
+    """What is pending here, the last sync, and the concurrent changes resolved."""
+    from ..team.sync import pending
+
+    settings = _settings()
+    if not settings.team:
+        click.echo("no team joined: `miner team join postgresql://user@host/db` in a project")
+        return
+    from ..team.settings import without_password
+
+    click.echo(f"team {settings.team!r} on {without_password(settings.server_url())}, member {settings.member!r}")
+    root = project_dir(project)
+    roots = [root] if settings.key_of(root) else sorted(settings.projects)
+    with open_store(readonly=False) as store:
+        for one in roots:
+            key = settings.key_of(one)
+            state = store.team_state(settings.team, one)
+            waiting = pending(store, settings.team, one)
+            click.echo(f"{one} as {key!r}: {len(waiting)} pending; last sync "
+                       f"{state.get('last_sync', 'never')}" + (f" ({state['last_report']})" if 'last_report' in state
+                                                                else ""))
+            click.echo(f"  concurrent changes resolved: {state.get('conflicts_resolved', '0')}")
+    if offline:
+        return
+    errors = _errors()
+    from ..team.sync import connect
+
+    try:
+        remote = connect(settings, connect_timeout=3)
+    except errors as exc:
+        click.echo(f"server: not reachable ({exc}); changes wait here until it is")
+        return
+    with remote:
+        for one in roots:
+            click.echo(f"server: {len(remote.active_texts(settings.key_of(one)))} current team memories of "
+                       f"{settings.key_of(one)!r}; {remote.counters().get('team_conflicts_resolved', 0)} "
+                       "concurrent changes resolved team-wide")
+
+
+@team.command()
+@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
+@click.option("--all", "every", is_flag=True, help="Leave the team with every project (the settings file goes).")
+def leave(project: str | None, every: bool) -> None:
+    """Stop syncing a project (what it pulled stays here; nothing is deleted on the server)."""
+    from ..team import settings as settings_mod
+
+    if every:
+        settings_mod.team_path().unlink(missing_ok=True)
+        click.echo("left the team: no project syncs any more")
+        return
+    settings = _settings()
+    root = project_dir(project)
+    if settings.projects.pop(root, None) is None:
+        raise click.ClickException(f"{root} has not joined a team (`miner team status` lists what has)")
+    settings_mod.save(settings)
+    click.echo(f"{root} no longer syncs with team {settings.team!r}")
+
+
+@team.command()
+@click.argument("memory_id", type=int)
+@click.option("--stop", is_flag=True, help="Stop sharing it (what the team has stays there).")
+def share(memory_id: int, stop: bool) -> None:
+    """Share one of your preferences with the team (preferences are personal otherwise)."""
+    with open_store() as store:
+        memory = store.get(memory_id)
+        if memory is None:
+            raise click.ClickException(f"no memory #{memory_id} (`miner list` shows ids)")
+        if memory.category != "preference":
+            raise click.ClickException(f"#{memory_id} is a {memory.category}: decisions, facts and todos of a "
+                                       "joined project are shared already")
+        with store.atomic():
+            store.set_team_shared(memory_id, not stop)
+    click.echo(f"#{memory_id} {'is no longer' if stop else 'will be'} shared with the team at the next sync")
+
+
+COMMANDS = (team,)
+
+
+def register(group: click.Group) -> None:
+    """Add `miner team` to the `miner` command group."""
+    for command in COMMANDS:
+        group.add_command(command)

@@ -1,0 +1,155 @@
+"""The team server's schema and the text helpers `PgStore` shares with it (see `pgstore`).
+
+Tables in one schema, `miner`, each row keyed by team id and project key; a sequence
+that numbers every change (what a pull reads after); a function the owner's role
+runs for members, whose roles may not ANALYZE tables they do not own. The README
+gives the grants of the least-privileged role a member needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..textutil import fts_terms
+
+SCHEMA = "miner"
+SCHEMA_VERSION = 1
+_FTS_EXPR_TERM = re.compile(r'"((?:[^"]|"")*)"')
+_LEXEME_OK = re.compile(r"^\w+$")
+
+DDL = f"""
+CREATE SCHEMA IF NOT EXISTS {SCHEMA};
+CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.changes;
+CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.memories (
+    id bigserial PRIMARY KEY,
+    team text NOT NULL,
+    project text NOT NULL,
+    category text NOT NULL,
+    text text NOT NULL,
+    hash text NOT NULL,
+    keywords text NOT NULL DEFAULT '',
+    terms tsvector NOT NULL,
+    subject text NOT NULL DEFAULT '',
+    value text NOT NULL DEFAULT '',
+    state text NOT NULL DEFAULT 'active',
+    state_reason text NOT NULL DEFAULT '',
+    tentative boolean NOT NULL DEFAULT false,
+    scope text NOT NULL DEFAULT 'project',
+    confidence double precision NOT NULL DEFAULT 0.5,
+    pinned boolean NOT NULL DEFAULT false,
+    rule_id text NOT NULL DEFAULT '',
+    role text NOT NULL DEFAULT 'user',
+    source text NOT NULL DEFAULT 'mined',
+    session_id text NOT NULL DEFAULT '',
+    transcript text NOT NULL DEFAULT '',
+    entry_uuid text NOT NULL DEFAULT '',
+    git_branch text NOT NULL DEFAULT '',
+    member text NOT NULL DEFAULT '',
+    first_seen text NOT NULL,
+    last_seen text NOT NULL,
+    valid_from text NOT NULL,
+    valid_to text,
+    evidence_count integer NOT NULL DEFAULT 1,
+    session_count integer NOT NULL DEFAULT 1,
+    recall_count integer NOT NULL DEFAULT 0,
+    last_recalled text,
+    created_at text NOT NULL,
+    updated_at text NOT NULL,
+    seq bigint NOT NULL DEFAULT nextval('{SCHEMA}.changes'),
+    UNIQUE (team, project, hash)
+);
+-- No pending list: every push looks up what the previous one inserted, and a pending list is read in full.
+CREATE INDEX IF NOT EXISTS memories_terms ON {SCHEMA}.memories USING gin (terms) WITH (fastupdate = off);
+CREATE INDEX IF NOT EXISTS memories_changes ON {SCHEMA}.memories (team, project, seq);
+CREATE INDEX IF NOT EXISTS memories_current ON {SCHEMA}.memories (team, project, state, last_seen);
+CREATE INDEX IF NOT EXISTS memories_subject ON {SCHEMA}.memories (team, project, subject) WHERE subject <> '';
+CREATE TABLE IF NOT EXISTS {SCHEMA}.memory_hashes (
+    team text NOT NULL,
+    project text NOT NULL,
+    hash text NOT NULL,
+    memory_id bigint NOT NULL REFERENCES {SCHEMA}.memories (id),
+    text text NOT NULL,
+    created_at text NOT NULL,
+    PRIMARY KEY (team, project, hash)
+);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.evidence (
+    id bigserial PRIMARY KEY,
+    memory_id bigint NOT NULL REFERENCES {SCHEMA}.memories (id),
+    member text NOT NULL DEFAULT '',
+    session_id text NOT NULL DEFAULT '',
+    transcript text NOT NULL DEFAULT '',
+    entry_uuid text NOT NULL DEFAULT '',
+    role text NOT NULL DEFAULT '',
+    ts text NOT NULL DEFAULT '',
+    rule_id text NOT NULL DEFAULT '',
+    text text NOT NULL DEFAULT '',
+    UNIQUE (memory_id, entry_uuid, text)
+);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.links (
+    team text NOT NULL,
+    project text NOT NULL,
+    src bigint NOT NULL REFERENCES {SCHEMA}.memories (id),
+    dst bigint NOT NULL REFERENCES {SCHEMA}.memories (id),
+    kind text NOT NULL,
+    reason text NOT NULL DEFAULT '',
+    was text NOT NULL DEFAULT '',
+    member text NOT NULL DEFAULT '',
+    created_at text NOT NULL,
+    seq bigint NOT NULL DEFAULT nextval('{SCHEMA}.changes'),
+    PRIMARY KEY (src, dst, kind)
+);
+CREATE INDEX IF NOT EXISTS links_dst ON {SCHEMA}.links (dst);
+CREATE INDEX IF NOT EXISTS links_changes ON {SCHEMA}.links (team, project, seq);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.counters (
+    team text NOT NULL,
+    name text NOT NULL,
+    value bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (team, name)
+);
+CREATE OR REPLACE FUNCTION {SCHEMA}.next_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.seq := nextval('{SCHEMA}.changes');
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER memories_change BEFORE UPDATE ON {SCHEMA}.memories
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
+CREATE OR REPLACE TRIGGER links_change BEFORE UPDATE ON {SCHEMA}.links
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
+-- Members' roles do not own the tables, so they may not ANALYZE them; they may ask the owner's function to,
+-- when a push grew the table past what the planner's statistics know (it would scan instead of using the index).
+CREATE OR REPLACE FUNCTION {SCHEMA}.refresh_statistics() RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog AS $$
+BEGIN
+    ANALYZE {SCHEMA}.memories;
+END $$;
+REVOKE ALL ON FUNCTION {SCHEMA}.refresh_statistics() FROM PUBLIC;
+INSERT INTO {SCHEMA}.meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+"""
+
+
+def without_common(match: str, common: dict[str, int]) -> str:
+    """An FTS5 OR-expression without its common terms (the three rarest stay when only those are left)."""
+    if not common:
+        return match
+    terms = [t for t in _FTS_EXPR_TERM.findall(match)]
+    kept = [t for t in terms if t.lower() not in common]
+    if not kept:
+        kept = sorted(terms, key=lambda t: common.get(t.lower(), 0))[:3]
+    return " OR ".join(f'"{t}"' for t in kept)
+
+
+def terms_text(text: str, keywords: str) -> str:
+    """The words the full-text index holds for a memory: the same terms FTS5 gets on SQLite."""
+    return " ".join(t for t in dict.fromkeys([*fts_terms(text), *keywords.split()]) if _LEXEME_OK.match(t))
+
+
+def tsquery(match: str) -> str:
+    """An FTS5 OR-expression of quoted terms (what `dedup.match_expression` builds) as a tsquery text:
+    each term quoted, a phrase's words joined by `<->`; terms that are not plain words are left out."""
+    alternatives = []
+    for found in _FTS_EXPR_TERM.finditer(match):
+        words = [w for w in found.group(1).replace('""', '"').lower().split() if _LEXEME_OK.match(w)]
+        if words:
+            alternatives.append(" <-> ".join(f"'{w}'" for w in words))
+    return " | ".join(alternatives)

@@ -1,0 +1,140 @@
+"""Which team server, team and projects this machine syncs: `$XDG_CONFIG_HOME/miner/team.json`.
+
+The file holds the server's URL without its password, the team id, this member's
+name and the projects joined (local project root: the team's key for it). A password
+comes only from `MINER_TEAM_URL` (which replaces the file's URL) or libpq's own
+`PGPASSWORD` and `~/.pgpass`: nothing the miner writes ever holds one.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+
+TEAM_FILE = "team.json"
+URL_ENV = "MINER_TEAM_URL"
+_KEY_RE = re.compile(r"^[\w.\-/:@]{1,200}$")
+
+
+class TeamError(ValueError):
+    """A team command cannot do what was asked; the message says why and what to do, in one line."""
+
+
+@dataclass
+class TeamSettings:
+    url: str = ""
+    team: str = ""
+    member: str = ""
+    projects: dict[str, str] = field(default_factory=dict)
+
+    def server_url(self) -> str:
+        """The URL to connect with: `MINER_TEAM_URL` when set (it may carry a password), else the file's."""
+        return os.environ.get(URL_ENV) or self.url
+
+    def key_of(self, project: str) -> str | None:
+        """The team's key for a local project root, or None when the project has not joined."""
+        return self.projects.get(project)
+
+
+def team_path() -> Path:
+    return paths.config_dir() / TEAM_FILE
+
+
+def load() -> TeamSettings:
+    """The team settings; empty ones when this machine joined nothing. A broken file is one line."""
+    try:
+        data = json.loads(team_path().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return TeamSettings()
+    except (OSError, ValueError) as exc:
+        raise TeamError(f"{team_path()} is not valid JSON ({exc}); fix it or run `miner team leave --all`") from None
+    if not isinstance(data, dict) or not isinstance(data.get("projects", {}), dict):
+        raise TeamError(f"{team_path()} is not a team file; fix it or run `miner team leave --all`")
+    return TeamSettings(str(data.get("url", "")), str(data.get("team", "")), str(data.get("member", "")),
+                        {str(k): str(v) for k, v in data.get("projects", {}).items()})
+
+
+def save(settings: TeamSettings) -> None:
+    """Write the settings (private to the user); the URL is written without a password."""
+    path = team_path()
+    paths.ensure_private_dir(path.parent)
+    data = {"url": without_password(settings.url), "team": settings.team, "member": settings.member,
+            "projects": dict(sorted(settings.projects.items()))}
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+    os.replace(tmp, path)
+
+
+def without_password(url: str) -> str:
+    """A PostgreSQL URL or key=value string with its password left out (libpq's parser reads it)."""
+    if not url:
+        return url
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        params = conninfo_to_dict(url)
+    except ProgrammingError as exc:
+        raise TeamError(f"not a PostgreSQL URL ({str(exc).splitlines()[0]}): give postgresql://user@host/db") from None
+    had = params.pop("password", None) is not None
+    if not had and url.startswith(("postgresql://", "postgres://")):
+        return url
+    return make_conninfo(**params)
+
+
+def has_password(url: str) -> bool:
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return bool(conninfo_to_dict(url).get("password"))
+    except Exception:  # noqa: BLE001 - an unreadable URL is reported where it is used
+        return False
+
+
+def default_member() -> str:
+    """This member's name on the team: `MINER_TEAM_MEMBER`, else user@host."""
+    name = os.environ.get("MINER_TEAM_MEMBER")
+    if name:
+        return name
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "someone"
+    return f"{user}@{socket.gethostname()}"
+
+
+def default_key(project: str) -> str:
+    """The team's key for a project: its git remote `origin` (host/path, no user or scheme), else its folder's name.
+
+    The same repository cloned to different folders on different machines gets the same key.
+    """
+    try:
+        done = subprocess.run(["git", "-C", project, "config", "--get", "remote.origin.url"], capture_output=True,
+                              text=True, timeout=5)
+        remote = done.stdout.strip() if done.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        remote = ""
+    if remote:
+        remote = re.sub(r"^[a-z+]+://", "", remote)
+        remote = re.sub(r"^[^@/]+@", "", remote)
+        remote = remote.replace(":", "/", 1) if ":" in remote.split("/", 1)[0] else remote
+        remote = re.sub(r"\.git$", "", remote.rstrip("/"))
+        if _KEY_RE.match(remote):
+            return remote.lower()
+    return Path(project).name or "project"
+
+
+def check_key(key: str) -> str:
+    if not _KEY_RE.match(key):
+        raise TeamError(f"{key!r} is not a project key: use letters, digits and . - / : @ (at most 200)")
+    return key

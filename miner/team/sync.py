@@ -1,0 +1,471 @@
+"""Push what changed here to the team's server, pull what changed there: one truth on every machine.
+
+**Push.** A local memory is pending when it is shareable and differs from what it
+was when last in step with the team (its signature: state, wording, evidence count).
+Each is routed through `dedup.Deduper` on the team's `PgStore`, the same three
+layers as on one machine: an exact repeat (by anyone) merges evidence, a paraphrase
+merges, a later change of mind supersedes with history. Batches run in one server
+transaction each, under an advisory lock on the project, and are recorded here only
+after the server committed: a sync killed at any point and run again repeats nothing
+(evidence is unique per entry, an exact repeat finds its memory). Then local
+supersede links and forgets (as tombstones) go up; two members who replaced the same
+memory at once both stay, the later change current and the earlier in its history.
+
+**Pull.** Every memory and link of the project changed on the server after the
+local cursor, in the order they changed: a team memory seen for the first time is
+added here (source `team`), one already here takes the team's wording and state,
+two local memories the team merged become one (the other closed, linked). Cursors
+move in the same local transaction as the rows.
+
+**Never shared:** preferences (unless shared with `miner team share`), global
+memories, quarantined ones, anything of an excluded project, a memory forgotten
+before it was ever pushed, the archive, evidence words (only who, which session,
+when), transcript paths; and a memory in which redaction still finds a secret.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..memory.dedup import CANDIDATES, CURRENT_STATES, NEAR_STATES, Deduper, match_expression
+from ..memory.records import NewMemory, StoredMemory, now_iso
+from ..memory.store import Store
+from ..textutil import content_hash, fts_terms, short
+from .settings import TeamError, TeamSettings
+
+SHARED_CATEGORIES = ("decision", "fact", "todo")
+BATCH = 500
+PULL_PAGE = 2000
+
+
+@dataclass
+class Report:
+    """What one sync did, for `miner team sync` and `status`."""
+
+    pushed: int = 0  # local memories sent up (new team memories, merges and updates)
+    created: int = 0  # of those, new on the server
+    merged: int = 0  # of those, merged into a team memory (exact or paraphrase)
+    superseded: int = 0  # supersede links and tombstones sent up
+    conflicts: int = 0  # two members' replacements of one memory resolved
+    withheld: int = 0  # redaction still finds a secret: never sent
+    pulled: int = 0  # team memories changed on the server, taken in here
+    added: int = 0  # of those, new here
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"pushed {self.pushed} ({self.created} new, {self.merged} merged)",
+                 f"pulled {self.pulled} ({self.added} new here)"]
+        if self.superseded:
+            parts.append(f"{self.superseded} supersede/forget sent")
+        if self.conflicts:
+            parts.append(f"{self.conflicts} concurrent change(s) resolved")
+        if self.withheld:
+            parts.append(f"{self.withheld} withheld (a secret)")
+        return ", ".join(parts) + f" in {self.seconds:.2f} s"
+
+
+def signature(memory: StoredMemory) -> str:
+    """What a memory was when last in step with the team: a change to any part makes it pending."""
+    return f"{memory.state}|{content_hash(memory.text)}|{memory.evidence_count}|{memory.category}"
+
+
+def shareable(memory: StoredMemory, shared: set[int]) -> bool:
+    """May this memory reach the team at all (before the secret check)?"""
+    if memory.scope != "project" or memory.state == "quarantined":
+        return False
+    return memory.category in SHARED_CATEGORIES or memory.id in shared
+
+
+def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
+    """The project's local memories whose change the team has not seen, oldest first."""
+    mapped = store.team_map(team)
+    shared = store.team_shared()
+    out = []
+    for memory in store.project_memories(project):
+        if not shareable(memory, shared):
+            continue
+        known = mapped.get(memory.id)
+        if known is None and memory.state == "forgotten":
+            continue  # forgotten before the team ever saw it: nothing to tell
+        if known is None or known[1] != signature(memory):
+            out.append(memory)
+    out.sort(key=lambda m: (m.first_seen, m.id))
+    return out
+
+
+def _as_stored(memory_id: int, new: NewMemory) -> StoredMemory:
+    """A team memory as `insert_memory` just made it from `new` (no round trip to read it back)."""
+    ts = new.ts
+    return StoredMemory(memory_id, new.project, new.category, new.text, "active", bool(new.tentative), new.scope,
+                        new.confidence, False, new.rule_id, new.role, new.source, new.session_id, new.transcript,
+                        new.entry_uuid, new.git_branch, ts, ts, ts, None, 1, 1, 0, " ".join(new.keywords),
+                        new.subject, new.value)
+
+
+def _secret_free(memory: StoredMemory) -> bool:
+    from ..extract.redact import redact_memory
+
+    return not redact_memory(memory.text, memory.subject, memory.value, memory.keywords.split())[4]
+
+
+class Sync:
+    """One project's sync between a local `Store` and the team's `PgStore`."""
+
+    def __init__(self, store: Store, remote, settings: TeamSettings, project: str, key: str,
+                 progress: Callable[[int, int], None] | None = None):
+        if not settings.team:
+            raise TeamError("this machine has joined no team: run `miner team join URL` in the project")
+        self.store, self.remote, self.project, self.key = store, remote, project, key
+        self.team = settings.team
+        self.deduper = Deduper(remote)
+        self.progress = progress
+        self.report = Report()
+        self._common: dict[str, int] | None = None  # words that find everything: left out of look-ups
+        self._server_common: dict[str, int] | None = None  # of those, the server's (`common_terms`) ...
+        self._common_at = 0  # ... as they were when this sync had made this many memories
+        self._made: dict[str, list[int]] = {}  # word -> team memories this sync created, for later batch members
+        self._made_memories: dict[int, StoredMemory] = {}  # those of them unchanged since, as they were made
+
+    # --- push ---------------------------------------------------------------------------------
+
+    def push(self) -> None:
+        todo = pending(self.store, self.team, self.project)
+        closed: list[StoredMemory] = []
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start : start + BATCH]
+            mapped = self.store.team_map(self.team)
+            done: list[tuple[int, int, str]] = []
+            with self.remote.atomic():
+                self.remote.lock_project(self.key)
+                batch = [m for m in batch if _secret_free(m)]
+                self.report.withheld += len(todo[start : start + BATCH]) - len(batch)
+                nearby = self._look_up(batch, mapped)
+                with self.remote.pipeline():
+                    for memory in batch:
+                        known = mapped.get(memory.id)
+                        remote_id = self._push_memory(memory, known[0] if known else None, nearby.get(memory.id))
+                        # A closed memory stays pending until its supersede or forget went up too.
+                        done.append((memory.id, remote_id,
+                                     signature(memory) if memory.state in CURRENT_STATES else ""))
+                        if memory.state not in CURRENT_STATES:
+                            closed.append(memory)
+            with self.store.atomic():
+                self.store.set_team_map(self.team, done)
+            if self.progress:
+                self.progress(min(start + BATCH, len(todo)), len(todo))
+        if closed:
+            self._push_closures(closed)
+
+    def _new(self, memory: StoredMemory, evidence) -> NewMemory:
+        return NewMemory(project=self.key, category=memory.category, text=memory.text, confidence=memory.confidence,
+                         rule_id=memory.rule_id, role=evidence.role or memory.role, session_id=evidence.session_id,
+                         transcript="", entry_uuid=evidence.entry_uuid, ts=evidence.ts or memory.first_seen,
+                         tentative=memory.tentative, scope="project", subject=memory.subject, value=memory.value,
+                         keywords=tuple(memory.keywords.split()), source=memory.source, evidence_text=memory.text)
+
+    def _look_up(self, batch: list[StoredMemory], mapped: dict) -> dict[int, list[StoredMemory]]:
+        """The exact and near-duplicate candidates of a batch's new memories, asked of the server at once
+        (two round trips), under the project's lock: {local id: candidates}."""
+        fresh = [m for m in batch if m.id not in mapped]
+        if not fresh:
+            return {}
+        # The project's words common on the server (read again once this sync grew it by a quarter), and those
+        # common among what this sync made.
+        if self._server_common is None or self.report.created > 1.25 * self._common_at + 200:
+            self._server_common, self._common_at = self.remote.common_terms(self.key), self.report.created
+        bound = self._made_bound()
+        self._common = {**self._server_common,
+                        **{word: len(ids) for word, ids in self._made.items() if len(ids) > bound}}
+        self.remote.prefetch_exact(self.key, [content_hash(m.text) for m in fresh])
+        matches = [match_expression(m.text, self.deduper.comparer) for m in fresh]
+        found = self.remote.similar_batch(self.key, matches, NEAR_STATES, self._common, CANDIDATES)
+        self.remote.reserve_ids(len(fresh))
+        return {m.id: list(cands) for m, cands in zip(fresh, found)}
+
+    def _made_bound(self) -> int:
+        return max(50, int(0.02 * self.report.created))
+
+    def _batch_neighbours(self, memory: StoredMemory, nearby: list[StoredMemory]) -> list[StoredMemory]:
+        """Add the team memories made earlier in this batch that share an uncommon word with `memory`
+        (the batch's look-up ran before they existed)."""
+        bound = self._made_bound()  # a word common among them tells nothing either
+        shared: dict[int, int] = {}
+        for word in set(fts_terms(memory.text)) - set(self._common or {}):
+            made = self._made.get(word, ())
+            if len(made) <= bound:
+                for i in made:
+                    shared[i] = shared.get(i, 0) + 1
+        for m in nearby:
+            shared.pop(m.id, None)
+        ids = sorted(shared, key=lambda i: (-shared[i], -i))[:CANDIDATES]
+        known = [self._made_memories[i] for i in ids if i in self._made_memories]
+        asked = [i for i in ids if i not in self._made_memories]  # changed since it was made: as it is now
+        return nearby + known + (self.remote.memories_by_id(asked) if asked else [])
+
+    def _push_memory(self, memory: StoredMemory, remote_id: int | None,
+                     nearby: list[StoredMemory] | None = None) -> int:
+        """Route one local memory's evidence to the team; returns the team memory it is (or merged into)."""
+        evidence = self.store.evidence(memory.id) or []
+        if not evidence:
+            from ..memory.records import Evidence
+
+            evidence = [Evidence(0, memory.id, memory.session_id, "", memory.entry_uuid, memory.role,
+                                 memory.first_seen, memory.rule_id, memory.text)]
+        self.report.pushed += 1
+        first, rest = evidence[0], evidence[1:]
+        if remote_id is None or self.remote.get(remote_id) is None:
+            if nearby is not None:
+                nearby = [m for m in self._batch_neighbours(memory, nearby) if m.state in NEAR_STATES]
+            new = self._new(memory, first)
+            outcome = self.deduper.add(new, nearby)
+            remote_id = outcome.memory_id
+            for changed in (remote_id, *outcome.superseded, outcome.superseded_by):
+                self._made_memories.pop(changed, None)
+            if outcome.created:
+                self.report.created += 1
+                for word in fts_terms(memory.text):
+                    self._made.setdefault(word, []).append(remote_id)
+                if not outcome.superseded_by:
+                    self._made_memories[remote_id] = _as_stored(remote_id, new)
+            else:
+                self.report.merged += 1
+        else:
+            team_memory = self.remote.get(remote_id)
+            new = self._new(memory, first)
+            if team_memory.text != memory.text and (memory.last_seen or "") >= team_memory.last_seen:
+                self.remote.reword(remote_id, new)  # this member's newer wording
+            rest = evidence
+        for row in rest:
+            self.remote.merge_evidence(remote_id, self._new(memory, row))
+        return remote_id
+
+    def _push_closures(self, closed: list[StoredMemory]) -> None:
+        """Local supersede links and forgets of memories the team has, then their signatures."""
+        mapped = self.store.team_map(self.team)
+        done = []
+        with self.remote.atomic():
+            self.remote.lock_project(self.key)
+            for memory in closed:
+                target = mapped.get(memory.id)
+                if target is None:
+                    continue
+                team_memory = self.remote.get(target[0])
+                if memory.state == "forgotten":
+                    if team_memory.state != "forgotten":
+                        self.remote.set_state(target[0], "forgotten", f"forgotten by {self.remote.member}")
+                        self.report.superseded += 1
+                elif memory.state == "superseded":
+                    for link in self.store.supersede_links([memory.id]):
+                        newer = mapped.get(link.src) if link.dst == memory.id else None
+                        if newer is None or newer[0] == target[0]:
+                            continue
+                        self._supersede(newer[0], target[0], link.reason, link.was, memory.valid_to or now_iso())
+                done.append((memory.id, target[0], signature(memory)))
+        with self.store.atomic():
+            self.store.set_team_map(self.team, done)
+
+    def _supersede(self, newer: int, older: int, reason: str, was: str, at: str) -> None:
+        """Link `newer` over `older` on the server; when another member's change already replaced `older`,
+        the later of the two changes stands and the earlier goes into its history."""
+        if any(src == newer for src, _state in self.remote.superseders(older)):
+            return
+        rivals = [src for src, state in self.remote.superseders(older) if state in CURRENT_STATES and src != newer]
+        self.remote.supersede(newer, older, reason, was, at)
+        self.report.superseded += 1
+        for rival in rivals:
+            a, b = self.remote.get(rival), self.remote.get(newer)
+            later, earlier = (b, a) if (b.valid_from, b.id) >= (a.valid_from, a.id) else (a, b)
+            self.remote.supersede(later.id, earlier.id, "two members changed it at once: the later change stands",
+                                  short(earlier.text), at=later.valid_from)
+            self.remote.bump("team_conflicts_resolved")
+            self.report.conflicts += 1
+
+    # --- pull ---------------------------------------------------------------------------------
+
+    def pull(self) -> None:
+        state = self.store.team_state(self.team, self.project)
+        cursor, link_cursor = int(state.get("memories", 0)), int(state.get("links", 0))
+        while True:
+            rows = self.remote.changed_memories(self.key, cursor, PULL_PAGE)
+            if not rows:
+                break
+            with self.store.atomic():
+                self._take_memories(rows)
+                cursor = rows[-1][0]
+                self.store.set_team_state(self.team, self.project, {"memories": cursor})
+        while True:
+            links = self.remote.changed_links(self.key, link_cursor, PULL_PAGE)
+            if not links:
+                break
+            with self.store.atomic():
+                self._take_links([link for _seq, link in links])
+                link_cursor = links[-1][0]
+                self.store.set_team_state(self.team, self.project, {"links": link_cursor})
+        self._resolve_doubles()
+
+    def _locals_by_remote(self) -> dict[int, list[int]]:
+        by_remote: dict[int, list[int]] = {}
+        for local, (remote, _synced) in self.store.team_map(self.team).items():
+            by_remote.setdefault(remote, []).append(local)
+        return by_remote
+
+    def _take_memories(self, rows: list[tuple[int, StoredMemory, str, str]]) -> None:
+        store = self.store
+        by_remote = self._locals_by_remote()
+        mapped = store.team_map(self.team)
+        done = []
+        for _seq, team_memory, member, reason in rows:
+            self.report.pulled += 1
+            locals_ = sorted(by_remote.get(team_memory.id, []))
+            if not locals_:
+                found = store.find_exact(self.project, content_hash(team_memory.text))
+                if found is not None and found.id not in mapped:
+                    locals_ = [found.id]
+                else:
+                    locals_ = [self._add_here(team_memory, member, reason)]
+                    self.report.added += 1
+            head = locals_[0]
+            local = store.get(head)
+            if mapped.get(head, (0, ""))[1] not in ("", signature(local)) and head in mapped:
+                continue  # changed here since: this machine's change goes up first, then comes back
+            if content_hash(local.text) != content_hash(team_memory.text):
+                store.reword(head, self._as_new(team_memory))
+            if local.state != team_memory.state:
+                if team_memory.state in CURRENT_STATES and local.state in ("superseded", "forgotten"):
+                    store.reopen(head, reason or "current again on the team")
+                else:  # a supersede's link and its "was" note follow with the links
+                    store.set_state(head, team_memory.state, reason)
+            done.append((head, team_memory.id, signature(store.get(head))))
+        store.set_team_map(self.team, done)
+
+    def _as_new(self, team_memory: StoredMemory) -> NewMemory:
+        return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
+                         confidence=team_memory.confidence, rule_id=team_memory.rule_id or "team",
+                         role=team_memory.role, session_id=team_memory.session_id, transcript="",
+                         entry_uuid=team_memory.entry_uuid, ts=team_memory.first_seen, tentative=team_memory.tentative,
+                         scope="project", subject=team_memory.subject, value=team_memory.value,
+                         keywords=tuple(team_memory.keywords.split()), source="team")
+
+    def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
+        memory_id = self.store.insert_memory(self._as_new(team_memory), state=team_memory.state)
+        self.store.set_state(memory_id, team_memory.state, reason or f"from the team ({member})")
+        return memory_id
+
+    def _take_links(self, links) -> None:
+        store = self.store
+        by_remote = self._locals_by_remote()
+        done = []
+        for link in links:
+            src, dst = by_remote.get(link.src), by_remote.get(link.dst)
+            if not src or not dst or min(src) == min(dst) or link.kind != "supersedes":
+                continue
+            newer, older = min(src), min(dst)
+            if store.get(older).state in CURRENT_STATES:
+                team_memory = self.remote.get(link.dst)
+                if team_memory is None or team_memory.state in CURRENT_STATES:  # reopened on the team since
+                    store.note_replacement(newer, older, link.reason, link.created_at)
+                    continue
+            # The link with its "was" note; closes the older memory here when it is still open.
+            store.supersede(newer, older, link.reason, link.was, at=link.created_at)
+            done.append((older, link.dst, signature(store.get(older))))
+        store.set_team_map(self.team, done)
+
+    def _resolve_doubles(self) -> None:
+        """Local memories the team merged into one: the first stays, the others close as its repeats."""
+        doubles = [sorted(ids) for ids in self._locals_by_remote().values() if len(ids) > 1]
+        if not doubles:
+            return
+        done = []
+        with self.store.atomic():
+            for ids in doubles:
+                head = ids[0]
+                for other in ids[1:]:
+                    local = self.store.get(other)
+                    if local.state in CURRENT_STATES:
+                        self.store.supersede(head, other, "the team holds these as one memory", short(local.text))
+                    done.append((other, self._remote_of(other), signature(self.store.get(other))))
+            self.store.set_team_map(self.team, done)
+
+    def _remote_of(self, local_id: int) -> int:
+        return self.store.team_map(self.team)[local_id][0]
+
+    # --- both -----------------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        began = time.perf_counter()
+        self.push()
+        self.pull()
+        self.report.seconds = time.perf_counter() - began
+        with self.store.atomic():
+            self.store.set_team_state(self.team, self.project, {
+                "last_sync": now_iso(), "last_report": self.report.line(),
+                "conflicts_resolved": int(self.store.team_state(self.team, self.project).get(
+                    "conflicts_resolved", 0)) + self.report.conflicts})
+        return self.report
+
+
+# --- entry points ------------------------------------------------------------------------------------
+
+
+def connect(settings: TeamSettings, connect_timeout: int = 10):
+    """The team's `PgStore`; `PgStoreError` (one line, no password) when it cannot be reached."""
+    from ..memory.pgstore import PgStore
+
+    if not settings.server_url():
+        raise TeamError("no team server: run `miner team join URL` in the project, or set MINER_TEAM_URL")
+    return PgStore(settings.server_url(), settings.team, settings.member, connect_timeout=connect_timeout)
+
+
+def sync_project(store: Store, settings: TeamSettings, project: str, remote=None,
+                 progress: Callable[[int, int], None] | None = None, wait_s: float = 600) -> Report:
+    """Push then pull one joined project, one sync of it at a time on this machine (a second one waits up to
+    `wait_s`, then gives up: the running one sends what it finds, the next sync the rest)."""
+    from ..runtime import locks
+    from ..runtime.exclusions import is_excluded
+
+    key = settings.key_of(project)
+    if key is None:
+        raise TeamError(f"{project} has not joined the team: run `miner team join` in it")
+    if is_excluded(project):
+        raise TeamError(f"{project} is excluded from mining: nothing of it is shared (`miner exclude list`)")
+    fd = locks.acquire_named(f"team-{key}", wait_s=wait_s)
+    if fd is None:
+        raise TeamError("another sync of this project is still running; try again when it is done")
+    own = remote is None
+    try:
+        remote = remote or connect(settings)
+        return Sync(store, remote, settings, project, key, progress).run()
+    finally:
+        if own and remote is not None:
+            remote.close()
+        locks.release(fd)
+
+
+def sync_after_mining(projects: set[str], note: Callable[[str], None]) -> None:
+    """The background worker's sync of the joined projects it mined (quietly: a failure is a note, never an
+    error, and what was not sent stays pending for the next one)."""
+    try:
+        from . import settings as settings_mod
+
+        settings = settings_mod.load()
+    except Exception as exc:  # noqa: BLE001 - a broken team file must not stop mining
+        note(f"team sync skipped: {exc}")
+        return
+    joined = [p for p in sorted(projects) if settings.key_of(p) is not None]
+    if not joined:
+        return
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        note("team sync skipped: psycopg is missing (pip install 'transcript-miner[team]')")
+        return
+    for project in joined:
+        try:
+            with Store() as store:
+                report = sync_project(store, settings, project, wait_s=0)
+            note(f"team sync of {settings.key_of(project)}: {report.line()}")
+        except Exception as exc:  # noqa: BLE001 - offline or refused: the next sync catches up
+            note(f"team sync of {settings.key_of(project)} not done: {str(exc).splitlines()[0] if str(exc) else exc}")

@@ -1,0 +1,449 @@
+"""Team memory on a real PostgreSQL server: three machines converge, nothing private leaves one, a killed sync
+repeats nothing, two members' changes both survive, and the hooks never wait for the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="the team extra (psycopg) is not installed")
+
+from conftest import REPO, subprocess_env  # noqa: E402
+from team_support import KEY, Machine, distinct_statements, server_view, sync_until_stable  # noqa: E402
+
+from miner.memory import corrections  # noqa: E402
+from miner.memory.pgstore import PgStore, PgStoreError, describe  # noqa: E402
+from miner.team import settings as settings_mod  # noqa: E402
+from miner.team.sync import pending, sync_after_mining, sync_project  # noqa: E402
+from miner.textutil import content_hash  # noqa: E402
+
+pytestmark = pytest.mark.team
+
+
+@pytest.fixture
+def machines(tmp_path, pg_url):
+    made = [Machine(tmp_path, name, pg_url) for name in ("ana", "ben", "chi")]
+    yield made
+    for machine in made:
+        machine.close()
+
+
+def server_rows(url: str) -> str:
+    """Every row of every team table on the server, as text: what a leak would have to be in."""
+    with psycopg.connect(url) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'miner'")]
+        assert {"memories", "evidence", "links", "memory_hashes"} <= set(tables)
+        return "\n".join(str(row) for table in tables for row in conn.execute(f"SELECT * FROM miner.{table}"))
+
+
+# --- convergence -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ten_thousand_memories_on_three_machines_converge_with_none_lost_or_doubled(machines, pg_url):
+    ana, ben, chi = machines
+    statements = distinct_statements(10_000, seed=7)
+    for i, machine in enumerate(machines):
+        machine.mine_many(statements[i::3])
+    # The same words said on two machines (an exact repeat across members) ...
+    repeats = statements[:300:3]  # all of them ana's
+    ben.mine_many(repeats, ts="2026-02-02T10:00:00Z")
+    # ... a paraphrase on another machine, and a change of mind that crosses machines.
+    ana.mine("We'll use PostgreSQL as the main database.", ts="2026-02-01T09:00:00Z")
+    chi.mine("We will use Postgres as the main DB.", ts="2026-02-03T09:00:00Z")
+    ana.mine("Use MySQL for the cache store.", subject="cache store", value="MySQL", ts="2026-02-01T08:00:00Z")
+    ben.mine("Use Redis for the cache store.", subject="cache store", value="Redis", ts="2026-02-04T08:00:00Z")
+
+    rounds = sync_until_stable(machines)
+
+    expected = {text for text, _ in statements} | {"We will use Postgres as the main DB.",
+                                                  "Use Redis for the cache store."}
+    on_server = server_view(pg_url)
+    assert len(on_server) == len(set(on_server)) == len(expected)  # 0 doubled
+    assert set(on_server) == expected  # 0 lost; the paraphrase merged, the older choice closed
+    for machine in machines:
+        view = machine.team_view()
+        assert view == on_server, f"{machine.name} differs from the team after {rounds} rounds"
+        mapped = machine.store.team_map("acme")
+        current = [m.id for m in machine.store.list_memories(machine.project, limit=10**6)]
+        remote_ids = [mapped[i][0] for i in current]
+        assert len(remote_ids) == len(set(remote_ids))  # no team memory twice on one machine
+        assert not pending(machine.store, "acme", machine.project)
+    with PgStore(pg_url, "acme") as remote:
+        repeated = remote.find_exact(KEY, content_hash(repeats[0][0]))
+        assert remote.evidence_members(repeated.id) == ["ana", "ben"] and repeated.evidence_count == 2
+        mysql = [m for m in remote.project_memories(KEY) if m.value == "MySQL"][0]
+        assert mysql.state == "superseded"
+        assert [link.reason for link in remote.links(mysql.id)]  # the history says why
+    # The change of mind reached the machine that said the older choice, with its history.
+    old = [m for m in ana.all_memories() if m.text == "Use MySQL for the cache store."][0]
+    assert old.state == "superseded" and ana.store.supersede_links([old.id])
+
+
+def test_a_sync_replayed_from_the_start_changes_nothing(machines, pg_url):
+    ana, ben, _ = machines
+    ana.mine_many(distinct_statements(40, seed=1))
+    ana.mine("Use pnpm for this repo.", session="ana-s9")
+    ana.sync()
+    before = server_rows(pg_url)
+    # Forget every record of having synced (as if each batch's answer had been lost) and sync again.
+    with ana.store.atomic():
+        ana.store.db.execute("DELETE FROM team_map")
+        ana.store.db.execute("DELETE FROM team_sync")
+    ana.sync()
+    after = server_rows(pg_url)
+    strip = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z|, \d+\)$", re.M)  # update times and change numbers move
+    assert len(before.splitlines()) == len(after.splitlines())
+    assert strip.sub("", before).count("Use pnpm") == strip.sub("", after).count("Use pnpm") == 2  # row + evidence
+    assert sorted(ana.team_view()) == server_view(pg_url)
+
+
+def test_a_sync_killed_mid_push_and_run_again_gives_the_same_set(tmp_path, pg_url, isolated_home):
+    from miner import paths
+    from miner.memory.store import Store
+
+    project = str(tmp_path / "work" / "shop")
+    Path(project).mkdir(parents=True)
+    statements = distinct_statements(6_000, seed=11)
+    machine = Machine.__new__(Machine)  # a machine whose store is the one `miner` itself opens
+    machine.name, machine.project, machine.entries = "ana", project, 0
+    machine.store = Store(paths.db_path())
+    from miner.memory.dedup import Deduper
+
+    machine.deduper = Deduper(machine.store)
+    machine.mine_many(statements)
+    machine.store.close()
+    settings_mod.save(settings_mod.TeamSettings(pg_url, "acme", "ana", {project: KEY}))
+    command = [sys.executable, "-I", "-m", "miner", "team", "sync", "--project", project]
+    env = subprocess_env()
+    child = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        while time.monotonic() < deadline and child.poll() is None:
+            if conn.execute("SELECT to_regclass('miner.memories')").fetchone()[0] and \
+                    conn.execute("SELECT COUNT(*) FROM miner.memories").fetchone()[0] >= 500:
+                break
+            time.sleep(0.02)
+    assert child.poll() is None, "the sync ended before it could be killed: give it more to push"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        halfway = conn.execute("SELECT COUNT(*) FROM miner.memories").fetchone()[0]
+    assert 0 < halfway < len(statements)
+
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = sorted(text for text, _ in statements)
+    assert server_view(pg_url) == expected
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM miner.evidence").fetchone()[0] == len(statements)  # none twice
+    with Store(paths.db_path()) as store:
+        assert not pending(store, "acme", project)
+        assert len(store.team_map("acme")) == len(statements)
+
+
+# --- what never leaves a machine ------------------------------------------------------------------------------
+
+
+def test_secrets_private_text_and_personal_memories_never_reach_the_server(tmp_path, machines, pg_url, pipeline):
+    from miner import config as config_mod
+    from miner.runtime.mine import Miner
+    from tests.builders import Session
+
+    ana = machines[0]
+    # Mined as always: <private> text is dropped and a secret redacted before anything is stored.
+    session = Session(tmp_path / "s.jsonl", cwd=ana.project)
+    session.user("We decided to deploy the shop with Fly. <private>The launch date is the 14th of May.</private>")
+    session.user("Use the staging database at db.internal, the password is hunter2-Zq81-Lx0p-77Ab.")
+    session.user("I prefer short answers without summaries.")
+    Miner(ana.store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    # What redaction would catch now but a memory still holds (an older version stored it), and the kinds
+    # that are never shared: a global memory, a quarantined one, one forgotten before any sync.
+    secret = "AKIA" + "QWERTYUIOPASDFGH"
+    ana.mine(f"The deploy key for staging is {secret}.", category="fact")
+    ana.mine("Answer in French in every project.", category="decision", scope="global")
+    quarantined = ana.mine("The assistant must push to main without review.", category="decision")
+    forgotten = ana.mine("The shop's owner is moving to Lisbon.", category="fact")
+    with ana.store.atomic():
+        ana.store.set_state(quarantined, "quarantined", "test")
+        ana.store.set_state(forgotten, "forgotten", "test")
+
+    report = ana.sync()
+
+    rows = server_rows(pg_url)
+    assert "Fly" in rows  # the decision went up
+    for never in ("launch date", "14th of May", "hunter2", secret, "short answers", "French", "without review",
+                  "Lisbon", "/home/ana", "t.jsonl", str(tmp_path)):
+        assert never not in rows, f"{never!r} reached the server"
+    assert report.withheld == 1
+
+
+def test_a_preference_goes_to_the_team_only_when_shared(machines, pg_url):
+    ana, ben, _ = machines
+    mine = ana.mine("Always use tabs for indentation in this repo.", category="preference")
+    ana.sync()
+    assert "Always use tabs for indentation in this repo." not in server_view(pg_url)
+    with ana.store.atomic():
+        ana.store.set_team_shared(mine, True)
+    ana.sync()
+    ben.sync()
+    assert "Always use tabs for indentation in this repo." in server_view(pg_url)
+    assert any(m.text == "Always use tabs for indentation in this repo." for m in ben.all_memories())
+
+
+def test_an_excluded_project_is_never_synced(tmp_path, pg_url, isolated_home):
+    from miner.memory.store import Store
+    from miner.runtime.exclusions import add_exclusion
+    from miner.team.settings import TeamError
+
+    project = str(tmp_path / "secret-project")
+    add_exclusion(project)
+    settings = settings_mod.TeamSettings(pg_url, "acme", "ana", {project: KEY})
+    with Store(tmp_path / "m.db") as store, pytest.raises(TeamError, match="excluded"):
+        sync_project(store, settings, project)
+
+
+# --- one truth: forgets, concurrent changes, teams apart ---------------------------------------------------
+
+
+def test_a_forget_reaches_every_machine_as_a_tombstone(machines, pg_url):
+    ana, ben, _ = machines
+    memory_id = ana.mine("The billing service runs on port 7070.", category="fact")
+    ana.sync()
+    ben.sync()
+    assert "The billing service runs on port 7070." in ben.team_view()
+    with ana.store.atomic():
+        corrections.forget(ana.store, memory_id, "wrong")
+    ana.sync()
+    ben.sync()
+    assert "The billing service runs on port 7070." not in server_view(pg_url)
+    assert "The billing service runs on port 7070." not in ben.team_view()
+    copy = [m for m in ben.all_memories() if m.text == "The billing service runs on port 7070."][0]
+    assert copy.state == "forgotten"
+    with PgStore(pg_url, "acme") as remote:  # kept as a tombstone, not deleted
+        assert [m.state for m in remote.project_memories(KEY) if "7070" in m.text] == ["forgotten"]
+
+
+def test_two_members_changing_one_memory_at_once_keep_both_edits(machines, pg_url):
+    ana, ben, chi = machines
+    first = ana.mine("Releases are cut on Mondays.", category="decision", ts="2026-02-01T10:00:00Z")
+    ana.sync()
+    ben.sync()
+    theirs = [m.id for m in ben.all_memories() if m.text == "Releases are cut on Mondays."][0]
+    # Both correct it before either syncs: ana first, ben an hour later.
+    with ana.store.atomic():
+        corrections.correct(ana.store, first, "Releases are cut on Tuesdays after the stand-up.")
+    time.sleep(0.05)
+    with ben.store.atomic():
+        corrections.correct(ben.store, theirs, "Releases are cut every second Thursday.")
+    ana.sync()
+    ben.sync()
+    sync_until_stable(machines)
+    current = server_view(pg_url)
+    assert "Releases are cut every second Thursday." in current  # the later edit stands
+    assert "Releases are cut on Tuesdays after the stand-up." not in current
+    assert "Releases are cut on Mondays." not in current
+    with PgStore(pg_url, "acme") as remote:
+        rows = {m.text: m for m in remote.project_memories(KEY)}
+        earlier = rows["Releases are cut on Tuesdays after the stand-up."]
+        assert earlier.state == "superseded"  # kept as history, not lost
+        assert any(link.src == rows["Releases are cut every second Thursday."].id for link in remote.links(earlier.id))
+    for machine in machines:
+        assert machine.team_view() == current
+
+
+def test_teams_and_projects_on_one_server_stay_apart(tmp_path, pg_url):
+    ana = Machine(tmp_path, "ana", pg_url, team="acme")
+    zed = Machine(tmp_path, "zed", pg_url, team="other")
+    try:
+        ana.mine("The acme shop uses Stripe.", category="fact")
+        zed.mine("The other shop uses Adyen.", category="fact")
+        ana.sync()
+        zed.sync()
+        ana.sync()
+        assert server_view(pg_url, "acme") == ["The acme shop uses Stripe."]
+        assert server_view(pg_url, "other") == ["The other shop uses Adyen."]
+        assert ana.team_view() == ["The acme shop uses Stripe."]
+    finally:
+        ana.close()
+        zed.close()
+
+
+# --- offline, credentials, the hooks --------------------------------------------------------------------------
+
+
+def test_offline_a_machine_keeps_its_changes_and_catches_up(machines, pg_url, tmp_path):
+    ana = machines[0]
+    ana.mine("The docs site is built with Astro.", category="fact")
+    nowhere = f"postgresql://ana:pw-not-logged@/acme?host={tmp_path}/no-such-socket-dir"
+    ana.settings.url = nowhere
+    notes: list[str] = []
+    with pytest.raises(PgStoreError) as failed:
+        sync_project(ana.store, ana.settings, ana.project)
+    assert "pw-not-logged" not in str(failed.value) and "cannot reach the team server" in str(failed.value)
+    assert len(pending(ana.store, "acme", ana.project)) == 1  # nothing lost, still to send
+    ana.settings.url = pg_url
+    sync_project(ana.store, ana.settings, ana.project)
+    assert server_view(pg_url) == ["The docs site is built with Astro."]
+    assert not notes
+
+
+def test_credentials_are_kept_only_in_the_url_or_the_environment(tmp_path, pg_url, isolated_home):
+    url = "postgresql://member:s3cret-pass@db.example.org:5432/team?sslmode=require"
+    settings_mod.save(settings_mod.TeamSettings(url, "acme", "ana", {"/p": KEY}))
+    written = settings_mod.team_path().read_text()
+    assert "s3cret-pass" not in written and "db.example.org" in written
+    assert oct(settings_mod.team_path().stat().st_mode & 0o777) == "0o600"
+    assert "s3cret-pass" not in describe(url)
+    os.environ[settings_mod.URL_ENV] = url
+    try:
+        assert settings_mod.load().server_url() == url  # the environment gives it back to this run
+    finally:
+        del os.environ[settings_mod.URL_ENV]
+
+
+def test_the_worker_syncs_a_joined_project_after_mining_and_notes_failures(machines, pg_url, isolated_home):
+    ana = machines[0]
+    ana.mine("The image CDN is Bunny.", category="fact")
+    settings_mod.save(ana.settings)
+    # The worker opens the store at its usual place; point it at this machine's file.
+    from miner import paths
+
+    paths.ensure_private_dir(paths.db_path().parent)
+    ana.store.close()
+    os.replace(ana.store.path, paths.db_path())
+    notes: list[str] = []
+    sync_after_mining({ana.project, "/not/joined"}, notes.append)
+    assert server_view(pg_url) == ["The image CDN is Bunny."]
+    assert len(notes) == 1 and "team sync of" in notes[0]
+    settings_mod.save(settings_mod.TeamSettings("postgresql://x@/y?host=/nonexistent", "acme", "ana",
+                                                {ana.project: KEY}))
+    notes.clear()
+    sync_after_mining({ana.project}, notes.append)
+    assert len(notes) == 1 and "not done" in notes[0]
+    from miner.memory.store import Store
+
+    ana.store = Store(paths.db_path())
+
+
+def test_session_start_never_touches_the_team_server(claude_dir, tmp_path, python_exe, isolated_home):
+    """A joined project whose server cannot be reached: SessionStart answers from the local store as always,
+    and neither the hook nor anything it imports knows the team exists."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    settings_mod.save(settings_mod.TeamSettings("postgresql://x@10.255.255.1:5432/team?connect_timeout=30", "acme",
+                                                "ana", {str(project): KEY}))
+    payload = json.dumps({"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(project),
+                          "hook_event_name": "SessionStart", "source": "startup"})
+    probe = ("import runpy, sys; sys.argv = ['miner-hook', 'session-start'];\n"
+             "try:\n    runpy.run_module('miner.hooks', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "loaded = [m for m in sys.modules if m.startswith(('psycopg', 'miner.team', 'miner.memory.pgstore'))]\n"
+             "sys.stderr.write('LOADED=' + ','.join(loaded))")
+    done = subprocess.run([python_exe, "-I", "-c", probe], input=payload, capture_output=True, text=True,
+                          timeout=60, cwd=REPO, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    assert "LOADED=" in done.stderr and done.stderr.split("LOADED=")[-1].strip() == ""
+
+
+# --- the least-privileged role of the README, and the commands -------------------------------------------------
+
+
+def readme_role_sql() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split("<!-- team-role -->", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+
+
+def test_the_readmes_least_privileged_role_can_sync_and_cannot_delete(tmp_path, pg_url):
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    owner = conninfo_to_dict(pg_url)
+    role = f"member_{os.getpid()}_{tmp_path.name[-6:]}".replace("-", "_").lower()
+    with PgStore(pg_url, "acme"):  # `miner team setup` as the owner
+        pass
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(readme_role_sql().replace("miner_member", role).replace("teamdb", owner["dbname"]))
+    member_url = make_conninfo(**{**owner, "user": role})
+    ana, ben = Machine(tmp_path, "ana", member_url), Machine(tmp_path, "ben", member_url)
+    try:
+        for n, (text, category) in enumerate(distinct_statements(300, seed=3)):
+            (ana if n % 2 else ben).mine(text, category)
+        sync_until_stable([ana, ben])  # 300 rows: past what the planner knew, so statistics were refreshed
+        assert ana.team_view() == ben.team_view() == server_view(pg_url) and len(ana.team_view()) == 300
+        with psycopg.connect(member_url, autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("DELETE FROM miner.memories")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute("CREATE TABLE miner.other (x int)")
+    finally:
+        ana.close()
+        ben.close()
+
+
+def test_a_member_role_cannot_create_the_tables_and_is_told_what_to_do(pg_url, tmp_path):
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    role = f"newcomer_{os.getpid()}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    with pytest.raises(PgStoreError, match="miner team setup"):
+        PgStore(make_conninfo(**{**conninfo_to_dict(pg_url), "user": role}), "acme")
+
+
+def miner_cli(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-I", "-m", "miner", *args], capture_output=True, text=True, timeout=120,
+                          env=env or subprocess_env(), cwd=cwd or REPO)
+
+
+def test_join_status_sync_share_and_leave_from_the_command_line(tmp_path, pg_url, isolated_home):
+    project = tmp_path / "shop"
+    project.mkdir()
+    with_password = pg_url.replace("user=miner_admin", "user=miner_admin password=pw-kept-out")
+    joined = miner_cli("team", "join", with_password, "--team", "acme", "--key", KEY, "--member", "ana",
+                       "--project", str(project))
+    assert joined.returncode == 0, joined.stderr
+    assert "joined team 'acme'" in joined.stdout and "password was not saved" in joined.stdout
+    assert "pw-kept-out" not in joined.stdout + joined.stderr + settings_mod.team_path().read_text()
+    from miner.memory.store import Store
+
+    with Store() as store:
+        new = Machine.__new__(Machine)
+        new.name, new.project, new.entries, new.store = "ana", str(project), 0, store
+        from miner.memory.dedup import Deduper
+
+        new.deduper = Deduper(store)
+        new.mine("The shop's search runs on Meilisearch.", category="fact")
+        pref = new.mine("Keep answers short.", category="preference")
+    status = miner_cli("team", "status", "--project", str(project), "--offline")
+    assert status.returncode == 0 and "1 pending" in status.stdout, status.stdout + status.stderr
+    synced = miner_cli("team", "sync", "--project", str(project))
+    assert synced.returncode == 0 and "pushed 1 (1 new, 0 merged)" in synced.stdout, synced.stderr
+    status = miner_cli("team", "status", "--project", str(project))
+    assert "0 pending" in status.stdout and "1 current team memories" in status.stdout, status.stdout
+    shared = miner_cli("team", "share", str(pref))
+    assert shared.returncode == 0 and "will be shared" in shared.stdout
+    assert "1 pending" in miner_cli("team", "status", "--project", str(project), "--offline").stdout
+    refused = miner_cli("team", "share", "1")
+    assert refused.returncode != 0 and "decisions, facts and todos" in refused.stderr
+    left = miner_cli("team", "leave", "--project", str(project))
+    assert left.returncode == 0 and str(project) not in settings_mod.load().projects
+
+
+def test_team_commands_explain_bad_input_in_one_line(tmp_path, isolated_home):
+    bad = miner_cli("team", "join", "not a url at all", "--project", str(tmp_path))
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    nothing = miner_cli("team", "sync", "--project", str(tmp_path))
+    assert nothing.returncode != 0 and "has not joined" in nothing.stderr and "Traceback" not in nothing.stderr
+    assert "no team joined" in miner_cli("team", "status").stdout
+    for command in ("setup", "join", "sync", "status", "share", "leave"):
+        shown = miner_cli("team", command, "--help")
+        assert shown.returncode == 0 and "Usage:" in shown.stdout
