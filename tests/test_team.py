@@ -447,3 +447,30 @@ def test_team_commands_explain_bad_input_in_one_line(tmp_path, isolated_home):
     for command in ("setup", "join", "sync", "status", "share", "leave"):
         shown = miner_cli("team", command, "--help")
         assert shown.returncode == 0 and "Usage:" in shown.stdout
+
+
+def test_a_stop_hook_mines_and_the_worker_syncs_the_joined_project_by_itself(claude_dir, tmp_path, pg_url,
+                                                                            python_exe):
+    """Capture and sharing happen by themselves: Claude Code runs the Stop hook, whose background worker mines
+    the session and then syncs the joined project; the hook's own answer comes before any of that."""
+    from miner import paths
+    from miner.worker import running_workers
+    from tests.builders import Session
+
+    project = tmp_path / "shop"
+    project.mkdir()
+    settings_mod.save(settings_mod.TeamSettings(pg_url, "acme", "ana", {str(project): KEY}))
+    session = Session(claude_dir / "projects" / paths.encode_project(str(project)) / "s1.jsonl", cwd=str(project))
+    session.user("We decided to keep the order history in Postgres, not in Redis.")
+    session.assistant("Understood: order history stays in Postgres.")
+    stop = json.dumps({"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
+                       "hook_event_name": "Stop", "stop_hook_active": False})
+    done = subprocess.run([python_exe, "-I", "-m", "miner.hooks", "stop"], input=stop, capture_output=True,
+                          text=True, timeout=60, cwd=project, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 120
+    while running_workers(paths.data_dir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server_view(pg_url) == ["We decided to keep the order history in Postgres, not in Redis."]
+    log = (paths.logs_dir() / "worker.log").read_text(encoding="utf-8")
+    assert "team sync of example.org/acme/shop: pushed 1" in log
