@@ -318,7 +318,7 @@ def sync_team(projects: set[str]) -> None:
 
     if not team_settings.team_path().is_file():
         return  # no team joined: nothing imported, nothing to do
-    from .team.sync import sync_after_mining
+    from .team.service import sync_after_mining
 
     sync_after_mining(projects, note)
 

@@ -39,7 +39,7 @@ def fake_secrets(seed: int = 7) -> dict[str, list[str]]:
         "gitlab-token": ["glpat-" + fake(b64, 20, rng)],
         "slack-token": ["xoxb-" + fake(string.digits, 12, rng) + "-" + fake(ALNUM, 24, rng),
                         "xoxp-" + fake(string.digits, 12, rng) + "-" + fake(ALNUM, 24, rng)],
-        "stripe-key": ["sk_live_" + fake(ALNUM, 24, rng)],
+        "stripe-key": ["sk_live_" + fake(ALNUM, 24, rng), "whsec_" + fake(ALNUM, 32, rng)],
         "anthropic-key": ["sk-ant-api03-" + fake(b64, 40, rng)],
         "openai-key": ["sk-proj-" + fake(b64, 48, rng), "sk-" + fake(ALNUM, 48, rng)],
         "jwt": ["eyJ" + fake(b64, 30, rng) + ".eyJ" + fake(b64, 40, rng) + "." + fake(b64, 43, rng)],

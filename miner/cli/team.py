@@ -20,14 +20,24 @@ def _settings():
 
 
 def _errors():
-    """The team's errors, each shown as one line."""
+    """The errors a team command shows as one line: the team's own, the server's, and the local store's."""
+    import sqlite3
+
     try:
+        import psycopg
+
         from ..memory.pgstore import PgStoreError
     except ImportError:
         raise click.ClickException(_NO_DRIVER) from None
     from ..team.settings import TeamError
 
-    return (PgStoreError, TeamError)
+    return (PgStoreError, TeamError, psycopg.Error, sqlite3.Error)
+
+
+def _line(exc: Exception) -> str:
+    """An error as one line (a server's message can run over several)."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 @click.group()
@@ -52,7 +62,7 @@ def setup(url: str) -> None:
     try:
         PgStore(url, team="", create=True).close()
     except errors as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(_line(exc)) from None
     click.echo(f"team tables ready on {describe(url)}")
 
 
@@ -73,7 +83,7 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
     errors = _errors()
     from ..runtime.exclusions import is_excluded
     from ..team import settings as settings_mod
-    from ..team.sync import connect
+    from ..team.service import connect
 
     settings = _settings()
     root = project_dir(project)
@@ -83,6 +93,13 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
         url = url or settings.server_url()
         if not url:
             raise settings_mod.TeamError("give the server: miner team join postgresql://user@host/db")
+        others = [p for p in settings.projects if p != root]
+        if others and (team_id and team_id != settings.team
+                       or settings_mod.without_password(url) != settings_mod.without_password(settings.server_url())):
+            raise settings_mod.TeamError(
+                f"this machine syncs {len(others)} other project(s) with team {settings.team!r} on "
+                f"{settings_mod.without_password(settings.server_url())}: join with the same server and team, "
+                "or `miner team leave --all` first")
         settings.url = url
         settings.team = team_id or settings.team or "default"
         settings.member = member or settings.member or settings_mod.default_member()
@@ -96,7 +113,7 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
         connect(connect_to).close()
         settings_mod.save(settings)
     except errors as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(_line(exc)) from None
     click.echo(f"{root} joined team {settings.team!r} as {settings.projects[root]!r} "
                f"({settings_mod.without_password(url)}), member {settings.member!r}")
     if with_password:
@@ -107,7 +124,7 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
 
 
 def _sync_one(settings, root: str, errors) -> None:
-    from ..team.sync import sync_project
+    from ..team.service import sync_project
 
     with open_store() as store:
         bar = None
@@ -155,9 +172,13 @@ def status(project: str | None, offline: bool) -> None:
     if not settings.team:
         click.echo("no team joined: `miner team join postgresql://user@host/db` in a project")
         return
-    from ..team.settings import without_password
+    from ..team.settings import TeamError, without_password
 
-    click.echo(f"team {settings.team!r} on {without_password(settings.server_url())}, member {settings.member!r}")
+    try:
+        server = without_password(settings.server_url())
+    except (TeamError, ImportError) as exc:
+        server = f"an unreadable URL ({_line(exc)})"
+    click.echo(f"team {settings.team!r} on {server}, member {settings.member!r}")
     root = project_dir(project)
     roots = [root] if settings.key_of(root) else sorted(settings.projects)
     with open_store(readonly=False) as store:
@@ -172,18 +193,16 @@ def status(project: str | None, offline: bool) -> None:
     if offline:
         return
     errors = _errors()
-    from ..team.sync import connect
+    from ..team.service import connect
 
     try:
-        remote = connect(settings, connect_timeout=3)
+        with connect(settings, connect_timeout=3) as remote:
+            for one in roots:
+                click.echo(f"server: {len(remote.active_texts(settings.key_of(one)))} current team memories of "
+                           f"{settings.key_of(one)!r}; {remote.counters().get('team_conflicts_resolved', 0)} "
+                           "concurrent changes resolved team-wide")
     except errors as exc:
-        click.echo(f"server: not reachable ({exc}); changes wait here until it is")
-        return
-    with remote:
-        for one in roots:
-            click.echo(f"server: {len(remote.active_texts(settings.key_of(one)))} current team memories of "
-                       f"{settings.key_of(one)!r}; {remote.counters().get('team_conflicts_resolved', 0)} "
-                       "concurrent changes resolved team-wide")
+        click.echo(f"server: not reachable ({_line(exc)}); changes wait here until it is")
 
 
 @team.command()
@@ -217,6 +236,9 @@ def share(memory_id: int, stop: bool) -> None:
         if memory.category != "preference":
             raise click.ClickException(f"#{memory_id} is a {memory.category}: decisions, facts and todos of a "
                                        "joined project are shared already")
+        if memory.scope != "project" and not stop:
+            raise click.ClickException(f"#{memory_id} applies to every project: only a project's own "
+                                       "preferences can be shared with its team")
         with store.atomic():
             store.set_team_shared(memory_id, not stop)
     click.echo(f"#{memory_id} {'is no longer' if stop else 'will be'} shared with the team at the next sync")

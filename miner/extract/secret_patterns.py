@@ -28,7 +28,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("gitlab-token", r"\b(?:glpat|gldt|glrt|glptt|glft)-[A-Za-z0-9_\-]{20,}", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-")),
     ("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
     ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", ("hooks.slack.com",)),
-    ("stripe-key", r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}\b", ("_live_",)),
+    ("stripe-key", r"\b(?:(?:sk|rk)_live_[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})", ("_live_", "whsec_")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
     ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)", ("://",)),

@@ -138,7 +138,7 @@ class Deduper:
         if added and memory.state == "cold":
             self.store.set_state(memory.id, "active", "said again")
         elif added and memory.state == "superseded" and new.ts and memory.valid_to and new.ts > memory.valid_to:
-            reopened = self._restate(memory, new)
+            reopened = self.restate(memory, new)
         return Outcome(memory.id, "exact", reopened=reopened)
 
     def _best_duplicate(self, statement: Statement, nearby: list[StoredMemory]) -> StoredMemory | None:
@@ -187,7 +187,7 @@ class Deduper:
                 superseded.append(memory.id)
         return superseded, None
 
-    def _restate(self, memory: StoredMemory, new: NewMemory) -> bool:
+    def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
         """A superseded memory said again later becomes current again and closes what replaced it."""
         heads = self._current_heads(memory.id)
         if not heads:

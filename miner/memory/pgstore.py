@@ -219,12 +219,20 @@ class PgStore:
              new.session_id, new.transcript, new.entry_uuid, new.subject, new.subject, new.value, new.value,
              self.member, now_iso(), memory_id))
 
-    def set_state(self, memory_id: int, state: str, reason: str = "") -> None:
+    def set_state(self, memory_id: int, state: str, reason: str = "", until: str = "") -> None:
         self._forget_cached(memory_id)
         if state not in STATES:
             raise ValueError(f"unknown state {state!r}")
-        self.db.execute(f"UPDATE {SCHEMA}.memories SET state = %s, state_reason = %s, updated_at = %s WHERE id = %s",
-                        (state, reason, now_iso(), memory_id))
+        self.db.execute(
+            f"""UPDATE {SCHEMA}.memories SET state = %s, state_reason = %s, updated_at = %s,
+                valid_to = CASE WHEN %s <> '' THEN %s ELSE valid_to END WHERE id = %s""",
+            (state, reason, now_iso(), until, until, memory_id))
+
+    def changed_by_id(self, ids: Iterable[int]) -> list[tuple[int, StoredMemory, str, str]]:
+        """`changed_memories`' rows of these team memories, as they are now (a pull's retries)."""
+        return [(r[0], StoredMemory.from_values(r[3:]), r[1], r[2]) for r in self._rows(
+            f"""SELECT seq, member, state_reason, {_COLUMNS} FROM {SCHEMA}.memories
+                WHERE team = %s AND id = ANY(%s) ORDER BY seq""", (self.team, list(ids)))]
 
     def set_pinned(self, memory_id: int, pinned: bool) -> None:
         self._forget_cached(memory_id)

@@ -92,12 +92,13 @@ class MemoryQueries:
              new.entry_uuid, new.subject, new.subject, new.value, new.value, now_iso(), memory_id),
         )
 
-    def set_state(self, memory_id: int, state: str, reason: str = "") -> None:
-        """Move a memory to another of `STATES`, saying why."""
+    def set_state(self, memory_id: int, state: str, reason: str = "", until: str = "") -> None:
+        """Move a memory to another of `STATES`, saying why; `until`: when it stopped being true (valid_to)."""
         if state not in STATES:
             raise ValueError(f"unknown state {state!r}")
-        self.db.execute("UPDATE memories SET state = ?, state_reason = ?, updated_at = ? WHERE id = ?",
-                        (state, reason, now_iso(), memory_id))
+        self.db.execute("UPDATE memories SET state = ?, state_reason = ?, updated_at = ?, "
+                        "valid_to = CASE WHEN ? <> '' THEN ? ELSE valid_to END WHERE id = ?",
+                        (state, reason, now_iso(), until, until, memory_id))
 
     def set_pinned(self, memory_id: int, pinned: bool) -> None:
         """Pin a memory (always recalled, never decays) or unpin it."""

@@ -25,6 +25,8 @@ when), transcript paths; and a memory in which redaction still finds a secret.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,6 +38,10 @@ from ..textutil import content_hash, fts_terms, short
 from .settings import TeamError, TeamSettings
 
 SHARED_CATEGORIES = ("decision", "fact", "todo")
+# What a sighting says on the server: never its words. One text for every sighting also makes a sighting one row
+# per entry, however the memory was worded when it went up.
+EVIDENCE_TEXT = "(said; the words stay on the member's machine)"
+VETOES = ("forgotten", "quarantined")  # a local state a pull never undoes
 BATCH = 500
 PULL_PAGE = 2000
 
@@ -138,6 +144,8 @@ class Sync:
             batch = todo[start : start + BATCH]
             mapped = self.store.team_map(self.team)
             done: list[tuple[int, int, str]] = []
+            # What this sync made in earlier batches may have changed since: another machine had the lock between.
+            self._made_memories.clear()
             with self.remote.atomic():
                 self.remote.lock_project(self.key)
                 batch = [m for m in batch if _secret_free(m)]
@@ -164,7 +172,8 @@ class Sync:
                          rule_id=memory.rule_id, role=evidence.role or memory.role, session_id=evidence.session_id,
                          transcript="", entry_uuid=evidence.entry_uuid, ts=evidence.ts or memory.first_seen,
                          tentative=memory.tentative, scope="project", subject=memory.subject, value=memory.value,
-                         keywords=tuple(memory.keywords.split()), source=memory.source, evidence_text=memory.text)
+                         keywords=tuple(memory.keywords.split()), source=memory.source,
+                         evidence_text=EVIDENCE_TEXT)
 
     def _look_up(self, batch: list[StoredMemory], mapped: dict) -> dict[int, list[StoredMemory]]:
         """The exact and near-duplicate candidates of a batch's new memories, asked of the server at once
@@ -233,14 +242,24 @@ class Sync:
             else:
                 self.report.merged += 1
         else:
-            team_memory = self.remote.get(remote_id)
-            new = self._new(memory, first)
-            if team_memory.text != memory.text and (memory.last_seen or "") >= team_memory.last_seen:
-                self.remote.reword(remote_id, new)  # this member's newer wording
+            self._update(memory, remote_id, self._new(memory, evidence[-1]))
             rest = evidence
         for row in rest:
             self.remote.merge_evidence(remote_id, self._new(memory, row))
         return remote_id
+
+    def _update(self, memory: StoredMemory, remote_id: int, latest: NewMemory) -> None:
+        """A memory the team has, changed here: said again after the team closed it, or reworded."""
+        team_memory = self.remote.get(remote_id)
+        if (memory.state in CURRENT_STATES and team_memory.state == "superseded" and team_memory.valid_to
+                and (memory.last_seen or "") > team_memory.valid_to):
+            self.deduper.restate(team_memory, latest)  # current again, and what replaced it closes
+        if team_memory.text != memory.text and (memory.last_seen or "") >= team_memory.last_seen:
+            holder = self.remote.find_exact(self.key, content_hash(memory.text))
+            if holder is None:
+                self.remote.reword(remote_id, latest)  # this member's newer wording
+            elif holder.id != remote_id:
+                self.report.notes.append(f"kept the team's wording of #{remote_id}: #{holder.id} says it already")
 
     def _push_closures(self, closed: list[StoredMemory]) -> None:
         """Local supersede links and forgets of memories the team has, then their signatures."""
@@ -258,11 +277,21 @@ class Sync:
                         self.remote.set_state(target[0], "forgotten", f"forgotten by {self.remote.member}")
                         self.report.superseded += 1
                 elif memory.state == "superseded":
+                    linked = False
                     for link in self.store.supersede_links([memory.id]):
                         newer = mapped.get(link.src) if link.dst == memory.id else None
-                        if newer is None or newer[0] == target[0]:
+                        if newer is None:
                             continue
+                        linked = True
+                        if newer[0] == target[0]:
+                            continue  # what replaced it here is the same team memory (the team merged the two)
                         self._supersede(newer[0], target[0], link.reason, link.was, memory.valid_to or now_iso())
+                    if not linked and team_memory.state in CURRENT_STATES:
+                        # What replaced it here stays here (a secret, a preference): the team learns only
+                        # that this no longer holds.
+                        self.remote.set_state(target[0], "superseded", f"replaced on {self.remote.member}'s machine",
+                                              until=memory.valid_to or now_iso())
+                        self.report.superseded += 1
                 done.append((memory.id, target[0], signature(memory)))
         with self.store.atomic():
             self.store.set_team_map(self.team, done)
@@ -286,24 +315,38 @@ class Sync:
     # --- pull ---------------------------------------------------------------------------------
 
     def pull(self) -> None:
+        """Take in what changed on the team after this machine's cursors. A row this machine changed since it
+        was last in step is re-read after the next push (`retry`); a link whose memories are not here yet stops
+        the link cursor before it, once."""
         state = self.store.team_state(self.team, self.project)
         cursor, link_cursor = int(state.get("memories", 0)), int(state.get("links", 0))
+        retry = {int(i) for i in json.loads(state.get("retry", "[]"))}
+        again: set[int] = set()
+        if retry:
+            with self.store.atomic():
+                again |= self._take_memories(self.remote.changed_by_id(sorted(retry)))
         while True:
             rows = self.remote.changed_memories(self.key, cursor, PULL_PAGE)
             if not rows:
                 break
             with self.store.atomic():
-                self._take_memories(rows)
+                again |= self._take_memories(rows)
                 cursor = rows[-1][0]
-                self.store.set_team_state(self.team, self.project, {"memories": cursor})
+                self.store.set_team_state(self.team, self.project, {"memories": cursor,
+                                                                     "retry": json.dumps(sorted(again))})
+        with self.store.atomic():
+            self.store.set_team_state(self.team, self.project, {"retry": json.dumps(sorted(again))})
+        stalled = int(state.get("link_stall", 0))
         while True:
             links = self.remote.changed_links(self.key, link_cursor, PULL_PAGE)
             if not links:
                 break
             with self.store.atomic():
-                self._take_links([link for _seq, link in links])
-                link_cursor = links[-1][0]
-                self.store.set_team_state(self.team, self.project, {"links": link_cursor})
+                taken, stall = self._take_links(links, stalled)
+                link_cursor = taken or link_cursor
+                self.store.set_team_state(self.team, self.project, {"links": link_cursor, "link_stall": stall})
+            if stall:
+                break
         self._resolve_doubles()
 
     def _locals_by_remote(self) -> dict[int, list[int]]:
@@ -312,34 +355,57 @@ class Sync:
             by_remote.setdefault(remote, []).append(local)
         return by_remote
 
-    def _take_memories(self, rows: list[tuple[int, StoredMemory, str, str]]) -> None:
+    def _take_memories(self, rows: list[tuple[int, StoredMemory, str, str]]) -> set[int]:
+        """Apply team rows here (inside the caller's transaction); returns the ids to re-read next time."""
         store = self.store
         by_remote = self._locals_by_remote()
         mapped = store.team_map(self.team)
-        done = []
+        again: set[int] = set()
         for _seq, team_memory, member, reason in rows:
             self.report.pulled += 1
-            locals_ = sorted(by_remote.get(team_memory.id, []))
-            if not locals_:
-                found = store.find_exact(self.project, content_hash(team_memory.text))
-                if found is not None and found.id not in mapped:
-                    locals_ = [found.id]
-                else:
-                    locals_ = [self._add_here(team_memory, member, reason)]
-                    self.report.added += 1
-            head = locals_[0]
-            local = store.get(head)
-            if mapped.get(head, (0, ""))[1] not in ("", signature(local)) and head in mapped:
-                continue  # changed here since: this machine's change goes up first, then comes back
-            if content_hash(local.text) != content_hash(team_memory.text):
+            try:
+                with store.atomic():  # one row at a time: a row this machine cannot take stops only itself
+                    if not self._take_one(team_memory, member, reason, by_remote, mapped):
+                        again.add(team_memory.id)
+            except sqlite3.IntegrityError as exc:
+                self.report.notes.append(f"team memory #{team_memory.id} not taken here: {exc}")
+        return again
+
+    def _take_one(self, team_memory: StoredMemory, member: str, reason: str, by_remote: dict[int, list[int]],
+                  mapped: dict[int, tuple[int, str]]) -> bool:
+        """Apply one team row; False when this machine changed it since (its change goes up first)."""
+        store = self.store
+        digest = content_hash(team_memory.text)
+        locals_ = list(by_remote.get(team_memory.id, []))
+        holder = store.find_exact(self.project, digest)  # a memory here already saying the team's words
+        if holder is not None and holder.id not in locals_ and holder.id not in mapped:
+            locals_.append(holder.id)
+        if not locals_:
+            locals_ = [self._add_here(team_memory, member, reason)]
+            self.report.added += 1
+        # The one saying the team's words, else a current one, else the oldest.
+        states = {i: store.get(i) for i in locals_}
+        head = min(locals_, key=lambda i: (content_hash(states[i].text) != digest,
+                                           states[i].state not in CURRENT_STATES, i))
+        local = states[head]
+        if head in mapped and mapped[head][1] not in ("", signature(local)):
+            return False
+        if local.state not in VETOES:  # a forget or a quarantine here stays, whatever the team says
+            if content_hash(local.text) != digest and (holder is None or holder.id == head):
                 store.reword(head, self._as_new(team_memory))
-            if local.state != team_memory.state:
-                if team_memory.state in CURRENT_STATES and local.state in ("superseded", "forgotten"):
+            if team_memory.state in CURRENT_STATES:
+                if local.state == "superseded":
                     store.reopen(head, reason or "current again on the team")
-                else:  # a supersede's link and its "was" note follow with the links
-                    store.set_state(head, team_memory.state, reason)
-            done.append((head, team_memory.id, signature(store.get(head))))
+            elif team_memory.state != local.state:  # a supersede's link and "was" note follow with the links
+                store.set_state(head, team_memory.state, reason, until=team_memory.valid_to or "")
+        done = [(head, team_memory.id, signature(store.get(head)))]
+        done += [(i, team_memory.id, signature(states[i])) for i in locals_ if i != head and i not in mapped]
         store.set_team_map(self.team, done)
+        for local_id, remote_id, synced in done:
+            mapped[local_id] = (remote_id, synced)
+            if local_id not in by_remote.setdefault(remote_id, []):
+                by_remote[remote_id].append(local_id)
+        return True
 
     def _as_new(self, team_memory: StoredMemory) -> NewMemory:
         return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
@@ -351,15 +417,22 @@ class Sync:
 
     def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
         memory_id = self.store.insert_memory(self._as_new(team_memory), state=team_memory.state)
-        self.store.set_state(memory_id, team_memory.state, reason or f"from the team ({member})")
+        self.store.set_state(memory_id, team_memory.state, reason or f"from the team ({member})",
+                             until=team_memory.valid_to or "")
         return memory_id
 
-    def _take_links(self, links) -> None:
+    def _take_links(self, links: list[tuple[int, object]], stalled: int) -> tuple[int, int]:
+        """Apply team links in order; returns (the last seq taken, the seq stopped at or 0). A link whose
+        memories are not here yet stops the pass (they come with the next pull), unless it stopped there before."""
         store = self.store
         by_remote = self._locals_by_remote()
-        done = []
-        for link in links:
+        done, taken = [], 0
+        for seq, link in links:
             src, dst = by_remote.get(link.src), by_remote.get(link.dst)
+            if (not src or not dst) and seq != stalled:
+                store.set_team_map(self.team, done)
+                return taken, seq
+            taken = seq
             if not src or not dst or min(src) == min(dst) or link.kind != "supersedes":
                 continue
             newer, older = min(src), min(dst)
@@ -372,17 +445,20 @@ class Sync:
             store.supersede(newer, older, link.reason, link.was, at=link.created_at)
             done.append((older, link.dst, signature(store.get(older))))
         store.set_team_map(self.team, done)
+        return taken, 0
 
     def _resolve_doubles(self) -> None:
-        """Local memories the team merged into one: the first stays, the others close as its repeats."""
+        """Local memories the team merged into one: one stays (a forgotten one, else a current one, else the
+        first), the others close as its repeats."""
         doubles = [sorted(ids) for ids in self._locals_by_remote().values() if len(ids) > 1]
         if not doubles:
             return
         done = []
         with self.store.atomic():
             for ids in doubles:
-                head = ids[0]
-                for other in ids[1:]:
+                states = {i: self.store.get(i).state for i in ids}
+                head = min(ids, key=lambda i: (states[i] not in VETOES, states[i] not in CURRENT_STATES, i))
+                for other in [i for i in ids if i != head]:
                     local = self.store.get(other)
                     if local.state in CURRENT_STATES:
                         self.store.supersede(head, other, "the team holds these as one memory", short(local.text))
@@ -405,67 +481,3 @@ class Sync:
                 "conflicts_resolved": int(self.store.team_state(self.team, self.project).get(
                     "conflicts_resolved", 0)) + self.report.conflicts})
         return self.report
-
-
-# --- entry points ------------------------------------------------------------------------------------
-
-
-def connect(settings: TeamSettings, connect_timeout: int = 10):
-    """The team's `PgStore`; `PgStoreError` (one line, no password) when it cannot be reached."""
-    from ..memory.pgstore import PgStore
-
-    if not settings.server_url():
-        raise TeamError("no team server: run `miner team join URL` in the project, or set MINER_TEAM_URL")
-    return PgStore(settings.server_url(), settings.team, settings.member, connect_timeout=connect_timeout)
-
-
-def sync_project(store: Store, settings: TeamSettings, project: str, remote=None,
-                 progress: Callable[[int, int], None] | None = None, wait_s: float = 600) -> Report:
-    """Push then pull one joined project, one sync of it at a time on this machine (a second one waits up to
-    `wait_s`, then gives up: the running one sends what it finds, the next sync the rest)."""
-    from ..runtime import locks
-    from ..runtime.exclusions import is_excluded
-
-    key = settings.key_of(project)
-    if key is None:
-        raise TeamError(f"{project} has not joined the team: run `miner team join` in it")
-    if is_excluded(project):
-        raise TeamError(f"{project} is excluded from mining: nothing of it is shared (`miner exclude list`)")
-    fd = locks.acquire_named(f"team-{key}", wait_s=wait_s)
-    if fd is None:
-        raise TeamError("another sync of this project is still running; try again when it is done")
-    own = remote is None
-    try:
-        remote = remote or connect(settings)
-        return Sync(store, remote, settings, project, key, progress).run()
-    finally:
-        if own and remote is not None:
-            remote.close()
-        locks.release(fd)
-
-
-def sync_after_mining(projects: set[str], note: Callable[[str], None]) -> None:
-    """The background worker's sync of the joined projects it mined (quietly: a failure is a note, never an
-    error, and what was not sent stays pending for the next one)."""
-    try:
-        from . import settings as settings_mod
-
-        settings = settings_mod.load()
-    except Exception as exc:  # noqa: BLE001 - a broken team file must not stop mining
-        note(f"team sync skipped: {exc}")
-        return
-    joined = [p for p in sorted(projects) if settings.key_of(p) is not None]
-    if not joined:
-        return
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        note("team sync skipped: psycopg is missing (pip install 'transcript-miner[team]')")
-        return
-    for project in joined:
-        try:
-            with Store() as store:
-                report = sync_project(store, settings, project, wait_s=0)
-            note(f"team sync of {settings.key_of(project)}: {report.line()}")
-        except Exception as exc:  # noqa: BLE001 - offline or refused: the next sync catches up
-            note(f"team sync of {settings.key_of(project)} not done: {str(exc).splitlines()[0] if str(exc) else exc}")
