@@ -605,3 +605,143 @@ def test_a_link_whose_memories_arrive_after_the_memory_pass_is_taken_at_the_next
     redis = [m for m in ben.all_memories() if m.value == "Redis"][0]
     assert mysql.state == "superseded" and redis.state == "active"
     assert [(link.src, link.dst) for link in ben.store.supersede_links([mysql.id])] == [(redis.id, mysql.id)]
+
+
+def test_a_decision_made_on_one_machine_is_in_the_next_session_start_block_on_another(tmp_path, pg_url,
+                                                                                       python_exe):
+    """The whole way, as two members live it: ana's session is mined and synced by her Stop hook's worker; on
+    ben's machine (another home, another clone of the repository) a sync, then a new session's block."""
+    from tests.builders import Session
+
+    def member(name: str) -> tuple[dict[str, str], Path]:
+        home = tmp_path / name
+        project = home / "src" / "shop"
+        project.mkdir(parents=True)
+        env = subprocess_env(HOME=str(home), MINER_HOME=str(home / "miner"), XDG_CONFIG_HOME=str(home / ".config"),
+                             CLAUDE_CONFIG_DIR=str(home / ".claude"), MINER_TEAM_MEMBER=name)
+        joined = miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--project", str(project), env=env)
+        assert joined.returncode == 0, joined.stderr
+        return env, project
+
+    ana_env, ana_project = member("ana")
+    ben_env, ben_project = member("ben")
+    from miner import paths
+    from miner.worker import running_workers
+
+    folder = tmp_path / "ana" / ".claude" / "projects" / paths.encode_project(str(ana_project))
+    session = Session(folder / "s1.jsonl", cwd=str(ana_project))
+    session.user("We decided to keep the order history in Postgres, not in Redis.")
+    session.assistant("Understood: order history stays in Postgres.")
+    stop = json.dumps({"session_id": session.session_id, "transcript_path": str(session.path),
+                       "cwd": str(ana_project), "hook_event_name": "Stop", "stop_hook_active": False})
+    assert subprocess.run([python_exe, "-I", "-m", "miner.hooks", "stop"], input=stop, text=True, env=ana_env,
+                          cwd=ana_project, capture_output=True, timeout=60).returncode == 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and "order history" not in " ".join(server_view(pg_url)):
+        time.sleep(0.1)
+    assert miner_cli("team", "sync", "--project", str(ben_project), env=ben_env).returncode == 0
+    start = json.dumps({"session_id": "ben-1", "transcript_path": str(tmp_path / "ben" / "t.jsonl"),
+                        "cwd": str(ben_project), "hook_event_name": "SessionStart", "source": "startup"})
+    done = subprocess.run([python_exe, "-I", "-m", "miner.hooks", "session-start"], input=start, text=True,
+                          env=ben_env, cwd=ben_project, capture_output=True, timeout=60)
+    block = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "We decided to keep the order history in Postgres, not in Redis." in block
+    for env in (ana_env, ben_env):  # the workers the hooks started, before their homes go
+        while running_workers(Path(env["MINER_HOME"])) and time.monotonic() < deadline + 60:
+            time.sleep(0.05)
+
+
+# --- the second review's cases -------------------------------------------------------------------------------
+
+
+def test_a_batch_never_merges_into_a_memory_it_closed_itself(machines, pg_url):
+    ana, ben, chi = machines
+    ana.mine("We'll use PostgreSQL as the main database.", subject="main database", value="PostgreSQL",
+             ts="2026-02-01T10:00:00Z")
+    ana.sync()
+    ana.mine("Use MySQL as the main database.", subject="main database", value="MySQL", ts="2026-02-02T10:00:00Z")
+    ana.mine("We will use Postgres as the main DB.", subject="main database", value="PostgreSQL",
+             ts="2026-02-03T10:00:00Z")
+    local = sorted(ana.team_view())
+    assert local == ["We will use Postgres as the main DB."]
+    sync_until_stable(machines)
+    assert server_view(pg_url) == local
+    for machine in machines:
+        assert machine.team_view() == local
+
+
+def test_a_correction_back_to_an_earlier_wording_reaches_the_team(machines, pg_url):
+    ana, ben, chi = machines
+    first = ana.mine("We'll use PostgreSQL as the main database.", ts="2026-02-01T10:00:00Z")
+    ana.sync()
+    ben.sync()
+    ben.mine("We will use Postgres as the main DB.", ts="2026-02-02T10:00:00Z", session="ben-s2")
+    ben.sync()
+    ana.sync()
+    assert ana.team_view() == ["We will use Postgres as the main DB."]
+    with ana.store.atomic():
+        corrections.correct(ana.store, first, "We'll use PostgreSQL as the main database.")
+    sync_until_stable(machines)
+    assert server_view(pg_url) == ["We'll use PostgreSQL as the main database."]
+    for machine in machines:
+        assert machine.team_view() == ["We'll use PostgreSQL as the main database."]
+
+
+def test_saying_again_what_a_withheld_change_replaced_makes_it_current_everywhere(machines, pg_url):
+    ana, ben, chi = machines
+    vault = "The payment webhook secret lives in Vault."
+    ana.mine(vault, category="fact", subject="webhook secret", value="Vault", ts="2026-02-01T10:00:00Z")
+    ana.sync()
+    ben.sync()
+    ana.mine("Actually, the payment webhook secret now lives inline in the config: whsec_"
+             + "a8F3kL0pQ9zX7vB2nM4cR6tY", category="fact", subject="webhook secret", value="inline",
+             ts="2026-02-02T10:00:00Z")
+    sync_until_stable(machines)
+    assert vault not in server_view(pg_url)
+    ana.mine(vault, category="fact", subject="webhook secret", value="Vault", ts="2026-02-03T10:00:00Z",
+             session="ana-s3")
+    sync_until_stable(machines)
+    assert vault in server_view(pg_url)
+    for machine in machines:
+        assert vault in machine.team_view()
+
+
+def test_paraphrases_the_team_holds_as_one_read_the_same_on_every_machine(machines, pg_url):
+    ana, ben, chi = machines
+    ana.mine("We'll use PostgreSQL as the main database.", ts="2026-02-01T10:00:00Z")
+    ana.sync()
+    ben.sync()
+    ben.mine("We will use Postgres as the main DB for the shop backend.", ts="2026-02-02T10:00:00Z",
+             session="ben-s2")
+    ben.sync()
+    ana.mine("The shop backend will use Postgres as its DB.", ts="2026-02-03T10:00:00Z", session="ana-s2")
+    sync_until_stable(machines)
+    views = [machine.team_view() for machine in machines]
+    assert views[0] == views[1] == views[2] == server_view(pg_url)
+
+
+def test_a_forget_made_before_the_team_knew_it_is_never_sent_even_when_said_again(machines, pg_url):
+    ana, ben, chi = machines
+    said = "Deploys go out from the release branch."
+    forgotten = ben.mine(said, category="fact", ts="2026-02-01T09:00:00Z")
+    with ben.store.atomic():
+        ben.store.set_state(forgotten, "forgotten", "wrong")
+    ana.mine(said, category="fact", ts="2026-02-02T09:00:00Z")
+    sync_until_stable(machines)
+    ben.mine(said, category="fact", ts="2026-02-05T09:00:00Z", session="ben-s9")  # ben's miner meets it again
+    sync_until_stable(machines)
+    assert server_view(pg_url) == [said]
+    assert said in ana.team_view() and said in chi.team_view() and said not in ben.team_view()
+
+
+def test_a_private_memory_with_the_team_memorys_words_is_never_changed_by_the_team(machines, pg_url):
+    ana, ben, chi = machines
+    words = "Use pnpm for this repo."
+    mine = ana.mine(words, category="preference", ts="2026-02-01T09:00:00Z")
+    theirs = ben.mine(words, category="decision", ts="2026-02-02T09:00:00Z")
+    sync_until_stable(machines)
+    with ben.store.atomic():
+        corrections.forget(ben.store, theirs)
+    sync_until_stable(machines)
+    assert ana.store.get(mine).state == "active" and ana.store.get(mine).category == "preference"
+    assert words not in server_view(pg_url)

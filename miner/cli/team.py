@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .common import open_store, project_dir
@@ -16,7 +18,7 @@ def _settings():
     try:
         return settings_mod.load()
     except settings_mod.TeamError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(_line(exc)) from None
 
 
 def _errors():
@@ -105,12 +107,9 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
         settings.member = member or settings.member or settings_mod.default_member()
         settings.projects[root] = settings_mod.check_key(key or settings.key_of(root) or settings_mod.default_key(root))
         with_password = settings_mod.has_password(url)
-        connect_to = settings_mod.TeamSettings(url, settings.team, settings.member, settings.projects)
-        import os
-
         if with_password and not os.environ.get(settings_mod.URL_ENV):
-            os.environ[settings_mod.URL_ENV] = url  # this run only; never written
-        connect(connect_to).close()
+            os.environ[settings_mod.URL_ENV] = url  # for this run's connections only; never written
+        connect(settings).close()
         settings_mod.save(settings)
     except errors as exc:
         raise click.ClickException(_line(exc)) from None
@@ -140,7 +139,7 @@ def _sync_one(settings, root: str, errors) -> None:
         try:
             report = sync_project(store, settings, root, progress=progress)
         except errors as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(_line(exc)) from None
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)

@@ -189,7 +189,7 @@ class Deduper:
 
     def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
         """A superseded memory said again later becomes current again and closes what replaced it."""
-        heads = self._current_heads(memory.id)
+        heads = self.current_heads(memory.id)
         if not heads:
             return False
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
@@ -199,7 +199,7 @@ class Deduper:
             self.store.supersede(memory.id, head, "said again", was, at=new.ts)
         return True
 
-    def _current_heads(self, memory_id: int) -> list[int]:
+    def current_heads(self, memory_id: int) -> list[int]:
         """The current memories that replaced `memory_id`, following the chain forward."""
         heads, seen, frontier = [], {memory_id}, [memory_id]
         while frontier:

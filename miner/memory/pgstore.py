@@ -313,6 +313,10 @@ class PgStore:
                 (self.team, project, digests, self.team, project, digests)))}
         self._exact = {(project, d): found.get(d) for d in digests}
 
+    def forget_prefetched(self) -> None:
+        """Drop what `prefetch_exact` answered (another writer may have had the lock since)."""
+        self._exact = {}
+
     def find_exact(self, project: str, digest: str) -> StoredMemory | None:
         if (project, digest) in self._exact:
             return self._exact[(project, digest)]

@@ -94,8 +94,8 @@ def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
         if not shareable(memory, shared):
             continue
         known = mapped.get(memory.id)
-        if known is None and memory.state == "forgotten":
-            continue  # forgotten before the team ever saw it: nothing to tell
+        if memory.state in VETOES and (known is None or known[1].split("|", 1)[0] in VETOES):
+            continue  # forgotten (or held) here before the team knew it as such: nothing of it goes up, ever
         if known is None or known[1] != signature(memory):
             out.append(memory)
     out.sort(key=lambda m: (m.first_seen, m.id))
@@ -134,6 +134,8 @@ class Sync:
         self._common_at = 0  # ... as they were when this sync had made this many memories
         self._made: dict[str, list[int]] = {}  # word -> team memories this sync created, for later batch members
         self._made_memories: dict[int, StoredMemory] = {}  # those of them unchanged since, as they were made
+        self._changed: set[int] = set()  # team memories this batch changed after its look-up
+        self._shared = store.team_shared()  # the preferences shared with the team
 
     # --- push ---------------------------------------------------------------------------------
 
@@ -144,8 +146,11 @@ class Sync:
             batch = todo[start : start + BATCH]
             mapped = self.store.team_map(self.team)
             done: list[tuple[int, int, str]] = []
-            # What this sync made in earlier batches may have changed since: another machine had the lock between.
+            # What this sync read or made in earlier batches may have changed since: another machine may have had
+            # the lock in between.
             self._made_memories.clear()
+            self._changed.clear()
+            self.remote.forget_prefetched()
             with self.remote.atomic():
                 self.remote.lock_project(self.key)
                 batch = [m for m in batch if _secret_free(m)]
@@ -227,12 +232,11 @@ class Sync:
         first, rest = evidence[0], evidence[1:]
         if remote_id is None or self.remote.get(remote_id) is None:
             if nearby is not None:
-                nearby = [m for m in self._batch_neighbours(memory, nearby) if m.state in NEAR_STATES]
+                nearby = [m for m in self._as_now(self._batch_neighbours(memory, nearby)) if m.state in NEAR_STATES]
             new = self._new(memory, first)
             outcome = self.deduper.add(new, nearby)
             remote_id = outcome.memory_id
-            for changed in (remote_id, *outcome.superseded, outcome.superseded_by):
-                self._made_memories.pop(changed, None)
+            self._touched(remote_id, *outcome.superseded, outcome.superseded_by)
             if outcome.created:
                 self.report.created += 1
                 for word in fts_terms(memory.text):
@@ -248,16 +252,36 @@ class Sync:
             self.remote.merge_evidence(remote_id, self._new(memory, row))
         return remote_id
 
+    def _touched(self, *ids: int | None) -> None:
+        """Team memories this batch changed: a later member of the batch reads them again, as they are now."""
+        for memory_id in ids:
+            if memory_id:
+                self._changed.add(memory_id)
+                self._made_memories.pop(memory_id, None)
+
+    def _as_now(self, candidates: list[StoredMemory]) -> list[StoredMemory]:
+        """Candidates looked up before this batch wrote, with the ones it changed since read again."""
+        stale = [m.id for m in candidates if m.id in self._changed]
+        if not stale:
+            return candidates
+        fresh = {m.id: m for m in self.remote.memories_by_id(stale)}
+        return [fresh.get(m.id, m) if m.id in self._changed else m for m in candidates]
+
     def _update(self, memory: StoredMemory, remote_id: int, latest: NewMemory) -> None:
         """A memory the team has, changed here: said again after the team closed it, or reworded."""
         team_memory = self.remote.get(remote_id)
         if (memory.state in CURRENT_STATES and team_memory.state == "superseded" and team_memory.valid_to
                 and (memory.last_seen or "") > team_memory.valid_to):
-            self.deduper.restate(team_memory, latest)  # current again, and what replaced it closes
+            heads = self.deduper.current_heads(remote_id)
+            # Current again, and what replaced it closes; closed without a successor the team knows: reopened.
+            if not self.deduper.restate(team_memory, latest):
+                self.remote.reopen(remote_id, "said again after it was closed", at=latest.ts)
+            self._touched(remote_id, *heads)
         if team_memory.text != memory.text and (memory.last_seen or "") >= team_memory.last_seen:
             holder = self.remote.find_exact(self.key, content_hash(memory.text))
-            if holder is None:
+            if holder is None or holder.id == remote_id:  # new words, or an earlier wording of its own
                 self.remote.reword(remote_id, latest)  # this member's newer wording
+                self._touched(remote_id)
             elif holder.id != remote_id:
                 self.report.notes.append(f"kept the team's wording of #{remote_id}: #{holder.id} says it already")
 
@@ -285,7 +309,9 @@ class Sync:
                         linked = True
                         if newer[0] == target[0]:
                             continue  # what replaced it here is the same team memory (the team merged the two)
-                        self._supersede(newer[0], target[0], link.reason, link.was, memory.valid_to or now_iso())
+                        # The reason may be words a user typed (`miner correct --reason`): the team gets a plain one.
+                        self._supersede(newer[0], target[0], f"replaced on {self.remote.member}'s machine", link.was,
+                                        memory.valid_to or now_iso())
                     if not linked and team_memory.state in CURRENT_STATES:
                         # What replaced it here stays here (a secret, a preference): the team learns only
                         # that this no longer holds.
@@ -383,14 +409,14 @@ class Sync:
         if not locals_:
             locals_ = [self._add_here(team_memory, member, reason)]
             self.report.added += 1
-        # The one saying the team's words, else a current one, else the oldest.
         states = {i: store.get(i) for i in locals_}
-        head = min(locals_, key=lambda i: (content_hash(states[i].text) != digest,
-                                           states[i].state not in CURRENT_STATES, i))
+        head = self._representative(states, digest)
         local = states[head]
         if head in mapped and mapped[head][1] not in ("", signature(local)):
             return False
-        if local.state not in VETOES:  # a forget or a quarantine here stays, whatever the team says
+        # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
+        # preference, a memory of every project) that happens to say the same words is never changed by it.
+        if local.state not in VETOES and shareable(local, self._shared):
             if content_hash(local.text) != digest and (holder is None or holder.id == head):
                 store.reword(head, self._as_new(team_memory))
             if team_memory.state in CURRENT_STATES:
@@ -406,6 +432,14 @@ class Sync:
             if local_id not in by_remote.setdefault(remote_id, []):
                 by_remote[remote_id].append(local_id)
         return True
+
+    def _representative(self, states: dict[int, StoredMemory], digest: str) -> int:
+        """Which of the local memories that are one team memory stands for it here (pull and doubles agree):
+        one this machine holds back (forgotten, quarantined, its own), else the one saying the team's words,
+        else a current one, else the oldest."""
+        return min(states, key=lambda i: (states[i].state not in VETOES and shareable(states[i], self._shared),
+                                          content_hash(states[i].text) != digest,
+                                          states[i].state not in CURRENT_STATES, i))
 
     def _as_new(self, team_memory: StoredMemory) -> NewMemory:
         return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
@@ -433,9 +467,12 @@ class Sync:
                 store.set_team_map(self.team, done)
                 return taken, seq
             taken = seq
-            if not src or not dst or min(src) == min(dst) or link.kind != "supersedes":
+            if not src or not dst or link.kind != "supersedes":
                 continue
-            newer, older = min(src), min(dst)
+            newer = self._representative({i: store.get(i) for i in src}, "")
+            older = self._representative({i: store.get(i) for i in dst}, "")
+            if newer == older or not shareable(store.get(older), self._shared):
+                continue
             if store.get(older).state in CURRENT_STATES:
                 team_memory = self.remote.get(link.dst)
                 if team_memory is None or team_memory.state in CURRENT_STATES:  # reopened on the team since
@@ -450,17 +487,18 @@ class Sync:
     def _resolve_doubles(self) -> None:
         """Local memories the team merged into one: one stays (a forgotten one, else a current one, else the
         first), the others close as its repeats."""
-        doubles = [sorted(ids) for ids in self._locals_by_remote().values() if len(ids) > 1]
+        doubles = {remote: sorted(ids) for remote, ids in self._locals_by_remote().items() if len(ids) > 1}
         if not doubles:
             return
+        team_words = {m.id: content_hash(m.text) for m in self.remote.memories_by_id(sorted(doubles))}
         done = []
         with self.store.atomic():
-            for ids in doubles:
-                states = {i: self.store.get(i).state for i in ids}
-                head = min(ids, key=lambda i: (states[i] not in VETOES, states[i] not in CURRENT_STATES, i))
+            for remote_id, ids in doubles.items():
+                states = {i: self.store.get(i) for i in ids}
+                head = self._representative(states, team_words.get(remote_id, ""))
                 for other in [i for i in ids if i != head]:
                     local = self.store.get(other)
-                    if local.state in CURRENT_STATES:
+                    if local.state in CURRENT_STATES and shareable(local, self._shared):
                         self.store.supersede(head, other, "the team holds these as one memory", short(local.text))
                     done.append((other, self._remote_of(other), signature(self.store.get(other))))
             self.store.set_team_map(self.team, done)
