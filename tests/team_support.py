@@ -10,7 +10,8 @@ from miner.memory.pgstore import PgStore
 from miner.memory.records import STATES, NewMemory
 from miner.memory.store import Store
 from miner.team.settings import TeamSettings
-from miner.team.sync import Sync, shareable
+from miner.team.shared import shareable
+from miner.team.sync import Sync
 
 KEY = "example.org/acme/shop"
 _SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vor", "pel", "di", "nax", "qu", "ber", "fo", "zim", "tal", "rus"]

@@ -22,7 +22,7 @@ from miner.memory import corrections  # noqa: E402
 from miner.memory.pgstore import PgStore, PgStoreError, describe  # noqa: E402
 from miner.team import settings as settings_mod  # noqa: E402
 from miner.team.service import sync_after_mining, sync_project  # noqa: E402
-from miner.team.sync import pending  # noqa: E402
+from miner.team.shared import pending  # noqa: E402
 from miner.textutil import content_hash  # noqa: E402
 
 pytestmark = pytest.mark.team

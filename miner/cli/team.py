@@ -165,7 +165,7 @@ def sync(project: str | None, every: bool) -> None:
 @click.option("--offline", is_flag=True, help="Do not ask the server; show what this machine knows.")
 def status(project: str | None, offline: bool) -> None:
     """What is pending here, the last sync, and the concurrent changes resolved."""
-    from ..team.sync import pending
+    from ..team.shared import pending
 
     settings = _settings()
     if not settings.team:

@@ -153,3 +153,16 @@ def tsquery(match: str) -> str:
         if words:
             alternatives.append(" <-> ".join(f"'{w}'" for w in words))
     return " | ".join(alternatives)
+
+
+def describe(url: str) -> str:
+    """The URL with any password left out: what may be printed or logged."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        params = conninfo_to_dict(url)
+    except ProgrammingError:
+        return "(an unreadable PostgreSQL URL)"
+    params.pop("password", None)
+    return make_conninfo(**params)

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 import psycopg
 
 from ..textutil import content_hash, index_text
-from .pgschema import DDL, SCHEMA, terms_text, tsquery, without_common
+from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery, without_common
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
 
@@ -36,18 +36,6 @@ _LINK_COLUMNS = Link.columns()
 
 class PgStoreError(RuntimeError):
     """The team server cannot be reached or used; the message says what to do."""
-
-
-def describe(url: str) -> str:
-    """The URL with any password left out: what may be printed or logged."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-        params = conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "(an unreadable PostgreSQL URL)"
-    params.pop("password", None)
-    return make_conninfo(**params)
 
 
 class PgStore:

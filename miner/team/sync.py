@@ -25,8 +25,6 @@ when), transcript paths; and a memory in which redaction still finds a secret.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -35,15 +33,11 @@ from ..memory.dedup import CANDIDATES, CURRENT_STATES, NEAR_STATES, Deduper, mat
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
 from ..textutil import content_hash, fts_terms, short
+from .pull import Pull
 from .settings import TeamError, TeamSettings
+from .shared import EVIDENCE_TEXT, pending, signature
 
-SHARED_CATEGORIES = ("decision", "fact", "todo")
-# What a sighting says on the server: never its words. One text for every sighting also makes a sighting one row
-# per entry, however the memory was worded when it went up.
-EVIDENCE_TEXT = "(said; the words stay on the member's machine)"
-VETOES = ("forgotten", "quarantined")  # a local state a pull never undoes
 BATCH = 500
-PULL_PAGE = 2000
 
 
 @dataclass
@@ -73,35 +67,6 @@ class Report:
         return ", ".join(parts) + f" in {self.seconds:.2f} s"
 
 
-def signature(memory: StoredMemory) -> str:
-    """What a memory was when last in step with the team: a change to any part makes it pending."""
-    return f"{memory.state}|{content_hash(memory.text)}|{memory.evidence_count}|{memory.category}"
-
-
-def shareable(memory: StoredMemory, shared: set[int]) -> bool:
-    """May this memory reach the team at all (before the secret check)?"""
-    if memory.scope != "project" or memory.state == "quarantined":
-        return False
-    return memory.category in SHARED_CATEGORIES or memory.id in shared
-
-
-def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
-    """The project's local memories whose change the team has not seen, oldest first."""
-    mapped = store.team_map(team)
-    shared = store.team_shared()
-    out = []
-    for memory in store.project_memories(project):
-        if not shareable(memory, shared):
-            continue
-        known = mapped.get(memory.id)
-        if memory.state in VETOES and (known is None or known[1].split("|", 1)[0] in VETOES):
-            continue  # forgotten (or held) here before the team knew it as such: nothing of it goes up, ever
-        if known is None or known[1] != signature(memory):
-            out.append(memory)
-    out.sort(key=lambda m: (m.first_seen, m.id))
-    return out
-
-
 def _as_stored(memory_id: int, new: NewMemory) -> StoredMemory:
     """A team memory as `insert_memory` just made it from `new` (no round trip to read it back)."""
     ts = new.ts
@@ -117,7 +82,7 @@ def _secret_free(memory: StoredMemory) -> bool:
     return not redact_memory(memory.text, memory.subject, memory.value, memory.keywords.split())[4]
 
 
-class Sync:
+class Sync(Pull):
     """One project's sync between a local `Store` and the team's `PgStore`."""
 
     def __init__(self, store: Store, remote, settings: TeamSettings, project: str, key: str,
@@ -337,174 +302,6 @@ class Sync:
                                   short(earlier.text), at=later.valid_from)
             self.remote.bump("team_conflicts_resolved")
             self.report.conflicts += 1
-
-    # --- pull ---------------------------------------------------------------------------------
-
-    def pull(self) -> None:
-        """Take in what changed on the team after this machine's cursors. A row this machine changed since it
-        was last in step is re-read after the next push (`retry`); a link whose memories are not here yet stops
-        the link cursor before it, once."""
-        state = self.store.team_state(self.team, self.project)
-        cursor, link_cursor = int(state.get("memories", 0)), int(state.get("links", 0))
-        retry = {int(i) for i in json.loads(state.get("retry", "[]"))}
-        again: set[int] = set()
-        if retry:
-            with self.store.atomic():
-                again |= self._take_memories(self.remote.changed_by_id(sorted(retry)))
-        while True:
-            rows = self.remote.changed_memories(self.key, cursor, PULL_PAGE)
-            if not rows:
-                break
-            with self.store.atomic():
-                again |= self._take_memories(rows)
-                cursor = rows[-1][0]
-                self.store.set_team_state(self.team, self.project, {"memories": cursor,
-                                                                     "retry": json.dumps(sorted(again))})
-        with self.store.atomic():
-            self.store.set_team_state(self.team, self.project, {"retry": json.dumps(sorted(again))})
-        stalled = int(state.get("link_stall", 0))
-        while True:
-            links = self.remote.changed_links(self.key, link_cursor, PULL_PAGE)
-            if not links:
-                break
-            with self.store.atomic():
-                taken, stall = self._take_links(links, stalled)
-                link_cursor = taken or link_cursor
-                self.store.set_team_state(self.team, self.project, {"links": link_cursor, "link_stall": stall})
-            if stall:
-                break
-        self._resolve_doubles()
-
-    def _locals_by_remote(self) -> dict[int, list[int]]:
-        by_remote: dict[int, list[int]] = {}
-        for local, (remote, _synced) in self.store.team_map(self.team).items():
-            by_remote.setdefault(remote, []).append(local)
-        return by_remote
-
-    def _take_memories(self, rows: list[tuple[int, StoredMemory, str, str]]) -> set[int]:
-        """Apply team rows here (inside the caller's transaction); returns the ids to re-read next time."""
-        store = self.store
-        by_remote = self._locals_by_remote()
-        mapped = store.team_map(self.team)
-        again: set[int] = set()
-        for _seq, team_memory, member, reason in rows:
-            self.report.pulled += 1
-            try:
-                with store.atomic():  # one row at a time: a row this machine cannot take stops only itself
-                    if not self._take_one(team_memory, member, reason, by_remote, mapped):
-                        again.add(team_memory.id)
-            except sqlite3.IntegrityError as exc:
-                self.report.notes.append(f"team memory #{team_memory.id} not taken here: {exc}")
-        return again
-
-    def _take_one(self, team_memory: StoredMemory, member: str, reason: str, by_remote: dict[int, list[int]],
-                  mapped: dict[int, tuple[int, str]]) -> bool:
-        """Apply one team row; False when this machine changed it since (its change goes up first)."""
-        store = self.store
-        digest = content_hash(team_memory.text)
-        locals_ = list(by_remote.get(team_memory.id, []))
-        holder = store.find_exact(self.project, digest)  # a memory here already saying the team's words
-        if holder is not None and holder.id not in locals_ and holder.id not in mapped:
-            locals_.append(holder.id)
-        if not locals_:
-            locals_ = [self._add_here(team_memory, member, reason)]
-            self.report.added += 1
-        states = {i: store.get(i) for i in locals_}
-        head = self._representative(states, digest)
-        local = states[head]
-        if head in mapped and mapped[head][1] not in ("", signature(local)):
-            return False
-        # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
-        # preference, a memory of every project) that happens to say the same words is never changed by it.
-        if local.state not in VETOES and shareable(local, self._shared):
-            if content_hash(local.text) != digest and (holder is None or holder.id == head):
-                store.reword(head, self._as_new(team_memory))
-            if team_memory.state in CURRENT_STATES:
-                if local.state == "superseded":
-                    store.reopen(head, reason or "current again on the team")
-            elif team_memory.state != local.state:  # a supersede's link and "was" note follow with the links
-                store.set_state(head, team_memory.state, reason, until=team_memory.valid_to or "")
-        done = [(head, team_memory.id, signature(store.get(head)))]
-        done += [(i, team_memory.id, signature(states[i])) for i in locals_ if i != head and i not in mapped]
-        store.set_team_map(self.team, done)
-        for local_id, remote_id, synced in done:
-            mapped[local_id] = (remote_id, synced)
-            if local_id not in by_remote.setdefault(remote_id, []):
-                by_remote[remote_id].append(local_id)
-        return True
-
-    def _representative(self, states: dict[int, StoredMemory], digest: str) -> int:
-        """Which of the local memories that are one team memory stands for it here (pull and doubles agree):
-        one this machine holds back (forgotten, quarantined, its own), else the one saying the team's words,
-        else a current one, else the oldest."""
-        return min(states, key=lambda i: (states[i].state not in VETOES and shareable(states[i], self._shared),
-                                          content_hash(states[i].text) != digest,
-                                          states[i].state not in CURRENT_STATES, i))
-
-    def _as_new(self, team_memory: StoredMemory) -> NewMemory:
-        return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
-                         confidence=team_memory.confidence, rule_id=team_memory.rule_id or "team",
-                         role=team_memory.role, session_id=team_memory.session_id, transcript="",
-                         entry_uuid=team_memory.entry_uuid, ts=team_memory.first_seen, tentative=team_memory.tentative,
-                         scope="project", subject=team_memory.subject, value=team_memory.value,
-                         keywords=tuple(team_memory.keywords.split()), source="team")
-
-    def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
-        memory_id = self.store.insert_memory(self._as_new(team_memory), state=team_memory.state)
-        self.store.set_state(memory_id, team_memory.state, reason or f"from the team ({member})",
-                             until=team_memory.valid_to or "")
-        return memory_id
-
-    def _take_links(self, links: list[tuple[int, object]], stalled: int) -> tuple[int, int]:
-        """Apply team links in order; returns (the last seq taken, the seq stopped at or 0). A link whose
-        memories are not here yet stops the pass (they come with the next pull), unless it stopped there before."""
-        store = self.store
-        by_remote = self._locals_by_remote()
-        done, taken = [], 0
-        for seq, link in links:
-            src, dst = by_remote.get(link.src), by_remote.get(link.dst)
-            if (not src or not dst) and seq != stalled:
-                store.set_team_map(self.team, done)
-                return taken, seq
-            taken = seq
-            if not src or not dst or link.kind != "supersedes":
-                continue
-            newer = self._representative({i: store.get(i) for i in src}, "")
-            older = self._representative({i: store.get(i) for i in dst}, "")
-            if newer == older or not shareable(store.get(older), self._shared):
-                continue
-            if store.get(older).state in CURRENT_STATES:
-                team_memory = self.remote.get(link.dst)
-                if team_memory is None or team_memory.state in CURRENT_STATES:  # reopened on the team since
-                    store.note_replacement(newer, older, link.reason, link.created_at)
-                    continue
-            # The link with its "was" note; closes the older memory here when it is still open.
-            store.supersede(newer, older, link.reason, link.was, at=link.created_at)
-            done.append((older, link.dst, signature(store.get(older))))
-        store.set_team_map(self.team, done)
-        return taken, 0
-
-    def _resolve_doubles(self) -> None:
-        """Local memories the team merged into one: one stays (a forgotten one, else a current one, else the
-        first), the others close as its repeats."""
-        doubles = {remote: sorted(ids) for remote, ids in self._locals_by_remote().items() if len(ids) > 1}
-        if not doubles:
-            return
-        team_words = {m.id: content_hash(m.text) for m in self.remote.memories_by_id(sorted(doubles))}
-        done = []
-        with self.store.atomic():
-            for remote_id, ids in doubles.items():
-                states = {i: self.store.get(i) for i in ids}
-                head = self._representative(states, team_words.get(remote_id, ""))
-                for other in [i for i in ids if i != head]:
-                    local = self.store.get(other)
-                    if local.state in CURRENT_STATES and shareable(local, self._shared):
-                        self.store.supersede(head, other, "the team holds these as one memory", short(local.text))
-                    done.append((other, self._remote_of(other), signature(self.store.get(other))))
-            self.store.set_team_map(self.team, done)
-
-    def _remote_of(self, local_id: int) -> int:
-        return self.store.team_map(self.team)[local_id][0]
 
     # --- both -----------------------------------------------------------------------------------
 
