@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -124,6 +125,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: the server it started stops too
     server = None
     url = os.environ.get("MINER_TEST_PG_URL")
     if not url:
