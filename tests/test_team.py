@@ -434,6 +434,11 @@ def test_join_status_sync_share_and_leave_from_the_command_line(tmp_path, pg_url
     assert refused.returncode != 0 and "decisions, facts and todos" in refused.stderr
     left = miner_cli("team", "leave", "--project", str(project))
     assert left.returncode == 0 and str(project) not in settings_mod.load().projects
+    with Store() as store:  # joining again starts over: every memory is pushed again (merged) and pulled whole
+        assert store.team_state("acme", str(project)) == {} and store.team_map("acme") == {}
+    again = miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--project", str(project))
+    # the fact merges into the team's copy; the preference shared before leaving goes up for the first time
+    assert again.returncode == 0 and "pushed 2 (1 new, 1 merged)" in again.stdout, again.stdout + again.stderr
 
 
 def test_team_commands_explain_bad_input_in_one_line(tmp_path, isolated_home):

@@ -208,10 +208,15 @@ def status(project: str | None, offline: bool) -> None:
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
 @click.option("--all", "every", is_flag=True, help="Leave the team with every project (the settings file goes).")
 def leave(project: str | None, every: bool) -> None:
-    """Stop syncing a project (what it pulled stays here; nothing is deleted on the server)."""
+    """Stop syncing a project (what it pulled stays here; nothing is deleted on the server; joining again
+    pushes and pulls it whole, merged, never doubled)."""
     from ..team import settings as settings_mod
 
     if every:
+        settings = _settings()
+        with open_store() as store, store.atomic():
+            for root in settings.projects:
+                store.clear_team_project(settings.team, root)
         settings_mod.team_path().unlink(missing_ok=True)
         click.echo("left the team: no project syncs any more")
         return
@@ -220,6 +225,8 @@ def leave(project: str | None, every: bool) -> None:
     if settings.projects.pop(root, None) is None:
         raise click.ClickException(f"{root} has not joined a team (`miner team status` lists what has)")
     settings_mod.save(settings)
+    with open_store() as store, store.atomic():
+        store.clear_team_project(settings.team, root)
     click.echo(f"{root} no longer syncs with team {settings.team!r}")
 
 

@@ -39,7 +39,7 @@ def purge(store, project: str) -> dict[str, int]:
         db.execute("DELETE FROM memory_hashes WHERE project = ?", (project,))
         db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
         counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
-        for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive"):
+        for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive", "team_sync"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE project = ?", (project,)).rowcount
         # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")

@@ -52,3 +52,10 @@ class TeamQueries:
             """INSERT INTO team_sync (team, project, key, value) VALUES (?, ?, ?, ?)
                ON CONFLICT (team, project, key) DO UPDATE SET value = excluded.value""",
             [(team, project, key, str(value)) for key, value in values.items()])
+
+    def clear_team_project(self, team: str, project: str) -> None:
+        """Forget this machine's sync of a project (it left the team): joining again pushes what it has,
+        merged, never doubled, and pulls the team's whole; inside `atomic()`."""
+        self.db.execute("DELETE FROM team_sync WHERE team = ? AND project = ?", (team, project))
+        self.db.execute("DELETE FROM team_map WHERE team = ? AND local_id IN (SELECT id FROM memories WHERE project = ?)",
+                        (team, project))
