@@ -255,6 +255,8 @@ def test_two_members_changing_one_memory_at_once_keep_both_edits(machines, pg_ur
         earlier = rows["Releases are cut on Tuesdays after the stand-up."]
         assert earlier.state == "superseded"  # kept as history, not lost
         assert any(link.src == rows["Releases are cut every second Thursday."].id for link in remote.links(earlier.id))
+        assert remote.counters().get("team_conflicts_resolved") == 1
+    assert ben.store.team_state("acme", ben.project)["conflicts_resolved"] == "1"  # what `miner team status` shows
     for machine in machines:
         assert machine.team_view() == current
 
@@ -427,6 +429,7 @@ def test_join_status_sync_share_and_leave_from_the_command_line(tmp_path, pg_url
     assert synced.returncode == 0 and "pushed 1 (1 new, 0 merged)" in synced.stdout, synced.stderr
     status = miner_cli("team", "status", "--project", str(project))
     assert "0 pending" in status.stdout and "1 current team memories" in status.stdout, status.stdout
+    assert "last sync 20" in status.stdout and "concurrent changes resolved: 0" in status.stdout
     shared = miner_cli("team", "share", str(pref))
     assert shared.returncode == 0 and "will be shared" in shared.stdout
     assert "1 pending" in miner_cli("team", "status", "--project", str(project), "--offline").stdout
