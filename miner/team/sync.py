@@ -11,11 +11,11 @@ after the server committed: a sync killed at any point and run again repeats not
 supersede links and forgets (as tombstones) go up; two members who replaced the same
 memory at once both stay, the later change current and the earlier in its history.
 
-**Pull.** Every memory and link of the project changed on the server after the
-local cursor, in the order they changed: a team memory seen for the first time is
-added here (source `team`), one already here takes the team's wording and state,
-two local memories the team merged become one (the other closed, linked). Cursors
-move in the same local transaction as the rows.
+**Pull** (`pull.Pull`). Every memory and link of the project changed on the server
+after the local cursors, in the order they changed: a team memory seen for the
+first time is added here (source `team`), one already here takes the team's wording
+and state, two local memories the team merged become one (the other closed,
+linked). Cursors move in the same local transaction as the rows.
 
 **Never shared:** preferences (unless shared with `miner team share`), global
 memories, quarantined ones, anything of an excluded project, a memory forgotten
