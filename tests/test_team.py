@@ -753,3 +753,16 @@ def test_a_private_memory_with_the_team_memorys_words_is_never_changed_by_the_te
     sync_until_stable(machines)
     assert ana.store.get(mine).state == "active" and ana.store.get(mine).category == "preference"
     assert words not in server_view(pg_url)
+
+
+def test_joining_another_team_while_projects_are_joined_is_refused(tmp_path, pg_url, isolated_home):
+    first, second = tmp_path / "shop", tmp_path / "blog"
+    first.mkdir()
+    second.mkdir()
+    assert miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--project", str(first),
+                     "--no-sync").returncode == 0
+    other = miner_cli("team", "join", pg_url, "--team", "other", "--project", str(second), "--no-sync")
+    assert other.returncode != 0 and "leave --all" in other.stderr and other.stderr.count("\n") == 1
+    assert settings_mod.load().team == "acme" and list(settings_mod.load().projects) == [str(first)]
+    same = miner_cli("team", "join", "--project", str(second), "--key", "example.org/acme/blog", "--no-sync")
+    assert same.returncode == 0 and settings_mod.load().key_of(str(second)) == "example.org/acme/blog"
