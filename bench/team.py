@@ -101,12 +101,7 @@ def session_start(root: Path, runs: int) -> None:
             from miner.memory.store import Store
 
             with Store() as store:
-                alone = Machine.__new__(Machine)
-                alone.name, alone.project, alone.entries, alone.store = "ana", str(project), 0, store
-                from miner.memory.dedup import Deduper
-
-                alone.deduper = Deduper(store)
-                alone.mine_many(distinct_statements(1000, seed=5))
+                Machine(None, "ana", "", store=store, project=str(project)).mine_many(distinct_statements(1000, seed=5))
             if joined:
                 settings_mod.save(settings_mod.TeamSettings("postgresql://ana@10.255.255.1:5432/team", "acme", "ana",
                                                             {str(project): KEY}))

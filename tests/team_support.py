@@ -21,32 +21,33 @@ _TOPICS = ["service", "database", "cache", "handler", "deploy", "config", "tests
 class Machine:
     """One member's machine: its own store file and its own path to the project."""
 
-    def __init__(self, root: Path, name: str, url: str, team: str = "acme"):
+    def __init__(self, root: Path | None, name: str, url: str, team: str = "acme", store: Store | None = None,
+                 project: str = ""):
+        """`store`: an open store to mine into (the one `miner` itself opens), else a file of its own in `root`."""
         self.name = name
-        self.project = f"/home/{name}/src/shop"
-        self.store = Store(root / f"{name}.db")
+        self.project = project or f"/home/{name}/src/shop"
+        self.store = store or Store(root / f"{name}.db")
         self.settings = TeamSettings(url, team, name, {self.project: KEY})
         self.deduper = Deduper(self.store)
         self.entries = 0
 
+    def _new(self, text: str, category: str, ts: str, session: str, **extra) -> NewMemory:
+        self.entries += 1
+        return NewMemory(project=self.project, category=category, text=text, confidence=0.6, rule_id="test.rule",
+                         role="user", session_id=session, transcript=f"/home/{self.name}/t.jsonl",
+                         entry_uuid=f"{self.name}-{self.entries}", ts=ts, **extra)
+
     def mine(self, text: str, category: str = "decision", ts: str = "2026-02-01T10:00:00Z", session: str = "",
              **extra) -> int:
         """Store one memory as the miner does (the same three layers); returns its id."""
-        self.entries += 1
-        new = NewMemory(project=self.project, category=category, text=text, confidence=0.6, rule_id="test.rule",
-                        role="user", session_id=session or f"{self.name}-s1", transcript=f"/home/{self.name}/t.jsonl",
-                        entry_uuid=f"{self.name}-{self.entries}", ts=ts, **extra)
         with self.store.atomic():
-            return self.deduper.add(new).memory_id
+            return self.deduper.add(self._new(text, category, ts, session or f"{self.name}-s1", **extra)).memory_id
 
     def mine_many(self, texts: list[tuple[str, str]], ts: str = "2026-02-01T10:00:00Z") -> None:
+        """Many memories in one transaction, forty to a session."""
         with self.store.atomic():
             for text, category in texts:
-                self.entries += 1
-                self.deduper.add(NewMemory(
-                    project=self.project, category=category, text=text, confidence=0.6, rule_id="test.rule",
-                    role="user", session_id=f"{self.name}-s{self.entries // 40}", transcript="/t.jsonl",
-                    entry_uuid=f"{self.name}-{self.entries}", ts=ts))
+                self.deduper.add(self._new(text, category, ts, f"{self.name}-s{(self.entries + 1) // 40}"))
 
     def sync(self, remote: PgStore | None = None):
         own = remote is None
@@ -73,6 +74,14 @@ class Machine:
 def server_view(url: str, team: str = "acme") -> list[str]:
     with PgStore(url, team) as remote:
         return sorted(remote.active_texts(KEY))
+
+
+def everywhere(machines: list[Machine], url: str, team: str = "acme") -> list[str]:
+    """The team's current memories, once every machine shows exactly those (asserted)."""
+    on_server = server_view(url, team)
+    for machine in machines:
+        assert machine.team_view() == on_server, f"{machine.name} shows {machine.team_view()}, the team {on_server}"
+    return on_server
 
 
 def sync_until_stable(machines: list[Machine], rounds: int = 5) -> int:

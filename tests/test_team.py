@@ -16,7 +16,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg", reason="the team extra (psycopg) is not installed")
 
 from conftest import REPO, subprocess_env  # noqa: E402
-from team_support import KEY, Machine, distinct_statements, server_view, sync_until_stable  # noqa: E402
+from team_support import KEY, Machine, distinct_statements, everywhere, server_view, sync_until_stable  # noqa: E402
 
 from miner.memory import corrections  # noqa: E402
 from miner.memory.pgstore import PgStore, PgStoreError, describe  # noqa: E402
@@ -112,12 +112,7 @@ def test_a_sync_killed_mid_push_and_run_again_gives_the_same_set(tmp_path, pg_ur
     project = str(tmp_path / "work" / "shop")
     Path(project).mkdir(parents=True)
     statements = distinct_statements(6_000, seed=11)
-    machine = Machine.__new__(Machine)  # a machine whose store is the one `miner` itself opens
-    machine.name, machine.project, machine.entries = "ana", project, 0
-    machine.store = Store(paths.db_path())
-    from miner.memory.dedup import Deduper
-
-    machine.deduper = Deduper(machine.store)
+    machine = Machine(None, "ana", pg_url, store=Store(paths.db_path()), project=project)  # `miner`'s own store
     machine.mine_many(statements)
     machine.store.close()
     settings_mod.save(settings_mod.TeamSettings(pg_url, "acme", "ana", {project: KEY}))
@@ -286,7 +281,6 @@ def test_offline_a_machine_keeps_its_changes_and_catches_up(machines, pg_url, tm
     ana.mine("The docs site is built with Astro.", category="fact")
     nowhere = f"postgresql://ana:pw-not-logged@/acme?host={tmp_path}/no-such-socket-dir"
     ana.settings.url = nowhere
-    notes: list[str] = []
     with pytest.raises(PgStoreError) as failed:
         sync_project(ana.store, ana.settings, ana.project)
     assert "pw-not-logged" not in str(failed.value) and "cannot reach the team server" in str(failed.value)
@@ -294,7 +288,7 @@ def test_offline_a_machine_keeps_its_changes_and_catches_up(machines, pg_url, tm
     ana.settings.url = pg_url
     sync_project(ana.store, ana.settings, ana.project)
     assert server_view(pg_url) == ["The docs site is built with Astro."]
-    assert not notes
+    assert not pending(ana.store, "acme", ana.project)  # caught up: nothing left to send
 
 
 def test_credentials_are_kept_only_in_the_url_or_the_environment(tmp_path, pg_url, isolated_home):
@@ -416,11 +410,7 @@ def test_join_status_sync_share_and_leave_from_the_command_line(tmp_path, pg_url
     from miner.memory.store import Store
 
     with Store() as store:
-        new = Machine.__new__(Machine)
-        new.name, new.project, new.entries, new.store = "ana", str(project), 0, store
-        from miner.memory.dedup import Deduper
-
-        new.deduper = Deduper(store)
+        new = Machine(None, "ana", pg_url, store=store, project=str(project))
         new.mine("The shop's search runs on Meilisearch.", category="fact")
         pref = new.mine("Keep answers short.", category="preference")
     status = miner_cli("team", "status", "--project", str(project), "--offline")
@@ -541,9 +531,7 @@ def test_restating_an_old_choice_after_another_members_change_of_mind_makes_it_c
              session="ana-s2")
     assert [m.state for m in ana.all_memories() if m.value == "MySQL"] == ["active"]
     sync_until_stable(machines)
-    assert server_view(pg_url) == ["Use MySQL for the cache store."]
-    for machine in machines:
-        assert machine.team_view() == ["Use MySQL for the cache store."]
+    assert everywhere(machines, pg_url) == ["Use MySQL for the cache store."]
 
 
 def test_a_change_whose_new_text_is_withheld_still_closes_the_old_one_on_the_team(machines, pg_url):
@@ -587,9 +575,7 @@ def test_two_machines_syncing_at_the_same_moment_converge(machines, pg_url):
     assert not errors
     sync_until_stable(machines)
     expected = sorted(text for text, _ in statements)
-    assert server_view(pg_url) == expected
-    for machine in machines:
-        assert machine.team_view() == expected
+    assert everywhere(machines, pg_url) == expected
 
 
 def test_a_link_whose_memories_arrive_after_the_memory_pass_is_taken_at_the_next_pull(machines, pg_url,
@@ -673,9 +659,7 @@ def test_a_batch_never_merges_into_a_memory_it_closed_itself(machines, pg_url):
     local = sorted(ana.team_view())
     assert local == ["We will use Postgres as the main DB."]
     sync_until_stable(machines)
-    assert server_view(pg_url) == local
-    for machine in machines:
-        assert machine.team_view() == local
+    assert everywhere(machines, pg_url) == local
 
 
 def test_a_correction_back_to_an_earlier_wording_reaches_the_team(machines, pg_url):
@@ -690,9 +674,7 @@ def test_a_correction_back_to_an_earlier_wording_reaches_the_team(machines, pg_u
     with ana.store.atomic():
         corrections.correct(ana.store, first, "We'll use PostgreSQL as the main database.")
     sync_until_stable(machines)
-    assert server_view(pg_url) == ["We'll use PostgreSQL as the main database."]
-    for machine in machines:
-        assert machine.team_view() == ["We'll use PostgreSQL as the main database."]
+    assert everywhere(machines, pg_url) == ["We'll use PostgreSQL as the main database."]
 
 
 def test_saying_again_what_a_withheld_change_replaced_makes_it_current_everywhere(machines, pg_url):

@@ -155,14 +155,22 @@ def tsquery(match: str) -> str:
     return " | ".join(alternatives)
 
 
-def describe(url: str) -> str:
-    """The URL with any password left out: what may be printed or logged."""
-    from psycopg import ProgrammingError
+def without_password(url: str) -> str:
+    """A PostgreSQL URL or key=value string with its password left out (libpq's own parser reads it); a URL
+    without one comes back as it was given. `psycopg.ProgrammingError` when libpq cannot read it."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+    params = conninfo_to_dict(url)
+    if params.pop("password", None) is None and url.startswith(("postgresql://", "postgres://")):
+        return url
+    return make_conninfo(**params)
+
+
+def describe(url: str) -> str:
+    """The URL with any password left out: what may be printed or logged, whatever was given."""
+    from psycopg import ProgrammingError
+
     try:
-        params = conninfo_to_dict(url)
+        return without_password(url)
     except ProgrammingError:
         return "(an unreadable PostgreSQL URL)"
-    params.pop("password", None)
-    return make_conninfo(**params)

@@ -76,20 +76,17 @@ def save(settings: TeamSettings) -> None:
 
 
 def without_password(url: str) -> str:
-    """A PostgreSQL URL or key=value string with its password left out (libpq's parser reads it)."""
+    """The URL with its password left out (`pgschema.without_password`); an unreadable one is a `TeamError`."""
     if not url:
         return url
     from psycopg import ProgrammingError
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from ..memory.pgschema import without_password as strip
 
     try:
-        params = conninfo_to_dict(url)
+        return strip(url)
     except ProgrammingError as exc:
         raise TeamError(f"not a PostgreSQL URL ({str(exc).splitlines()[0]}): give postgresql://user@host/db") from None
-    had = params.pop("password", None) is not None
-    if not had and url.startswith(("postgresql://", "postgres://")):
-        return url
-    return make_conninfo(**params)
 
 
 def has_password(url: str) -> bool:
