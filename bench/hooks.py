@@ -292,7 +292,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      archived: int) -> list[Scenario]:
     """UserPromptSubmit against 10k memories and `archived` archived units: a prompt the store answers (each run a
     session that was shown nothing yet), one it does not, and a 10 MB pasted prompt."""
-    from miner.recall.prompt import shown_path
+    from miner.recall.shown import shown_path
 
     with_env(env)
     took = build_store(10_000, project, session_id) + build_archive(archived, project)
@@ -304,7 +304,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
 
     def forget_shown():
         with_env(env)
-        shown_path("prompt-session").unlink(missing_ok=True)
+        Path(shown_path("prompt-session")).unlink(missing_ok=True)
 
     def answered(out: bytes) -> None:
         if not out.strip():
@@ -341,7 +341,9 @@ def main() -> int:
         root = Path(tmp)
         python = installed_python(root) if args.installed else sys.executable
         # As `miner install` registers it: isolated, so the checkout in the working folder is not on sys.path.
-        hook = [python, "-I", "-m", "miner.hooks"]
+        from miner.install.settings import ENTRY
+
+        hook = [python, "-I", "-c", ENTRY]
         print(f"python: {platform.python_version()} ({python}{', installed copy' if args.installed else ''})")
         project = str(root / "work" / "shop-api")
         session_id = "0f6c2a9e-bench-4d1e-9a43-5d6f7e8a9b0c"

@@ -29,5 +29,6 @@ if [ -z "$python" ]; then
     exit 0
 fi
 
-# -I (isolated): the project folder Claude Code runs this in never reaches sys.path.
-exec "$python" -I -m miner.hooks "$@"
+# -I (isolated): the project folder Claude Code runs this in never reaches sys.path. The entry is -c code,
+# not -m miner.hooks, which would import runpy first (a fifth of a Stop hook's time).
+exec "$python" -I -c 'import sys; from miner.hooks import main; sys.exit(main())' "$@"

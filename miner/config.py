@@ -9,13 +9,13 @@ standard library of every supported Python.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import os
 
-from . import paths
+from . import jsonlite, paths
 
 TYPE_CHECKING = False  # typing costs milliseconds, and every hook reads the settings
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -142,8 +142,21 @@ def _freeze(values: dict) -> Settings:
     return Settings(frozen)
 
 
+def config_file() -> str:
+    """The settings file's path as a string (the hooks' way: no `pathlib`; see `paths`)."""
+    return os.path.join(paths.config_root(), "config.json")
+
+
 def config_path() -> Path:
-    return paths.config_dir() / "config.json"
+    from pathlib import Path
+
+    return Path(config_file())
+
+
+def _shown(value: Any) -> str:
+    import json  # only for an error message
+
+    return json.dumps(value)[:40]
 
 
 def _kind(default: Any) -> str:
@@ -165,7 +178,7 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
 
     if isinstance(default, dict):
         if not isinstance(value, dict):
-            refuse(f"must be a JSON object, not {json.dumps(value)[:40]}")
+            refuse(f"must be a JSON object, not {_shown(value)}")
         for key, item in value.items():
             if key not in default:
                 refuse(f"has no key {key!r} (known: {', '.join(sorted(default))})")
@@ -176,7 +189,7 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
             else isinstance(value, (int, float)) and not isinstance(value, bool)
             and (not isinstance(default, int) or float(value).is_integer()))
     if not fits:
-        refuse(f"must be {_kind(default)}, not {json.dumps(value)[:40]}")
+        refuse(f"must be {_kind(default)}, not {_shown(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
         refuse(f"must not be negative ({value})")
 
@@ -213,14 +226,15 @@ def validated(user: dict[str, Any], where: str = "settings") -> Settings:
     return _freeze(merged)
 
 
-def load(path: Path | None = None) -> Settings:
+def load(path: Path | str | None = None) -> Settings:
     """The settings: defaults, overlaid with the user's config file when there is one, validated."""
-    path = path or config_path()
-    if not path.is_file():
+    path = os.fspath(path) if path else config_file()
+    if not os.path.isfile(path):
         return validated({})
     try:
-        user = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        with open(path, encoding="utf-8") as handle:
+            user = jsonlite.loads(handle.read())
+    except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
     if not isinstance(user, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or remove it")
@@ -235,12 +249,12 @@ def changed(settings: dict[str, Any], **values: Any) -> Settings:
     return validated(base)
 
 
-def removed_keys(path: Path | None = None) -> list[str]:
+def removed_keys(path: Path | str | None = None) -> list[str]:
     """Keys of the user's config file that earlier versions read and this one ignores, sorted."""
-    path = path or config_path()
     try:
-        user = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(os.fspath(path) if path else config_file(), encoding="utf-8") as handle:
+            user = jsonlite.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
         return []
     return sorted(k for k in user if k in REMOVED) if isinstance(user, dict) else []
 

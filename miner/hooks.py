@@ -26,17 +26,17 @@ the checkpoint reads a bounded tail and cuts each request before cleaning it.
 
 Import cost is latency here: Stop must stay near a bare interpreter start,
 so modules are imported where they are needed, and this one does not use
-dataclasses (which imports `inspect`).
+dataclasses (which imports `inspect`), `json` or `pathlib` (which import `re`):
+`jsonlite` reads and writes the JSON, `paths` answers strings.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
-from . import paths
+from . import jsonlite, paths
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question
@@ -84,7 +84,7 @@ class HookEvent:
         if not raw.strip():
             raise HookInputError("empty payload on stdin")
         try:
-            data = json.loads(raw)
+            data = jsonlite.loads(raw)
         except (ValueError, RecursionError) as exc:
             raise HookInputError(f"payload is not JSON: {exc}") from None
         if not isinstance(data, dict):
@@ -126,8 +126,8 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
         from .extract.redact import redact
         from .extract.transcript import cut_text
 
-        folder = paths.ensure_private_dir(paths.logs_dir())
-        path = folder / "hooks.log"
+        folder = paths.ensure_private_dir(paths.data_file("logs"))
+        path = os.path.join(folder, "hooks.log")
         _rotate(path, max_bytes)
         head = cut_text(message, LOG_LINE_CHARS + LOG_REDACT_MARGIN)
         line = " ".join(redact(head)[0].split())[:LOG_LINE_CHARS]
@@ -148,7 +148,7 @@ def safe_transcript(path: str) -> str:
 
     if not path:
         raise HookInputError("payload has no transcript_path")
-    root = os.path.realpath(paths.claude_dir())
+    root = os.path.realpath(paths.claude_root())
     real = os.path.realpath(path)
     if not real.endswith(".jsonl"):
         raise HookInputError(f"refused transcript_path {path!r}: not a .jsonl file")
@@ -175,8 +175,8 @@ def spawn(args: list[str], keep_fd: int | None = None) -> int:
     output: it must not hold Claude Code's pipes open, or Claude Code would
     wait for it. Only `keep_fd` (a lock) is inherited besides those.
     """
-    folder = paths.ensure_private_dir(paths.logs_dir())
-    log_path = str(folder / "worker.log")
+    folder = paths.ensure_private_dir(paths.data_file("logs"))
+    log_path = os.path.join(folder, "worker.log")
     _rotate(log_path, LOG_MAX_BYTES * 4)
     # Isolated (-I), as the hook itself runs: the worker starts in the user's project folder too, whose files
     # must never stand in for a module it imports.
@@ -236,8 +236,8 @@ def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None, compact
 
 def has_transcripts(cwd: str) -> bool:
     """True when Claude Code keeps transcripts for this cwd or its project root (catch-up has work to look at)."""
-    root = paths.projects_dir()
-    return any(os.path.isdir(root / paths.encode_project(p)) for p in {cwd, paths.project_root(cwd)} if p)
+    root = os.path.join(paths.claude_root(), "projects")
+    return any(os.path.isdir(os.path.join(root, paths.encode_project(p))) for p in {cwd, paths.project_root(cwd)} if p)
 
 
 def situation_of(event: HookEvent) -> str:
@@ -258,7 +258,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     situation = situation_of(event)
     by_session = situation in ("compact", "resume") and bool(event.session_id)
     project = paths.project_root(event.cwd)
-    path = blockcache.session_path(event.session_id) if by_session else blockcache.startup_path(project)
+    path = blockcache.session_file(event.session_id) if by_session else blockcache.startup_file(project)
     # An entry exists only while `recall_cache` was on, and is used only with the settings file unchanged.
     entry = blockcache.load(path)
     if entry is not None and entry.get("session_id" if by_session else "project") == (
@@ -271,7 +271,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     from . import config as config_mod
     from .memory.store import Store
 
-    if not paths.db_path().exists():
+    if not os.path.exists(paths.data_file(paths.DB_NAME)):
         return "", None
     config = config if config is not None else config_mod.load()
     with Store(readonly=True) as store:
@@ -283,7 +283,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
 
 def excluded(cwd: str) -> bool:
     """True for a project the user excluded: never mined, never injected."""
-    if not cwd or not os.path.exists(paths.config_dir() / "exclusions.json"):
+    if not cwd or not os.path.exists(os.path.join(paths.config_root(), "exclusions.json")):
         return False  # the usual case (no exclusions.EXCLUSIONS_FILE), decided without importing anything
     from .runtime.exclusions import is_excluded
 
@@ -292,8 +292,8 @@ def excluded(cwd: str) -> bool:
 
 def context_output(hook_event_name: str, text: str) -> str:
     """What a hook prints to add `text` to the session's context."""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": hook_event_name, "additionalContext": text}},
-                      ensure_ascii=False)
+    return (f'{{"hookSpecificOutput": {{"hookEventName": {jsonlite.string(hook_event_name)}, '
+            f'"additionalContext": {jsonlite.string(text)}}}}}')
 
 
 def session_start(event: HookEvent, config: dict | None) -> str:
@@ -313,14 +313,14 @@ def session_start(event: HookEvent, config: dict | None) -> str:
         if record is not None or has_transcripts(event.cwd):
             args = ["catchup", event.cwd]
             if record is not None:
-                args += ["--recall-log", json.dumps(record, ensure_ascii=False, separators=(",", ":"))]
+                args += ["--recall-log", jsonlite.dumps(record)]
             spawn(args)
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
     if not text:
-        return json.dumps({"systemMessage": notice}, ensure_ascii=False) if notice else ""
+        return f'{{"systemMessage": {jsonlite.string(notice)}}}' if notice else ""
     try:  # what this session was shown, so that its prompts' recall does not show it again
-        from .recall.prompt import remember_shown
+        from .recall.shown import remember_shown
 
         remember_shown(event.session_id, (record or {}).get("shown", ()))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
@@ -457,6 +457,7 @@ def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
 def shortened(head: bytes, tail: bytes, size: int) -> str:
     """An oversized payload as its first and last `KEEP_BYTES`, joined inside the string that made it huge (a
     pasted prompt); a HookInputError when they do not join into JSON (the bulk was not one string)."""
+    import json
     import re
 
     start = head.decode("utf-8", errors="ignore").rstrip("\\")

@@ -2,14 +2,21 @@
 
 `MINER_HOME` wins, then `$XDG_DATA_HOME/miner`, then `~/.local/share/miner`.
 Claude Code's folder is `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+
+Import cost is hook latency: this module imports neither `pathlib` nor `re`
+(each would pull in `re` and its compiler, several milliseconds of a hook that
+must stay near a bare interpreter start). The hooks use the `*_root` functions,
+which answer plain strings; everything else uses the `Path` ones, which load
+`pathlib` when first called.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from functools import lru_cache
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing costs import time on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 try:  # hashlib would load OpenSSL first: several milliseconds on the hooks' path
     from _blake2 import blake2b
@@ -19,40 +26,85 @@ except ImportError:  # pragma: no cover - every CPython has _blake2
 DB_NAME = "memory.db"
 
 
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
+
+
+# --- plain strings (the hooks' path) ------------------------------------------------------
+
+
+def home_root() -> str:
+    return os.environ.get("HOME") or os.path.expanduser("~")
+
+
+def data_root() -> str:
+    explicit = os.environ.get("MINER_HOME")
+    if explicit:
+        return os.path.expanduser(explicit)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = os.path.expanduser(xdg) if xdg else os.path.join(home_root(), ".local", "share")
+    return os.path.join(base, "miner")
+
+
+def config_root() -> str:
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = os.path.expanduser(xdg) if xdg else os.path.join(home_root(), ".config")
+    return os.path.join(base, "miner")
+
+
+def claude_root() -> str:
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    return os.path.expanduser(explicit) if explicit else os.path.join(home_root(), ".claude")
+
+
+def data_file(*parts: str) -> str:
+    """A path under the data folder, e.g. `data_file("logs", "hooks.log")`."""
+    return os.path.join(data_root(), *parts)
+
+
+# --- Path objects ---------------------------------------------------------------------------
+
+
 def home() -> Path:
-    return Path(os.environ.get("HOME") or os.path.expanduser("~"))
+    return _path(home_root())
 
 
 def data_dir() -> Path:
-    explicit = os.environ.get("MINER_HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else home() / ".local" / "share"
-    return base / "miner"
+    return _path(data_root())
 
 
 def config_dir() -> Path:
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg).expanduser() if xdg else home() / ".config"
-    return base / "miner"
+    return _path(config_root())
 
 
 def db_path() -> Path:
-    return data_dir() / DB_NAME
+    return _path(data_file(DB_NAME))
 
 
 def logs_dir() -> Path:
-    return data_dir() / "logs"
+    return _path(data_file("logs"))
 
 
 def locks_dir() -> Path:
-    return data_dir() / "locks"
+    return _path(data_file("locks"))
 
 
 def cache_dir() -> Path:
     """Blocks rendered ahead of time, and what each session was shown."""
-    return data_dir() / "cache"
+    return _path(data_file("cache"))
+
+
+def claude_dir() -> Path:
+    return _path(claude_root())
+
+
+def projects_dir() -> Path:
+    return _path(os.path.join(claude_root(), "projects"))
+
+
+# --- names ----------------------------------------------------------------------------------
 
 
 def file_stem(key: str) -> str:
@@ -60,25 +112,15 @@ def file_stem(key: str) -> str:
     return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
-def claude_dir() -> Path:
-    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    return home() / ".claude"
-
-
-def projects_dir() -> Path:
-    return claude_dir() / "projects"
-
-
 def encode_project(cwd: str) -> str:
-    """Claude Code's folder name for a cwd: every non-alphanumeric char becomes '-'."""
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    """Claude Code's folder name for a cwd: every character but an ASCII letter or digit becomes '-'."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create a directory readable by its owner only (memories are private data)."""
-    path.mkdir(parents=True, exist_ok=True)
+def ensure_private_dir(path):
+    """Create a directory readable by its owner only (memories are private data); returns `path` as given
+    (a `Path` or a string)."""
+    os.makedirs(path, exist_ok=True)
     try:
         os.chmod(path, 0o700)
     except OSError:
@@ -86,21 +128,46 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-@lru_cache(maxsize=256)
+_ROOTS: dict[str, str] = {}
+_ROOTS_KEPT = 256
+
+
 def project_root(cwd: str | None) -> str:
     """The project of a session: the git root above `cwd` (absolute), else `cwd` itself.
 
     Works for paths that no longer exist on this machine (backfilled transcripts):
-    they are their own project.
+    they are their own project. Answers are kept (256 at most; `project_root.cache_clear()` forgets them).
     """
     if not cwd:
         return ""
-    path = Path(cwd)
+    known = _ROOTS.get(cwd)
+    if known is not None:
+        return known
+    root = _git_root(cwd)
+    if len(_ROOTS) >= _ROOTS_KEPT:
+        _ROOTS.clear()
+    _ROOTS[cwd] = root
+    return root
+
+
+def _git_root(cwd: str) -> str:
+    # As `Path(cwd)` spells it: no trailing slash, no "." parts, "//" collapsed (a leading "//" kept).
+    text = os.fspath(cwd)
+    lead = "//" if text.startswith("//") and not text.startswith("///") else ("/" if text.startswith("/") else "")
+    parts = [p for p in text.split("/") if p and p != "."]
+    clean = lead + "/".join(parts) if parts or lead else "."
     try:
-        probe = path
-        for candidate in [probe, *probe.parents]:
-            if (candidate / ".git").exists():
-                return str(candidate)
+        candidate = clean
+        while True:
+            if os.path.exists(os.path.join(candidate, ".git")):
+                return candidate
+            parent = os.path.dirname(candidate) or "."
+            if parent == candidate:
+                break
+            candidate = parent
     except OSError:
         pass
-    return str(path)
+    return clean
+
+
+project_root.cache_clear = _ROOTS.clear  # type: ignore[attr-defined]

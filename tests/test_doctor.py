@@ -65,6 +65,17 @@ def test_doctor_flags_a_hook_registered_without_isolation_until_install_rewrites
     assert "not isolated" not in runner.invoke(main, ["doctor"]).stdout
 
 
+def test_doctor_flags_a_hook_of_an_older_version_that_starts_through_runpy(claude_dir):
+    settings = claude_dir / "settings.json"
+    command = f"{sys.executable} -I -m miner.hooks stop"  # isolated, as the versions before the -c entry wrote it
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    runner = CliRunner()
+    out = runner.invoke(main, ["doctor"]).stdout
+    assert "FAIL  Stop hook(s) registered by an older version" in out and "not isolated" not in out
+    assert runner.invoke(main, ["install"]).exit_code == 0
+    assert "older version" not in runner.invoke(main, ["doctor"]).stdout
+
+
 def test_install_then_uninstall_leaves_other_hooks_byte_identical(claude_dir):
     settings = claude_dir / "settings.json"
     original = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
@@ -75,7 +86,8 @@ def test_install_then_uninstall_leaves_other_hooks_byte_identical(claude_dir):
     assert installed.exit_code == 0, installed.output
     data = json.loads(settings.read_text())
     commands = [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
-    assert any(sys.executable in c and "-m miner.hooks session-start" in c for c in commands)
+    assert any(sys.executable in c and "from miner.hooks import main; sys.exit(main())' session-start" in c
+               for c in commands)
     assert "say done" in commands
     assert runner.invoke(main, ["uninstall"]).exit_code == 0
     assert settings.read_text() == text

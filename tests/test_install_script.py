@@ -329,7 +329,7 @@ class TestInstall:
             assert len(commands) == 1, hooks[event]
             parts = shlex.split(commands[0])
             assert parts[0] == python, commands[0]
-            assert parts[1:4] == ["-I", "-m", "miner.hooks"], commands[0]
+            assert parts[1:3] == ["-I", "-c"] and "from miner.hooks import main" in parts[3], commands[0]
         # The hook interpreter really is the venv's: it imports the installed package.
         proc = subprocess.run([python, "-c", "import miner.hooks, sys; print(sys.prefix)"], env=installed.env,
                               capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)

@@ -86,7 +86,16 @@ def test_install_upgrades_an_entry_written_without_isolation(tmp_path):
     new = st.plan_install(settings, sys.executable)
     commands = [h["command"] for group in new["hooks"]["Stop"] for h in group["hooks"]]
     assert commands == [st.hook_command(sys.executable, "stop")]
-    assert " -I -m miner.hooks " in commands[0]
+    assert st.is_current(commands[0]) and " -I -c " in commands[0]
+
+
+def test_install_upgrades_an_isolated_entry_of_an_older_version(tmp_path):
+    old = f"{sys.executable} -I -m miner.hooks stop"  # isolated, but entered through runpy
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": old, "timeout": 10}]}]}}
+    new = st.plan_install(settings, sys.executable)
+    assert [h["command"] for group in new["hooks"]["Stop"] for h in group["hooks"]] == [
+        st.hook_command(sys.executable, "stop")]
+    assert st.plan_uninstall(new) == {}
 
 
 def test_the_mcp_server_entry_runs_isolated_and_an_older_entry_is_still_ours():

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_checkpoint_requests_round_trip():
 
 
 def test_broken_checkpoint_requests_are_dropped():
-    path = locks.request_checkpoint(TRANSCRIPT, "session-a", "")
+    path = Path(locks.request_checkpoint(TRANSCRIPT, "session-a", ""))
     path.write_text("{not json")
     assert locks.take_checkpoint_requests(TRANSCRIPT) == []
     assert not path.exists()
@@ -111,7 +112,7 @@ def test_a_stop_during_a_pass_becomes_another_pass(monkeypatch):
     miner = FakeMiner(hook_arrives)
     assert worker.mine_locked(miner, TRANSCRIPT)
     assert miner.passes == 2 and started == []
-    assert not locks.is_locked(TRANSCRIPT) and not locks.pending_file(TRANSCRIPT).exists()
+    assert not locks.is_locked(TRANSCRIPT) and not os.path.exists(locks.pending_file(TRANSCRIPT))
 
 
 def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
@@ -119,7 +120,7 @@ def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
     try:
         miner = FakeMiner()
         assert worker.mine_locked(miner, TRANSCRIPT) is False
-        assert miner.passes == 0 and locks.pending_file(TRANSCRIPT).exists()
+        assert miner.passes == 0 and os.path.exists(locks.pending_file(TRANSCRIPT))
     finally:
         locks.release(held)
 
@@ -149,7 +150,7 @@ def test_hand_off_starts_one_miner_holding_the_lock(monkeypatch):
     args, fd = seen[0]
     assert args[:3] == ["mine", "--lock-fd", str(fd)] and args[-1] == TRANSCRIPT
     assert args[args.index("--checkpoint") + 1] == "session-a"
-    assert locks.pending_file(TRANSCRIPT).exists()
+    assert os.path.exists(locks.pending_file(TRANSCRIPT))
     assert [r["session_id"] for r in locks.take_checkpoint_requests(TRANSCRIPT)] == ["session-a"]
 
 

@@ -64,11 +64,14 @@ RICH = {
 
 def test_hook_command_is_absolute_quoted_and_marked():
     cmd = st.hook_command(PY_B, "session-start")
-    assert cmd == "'/opt/miner b/venv/bin/python' -I -m miner.hooks session-start"
-    assert st.MARKER in cmd
+    assert cmd == ("'/opt/miner b/venv/bin/python' -I -c 'import sys; from miner.hooks import main; sys.exit(main())' "
+                   "session-start")
+    assert st.MARKER in cmd and st.is_ours(cmd) and st.is_current(cmd)
     assert st.command_executable(cmd) == PY_B
     plain = st.hook_command(PY_A, "stop")
-    assert plain == f"{PY_A} -I -m miner.hooks stop"
+    assert plain == f"{PY_A} -I -c 'import sys; from miner.hooks import main; sys.exit(main())' stop"
+    assert st.is_ours(f"{PY_A} -I -m miner.hooks stop") and not st.is_current(f"{PY_A} -I -m miner.hooks stop")
+    assert not st.is_ours("say done") and not st.is_current("say done")
     assert st.command_executable(plain) == PY_A
 
 
@@ -466,7 +469,7 @@ def test_launch_execs_the_installed_python_with_args_and_stdin(tmp_path):
     result = _run_launch(
         {"HOME": str(tmp_path), "MINER_HOME": str(miner_home)}, ("pre-compact",), payload
     )
-    assert result.stdout == f"args: -I -m miner.hooks pre-compact\n{payload}"
+    assert result.stdout == f"args: -I -c {st.ENTRY} pre-compact\n{payload}"
     assert result.stderr == ""
     assert result.returncode == 3  # exec: the hook's own exit code comes through
 
@@ -479,10 +482,10 @@ def test_launch_falls_back_to_the_xdg_data_dir(tmp_path):
         ("stop",),
         "{}",
     )
-    assert result.stdout == "args: -I -m miner.hooks stop\n{}"
+    assert result.stdout == f"args: -I -c {st.ENTRY} stop\n{{}}"
 
 
 def test_launch_default_location_under_home(tmp_path):
     _fake_python(tmp_path / ".local" / "share" / "miner")
     result = _run_launch({"HOME": str(tmp_path)}, ("session-end",), "{}")
-    assert result.stdout == "args: -I -m miner.hooks session-end\n{}"
+    assert result.stdout == f"args: -I -c {st.ENTRY} session-end\n{{}}"

@@ -31,21 +31,26 @@ def check_hooks() -> Iterator[Check]:
         yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"
     else:
         yield True, f"hooks registered in {path}", ""
-    from ..install.settings import ISOLATED, MARKER
+    from ..install.settings import ISOLATED, OLD_MARKER, is_current
 
-    exposed = []
+    exposed, older = [], []
     for event, cmds in sorted(commands.items()):
         for command in cmds:
             exe = command_executable(command)
             if not exe or not os.access(exe, os.X_OK):
                 yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
-            if f" {ISOLATED}{MARKER}" not in command:
+            if f" {ISOLATED}{OLD_MARKER}" in command:
+                older.append(event)
+            elif not is_current(command):
                 exposed.append(event)
     if exposed:
         # Registered by an older version: Python puts the project folder first on sys.path, so its files could
         # stand in for our modules.
         yield False, (f"{', '.join(exposed)} hook(s) not isolated (no `-I`): files in a project folder could run "
                       "as our modules"), "miner install"
+    if older:
+        yield False, (f"{', '.join(older)} hook(s) registered by an older version, which start slower "
+                      "(`-m miner.hooks` loads runpy first)"), "miner install"
 
 
 def check_database() -> Iterator[Check]:

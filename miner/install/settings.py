@@ -7,10 +7,13 @@ list of matcher groups, each group to a list of handlers:
 
     {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "...", "timeout": 10}]}]}}
 
-Our handlers run the installed interpreter by absolute path
-(`'/abs/python' -I -m miner.hooks <event>`); the substring ` -m miner.hooks `
-is how we recognise our own entries later (those written without `-I` too),
-so install is idempotent, upgrades them, and uninstall removes nothing else.
+Our handlers run the installed interpreter by absolute path with the hook's
+entry as `-c` code (`'/abs/python' -I -c '...from miner.hooks import main...'
+<event>`): `-m miner.hooks` would import `runpy` first, a fifth of a Stop
+hook's time. The substring `from miner.hooks import main` is how we recognise
+our own entries later, and ` -m miner.hooks ` those of older versions (with or
+without `-I`), so install is idempotent, upgrades them, and uninstall removes
+nothing else.
 `-I` (isolated mode) keeps the current directory off `sys.path`: Claude Code
 runs hooks in the user's project, and a `json.py` there must not be imported
 in place of the standard library's (nor PYTHONPATH and the user's site).
@@ -48,7 +51,9 @@ EVENTS = {
 }
 TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 10, "PreCompact": 60, "SessionEnd": 5}
 ASYNC_EVENTS = frozenset({"Stop"})
-MARKER = " -m miner.hooks "
+ENTRY = "import sys; from miner.hooks import main; sys.exit(main())"
+MARKER = "from miner.hooks import main"
+OLD_MARKER = " -m miner.hooks "  # what versions before ENTRY registered
 # Python's isolated mode: neither the current directory (the user's project) nor PYTHON* variables nor the
 # user's site-packages reach `sys.path`, so nothing in a project folder can stand in for a module we import.
 ISOLATED = "-I"
@@ -71,11 +76,16 @@ def hook_command(python: str, event_arg: str) -> str:
     is a symlink whose target would lose the venv.
     """
     exe = os.path.abspath(os.path.expanduser(python))
-    return f"{shlex.quote(exe)} {ISOLATED} -m miner.hooks {shlex.quote(event_arg)}"
+    return f"{shlex.quote(exe)} {ISOLATED} -c {shlex.quote(ENTRY)} {shlex.quote(event_arg)}"
 
 
 def is_ours(command: object) -> bool:
-    return isinstance(command, str) and MARKER in command
+    return isinstance(command, str) and (MARKER in command or OLD_MARKER in command)
+
+
+def is_current(command: str) -> bool:
+    """True for a command in the form this version registers (isolated, entered through `ENTRY`)."""
+    return f" {ISOLATED} -c {shlex.quote(ENTRY)} " in command
 
 
 def command_executable(command: str) -> str:

@@ -21,11 +21,20 @@ GLOBAL_SCOPE = "*"
 RECALLED = "recalled:"
 
 
+def driver():
+    """The `sqlite3` module for the hooks' reads: its C core `_sqlite3` (`sqlite3.connect` and `sqlite3.Error` are
+    its own objects), whose package adds 1.5 ms of date adapters a hook never uses; imported when first needed,
+    since a hook may find no store at all."""
+    try:
+        import _sqlite3 as sqlite
+    except ImportError:  # pragma: no cover - CPython builds `sqlite3` on it
+        import sqlite3 as sqlite
+    return sqlite
+
+
 def open_readonly(path: Path | str, timeout: float = 2.0) -> sqlite3.Connection:
     """A read-only connection that cannot write even by mistake (query_only)."""
-    import sqlite3  # here, not at the top: the prompt hook imports this module before it knows a store exists
-
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    db = driver().connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
     try:
         db.execute("PRAGMA query_only = 1")
     except BaseException:
@@ -127,8 +136,7 @@ def block_versions(path: Path | str, project: str, with_recalls: bool, timeout: 
     """The versions a project's recall block is drawn from: its rows', the global memories', and with
     `with_recalls` their recall counts' (0 for a key never written). None when the file cannot be read or
     has no versions yet (a store from before `migrations.m008_block_versions`)."""
-    import sqlite3
-
+    sqlite3 = driver()
     keys = [project, GLOBAL_SCOPE] + ([RECALLED + project, RECALLED + GLOBAL_SCOPE] if with_recalls else [])
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)

@@ -25,11 +25,13 @@ project's memories, so another project's writes could move a score by a hair.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
-from .. import paths
+from .. import jsonlite, paths
+
+TYPE_CHECKING = False  # typing costs import time on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FORMAT = 2  # 2: the store's state is its versions of the project's rows, not the file's metadata
 # Claude Code cuts additionalContext over 10,000 characters (JavaScript length: UTF-16 units).
@@ -41,12 +43,25 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(paths.__file__))
 cache_dir = paths.cache_dir
 
 
+# The hook's names of the entries are plain strings (no `pathlib` on the hook path; see `paths`).
+def startup_file(project: str) -> str:
+    return paths.data_file("cache", f"startup-{paths.file_stem(project)}.json")
+
+
+def session_file(session_id: str) -> str:
+    return paths.data_file("cache", f"session-{paths.file_stem(session_id)}.json")
+
+
 def startup_path(project: str) -> Path:
-    return cache_dir() / f"startup-{paths.file_stem(project)}.json"
+    from pathlib import Path
+
+    return Path(startup_file(project))
 
 
 def session_path(session_id: str) -> Path:
-    return cache_dir() / f"session-{paths.file_stem(session_id)}.json"
+    from pathlib import Path
+
+    return Path(session_file(session_id))
 
 
 # --- what an entry must match ----------------------------------------------------------
@@ -58,7 +73,7 @@ def store_state(project: str, situation: str) -> list | None:
     does not weigh them); None when there is no database or it keeps no versions yet."""
     from ..memory import reader
 
-    db = paths.db_path()
+    db = paths.data_file(paths.DB_NAME)
     try:
         inode = os.stat(db).st_ino
     except FileNotFoundError:
@@ -84,18 +99,20 @@ def config_state() -> str | None:
     """The user's settings file as it is now (`config.config_path()`, read without importing `config`,
     whose `typing` import costs milliseconds); the defaults are part of the code."""
     try:
-        return (paths.config_dir() / "config.json").read_text(encoding="utf-8")
+        with open(os.path.join(paths.config_root(), "config.json"), encoding="utf-8") as handle:
+            return handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError):
         return "unreadable"
 
 
-def load(path: Path) -> dict | None:
+def load(path: str | Path) -> dict | None:
     """The entry at `path` if it was rendered from the current store, settings and code; else None."""
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(path, encoding="utf-8") as handle:
+            entry = jsonlite.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return None
@@ -110,9 +127,11 @@ def load(path: Path) -> dict | None:
     return entry
 
 
-def save(path: Path, entry: dict) -> None:
-    folder = paths.ensure_private_dir(path.parent)
-    temp = folder / f".{path.name}.{os.getpid()}.tmp"
+def save(path: str | Path, entry: dict) -> None:
+    import json
+
+    folder = paths.ensure_private_dir(os.path.dirname(path))
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(entry, handle, ensure_ascii=False)
@@ -170,7 +189,7 @@ def render_recall(store, project: str, config: dict, situation: str, session_id:
     return text, log_record(recall, len(text)), recall
 
 
-def refresh(path: Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:
+def refresh(path: str | Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:
     """Render and save the entry at `path` unless it is current; True when one was written.
 
     `config` must be what `config.load()` makes of the settings file as it is

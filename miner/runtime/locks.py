@@ -23,33 +23,35 @@ The lock of a project's catch-up mining works the same way, keyed by project.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
-from pathlib import Path
 
 from .. import paths
 
 POLL_S = 0.05
 
+# Paths are plain strings here (no `pathlib`: the Stop hook's import cost; see `paths`).
 
 
-
-def lock_file(transcript: str) -> Path:
-    return paths.locks_dir() / f"{paths.file_stem(transcript)}.lock"
-
-
-def pending_file(transcript: str) -> Path:
-    return paths.locks_dir() / f"{paths.file_stem(transcript)}.pending"
+def _in_locks(name: str) -> str:
+    return paths.data_file("locks", name)
 
 
-def catchup_lock_file(project: str) -> Path:
-    return paths.locks_dir() / f"catchup-{paths.file_stem(project)}.lock"
+def lock_file(transcript: str) -> str:
+    return _in_locks(f"{paths.file_stem(transcript)}.lock")
 
 
-def _acquire(path: Path, wait_s: float = 0.0) -> int | None:
+def pending_file(transcript: str) -> str:
+    return _in_locks(f"{paths.file_stem(transcript)}.pending")
+
+
+def catchup_lock_file(project: str) -> str:
+    return _in_locks(f"catchup-{paths.file_stem(project)}.lock")
+
+
+def _acquire(path: str, wait_s: float = 0.0) -> int | None:
     """An fd holding an exclusive lock on `path`, or None when another process holds it after `wait_s`."""
-    paths.ensure_private_dir(path.parent)
+    paths.ensure_private_dir(os.path.dirname(path))
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s
     while True:
@@ -74,7 +76,7 @@ def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:
 def acquire_named(name: str, wait_s: float = 0.0) -> int | None:
     """An fd holding the lock called `name` (any text; e.g. one team sync per project), or None when another
     process still holds it after `wait_s`."""
-    return _acquire(paths.locks_dir() / f"{paths.file_stem(name)}.lock", wait_s)
+    return _acquire(_in_locks(f"{paths.file_stem(name)}.lock"), wait_s)
 
 
 def try_catchup_lock(project: str) -> int | None:
@@ -107,7 +109,7 @@ def is_locked(transcript: str) -> bool:
 
 
 def mark_pending(transcript: str) -> None:
-    paths.ensure_private_dir(paths.locks_dir())
+    paths.ensure_private_dir(_in_locks(""))
     fd = os.open(pending_file(transcript), os.O_WRONLY | os.O_CREAT, 0o600)
     os.close(fd)
 
@@ -115,7 +117,7 @@ def mark_pending(transcript: str) -> None:
 def take_pending(transcript: str) -> bool:
     """True (and the mark removed) when a hook asked for another pass."""
     try:
-        pending_file(transcript).unlink()
+        os.unlink(pending_file(transcript))
         return True
     except FileNotFoundError:
         return False
@@ -123,30 +125,32 @@ def take_pending(transcript: str) -> bool:
 
 def is_pending(transcript: str) -> bool:
     """True when a hook asked for another pass (the mark is left in place)."""
-    return pending_file(transcript).exists()
+    return os.path.exists(pending_file(transcript))
 
 
 # --- checkpoint requests ---------------------------------------------------------------
 
 
-def checkpoint_request_file(transcript: str, session_id: str) -> Path:
-    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.checkpoint"
+def checkpoint_request_file(transcript: str, session_id: str) -> str:
+    return _in_locks(f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.checkpoint")
 
 
-def checkpoint_wait_file(transcript: str, session_id: str) -> Path:
+def checkpoint_wait_file(transcript: str, session_id: str) -> str:
     """Exists while PreCompact waits for the checkpoint it asked for; the miner removes it once that is written."""
-    return paths.locks_dir() / f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.wait"
+    return _in_locks(f"{paths.file_stem(transcript)}.{paths.file_stem(session_id)}.wait")
 
 
-def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block: bool = False) -> Path:
+def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block: bool = False) -> str:
     """Ask the miner that next holds the transcript's lock to write this session's checkpoint.
 
     `compact_block`: and to render the session's block for the SessionStart
     after its compaction, and to say when the checkpoint is written (`stop_waiting`).
     """
-    folder = paths.ensure_private_dir(paths.locks_dir())
+    import json
+
+    folder = paths.ensure_private_dir(_in_locks(""))
     path = checkpoint_request_file(transcript, session_id)
-    temp = folder / f".{path.name}.{os.getpid()}.tmp"
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump({"session_id": session_id, "cwd": cwd, "compact_block": compact_block}, handle)
@@ -156,7 +160,9 @@ def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block
 
 def take_checkpoint_requests(transcript: str) -> list[dict]:
     """The checkpoint requests waiting for this transcript (removed as they are taken)."""
-    folder = paths.locks_dir()
+    import json
+
+    folder = _in_locks("")
     prefix = paths.file_stem(transcript) + "."
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
@@ -164,10 +170,11 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
         return []
     requests = []
     for name in sorted(names):
-        path = folder / name
+        path = os.path.join(folder, name)
         try:
-            raw = path.read_text(encoding="utf-8")
-            path.unlink()
+            with open(path, encoding="utf-8") as handle:
+                raw = handle.read()
+            os.unlink(path)
         except OSError:
             continue  # another miner took it
         try:
@@ -182,19 +189,19 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
 
 def start_waiting(transcript: str, session_id: str) -> None:
     """PreCompact waits for this session's checkpoint (see `checkpoint_wait_file`)."""
-    paths.ensure_private_dir(paths.locks_dir())
+    paths.ensure_private_dir(_in_locks(""))
     os.close(os.open(checkpoint_wait_file(transcript, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
 
 
 def still_waiting(transcript: str, session_id: str) -> bool:
     """True until the miner has written the checkpoint (or the waiting hook gave up)."""
-    return checkpoint_wait_file(transcript, session_id).exists()
+    return os.path.exists(checkpoint_wait_file(transcript, session_id))
 
 
 def stop_waiting(transcript: str, session_id: str) -> None:
     """The checkpoint is written (the miner), or the hook waits no longer (PreCompact): no mark is left behind."""
     try:
-        checkpoint_wait_file(transcript, session_id).unlink()
+        os.unlink(checkpoint_wait_file(transcript, session_id))
     except FileNotFoundError:
         pass
 

@@ -1,0 +1,46 @@
+"""What a session was already shown, so that its prompts' recall does not show it again (standard library only).
+
+The SessionStart hook adds the ids its block showed; the UserPromptSubmit hook
+skips them and adds its own. Ids only, never the prompt, in a small private
+file per session beside the block cache.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import jsonlite, paths
+
+MAX_SHOWN = 2000  # ids remembered per session
+
+
+def shown_path(session_id: str) -> str:
+    return paths.data_file("cache", f"shown-{paths.file_stem(session_id)}.json")
+
+
+def load_shown(session_id: str) -> dict[str, list[int]]:
+    """Ids this session was shown already: {"memories": [...], "archive": [...]}."""
+    if not session_id:
+        return {"memories": [], "archive": []}
+    try:
+        with open(shown_path(session_id), encoding="utf-8") as handle:
+            data = jsonlite.loads(handle.read())
+        return {"memories": [int(i) for i in data.get("memories", [])], "archive": [int(i) for i in data.get("archive", [])]}
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
+        return {"memories": [], "archive": []}
+
+
+def remember_shown(session_id: str, memories=(), archive=()) -> None:
+    """Add ids to what this session was shown (an atomic rewrite of a small private file)."""
+    if not session_id or not (memories or archive):
+        return
+    shown = load_shown(session_id)
+    shown["memories"] = (shown["memories"] + [int(i) for i in memories])[-MAX_SHOWN:]
+    shown["archive"] = (shown["archive"] + [int(i) for i in archive])[-MAX_SHOWN:]
+    path = shown_path(session_id)
+    paths.ensure_private_dir(os.path.dirname(path))
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(jsonlite.dumps(shown))
+    os.replace(tmp, path)

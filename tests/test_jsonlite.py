@@ -1,0 +1,115 @@
+"""`jsonlite` reads and writes what `json` does, errors included; `paths` answers as `pathlib` did."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from miner import jsonlite, paths
+
+ALPHABET = 'ab "\\\n\t\x00\x1f\u2028é日本😀\ud800/'
+
+
+def value(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.random() < 0.5
+    if kind == 2:
+        return rng.randrange(-10**20, 10**20)
+    if kind == 3:
+        return rng.choice([rng.uniform(-1e6, 1e6), 1e-300, 1e300, 0.1, -0.0, 5e-324, 2.0])
+    if kind in (4, 5):
+        return "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(8)))
+    if kind == 6:
+        return [value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if kind == 7:
+        return tuple(value(rng, depth + 1) for _ in range(rng.randrange(3)))
+    return {rng.choice(["a", "b", "é", "日", '"', "x\ny"]): value(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def test_dumps_and_loads_agree_with_json_on_generated_documents():
+    rng = random.Random(7)
+    for _ in range(3000):
+        doc = value(rng)
+        written = jsonlite.dumps(doc)
+        assert written == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        for text in (written, f" \n{written}\t ", json.dumps(doc), json.dumps(doc, indent=2)):
+            assert repr(jsonlite.loads(text)) == repr(json.loads(text))
+
+
+def test_odd_keys_and_numbers_are_written_as_json_writes_them():
+    for doc in ({2: 2, 1.5: 3, True: 1, None: 0}, {"x": float("nan"), "y": float("inf"), "z": float("-inf")}):
+        assert jsonlite.dumps(doc) == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    assert jsonlite.string("日本 \"x\"\n") == json.dumps("日本 \"x\"\n", ensure_ascii=False)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        jsonlite.dumps({"a": object()})
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        jsonlite.dumps(loop)
+
+
+BAD = ["", " ", "{", "[1,]", '{"a":1} x', "nul", '"\x01"', "\ufeff{}", "{'a':1}", "1 2", "0x10", "01",
+       '"\\x"', "[1 2]", '{"a" 1}', '{"a":1,}', "[" * 100_000]
+
+
+@pytest.mark.parametrize("text", BAD, ids=range(len(BAD)))
+def test_a_bad_document_fails_as_json_fails_in_a_process_that_never_loaded_json(text):
+    """The C scanner reports through `json.decoder`, which a hook has not loaded: the error must still be json's."""
+    probe = ("import sys\n{load}\nt = sys.stdin.read()\n"
+             "try:\n    print('ok', repr(codec.loads(t)))\n"
+             "except Exception as e:\n    print(type(e).__name__, e)\n")
+    answers = [subprocess.run([sys.executable, "-I", "-c", probe.format(load=load)], input=text, capture_output=True,
+                              text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent).stdout
+               for load in ("from miner import jsonlite as codec", "import json as codec")]
+    assert answers[0] == answers[1] and answers[0].split()[0] in {"JSONDecodeError", "RecursionError"}, answers
+
+
+def reference_root(cwd: str) -> str:
+    """`project_root` as it was written with `pathlib`."""
+    path = Path(cwd)
+    for candidate in [path, *path.parents]:
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return str(path)
+
+
+def test_project_root_answers_as_pathlib_did(tmp_path, monkeypatch):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    base = str(tmp_path)
+    cases = [f"{base}/repo/src/deep", f"{base}/repo/src/deep/", f"{base}//repo/src", f"{base}/repo/./src",
+             "repo/src/deep", "repo", "src", ".", "./repo/src", "/", "//x/y", "///x", f"{base}/gone/x",
+             "repo/../repo/src", "repo//src/"]
+    for cwd in cases:
+        paths.project_root.cache_clear()
+        assert paths.project_root(cwd) == reference_root(cwd), cwd
+    assert paths.project_root("") == ""
+
+
+def test_project_folder_names_are_claude_codes():
+    for cwd in ("/home/me/shop-api", "/a b/ü-x_y.z", "C:\\work\\x", "/srv/日本"):
+        assert paths.encode_project(cwd) == re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def test_string_and_path_answers_name_the_same_folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINER_HOME", str(tmp_path / "mh"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "~/elsewhere")
+    assert Path(paths.data_root()) == paths.data_dir() == tmp_path / "mh"
+    assert Path(paths.data_file("logs")) == paths.logs_dir() and paths.db_path() == tmp_path / "mh" / "memory.db"
+    assert Path(paths.config_root()) == paths.config_dir() == tmp_path / "cfg" / "miner"
+    assert paths.claude_dir() == Path(os.path.expanduser("~/elsewhere")) == Path(paths.claude_root())
+    monkeypatch.delenv("MINER_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert paths.data_dir() == tmp_path / "xdg" / "miner"
