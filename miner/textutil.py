@@ -23,10 +23,29 @@ try:  # the C module directly: `hashlib` loads OpenSSL first, milliseconds on th
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
-_WS_RE = re.compile(r"\s+")
-_MARKUP_RE = re.compile(r"[*_`>#|]+")
-_LEAD_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_VERSION_RE = re.compile(r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE)
+
+class _MinerPatterns:
+    """The patterns only the miner's side uses (normalising, versions, letter counts), compiled on first use:
+    the prompt hook imports this module for its words, and compiling these cost it a millisecond."""
+
+    def __init__(self) -> None:
+        self.ws = re.compile(r"\s+")
+        self.markup = re.compile(r"[*_`>#|]+")
+        self.lead_bullet = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+        self.version = re.compile(r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE)
+        self.space = re.compile(r"\s")  # what str.isspace() calls space
+        self.ascii_letter = re.compile(r"[A-Za-z]")
+
+
+_miner_patterns: _MinerPatterns | None = None
+
+
+def _miner() -> _MinerPatterns:
+    global _miner_patterns
+    if _miner_patterns is None:
+        _miner_patterns = _MinerPatterns()
+    return _miner_patterns
+
 
 # Combining marks that belong inside a word (`\w` does not match them): leftover Latin diacritics,
 # Cyrillic titlo, the vowel signs and viramas of the Indic scripts (dandas excluded), Syriac and
@@ -117,9 +136,10 @@ STOPWORDS = frozenset(
 def normalise(text: str) -> str:
     """Lower-case, markup-free, single-spaced text: the basis of exact dedup."""
     text = unicodedata.normalize("NFKC", text)
-    text = _LEAD_BULLET_RE.sub("", text)
-    text = _MARKUP_RE.sub(" ", text)
-    text = _WS_RE.sub(" ", text).strip().lower()
+    patterns = _miner()
+    text = patterns.lead_bullet.sub("", text)
+    text = patterns.markup.sub(" ", text)
+    text = patterns.ws.sub(" ", text).strip().lower()
     return text.rstrip(" .。!！;；:：")
 
 
@@ -195,7 +215,7 @@ def keywords(text: str, limit: int = 24) -> list[str]:
 
 
 def is_version(token: str) -> bool:
-    return bool(_VERSION_RE.match(token))
+    return bool(_miner().version.match(token))
 
 
 def _fold_latin(match: re.Match) -> str:
@@ -236,16 +256,13 @@ def letter_ratio(text: str) -> float:
     """Share of letters among non-space characters (CJK characters count as letters, and so do the vowel
     signs and viramas of Indic and Southeast Asian scripts: combining marks belong to their letter)."""
     if text.isascii():  # the usual case, counted by the regex engine
-        visible = len(text) - len(_SPACE_RE.findall(text))
-        return len(_ASCII_LETTER_RE.findall(text)) / visible if visible else 0.0
+        patterns = _miner()
+        visible = len(text) - len(patterns.space.findall(text))
+        return len(patterns.ascii_letter.findall(text)) / visible if visible else 0.0
     chars = [c for c in text if not c.isspace()]
     if not chars:
         return 0.0
     return sum(1 for c in chars if c.isalpha() or (not c.isascii() and unicodedata.category(c)[0] == "M")) / len(chars)
-
-
-_SPACE_RE = re.compile(r"\s")  # what str.isspace() calls space
-_ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
 
 
 _BLOCK_TAG_RE: re.Pattern | None = None
