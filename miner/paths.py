@@ -12,6 +12,7 @@ which answer plain strings; everything else uses the `Path` ones, which load
 
 from __future__ import annotations
 
+import errno
 import os
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -35,28 +36,37 @@ def _path(text: str) -> Path:
 # --- plain strings (the hooks' path) ------------------------------------------------------
 
 
+def _expanded(value: str) -> str:
+    """`~` and `~user` expanded, as `Path.expanduser` does: a home that cannot be found is an error, never a
+    folder called `~user` under whatever directory the process runs in (a hook runs in the user's project)."""
+    out = os.path.expanduser(value)
+    if out.startswith("~"):
+        raise RuntimeError(f"cannot find the home folder in {value!r}; set it to an absolute path")
+    return out
+
+
 def home_root() -> str:
-    return os.environ.get("HOME") or os.path.expanduser("~")
+    return os.environ.get("HOME") or _expanded("~")
 
 
 def data_root() -> str:
     explicit = os.environ.get("MINER_HOME")
     if explicit:
-        return os.path.expanduser(explicit)
+        return _expanded(explicit)
     xdg = os.environ.get("XDG_DATA_HOME")
-    base = os.path.expanduser(xdg) if xdg else os.path.join(home_root(), ".local", "share")
+    base = _expanded(xdg) if xdg else os.path.join(home_root(), ".local", "share")
     return os.path.join(base, "miner")
 
 
 def config_root() -> str:
     xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = os.path.expanduser(xdg) if xdg else os.path.join(home_root(), ".config")
+    base = _expanded(xdg) if xdg else os.path.join(home_root(), ".config")
     return os.path.join(base, "miner")
 
 
 def claude_root() -> str:
     explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    return os.path.expanduser(explicit) if explicit else os.path.join(home_root(), ".claude")
+    return _expanded(explicit) if explicit else os.path.join(home_root(), ".claude")
 
 
 def data_file(*parts: str) -> str:
@@ -156,18 +166,20 @@ def _git_root(cwd: str) -> str:
     lead = "//" if text.startswith("//") and not text.startswith("///") else ("/" if text.startswith("/") else "")
     parts = [p for p in text.split("/") if p and p != "."]
     clean = lead + "/".join(parts) if parts or lead else "."
-    try:
-        candidate = clean
-        while True:
-            if os.path.exists(os.path.join(candidate, ".git")):
-                return candidate
-            parent = os.path.dirname(candidate) or "."
-            if parent == candidate:
-                break
-            candidate = parent
-    except OSError:
-        pass
-    return clean
+    candidate = clean
+    while True:
+        try:
+            os.stat(os.path.join(candidate, ".git"))
+            return candidate
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError as exc:  # a folder it may not look into (EACCES): the cwd is its own project, as it was
+            if exc.errno not in (errno.EBADF, errno.ELOOP):
+                return clean
+        parent = os.path.dirname(candidate) or "."
+        if parent == candidate:
+            return clean
+        candidate = parent
 
 
 project_root.cache_clear = _ROOTS.clear  # type: ignore[attr-defined]

@@ -71,9 +71,17 @@ def test_doctor_flags_a_hook_of_an_older_version_that_starts_through_runpy(claud
     settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
     runner = CliRunner()
     out = runner.invoke(main, ["doctor"]).stdout
-    assert "FAIL  Stop hook(s) registered by an older version" in out and "not isolated" not in out
+    assert "FAIL  Stop hook(s) not registered as this version registers them" in out and "not isolated" not in out
     assert runner.invoke(main, ["install"]).exit_code == 0
     assert "older version" not in runner.invoke(main, ["doctor"]).stdout
+
+
+def test_doctor_tells_a_hand_edited_isolated_hook_from_one_without_isolation(claude_dir):
+    settings = claude_dir / "settings.json"
+    command = f'{sys.executable} -I -c "import sys; from miner.hooks import main; sys.exit(main())" stop'
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert "FAIL  Stop hook(s) not registered as this version registers them" in out and "not isolated" not in out
 
 
 def test_install_then_uninstall_leaves_other_hooks_byte_identical(claude_dir):

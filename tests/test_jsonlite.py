@@ -77,9 +77,12 @@ def test_a_bad_document_fails_as_json_fails_in_a_process_that_never_loaded_json(
 def reference_root(cwd: str) -> str:
     """`project_root` as it was written with `pathlib`."""
     path = Path(cwd)
-    for candidate in [path, *path.parents]:
-        if (candidate / ".git").exists():
-            return str(candidate)
+    try:
+        for candidate in [path, *path.parents]:
+            if (candidate / ".git").exists():
+                return str(candidate)
+    except OSError:
+        pass
     return str(path)
 
 
@@ -113,3 +116,34 @@ def test_string_and_path_answers_name_the_same_folders(tmp_path, monkeypatch):
     monkeypatch.delenv("MINER_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert paths.data_dir() == tmp_path / "xdg" / "miner"
+
+
+def test_a_folder_that_cannot_be_looked_into_leaves_the_cwd_its_own_project(tmp_path, monkeypatch):
+    """As `pathlib` answered: a `.git` above a folder the user may not enter is not this project's (the tests
+    run as root, whom no permission stops, so the refusal is the file system's answer played by `os.stat`)."""
+    (tmp_path / ".git").mkdir()
+    locked = tmp_path / "locked"
+    (locked / "proj").mkdir(parents=True)
+    real_stat = os.stat
+
+    def refusing(path, *args, **kwargs):
+        if str(path).startswith(str(locked)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", refusing)
+    cwd = str(locked / "proj")
+    paths.project_root.cache_clear()
+    assert paths.project_root(cwd) == reference_root(cwd) == cwd
+    paths.project_root.cache_clear()
+    assert paths.project_root(str(tmp_path / "free")) == reference_root(str(tmp_path / "free")) == str(tmp_path)
+
+
+def test_a_home_that_cannot_be_found_is_an_error_not_a_folder_in_the_cwd(monkeypatch):
+    monkeypatch.setenv("MINER_HOME", "~no-such-user-here/miner")
+    with pytest.raises(RuntimeError, match="cannot find the home folder"):
+        paths.data_file("memory.db")
+    with pytest.raises(RuntimeError):
+        Path("~no-such-user-here/miner").expanduser()  # what `paths` answered when it used pathlib
+    monkeypatch.setenv("MINER_HOME", "~/miner")
+    assert paths.data_root() == os.path.join(os.path.expanduser("~"), "miner")

@@ -39,18 +39,18 @@ def check_hooks() -> Iterator[Check]:
             exe = command_executable(command)
             if not exe or not os.access(exe, os.X_OK):
                 yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
-            if f" {ISOLATED}{OLD_MARKER}" in command:
-                older.append(event)
-            elif not is_current(command):
+            if f" {ISOLATED} " not in f"{command} ":
                 exposed.append(event)
+            elif not is_current(command):
+                older.append(event)
     if exposed:
         # Registered by an older version: Python puts the project folder first on sys.path, so its files could
         # stand in for our modules.
         yield False, (f"{', '.join(exposed)} hook(s) not isolated (no `-I`): files in a project folder could run "
                       "as our modules"), "miner install"
     if older:
-        yield False, (f"{', '.join(older)} hook(s) registered by an older version, which start slower "
-                      "(`-m miner.hooks` loads runpy first)"), "miner install"
+        yield False, (f"{', '.join(older)} hook(s) not registered as this version registers them (an older "
+                      f"version's `{OLD_MARKER.strip()}` starts slower: it loads runpy first)"), "miner install"
 
 
 def check_database() -> Iterator[Check]:
