@@ -119,8 +119,10 @@ def test_string_and_path_answers_name_the_same_folders(tmp_path, monkeypatch):
 
 
 def test_a_folder_that_cannot_be_looked_into_leaves_the_cwd_its_own_project(tmp_path, monkeypatch):
-    """As `pathlib` answered: a `.git` above a folder the user may not enter is not this project's (the tests
-    run as root, whom no permission stops, so the refusal is the file system's answer played by `os.stat`)."""
+    """As `pathlib` answered (its `exists()` raised, and the cwd stood as its own project): a `.git` above a
+    folder the user may not enter is not this project's. The tests run as root, whom no permission stops, so
+    the refusal is the file system's answer played by `os.stat` (which Python 3.10's pathlib does not call
+    through the module: it is checked against the expected folders, not against `reference_root`)."""
     (tmp_path / ".git").mkdir()
     locked = tmp_path / "locked"
     (locked / "proj").mkdir(parents=True)
@@ -134,9 +136,9 @@ def test_a_folder_that_cannot_be_looked_into_leaves_the_cwd_its_own_project(tmp_
     monkeypatch.setattr(os, "stat", refusing)
     cwd = str(locked / "proj")
     paths.project_root.cache_clear()
-    assert paths.project_root(cwd) == reference_root(cwd) == cwd
+    assert paths.project_root(cwd) == cwd
     paths.project_root.cache_clear()
-    assert paths.project_root(str(tmp_path / "free")) == reference_root(str(tmp_path / "free")) == str(tmp_path)
+    assert paths.project_root(str(tmp_path / "free")) == str(tmp_path)
 
 
 def test_a_home_that_cannot_be_found_is_an_error_not_a_folder_in_the_cwd(monkeypatch):
