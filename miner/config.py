@@ -142,15 +142,10 @@ def _freeze(values: dict) -> Settings:
     return Settings(frozen)
 
 
-def config_file() -> str:
-    """The settings file's path as a string (the hooks' way: no `pathlib`; see `paths`)."""
-    return os.path.join(paths.config_root(), "config.json")
-
-
 def config_path() -> Path:
     from pathlib import Path
 
-    return Path(config_file())
+    return Path(paths.config_file())
 
 
 def _shown(value: Any) -> str:
@@ -228,7 +223,7 @@ def validated(user: dict[str, Any], where: str = "settings") -> Settings:
 
 def load(path: Path | str | None = None) -> Settings:
     """The settings: defaults, overlaid with the user's config file when there is one, validated."""
-    path = os.fspath(path) if path else config_file()
+    path = os.fspath(path) if path else paths.config_file()
     if not os.path.isfile(path):
         return validated({})
     try:
@@ -252,7 +247,7 @@ def changed(settings: dict[str, Any], **values: Any) -> Settings:
 def removed_keys(path: Path | str | None = None) -> list[str]:
     """Keys of the user's config file that earlier versions read and this one ignores, sorted."""
     try:
-        with open(os.fspath(path) if path else config_file(), encoding="utf-8") as handle:
+        with open(os.fspath(path) if path else paths.config_file(), encoding="utf-8") as handle:
             user = jsonlite.loads(handle.read())
     except (OSError, ValueError, RecursionError):
         return []

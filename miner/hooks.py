@@ -258,7 +258,7 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     situation = situation_of(event)
     by_session = situation in ("compact", "resume") and bool(event.session_id)
     project = paths.project_root(event.cwd)
-    path = blockcache.session_file(event.session_id) if by_session else blockcache.startup_file(project)
+    path = blockcache.session_path(event.session_id) if by_session else blockcache.startup_path(project)
     # An entry exists only while `recall_cache` was on, and is used only with the settings file unchanged.
     entry = blockcache.load(path)
     if entry is not None and entry.get("session_id" if by_session else "project") == (

@@ -69,6 +69,11 @@ def claude_root() -> str:
     return _expanded(explicit) if explicit else os.path.join(home_root(), ".claude")
 
 
+def config_file() -> str:
+    """The user's settings file (`config`)."""
+    return os.path.join(config_root(), "config.json")
+
+
 def data_file(*parts: str) -> str:
     """A path under the data folder, e.g. `data_file("logs", "hooks.log")`."""
     return os.path.join(data_root(), *parts)

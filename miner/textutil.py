@@ -18,33 +18,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from . import BLOCK_TAG
+
 try:  # the C module directly: `hashlib` loads OpenSSL first, milliseconds on the hook's path
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover
     from hashlib import blake2b
-
-
-class _MinerPatterns:
-    """The patterns only the miner's side uses (normalising, versions, letter counts), compiled on first use:
-    the prompt hook imports this module for its words, and compiling these cost it a millisecond."""
-
-    def __init__(self) -> None:
-        self.ws = re.compile(r"\s+")
-        self.markup = re.compile(r"[*_`>#|]+")
-        self.lead_bullet = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-        self.version = re.compile(r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE)
-        self.space = re.compile(r"\s")  # what str.isspace() calls space
-        self.ascii_letter = re.compile(r"[A-Za-z]")
-
-
-_miner_patterns: _MinerPatterns | None = None
-
-
-def _miner() -> _MinerPatterns:
-    global _miner_patterns
-    if _miner_patterns is None:
-        _miner_patterns = _MinerPatterns()
-    return _miner_patterns
 
 
 # Combining marks that belong inside a word (`\w` does not match them): leftover Latin diacritics,
@@ -63,46 +42,54 @@ CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Thai and Lao, Myanmar, Khmer: written without spaces between words, like CJK.
 SOUTHEAST_ASIAN_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
 HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
-_CJK_RE: re.Pattern | None = None
+
+# Patterns compiled on first use, each on its own (`_pattern`): the prompt hook imports this module for its words
+# and needs none of these for an English prompt; an English-only process never compiles the large ranges (about
+# 1 ms each, the CJK class 2 ms), and the miner-only ones (normalising, versions, letter counts) cost no hook.
+_LAZY: dict[str, tuple[str, int]] = {
+    "ws": (r"\s+", 0),
+    "markup": (r"[*_`>#|]+", 0),
+    "lead_bullet": (r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", 0),
+    "version": (r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE),
+    "space": (r"\s", 0),  # what str.isspace() calls space
+    "ascii_letter": (r"[A-Za-z]", 0),
+    "cjk": ("[" + CJK_RANGES + "]", 0),  # one Chinese or Japanese character
+    "no_space": ("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+", 0),
+    # One alternative per script: a bigram never spans two scripts.
+    "runs": ("([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)", 0),
+    "vowel_points": ("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
+                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+", 0),
+    "latin_accented": ("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+", 0),
+    "block_tag": (r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE),
+}
+_compiled: dict[str, re.Pattern] = {}
 
 
-def __getattr__(name: str):
-    """`CJK_RE` (one Chinese or Japanese character), compiled on first use: its ranges cost 2 ms to compile, and
-    the prompt hook imports this module without needing it."""
-    global _CJK_RE
-    if name == "CJK_RE":
-        if _CJK_RE is None:
-            _CJK_RE = re.compile("[" + CJK_RANGES + "]")
-        return _CJK_RE
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _pattern(name: str) -> re.Pattern:
+    found = _compiled.get(name)
+    if found is None:
+        found = _compiled[name] = re.compile(*_LAZY[name])
+    return found
 
 
-class _Patterns:
-    """The patterns only non-ASCII text needs, compiled on first use (large ranges cost ~1 ms each)."""
+_drop_marks: dict[int, None] | None = None
 
-    def __init__(self) -> None:
-        self.no_space = re.compile("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+")
-        # One alternative per script: a bigram never spans two scripts.
-        self.runs = re.compile(
-            "([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)")
-        self.vowel_points = re.compile(
-            "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
-            "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+")
-        self.latin_accented = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+")
+
+def _marks_dropped() -> dict[int, None]:
+    """The combining marks of Thai, Lao, Myanmar and Khmer, as a `str.translate` table that drops them."""
+    global _drop_marks
+    if _drop_marks is None:
         marks = [chr(c) for lo, hi in ((0x0E00, 0x0F00), (0x1000, 0x10A0), (0x1780, 0x1800), (0x19E0, 0x1A00),
                                        (0xA9E0, 0xAA00), (0xAA60, 0xAA80))
                  for c in range(lo, hi) if unicodedata.category(chr(c))[0] == "M"]
-        self.drop_marks = str.maketrans(dict.fromkeys(marks))
+        _drop_marks = str.maketrans(dict.fromkeys(marks))
+    return _drop_marks
 
 
-_patterns: _Patterns | None = None
+def has_cjk(text: str) -> bool:
+    """True when `text` holds a Chinese or Japanese character."""
+    return not text.isascii() and _pattern("cjk").search(text) is not None
 
-
-def _unicode_patterns() -> _Patterns:
-    global _patterns
-    if _patterns is None:
-        _patterns = _Patterns()
-    return _patterns
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being
@@ -136,10 +123,9 @@ STOPWORDS = frozenset(
 def normalise(text: str) -> str:
     """Lower-case, markup-free, single-spaced text: the basis of exact dedup."""
     text = unicodedata.normalize("NFKC", text)
-    patterns = _miner()
-    text = patterns.lead_bullet.sub("", text)
-    text = patterns.markup.sub(" ", text)
-    text = patterns.ws.sub(" ", text).strip().lower()
+    text = _pattern("lead_bullet").sub("", text)
+    text = _pattern("markup").sub(" ", text)
+    text = _pattern("ws").sub(" ", text).strip().lower()
     return text.rstrip(" .。!！;；:：")
 
 
@@ -159,10 +145,9 @@ def char_bigrams(text: str) -> list[str]:
     """
     if text.isascii():
         return []
-    patterns = _unicode_patterns()
     grams: list[str] = []
-    for cjk, southeast, hangul in patterns.runs.findall(text):
-        run = cjk or hangul or southeast.translate(patterns.drop_marks)
+    for cjk, southeast, hangul in _pattern("runs").findall(text):
+        run = cjk or hangul or southeast.translate(_marks_dropped())
         if len(run) == 1:
             if cjk:
                 grams.append(run)
@@ -182,10 +167,9 @@ def word_text(text: str) -> str:
     """
     if text.isascii():
         return text
-    patterns = _unicode_patterns()
     text = unicodedata.normalize("NFC", text)
-    text = patterns.vowel_points.sub("", text)
-    return patterns.no_space.sub(" ", text)
+    text = _pattern("vowel_points").sub("", text)
+    return _pattern("no_space").sub(" ", text)
 
 
 def word_tokens(text: str) -> list[str]:
@@ -215,7 +199,7 @@ def keywords(text: str, limit: int = 24) -> list[str]:
 
 
 def is_version(token: str) -> bool:
-    return bool(_miner().version.match(token))
+    return bool(_pattern("version").match(token))
 
 
 def _fold_latin(match: re.Match) -> str:
@@ -234,7 +218,7 @@ def fts_terms(text: str) -> list[str]:
         if len(token) < 2 or token in STOPWORDS:
             continue
         if not token.isascii():
-            token = _unicode_patterns().latin_accented.sub(_fold_latin, token)
+            token = _pattern("latin_accented").sub(_fold_latin, token)
         # FTS5's unicode61 tokenizer splits on punctuation; keep each alphanumeric piece.
         terms.extend(p for p in _PIECE_SPLIT_RE.split(token) if len(p) > 1 and p not in STOPWORDS)
     terms.extend(char_bigrams(text))
@@ -256,26 +240,17 @@ def letter_ratio(text: str) -> float:
     """Share of letters among non-space characters (CJK characters count as letters, and so do the vowel
     signs and viramas of Indic and Southeast Asian scripts: combining marks belong to their letter)."""
     if text.isascii():  # the usual case, counted by the regex engine
-        patterns = _miner()
-        visible = len(text) - len(patterns.space.findall(text))
-        return len(patterns.ascii_letter.findall(text)) / visible if visible else 0.0
+        visible = len(text) - len(_pattern("space").findall(text))
+        return len(_pattern("ascii_letter").findall(text)) / visible if visible else 0.0
     chars = [c for c in text if not c.isspace()]
     if not chars:
         return 0.0
     return sum(1 for c in chars if c.isalpha() or (not c.isascii() and unicodedata.category(c)[0] == "M")) / len(chars)
 
 
-_BLOCK_TAG_RE: re.Pattern | None = None
-
-
 def escape_block_tag(text: str) -> str:
     """Text that cannot open, close or forge the recall block's tag (memory text, a project path)."""
-    global _BLOCK_TAG_RE
-    if _BLOCK_TAG_RE is None:
-        from . import BLOCK_TAG
-
-        _BLOCK_TAG_RE = re.compile(r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE)
-    return _BLOCK_TAG_RE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+    return _pattern("block_tag").sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
 def index_text(text: str) -> str:

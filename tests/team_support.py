@@ -76,6 +76,11 @@ def server_view(url: str, team: str = "acme") -> list[str]:
         return sorted(remote.active_texts(KEY))
 
 
+def say_cache_store(machine: Machine, value: str, ts: str, **fields) -> None:
+    """The choice the supersede tests change their minds about: "Use <value> for the cache store.", said at `ts`."""
+    machine.mine(f"Use {value} for the cache store.", subject="cache store", value=value, ts=ts, **fields)
+
+
 def everywhere(machines: list[Machine], url: str, team: str = "acme") -> list[str]:
     """The team's current memories, once every machine shows exactly those (asserted)."""
     on_server = server_view(url, team)

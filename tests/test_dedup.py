@@ -314,11 +314,11 @@ def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
     import re as re_mod
 
     from miner.memory.lexicon import load_synonyms
-    from miner.textutil import CJK_RE
+    from miner.textutil import has_cjk
 
     synonyms = load_synonyms()
     per_term = re_mod.compile("|".join(
-        re_mod.escape(t) if CJK_RE.search(t) else r"(?<![\w#+])" + re_mod.escape(t) + r"(?![\w#+])"
+        re_mod.escape(t) if has_cjk(t) else r"(?<![\w#+])" + re_mod.escape(t) + r"(?![\w#+])"
         for t in sorted(synonyms.phrases, key=len, reverse=True)))
     texts = ["we use postgres, pg and postgresql on k8s", "kubernetes-based deploy; node.js vs nodejs",
              "c++ and c# are not c", "数据库用 postgres，數據庫也是", "pgbouncer is not pg", "js/ts, javascript and typescript"]

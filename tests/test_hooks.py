@@ -452,7 +452,7 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
     from miner import config
     from miner.recall import blockcache
 
-    path = blockcache.session_path(session.session_id)
+    path = Path(blockcache.session_path(session.session_id))
     project = str(session.cwd)
     after = probe_rendered(session.payload("session-start.compact.json"), path,
                            lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
@@ -537,7 +537,7 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     from miner import config
     from miner.recall import blockcache
 
-    path = blockcache.session_path(session.session_id)
+    path = Path(blockcache.session_path(session.session_id))
     after = probe_rendered(session.payload("session-start.compact.json"), path,
                            lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
     assert not after["store_loaded"]
@@ -805,9 +805,9 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
     first = session_start_probe(session.payload("session-start.startup.json"))
     assert first["store_loaded"] and "Memory number 4:" in first["block"]
     wait_for_workers()  # the worker records the recall, then renders the next block
-    assert blockcache.startup_path(project).exists()
+    assert os.path.exists(blockcache.startup_path(project))
 
-    second = probe_rendered(session.payload("session-start.startup.json"), blockcache.startup_path(project),
+    second = probe_rendered(session.payload("session-start.startup.json"), Path(blockcache.startup_path(project)),
                             lambda: blockcache.refresh(blockcache.startup_path(project), project, config.load(),
                                                        "startup"))
     assert not second["store_loaded"]  # answered from the rendered block: neither the store nor recall loaded
@@ -842,7 +842,7 @@ def test_a_broken_rendered_block_is_ignored(session):
 
     project = str(session.cwd)
     seed_store(project, count=3)
-    path = blockcache.startup_path(project)
+    path = Path(blockcache.startup_path(project))
     paths.ensure_private_dir(path.parent)
     path.write_text("{not json")
     block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))

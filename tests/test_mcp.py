@@ -239,7 +239,7 @@ def test_store_through_mcp_is_recalled_by_the_next_session_start_and_forget_is_f
     block = session_start_block(project)
     assert "PostgreSQL for the billing service" in block
     # The worker that SessionStart started renders the next block ahead of time; wait for it.
-    cached = blockcache.startup_path(str(project))
+    cached = Path(blockcache.startup_path(str(project)))
     deadline = time.monotonic() + 60
     while not cached.exists() and time.monotonic() < deadline:
         time.sleep(0.2)

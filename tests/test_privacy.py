@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from builders import Session
@@ -305,7 +306,7 @@ def test_an_excluded_project_gets_no_block(store):
         store.add_memory(_memory("/work/secret", "We decided to use MySQL for the billing service."))
     assert "MySQL" in build(store, "/work/secret", CONFIG, log=False).text
     assert blockcache.render(store, "/work/secret", CONFIG, "startup")[0]
-    cached = blockcache.startup_path("/work/secret")
+    cached = Path(blockcache.startup_path("/work/secret"))
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text("{}")
     assert CliRunner().invoke(main, ["exclude", "add", "/work/secret"]).exit_code == 0

@@ -16,7 +16,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg", reason="the team extra (psycopg) is not installed")
 
 from conftest import REPO, subprocess_env  # noqa: E402
-from team_support import KEY, Machine, distinct_statements, everywhere, server_view, sync_until_stable  # noqa: E402
+from team_support import KEY, Machine, distinct_statements, everywhere, say_cache_store, server_view, sync_until_stable  # noqa: E402
 
 from miner.memory import corrections  # noqa: E402
 from miner.memory.pgstore import PgStore, PgStoreError, describe  # noqa: E402
@@ -60,8 +60,8 @@ def test_ten_thousand_memories_on_three_machines_converge_with_none_lost_or_doub
     # ... a paraphrase on another machine, and a change of mind that crosses machines.
     ana.mine("We'll use PostgreSQL as the main database.", ts="2026-02-01T09:00:00Z")
     chi.mine("We will use Postgres as the main DB.", ts="2026-02-03T09:00:00Z")
-    ana.mine("Use MySQL for the cache store.", subject="cache store", value="MySQL", ts="2026-02-01T08:00:00Z")
-    ben.mine("Use Redis for the cache store.", subject="cache store", value="Redis", ts="2026-02-04T08:00:00Z")
+    say_cache_store(ana, "MySQL", "2026-02-01T08:00:00Z")
+    say_cache_store(ben, "Redis", "2026-02-04T08:00:00Z")
 
     rounds = sync_until_stable(machines)
 
@@ -519,16 +519,15 @@ def test_a_sighting_counts_once_however_often_its_memory_is_pushed_again(machine
 def test_restating_an_old_choice_after_another_members_change_of_mind_makes_it_current_everywhere(machines,
                                                                                                   pg_url):
     ana, ben, _ = machines
-    ana.mine("Use MySQL for the cache store.", subject="cache store", value="MySQL", ts="2026-02-01T10:00:00Z")
+    say_cache_store(ana, "MySQL", "2026-02-01T10:00:00Z")
     ana.sync()
     ben.sync()
-    ben.mine("Use Redis for the cache store.", subject="cache store", value="Redis", ts="2026-02-02T10:00:00Z")
+    say_cache_store(ben, "Redis", "2026-02-02T10:00:00Z")
     ben.sync()
     ana.sync()
     assert [m.state for m in ana.all_memories() if m.value == "MySQL"] == ["superseded"]
     # ana says the old choice again, later: on one machine that makes it current again; on a team too.
-    ana.mine("Use MySQL for the cache store.", subject="cache store", value="MySQL", ts="2026-02-03T10:00:00Z",
-             session="ana-s2")
+    say_cache_store(ana, "MySQL", "2026-02-03T10:00:00Z", session="ana-s2")
     assert [m.state for m in ana.all_memories() if m.value == "MySQL"] == ["active"]
     sync_until_stable(machines)
     assert everywhere(machines, pg_url) == ["Use MySQL for the cache store."]
@@ -581,10 +580,10 @@ def test_two_machines_syncing_at_the_same_moment_converge(machines, pg_url):
 def test_a_link_whose_memories_arrive_after_the_memory_pass_is_taken_at_the_next_pull(machines, pg_url,
                                                                                        monkeypatch):
     ana, ben, _ = machines
-    ana.mine("Use MySQL for the cache store.", subject="cache store", value="MySQL", ts="2026-02-01T10:00:00Z")
+    say_cache_store(ana, "MySQL", "2026-02-01T10:00:00Z")
     ana.sync()
     ben.sync()
-    ana.mine("Use Redis for the cache store.", subject="cache store", value="Redis", ts="2026-02-02T10:00:00Z")
+    say_cache_store(ana, "Redis", "2026-02-02T10:00:00Z")
     ana.sync()
     # ben's memory pass runs before ana's push commits (it sees nothing new), its link pass after.
     from miner.team.sync import Sync

@@ -14,7 +14,7 @@ import re
 from typing import Iterable, Iterator
 
 from .. import BLOCK_TAG
-from ..textutil import CJK_RE
+from ..textutil import has_cjk
 from .model import Turn, Unit
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
@@ -67,10 +67,6 @@ def clean_prose(text: str) -> str:
     text = _HTML_COMMENT_RE.sub(" ", text)
     text = _INTERRUPT_RE.sub(" ", text)
     return text
-
-
-def has_cjk(text: str) -> bool:
-    return CJK_RE.search(text) is not None
 
 
 def _line_pieces(text: str) -> Iterator[tuple[str, bool]]:

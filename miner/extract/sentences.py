@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..textutil import CJK_RANGES, HANGUL_RANGES, letter_ratio
-from .clean import has_cjk
+from ..textutil import CJK_RANGES, HANGUL_RANGES, has_cjk, letter_ratio
 from .rule_matching import Hit
 
 MIN_CHARS = 20

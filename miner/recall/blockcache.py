@@ -43,25 +43,13 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(paths.__file__))
 cache_dir = paths.cache_dir
 
 
-# The hook's names of the entries are plain strings (no `pathlib` on the hook path; see `paths`).
-def startup_file(project: str) -> str:
+# An entry's path is a plain string (no `pathlib` on the hook path; see `paths`).
+def startup_path(project: str) -> str:
     return paths.data_file("cache", f"startup-{paths.file_stem(project)}.json")
 
 
-def session_file(session_id: str) -> str:
+def session_path(session_id: str) -> str:
     return paths.data_file("cache", f"session-{paths.file_stem(session_id)}.json")
-
-
-def startup_path(project: str) -> Path:
-    from pathlib import Path
-
-    return Path(startup_file(project))
-
-
-def session_path(session_id: str) -> Path:
-    from pathlib import Path
-
-    return Path(session_file(session_id))
 
 
 # --- what an entry must match ----------------------------------------------------------
@@ -96,10 +84,10 @@ def code_state() -> list:
 
 
 def config_state() -> str | None:
-    """The user's settings file as it is now (`config.config_path()`, read without importing `config`,
+    """The user's settings file as it is now (`paths.config_file()`, read without importing `config`,
     whose `typing` import costs milliseconds); the defaults are part of the code."""
     try:
-        with open(os.path.join(paths.config_root(), "config.json"), encoding="utf-8") as handle:
+        with open(paths.config_file(), encoding="utf-8") as handle:
             return handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return None

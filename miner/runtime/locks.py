@@ -33,6 +33,10 @@ POLL_S = 0.05
 # Paths are plain strings here (no `pathlib`: the Stop hook's import cost; see `paths`).
 
 
+def _locks_dir() -> str:
+    return paths.data_file("locks")
+
+
 def _in_locks(name: str) -> str:
     return paths.data_file("locks", name)
 
@@ -109,7 +113,7 @@ def is_locked(transcript: str) -> bool:
 
 
 def mark_pending(transcript: str) -> None:
-    paths.ensure_private_dir(_in_locks(""))
+    paths.ensure_private_dir(_locks_dir())
     fd = os.open(pending_file(transcript), os.O_WRONLY | os.O_CREAT, 0o600)
     os.close(fd)
 
@@ -148,7 +152,7 @@ def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block
     """
     import json
 
-    folder = paths.ensure_private_dir(_in_locks(""))
+    folder = paths.ensure_private_dir(_locks_dir())
     path = checkpoint_request_file(transcript, session_id)
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -162,7 +166,7 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
     """The checkpoint requests waiting for this transcript (removed as they are taken)."""
     import json
 
-    folder = _in_locks("")
+    folder = _locks_dir()
     prefix = paths.file_stem(transcript) + "."
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
@@ -189,7 +193,7 @@ def take_checkpoint_requests(transcript: str) -> list[dict]:
 
 def start_waiting(transcript: str, session_id: str) -> None:
     """PreCompact waits for this session's checkpoint (see `checkpoint_wait_file`)."""
-    paths.ensure_private_dir(_in_locks(""))
+    paths.ensure_private_dir(_locks_dir())
     os.close(os.open(checkpoint_wait_file(transcript, session_id), os.O_WRONLY | os.O_CREAT, 0o600))
 
 

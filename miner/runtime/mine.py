@@ -21,7 +21,7 @@ from ..extract import nlp as nlp_mod
 from ..extract import rules as rules_mod
 from ..extract import trust
 from ..extract.classify import Classifier, contexts, unit_tokens
-from ..extract.clean import has_cjk, turns_to_units
+from ..extract.clean import turns_to_units
 from ..extract.model import CATEGORIES, ROLES, Candidate, Turn, Unit
 from ..extract.redact import load_extra as load_secret_kinds
 from ..extract.redact import mostly_redacted, redact, redact_memory
@@ -31,7 +31,7 @@ from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.records import NewMemory
 from ..memory.store import Store
-from ..textutil import char_bigrams
+from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
 from . import exclusions, locks
 
