@@ -221,7 +221,9 @@ def test_index_text_holds_words_and_bigrams():
 def test_english_only_text_never_builds_the_unicode_patterns():
     """The hook imports textutil: ASCII text must not pay for the large Unicode ranges."""
     code = ("import miner.textutil as t; t.keywords('Use pnpm, not npm'); t.fts_terms('pnpm install');"
-            "t.char_bigrams('plain'); print(t._patterns is None)")
+            "t.char_bigrams('plain'); t.has_cjk('plain');"
+            "print(not {'cjk', 'no_space', 'runs', 'vowel_points', 'latin_accented'} & set(t._compiled) "
+            "and t._drop_marks is None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "True"
 
