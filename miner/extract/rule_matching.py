@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import AbstractSet, Iterable
 
+from . import regex_cache
 from .regex_analysis import literal_gate, literal_requirements
 
 RECENT_TEXTS = 4096  # texts whose hits each Matcher remembers (a few MB at most)
@@ -86,12 +87,21 @@ class LiteralScan:
     def __init__(self, literals: Iterable[str]):
         known = set(literals)
         self._prefixes = {lit: frozenset(lit[:n] for n in range(1, len(lit) + 1) if lit[:n] in known) for lit in known}
-        self._regex = re.compile("(?=(" + _trie_regex(sorted(known)) + "))", re.DOTALL) if known else None
+        self._regex = regex_cache.compile(_scan_pattern(known), re.DOTALL) if known else None
 
     def present(self, lowered: str) -> frozenset[str]:
         """The literals that occur in `lowered`."""
         found = self._regex.findall(lowered) if self._regex is not None else ()
         return frozenset().union(*map(self._prefixes.__getitem__, found)) if found else frozenset()
+
+
+def _scan_pattern(literals: set[str]) -> str:
+    """The lookahead pattern of a `LiteralScan`, kept between processes (`regex_cache`) by its literals' digest."""
+    import hashlib
+
+    ordered = sorted(literals)
+    digest = hashlib.sha256("\0".join(ordered).encode("utf-8", "surrogatepass")).hexdigest()
+    return regex_cache.memo("literal-scan", digest, lambda: "(?=(" + _trie_regex(ordered) + "))")
 
 
 def _trie_regex(words: list[str]) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 import yaml
 
+from . import regex_cache
 from .model import CATEGORIES, ROLES
 from .regex_analysis import literal_gate, literal_requirements, parse, unsafe_repeat
 from .rule_matching import Rule, RuleSet
@@ -59,18 +60,26 @@ def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
 
 
 def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pattern, tuple[frozenset[str], ...]]:
-    """The compiled pattern and its literal requirements; the safety check and the requirements share one parse."""
+    """The compiled pattern and its literal requirements; the safety check and the requirements share one parse.
+
+    All three are kept between processes (`regex_cache`), keyed by the pattern's text.
+    """
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
     try:
-        compiled = re.compile(pattern)
-        parsed = parse(pattern)
+        compiled = regex_cache.compile(pattern)
     except re.error as exc:
         raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
-    problem = unsafe_repeat(pattern, parsed)
+    problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern))
     if problem:
         raise _fail(source, line, rule_id, problem)
-    return compiled, literal_requirements(parsed)
+    return compiled, requirements
+
+
+def _analyse(pattern: str) -> tuple[str, tuple[frozenset[str], ...]]:
+    """What a rule pattern's parse says: why it is unsafe ('' when it is not), and its literal requirements."""
+    parsed = parse(pattern)
+    return unsafe_repeat(pattern, parsed) or "", literal_requirements(parsed)
 
 
 def _as_list(value: Any) -> list:

@@ -1,0 +1,190 @@
+"""Compiled rules kept on disk between miner processes (`regex_cache`): the same patterns, never a wrong one.
+
+A pattern built from cached engine code must be the pattern `re.compile` builds: `re.Pattern` equality compares
+the flags, the text and the compiled code, so every test compares against `re.compile` itself. A miner process
+writes what it compiled as it exits, and the next one compiles none of it again.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import subprocess_env
+
+from miner.extract import regex_cache
+from miner.extract.rule_matching import LiteralScan, _scan_pattern
+from miner.extract.rules import default_rule_files, load_file, load_rules
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(isolated_home):
+    """Each test starts from its own (empty) data folder, and leaves no cache state behind."""
+    Path(os.environ["MINER_HOME"]).mkdir(parents=True, exist_ok=True)
+    regex_cache.reset()
+    yield
+    regex_cache.reset()
+
+
+def shipped_patterns() -> list[tuple[str, int]]:
+    """Every pattern of the shipped rules, and the literal scans of their matchers, with its flags (read with the
+    cache off, and forgotten)."""
+    regex_cache.reset(enabled=False)
+    found = []
+    for path in default_rule_files():
+        rules, _ = load_file(path)
+        for rule in rules:
+            found += [(p.pattern, 0) for p in rule.patterns + rule.unless]
+    rules = load_rules(default_rule_files()).rules
+    for role in ("user", "assistant"):
+        for langs in (("en",), ("zh",), ("en", "zh")):
+            literals = {lit for rule in rules if rule.applies(role, langs) for lit in rule.literals()}
+            found.append((_scan_pattern(literals), re.DOTALL))
+    regex_cache.reset()
+    return list(dict.fromkeys(found))
+
+
+def test_cached_patterns_are_the_ones_re_compiles():
+    patterns = shipped_patterns()
+    assert len(patterns) > 300
+    learnt = [regex_cache.compile(p, f) for p, f in patterns]
+    assert regex_cache.counts["compiled"] == len(patterns)
+    assert learnt == [re.compile(p, f) for p, f in patterns]
+    assert regex_cache.save()
+    file = Path(regex_cache.path())
+    assert file.parent == Path(os.environ["MINER_HOME"]) / "cache" / "regex"
+    assert f"{sys.version_info[0]}.{sys.version_info[1]}.{sys.version_info[2]}" in file.name
+    assert file.stat().st_mode & 0o077 == 0  # private, like the rest of the data folder
+
+    regex_cache.reset()  # as a new process: everything from the file, nothing compiled
+    loaded = [regex_cache.compile(p, f) for p, f in patterns]
+    assert regex_cache.counts == {"cached": len(patterns), "compiled": 0}
+    assert loaded == [re.compile(p, f) for p, f in patterns]
+    # They behave as what they are, groups included.
+    scan = LiteralScan(["always", "alway", "use"])
+    assert scan.present("we always use it") == {"always", "alway", "use"}
+    rules = load_rules(default_rule_files())
+    text = "Always use pnpm, never npm."
+    assert [h.rule.id for h in rules.match(text, "user", ("en",))] == \
+        [r.id for r in sorted((r for r in rules.rules if r.applies("user", ("en",)) and r.search(text)),
+                              key=lambda r: -r.confidence)]
+
+
+def test_a_pattern_that_does_not_compile_raises_as_re_does_and_is_not_kept():
+    with pytest.raises(re.error) as ours:
+        regex_cache.compile("(?P<value>unclosed")
+    with pytest.raises(re.error) as theirs:
+        re.compile("(?P<value>unclosed")
+    assert str(ours.value) == str(theirs.value)
+    assert regex_cache.counts["compiled"] == 0
+    assert not regex_cache.save()  # nothing learnt, nothing written
+    assert not Path(regex_cache.path()).exists()
+
+
+def test_a_damaged_file_is_compiled_around_and_written_again():
+    pattern = r"\b(?:use|prefer)\s+(?P<value>\w+)"
+    regex_cache.compile(pattern)
+    regex_cache.save()
+    file = Path(regex_cache.path())
+    blob = bytearray(file.read_bytes())
+    blob[len(blob) // 2] ^= 0xFF  # one flipped byte: the checksum no longer holds
+    file.write_bytes(bytes(blob))
+
+    regex_cache.reset()
+    assert regex_cache.compile(pattern) == re.compile(pattern)
+    assert regex_cache.counts == {"cached": 0, "compiled": 1}
+    assert regex_cache.save()
+    regex_cache.reset()
+    assert regex_cache.compile(pattern) == re.compile(pattern)
+    assert regex_cache.counts == {"cached": 1, "compiled": 0}
+
+
+def test_engine_code_the_engine_refuses_is_compiled_again(tmp_path):
+    """An entry whose code the regex engine rejects (a foreign build, a hand-edit with a valid checksum)."""
+    pattern = r"(?P<subject>\w+) is (?P<value>\w+)"
+    regex_cache.compile(pattern)
+    regex_cache.save()
+    file = Path(regex_cache.path())
+    table = regex_cache._read(str(file))
+    key = ("re", pattern, 0)
+    flags, code, groups, groupindex, indexgroup = table[key]
+    table[key] = (flags, [999999] + code[1:], groups, groupindex, indexgroup)
+    payload = marshal.dumps(table)
+    file.write_bytes(regex_cache._digest(payload) + payload)
+
+    regex_cache.reset()
+    assert regex_cache.compile(pattern) == re.compile(pattern)
+    assert regex_cache.counts == {"cached": 0, "compiled": 1}
+
+
+def test_the_entries_used_last_are_kept(monkeypatch):
+    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 3)
+    for n in range(5):
+        regex_cache.compile(f"old{n}")
+    regex_cache.save()
+    regex_cache.reset()
+    regex_cache.compile("new")
+    regex_cache.compile("old2")  # used again: kept although it is old
+    regex_cache.save()
+    kept = [key[1] for key in regex_cache._read(regex_cache.path())]
+    assert sorted(kept) == ["new", "old2", "old4"]
+
+
+def test_nothing_is_written_when_the_data_folder_is_gone(tmp_path, monkeypatch):
+    home = tmp_path / "gone"
+    home.mkdir()
+    monkeypatch.setenv("MINER_HOME", str(home))
+    regex_cache.reset()
+    regex_cache.compile("x+y")
+    home.rmdir()
+    assert not regex_cache.save()
+    assert not home.exists()
+
+
+def test_off_compiles_as_re_does():
+    regex_cache.reset(enabled=False)
+    assert regex_cache.compile(r"\d+") == re.compile(r"\d+")
+    assert regex_cache.memo("kind", "key", lambda: 41 + 1) == 42
+    assert regex_cache.counts == {"cached": 0, "compiled": 0}
+    assert not regex_cache.save()
+
+
+PROBE = """
+import json, sys
+from miner.extract import regex_cache
+from miner.extract.rules import default_rule_files, load_rules
+rules = load_rules(default_rule_files())
+hits = [h.rule.id for h in rules.match(sys.argv[1], "user", ("en",))]
+print(json.dumps({"counts": regex_cache.counts, "hits": hits}))
+"""
+
+
+def test_a_miner_process_keeps_what_it_compiled_for_the_next(tmp_path):
+    """Real processes: the background miner writes the cache as it exits; the next process compiles nothing."""
+    project = tmp_path / "projects" / "-work-demo"
+    project.mkdir(parents=True)
+    transcript = project / "s.jsonl"
+    transcript.write_bytes((FIXTURES / "transcripts" / "chinese.jsonl").read_bytes())
+    env = subprocess_env()
+    done = subprocess.run([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(transcript)],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert Path(regex_cache.path()).is_file()
+
+    text = "We always use pnpm here, never npm."
+    runs = [json.loads(subprocess.run([sys.executable, "-c", PROBE, text], env=env, capture_output=True, text=True,
+                                      timeout=120, cwd=REPO, check=True).stdout) for _ in range(2)]
+    for run in runs:
+        assert run["counts"]["compiled"] == 0 and run["counts"]["cached"] > 300
+    regex_cache.reset(enabled=False)
+    expected = [h.rule.id for h in load_rules(default_rule_files()).match(text, "user", ("en",))]
+    assert expected and runs[0]["hits"] == runs[1]["hits"] == expected
