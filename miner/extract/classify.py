@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..textutil import char_bigrams, word_tokens
+from .cues import cue_families
 from .model import CATEGORIES, Unit
 
 LABELS = ("none", *CATEGORIES)
@@ -57,54 +58,6 @@ _DIGIT_RE = re.compile(r"\d")
 _VERSION_RE = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
 _IDENT_RE = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z0-9]+(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _EMOJI_RE = re.compile("[\u2705\u274c\u26a0\u2714\u2716\U0001f300-\U0001faff]")
-
-# Families of cue words across languages. A match adds one token naming the family.
-_CUES: dict[str, str] = {
-    "lasting": r"\b(?:always|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
-               r"as a rule|every|all)\b|总是|每次|一律|以后都|从现在起|今后|今後|siempre|a partir de ahora|cada vez|"
-               r"sempre|d'ora in poi|ogni volta|toujours|désormais|à chaque fois|immer|ab jetzt|jedes mal|"
-               r"daqui em diante|всегда|отныне|впредь|каждый раз|いつも|常に|これから|毎回|항상|앞으로|매번|언제나",
-    "prohibit": r"\b(?:never|don't|do not|doesn't|avoid|stop|no longer|must not|mustn't|shouldn't|not allowed|without)\b|"
-                r"不要|别|禁止|不能|不可|不准|不用|nunca|jamás|no\s+(?:uses|hagas|quiero)|mai\b|non\s+(?:usare|fare)|"
-                r"jamais|ne\s+(?:pas|jamais)|niemals|nicht|nie\b|никогда|нельзя|не\s+(?:надо|нужно|используй)|"
-                r"しない|しないで|禁止|ない|절대|하지\s*마|금지|않",
-    "wish": r"\b(?:i (?:want|prefer|like|need|would like|'d like)|i'd rather|please|let's|we should|we need|"
-            r"should|must|make sure|ensure)\b|我(?:想|要|希望|喜欢)|请|希望|应该|必须|quiero|prefiero|me gusta|"
-            r"debería|hay que|voglio|preferisco|vorrei|bisogna|dovrebbe|je veux|je préfère|il faut|ich möchte|"
-            r"ich will|bitte|sollte|muss|eu quero|prefiro|deveria|хочу|предпочитаю|нужно|надо|должен|"
-            r"したい|欲しい|ほしい|べき|必要|원해|원합니다|좋겠|해야|필요",
-    "choose": r"\b(?:use|using|used|switch(?:ed)? to|migrate|adopt|go with|went with|choose|chose|pick(?:ed)?|"
-              r"instead of|rather than|replace[ds]?|stick with|keep)\b|用|使用|改用|换成|采用|選擇|选择|选用|usar|"
-              r"usamos|cambiar a|en lugar de|usare|usiamo|invece di|utiliser|au lieu de|verwenden|statt|"
-              r"stattdessen|utilizar|em vez de|использ|вместо|перейти на|使う|使用|採用|代わりに|사용|대신|쓰자",
-    "defer": r"\b(?:todo|later|next time|follow[- ]up|remaining|not yet|pending|eventually|someday|tomorrow|"
-             r"afterwards|defer(?:red)?|for now|backlog|out of scope|next step)\b|TODO|FIXME|以后|之后|稍后|"
-             r"待办|下次|暂时|还没|más tarde|después|pendiente|por ahora|dopo|più tardi|da fare|per ora|plus tard|"
-             r"à faire|pour l'instant|später|noch nicht|vorerst|mais tarde|depois|pendente|por enquanto|позже|"
-             r"потом|ещё не|пока|後で|あとで|未対応|とりあえず|나중에|다음에|아직|일단",
-    "cause": r"\b(?:because|since|due to|caused by|the cause|root cause|reason|so that|therefore|fixes|fixed by)\b|"
-             r"因为|原因|由于|所以|导致|porque|debido a|causa|perché|a causa|parce que|à cause|weil|wegen|"
-             r"потому что|причина|из-за|ので|原因|ため|때문에|원인",
-    "located": r"\b(?:is in|are in|lives in|located|under|path|folder|directory|file|repo|runs on|port|endpoint|"
-               r"url|config|env var|environment variable|command|version)\b|位于|目录|文件|路径|端口|配置|命令|版本|"
-               r"carpeta|archivo|ruta|cartella|file|percorso|dossier|fichier|Verzeichnis|Datei|pasta|arquivo|"
-               r"папк|файл|путь|порт|ディレクトリ|ファイル|パス|ポート|디렉토리|파일|경로|포트",
-    "narrate": r"^\W*(?:let me|let's (?:check|look|see|start|run|try|read|examine|explore|verify)|i'll|i will|"
-               r"i'm going to|now (?:i|let)|first,? (?:i|let)|next,? (?:i|let)|checking|looking|reading|running|"
-               r"searching|perfect|great|excellent|good|ok(?:ay)?|now)\b|^(?:让我|我来|我先|现在我|接下来|首先我|好的|"
-               r"完美|很好)|^(?:voy a|déjame|ahora voy|perfecto)|^(?:vado a|ora (?:controllo|vedo)|perfetto)|"
-               r"^(?:je vais|laisse-moi|parfait)|^(?:ich werde|lass mich|perfekt)|^(?:vou|deixa-me|perfeito)|"
-               r"^(?:сейчас|давайте|я (?:сейчас|проверю)|отлично)|^(?:では|まず|次に|完璧)|^(?:이제|먼저|완벽)",
-    "recap": r"^\W*(?:i've|i have|i (?:updated|added|created|fixed|implemented|removed|changed|made)|done|fixed|"
-             r"updated|added|created|implemented|successfully|all (?:tests|checks) pass|summary|here's what)\b|"
-             r"^(?:已|完成|我已经|已经)|^(?:he |listo|hecho)|^(?:ho |fatto)|^(?:j'ai |c'est fait)|"
-             r"^(?:ich habe|erledigt)|^(?:eu |feito)|^(?:я |готово)|^(?:完了|修正しました)|^(?:완료|수정했)",
-    "thanks": r"\b(?:thanks|thank you|thx|great job|awesome|nice|lgtm|sounds good|looks good|perfect)\b|谢谢|谢了|"
-              r"好的|gracias|grazie|merci|danke|obrigad|спасибо|ありがとう|감사|고마워",
-    "state": r"\b(?:now|currently|is set to|defaults? to|no longer|anymore)\b|现在|目前|默认|ahora|ora|"
-             r"maintenant|jetzt|agora|теперь|сейчас|現在|今は|이제|현재",
-}
-
 
 @dataclass(frozen=True)
 class Context:
@@ -178,9 +131,7 @@ def _shape(text: str) -> list[str]:
         found.append("heading")
     if stripped.endswith(("?", "？")):
         found.append("question")
-    for name in ("narrate", "recap", "thanks"):
-        if _cue(name).search(text):
-            found.append(name)
+    found += [name for name in cue_families(text) if name in ("narrate", "recap", "thanks")]
     return found
 
 
@@ -188,20 +139,6 @@ def _content_words(text: str) -> list[str]:
     from ..textutil import STOPWORDS
 
     return [w for w in word_tokens(text) if len(w) > 2 and w not in STOPWORDS and not w[0].isdigit()]
-
-
-_CUE_RES: list[tuple[str, re.Pattern]] | None = None
-
-
-def _cue_patterns() -> list[tuple[str, re.Pattern]]:
-    global _CUE_RES
-    if _CUE_RES is None:
-        _CUE_RES = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in _CUES.items()]
-    return _CUE_RES
-
-
-def _cue(name: str) -> re.Pattern:
-    return next(pattern for cue, pattern in _cue_patterns() if cue == name)
 
 
 def text_tokens(text: str) -> list[str]:
@@ -245,7 +182,7 @@ def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), wor
     count = len(text.split())
     tokens.append("§len:" + ("1" if count <= 3 else "2" if count <= 8 else "3" if count <= 16 else "4"
                              if count <= 32 else "5"))
-    cues = ["§cue:" + name for name, pattern in _cue_patterns() if pattern.search(text)]
+    cues = ["§cue:" + name for name in cue_families(text)]
     tokens += cues
     tokens += ["§pos:" + p for p in context.position]
     tokens += ["§" + a for a in context.around]

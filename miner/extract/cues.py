@@ -1,0 +1,139 @@
+"""Cue families: words that mean the same in many languages (a lasting rule, a prohibition, a wish, …).
+
+The classifier (`classify`) sees which families a unit's text meets, so that
+what it learns from one language carries to another. Each family is one
+case-insensitive pattern (`CUES`). Searching eleven long alternations in every
+unit was a seventh of mining, so `cue_families` first finds, in one pass,
+which of the families' literals the text holds (`regex_analysis` reads from
+each pattern the literals one of which every match contains), and runs only
+the patterns whose literals are there. The answer is always the one the
+patterns give on their own:
+
+- The literal pass runs over the lower-cased text, which is what the
+  case-insensitive patterns see only when lower-casing maps each character
+  as the regex engine compares it. A character for which it does not (the
+  long s, the dotless i, a capital I with a dot, a final sigma and the
+  like: characters with more than one case partner, or a lower case of more
+  than one character) sends the text to the patterns themselves.
+- A family none of whose literals can be told (the analysis found none) is
+  always searched.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import regex_cache
+from .regex_analysis import literal_gate, literal_requirements, parse
+
+# Families of cue words across languages. A unit that matches one gets a token naming the family.
+CUES: dict[str, str] = {
+    "lasting": r"\b(?:always|every time|each time|whenever|from now on|going forward|in (?:the )?future|by default|"
+               r"as a rule|every|all)\b|总是|每次|一律|以后都|从现在起|今后|今後|siempre|a partir de ahora|cada vez|"
+               r"sempre|d'ora in poi|ogni volta|toujours|désormais|à chaque fois|immer|ab jetzt|jedes mal|"
+               r"daqui em diante|всегда|отныне|впредь|каждый раз|いつも|常に|これから|毎回|항상|앞으로|매번|언제나",
+    "prohibit": r"\b(?:never|don't|do not|doesn't|avoid|stop|no longer|must not|mustn't|shouldn't|not allowed|without)\b|"
+                r"不要|别|禁止|不能|不可|不准|不用|nunca|jamás|no\s+(?:uses|hagas|quiero)|mai\b|non\s+(?:usare|fare)|"
+                r"jamais|ne\s+(?:pas|jamais)|niemals|nicht|nie\b|никогда|нельзя|не\s+(?:надо|нужно|используй)|"
+                r"しない|しないで|禁止|ない|절대|하지\s*마|금지|않",
+    "wish": r"\b(?:i (?:want|prefer|like|need|would like|'d like)|i'd rather|please|let's|we should|we need|"
+            r"should|must|make sure|ensure)\b|我(?:想|要|希望|喜欢)|请|希望|应该|必须|quiero|prefiero|me gusta|"
+            r"debería|hay que|voglio|preferisco|vorrei|bisogna|dovrebbe|je veux|je préfère|il faut|ich möchte|"
+            r"ich will|bitte|sollte|muss|eu quero|prefiro|deveria|хочу|предпочитаю|нужно|надо|должен|"
+            r"したい|欲しい|ほしい|べき|必要|원해|원합니다|좋겠|해야|필요",
+    "choose": r"\b(?:use|using|used|switch(?:ed)? to|migrate|adopt|go with|went with|choose|chose|pick(?:ed)?|"
+              r"instead of|rather than|replace[ds]?|stick with|keep)\b|用|使用|改用|换成|采用|選擇|选择|选用|usar|"
+              r"usamos|cambiar a|en lugar de|usare|usiamo|invece di|utiliser|au lieu de|verwenden|statt|"
+              r"stattdessen|utilizar|em vez de|использ|вместо|перейти на|使う|使用|採用|代わりに|사용|대신|쓰자",
+    "defer": r"\b(?:todo|later|next time|follow[- ]up|remaining|not yet|pending|eventually|someday|tomorrow|"
+             r"afterwards|defer(?:red)?|for now|backlog|out of scope|next step)\b|TODO|FIXME|以后|之后|稍后|"
+             r"待办|下次|暂时|还没|más tarde|después|pendiente|por ahora|dopo|più tardi|da fare|per ora|plus tard|"
+             r"à faire|pour l'instant|später|noch nicht|vorerst|mais tarde|depois|pendente|por enquanto|позже|"
+             r"потом|ещё не|пока|後で|あとで|未対応|とりあえず|나중에|다음에|아직|일단",
+    "cause": r"\b(?:because|since|due to|caused by|the cause|root cause|reason|so that|therefore|fixes|fixed by)\b|"
+             r"因为|原因|由于|所以|导致|porque|debido a|causa|perché|a causa|parce que|à cause|weil|wegen|"
+             r"потому что|причина|из-за|ので|原因|ため|때문에|원인",
+    "located": r"\b(?:is in|are in|lives in|located|under|path|folder|directory|file|repo|runs on|port|endpoint|"
+               r"url|config|env var|environment variable|command|version)\b|位于|目录|文件|路径|端口|配置|命令|版本|"
+               r"carpeta|archivo|ruta|cartella|file|percorso|dossier|fichier|Verzeichnis|Datei|pasta|arquivo|"
+               r"папк|файл|путь|порт|ディレクトリ|ファイル|パス|ポート|디렉토리|파일|경로|포트",
+    "narrate": r"^\W*(?:let me|let's (?:check|look|see|start|run|try|read|examine|explore|verify)|i'll|i will|"
+               r"i'm going to|now (?:i|let)|first,? (?:i|let)|next,? (?:i|let)|checking|looking|reading|running|"
+               r"searching|perfect|great|excellent|good|ok(?:ay)?|now)\b|^(?:让我|我来|我先|现在我|接下来|首先我|好的|"
+               r"完美|很好)|^(?:voy a|déjame|ahora voy|perfecto)|^(?:vado a|ora (?:controllo|vedo)|perfetto)|"
+               r"^(?:je vais|laisse-moi|parfait)|^(?:ich werde|lass mich|perfekt)|^(?:vou|deixa-me|perfeito)|"
+               r"^(?:сейчас|давайте|я (?:сейчас|проверю)|отлично)|^(?:では|まず|次に|完璧)|^(?:이제|먼저|완벽)",
+    "recap": r"^\W*(?:i've|i have|i (?:updated|added|created|fixed|implemented|removed|changed|made)|done|fixed|"
+             r"updated|added|created|implemented|successfully|all (?:tests|checks) pass|summary|here's what)\b|"
+             r"^(?:已|完成|我已经|已经)|^(?:he |listo|hecho)|^(?:ho |fatto)|^(?:j'ai |c'est fait)|"
+             r"^(?:ich habe|erledigt)|^(?:eu |feito)|^(?:я |готово)|^(?:完了|修正しました)|^(?:완료|수정했)",
+    "thanks": r"\b(?:thanks|thank you|thx|great job|awesome|nice|lgtm|sounds good|looks good|perfect)\b|谢谢|谢了|"
+              r"好的|gracias|grazie|merci|danke|obrigad|спасибо|ありがとう|감사|고마워",
+    "state": r"\b(?:now|currently|is set to|defaults? to|no longer|anymore)\b|现在|目前|默认|ahora|ora|"
+             r"maintenant|jetzt|agora|теперь|сейчас|現在|今は|이제|현재",
+}
+
+
+RECENT_TEXTS = 4096  # texts whose families are remembered (a unit is asked again as its neighbour's context)
+
+
+class _CueScan:
+    def __init__(self) -> None:
+        self.patterns = [(name, regex_cache.compile(pattern, re.IGNORECASE)) for name, pattern in CUES.items()]
+        self.gates = {name: literal_gate((literal_requirements(parse(pattern)),)) for name, pattern in CUES.items()}
+        literals = set().union(*(gate for gate in self.gates.values() if gate))
+        if not all(map(_plain, "".join(literals))):
+            # A literal the lower-cased pass could miss: search every pattern, always.
+            self.gates = dict.fromkeys(self.gates)
+            literals = set()
+        self._prefixes = {lit: frozenset(lit[:n] for n in range(1, len(lit) + 1) if lit[:n] in literals)
+                          for lit in literals}
+        from .rule_matching import _scan_pattern
+
+        self._scan = regex_cache.compile(_scan_pattern(literals), re.DOTALL) if literals else None
+        self._plain_chars: set[str] = set()
+        self._recent: dict[str, tuple[str, ...]] = {}
+
+    def families(self, text: str) -> tuple[str, ...]:
+        found = self._recent.get(text)
+        if found is None:
+            if len(self._recent) >= RECENT_TEXTS:
+                self._recent.clear()
+            found = self._recent[text] = self._families(text)
+        return found
+
+    def _families(self, text: str) -> tuple[str, ...]:
+        present = self._present(text)
+        return tuple(name for name, pattern in self.patterns
+                     if (present is None or (gate := self.gates[name]) is None or not present.isdisjoint(gate))
+                     and pattern.search(text))
+
+    def _present(self, text: str) -> frozenset[str] | None:
+        """The families' literals the text holds, or None when the lower-cased text cannot tell."""
+        if self._scan is None:
+            return None
+        new = set(text).difference(self._plain_chars)
+        if new:
+            if not all(map(_plain, new)):
+                return None
+            self._plain_chars |= new
+        found = self._scan.findall(text.lower())
+        return frozenset().union(*map(self._prefixes.__getitem__, found)) if found else frozenset()
+
+
+def _plain(char: str) -> bool:
+    """True when lower-casing maps `char` to the one character a case-insensitive regex compares it as."""
+    lower = char.lower()
+    return len(lower) == 1 and char.upper().lower() == lower and lower.upper().lower() == lower \
+        and char not in "\u03a3\u03c3\u03c2"  # sigma: its lower case depends on where it stands
+
+
+_SCAN: _CueScan | None = None
+
+
+def cue_families(text: str) -> tuple[str, ...]:
+    """The names of the cue families `text` meets, in the order of `CUES`."""
+    global _SCAN
+    if _SCAN is None:
+        _SCAN = _CueScan()
+    return _SCAN.families(text)
