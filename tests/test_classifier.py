@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from miner import config as config_mod
 from miner.cli.main import main
 from miner.extract import rules as rules_mod
-from miner.extract.classify import Classifier, contexts, unit_tokens
+from miner.extract.classify import Classifier, contexts, reads_orths_only, unit_tokens
 from miner.extract.clean import turns_to_units
 from miner.extract.model import Turn
 from miner.memory.store import Store
@@ -191,6 +191,33 @@ def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, m
     assert kept[0][0] in prompts
     four = mine(tmp_path / "four", pipeline, Classifier(model, threshold=0.0), lines[:4])
     assert four == []  # four prompts (and "ok" is not one): no such guarantee
+
+
+def test_the_model_is_given_string_ids_and_scores_as_it_scores_docs(model):
+    """The shipped architecture reads only its documents' ORTH ids, so they are given without building `Doc`s."""
+    classifier = Classifier(model)
+    assert reads_orths_only(classifier.nlp.get_pipe("textcat").model)
+    texts = ["- **Deploy**: always use Kamal, never by hand.", "以后每次提交前都要运行测试。", "Let me check.",
+             "TODO: add pagination later", "Всегда запускай линтер.", "We'll keep `config.yaml` in /etc/app."]
+    units = turns_to_units([turn(t, uuid=f"u{n}") for n, t in enumerate(texts)])
+    token_lists = [unit_tokens(u, c) for u, c in zip(units, contexts(units))]
+    token_lists += [[], ["ORTH", "a", "§empty"], unit_tokens(units[1], contexts(units)[1], words=True)]
+    by_ids = classifier.scores(token_lists)
+    classifier._orths_only = False  # as before: a Doc of each unit's tokens
+    by_docs = classifier.scores(token_lists)
+    assert by_ids == by_docs
+    assert len({tuple(sorted(s.items())) for s in by_ids}) > 3  # the units are told apart
+
+
+def test_a_model_that_reads_more_than_string_ids_gets_docs():
+    import spacy
+    from spacy.attrs import LOWER
+    from spacy.ml.extract_ngrams import extract_ngrams
+
+    assert not reads_orths_only(extract_ngrams(2, attr=LOWER))
+    default = spacy.blank("en").add_pipe("textcat")  # spaCy's default: an ensemble with a tok2vec of its own
+    assert any(layer.name == "extract_ngrams" for layer in default.model.walk())
+    assert not reads_orths_only(default.model)
 
 
 def test_miner_rules_test_shows_the_classifiers_probabilities(model, monkeypatch):

@@ -200,6 +200,40 @@ def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), wor
     return tokens + text_tokens(text) if words else tokens
 
 
+class Orths:
+    """What a bag-of-n-grams model reads of a `Doc`: its length and `to_array([ORTH])`, the tokens' string ids.
+
+    Building a `Doc` makes a lexeme of every new token and a `Token` object of every token, which cost more
+    than the model itself; the ids are the same (`get_string_id` is how a `Doc` names its tokens)."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, tokens: list[str], string_id) -> None:
+        import numpy
+
+        self.ids = numpy.fromiter(map(string_id, tokens), dtype=numpy.uint64, count=len(tokens))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def to_array(self, attrs):
+        from spacy.attrs import ORTH
+
+        if list(attrs) != [ORTH]:
+            raise ValueError("only the tokens' ORTH ids are known here")
+        return self.ids
+
+
+def reads_orths_only(model) -> bool:
+    """True when the model reads nothing of its documents but their ORTH ids (spaCy's TextCatBOW does)."""
+    from spacy.attrs import ORTH
+
+    leaves = [layer for layer in model.walk() if not layer.layers]
+    readers = [layer for layer in leaves if layer.name == "extract_ngrams"]
+    return (len(readers) == 1 and readers[0].attrs.get("attr") == ORTH
+            and {layer.name for layer in leaves} <= {"extract_ngrams", "sparse_linear", "softmax_activation"})
+
+
 class Classifier:
     """The trained model and its threshold, loaded on first use (spaCy imports here, in the miner only)."""
 
@@ -208,6 +242,7 @@ class Classifier:
         self._nlp = nlp
         self._meta: dict[str, Any] | None = None
         self._threshold = threshold
+        self._orths_only: bool | None = None
 
     @staticmethod
     def available(path: Path | str | None = None) -> bool:
@@ -241,11 +276,17 @@ class Classifier:
         """P(label) of each unit's tokens, in order."""
         if not token_lists:
             return []
-        from spacy.tokens import Doc
-
-        vocab = self.nlp.vocab
         textcat = self.nlp.get_pipe("textcat")
-        docs = [Doc(vocab, words=tokens or ["§empty"]) for tokens in token_lists]
+        if self._orths_only is None:
+            self._orths_only = reads_orths_only(textcat.model)
+        if self._orths_only:
+            from spacy.strings import get_string_id
+
+            docs = [Orths(tokens or ["§empty"], get_string_id) for tokens in token_lists]
+        else:
+            from spacy.tokens import Doc
+
+            docs = [Doc(self.nlp.vocab, words=tokens or ["§empty"]) for tokens in token_lists]
         out: list[dict[str, float]] = []
         for start in range(0, len(docs), 512):
             batch = docs[start:start + 512]
