@@ -94,8 +94,8 @@ class Miner:
         use_fast_json()
         self.store = store
         self.config = config
-        self.pipeline = pipeline or nlp_mod.load(config["spacy_model"])
-        self.refiner = Refiner(self.pipeline)
+        self._pipeline = pipeline
+        self._refiner: Refiner | None = None
         # The trained classifier decides on every unit; without one (none shipped, or switched off for a
         # comparison) the rules alone decide, as hints that keep.
         if classifier is True:
@@ -112,7 +112,7 @@ class Miner:
         # A password typed in one prompt and echoed later without a word around it is still hidden there.
         self.known_secrets: set[str] = set()
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
-        try:  # compile the default and user rules now, with spaCy, rather than on the first units
+        try:  # compile the default and user rules now, rather than on the first units
             ruleset = self.rules_for("")
         except rules_mod.RuleError:
             pass  # reported per transcript when mining, with the file and the line
@@ -120,6 +120,20 @@ class Miner:
             for role in ROLES:
                 for langs in UNIT_LANGS:
                     ruleset.match("", role, langs)  # builds the matcher of each role and language mix
+
+    @property
+    def pipeline(self) -> nlp_mod.Pipeline:
+        """spaCy's pipeline for refinement, loaded when a unit is first kept: a turn that keeps nothing (most
+        turns) never pays for it."""
+        if self._pipeline is None:
+            self._pipeline = nlp_mod.load(self.config["spacy_model"])
+        return self._pipeline
+
+    @property
+    def refiner(self) -> Refiner:
+        if self._refiner is None:
+            self._refiner = Refiner(self.pipeline)
+        return self._refiner
 
     def project_of(self, turn: Turn, fallback_cwd: str) -> str:
         """A session's project is fixed by its first cwd: a later `cd` into a subfolder does not split it."""
@@ -179,7 +193,8 @@ class Miner:
                 fresh.setdefault(key, (unit, hit))
             traced.append((unit, hits, key, reason, confidence))
         # spaCy sees the units that were kept, and only those: its cost does not grow with the transcript.
-        docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256)
+        docs = self.refiner.nlp.pipe((display_text(u.text) for u, _ in fresh.values()), batch_size=256) \
+            if fresh else ()
         for key, (unit, hit), doc in zip(fresh, fresh.values(), docs):
             outcome, candidate, steps = self._candidate(unit, [hit], doc)
             # The memo keeps no unit: a unit holds its whole turn, and every use takes the unit at hand.
