@@ -1,0 +1,104 @@
+"""What one turn costs in the background: the miner process a Stop hook starts, from its start to its exit.
+
+Usage: python bench/worker.py [--runs 7]
+
+Each run is a fresh process (`python -m miner.worker mine --no-render T`, as the hooks start it) on a fresh
+store, mining one generated turn: small talk that keeps nothing (most turns), or a turn that keeps a decision.
+"cold" starts with no compiled rules on disk (the first miner of an install, or after the rule files changed);
+"warm" starts with the ones a previous miner left (`$MINER_HOME/cache/regex`). p50 wall time and peak RSS,
+beside `python -c pass` of the same interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+TURNS = {
+    "keeps nothing": [("user", "ok thanks, that looks right"),
+                      ("assistant", "Glad it works. Anything else you want me to look at?")],
+    "keeps a decision": [("user", "We decided to use PostgreSQL for the ledger service, not SQLite."),
+                         ("assistant", "Understood: the ledger service moves to PostgreSQL. I updated the config.")],
+}
+
+
+def transcript(turns: list[tuple[str, str]]) -> str:
+    lines, parent = [], None
+    for n, (role, text) in enumerate(turns):
+        uuid = f"00000000-0000-4000-8000-{n + 1:012d}"
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        lines.append(json.dumps({
+            "type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "bench-session", "isSidechain": False,
+            "timestamp": f"2026-01-01T00:00:{n:02d}Z", "cwd": "/bench/project", "userType": "external",
+            "version": "2.1.0", "message": {"role": role, "content": content}}))
+        parent = uuid
+    return "\n".join(lines) + "\n"
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one child process."""
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, cwd=REPO)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{' '.join(argv)} exited with {child.returncode}")
+    return wall, usage.ru_maxrss / 1024  # Linux reports KiB
+
+
+def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: Path | None = None) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
+        root = Path(tmp)
+        home = root / "home"
+        home.mkdir()
+        if cache is not None:
+            shutil.copytree(cache, home / "cache" / "regex")
+        path = root / "projects" / "-bench-project" / "turn.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(transcript(turns), encoding="utf-8")
+        env = dict(os.environ, MINER_HOME=str(home), XDG_CONFIG_HOME=str(root / "config"))
+        result = run_once([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(path)], env)
+        if keep_cache_in is not None:  # (a miner that keeps no compiled rules leaves none: "warm" is then cold)
+            kept = home / "cache" / "regex"
+            shutil.copytree(kept, keep_cache_in) if kept.is_dir() else keep_cache_in.mkdir(parents=True)
+        return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="miner-bench-cache-") as tmp:
+        cache = Path(tmp) / "regex"
+        mine_once(TURNS["keeps a decision"], None, keep_cache_in=cache)  # what a previous miner leaves
+        rows = {"python -c pass": []}
+        cases = [(f"{name}, {state}", turns, cache if state == "warm" else None)
+                 for name, turns in TURNS.items() for state in ("cold", "warm")]
+        for label, _, _ in cases:
+            rows[label] = []
+        for _ in range(args.runs):  # round robin, so that a busy moment of the machine touches every row alike
+            rows["python -c pass"].append(run_once([sys.executable, "-c", "pass"], dict(os.environ)))
+            for label, turns, start_cache in cases:
+                rows[label].append(mine_once(turns, start_cache))
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; {args.runs} runs each, p50")
+    print(f"{'process':<32} {'wall':>9} {'peak RSS':>9}")
+    for label, samples in rows.items():
+        wall = statistics.median(s[0] for s in samples)
+        rss = max(s[1] for s in samples)
+        print(f"{label:<32} {wall * 1000:>7.0f} ms {rss:>6.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
