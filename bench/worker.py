@@ -6,7 +6,7 @@ Each run is a fresh process (`python -m miner.worker mine --no-render T`, as the
 store, mining one generated turn: small talk that keeps nothing (most turns), or a turn that keeps a decision.
 "cold" starts with no compiled rules on disk (the first miner of an install, or after the rule files changed);
 "warm" starts with the ones a previous miner left (`$MINER_HOME/cache/regex`). p50 wall time and peak RSS,
-beside `python -c pass` of the same interpreter.
+beside `python -c pass` of the same interpreter (RSS: the largest of the runs).
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def main() -> int:
             rows["python -c pass"].append(run_once([sys.executable, "-c", "pass"], dict(os.environ)))
             for label, turns, start_cache in cases:
                 rows[label].append(mine_once(turns, start_cache))
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; {args.runs} runs each, p50")
-    print(f"{'process':<32} {'wall':>9} {'peak RSS':>9}")
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; {args.runs} runs each")
+    print(f"{'process':<32} {'p50 wall':>9} {'peak RSS':>9}")
     for label, samples in rows.items():
         wall = statistics.median(s[0] for s in samples)
         rss = max(s[1] for s in samples)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# Test modules may load rules as they are imported, before any fixture runs: they get a throwaway home too, so
+# that nothing the test process writes on its way out (the compiled rules it keeps) lands in the real one.
+_IMPORT_HOME = tempfile.mkdtemp(prefix="miner-test-home-")
+for _name, _folder in (("HOME", "home"), ("MINER_HOME", "miner-home"), ("XDG_CONFIG_HOME", "config"),
+                       ("XDG_DATA_HOME", "data"), ("CLAUDE_CONFIG_DIR", "claude")):
+    os.environ[_name] = os.path.join(_IMPORT_HOME, _folder)
+    os.makedirs(os.environ[_name])
+atexit.register(shutil.rmtree, _IMPORT_HOME, True)
 
 
 @pytest.fixture(autouse=True)

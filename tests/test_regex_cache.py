@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,8 @@ def test_cached_patterns_are_the_ones_re_compiles():
     file = Path(regex_cache.path())
     assert file.parent == Path(os.environ["MINER_HOME"]) / "cache" / "regex"
     assert f"{sys.version_info[0]}.{sys.version_info[1]}.{sys.version_info[2]}" in file.name
-    assert file.stat().st_mode & 0o077 == 0  # private, like the rest of the data folder
+    for path in (file, file.parent, file.parent.parent):
+        assert path.stat().st_mode & 0o077 == 0, path  # private, like the rest of the data folder
 
     regex_cache.reset()  # as a new process: everything from the file, nothing compiled
     loaded = [regex_cache.compile(p, f) for p, f in patterns]
@@ -126,6 +128,45 @@ def test_engine_code_the_engine_refuses_is_compiled_again(tmp_path):
     assert regex_cache.counts == {"cached": 0, "compiled": 1}
 
 
+def test_a_kept_result_of_the_wrong_shape_is_worked_out_again():
+    """Another version of the miner's analysis (or a hand-edit with a valid checksum) must not break loading."""
+    rules, _ = load_file(default_rule_files()[0])
+    pattern = rules[0].patterns[0].pattern
+    regex_cache.save()
+    file = Path(regex_cache.path())
+    table = regex_cache._read(str(file))
+    table[("memo", "rule-pattern", pattern)] = ("unsafe?", "not requirements", 3)
+    payload = marshal.dumps(table)
+    file.write_bytes(regex_cache._digest(payload) + payload)
+
+    regex_cache.reset()  # as a new process
+    again, _ = load_file(default_rule_files()[0])
+    assert again[0].required == rules[0].required and again[0].gate == rules[0].gate
+
+
+def test_another_version_of_the_miner_uses_another_file(monkeypatch):
+    name = regex_cache.file_name()
+    assert regex_cache.file_name() == name  # stable for one version
+    monkeypatch.setattr(regex_cache, "SOURCES", regex_cache.SOURCES[:-1])  # as if a module read differently
+    assert regex_cache.file_name() != name
+
+
+def test_another_versions_file_goes_once_it_is_old():
+    regex_cache.compile("x+")
+    regex_cache.save()
+    folder = Path(regex_cache.path()).parent
+    old, recent = folder / "regex-cpython-3.0.0-1-1-000000000000.bin", folder / "regex-cpython-3.0.1-1-1-0.bin"
+    other = folder / "notes.txt"
+    for path in (old, recent, other):
+        path.write_bytes(b"x")
+    month = time.time() - 31 * 86400
+    os.utime(old, (month, month))
+    os.utime(other, (month, month))
+    regex_cache.compile("y+")
+    assert regex_cache.save()
+    assert not old.exists() and recent.exists() and other.exists() and Path(regex_cache.path()).exists()
+
+
 def test_the_entries_used_last_are_kept(monkeypatch):
     monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 3)
     for n in range(5):
@@ -137,6 +178,27 @@ def test_the_entries_used_last_are_kept(monkeypatch):
     regex_cache.save()
     kept = [key[1] for key in regex_cache._read(regex_cache.path())]
     assert sorted(kept) == ["new", "old2", "old4"]
+
+
+def test_a_process_with_an_older_view_does_not_bring_back_what_others_dropped(monkeypatch):
+    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 4)
+    for n in range(4):
+        regex_cache.compile(f"old{n}")
+    regex_cache.save()
+    regex_cache.reset()
+    regex_cache.compile("old0")
+    snapshot = (regex_cache._table, regex_cache._file)  # process A has read the file, and used old0
+    regex_cache.reset()
+    for name in ("b1", "b2", "b3"):  # process B uses three new patterns, and saves
+        regex_cache.compile(name)
+    regex_cache.save()
+    regex_cache.reset()
+    regex_cache._table, regex_cache._file = snapshot  # A learns one more, and saves last
+    regex_cache._used.update({("re", "old0", 0): None})
+    regex_cache.compile("a1")
+    regex_cache.save()
+    kept = [key[1] for key in regex_cache._read(regex_cache.path())]
+    assert sorted(kept) == ["a1", "b2", "b3", "old0"]  # what A used, and B's newest: nothing unused came back
 
 
 def test_nothing_is_written_when_the_data_folder_is_gone(tmp_path, monkeypatch):

@@ -204,22 +204,20 @@ class Orths:
     """What a bag-of-n-grams model reads of a `Doc`: its length and `to_array([ORTH])`, the tokens' string ids.
 
     Building a `Doc` makes a lexeme of every new token and a `Token` object of every token, which cost more
-    than the model itself; the ids are the same (`get_string_id` is how a `Doc` names its tokens)."""
+    than the model itself; the ids are the same (`spacy.strings.get_string_id` is how a `Doc` names its
+    tokens)."""
 
-    __slots__ = ("ids",)
+    __slots__ = ("ids", "_orth")
 
-    def __init__(self, tokens: list[str], string_id) -> None:
-        import numpy
-
-        self.ids = numpy.fromiter(map(string_id, tokens), dtype=numpy.uint64, count=len(tokens))
+    def __init__(self, ids, orth: int) -> None:
+        self.ids = ids
+        self._orth = orth
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def to_array(self, attrs):
-        from spacy.attrs import ORTH
-
-        if list(attrs) != [ORTH]:
+        if list(attrs) != [self._orth]:
             raise ValueError("only the tokens' ORTH ids are known here")
         return self.ids
 
@@ -280,9 +278,12 @@ class Classifier:
         if self._orths_only is None:
             self._orths_only = reads_orths_only(textcat.model)
         if self._orths_only:
+            import numpy
+            from spacy.attrs import ORTH
             from spacy.strings import get_string_id
 
-            docs = [Orths(tokens or ["§empty"], get_string_id) for tokens in token_lists]
+            docs = [Orths(numpy.fromiter(map(get_string_id, tokens or ["§empty"]), dtype=numpy.uint64), ORTH)
+                    for tokens in token_lists]
         else:
             from spacy.tokens import Doc
 

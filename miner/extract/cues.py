@@ -3,8 +3,9 @@
 The classifier (`classify`) sees which families a unit's text meets, so that
 what it learns from one language carries to another. Each family is one
 case-insensitive pattern (`CUES`). Searching eleven long alternations in every
-unit was a seventh of mining, so `cue_families` first finds, in one pass,
-which of the families' literals the text holds (`regex_analysis` reads from
+unit was a seventh of mining, so `cue_families` first finds, in one pass
+(the rules' `LiteralScan`), which of the families' literals the text holds
+(`regex_analysis` reads from
 each pattern the literals one of which every match contains), and runs only
 the patterns whose literals are there. The answer is always the one the
 patterns give on their own:
@@ -25,6 +26,7 @@ import re
 
 from . import regex_cache
 from .regex_analysis import literal_gate, literal_requirements, parse
+from .rule_matching import LiteralScan
 
 # Families of cue words across languages. A unit that matches one gets a token naming the family.
 CUES: dict[str, str] = {
@@ -78,19 +80,18 @@ RECENT_TEXTS = 4096  # texts whose families are remembered (a unit is asked agai
 
 
 class _CueScan:
+    """The families' patterns, the literals that gate each, and the families of texts seen lately."""
+
     def __init__(self) -> None:
         self.patterns = [(name, regex_cache.compile(pattern, re.IGNORECASE)) for name, pattern in CUES.items()]
-        self.gates = {name: literal_gate((literal_requirements(parse(pattern)),)) for name, pattern in CUES.items()}
+        self.gates = {name: regex_cache.memo("cue-gate", pattern, lambda p=pattern: _gate(p), _is_gate)
+                      for name, pattern in CUES.items()}
         literals = set().union(*(gate for gate in self.gates.values() if gate))
         if not all(map(_plain, "".join(literals))):
             # A literal the lower-cased pass could miss: search every pattern, always.
             self.gates = dict.fromkeys(self.gates)
             literals = set()
-        self._prefixes = {lit: frozenset(lit[:n] for n in range(1, len(lit) + 1) if lit[:n] in literals)
-                          for lit in literals}
-        from .rule_matching import _scan_pattern
-
-        self._scan = regex_cache.compile(_scan_pattern(literals), re.DOTALL) if literals else None
+        self._scan = LiteralScan(literals)
         self._plain_chars: set[str] = set()
         self._recent: dict[str, tuple[str, ...]] = {}
 
@@ -110,15 +111,21 @@ class _CueScan:
 
     def _present(self, text: str) -> frozenset[str] | None:
         """The families' literals the text holds, or None when the lower-cased text cannot tell."""
-        if self._scan is None:
-            return None
         new = set(text).difference(self._plain_chars)
         if new:
             if not all(map(_plain, new)):
                 return None
             self._plain_chars |= new
-        found = self._scan.findall(text.lower())
-        return frozenset().union(*map(self._prefixes.__getitem__, found)) if found else frozenset()
+        return self._scan.present(text.lower())
+
+
+def _gate(pattern: str) -> frozenset[str] | None:
+    """The literals one of which every match of `pattern` holds (None: no such set is known)."""
+    return literal_gate((literal_requirements(parse(pattern)),))
+
+
+def _is_gate(value) -> bool:
+    return value is None or (isinstance(value, frozenset) and all(isinstance(literal, str) for literal in value))
 
 
 def _plain(char: str) -> bool:

@@ -101,7 +101,8 @@ def _scan_pattern(literals: set[str]) -> str:
 
     ordered = sorted(literals)
     digest = hashlib.sha256("\0".join(ordered).encode("utf-8", "surrogatepass")).hexdigest()
-    return regex_cache.memo("literal-scan", digest, lambda: "(?=(" + _trie_regex(ordered) + "))")
+    return regex_cache.memo("literal-scan", digest, lambda: "(?=(" + _trie_regex(ordered) + "))",
+                            lambda value: isinstance(value, str))
 
 
 def _trie_regex(words: list[str]) -> str:

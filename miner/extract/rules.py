@@ -70,7 +70,7 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
         compiled = regex_cache.compile(pattern)
     except re.error as exc:
         raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
-    problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern))
+    problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern), _is_analysis)
     if problem:
         raise _fail(source, line, rule_id, problem)
     return compiled, requirements
@@ -80,6 +80,11 @@ def _analyse(pattern: str) -> tuple[str, tuple[frozenset[str], ...]]:
     """What a rule pattern's parse says: why it is unsafe ('' when it is not), and its literal requirements."""
     parsed = parse(pattern)
     return unsafe_repeat(pattern, parsed) or "", literal_requirements(parsed)
+
+
+def _is_analysis(value: Any) -> bool:
+    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], tuple)
+            and all(isinstance(options, frozenset) for options in value[1]))
 
 
 def _as_list(value: Any) -> list:

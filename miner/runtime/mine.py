@@ -67,10 +67,8 @@ class Summary:
         self.errors += other.errors
 
     def line(self) -> str:
-        return (
-            f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
-            f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped"
-        )
+        return (f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
+                f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped")
 
 
 UNIT_LANGS = ((), ("en",), ("zh",), ("zh", "en"))  # what `unit_langs` can return
@@ -123,8 +121,7 @@ class Miner:
 
     @property
     def pipeline(self) -> nlp_mod.Pipeline:
-        """spaCy's pipeline for refinement, loaded when a unit is first kept: a turn that keeps nothing (most
-        turns) never pays for it."""
+        """spaCy's pipeline for refinement, loaded when a unit is first kept (most turns keep none)."""
         if self._pipeline is None:
             self._pipeline = nlp_mod.load(self.config["spacy_model"])
         return self._pipeline

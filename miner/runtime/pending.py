@@ -66,7 +66,8 @@ def has_work(store: Store, transcript: str) -> bool:
 
 
 class LazyMiner:
-    """Builds the Miner (spaCy, compiled rules) on first use: a process that finds nothing to do never pays for it."""
+    """Builds the Miner (compiled rules; the classifier and spaCy as mining needs them) on first use: a process that
+    finds nothing to do never pays for it."""
 
     def __init__(self, store: Store, config: dict):
         self.store = store
@@ -77,7 +78,7 @@ class LazyMiner:
         if not has_work(self.store, transcript):
             return None  # no write either: a pass with nothing new would still move the watermark's time
         if self._miner is None:
-            from .mine import Miner  # spaCy and YAML load here, in the background process
+            from .mine import Miner  # the miner's modules load here, in the background process
 
             self._miner = Miner(self.store, self.config)
         return self._miner.mine_file(transcript)
