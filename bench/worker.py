@@ -1,12 +1,14 @@
 """What one turn costs in the background: the miner process a Stop hook starts, from its start to its exit.
 
-Usage: python bench/worker.py [--runs 7]
+Usage: python bench/worker.py [--runs 7] [--against DIR]
 
 Each run is a fresh process (`python -m miner.worker mine --no-render T`, as the hooks start it) on a fresh
 store, mining one generated turn: small talk that keeps nothing (most turns), or a turn that keeps a decision.
 "cold" starts with no compiled rules on disk (the first miner of an install, or after the rule files changed);
 "warm" starts with the ones a previous miner left (`$MINER_HOME/cache/regex`). p50 wall time and peak RSS,
-beside `python -c pass` of the same interpreter (RSS: the largest of the runs).
+beside `python -c pass` of the same interpreter (RSS: the largest of the runs). `--against DIR` runs every case
+from another checkout too (an older commit, say), in the same round robin, so that the two are compared on the
+machine as it is at the same moments.
 """
 
 from __future__ import annotations
@@ -45,10 +47,10 @@ def transcript(turns: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process."""
+def run_once(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one child process (run in `cwd`: `-m miner…` imports that checkout's)."""
     started = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, cwd=REPO)
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, cwd=cwd)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -57,7 +59,8 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
-def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: Path | None = None) -> tuple[float, float]:
+def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: Path | None = None,
+              repo: Path = REPO) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -68,7 +71,7 @@ def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: P
         path.parent.mkdir(parents=True)
         path.write_text(transcript(turns), encoding="utf-8")
         env = dict(os.environ, MINER_HOME=str(home), XDG_CONFIG_HOME=str(root / "config"))
-        result = run_once([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(path)], env)
+        result = run_once([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(path)], env, repo)
         if keep_cache_in is not None:  # (a miner that keeps no compiled rules leaves none: "warm" is then cold)
             kept = home / "cache" / "regex"
             shutil.copytree(kept, keep_cache_in) if kept.is_dir() else keep_cache_in.mkdir(parents=True)
@@ -78,25 +81,27 @@ def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: P
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--against", type=Path, help="another checkout to run every case from too")
     args = parser.parse_args()
+    repos = [("", REPO)] + ([(f" [{args.against.name}]", args.against.resolve())] if args.against else [])
     with tempfile.TemporaryDirectory(prefix="miner-bench-cache-") as tmp:
         cache = Path(tmp) / "regex"
         mine_once(TURNS["keeps a decision"], None, keep_cache_in=cache)  # what a previous miner leaves
         rows = {"python -c pass": []}
-        cases = [(f"{name}, {state}", turns, cache if state == "warm" else None)
-                 for name, turns in TURNS.items() for state in ("cold", "warm")]
-        for label, _, _ in cases:
+        cases = [(f"{name}, {state}{tag}", turns, cache if state == "warm" else None, repo)
+                 for name, turns in TURNS.items() for state in ("cold", "warm") for tag, repo in repos]
+        for label, *_ in cases:
             rows[label] = []
         for _ in range(args.runs):  # round robin, so that a busy moment of the machine touches every row alike
             rows["python -c pass"].append(run_once([sys.executable, "-c", "pass"], dict(os.environ)))
-            for label, turns, start_cache in cases:
-                rows[label].append(mine_once(turns, start_cache))
+            for label, turns, start_cache, repo in cases:
+                rows[label].append(mine_once(turns, start_cache, repo=repo))
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; {args.runs} runs each")
-    print(f"{'process':<32} {'p50 wall':>9} {'peak RSS':>9}")
+    print(f"{'process':<44} {'p50 wall':>9} {'peak RSS':>9}")
     for label, samples in rows.items():
         wall = statistics.median(s[0] for s in samples)
         rss = max(s[1] for s in samples)
-        print(f"{label:<32} {wall * 1000:>7.0f} ms {rss:>6.0f} MB")
+        print(f"{label:<44} {wall * 1000:>7.0f} ms {rss:>6.0f} MB")
     return 0
 
 
