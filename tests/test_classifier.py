@@ -209,7 +209,7 @@ def test_the_model_is_given_string_ids_and_scores_as_it_scores_docs(model):
     assert len({tuple(sorted(s.items())) for s in by_ids}) > 3  # the units are told apart
 
 
-def test_a_model_that_reads_more_than_string_ids_gets_docs():
+def test_a_model_that_reads_more_than_string_ids_is_told_apart():
     import spacy
     from spacy.attrs import LOWER
     from spacy.ml.extract_ngrams import extract_ngrams

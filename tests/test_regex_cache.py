@@ -167,38 +167,36 @@ def test_another_versions_file_goes_once_it_is_old():
     assert not old.exists() and recent.exists() and other.exists() and Path(regex_cache.path()).exists()
 
 
-def test_the_entries_used_last_are_kept(monkeypatch):
-    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 3)
-    for n in range(5):
-        regex_cache.compile(f"old{n}")
+def run_process(*patterns: str) -> None:
+    """One process: compile `patterns`, save as it exits; the next call starts as a new process."""
+    for pattern in patterns:
+        regex_cache.compile(pattern)
     regex_cache.save()
     regex_cache.reset()
-    regex_cache.compile("new")
-    regex_cache.compile("old2")  # used again: kept although it is old
-    regex_cache.save()
-    kept = [key[1] for key in regex_cache._read(regex_cache.path())]
-    assert sorted(kept) == ["new", "old2", "old4"]
+
+
+def kept_patterns() -> list[str]:
+    return sorted(key[1] for key in regex_cache._read(regex_cache.path()))
+
+
+def test_the_entries_used_last_are_kept(monkeypatch):
+    monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 3)
+    run_process(*(f"old{n}" for n in range(5)))
+    run_process("new", "old2")  # old2 used again: kept although it is old
+    assert kept_patterns() == ["new", "old2", "old4"]
 
 
 def test_a_process_with_an_older_view_does_not_bring_back_what_others_dropped(monkeypatch):
     monkeypatch.setattr(regex_cache, "MAX_ENTRIES", 4)
-    for n in range(4):
-        regex_cache.compile(f"old{n}")
-    regex_cache.save()
-    regex_cache.reset()
+    run_process(*(f"old{n}" for n in range(4)))
     regex_cache.compile("old0")
     snapshot = (regex_cache._table, regex_cache._file)  # process A has read the file, and used old0
     regex_cache.reset()
-    for name in ("b1", "b2", "b3"):  # process B uses three new patterns, and saves
-        regex_cache.compile(name)
-    regex_cache.save()
-    regex_cache.reset()
+    run_process("b1", "b2", "b3")  # process B uses three new patterns, and saves
     regex_cache._table, regex_cache._file = snapshot  # A learns one more, and saves last
     regex_cache._used.update({("re", "old0", 0): None})
-    regex_cache.compile("a1")
-    regex_cache.save()
-    kept = [key[1] for key in regex_cache._read(regex_cache.path())]
-    assert sorted(kept) == ["a1", "b2", "b3", "old0"]  # what A used, and B's newest: nothing unused came back
+    run_process("a1")
+    assert kept_patterns() == ["a1", "b2", "b3", "old0"]  # what A used, and B's newest: nothing unused came back
 
 
 def test_nothing_is_written_when_the_data_folder_is_gone(tmp_path, monkeypatch):

@@ -167,7 +167,18 @@ def test_bold_is_looked_past_when_no_rule_reads_it():
 
 def _all_examples():
     texts = [t for r in DEFAULT.rules for t in r.match_examples + r.no_match_examples]
-    return texts + [t.upper() for t in texts] + ["", "   ", "ok", "`x`: 1", "**Note:** keep it", "我们决定用 Redis。"]
+    # Characters a case-insensitive regex reads as s and i although lower-casing does not show them so.
+    odd = [t.replace("s", "ſ").replace("i", "ı") for t in texts] + [t.replace("I", "İ") for t in texts]
+    return texts + [t.upper() for t in texts] + odd + ["", "   ", "ok", "`x`: 1", "**Note:** keep it", "我们决定用 Redis。"]
+
+
+def test_a_case_insensitive_rule_matches_what_lower_casing_does_not_show():
+    rule = rules_mod.parse_rule({"id": "t", "category": "decision", "patterns": [r"(?i)\buse\s+postgres\b"]},
+                                "t", 1, "any")
+    ruleset = rule_matching.RuleSet([rule])
+    for text in ("We uſe Postgres now.", "we USE POſTGRES", "We use Postgres."):
+        assert rule.patterns[0].search(text)
+        assert rule.search(text) and [h.rule.id for h in ruleset.match(text, "user", ("en",))] == ["t"], text
 
 
 @pytest.mark.parametrize("role", ["user", "assistant"])

@@ -14,8 +14,8 @@ patterns give on their own:
   case-insensitive patterns see only when lower-casing maps each character
   as the regex engine compares it. A character for which it does not (the
   long s, the dotless i, a capital I with a dot, a final sigma and the
-  like: characters with more than one case partner, or a lower case of more
-  than one character) sends the text to the patterns themselves.
+  like: `rule_matching.lowers_plainly`) sends the text to the patterns
+  themselves, as it does for the rules.
 - A family none of whose literals can be told (the analysis found none) is
   always searched.
 """
@@ -86,13 +86,7 @@ class _CueScan:
         self.patterns = [(name, regex_cache.compile(pattern, re.IGNORECASE)) for name, pattern in CUES.items()]
         self.gates = {name: regex_cache.memo("cue-gate", pattern, lambda p=pattern: _gate(p), _is_gate)
                       for name, pattern in CUES.items()}
-        literals = set().union(*(gate for gate in self.gates.values() if gate))
-        if not all(map(_plain, "".join(literals))):
-            # A literal the lower-cased pass could miss: search every pattern, always.
-            self.gates = dict.fromkeys(self.gates)
-            literals = set()
-        self._scan = LiteralScan(literals)
-        self._plain_chars: set[str] = set()
+        self._scan = LiteralScan(set().union(*(gate for gate in self.gates.values() if gate)))
         self._recent: dict[str, tuple[str, ...]] = {}
 
     def families(self, text: str) -> tuple[str, ...]:
@@ -104,19 +98,10 @@ class _CueScan:
         return found
 
     def _families(self, text: str) -> tuple[str, ...]:
-        present = self._present(text)
+        present = self._scan.present_in(text)
         return tuple(name for name, pattern in self.patterns
                      if (present is None or (gate := self.gates[name]) is None or not present.isdisjoint(gate))
                      and pattern.search(text))
-
-    def _present(self, text: str) -> frozenset[str] | None:
-        """The families' literals the text holds, or None when the lower-cased text cannot tell."""
-        new = set(text).difference(self._plain_chars)
-        if new:
-            if not all(map(_plain, new)):
-                return None
-            self._plain_chars |= new
-        return self._scan.present(text.lower())
 
 
 def _gate(pattern: str) -> frozenset[str] | None:
@@ -126,13 +111,6 @@ def _gate(pattern: str) -> frozenset[str] | None:
 
 def _is_gate(value) -> bool:
     return value is None or (isinstance(value, frozenset) and all(isinstance(literal, str) for literal in value))
-
-
-def _plain(char: str) -> bool:
-    """True when lower-casing maps `char` to the one character a case-insensitive regex compares it as."""
-    lower = char.lower()
-    return len(lower) == 1 and char.upper().lower() == lower and lower.upper().lower() == lower \
-        and char not in "\u03a3\u03c3\u03c2"  # sigma: its lower case depends on where it stands
 
 
 _SCAN: _CueScan | None = None

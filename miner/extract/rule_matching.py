@@ -55,17 +55,18 @@ class Rule:
         """Every literal the prefilters look for."""
         return {literal for requirements in self.required for options in requirements for literal in options}
 
-    def search(self, text: str, lowered: str | None = None) -> re.Match | None:
+    def search(self, text: str) -> re.Match | None:
         """The first pattern match on `text` unless an `unless` pattern also matches."""
-        lowered = text.lower() if lowered is None else lowered
-        return self.search_present(text, {lit for lit in self.literals() if lit in lowered})
+        present = None if not lowers_plainly(text) else {lit for lit in self.literals() if lit in text.lower()}
+        return self.search_present(text, present)
 
-    def search_present(self, text: str, present: AbstractSet[str]) -> re.Match | None:
-        """`search`, given which of the rule's literals the lower-cased text contains."""
-        if self.gate is not None and present.isdisjoint(self.gate):
+    def search_present(self, text: str, present: AbstractSet[str] | None) -> re.Match | None:
+        """`search`, given which of the rule's literals the lower-cased text contains (None: not known, every
+        pattern is tried)."""
+        if present is not None and self.gate is not None and present.isdisjoint(self.gate):
             return None  # no pattern of this rule can match
         for pattern, requirements in zip(self.patterns, self.required):
-            for options in requirements:
+            for options in requirements if present is not None else ():
                 if present.isdisjoint(options):
                     break  # cannot match: a literal every match contains is missing
             else:
@@ -82,17 +83,50 @@ class LiteralScan:
     that `findall` reports, at every position, the longest literal starting
     there. Every literal that occurs is a prefix of one of those, so adding the
     literal prefixes of each found literal gives exactly the set that occurs.
+
+    A lower-cased literal gates a case-insensitive pattern only where lower-casing
+    shows each character as the regex engine compares it (`lowers_plainly`):
+    `present_in` answers None for a text, or literals, where it does not.
     """
 
     def __init__(self, literals: Iterable[str]):
         known = set(literals)
         self._prefixes = {lit: frozenset(lit[:n] for n in range(1, len(lit) + 1) if lit[:n] in known) for lit in known}
         self._regex = regex_cache.compile(_scan_pattern(known), re.DOTALL) if known else None
+        self._plain = lowers_plainly("".join(known))
 
     def present(self, lowered: str) -> frozenset[str]:
         """The literals that occur in `lowered`."""
         found = self._regex.findall(lowered) if self._regex is not None else ()
         return frozenset().union(*map(self._prefixes.__getitem__, found)) if found else frozenset()
+
+    def present_in(self, text: str) -> frozenset[str] | None:
+        """The literals that occur in `text` lower-cased, or None when lower-casing cannot tell."""
+        return self.present(text.lower()) if self._plain and lowers_plainly(text) else None
+
+
+_PLAIN_SEEN: set[str] = set()  # characters found plain so far (a few thousand at most: those of the texts read)
+
+
+def lowers_plainly(text: str) -> bool:
+    """True when lower-casing maps every character of `text` to the one character a case-insensitive regex
+    compares it as: not so for characters with more than one case partner or a lower case of several characters
+    (the long s, the dotless i, a capital I with a dot, sharp s, the Kelvin sign's partners and the like), nor for
+    sigma, whose lower case depends on where it stands."""
+    if text.isascii():
+        return True  # every ASCII character lowers plainly
+    new = set(text).difference(_PLAIN_SEEN)
+    if new:
+        if not all(map(_plain_char, new)):
+            return False
+        _PLAIN_SEEN.update(new)
+    return True
+
+
+def _plain_char(char: str) -> bool:
+    lower = char.lower()
+    return len(lower) == 1 and char.upper().lower() == lower and lower.upper().lower() == lower \
+        and char not in "\u03a3\u03c3\u03c2"
 
 
 def _scan_pattern(literals: set[str]) -> str:
@@ -173,9 +207,9 @@ class Matcher:
         return list(hits)
 
     def _match(self, text: str) -> list[Hit]:
-        present = self._scan.present(text.lower())
+        present = self._scan.present_in(text)
         hits = []
-        for position in self._candidates(present):
+        for position in range(len(self.rules)) if present is None else self._candidates(present):
             rule = self.rules[position]
             found = rule.search_present(text, present)
             if found:
