@@ -172,6 +172,21 @@ def word_text(text: str) -> str:
     return _pattern("no_space").sub(" ", text)
 
 
+def word_count(text: str) -> int:
+    """About how many words `text` holds, in any script: its words written with spaces, and for the runs of
+    scripts written without them, where splitting at spaces would make a whole sentence one word, one word
+    per two characters of Chinese or Japanese and per three of Thai, Lao, Khmer or Myanmar (marks left out)."""
+    if text.isascii():
+        return len(text.split())
+    cjk = southeast = 0
+    for cjk_run, southeast_run, _ in _pattern("runs").findall(text):
+        cjk += len(cjk_run)
+        southeast += len(southeast_run.translate(_marks_dropped()))
+    if not cjk and not southeast:
+        return len(text.split())
+    return len(_pattern("no_space").sub(" ", text).split()) + (cjk + 1) // 2 + (southeast + 2) // 3
+
+
 def word_tokens(text: str) -> list[str]:
     """Lower-cased words of any script written with spaces, keeping identifiers, paths and versions whole."""
     return _WORD_RE.findall(word_text(text).lower())

@@ -69,6 +69,49 @@ def test_cue_families_work_across_languages(text, cue):
     assert cue in tokens_of(turn(text))
 
 
+# Languages the training data lacks: the same families, so that what was learnt from the others carries over.
+@pytest.mark.parametrize("text,cues", [
+    ("ใช้ pnpm แทน npm ในโปรเจกต์นี้เสมอ", {"lasting", "choose"}),  # Thai, no spaces between words
+    ("อย่าแก้ไขไฟล์ในโฟลเดอร์ migrations โดยตรง", {"prohibit", "located"}),
+    ("เพิ่มการทดสอบสำหรับ API ทีหลัง", {"defer"}),
+    ("Не трогай файлы в папке migrations.", {"prohibit", "located"}),
+    ("Тесты для API добавим в следующий раз.", {"defer"}),
+    ("npmではなく常にpnpmを使ってください。", {"lasting", "wish", "choose"}),
+    ("メインのデータベースはPostgreSQLにします。", {"choose"}),
+    ("Luôn dùng pnpm thay vì npm.", {"lasting", "choose"}),
+    ("Selalu gunakan pnpm, jangan npm.", {"lasting", "choose", "prohibit"}),
+    ("Her zaman pnpm kullan, npm yerine.", {"lasting", "choose"}),
+    ("Zawsze używaj pnpm zamiast npm.", {"lasting", "choose"}),
+    ("Завжди використовуй pnpm замість npm.", {"lasting", "choose"}),
+    ("Gebruik altijd pnpm in plaats van npm.", {"lasting", "choose"}),
+    ("हमेशा pnpm का इस्तेमाल करो", {"lasting", "choose"}),
+    ("استخدم pnpm دائما بدلا من npm", {"lasting", "choose"}),
+    ("Terima kasih, itu berhasil.", {"thanks"}),
+])
+def test_cue_families_reach_languages_the_training_data_lacks(text, cues):
+    assert {"§cue:" + c for c in cues} <= set(tokens_of(turn(text)))
+
+
+@pytest.mark.parametrize("text", [
+    "We pad the buffer to eight bytes.",  # Dutch "pad" (path) is an English word: not a cue
+    "The musical score has a new coda.",  # Polish "musi" inside an English word
+    "Dommage, the build failed.",  # Vietnamese "dùng" and "do" are not cues in French or English
+])
+def test_short_words_of_other_languages_do_not_match_inside_english_ones(text):
+    assert not [t for t in tokens_of(turn(text)) if t.startswith("§cue:") and t != "§cue:narrate"]
+
+
+@pytest.mark.parametrize("text,bucket", [
+    ("好的", "1"),
+    ("migrationsフォルダのファイルは直接編集しないで。", "3"),  # one whitespace word, about ten words of Japanese
+    ("以后每次提交前都要运行完整的测试套件，并且在合并之前必须检查覆盖率报告。", "4"),
+    ("ตอบเป็นภาษาไทยเสมอ", "2"),  # Thai: five words, no space
+    ("Always run the linter before you commit.", "2"),
+])
+def test_length_counts_words_of_scripts_written_without_spaces(text, bucket):
+    assert "§len:" + bucket in tokens_of(turn(text))
+
+
 def test_place_in_the_turn_and_the_prompt_it_answers():
     question = turn("How should the exporter name its files?", uuid="q")
     answer = turn("## Naming\nFiles are named by date.\nThey go in `exports/`.", role="assistant", uuid="a")

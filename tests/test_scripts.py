@@ -10,7 +10,7 @@ import pytest
 
 from miner import textutil
 from miner.memory.records import NewMemory
-from miner.textutil import char_bigrams, fts_match, fts_terms, index_text, keywords, word_tokens
+from miner.textutil import char_bigrams, fts_match, fts_terms, index_text, keywords, word_count, word_tokens
 from tests.conftest import REPO
 
 # --- tokens -------------------------------------------------------------------------------------------
@@ -236,3 +236,16 @@ def test_keywords_of_long_text_of_any_script():
     terms = textutil.fts_terms(text)
     assert {"кэша", "redis", "carácter", "postgresql", "src/build.py", "20.11.1"} <= set(words), words
     assert "caracter" in terms and "데이터베이스는" in terms
+
+
+@pytest.mark.parametrize("text,count", [
+    ("Always run the linter", 4),
+    ("Всегда запускай линтер", 3),
+    ("한국어 문장 입니다", 3),  # Korean is written with spaces
+    ("不要使用npm", 3),  # four Chinese characters (two words) and one Latin word
+    ("好", 1),
+    ("ใช้ pnpm แทน", 3),  # Thai's combining marks are not counted: three letters, then one word a side
+    ("", 0),
+])
+def test_word_count_in_any_script(text, count):
+    assert word_count(text) == count

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..textutil import char_bigrams, word_tokens
+from ..textutil import char_bigrams, word_count, word_tokens
 from .cues import cue_families
 from .model import CATEGORIES, Unit
 
@@ -179,7 +179,7 @@ def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), wor
     """
     text = unit.text
     tokens = ["§role:" + unit.turn.role] + [name for name, pattern in _TRAITS if pattern.search(text)]
-    count = len(text.split())
+    count = word_count(text)
     tokens.append("§len:" + ("1" if count <= 3 else "2" if count <= 8 else "3" if count <= 16 else "4"
                              if count <= 32 else "5"))
     cues = ["§cue:" + name for name in cue_families(text)]
