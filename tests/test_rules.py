@@ -181,6 +181,16 @@ def test_a_case_insensitive_rule_matches_what_lower_casing_does_not_show():
         assert rule.search(text) and [h.rule.id for h in ruleset.match(text, "user", ("en",))] == ["t"], text
 
 
+def test_a_rule_whose_own_literal_lower_casing_does_not_show_still_matches():
+    # The odd character in the rule this time: its lower-cased literal "uſe postgres" is in no lower-cased text.
+    rule = rules_mod.parse_rule({"id": "t", "category": "decision", "patterns": [r"(?i)\buſe\s+postgres\b"]},
+                                "t", 1, "any")
+    ruleset = rule_matching.RuleSet([rule])
+    for text in ("We USE POSTGRES now.", "we use postgres"):
+        assert rule.patterns[0].search(text)
+        assert rule.search(text) and [h.rule.id for h in ruleset.match(text, "user", ("en",))] == ["t"], text
+
+
 @pytest.mark.parametrize("role", ["user", "assistant"])
 @pytest.mark.parametrize("langs", [("en",), ("zh",), ("zh", "en"), ()])
 def test_match_gives_the_hits_of_running_every_rule(role, langs):

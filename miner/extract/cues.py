@@ -64,7 +64,7 @@ CUES: dict[str, str] = {
               r"|ใช้|แทน|เปลี่ยนเป็น|เลือก|переходим на|перейдём на|выбираем|замени|使っ|使い|ではなく|じゃなく|"
               r"にします|に変更|に切り替え|바꿔|바꾸|선택|쓰기로|\b(?:sử dụng|dùng|thay vì|chuyển sang|thay thế|"
               r"gunakan|menggunakan|pakai|memakai|alih-alih|daripada|ganti ke|beralih ke|yerine|geçelim|zamiast|"
-              r"przejdź na|przechodzimy na|замість|перейти на|переходимо на|gebruik|gebruiken|in plaats van|"
+              r"przejdź na|przechodzimy na|замість|переходимо на|gebruik|gebruiken|in plaats van|"
               r"overstappen naar|vervang)\b|\b(?:kullan|używ|użyj)|використов|इस्तेमाल|उपयोग|के बजाय|استخدم|نستخدم|"
               r"بدلا من|بدلاً من",
     "defer": r"\b(?:todo|later|next time|follow[- ]up|remaining|not yet|pending|eventually|someday|tomorrow|"

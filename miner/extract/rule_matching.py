@@ -57,8 +57,11 @@ class Rule:
 
     def search(self, text: str) -> re.Match | None:
         """The first pattern match on `text` unless an `unless` pattern also matches."""
-        present = None if not lowers_plainly(text) else {lit for lit in self.literals() if lit in text.lower()}
-        return self.search_present(text, present)
+        literals = self.literals()
+        if not (lowers_plainly(text) and lowers_plainly("".join(literals))):
+            return self.search_present(text, None)  # lower-casing cannot tell: as `LiteralScan.present_in`
+        lowered = text.lower()
+        return self.search_present(text, {lit for lit in literals if lit in lowered})
 
     def search_present(self, text: str, present: AbstractSet[str] | None) -> re.Match | None:
         """`search`, given which of the rule's literals the lower-cased text contains (None: not known, every
@@ -66,13 +69,11 @@ class Rule:
         if present is not None and self.gate is not None and present.isdisjoint(self.gate):
             return None  # no pattern of this rule can match
         for pattern, requirements in zip(self.patterns, self.required):
-            for options in requirements if present is not None else ():
-                if present.isdisjoint(options):
-                    break  # cannot match: a literal every match contains is missing
-            else:
-                found = pattern.search(text)
-                if found:
-                    return None if any(u.search(text) for u in self.unless) else found
+            if present is not None and any(present.isdisjoint(options) for options in requirements):
+                continue  # cannot match: a literal every match contains is missing
+            found = pattern.search(text)
+            if found:
+                return None if any(u.search(text) for u in self.unless) else found
         return None
 
 
