@@ -54,6 +54,7 @@ _LAZY: dict[str, tuple[str, int]] = {
     "space": (r"\s", 0),  # what str.isspace() calls space
     "ascii_letter": (r"[A-Za-z]", 0),
     "cjk": ("[" + CJK_RANGES + "]", 0),  # one Chinese or Japanese character
+    "southeast": ("[" + SOUTHEAST_ASIAN_RANGES + "]", 0),  # one character of Thai, Lao, Myanmar or Khmer
     "no_space": ("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+", 0),
     # One alternative per script: a bigram never spans two scripts.
     "runs": ("([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)", 0),
@@ -89,6 +90,11 @@ def _marks_dropped() -> dict[int, None]:
 def has_cjk(text: str) -> bool:
     """True when `text` holds a Chinese or Japanese character."""
     return not text.isascii() and _pattern("cjk").search(text) is not None
+
+
+def has_southeast_asian(text: str) -> bool:
+    """True when `text` holds a character of Thai, Lao, Myanmar or Khmer."""
+    return not text.isascii() and _pattern("southeast").search(text) is not None
 
 
 STOPWORDS = frozenset(

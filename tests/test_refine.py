@@ -62,7 +62,9 @@ def test_not_narration_or_recap():
 
 
 @pytest.mark.parametrize("text,ok", [("short one", False), ("----- 1234 ---- 5678 -----", False),
-                                     ("The API listens on port 8080.", True), ("数据库改用 PostgreSQL 了", True)])
+                                     ("The API listens on port 8080.", True), ("数据库改用 PostgreSQL 了", True),
+                                     # Thai: 18 characters, five words ("always answer in Thai")
+                                     ("ตอบเป็นภาษาไทยเสมอ", True), ("ใช้ Redis", False), ("ครับ ๆ", False)])
 def test_quality_gate(text, ok):
     assert sentences.passes_quality_gate(text) is ok
 
@@ -179,6 +181,10 @@ def test_refine_keeps_and_marks_tentative():
     ("The fix is to also retry on a 503 and either:", "assistant", "lead-in"),
     ("The importer we settled on uses the following:", "assistant", "lead-in"),
     ("发布之后旧版本会被删除,这样以后还能回滚吗", "user", "question"),
+    # Thai asks with a closing particle or an opening "why", and Arabic has its own question mark.
+    ("ช่วยย้ายแคชไปใช้ Redis ได้ไหมครับ", "user", "question"),
+    ("ทำไมถึงเก็บเซสชันไว้ในไฟล์แทนฐานข้อมูล", "user", "question"),
+    ("هل يجب أن ننقل ذاكرة التخزين المؤقت إلى Redis؟", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
     verdict = REF.refine(unit(text, role), hit_for(text))
@@ -464,6 +470,12 @@ def test_statements_are_not_taken_for_questions_or_output(text, role):
     "ヘッダーが消えるのはプロキシの設定の問題だと思います。",
     "아마 프록시 설정 때문에 헤더가 사라지는 거예요.", "아마도 검색 인덱스가 깨져서 결과가 비어 있어요.",
     "세션 캐시가 너무 오래된 데이터를 보여주는 것 같아요.", "세션 캐시에는 Redis를 써야 할 수도 있어요.",
+    "Можливо, варто використати Redis для кешу.", "Być może brakuje indeksu w tabeli sesji.",
+    "Chyba proxy obcina nagłówek.", "Misschien moeten we Redis voor de cache gebruiken.",
+    "Belki önbellek için Redis kullanmalıyız.", "Sanırım proxy başlığı siliyor.",
+    "Mungkin kita perlu Redis untuk cache sesi.", "Có lẽ nên dùng Redis cho bộ nhớ đệm.",
+    "शायद हमें कैश के लिए Redis चाहिए।", "ربما نحتاج إلى Redis للتخزين المؤقت.",
+    "อาจจะต้องใช้ Redis สำหรับแคชของเซสชัน", "ผมคิดว่าพร็อกซีตัดเฮดเดอร์ทิ้ง",
 ])
 def test_hedges_in_other_languages(text):
     assert sentences.is_hedged(text), text
@@ -481,6 +493,8 @@ def test_hedges_in_other_languages(text):
     "Redisを使います。", "我们多分析一下日志。", "这个任务需要十多分钟。",  # 多分 in Chinese is no hedge
     "아마존 서버에 배포합니다.", "Redis를 사용할 수 있어요.",  # 아마존 is Amazon; 수 있 (can), not 수도 있
     "이것 같은 방식으로 정리해요.",
+    "Сервер може обробляти сто запитів на секунду.",  # Ukrainian "може" alone is "can"
+    "Możemy użyć Redis do cache sesji.", "Chắc chắn là dùng Redis cho bộ nhớ đệm.",  # "certainly"
 ])
 def test_words_that_only_look_like_hedges(text):
     assert not sentences.is_hedged(text), text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..textutil import CJK_RANGES, HANGUL_RANGES, has_cjk, letter_ratio
+from ..textutil import CJK_RANGES, HANGUL_RANGES, has_cjk, has_southeast_asian, letter_ratio, word_count
 from .rule_matching import Hit
 
 MIN_CHARS = 20
@@ -21,7 +21,8 @@ MIN_LETTER_RATIO = 0.30
 HEDGES = ("maybe", "might", "perhaps", "probably", "possibly", "i think", "i guess", "i suppose", "not sure",
           "could be", "may be", "i believe", "likely", "unclear", "hypothesis", "suspect")
 CJK_HEDGES = ("可能", "也许", "也許", "大概", "或许", "或許", "好像", "似乎")
-# Hedges of Spanish, Italian, Portuguese, French, German and Russian, matched as whole words on the text (the
+# Hedges of Spanish, Italian, Portuguese, French, German, Russian, Ukrainian, Polish, Dutch, Turkish,
+# Indonesian, Vietnamese, Hindi and Arabic, matched as whole words on the text (the
 # English tokenizer's tokens do not fit them). Only the phrase is a hedge where a word alone is not: Russian
 # "может" is "can", "может быть" is "maybe".
 WORD_HEDGES = (
@@ -35,11 +36,19 @@ WORD_HEDGES = (
     "ich vermute", "scheint", "scheinen",
     "возможно", "наверное", "наверно", "может быть", "кажется", "вероятно", "думаю", "скорее всего",
     "похоже", "видимо", "не уверен", "не уверена",
+    "можливо", "мабуть", "напевно", "здається", "не впевнений", "не впевнена",
+    "być może", "chyba", "prawdopodobnie", "wydaje się", "nie jestem pewien", "nie jestem pewna",
+    "misschien", "waarschijnlijk", "vermoedelijk", "ik denk", "ik geloof",
+    "belki", "muhtemelen", "sanırım", "galiba", "herhalde", "emin değilim",
+    "mungkin", "sepertinya", "kayaknya", "barangkali", "tidak yakin",
+    "có lẽ", "hình như", "không chắc",
+    "शायद", "ربما", "أعتقد", "أظن", "لست متأكد",
 )
-# Japanese and Korean: no spaces in Japanese, particles on Korean words, so plain patterns. 多分 only before
+# Japanese, Korean and Thai: no spaces in Japanese or Thai, particles on Korean words, so plain patterns. 多分 only before
 # kana or a pause (Chinese 多分钟 / 多分析 is "more minutes" / "analyse more"); 아마 not inside 아마존.
 KANA_HANGUL_HEDGES = (r"かもしれ", r"かも知れ", r"たぶん", r"多分(?=[\u3040-\u309f、,，\s]|$)", r"おそらく", r"恐らく",
-                      r"と思[うっいわ]", r"(?<!\w)아마(?:도)?(?!\w)", r"(?<!\w)것\s?같", r"(?<!\w)수도\s?있", r"듯(?:하|해|싶)")
+                      r"と思[うっいわ]", r"(?<!\w)아마(?:도)?(?!\w)", r"(?<!\w)것\s?같", r"(?<!\w)수도\s?있", r"듯(?:하|해|싶)",
+                      r"อาจจะ", r"บางที", r"น่าจะ", r"ไม่แน่ใจ", r"คิดว่า")
 
 # A closing question put to the assistant about what was just stated ("…, can you set that up?"), not one
 # that doubts the statement ("…, but should we?").
@@ -49,7 +58,9 @@ _ASKS_THE_ASSISTANT_RE = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_SEPARATORS = (",", "，", ";", "；", "—")  # one character each: the tail starts right after
-QUESTION_END_RE = re.compile(r"[?？][\s)\"'”」*_`]*$")
+QUESTION_END_RE = re.compile(r"[?？؟][\s)\"'”」*_`]*$")  # Latin, full-width, Arabic
+# A Thai question without a question mark: a closing particle ("…ได้ไหมครับ"), or "why" opening it.
+_THAI_QUESTION_RE = re.compile(r"(?:ไหม|มั้ย|หรือเปล่า|หรือยัง|หรือไม่)(?:ครับ|คะ|ค่ะ|จ๊ะ|จ้ะ|นะ)*\s*$|^\s*ทำไม")
 # A question the user writes without a question mark: a closing particle (吗/呢), or a "why"/"whether"/A-not-A
 # form ("会不会", "是不是"), in a sentence that does not end as a statement.
 _CJK_QUESTION_RE = re.compile(
@@ -119,10 +130,15 @@ def passes_quality_gate(text: str) -> bool:
     """Void Memory's gate: at least 20 characters and 30% letters (CJK counts as letters).
 
     A character of Chinese, Japanese or Korean says as much as a few Latin letters: six of them (and eight
-    characters in all) are enough.
+    characters in all) are enough. Thai, Lao, Khmer and Myanmar put no spaces between words either, and
+    their vowel and tone marks are characters of their own: three words' worth (`word_count`) is enough.
     """
-    cjk = 0 if text.isascii() else len(_CJK_CHAR_RE.findall(text))
-    long_enough = len(text) >= MIN_CHARS or (cjk >= 6 and len(text) >= 8)
+    if len(text) >= MIN_CHARS:
+        long_enough = True
+    elif text.isascii() or len(text) < 8:
+        long_enough = False
+    else:
+        long_enough = len(_CJK_CHAR_RE.findall(text)) >= 6 or (has_southeast_asian(text) and word_count(text) >= 3)
     return long_enough and letter_ratio(text) >= MIN_LETTER_RATIO
 
 
@@ -141,9 +157,11 @@ def statement_before_question(text: str, hit: Hit) -> str | None:
 
 
 def is_unmarked_question(text: str) -> bool:
-    """A Chinese question without a question mark ("这样写有什么好处,是否会影响性能")."""
+    """A Chinese or Thai question without a question mark ("这样写有什么好处,是否会影响性能")."""
     stripped = text.rstrip()
-    return has_cjk(stripped) and not stripped.endswith(_STATEMENT_END) and bool(_CJK_QUESTION_RE.search(stripped))
+    if text.isascii() or stripped.endswith(_STATEMENT_END):
+        return False
+    return bool((has_cjk(stripped) and _CJK_QUESTION_RE.search(stripped)) or _THAI_QUESTION_RE.search(stripped))
 
 
 def is_quote(text: str) -> bool:
