@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from miner import config as config_mod
 from miner.cli.main import main
 from miner.extract import rules as rules_mod
-from miner.extract.classify import Classifier, contexts, reads_orths_only, unit_tokens
+from miner.extract.classify import Classifier, contexts, reads_orths_only, ruled_language, unit_tokens
 from miner.extract.clean import turns_to_units
 from miner.extract.model import Turn
 from miner.memory.store import Store
@@ -128,6 +128,43 @@ def test_rule_hits_are_seen():
     hits = ruleset.match(text, "user", ("en",))
     tokens = tokens_of(turn(text), hits=hits)
     assert "§rule:decision" in tokens and any(t.startswith("§rid:") for t in tokens)
+
+
+@pytest.mark.parametrize("text,language", [
+    ("Always run the linter before you commit.", "en"),
+    ("Use uv.", "en"),  # nothing says otherwise
+    ("git push origin main", "en"),
+    ("Usamos Redis para la caché de sesiones.", "other"),
+    ("usa sempre pnpm per i test", "other"),  # no accent, but Italian words
+    ("Wir nehmen Redis für den Cache.", "other"),
+    ("数据库改用 PostgreSQL", "zh"),
+    ("メインのデータベースはPostgreSQLにします。", "other"),  # kana: Japanese, not Chinese
+    ("세션 캐시에는 Redis를 써요.", "other"),
+    ("Используем Redis для кэша.", "other"),
+    ("ใช้ pnpm แทน npm", "other"),
+])
+def test_the_language_token_says_whether_the_shipped_rules_are_written_for_the_unit(text, language):
+    tokens = tokens_of(turn(text))
+    assert ruled_language(text) == language
+    assert "§lang:" + language in tokens and f"§lang:{language}|§u" in tokens
+    assert {f"§lang:{language}|{t}" for t in tokens if t.startswith("§cue:")} <= set(tokens)
+
+
+def test_a_rule_free_copy_looks_like_a_unit_of_a_language_without_rules():
+    ruleset = rules_mod.load_rules(rules_mod.default_rule_files())
+    text = "We'll use PostgreSQL instead of MySQL for the main database."
+    hits = ruleset.match(text, "user", ("en",))
+    example = train_mod.Example("g", tuple(tokens_of(turn(text), hits=hits)), "decision", "user", True)
+    copy = train_mod.without_rules(example)
+    # What a unit of the same form and cues shows when written in a language the rules are not written for.
+    units = turns_to_units([turn(text)])
+    assert copy.tokens == tuple(unit_tokens(units[0], contexts(units)[0], language="other"))
+    assert copy.label == "decision" and not copy.ruled
+    config = train_mod.load_config()
+    plain = train_mod.Example("g", tuple(tokens_of(turn("Let me look."))), "none", "user")
+    assert train_mod.training_set([example, plain], config) == [example, plain, copy]  # only what a rule fired on
+    config["training"]["rule_free_copies"] = False
+    assert train_mod.training_set([example, plain], config) == [example, plain]
 
 
 # --- training --------------------------------------------------------------------------------------------------

@@ -21,6 +21,9 @@ kept. It sees what the unit's form, place and cues show (`unit_tokens`):
   another;
 - the YAML rules that fired on it (their categories and ids), which is how
   the shipped rules still count: as evidence the classifier weighs;
+- whether the shipped rules are written for its language (`ruled_language`:
+  English, Chinese or other), alone and crossed with its role and cues, so
+  that a cue no rule backs up weighs more where no rule could have fired;
 - the words of the user's prompt that an assistant unit answers.
 
 The model ships in the package (`miner/model/`) with the threshold that
@@ -58,6 +61,20 @@ _DIGIT_RE = re.compile(r"\d")
 _VERSION_RE = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
 _IDENT_RE = re.compile(r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z0-9]+(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _EMOJI_RE = re.compile("[\u2705\u274c\u26a0\u2714\u2716\U0001f300-\U0001faff]")
+# Which shipped rules can speak for a unit: English and Chinese have rules of their own, other languages only
+# the rules of form. Function words tell English from the other languages written in Latin letters.
+_ENGLISH_WORDS = frozenset("the is are was we you it this that to of and with should will would be have has "
+                           "not for can what when there".split())
+_OTHER_LATIN_WORDS = frozenset(
+    "de la el que en y los las por para con una es del se lo como pero más muy il di che per non sono della "
+    "gli le è anche questo essere um uma não os das dos le les des et est pour une dans pas qui der die das und "
+    "ist nicht mit ein eine auf zu den het een van ik niet je ve bir bu ile için değil và của là không có được "
+    "yang dan itu ini untuk dengan tidak ada w na nie jest się że to".split()) - _ENGLISH_WORDS
+_KANA_HANGUL_RE = re.compile("[\u3040-\u30ff\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_HAN_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_OTHER_LETTER_RE = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f]")  # a letter of neither Latin nor Han
+_LATIN_WORD_RE = re.compile(r"[a-z\u00df-\u024f]+")
+LANGUAGE_TOKEN = "§lang:"
 
 @dataclass(frozen=True)
 class Context:
@@ -171,11 +188,28 @@ _FORM = ("§list", "§numbered", "§heading", "§table", "§bold_label", "§colo
 _PLACE = ("§pos:first", "§pos:last", "§pos:final_msg", "§pos:alone")
 
 
-def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), words: bool = False) -> list[str]:
+def ruled_language(text: str) -> str:
+    """"en" or "zh" when the unit is written in a language the shipped rules are written for, else "other"."""
+    if not text.isascii():
+        if _KANA_HANGUL_RE.search(text):
+            return "other"
+        if _HAN_RE.search(text):
+            return "zh"
+        if _OTHER_LETTER_RE.search(text):
+            return "other"
+    words = _LATIN_WORD_RE.findall(text.lower())
+    english = sum(w in _ENGLISH_WORDS for w in words)
+    other = sum(w in _OTHER_LATIN_WORDS for w in words) + (not text.isascii())
+    return "en" if english >= other else "other"
+
+
+def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), words: bool = False,
+                language: str | None = None) -> list[str]:
     """Everything the classifier sees of a unit, as tokens (see the module note).
 
     Its own words only with `words`: a model that learns the words of the projects it was trained on learns
-    their topics, and does worse on a project it has not seen (cross-validated; see the README).
+    their topics, and does worse on a project it has not seen (cross-validated; see the README). `language`
+    stands in for `ruled_language` (training's rule-free copies are "other").
     """
     text = unit.text
     tokens = ["§role:" + unit.turn.role] + [name for name, pattern in _TRAITS if pattern.search(text)]
@@ -192,6 +226,8 @@ def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), wor
     crossed = [f"{role}|{t[1:]}" for t in tokens[1:]]
     crossed += [f"{f}&{p}" for f in form for p in place] + [f"{f}&{c}" for f in form for c in cues]
     tokens += crossed
+    lang = language or ruled_language(text)
+    tokens += [LANGUAGE_TOKEN + lang] + [f"{LANGUAGE_TOKEN}{lang}|{t}" for t in (role, *cues)]
     tokens += ["§under:" + w for w in context.heading]
     tokens += ["§asked:" + w for w in context.prompt]
     for hit in rule_hits:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..extract.classify import LABELS, META_FILE, contexts, unit_tokens
+from ..extract.classify import LABELS, LANGUAGE_TOKEN, META_FILE, contexts, unit_tokens
 from .dataset import Dataset, Document
 
 CONFIG_FILE = Path(__file__).resolve().parent / "textcat.cfg"
@@ -62,6 +62,35 @@ def featurize(dataset: Dataset, ruleset=None, with_rules: bool = True) -> list[E
     return examples
 
 
+RULE_TOKENS = ("§rule:", "§rid:")
+
+
+def without_rules(example: Example) -> Example:
+    """The example as a language the shipped rules are not written for would show it: no rule fired, and its
+    language tokens say "other" (`classify.ruled_language`)."""
+    tokens = []
+    for token in example.tokens:
+        if token.startswith(RULE_TOKENS):
+            continue
+        if token.startswith(LANGUAGE_TOKEN):
+            _, bar, rest = token.partition("|")
+            token = LANGUAGE_TOKEN + "other" + bar + rest
+        tokens.append(token)
+    return Example(example.group, tuple(tokens), example.label, example.role)
+
+
+def training_set(examples: Sequence[Example], config) -> list[Example]:
+    """What the model is fitted on: the examples and, with `rule_free_copies`, each example a rule fired on
+    once more as `without_rules` shows it. The shipped rules are written for English and Chinese; a model that
+    sees such a unit both ways learns what its cues and form say in a language with no rules of its own, where
+    "a rule fired" is not there to go on, while the language tokens keep that from lowering the bar in English
+    and Chinese."""
+    examples = list(examples)
+    if config["training"].get("rule_free_copies"):
+        examples += [without_rules(e) for e in examples if any(t.startswith(RULE_TOKENS) for t in e.tokens)]
+    return examples
+
+
 def fit(examples: Sequence[Example], config=None, seed: int | None = None):
     """A spaCy pipeline with the text classifier fitted on `examples` (seeded: the same input gives the same model)."""
     import spacy
@@ -69,6 +98,7 @@ def fit(examples: Sequence[Example], config=None, seed: int | None = None):
     from spacy.training import Example as SpacyExample
 
     config = config or load_config()
+    examples = training_set(examples, config)
     training = config["training"]
     seed = training["seed"] if seed is None else seed
     spacy.util.fix_random_seed(seed)
