@@ -76,6 +76,7 @@ _OTHER_LETTER_RE = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f]")  # a letter of nei
 _LATIN_WORD_RE = re.compile(r"[a-z\u00df-\u024f]+")
 LANGUAGE_TOKEN = "§lang:"
 
+
 @dataclass(frozen=True)
 class Context:
     """Where a unit sits: tokens for its position, the heading above it, the prompt it answers, its neighbours."""

@@ -22,8 +22,8 @@ HEDGES = ("maybe", "might", "perhaps", "probably", "possibly", "i think", "i gue
           "could be", "may be", "i believe", "likely", "unclear", "hypothesis", "suspect")
 CJK_HEDGES = ("可能", "也许", "也許", "大概", "或许", "或許", "好像", "似乎")
 # Hedges of Spanish, Italian, Portuguese, French, German, Russian, Ukrainian, Polish, Dutch, Turkish,
-# Indonesian, Vietnamese, Hindi and Arabic, matched as whole words on the text (the
-# English tokenizer's tokens do not fit them). Only the phrase is a hedge where a word alone is not: Russian
+# Indonesian, Vietnamese, Hindi and Arabic, matched as whole words on the text (the English tokenizer's tokens
+# do not fit them). Only the phrase is a hedge where a word alone is not: Russian
 # "может" is "can", "может быть" is "maybe".
 WORD_HEDGES = (
     "quizás", "quizá", "tal vez", "a lo mejor", "probablemente", "posiblemente", "creo que", "puede que",
@@ -44,8 +44,8 @@ WORD_HEDGES = (
     "có lẽ", "hình như", "không chắc",
     "शायद", "ربما", "أعتقد", "أظن", "لست متأكد",
 )
-# Japanese, Korean and Thai: no spaces in Japanese or Thai, particles on Korean words, so plain patterns. 多分 only before
-# kana or a pause (Chinese 多分钟 / 多分析 is "more minutes" / "analyse more"); 아마 not inside 아마존.
+# Japanese, Korean and Thai: no spaces in Japanese or Thai, particles on Korean words, so plain patterns. 多分
+# only before kana or a pause (Chinese 多分钟 / 多分析 is "more minutes" / "analyse more"); 아마 not inside 아마존.
 KANA_HANGUL_HEDGES = (r"かもしれ", r"かも知れ", r"たぶん", r"多分(?=[\u3040-\u309f、,，\s]|$)", r"おそらく", r"恐らく",
                       r"と思[うっいわ]", r"(?<!\w)아마(?:도)?(?!\w)", r"(?<!\w)것\s?같", r"(?<!\w)수도\s?있", r"듯(?:하|해|싶)",
                       r"อาจจะ", r"บางที", r"น่าจะ", r"ไม่แน่ใจ", r"คิดว่า")
