@@ -38,7 +38,9 @@ _WORD_RE = re.compile(r"[^\W_][\w.\-/@:+" + WORD_MARKS + r"]*(?:[^\W_]|[" + WORD
 # but a quoted term is a phrase, so the whole word still matches its pieces in order).
 _PIECE_SPLIT_RE = re.compile(r"[_.\-/@:+\u200c\u200d]+")
 
-CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+KANA_RANGES = "\u3040-\u30ff"
+HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RANGES = KANA_RANGES + HAN_RANGES
 # Thai and Lao, Myanmar, Khmer: written without spaces between words, like CJK.
 SOUTHEAST_ASIAN_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
 HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..textutil import char_bigrams, word_count, word_tokens
+from ..textutil import HAN_RANGES, HANGUL_RANGES, KANA_RANGES, char_bigrams, word_count, word_tokens
 from .cues import cue_families
 from .model import CATEGORIES, Unit
 
@@ -70,11 +70,12 @@ _OTHER_LATIN_WORDS = frozenset(
     "gli le è anche questo essere um uma não os das dos le les des et est pour une dans pas qui der die das und "
     "ist nicht mit ein eine auf zu den het een van ik niet je ve bir bu ile için değil và của là không có được "
     "yang dan itu ini untuk dengan tidak ada w na nie jest się że to".split()) - _ENGLISH_WORDS
-_KANA_HANGUL_RE = re.compile("[\u3040-\u30ff\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_HAN_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA_HANGUL_RE = re.compile("[" + KANA_RANGES + HANGUL_RANGES + "]")
+_HAN_RE = re.compile("[" + HAN_RANGES + "]")
 _OTHER_LETTER_RE = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f]")  # a letter of neither Latin nor Han
 _LATIN_WORD_RE = re.compile(r"[a-z\u00df-\u024f]+")
 LANGUAGE_TOKEN = "§lang:"
+RULE_TOKEN, RULE_ID_TOKEN = "§rule:", "§rid:"  # the category and the id of a rule that fired
 
 
 @dataclass(frozen=True)
@@ -232,8 +233,8 @@ def unit_tokens(unit: Unit, context: Context, rule_hits: Iterable[Any] = (), wor
     tokens += ["§under:" + w for w in context.heading]
     tokens += ["§asked:" + w for w in context.prompt]
     for hit in rule_hits:
-        tokens.append("§rule:" + hit.rule.category)
-        tokens.append("§rid:" + hit.rule.id)
+        tokens.append(RULE_TOKEN + hit.rule.category)
+        tokens.append(RULE_ID_TOKEN + hit.rule.id)
     return tokens + text_tokens(text) if words else tokens
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..extract.classify import LABELS, LANGUAGE_TOKEN, META_FILE, contexts, unit_tokens
+from ..extract.classify import LABELS, LANGUAGE_TOKEN, META_FILE, RULE_ID_TOKEN, RULE_TOKEN, contexts, unit_tokens
 from .dataset import Dataset, Document
 
 CONFIG_FILE = Path(__file__).resolve().parent / "textcat.cfg"
@@ -62,7 +62,7 @@ def featurize(dataset: Dataset, ruleset=None, with_rules: bool = True) -> list[E
     return examples
 
 
-RULE_TOKENS = ("§rule:", "§rid:")
+RULE_TOKENS = (RULE_TOKEN, RULE_ID_TOKEN)
 
 
 def without_rules(example: Example) -> Example:
