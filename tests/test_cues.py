@@ -48,6 +48,29 @@ def test_every_family_is_gated_by_its_literals():
     assert all(gate for gate in cues._SCAN.gates.values())
 
 
+class CountingPattern:
+    def __init__(self, pattern: re.Pattern):
+        self.pattern, self.searches = pattern, 0
+
+    def search(self, text: str):
+        self.searches += 1
+        return self.pattern.search(text)
+
+
+@pytest.mark.parametrize("text,searched", [
+    ("Build logs are clean.", set()),
+    ("Why did it break? Because the cache was stale.", {"cause"}),
+    ("Artık olarak", set(cues.CUES)),  # lower-casing cannot show the dotless i as the regex compares it
+])
+def test_a_family_none_of_whose_literals_occur_is_not_searched(text, searched):
+    scan = cues._CueScan()
+    scan.patterns = [(name, CountingPattern(pattern)) for name, pattern in scan.patterns]
+    assert scan.families(text) == by_patterns(text)
+    assert {name for name, pattern in scan.patterns if pattern.searches} >= searched
+    if not searched:
+        assert not any(pattern.searches for _, pattern in scan.patterns)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_literal_pass_gives_the_patterns_answer(seed):
     texts = list(generated(seed, 5000))
@@ -62,6 +85,9 @@ def test_the_literal_pass_gives_the_patterns_answer(seed):
     ("İ want it", "wish"),
     ("ΑΣ, for now", "defer"),
     ("Straße: later", "defer"),
+    ("ARTIK", "state"),  # Turkish: the dotless i matches "i" and "I" too
+    ("artik", "state"),
+    ("artık", "state"),
 ])
 def test_characters_lower_casing_does_not_show_as_the_regex_compares_them(text, family):
     assert family in by_patterns(text)

@@ -226,9 +226,40 @@ def test_literal_scan_finds_exactly_the_literals_that_occur(text):
     (r"(?:ab)?cd", [{"cd"}]),  # nor does an optional part
     (r"(?:ab)+", [{"ab"}]),
     (r"\d+", []),
+    # A character lower-casing does not show as the regex compares it cuts the run: "artık" also matches "ARTIK".
+    (r"(?i)\bartık olarak", [{"art"}, {"k olarak"}]),
+    (r"(?i)(?:şimdi|artık)\b", [{"şimdi", "art"}]),
 ])
 def test_literal_requirements(pattern, requirements):
     assert [set(r) for r in regex_analysis.literal_requirements(pattern)] == requirements
+
+
+@pytest.mark.parametrize("text", ["artık olarak", "ARTIK OLARAK", "artik olarak", "Artİk olarak"])
+def test_a_rule_whose_word_holds_a_dotless_i_matches_as_its_regex_does(text):
+    """The word's literal requirements stop at the dotless i, so the rule's gate still lets every spelling that
+    the case-insensitive regex matches through, in one rule alone or among the default rules."""
+    rule = rules_mod.parse_rule({"id": "tr.state", "category": "fact", "patterns": [r"(?i)\bartık olarak\b"]},
+                                "t", 1, "any")
+    assert all(plain_literal(lit) for lit in rule.literals())
+    assert rule.patterns[0].search(text)
+    assert rule.search(text)
+    matcher = rule_matching.Matcher([*DEFAULT.rules, rule])
+    assert "tr.state" in [hit.rule.id for hit in matcher.match(text)]
+
+
+def plain_literal(literal: str) -> bool:
+    return all(map(regex_analysis.plain_char, literal))
+
+
+def test_every_literal_of_the_default_rules_and_cues_lowers_plainly():
+    """One literal that lower-casing cannot show as the regex compares it would turn the literal pass off for every
+    rule (or cue family) beside it: each would then be searched in every unit."""
+    from miner.extract import cues
+
+    assert all(plain_literal(lit) for rule in DEFAULT.rules for lit in rule.literals())
+    cues.cue_families("")
+    assert all(plain_literal(lit) for gate in cues._SCAN.gates.values() for lit in gate)
+    assert cues._SCAN._scan.present_in("plain text, no cue word in it") is not None
 
 
 def test_every_default_example_meets_the_requirements_of_the_pattern_it_matches():

@@ -36,7 +36,8 @@ def literal_requirements(pattern: str | Any) -> tuple[frozenset[str], ...]:
 
     Literal runs, and the requirements of groups and of repeats done at least
     once, all hold at once; an alternation holds one requirement per branch.
-    Lookarounds and optional parts are ignored.
+    Lookarounds and optional parts are ignored. Every literal lowers plainly
+    (`plain_char`): a run is cut at a character that does not.
     """
     try:
         parsed = sre_parse.parse(pattern) if isinstance(pattern, str) else pattern
@@ -50,12 +51,31 @@ def _selective(options: set[str]) -> bool:
     return not any(len(o) == 1 and o.isascii() and (o.isalnum() or o.isspace()) for o in options)
 
 
+def plain_char(char: str) -> bool:
+    """True when lower-casing maps `char` to the one character a case-insensitive regex compares it as: not
+    so for characters with more than one case partner or a lower case of several characters (the long s, the
+    dotless i, a capital I with a dot, sharp s, the Kelvin sign's partners and the like), nor for sigma, whose
+    lower case depends on where it stands."""
+    lower = char.lower()
+    return len(lower) == 1 and char.upper().lower() == lower and lower.upper().lower() == lower \
+        and char not in "\u03a3\u03c3\u03c2"
+
+
 def _requirements(sub) -> list[set[str]]:
     found: list[set[str]] = []
     run = ""
     for op, av in sub:
         if op is sre_parse.LITERAL:
-            run += chr(av).lower()
+            char = chr(av)
+            if plain_char(char):
+                run += char.lower()
+                continue
+            # A literal is looked for in lower-cased text, which cannot show this character as the regex
+            # compares it (the dotless i of a Turkish word matches "i" and "I" too): the run ends before it,
+            # and each side is a requirement of its own.
+            if run:
+                found.append({run})
+            run = ""
             continue
         if run:
             found.append({run})

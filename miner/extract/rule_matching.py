@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Iterable
 
 from . import regex_cache
-from .regex_analysis import literal_gate, literal_requirements
+from .regex_analysis import literal_gate, literal_requirements, plain_char
 
 RECENT_TEXTS = 4096  # texts whose hits each Matcher remembers (a few MB at most)
 
@@ -111,23 +111,15 @@ _PLAIN_SEEN: set[str] = set()  # characters found plain so far (a few thousand a
 
 def lowers_plainly(text: str) -> bool:
     """True when lower-casing maps every character of `text` to the one character a case-insensitive regex
-    compares it as: not so for characters with more than one case partner or a lower case of several characters
-    (the long s, the dotless i, a capital I with a dot, sharp s, the Kelvin sign's partners and the like), nor for
-    sigma, whose lower case depends on where it stands."""
+    compares it as (`regex_analysis.plain_char`)."""
     if text.isascii():
         return True  # every ASCII character lowers plainly
     new = set(text).difference(_PLAIN_SEEN)
     if new:
-        if not all(map(_plain_char, new)):
+        if not all(map(plain_char, new)):
             return False
         _PLAIN_SEEN.update(new)
     return True
-
-
-def _plain_char(char: str) -> bool:
-    lower = char.lower()
-    return len(lower) == 1 and char.upper().lower() == lower and lower.upper().lower() == lower \
-        and char not in "\u03a3\u03c3\u03c2"
 
 
 def _scan_pattern(literals: set[str]) -> str:
