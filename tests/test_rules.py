@@ -234,6 +234,10 @@ def test_literal_requirements(pattern, requirements):
     assert [set(r) for r in regex_analysis.literal_requirements(pattern)] == requirements
 
 
+def plain_literal(literal: str) -> bool:
+    return all(map(regex_analysis.plain_char, literal))
+
+
 @pytest.mark.parametrize("text", ["artık olarak", "ARTIK OLARAK", "artik olarak", "Artİk olarak"])
 def test_a_rule_whose_word_holds_a_dotless_i_matches_as_its_regex_does(text):
     """The word's literal requirements stop at the dotless i, so the rule's gate still lets every spelling that
@@ -245,10 +249,6 @@ def test_a_rule_whose_word_holds_a_dotless_i_matches_as_its_regex_does(text):
     assert rule.search(text)
     matcher = rule_matching.Matcher([*DEFAULT.rules, rule])
     assert "tr.state" in [hit.rule.id for hit in matcher.match(text)]
-
-
-def plain_literal(literal: str) -> bool:
-    return all(map(regex_analysis.plain_char, literal))
 
 
 def test_every_literal_of_the_default_rules_and_cues_lowers_plainly():

@@ -15,7 +15,9 @@ patterns give on their own:
   as the regex engine compares it. A character for which it does not (the
   long s, the dotless i, a capital I with a dot, a final sigma and the
   like: `rule_matching.lowers_plainly`) sends the text to the patterns
-  themselves, as it does for the rules.
+  themselves, as it does for the rules. A family's own words may hold
+  one (the dotless i of a Turkish word): the analysis cuts its literals
+  there, and the pass stays on for every other text.
 - A family none of whose literals can be told (the analysis found none) is
   always searched.
 """
