@@ -107,3 +107,25 @@ def test_the_prompt_hook_loads_no_json_module_no_pathlib_and_no_runpy(session, i
     assert "Memory number 3:" in context
     assert "miner.recall.prompt" in modules and "miner.textutil" in modules  # its words need `re`, nothing else does
     assert modules & (HEAVY - {"re"}) == set()
+
+
+def test_session_start_rendering_its_block_loads_no_pathlib_and_no_json_module(session, installed_python, tmp_path):
+    """A cache miss renders from the store: it needs `re` and `sqlite3`, but not `pathlib` (with `urllib.parse`
+    and `ipaddress` behind it) nor `json`, which cost it milliseconds; the last session's checkpoint is read too."""
+    project = str(session.cwd)
+    seed_store(project, count=6)
+    with Store() as store:
+        store.put_checkpoint("earlier-session", project, {"session_id": "earlier-session", "project": project,
+                                                          "task": ["Move the invoice exporter to the scheduler."],
+                                                          "decisions": [], "todos": []})
+    with Store(readonly=True) as store:
+        live, _ = blockcache.render(store, project, config.load(), "startup")
+    assert "invoice exporter" in live  # the checkpoint is what the block opens with
+
+    assert not os.path.exists(blockcache.startup_path(project))  # nothing rendered ahead: the hook renders it
+    done, modules = run_registered(installed_python, "session-start", session.payload("session-start.startup.json"), tmp_path)
+    wait_for_workers()
+    out = json.loads(done.stdout)
+    assert out["hookSpecificOutput"] == {"hookEventName": "SessionStart", "additionalContext": live}
+    assert "miner.recall.block" in modules and "miner.memory.store" in modules
+    assert modules & {"json", "pathlib", "urllib.parse", "ipaddress", "runpy", "typing", "dataclasses", "inspect"} == set()

@@ -16,7 +16,6 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 from .. import paths
 from . import migrations
@@ -28,6 +27,7 @@ from .store_team import TeamQueries
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Iterable, Iterator
 
 BUSY_TIMEOUT_MS = 10_000
@@ -41,25 +41,27 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
     def __init__(self, path: Path | str | None = None, readonly: bool = False):
-        self.path = Path(path) if path else paths.db_path()
+        # The file as a string: `pathlib` (with `urllib.parse` and `ipaddress` behind it) costs a live
+        # SessionStart milliseconds; `path` makes the `Path` when asked. A path given is read as `Path` reads it.
+        self._file = _as_path_string(path or paths.data_file(paths.DB_NAME))
         self.readonly = readonly
         self._depth = 0  # how many `atomic()` levels are open
         if not readonly:
-            paths.ensure_private_dir(self.path.parent)
-        elif not self.path.exists():
-            raise StoreError(f"no memory database at {self.path}: run `miner mine --all` first")
+            paths.ensure_private_dir(os.path.dirname(self._file) or ".")
+        elif not os.path.exists(self._file):
+            raise StoreError(f"no memory database at {self._file}: run `miner mine --all` first")
         try:
             if readonly:
-                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                self.db = sqlite3.connect(f"file:{self._file}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                           isolation_level=None, check_same_thread=False)
             else:
-                fresh = not self.path.exists()
-                self.db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                fresh = not os.path.exists(self._file)
+                self.db = sqlite3.connect(self._file, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                           check_same_thread=False)
                 if fresh:
-                    _chmod_private(self.path)
+                    _chmod_private(self._file)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from None
+            raise StoreError(f"cannot open {self._file}: {exc}") from None
         self.db.row_factory = sqlite3.Row
         self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.db.execute("PRAGMA foreign_keys = ON")
@@ -67,6 +69,13 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.migrate()
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        from pathlib import Path
+
+        return Path(self._file)
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -231,7 +240,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             r[0]: r[1] for r in db.execute("SELECT category, COUNT(*) FROM memories WHERE state = 'active' GROUP BY category")
         }
         return {
-            "database": str(self.path),
+            "database": self._file,
             "memories": sum(by_state.values()),
             "by_state": by_state,
             "by_category": by_category,
@@ -250,7 +259,18 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         }
 
 
-def _chmod_private(path: Path) -> None:
+def _as_path_string(path: Path | str) -> str:
+    """`str(Path(path))`: a string path as `pathlib` normalises it, without importing it for a string that is
+    already in that form (the data folder's own file always is)."""
+    if isinstance(path, str) and path and "//" not in path[1:] and "/./" not in path and not path.endswith(("/", "/.")) \
+            and not path.startswith("./") and path != ".":
+        return path
+    from pathlib import Path
+
+    return str(Path(path))
+
+
+def _chmod_private(path: str) -> None:
     try:
         os.chmod(path, 0o600)
     except OSError:

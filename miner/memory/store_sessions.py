@@ -9,8 +9,7 @@ what `Store` provides (`db`, `_tuples`, `atomic`, `readonly`) and on `rare_terms
 
 from __future__ import annotations
 
-import json
-
+from .. import jsonlite
 from ..textutil import fts_match, fts_terms
 from .records import ArchivedUnit, RecallLogEntry, Session, now_iso
 
@@ -113,6 +112,8 @@ class SessionQueries:
 
     def put_checkpoint(self, session_id: str, project: str, body: dict) -> None:
         """Store (or replace) a session's checkpoint, a JSON document."""
+        import json  # writers only: a SessionStart reads checkpoints with `jsonlite`
+
         with self.atomic():
             self.db.execute(
                 """INSERT INTO checkpoints (session_id, project, created_at, body) VALUES (?, ?, ?, ?)
@@ -124,7 +125,7 @@ class SessionQueries:
     def checkpoint(self, session_id: str) -> dict | None:
         """A session's checkpoint."""
         row = self.db.execute("SELECT body FROM checkpoints WHERE session_id = ?", (session_id,)).fetchone()
-        return json.loads(row["body"]) if row else None
+        return jsonlite.loads(row["body"]) if row else None
 
     def latest_checkpoint(self, project: str, exclude: str = "") -> dict | None:
         """The checkpoint of the project's latest session other than `exclude`."""
@@ -136,7 +137,7 @@ class SessionQueries:
                ORDER BY COALESCE(s.last_ts, '') DESC, c.created_at DESC, c.rowid DESC LIMIT 1""",
             (project, exclude),
         ).fetchone()
-        return json.loads(row["body"]) if row else None
+        return jsonlite.loads(row["body"]) if row else None
 
     # --- the archive of what was said --------------------------------------------------------------
 
@@ -196,6 +197,8 @@ class SessionQueries:
         if self.readonly:
             return
         # The hooks hand their log to a worker: redaction's patterns load only where a log is written.
+        import json
+
         from ..extract.redact import redact_text
 
         with self.atomic():

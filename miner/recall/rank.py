@@ -13,7 +13,6 @@ import heapq
 import math
 import re
 from collections import Counter
-from pathlib import Path
 
 from ..memory.records import StoredMemory, parse_ts
 from ..memory.store import Store
@@ -264,6 +263,12 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     return spread(items, config, budget_chars) if startup else items
 
 
+def project_name(project: str) -> str:
+    """The project folder's own name (`Path(project).name`, without importing `pathlib` on the hook path)."""
+    parts = [part for part in project.split("/") if part and part != "."]
+    return parts[-1] if parts else ""
+
+
 def situation_query(store: Store, project: str, situation: str, session_id: str,
                     query: str) -> tuple[str, dict | None, dict | None]:
     """What to rank against, the checkpoint that opens the block, and the last session's checkpoint."""
@@ -277,7 +282,7 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
         last = store.latest_checkpoint(project, exclude=session_id)
         if not query:
             session = store.last_session(project, exclude=session_id)
-            parts = [Path(project).name, session.git_branch if session else ""]
+            parts = [project_name(project), session.git_branch if session else ""]
             query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
     return query, checkpoint, last
 

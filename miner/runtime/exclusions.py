@@ -8,7 +8,6 @@ excludes everything until it is fixed.
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 
 from .. import paths
@@ -26,11 +25,19 @@ def exclusions_path():
 
 def load_exclusions() -> list[str]:
     """The excluded project globs; [] when there is no file. A broken file excludes nothing and says so."""
+    # A string path, and `json` only when there is a file: a SessionStart that renders its block asks this
+    # of every project, and `pathlib` and `json` cost it milliseconds.
     try:
-        with open(exclusions_path(), encoding="utf-8") as handle:
-            data = json.load(handle)
+        handle = open(os.path.join(paths.config_root(), EXCLUSIONS_FILE), encoding="utf-8")
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
+    import json
+
+    try:
+        with handle:
+            data = json.load(handle)
     except (OSError, ValueError) as exc:
         raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
     globs = data.get("exclude") if isinstance(data, dict) else None
@@ -44,6 +51,8 @@ def _save_exclusions(globs: list[str]) -> None:
     paths.ensure_private_dir(path.parent)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    import json
+
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump({"exclude": globs}, handle, indent=2)
         handle.write("\n")
