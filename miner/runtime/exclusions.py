@@ -26,7 +26,7 @@ def exclusions_path():
 def load_exclusions() -> list[str]:
     """The excluded project globs; [] when there is no file. A broken file excludes nothing and says so."""
     # A string path, and `json` only when there is a file: a SessionStart that renders its block asks this
-    # of every project, and `pathlib` and `json` cost it milliseconds.
+    # first, and `pathlib` and `json` would cost it milliseconds.
     try:
         handle = open(os.path.join(paths.config_root(), EXCLUSIONS_FILE), encoding="utf-8")
     except FileNotFoundError:
@@ -47,12 +47,12 @@ def load_exclusions() -> list[str]:
 
 
 def _save_exclusions(globs: list[str]) -> None:
+    import json
+
     path = exclusions_path()
     paths.ensure_private_dir(path.parent)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    import json
-
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump({"exclude": globs}, handle, indent=2)
         handle.write("\n")
