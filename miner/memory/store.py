@@ -41,9 +41,10 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
     def __init__(self, path: Path | str | None = None, readonly: bool = False):
-        # The file as a string: `pathlib` (with `urllib.parse` and `ipaddress` behind it) costs a live
-        # SessionStart milliseconds; `path` makes the `Path` when asked. A path given is read as `Path` reads it.
-        self._file = _as_path_string(path or paths.data_file(paths.DB_NAME))
+        # The file as a string, as the hook path names its files (`paths.data_file`): `pathlib` (with `urllib.parse`
+        # and `ipaddress` behind it) costs a SessionStart that renders its block milliseconds; `path` makes the
+        # `Path` when asked.
+        self._file = os.fspath(path) if path else paths.data_file(paths.DB_NAME)
         self.readonly = readonly
         self._depth = 0  # how many `atomic()` levels are open
         if not readonly:
@@ -240,7 +241,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             r[0]: r[1] for r in db.execute("SELECT category, COUNT(*) FROM memories WHERE state = 'active' GROUP BY category")
         }
         return {
-            "database": self._file,
+            "database": str(self.path),
             "memories": sum(by_state.values()),
             "by_state": by_state,
             "by_category": by_category,
@@ -257,17 +258,6 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             "transcripts": db.execute("SELECT COUNT(*) FROM watermarks").fetchone()[0],
             "counters": self.counters(),
         }
-
-
-def _as_path_string(path: Path | str) -> str:
-    """`str(Path(path))`: a string path as `pathlib` normalises it, without importing it for a string that is
-    already in that form (the data folder's own file always is)."""
-    if isinstance(path, str) and path and "//" not in path[1:] and "/./" not in path and not path.endswith(("/", "/.")) \
-            and not path.startswith("./") and path != ".":
-        return path
-    from pathlib import Path
-
-    return str(Path(path))
 
 
 def _chmod_private(path: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 
-from .. import paths
+from .. import jsonlite, paths
 
 EXCLUSIONS_FILE = "exclusions.json"
 
@@ -25,19 +25,13 @@ def exclusions_path():
 
 def load_exclusions() -> list[str]:
     """The excluded project globs; [] when there is no file. A broken file excludes nothing and says so."""
-    # A string path, and `json` only when there is a file: a SessionStart that renders its block asks this
-    # first, and `pathlib` and `json` would cost it milliseconds.
+    # A string path and the hooks' JSON reader: a SessionStart that renders its block asks this first, and
+    # `pathlib` and `json` would cost it milliseconds.
     try:
-        handle = open(os.path.join(paths.config_root(), EXCLUSIONS_FILE), encoding="utf-8")
+        with open(os.path.join(paths.config_root(), EXCLUSIONS_FILE), encoding="utf-8") as handle:
+            data = jsonlite.loads(handle.read())
     except FileNotFoundError:
         return []
-    except OSError as exc:
-        raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
-    import json
-
-    try:
-        with handle:
-            data = json.load(handle)
     except (OSError, ValueError) as exc:
         raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
     globs = data.get("exclude") if isinstance(data, dict) else None
