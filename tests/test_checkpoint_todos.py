@@ -62,6 +62,26 @@ def test_only_what_was_said_after_the_todo_counts(store, todos):
     assert done_todos(store, "/p", [turn("Pagination for the plant list endpoint is done now.", sidechain=True)]) == []
 
 
+def test_todos_come_whole_in_the_order_their_reports_were_said(store, todos):
+    said = turn("The CI job for the release build is wired up. Pagination for the plant list endpoint is done now.")
+    found = done_todos(store, "/p", [said])
+    assert [(t.id, t.text, t.state) for t, _ in found] == [(todos[1], TODOS[1], "active"),
+                                                           (todos[0], TODOS[0], "active")]
+    assert [sentence for _, sentence in found] == ["The CI job for the release build is wired up.",
+                                                   "Pagination for the plant list endpoint is done now."]
+
+
+def test_only_reports_of_work_done_that_name_two_things_are_weighed(store, todos):
+    turns = [turn("Done. Once the endpoint is done, we ship."), turn("Pagination is done.", sidechain=True),
+             turn("All good. Pagination for the plant list endpoint is done now.")]
+    assert [(t.text, written) for t, written, _ in checkpoint.done_sentences(turns)] == [
+        (turns[2].text, "Pagination for the plant list endpoint is done now.")]
+    assert {"pagination", "plant", "endpoint"} <= checkpoint.done_sentences(turns)[0][2]
+    # No sentence that could name a todo: the store is not read at all (a closed one would fail the read).
+    store.close()
+    assert done_todos(store, "/p", turns[:2]) == []
+
+
 def test_a_closed_todo_goes_cold_with_the_reason(store, todos):
     # Cold: out of recall, kept, found by `miner search --all`; the miner makes it active again when it is
     # said again (tests/test_multi.py checks that through the session-start hook).

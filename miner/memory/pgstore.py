@@ -274,9 +274,6 @@ class PgStore:
     def project_memories(self, project: str) -> list[StoredMemory]:
         return self._memories("project = %s ORDER BY id", (project,))
 
-    def open_todos(self, project: str) -> list[StoredMemory]:
-        return self._memories("project = %s AND state = 'active' AND category = 'todo' ORDER BY id", (project,))
-
     def memories_by_id(self, ids: Iterable[int]) -> list[StoredMemory]:
         return self._memories("id = ANY(%s) ORDER BY id", (list(ids),))
 

@@ -28,8 +28,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import lru_cache
 
 from ..extract.clean import clean_prose
+from ..extract.model import Turn
 from ..extract.redact import redact
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
 from ..memory.records import StoredMemory, now_iso
@@ -298,29 +300,18 @@ SHARED_SHARE = 0.6  # of the todo's words; of its CJK character pairs, CJK_SHARE
 CJK_SHARE = 0.4
 
 
+_stem = lru_cache(maxsize=1 << 16)(simple_stem)  # a store's todos repeat their words: each is stemmed once
+
+
 def _stems(words) -> set[str]:
-    return {simple_stem(w) for w in words if not w.isdigit() and w not in _TODO_WORDS}
+    return {_stem(w) for w in words if not w.isdigit() and w not in _TODO_WORDS}
 
 
-def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, str]]:
-    """The project's open todos that a later sentence of these turns reports done, with that sentence.
-
-    A sentence counts when it reports something finished ("…is done now", "added …", 已完成), is no
-    plan, question or condition ("once … is done", "not done yet"), was said after the todo was
-    last said, and names most of what the todo names (at least two of its words).
-    """
-    todos = store.open_todos(project)
-    words = {t.id: _stems(t.keywords.split() or keywords(t.text)) for t in todos}
-    pairs = {t.id: set(char_bigrams(t.text)) for t in todos}
-    todos = [t for t in todos if len(words[t.id]) >= MIN_SHARED]
-    if not todos:
-        return []
-    # Which todos use each word: a sentence is checked against the todos it shares two words with, not all.
-    index: dict[str, list[int]] = {}
-    for k, todo in enumerate(todos):
-        for word in words[todo.id]:
-            index.setdefault(word, []).append(k)
-    found: dict[int, tuple[StoredMemory, str]] = {}
+def done_sentences(turns) -> list[tuple[Turn, str, set[str]]]:
+    """The sentences of these turns that report something finished (see `done_todos`), in order, each with its
+    turn, its words as written and their stems; only those with MIN_SHARED stems or more (no other can name a
+    todo)."""
+    found = []
     for turn in turns:
         if turn.is_sidechain:
             continue
@@ -330,20 +321,53 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
             sentence = " ".join(written.split())
             if not sentence or not _DONE_RE.search(sentence) or _NOT_DONE_RE.search(sentence):
                 continue
-            shared: dict[int, int] = {}
-            for word in _stems(keywords(sentence, limit=64)):
-                for k in index.get(word, ()):
-                    shared[k] = shared.get(k, 0) + 1
-            for k in sorted(k for k, n in shared.items() if n >= MIN_SHARED):
-                todo = todos[k]
-                if todo.id in found or not turn.ts or turn.ts <= (todo.last_seen or ""):
-                    continue
-                own = words[todo.id]
-                cjk = len(own & pairs[todo.id])  # character pairs of scripts written without spaces
-                needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
-                if shared[k] >= needed:
-                    found[todo.id] = (todo, clip(redact(written.strip())[0], 200))
-    return list(found.values())
+            stems = _stems(keywords(sentence, limit=64))
+            if len(stems) >= MIN_SHARED:
+                found.append((turn, written, stems))
+    return found
+
+
+def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, str]]:
+    """The project's open todos that a later sentence of these turns reports done, with that sentence.
+
+    A sentence counts when it reports something finished ("…is done now", "added …", 已完成), is no
+    plan, question or condition ("once … is done", "not done yet"), was said after the todo was
+    last said, and names most of what the todo names (at least two of its words).
+
+    The cost follows the sentences: without one that reports something done, no todo is read; with
+    some, only the todos' words are read (not whole memories), and only a todo that shares two stems
+    with them is weighed further.
+    """
+    said = done_sentences(turns)
+    if not said:
+        return []
+    wanted = set().union(*(stems for _, _, stems in said))
+    todos = []  # (id, its stems, its text, last seen), for a todo that could be named (two stems at least)
+    for memory_id, words, text, last_seen in store.open_todo_words(project):
+        own = _stems(words.split() or keywords(text))
+        if len(own) >= MIN_SHARED and len(own & wanted) >= MIN_SHARED:
+            todos.append((memory_id, own, text, last_seen))
+    # Which todos use each word: a sentence is checked against the todos it shares two words with, not all.
+    index: dict[str, list[int]] = {}
+    for k, (_, own, _, _) in enumerate(todos):
+        for word in own & wanted:
+            index.setdefault(word, []).append(k)
+    found: dict[int, str] = {}
+    for turn, written, stems in said:
+        shared: dict[int, int] = {}
+        for word in stems:
+            for k in index.get(word, ()):
+                shared[k] = shared.get(k, 0) + 1
+        for k in sorted(k for k, n in shared.items() if n >= MIN_SHARED):
+            memory_id, own, text, last_seen = todos[k]
+            if memory_id in found or not turn.ts or turn.ts <= (last_seen or ""):
+                continue
+            cjk = len(own & set(char_bigrams(text)))  # character pairs of scripts written without spaces
+            needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
+            if shared[k] >= needed:
+                found[memory_id] = clip(redact(written.strip())[0], 200)
+    memories = {m.id: m for m in store.memories_by_id(found)}
+    return [(memories[memory_id], sentence) for memory_id, sentence in found.items() if memory_id in memories]
 
 
 def close_done_todos(store: Store, project: str, turns) -> list[int]:
