@@ -165,7 +165,7 @@ class MemoryQueries:
 
     def open_todo_words(self, project: str) -> list[tuple[int, str, str, str]]:
         """(id, keywords, text, last seen) of a project's active todos, in the order the index gives: what
-        done-todo matching reads of each (a fraction of the cost of whole memories, with thousands open)."""
+        done-todo matching reads of each (whole memories cost several times as much, with thousands open)."""
         return list(self._tuples("SELECT id, keywords, text, last_seen FROM memories "
                                  "WHERE project = ? AND state = 'active' AND category = 'todo'", (project,)))
 
