@@ -342,16 +342,16 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
     if not said:
         return []
     wanted = set().union(*(stems for _, _, stems in said))
-    todos = []  # (id, its stems, its text, last seen), for a todo that could be named (two stems at least)
+    todos = []  # (id, its stems, its text, last seen), for a todo that shares two stems with the sentences
+    # Which of those todos use each word: a sentence is checked against the todos it shares two words with.
+    index: dict[str, list[int]] = {}
     for memory_id, words, text, last_seen in store.open_todo_words(project):
         own = _stems(words.split() or keywords(text))
-        if len(own) >= MIN_SHARED and len(own & wanted) >= MIN_SHARED:
+        named = own & wanted
+        if len(named) >= MIN_SHARED:
+            for word in named:
+                index.setdefault(word, []).append(len(todos))
             todos.append((memory_id, own, text, last_seen))
-    # Which todos use each word: a sentence is checked against the todos it shares two words with, not all.
-    index: dict[str, list[int]] = {}
-    for k, (_, own, _, _) in enumerate(todos):
-        for word in own & wanted:
-            index.setdefault(word, []).append(k)
     found: dict[int, str] = {}
     for turn, written, stems in said:
         shared: dict[int, int] = {}
