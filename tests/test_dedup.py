@@ -146,6 +146,36 @@ def test_candidates_come_from_the_index_among_many_memories(store, deduper):
     assert outcome.action == "near-duplicate"
 
 
+def test_words_common_to_many_memories_are_left_out_of_the_look_up(sqlite_store):
+    """A word in more than `common_docs` memories finds everything and tells nothing: the look-up leaves it out
+    (unless only such words are left), so its cost stays bounded as the store grows; the paraphrase still merges."""
+    store, deduper = sqlite_store, Deduper(sqlite_store)
+    store.common_docs = 5
+    for n in range(8):  # "service" and "config" are now common, each in 8 memories
+        add(store, deduper, f"The service config {n} lists widget number {n * 13}.", 1, entry_uuid=f"x{n}")
+    add(store, deduper, "Only the service config names anything here.", 2, entry_uuid="bare")
+    first = add(store, deduper, "Deploy the frontend service on Vercel with its config.", 3)
+    expression = '"deploy" OR "frontend" OR "service" OR "vercel" OR "config"'
+    assert store._without_common(expression) == '"deploy" OR "frontend" OR "vercel"'
+    found = [m.text for m in store.similar_memories("/p", expression, limit=20)]
+    assert found == ["Deploy the frontend service on Vercel with its config."]  # not one of the 9 that share words
+    # Only common words left: the three rarest of them stay, and a look-up still finds what shares them.
+    assert store._without_common('"service" OR "config" OR "lists" OR "widget"') == '"service" OR "config" OR "lists"'
+    outcome = add(store, deduper, "The frontend service gets deployed on Vercel, config included.", 4)
+    assert outcome.action == "near-duplicate" and outcome.memory_id == first.memory_id
+
+
+def test_a_word_counted_rare_is_counted_again_once_enough_memories_were_added(sqlite_store):
+    store, deduper = sqlite_store, Deduper(sqlite_store)
+    store.common_docs = 3
+    expression = '"deploy" OR "frontend" OR "vercel" OR "pipeline"'
+    add(store, deduper, "The pipeline runs nightly.", 1, entry_uuid="p0")
+    assert store._without_common(expression) == expression  # "pipeline" in one memory
+    for n in range(1, 4):
+        add(store, deduper, f"Pipeline stage {n * 17} uploads artefact batch {n}.", 1, entry_uuid=f"p{n}")
+    assert store._without_common(expression) == '"deploy" OR "frontend" OR "vercel"'  # now in four
+
+
 # --- synonyms ---------------------------------------------------------------------------------------
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 
 from ..textutil import fts_terms
+from .fts_query import EXPR_TERM
 
 SCHEMA = "miner"
 SCHEMA_VERSION = 1
-_FTS_EXPR_TERM = re.compile(r'"((?:[^"]|"")*)"')
 _LEXEME_OK = re.compile(r"^\w+$")
 
 DDL = f"""
@@ -128,17 +128,6 @@ INSERT INTO {SCHEMA}.meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSIO
 """
 
 
-def without_common(match: str, common: dict[str, int]) -> str:
-    """An FTS5 OR-expression without its common terms (the three rarest stay when only those are left)."""
-    if not common:
-        return match
-    terms = [t for t in _FTS_EXPR_TERM.findall(match)]
-    kept = [t for t in terms if t.lower() not in common]
-    if not kept:
-        kept = sorted(terms, key=lambda t: common.get(t.lower(), 0))[:3]
-    return " OR ".join(f'"{t}"' for t in kept)
-
-
 def terms_text(text: str, keywords: str) -> str:
     """The words the full-text index holds for a memory: the same terms FTS5 gets on SQLite."""
     return " ".join(t for t in dict.fromkeys([*fts_terms(text), *keywords.split()]) if _LEXEME_OK.match(t))
@@ -148,7 +137,7 @@ def tsquery(match: str) -> str:
     """An FTS5 OR-expression of quoted terms (what `dedup.match_expression` builds) as a tsquery text:
     each term quoted, a phrase's words joined by `<->`; terms that are not plain words are left out."""
     alternatives = []
-    for found in _FTS_EXPR_TERM.finditer(match):
+    for found in EXPR_TERM.finditer(match):
         words = [w for w in found.group(1).replace('""', '"').lower().split() if _LEXEME_OK.match(w)]
         if words:
             alternatives.append(" <-> ".join(f"'{w}'" for w in words))

@@ -25,7 +25,8 @@ from typing import Any, Iterable, Iterator
 import psycopg
 
 from ..textutil import content_hash, index_text
-from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery, without_common
+from .fts_query import without_common
+from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from .. import paths
 from . import migrations
 from .records import now_iso
-from .store_dedup import DedupQueries
+from .store_dedup import COMMON_DOCS, DedupQueries
 from .store_memories import MemoryQueries
 from .store_sessions import SessionQueries
 from .store_team import TeamQueries
@@ -47,6 +47,9 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         self._file = os.fspath(path) if path else paths.data_file(paths.DB_NAME)
         self.readonly = readonly
         self._depth = 0  # how many `atomic()` levels are open
+        # {FTS5 term: (memories holding it, counted up to `common_docs` + 1; the newest memory id then)}
+        self._term_docs: dict[str, tuple[int, int]] = {}
+        self.common_docs = COMMON_DOCS
         if not readonly:
             paths.ensure_private_dir(os.path.dirname(self._file) or ".")
         elif not os.path.exists(self._file):

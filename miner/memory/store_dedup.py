@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 _M_COLUMNS = StoredMemory.columns("m")
 _LINK_COLUMNS = Link.columns()
+# A term in more memories than this (of every project) is left out of a near-duplicate look-up.
+COMMON_DOCS = 1000
 
 
 class DedupQueries:
@@ -36,7 +38,13 @@ class DedupQueries:
 
     def similar_memories(self, project: str, match: str, states: Iterable[str] = ("active",),
                          categories: Iterable[str] = (), exclude: int = 0, limit: int = 12) -> list[StoredMemory]:
-        """A few memories of a project matching an FTS5 expression (already escaped), best first."""
+        """A few memories of a project matching an FTS5 expression (already escaped), best first.
+
+        Terms found in more than `common_docs` memories are left out, but for the three rarest of them when
+        nothing else is left, as on the team server: ranking every memory that shares a common word is what
+        made a look-up cost more as the store grew, and such a word alone never makes two memories one.
+        """
+        match = self._without_common(match)
         states, categories = list(states), list(categories)
         clauses = [f"m.state IN ({','.join('?' * len(states))})"]
         args: list = [match, project, *states]
@@ -48,6 +56,29 @@ class DedupQueries:
                 WHERE memories_fts MATCH ? AND m.project = ? AND {' AND '.join(clauses)} AND m.id <> ?
                 ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
             (*args, exclude, limit))
+
+    def _without_common(self, match: str) -> str:
+        from .fts_query import expression_terms, without_common
+
+        terms = expression_terms(match)
+        if len(terms) <= 3:  # the three rarest would stay anyway
+            return match
+        newest = self.db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
+        known, cap = self._term_docs, self.common_docs
+        if len(known) > 200_000:
+            known.clear()
+        common: dict[str, int] = {}
+        for term in terms:
+            docs, at = known.get(term, (-1, 0))
+            # A count is kept while the memories added since could not have taken it past the cap.
+            if docs < 0 or (docs <= cap < docs + newest - at):
+                docs = self.db.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                    (f'"{term}"', cap + 1)).fetchone()[0]
+                known[term] = docs, newest
+            if docs > cap:
+                common[term.lower()] = docs
+        return without_common(match, common)
 
     def subject_memories(self, project: str, subjects: Iterable[str], states: Iterable[str] = ("active",),
                          exclude: int = 0, limit: int = 12) -> list[StoredMemory]:
