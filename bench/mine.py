@@ -15,11 +15,14 @@ repeats). So the first copy's own figure is printed too: the cost of text the
 miner has never seen.
 
 `--prefill N` first fills the store with N memories of other projects, written
-with the transcripts' own most common words (untimed): mining into a big store
-against mining into an empty one (the near-duplicate lookup searches one full-text
-index for every project). `--prefill-into same` puts them in the projects being
-mined instead (the projects the transcripts' sessions name), so that every new
-memory is looked up against them: the harder case.
+with the transcripts' own 5,000 most common words, drawn as often as the
+transcripts use them (untimed): mining into a big store against mining into an
+empty one (the near-duplicate lookup searches one full-text index for every
+project). `--prefill-into same` puts them in the projects being mined instead (the
+projects the transcripts' sessions name), so that every new memory is looked up
+against them: the harder case. `--prefill-words uniform` draws every word equally
+often, as this benchmark did before: then no word is in more than a few hundred of
+100k memories, which no real store looks like.
 """
 
 from __future__ import annotations
@@ -78,24 +81,27 @@ def source_projects(sources: list[Path]) -> list[str]:
     return sorted(set(found))
 
 
-def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None) -> float:
+def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None, words: str = "frequency") -> float:
     """`count` memories, in the transcripts' own words, spread over `projects` (default: 50 other projects);
-    returns seconds taken."""
+    returns seconds taken. `words`: drawn as often as the transcripts use them ("frequency": a few words are in
+    thousands of memories, as in a real store), or all equally often ("uniform": no word is in more than a few
+    hundred of 100k)."""
     import random
     from collections import Counter
 
     from miner.memory.records import NewMemory
 
-    words = Counter()
+    words_drawn, words = words, Counter()
     for source in sources[:40]:
         words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,12}", source.read_text(errors="replace")[:200_000]))
-    vocabulary = [w for w, _ in words.most_common(5000)]
+    vocabulary, counts = zip(*words.most_common(5000))
+    weights = counts if words_drawn == "frequency" else None
     projects = projects or [f"/bench/prefill-{n}" for n in range(50)]
     rng = random.Random(count)
     started = time.perf_counter()
     with store.atomic():
         for n in range(count):
-            text = " ".join(rng.choices(vocabulary, k=rng.randint(8, 14))).capitalize() + f" (note {n})."
+            text = " ".join(rng.choices(vocabulary, weights, k=rng.randint(8, 14))).capitalize() + f" (note {n})."
             store.add_memory(NewMemory(
                 project=projects[n % len(projects)], category=("decision", "fact", "preference", "todo")[n % 4],
                 text=text, confidence=0.7, rule_id="bench", role="user", session_id=f"prefill-{n // 40}",
@@ -112,6 +118,9 @@ def main() -> int:
                                                                 "mining (default 0: an empty store)")
     parser.add_argument("--prefill-into", choices=("other", "same"), default="other",
                         help="the prefilled memories' projects: others (default), or the ones being mined")
+    parser.add_argument("--prefill-words", choices=("frequency", "uniform"), default="frequency",
+                        help="the prefilled memories' words: drawn as often as the transcripts use them (default), "
+                             "or all equally often")
     args = parser.parse_args()
     sources = sorted(args.transcripts.glob("*/*.jsonl"))
     if not sources:
@@ -130,9 +139,10 @@ def main() -> int:
         store = Store(root / "home" / "memory.db")
         if args.prefill:
             into = source_projects(sources) if args.prefill_into == "same" else None
-            took = prefill(store, args.prefill, sources, into)
+            took = prefill(store, args.prefill, sources, into, args.prefill_words)
             where = f"the {len(into)} projects being mined" if into else "other projects"
-            print(f"(store prefilled with {args.prefill:,} memories of {where} in {took:.1f} s, untimed)", flush=True)
+            print(f"(store prefilled with {args.prefill:,} memories of {where}, words drawn {args.prefill_words}, "
+                  f"in {took:.1f} s, untimed)", flush=True)
         started = time.perf_counter()
         miner = Miner(store, config_mod.load())
         # spaCy's pipeline and the classifier load on first use; loaded here, setup holds every one-time cost.

@@ -40,9 +40,10 @@ class DedupQueries:
                          categories: Iterable[str] = (), exclude: int = 0, limit: int = 12) -> list[StoredMemory]:
         """A few memories of a project matching an FTS5 expression (already escaped), best first.
 
-        Terms found in more than `common_docs` memories are left out, but for the three rarest of them when
-        nothing else is left, as on the team server: ranking every memory that shares a common word is what
-        made a look-up cost more as the store grew, and such a word alone never makes two memories one.
+        Terms found in more than `common_docs` memories (of every project) are left out, as on the team server:
+        ranking every memory that shares a common word is what made a look-up cost more as the store grew, and
+        such a word alone never makes two memories one. When only such terms are left, the first three stay (their
+        counts stop at the cap, so which of them is rarest is not known).
         """
         match = self._without_common(match)
         states, categories = list(states), list(categories)
@@ -65,7 +66,9 @@ class DedupQueries:
             return match
         newest = self.db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
         known, cap = self._term_docs, self.common_docs
-        if len(known) > 200_000:
+        if newest <= cap:  # no word can be in more memories than there are
+            return match
+        if len(known) > 20_000:  # a long-running watcher forgets now and then
             known.clear()
         common: dict[str, int] = {}
         for term in terms:
