@@ -146,6 +146,10 @@ def test_candidates_come_from_the_index_among_many_memories(store, deduper):
     assert outcome.action == "near-duplicate"
 
 
+def newest(store) -> int:
+    return store.db.execute("SELECT max(id) FROM memories").fetchone()[0]
+
+
 def test_words_common_to_many_memories_are_left_out_of_the_look_up(sqlite_store):
     """A word in more than `common_docs` memories finds everything and tells nothing: the look-up leaves it out
     (unless only such words are left), so its cost stays bounded as the store grows; the paraphrase still merges."""
@@ -156,12 +160,13 @@ def test_words_common_to_many_memories_are_left_out_of_the_look_up(sqlite_store)
     add(store, deduper, "Only the service config names anything here.", 2, entry_uuid="bare")
     first = add(store, deduper, "Deploy the frontend service on Vercel with its config.", 3)
     expression = '"deploy" OR "frontend" OR "service" OR "vercel" OR "config"'
-    assert store._without_common(expression) == '"deploy" OR "frontend" OR "vercel"'
+    assert store._without_common(expression, newest(store)) == '"deploy" OR "frontend" OR "vercel"'
     # (Most of the eight are superseded by the next one's other number: asked in any state.)
     found = [m.text for m in store.similar_memories("/p", expression, ("active", "superseded"), limit=20)]
     assert found == ["Deploy the frontend service on Vercel with its config."]  # not one of the 9 that share words
     # Only common words left: the first three stay (their counts stop at the cap).
-    assert store._without_common('"service" OR "config" OR "lists" OR "widget"') == '"service" OR "config" OR "lists"'
+    only_common = '"service" OR "config" OR "lists" OR "widget"'
+    assert store._without_common(only_common, newest(store)) == '"service" OR "config" OR "lists"'
     # A paraphrase is still found by its rarer words, and merges.
     outcome = add(store, deduper, "The frontend service gets deployed on Vercel, config included.", 4)
     assert outcome.action == "near-duplicate" and outcome.memory_id == first.memory_id
@@ -172,10 +177,44 @@ def test_a_word_counted_rare_is_counted_again_once_enough_memories_were_added(sq
     store.common_docs = 3
     expression = '"deploy" OR "frontend" OR "vercel" OR "pipeline"'
     add(store, deduper, "The pipeline runs nightly.", 1, entry_uuid="p0")
-    assert store._without_common(expression) == expression  # "pipeline" in one memory
+    assert store._without_common(expression, newest(store)) == expression  # "pipeline" in one memory
     for n in range(1, 4):
         add(store, deduper, f"Pipeline stage {n * 17} uploads artefact batch {n}.", 1, entry_uuid=f"p{n}")
-    assert store._without_common(expression) == '"deploy" OR "frontend" OR "vercel"'  # now in four
+    assert store._without_common(expression, newest(store)) == '"deploy" OR "frontend" OR "vercel"'  # now in four
+
+
+def test_a_store_mostly_of_one_project_ranks_in_the_index_first_and_finds_the_same(sqlite_store):
+    """The index's best matches, ranked by FTS5 alone and then filtered, are the join's answer; when too few of
+    them pass the filter, the look-up falls back to the join."""
+    store = sqlite_store
+    store.common_docs = 20  # a "big" store from 21 memories on
+    words = "cache queue deploy worker schema token retry index budget router".split()
+    with store.atomic():
+        for n in range(160):
+            text = f"The {words[n % 10]} and {words[(n * 3) % 10]} of module {n} use {words[(n * 7) % 10]}."
+            project, category = ("/q", "fact") if n % 4 == 0 else ("/p", ("fact", "decision")[n % 7 == 0])
+            store.insert_memory(memory(text, 1, project=project, category=category, entry_uuid=f"m{n}"))
+    newest = store.db.execute("SELECT max(id) FROM memories").fetchone()[0]
+    assert store._holds_most("/p", newest) and not store._holds_most("/q", newest)
+
+    def joined(project, match, states, categories):
+        marks = ",".join("?" * len(states))
+        extra = f" AND m.category IN ({','.join('?' * len(categories))})" if categories else ""
+        return [row[0] for row in store.db.execute(
+            f"""SELECT m.id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                WHERE memories_fts MATCH ? AND m.project = ? AND m.state IN ({marks}){extra} AND m.id <> ?
+                ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT 12""", (match, project, *states, *categories, 0))]
+
+    first_ranked = fell_back = 0
+    for match in ('"cache" OR "queue"', '"deploy"', '"schema" OR "token" OR "router"', '"module" OR "budget"'):
+        for project, categories in (("/p", []), ("/p", ["decision"]), ("/q", [])):
+            found = [m.id for m in store.similar_memories(project, match, ("active",), categories)]
+            assert found == joined(project, match, ["active"], categories)
+            if project == "/p":
+                direct = store._similar_first_ranked(project, match, ["active"], categories, 0, 12)
+                first_ranked += direct is not None
+                fell_back += direct is None
+    assert first_ranked and fell_back  # both ways were taken, and gave the join's answer
 
 
 # --- synonyms ---------------------------------------------------------------------------------------

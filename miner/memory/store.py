@@ -50,6 +50,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         # {FTS5 term: (memories holding it, counted up to `common_docs` + 1; the newest memory id then)}
         self._term_docs: dict[str, tuple[int, int]] = {}
         self.common_docs = COMMON_DOCS
+        self._shares: dict[str, tuple[float, int]] = {}  # {project: (its share of the memories, the newest id then)}
         if not readonly:
             paths.ensure_private_dir(os.path.dirname(self._file) or ".")
         elif not os.path.exists(self._file):

@@ -20,6 +20,8 @@ _M_COLUMNS = StoredMemory.columns("m")
 _LINK_COLUMNS = Link.columns()
 # A term in more memories than this (of every project) is left out of a near-duplicate look-up.
 COMMON_DOCS = 1000
+# A project that holds most of the store ranks this many times `limit` of the index's best matches first.
+FIRST_RANKED = 4
 
 
 class DedupQueries:
@@ -44,9 +46,17 @@ class DedupQueries:
         ranking every memory that shares a common word is what made a look-up cost more as the store grew, and
         such a word alone never makes two memories one. When only such terms are left, the first three stay (their
         counts stop at the cap, so which of them is rarest is not known).
+
+        In a store mostly of `project`, FTS5 first ranks the index's best matches alone
+        (`_similar_first_ranked`), which gives the same memories without joining every match.
         """
-        match = self._without_common(match)
+        newest = self.db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
+        match = self._without_common(match, newest)
         states, categories = list(states), list(categories)
+        if newest > self.common_docs and self._holds_most(project, newest):  # (a small store: one query is cheaper)
+            found = self._similar_first_ranked(project, match, states, categories, exclude, limit)
+            if found is not None:
+                return found
         clauses = [f"m.state IN ({','.join('?' * len(states))})"]
         args: list = [match, project, *states]
         if categories:
@@ -58,13 +68,41 @@ class DedupQueries:
                 ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
             (*args, exclude, limit))
 
-    def _without_common(self, match: str) -> str:
+    def _similar_first_ranked(self, project: str, match: str, states: list[str], categories: list[str],
+                              exclude: int, limit: int) -> list[StoredMemory] | None:
+        """`similar_memories` from the index's best matches of every project, ranked by FTS5 alone (no join for
+        each match), then kept when of `project`, `states` and `categories`, in that order. Those are the same
+        memories the join finds when at least `limit` of them are kept, or when the index matched no more than
+        it gave; None otherwise."""
+        asked = FIRST_RANKED * limit
+        ids = [row[0] for row in self._tuples(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?",
+            (match, asked))]
+        if not ids:
+            return []
+        # By id alone: a condition on the project would have SQLite walk the project's index instead.
+        rows = {m.id: m for m in self._memories(f"WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))}
+        kept = [m for m in (rows.get(i) for i in ids) if m is not None and m.project == project and m.state in states
+                and (not categories or m.category in categories) and m.id != exclude]
+        return kept[:limit] if len(kept) >= limit or len(ids) < asked else None
+
+    def _holds_most(self, project: str, newest: int) -> bool:
+        """Whether `project` holds at least half the memories (counted again once the store grew by a quarter;
+        `newest`: the newest memory's id): then the index's best matches are mostly its own."""
+        share, at = self._shares.get(project, (0.0, -1))
+        if at < 0 or newest > 1.25 * at + 100:
+            count = self.db.execute("SELECT count(*) FROM memories WHERE project = ?", (project,)).fetchone()[0]
+            share, at = count / max(1, newest), newest
+            self._shares[project] = share, at
+        return share >= 0.5
+
+    def _without_common(self, match: str, newest: int) -> str:
+        """`match` without its terms in more than `common_docs` memories (`newest`: the newest memory's id)."""
         from .fts_query import expression_terms, without_common
 
         terms = expression_terms(match)
-        if len(terms) <= 3:  # the three rarest would stay anyway
+        if len(terms) <= 3:  # the first three would stay anyway
             return match
-        newest = self.db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
         known, cap = self._term_docs, self.common_docs
         if newest <= cap:  # no word can be in more memories than there are
             return match
