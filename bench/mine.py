@@ -81,7 +81,8 @@ def source_projects(sources: list[Path]) -> list[str]:
     return sorted(set(found))
 
 
-def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None, words: str = "frequency") -> float:
+def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None,
+            words: str = "frequency") -> float:
     """`count` memories, in the transcripts' own words, spread over `projects` (default: 50 other projects);
     returns seconds taken. `words`: drawn as often as the transcripts use them ("frequency": a few words are in
     thousands of memories, as in a real store), or all equally often ("uniform": no word is in more than a few
