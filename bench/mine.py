@@ -82,21 +82,21 @@ def source_projects(sources: list[Path]) -> list[str]:
 
 
 def prefill(store, count: int, sources: list[Path], projects: list[str] | None = None,
-            words: str = "frequency") -> float:
+            draw: str = "frequency") -> float:
     """`count` memories, in the transcripts' own words, spread over `projects` (default: 50 other projects);
-    returns seconds taken. `words`: drawn as often as the transcripts use them ("frequency": a few words are in
-    thousands of memories, as in a real store), or all equally often ("uniform": no word is in more than a few
-    hundred of 100k)."""
+    returns seconds taken. `draw`: the words drawn as often as the transcripts use them ("frequency": a few
+    words are in thousands of memories, as in a real store), or all equally often ("uniform": no word is in
+    more than a few hundred of 100k)."""
     import random
     from collections import Counter
 
     from miner.memory.records import NewMemory
 
-    words_drawn, words = words, Counter()
+    words = Counter()
     for source in sources[:40]:
         words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,12}", source.read_text(errors="replace")[:200_000]))
     vocabulary, counts = zip(*words.most_common(5000))
-    weights = counts if words_drawn == "frequency" else None
+    weights = counts if draw == "frequency" else None
     projects = projects or [f"/bench/prefill-{n}" for n in range(50)]
     rng = random.Random(count)
     started = time.perf_counter()
