@@ -173,13 +173,17 @@ def test_words_common_to_many_memories_are_left_out_of_the_look_up(sqlite_store)
 
 
 def test_a_word_counted_rare_is_counted_again_once_enough_memories_were_added(sqlite_store):
-    store, deduper = sqlite_store, Deduper(sqlite_store)
+    store = sqlite_store
     store.common_docs = 3
     expression = '"deploy" OR "frontend" OR "vercel" OR "pipeline"'
-    add(store, deduper, "The pipeline runs nightly.", 1, entry_uuid="p0")
-    assert store._without_common(expression, newest(store)) == expression  # "pipeline" in one memory
-    for n in range(1, 4):
-        add(store, deduper, f"Pipeline stage {n * 17} uploads artefact batch {n}.", 1, entry_uuid=f"p{n}")
+    with store.atomic():
+        for n in range(4):  # a store past the cap, so that words are counted
+            store.insert_memory(memory(f"Queue worker {n} drains batch {n * 11}.", 1, entry_uuid=f"q{n}"))
+        store.insert_memory(memory("The pipeline runs nightly.", 1, entry_uuid="p0"))
+    assert store._without_common(expression, newest(store)) == expression  # "pipeline" in one memory: counted
+    with store.atomic():
+        for n in range(1, 4):
+            store.insert_memory(memory(f"Pipeline stage {n * 17} uploads artefact batch {n}.", 1, entry_uuid=f"p{n}"))
     assert store._without_common(expression, newest(store)) == '"deploy" OR "frontend" OR "vercel"'  # now in four
 
 
@@ -194,8 +198,7 @@ def test_a_store_mostly_of_one_project_ranks_in_the_index_first_and_finds_the_sa
             text = f"The {words[n % 10]} and {words[(n * 3) % 10]} of module {n} use {words[(n * 7) % 10]}."
             project, category = ("/q", "fact") if n % 4 == 0 else ("/p", ("fact", "decision")[n % 7 == 0])
             store.insert_memory(memory(text, 1, project=project, category=category, entry_uuid=f"m{n}"))
-    newest = store.db.execute("SELECT max(id) FROM memories").fetchone()[0]
-    assert store._holds_most("/p", newest) and not store._holds_most("/q", newest)
+    assert store._holds_most("/p", newest(store)) and not store._holds_most("/q", newest(store))
 
     def joined(project, match, states, categories):
         marks = ",".join("?" * len(states))

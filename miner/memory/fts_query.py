@@ -14,7 +14,8 @@ def expression_terms(match: str) -> list[str]:
 
 
 def without_common(match: str, common: dict[str, int]) -> str:
-    """An FTS5 OR-expression without its common terms (the three rarest stay when only those are left)."""
+    """An FTS5 OR-expression without its common terms. When only those are left, the three with the lowest counts
+    stay (the first of them on a tie, as with counts that stop at a cap)."""
     if not common:
         return match
     terms = expression_terms(match)

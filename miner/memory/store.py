@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from .. import paths
 from . import migrations
 from .records import now_iso
-from .store_dedup import COMMON_DOCS, DedupQueries
+from .store_dedup import DedupQueries
 from .store_memories import MemoryQueries
 from .store_sessions import SessionQueries
 from .store_team import TeamQueries
@@ -49,7 +49,6 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         self._depth = 0  # how many `atomic()` levels are open
         # {FTS5 term: (memories holding it, counted up to `common_docs` + 1; the newest memory id then)}
         self._term_docs: dict[str, tuple[int, int]] = {}
-        self.common_docs = COMMON_DOCS
         self._shares: dict[str, tuple[float, int]] = {}  # {project: (its share of the memories, the newest id then)}
         if not readonly:
             paths.ensure_private_dir(os.path.dirname(self._file) or ".")

@@ -27,6 +27,8 @@ FIRST_RANKED = 4
 class DedupQueries:
     """Dedup primitives (exact, similar, same subject), supersede and reopen; supersede links and notes."""
 
+    common_docs = COMMON_DOCS  # (a test sets its own on the instance)
+
     # --- dedup primitives ---------------------------------------------------------------------
 
     def find_exact(self, project: str, digest: str) -> StoredMemory | None:
