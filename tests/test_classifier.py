@@ -260,6 +260,40 @@ def test_rules_keep_drop_and_hint(tmp_path, pipeline, model):
                              "classifier.todo")
 
 
+# Work put off to later, in languages no rule file is written for: the shipped rule files keep it as a todo
+# whatever the classifier would call it (sentences of their own, not the rule's examples).
+PUT_OFF = [
+    "Die Dokumentation schreiben wir später, aber sie muss vor dem Release fertig sein.",
+    "Plus tard, on devra migrer les anciennes sessions vers le nouveau schéma.",
+    "Позже надо будет перенести старые сессии на новую схему.",
+    "後で古いセッションを新しいスキーマに移行しないといけません。",
+    "나중에 예전 세션을 새 스키마로 옮겨야 해요.",
+    "Później musimy przenieść stare sesje do nowego schematu.",
+    "İleride eski oturumları yeni şemaya taşımamız gerekiyor.",
+    "Để sau, mình cần chuyển các session cũ sang schema mới.",
+]
+# Alike on the surface, and no todo: a standing step after each change, a question.
+NOT_PUT_OFF = [
+    "Después de cada despliegue hay que limpiar la caché del CDN.",
+    "Danach muss man den Server jedes Mal neu starten.",
+    "Позже надо будет перенести старые сессии на новую схему?",
+]
+
+
+@pytest.mark.parametrize("text", PUT_OFF)
+def test_work_put_off_in_a_language_without_rules_of_its_own_is_a_todo(tmp_path, pipeline, model, text):
+    lines = [("user", text), ("assistant", "OK.")]
+    assert [(t, c) for t, c, _ in mine(tmp_path / "rules", pipeline, False, lines)] == [(text, "todo")]
+    kept = mine(tmp_path / "model", pipeline, Classifier(model, threshold=1.01), lines)  # it would keep all
+    assert (text, "todo", "any.todo.deferred-need") in kept
+
+
+@pytest.mark.parametrize("text", NOT_PUT_OFF)
+def test_a_standing_step_or_a_question_is_not_work_put_off(tmp_path, pipeline, text):
+    kept = mine(tmp_path, pipeline, False, [("user", text), ("assistant", "OK.")])
+    assert all(rule != "any.todo.deferred-need" for _, _, rule in kept), kept
+
+
 def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, model):
     prompts = ["The staging database is restored from the nightly dump every morning.",
                "Can you look at the failing job?", "ok", "Now try the other branch please.",
