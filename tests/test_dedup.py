@@ -274,7 +274,8 @@ def test_an_embedder_raises_the_score_but_never_lifts_a_guard():
     a = Statement("Weather data is fetched from OpenWeatherMap.", "fact")
     b = Statement("OpenWeatherMap hands us the weather data.", "fact")
     assert comparer.duplicate_score(b, a) >= plain.duplicate_score(b, a)
-    port_a, port_b = Statement("The API listens on port 3216.", "fact"), Statement("The API listens on port 3220.", "fact")
+    port_a = Statement("The API listens on port 3216.", "fact")
+    port_b = Statement("The API listens on port 3220.", "fact")
     assert comparer.duplicate_score(port_b, port_a) == 0.0
 
 
@@ -306,8 +307,8 @@ def statement(text: str, category: str, ts: str, ruleset) -> Statement:
 
 
 def pair_statements(name: str, ruleset) -> list[tuple[Statement, Statement, str]]:
-    return [(statement(p["a"], p["category"], "2026-01-01", ruleset), statement(p["b"], p["category"], "2026-01-02", ruleset),
-             p["label"]) for p in load_pairs(name)]
+    return [(statement(p["a"], p["category"], "2026-01-01", ruleset),
+             statement(p["b"], p["category"], "2026-01-02", ruleset), p["label"]) for p in load_pairs(name)]
 
 
 def test_the_pairs_set_is_well_formed():
@@ -385,7 +386,8 @@ def test_sentence_start_check_agrees_with_its_regex(text):
 
 
 def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
-    """The phrase regex checks word boundaries once around all Latin terms; the matches are those of one check per term."""
+    """The phrase regex checks word boundaries once around all Latin terms; the matches are those of one check per
+    term."""
     import re as re_mod
 
     from miner.memory.lexicon import load_synonyms
@@ -396,7 +398,8 @@ def test_synonym_phrases_match_as_with_one_boundary_check_per_term():
         re_mod.escape(t) if has_cjk(t) else r"(?<![\w#+])" + re_mod.escape(t) + r"(?![\w#+])"
         for t in sorted(synonyms.phrases, key=len, reverse=True)))
     texts = ["we use postgres, pg and postgresql on k8s", "kubernetes-based deploy; node.js vs nodejs",
-             "c++ and c# are not c", "数据库用 postgres，數據庫也是", "pgbouncer is not pg", "js/ts, javascript and typescript"]
+             "c++ and c# are not c", "数据库用 postgres，數據庫也是", "pgbouncer is not pg",
+             "js/ts, javascript and typescript"]
     for text in texts:
         assert [m.group(0) for m in synonyms._phrase_re.finditer(text)] == [m.group(0) for m in per_term.finditer(text)]
 

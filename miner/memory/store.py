@@ -240,9 +240,8 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         transcripts, and the counters."""
         db = self.db
         by_state = {r[0]: r[1] for r in db.execute("SELECT state, COUNT(*) FROM memories GROUP BY state")}
-        by_category = {
-            r[0]: r[1] for r in db.execute("SELECT category, COUNT(*) FROM memories WHERE state = 'active' GROUP BY category")
-        }
+        by_category = {r[0]: r[1] for r in db.execute(
+            "SELECT category, COUNT(*) FROM memories WHERE state = 'active' GROUP BY category")}
         return {
             "database": str(self.path),
             "memories": sum(by_state.values()),
