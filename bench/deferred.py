@@ -31,7 +31,7 @@ from miner.memory.store import Store  # noqa: E402
 from miner.runtime.mine import Miner  # noqa: E402
 
 
-def measure(path: Path, miner_of) -> None:
+def measure(path: Path, config: dict) -> None:
     sets = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
         files = []
@@ -43,11 +43,11 @@ def measure(path: Path, miner_of) -> None:
                     session.assistant("OK.")
                 files.append(str(session.path))
         with Store(Path(tmp) / "m.db") as store:
-            miner_of(store).mine_paths(files)
+            Miner(store, config).mine_paths(files)
             totals = [0, 0, 0, 0, 0]
             for lang, kinds in sets.items():
                 kept = {m.text: m.category for m in store.list_memories(f"/bench/{lang}/todo", limit=1000)}
-                false = [m for m in store.list_memories(f"/bench/{lang}/not_todo", limit=1000) if m.category == "todo"]
+                false = store.list_memories(f"/bench/{lang}/not_todo", "todo", limit=1000)
                 found = [next((c for t, c in kept.items() if t in text or text in t), None) for text in kinds["todo"]]
                 row = (sum(c is not None for c in found), sum(c == "todo" for c in found), len(found), len(false),
                        len(kinds["not_todo"]))
@@ -62,7 +62,7 @@ def main() -> int:
     paths = [Path(p) for p in sys.argv[1:]] or sorted((REPO / "bench" / "deferred").glob("set*.json"))
     config = config_mod.load()
     for path in paths:
-        measure(path, lambda store: Miner(store, config))
+        measure(path, config)
     return 0
 
 

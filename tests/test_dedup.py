@@ -203,11 +203,11 @@ def test_a_store_mostly_of_one_project_ranks_in_the_index_first_and_finds_the_sa
     def joined(project, match, categories):
         """The look-up as a small store asks it: one query joining every match (the expressions below have at
         most three terms, so no word is left out either way)."""
-        store.common_docs = 10**9
+        cap, store.common_docs = store.common_docs, 10**9
         try:
             return [m.id for m in store.similar_memories(project, match, ("active",), categories)]
         finally:
-            store.common_docs = 20
+            store.common_docs = cap
 
     first_ranked = fell_back = 0
     for match in ('"cache" OR "queue"', '"deploy"', '"schema" OR "token" OR "router"', '"module" OR "budget"'):
