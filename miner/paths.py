@@ -148,7 +148,8 @@ _ROOTS_KEPT = 256
 
 
 def project_root(cwd: str | None) -> str:
-    """The project of a session: the git root above `cwd` (absolute), else `cwd` itself.
+    """The project of a session: the git root above `cwd` (absolute), else `cwd` itself (also when `cwd` is not
+    absolute here, as a Windows path is not on Linux).
 
     Works for paths that no longer exist on this machine (backfilled transcripts):
     they are their own project. Answers are kept (256 at most; `project_root.cache_clear()` forgets them).
@@ -171,6 +172,10 @@ def _git_root(cwd: str) -> str:
     lead = "//" if text.startswith("//") and not text.startswith("///") else ("/" if text.startswith("/") else "")
     parts = [p for p in text.split("/") if p and p != "."]
     clean = lead + "/".join(parts) if parts or lead else "."
+    if not os.path.isabs(text):
+        # Not a path of this machine (Claude Code writes absolute ones): a session recorded on Windows and mined
+        # here, "C:\\work\\shop". Looked up from the process's own folder, it would take that folder's git root.
+        return clean
     candidate = clean
     while True:
         try:

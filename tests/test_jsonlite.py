@@ -75,8 +75,11 @@ def test_a_bad_document_fails_as_json_fails_in_a_process_that_never_loaded_json(
 
 
 def reference_root(cwd: str) -> str:
-    """`project_root` as it was written with `pathlib`."""
+    """`project_root` as it was written with `pathlib`, less the look-up of a relative path from the process's
+    own folder."""
     path = Path(cwd)
+    if not path.is_absolute():
+        return str(path)
     try:
         for candidate in [path, *path.parents]:
             if (candidate / ".git").exists():
@@ -98,6 +101,17 @@ def test_project_root_answers_as_pathlib_did(tmp_path, monkeypatch):
         paths.project_root.cache_clear()
         assert paths.project_root(cwd) == reference_root(cwd), cwd
     assert paths.project_root("") == ""
+
+
+def test_a_path_that_is_not_absolute_here_is_its_own_project_wherever_the_process_runs(tmp_path, monkeypatch):
+    """A session recorded on Windows and mined on Linux: its cwd is no path of this machine. Before, the look-up
+    went on from the process's own folder, and a miner or hook started inside a git checkout filed it under
+    "." (the same session under two projects, depending on where each process ran)."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for cwd in ("C:\\Users\\me\\shop", "c:\\Users\\me\\shop", "repo/src", "."):
+        paths.project_root.cache_clear()
+        assert paths.project_root(cwd) == cwd, cwd
 
 
 def test_project_folder_names_are_claude_codes():
