@@ -7,7 +7,8 @@ startup, ranked against the last checkpoint; and compact at the middle
 size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`, of `miner-hook pre-compact` at the largest size (nothing new in
 the transcript, and six new lines that its miner must start for),
 of `miner-hook user-prompt-submit` against 10k memories and 200k archived
-units (a prompt the store answers, one it does not, and a 10 MB prompt),
+units (a prompt the store answers, with the glossary compiled and without
+it, one it does not, and a 10 MB prompt),
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Each hook runs as `miner install` registers it (`python -I -c ENTRY
 EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
@@ -295,6 +296,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      archived: int) -> list[Scenario]:
     """UserPromptSubmit against 10k memories and `archived` archived units: a prompt the store answers (each run a
     session that was shown nothing yet), one it does not, and a 10 MB pasted prompt."""
+    from miner.recall import glossary
     from miner.recall.shown import shown_path
 
     with_env(env)
@@ -305,9 +307,14 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
         return json.dumps({"session_id": "prompt-session", "transcript_path": "", "cwd": project,
                            "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
-    def forget_shown():
+    def forget_shown(glossary_too: bool = False):
+        """A session shown nothing yet; the glossary compiled as a miner of this home compiles it (or none)."""
         with_env(env)
         Path(shown_path("prompt-session")).unlink(missing_ok=True)
+        if glossary_too:
+            Path(glossary.cache_file()).unlink(missing_ok=True)
+        else:
+            glossary.refresh()
 
     def answered(out: bytes) -> None:
         if not out.strip():
@@ -319,6 +326,8 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
     pasted = question + " Here is the log:\n" + "2025-12-01 10:00:00 INFO worker heartbeat ok\n" * (10 * 2**20 // 44)
     return [Scenario("user-prompt-submit 10k+archive", [*hook, "user-prompt-submit"], payload(question), env,
                      forget_shown, answered),
+            Scenario("user-prompt-submit 10k+archive, no glossary", [*hook, "user-prompt-submit"], payload(question),
+                     env, lambda: forget_shown(glossary_too=True), answered),
             Scenario("user-prompt-submit, nothing relevant", [*hook, "user-prompt-submit"],
                      payload("Say hello in French, please."), env, forget_shown),
             Scenario("user-prompt-submit, 10 MB prompt", [*hook, "user-prompt-submit"], payload(pasted), env,

@@ -99,6 +99,11 @@ def has_southeast_asian(text: str) -> bool:
     return not text.isascii() and _pattern("southeast").search(text) is not None
 
 
+# Words a question about earlier work uses whatever it is about: they find everything, so they find nothing (the
+# prompt hook's search leaves them out, and so does the glossary it searches with).
+META_WORDS = frozenset("""user users project projects assistant claude session sessions earlier before previous
+previously last time decided decide said say mentioned told asked currently current""".split())
+
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further had has

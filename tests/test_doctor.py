@@ -137,3 +137,23 @@ def test_doctor_names_a_broken_setting_and_still_runs_every_other_check(claude_d
     path.write_text(json.dumps({"dedup": {"threshold": 0.8}, "budget_share": 0.03}))
     result = runner.invoke(main, ["doctor"])
     assert "ignores" not in result.stdout and "settings:" not in result.stdout
+
+
+def test_doctor_names_a_broken_glossary_and_compiles_a_good_one(claude_dir):
+    from miner import paths
+    from miner.recall import glossary
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["install"]).exit_code == 0
+    user = paths.config_dir() / "glossary.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("version: 1\ngroups:\n  - [deploy, 部署\n", encoding="utf-8")
+    result = runner.invoke(main, ["doctor"])
+    assert result.exit_code == 1
+    line = next(line for line in result.stdout.splitlines() if "glossary" in line)
+    assert line.startswith(f"FAIL  glossary: {user}:4: not valid YAML"), line
+    user.write_text("version: 1\ngroups:\n  - [deploy, 部署, 上线]\n", encoding="utf-8")
+    result = runner.invoke(main, ["doctor"])
+    assert result.exit_code == 0, result.stdout
+    assert "ok    glossary compiled for the prompt hook from" in result.stdout and str(user) in result.stdout
+    assert "上线" in {member[0] for members in glossary.expand("deploy it", ["deploy"]).values() for member in members}

@@ -156,6 +156,20 @@ def check_settings() -> Iterator[Check]:
                       f"answers): {', '.join(removed)}", f"delete them from {config_path()}")
 
 
+def check_glossary() -> Iterator[Check]:
+    """The glossary and synonym files, compiled for the prompt hook (which cannot read YAML)."""
+    from ..memory.lexicon import SynonymError
+    from ..recall import glossary
+
+    try:
+        glossary.refresh()
+    except (SynonymError, OSError) as exc:
+        yield False, f"glossary: {exc}", "fix that file (until then the prompt hook searches with the last good one)"
+        return
+    names = ", ".join(str(f) for f in glossary.default_files())
+    yield True, f"glossary compiled for the prompt hook from {names}", ""
+
+
 def run_checks(config: dict) -> Iterator[Check]:
     yield from check_install()
     yield from check_hooks()
@@ -163,5 +177,6 @@ def run_checks(config: dict) -> Iterator[Check]:
     yield from check_secrets()
     yield from check_pipeline(config)
     yield from check_settings()
+    yield from check_glossary()
     yield from check_lag()
     yield from check_hook_errors()

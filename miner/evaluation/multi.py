@@ -24,6 +24,7 @@ from typing import Any
 
 from ..extract.transcript import Watermark, read_transcript
 from ..memory.store import Store
+from ..recall import glossary
 from ..recall.checkpoint import write_checkpoint
 from .transcripts import answered, prose_tail, read_jsonl
 
@@ -192,6 +193,7 @@ def evaluate_project(project_dir: Path, questions: list[dict], config: dict, min
         home, claude = Path(tmp) / "home", Path(tmp) / "claude"
         claude.mkdir()
         with Store(home / "memory.db") as store:
+            glossary.refresh(folder=str(home / "cache"))  # the hooks run with this home: they search with it
             miner = miner_factory(store)
             mined = 0
             for cut in cuts:

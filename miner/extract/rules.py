@@ -46,7 +46,7 @@ RULE_KEYS = {
 # classifier weighs the hit with everything else it sees, and decides; drop: the unit is never a memory.
 # Every hit is also something the classifier sees (`classify.unit_tokens`).
 EFFECTS = ("keep", "hint", "drop")
-NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml"}
+NON_RULE_FILES = {"synonyms.yaml", "secrets.yaml", "glossary.yaml"}
 
 
 class RuleError(ValueError):

@@ -1,8 +1,7 @@
 """The mining pipeline: read → clean → rules → refine → redact → store, one transcript at a time.
 
-Mining is incremental and idempotent: each batch of a transcript is
-committed in one transaction together with the watermark that says how far
-it got, and entries already mined (by uuid, from any file) are skipped.
+Mining is incremental and idempotent: each batch of a transcript is committed in one transaction together with
+the watermark that says how far it got, and entries already mined (by uuid, from any file) are skipped.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.records import NewMemory
 from ..memory.store import Store
+from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
 from . import exclusions, locks
@@ -94,8 +94,7 @@ class Miner:
         self.config = config
         self._pipeline = pipeline
         self._refiner: Refiner | None = None
-        # The trained classifier decides on every unit; without one (none shipped, or switched off for a
-        # comparison) the rules alone decide, as hints that keep.
+        # The trained classifier decides every unit; without one (none shipped, or off) rules decide, as hints.
         if classifier is True:
             classifier = Classifier() if config["classifier"] and Classifier.available() else None
         self.classifier: Classifier | None = classifier or None
@@ -110,6 +109,7 @@ class Miner:
         # A password typed in one prompt and echoed later without a word around it is still hidden there.
         self.known_secrets: set[str] = set()
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
+        refresh_glossary()  # the words across languages that the prompt hook searches for, compiled for it
         try:  # compile the default and user rules now, rather than on the first units
             ruleset = self.rules_for("")
         except rules_mod.RuleError:
@@ -482,8 +482,8 @@ def _fallback_cwd(path: str, turns: list[Turn]) -> str:
 def find_transcripts(root: Path | None = None) -> list[str]:
     """Every transcript under Claude Code's projects folder (or `root`), subagent files included, oldest first.
 
-    Real paths, found without following any symlink below the folder: a link
-    there never leads the miner out of it (see `transcript.transcript_files`).
+    Real paths, found without following any symlink below the folder: a link there never leads the miner out of
+    it (see `transcript.transcript_files`).
     """
     from ..extract.transcript import transcript_files
 

@@ -1,0 +1,163 @@
+"""The glossary: a prompt in one language finds what earlier sessions said in another.
+
+The lookup is compiled by the miner from YAML (`glossary.refresh`) into a
+small SQLite file, and read by the prompt hook without PyYAML. The end-to-end tests mine synthetic sessions
+held in Chinese, Korean and Spanish for real, then run the hook as Claude Code
+does, with an English prompt on stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from builders import Session
+from test_prompt_recall import ask, context_of, prompt_payload
+
+from miner import config as config_mod
+from miner import paths
+from miner.memory.lexicon import SynonymError, read_synonym_file
+from miner.memory.store import Store
+from miner.recall import glossary
+from miner.recall.prompt import query_terms
+from miner.runtime.mine import Miner
+from miner.textutil import META_WORDS, STOPWORDS
+
+SMALL = """version: 1
+groups:
+  - [database, 数据库, 데이터베이스, base de datos]
+  - [delete, 删除, eliminar]
+  - [front end, frontend, 前端]
+"""
+
+
+def compiled(tmp_path, text: str = SMALL) -> Path:
+    path = tmp_path / "glossary.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert glossary.refresh([path]) is True
+    return path
+
+
+def forms(prompt: str) -> dict[str, set[str]]:
+    """Per term of the prompt that names a group, the words of the group it adds."""
+    return {term: {member[0] for member in members}
+            for term, members in glossary.expand(prompt, query_terms(prompt)).items()}
+
+
+def test_an_english_word_brings_its_translations(tmp_path):
+    compiled(tmp_path)
+    assert forms("Which database did we pick?") == {"database": {"数据库", "데이터베이스", "base de datos"}}
+    # Plural and verb forms of an English word are looked up too.
+    assert forms("Which databases hold it?")["databases"] >= {"数据库"}
+    assert forms("What got deleted last week?")["deleted"] == {"delete", "删除", "eliminar"}
+
+
+def test_phrases_and_words_without_spaces_are_found_in_the_text(tmp_path):
+    compiled(tmp_path)
+    assert forms("¿Qué base de datos usamos?")["base"] >= {"database", "数据库", "데이터베이스"}
+    assert "base" not in forms("datos de base")  # the words of a phrase, out of order, are not the phrase
+    assert forms("发票存在哪个数据库")["数据"] >= {"database", "데이터베이스", "base de datos"}
+    # Korean writes particles onto the word: 데이터베이스를 still names it.
+    assert "database" in forms("데이터베이스를 바꿨나요?")["데이"]
+    assert forms("Who owns the front-end?")["front"] == {"frontend", "前端"}
+
+
+def test_without_a_compiled_lookup_a_prompt_keeps_its_own_words(tmp_path):
+    assert not Path(glossary.cache_file()).exists()
+    assert glossary.expand("Which database did we pick?", ["database", "pick"]) == {}
+    compiled(tmp_path)
+    Path(glossary.cache_file()).write_text("not a database", encoding="utf-8")
+    assert glossary.expand("Which database did we pick?", ["database", "pick"]) == {}
+
+
+def test_the_lookup_is_compiled_again_only_when_a_file_changed(tmp_path):
+    path = compiled(tmp_path)
+    assert glossary.refresh([path]) is False
+    path.write_text(SMALL + "  - [button, 按钮]\n", encoding="utf-8")
+    assert glossary.refresh([path]) is True
+    assert forms("Where is the button?") == {"button": {"按钮"}}
+
+
+def test_the_users_glossary_extends_the_shipped_one(tmp_path):
+    user = paths.config_dir() / "glossary.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("version: 1\ngroups:\n  - [invoice run, 账单批处理]\n", encoding="utf-8")
+    assert user in glossary.default_files()
+    assert glossary.refresh() is True
+    assert "账单批处理" in forms("When does the invoice run start?")["invoice"]
+    assert "数据库" in forms("Which database?")["database"]  # the shipped groups stay
+
+
+def test_a_broken_file_is_named_and_the_last_lookup_stays(tmp_path):
+    path = compiled(tmp_path)
+    path.write_text("version: 1\ngroups:\n  - [database, 数据库\n", encoding="utf-8")
+    with pytest.raises(SynonymError, match=re.escape(f"{path}:4: not valid YAML")):
+        glossary.refresh([path])
+    assert forms("Which database did we pick?")["database"] >= {"数据库"}  # what the hooks read is unchanged
+    user = paths.config_dir() / "glossary.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("groups: [[]]\n", encoding="utf-8")
+    assert glossary.refresh_quietly() == f"{user}: group 1 must be a non-empty list of words"
+
+
+def test_the_shipped_glossary_is_well_formed():
+    shipped = next(f for f in glossary.default_files() if f.name == "glossary.yaml")
+    groups = read_synonym_file(shipped)
+    assert len(groups) >= 200
+    heads = [group[0] for group in groups]
+    assert len(heads) == len(set(heads)), "an English word heads two groups"
+    for group in groups:
+        assert len(group) >= 2, group
+        assert group[0].isascii() and group[0] == group[0].lower(), group
+    # A word every prompt uses would bring its group into every search: the compiled lookup leaves it out.
+    compiled_groups = glossary.compile_groups(groups)
+    searched = {phrase for members in compiled_groups["groups"] for phrase, _, _ in members}
+    assert {"project", "user", "decided"} & {m for group in groups for m in group}  # the file has some
+    assert not searched & (STOPWORDS | META_WORDS)
+    assert not set(compiled_groups["words"]) & (STOPWORDS | META_WORDS)
+
+
+@pytest.fixture
+def project(tmp_path, claude_dir, pipeline) -> Path:
+    """Earlier sessions held in Chinese, Korean and Spanish, mined for real into the store the hooks read."""
+    cwd = tmp_path / "work" / "shop"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    said = [("我们决定用 PostgreSQL 作为数据库，订单表按月分区。", "2026-05-01T09:00:00"),
+            ("배포는 항상 금요일 오전에 스테이징 서버에서 먼저 합니다.", "2026-05-02T09:00:00"),
+            ("El botón de pago debe ser verde y grande en el móvil.", "2026-05-03T09:00:00")]
+    with Store() as store:
+        miner = Miner(store, config_mod.load(), pipeline=pipeline)
+        for n, (text, start) in enumerate(said):
+            session = Session(folder / f"s{n}.jsonl", str(cwd), session_id=f"s{n}", start=start)
+            session.user(text)
+            session.assistant("Understood.")
+            miner.mine_file(session.path)
+    return cwd
+
+
+@pytest.mark.parametrize("prompt, answer", [
+    ("Which database did we choose?", "PostgreSQL"),
+    ("When do we deploy, and to which server first?", "스테이징 서버"),
+    ("What colour and size should the payment button be?", "verde y grande"),
+])
+def test_an_english_prompt_finds_what_was_said_in_another_language(project, prompt, answer):
+    assert Path(glossary.cache_file()).is_file()  # the miner compiled it as it started
+    assert answer in context_of(ask(prompt_payload(project, prompt)))
+    os.remove(glossary.cache_file())
+    assert answer not in context_of(ask(prompt_payload(project, prompt, session_id="no-glossary")))
+
+
+def test_the_compiled_lookup_names_its_sources(project):
+    from miner.memory import glossary_db
+
+    db = glossary_db.open_lookup(glossary.cache_file())
+    try:
+        meta = glossary_db.meta(db)
+    finally:
+        db.close()
+    assert meta["version"] == glossary.VERSION
+    assert [Path(source[0]).name for source in json.loads(meta["sources"])] == ["glossary.yaml", "synonyms.yaml"]
