@@ -49,6 +49,7 @@ def write(path: str, meta: dict[str, str], words: dict[str, list[int]], phrases:
                             for phrase, joined, terms in found))
     finally:
         db.close()
+    os.chmod(temp, 0o600)  # as every file of the miner's home: the user's words, the user's only
     os.replace(temp, path)
 
 
