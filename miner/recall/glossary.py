@@ -28,7 +28,6 @@ VERSION = "1"
 # prompt is pasted text, and the words it names are searched for as they are.
 PHRASE_CHARS = 2000
 _NON_WORD = None  # compiled on first use: most hooks never expand a prompt
-_LEFT_OUT = STOPWORDS | META_WORDS
 
 
 def cache_file(folder: str | None = None) -> str:
@@ -104,6 +103,7 @@ def compile_groups(groups: list[list[str]]) -> dict:
     A phrase is two words or more, or a word of a script written without spaces (数据库, データベース,
     데이터베이스 with its particles): it is found in the prompt's text, not among its words.
     """
+    left_out = STOPWORDS | META_WORDS
     words: dict[str, list[int]] = {}
     phrases: dict[str, list[list]] = {}
     members_of: list[list[list]] = []
@@ -119,7 +119,7 @@ def compile_groups(groups: list[list[str]]) -> dict:
             members.append([phrase, joined, char_bigrams(member) or found if joined else found])
             if len(found) == 1 and not joined:
                 for key in word_forms(found[0]):
-                    if key != found[0] and key in _LEFT_OUT:
+                    if key != found[0] and key in left_out:
                         continue  # a form that is a word of its own ("mai" + "s": Portuguese "mais")
                     if n not in words.setdefault(key, []):
                         words[key].append(n)

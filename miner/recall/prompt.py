@@ -65,8 +65,8 @@ def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | Non
 
     from ..memory import reader
 
-    others = others or {}
-    forms = [form for term in terms for form in _forms(term, others)]
+    forms_of = {term: _forms(term, others or {}) for term in terms}
+    forms = [form for term_forms in forms_of.values() for form in term_forms]
     # A form's first term, then the rest of the forms whose first term the index holds (most forms are words of
     # languages the project never wrote: one look-up each).
     frequencies = reader.document_frequencies(db, index, list(dict.fromkeys(form[2][0] for form in forms)))
@@ -76,7 +76,7 @@ def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | Non
     rows = reader.index_size(db, index)
     found = []
     for term in terms:
-        held = [(form, min(frequencies[t] for t in form[2])) for form in _forms(term, others)
+        held = [(form, min(frequencies[t] for t in form[2])) for form in forms_of[term]
                 if all(t in frequencies for t in form[2])]
         if held:
             found.append((max(n for _, n in held), [form for form, _ in held]))
