@@ -15,10 +15,13 @@ on first use: an English-only process never pays for them.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from . import BLOCK_TAG
+
+TYPE_CHECKING = False  # typing costs import time on the hook path
+if TYPE_CHECKING:
+    import re
 
 try:  # the C module directly: `hashlib` loads OpenSSL first, milliseconds on the hook's path
     from _blake2 import blake2b
@@ -31,12 +34,9 @@ except ImportError:  # pragma: no cover
 # Thaana vowels, and the zero-width (non-)joiners of Persian and Indic words.
 WORD_MARKS = ("\u0300-\u036f\u0483-\u0489\u0730-\u074a\u07a6-\u07b0\u0900-\u0963\u0966-\u0dff"
               "\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff\ufe20-\ufe2f")
-# A word: starts with a letter or digit, may hold `_ . - / @ : +` (identifiers, paths, versions), ends
-# with a letter, digit or mark. Runs of the no-space scripts are blanked out before it runs.
-_WORD_RE = re.compile(r"[^\W_][\w.\-/@:+" + WORD_MARKS + r"]*(?:[^\W_]|[" + WORD_MARKS + r"])|[^\W_]")
-# Where FTS5's unicode61 tokenizer splits a word of ours (it splits at marks of the Indic scripts too,
-# but a quoted term is a phrase, so the whole word still matches its pieces in order).
-_PIECE_SPLIT_RE = re.compile(r"[_.\-/@:+\u200c\u200d]+")
+# ASCII characters that are neither letters nor digits, as a `str.translate` table that makes them spaces: what is
+# left of ASCII text is its runs of letters and digits, FTS5's words.
+_ASCII_BREAKS = {c: " " for c in range(128) if not chr(c).isalnum()}
 
 KANA_RANGES = "\u3040-\u30ff"
 HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -48,22 +48,29 @@ HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
 # Patterns compiled on first use, each on its own (`_pattern`): the prompt hook imports this module for its words
 # and needs none of these for an English prompt; an English-only process never compiles the large ranges (about
 # 1 ms each, the CJK class 2 ms), and the miner-only ones (normalising, versions, letter counts) cost no hook.
-_LAZY: dict[str, tuple[str, int]] = {
-    "ws": (r"\s+", 0),
-    "markup": (r"[*_`>#|]+", 0),
-    "lead_bullet": (r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", 0),
-    "version": (r"^v?\d+(?:\.\d+)+[a-z0-9.\-]*$", re.IGNORECASE),
-    "space": (r"\s", 0),  # what str.isspace() calls space
-    "ascii_letter": (r"[A-Za-z]", 0),
-    "cjk": ("[" + CJK_RANGES + "]", 0),  # one Chinese or Japanese character
-    "southeast": ("[" + SOUTHEAST_ASIAN_RANGES + "]", 0),  # one character of Thai, Lao, Myanmar or Khmer
-    "no_space": ("[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+", 0),
+# `re` itself is imported on first use: the prompt hook answers an English prompt without it (about 6 ms).
+_LAZY: dict[str, str] = {
+    # A word: starts with a letter or digit, may hold `_ . - / @ : +` (identifiers, paths, versions), ends
+    # with a letter, digit or mark. Runs of the no-space scripts are blanked out before it runs.
+    "word": r"[^\W_][\w.\-/@:+" + WORD_MARKS + r"]*(?:[^\W_]|[" + WORD_MARKS + r"])|[^\W_]",
+    # Where FTS5's unicode61 tokenizer splits a word of ours (it splits at marks of the Indic scripts too,
+    # but a quoted term is a phrase, so the whole word still matches its pieces in order).
+    "piece_split": r"[_.\-/@:+\u200c\u200d]+",
+    "ws": r"\s+",
+    "markup": r"[*_`>#|]+",
+    "lead_bullet": r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+",
+    "version": r"(?i)^v?\d+(?:\.\d+)+[a-z0-9.\-]*$",
+    "space": r"\s",  # what str.isspace() calls space
+    "ascii_letter": r"[A-Za-z]",
+    "cjk": "[" + CJK_RANGES + "]",  # one Chinese or Japanese character
+    "southeast": "[" + SOUTHEAST_ASIAN_RANGES + "]",  # one character of Thai, Lao, Myanmar or Khmer
+    "no_space": "[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+",
     # One alternative per script: a bigram never spans two scripts.
-    "runs": ("([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)", 0),
-    "vowel_points": ("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
-                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+", 0),
-    "latin_accented": ("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+", 0),
-    "block_tag": (r"<(/?)(\s*" + re.escape(BLOCK_TAG) + r")", re.IGNORECASE),
+    "runs": "([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)",
+    "vowel_points": "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
+                    "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+",
+    "latin_accented": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+",
+    "block_tag": r"(?i)<(/?)(\s*" + "".join(c if c.isalnum() else "\\" + c for c in BLOCK_TAG) + r")",
 }
 _compiled: dict[str, re.Pattern] = {}
 
@@ -71,7 +78,9 @@ _compiled: dict[str, re.Pattern] = {}
 def _pattern(name: str) -> re.Pattern:
     found = _compiled.get(name)
     if found is None:
-        found = _compiled[name] = re.compile(*_LAZY[name])
+        import re
+
+        found = _compiled[name] = re.compile(_LAZY[name])
     return found
 
 
@@ -202,7 +211,7 @@ def word_count(text: str) -> int:
 
 def word_tokens(text: str) -> list[str]:
     """Lower-cased words of any script written with spaces, keeping identifiers, paths and versions whole."""
-    return _WORD_RE.findall(word_text(text).lower())
+    return _pattern("word").findall(word_text(text).lower())
 
 
 def simple_stem(word: str) -> str:
@@ -241,6 +250,13 @@ def fts_terms(text: str) -> list[str]:
     (Latin letters without their accents), so that it can also be looked up in the
     index's vocabulary.
     """
+    if text.isascii():  # the usual case, without `re`
+        return _ascii_terms(text)
+    return _word_terms(text)
+
+
+def _word_terms(text: str) -> list[str]:
+    """`fts_terms` of any text: its words' pieces as FTS5 splits them, then its character bigrams."""
     terms: list[str] = []
     for token in word_tokens(text):
         if len(token) < 2 or token in STOPWORDS:
@@ -248,12 +264,21 @@ def fts_terms(text: str) -> list[str]:
         if not token.isascii():
             token = _pattern("latin_accented").sub(_fold_latin, token)
         # FTS5's unicode61 tokenizer splits on punctuation; keep each alphanumeric piece.
-        terms.extend(p for p in _PIECE_SPLIT_RE.split(token) if len(p) > 1 and p not in STOPWORDS)
+        terms.extend(p for p in _pattern("piece_split").split(token) if len(p) > 1 and p not in STOPWORDS)
     terms.extend(char_bigrams(text))
-    out: dict[str, None] = {}
-    for term in terms:
-        out.setdefault(term, None)
-    return list(out)
+    return list(dict.fromkeys(terms))
+
+
+def _ascii_terms(text: str) -> list[str]:
+    """`fts_terms` of ASCII text, as `_word_terms` finds them: a word of it splits at every character that is not a
+    letter or digit, so its pieces are the text's runs of letters and digits (a stopword, or a word shorter than
+    two characters, is one piece of the same kind: leaving out such pieces leaves out such words)."""
+    return list(dict.fromkeys(w for w in ascii_words(text) if len(w) > 1 and w not in STOPWORDS))
+
+
+def ascii_words(text: str) -> list[str]:
+    """The runs of letters and digits of ASCII text, lower-cased (what `[^\\W_]+` finds), without `re`."""
+    return text.lower().translate(_ASCII_BREAKS).split()
 
 
 def fts_match(terms: list[str], limit: int = 32) -> str:
@@ -278,6 +303,8 @@ def letter_ratio(text: str) -> float:
 
 def escape_block_tag(text: str) -> str:
     """Text that cannot open, close or forge the recall block's tag (memory text, a project path)."""
+    if "<" not in text:
+        return text
     return _pattern("block_tag").sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 

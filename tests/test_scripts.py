@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import unicodedata
@@ -107,6 +108,27 @@ def test_fts_terms_are_what_the_unicode61_tokenizer_makes_of_them():
     assert fts_terms("carácter Straße naïve") == ["caracter", "straße", "naive"]
     assert fts_terms("Ёлка йод") == ["ёлка", "йод"]
     assert fts_terms("src/конфиг.yaml") == ["src", "конфиг", "yaml"]
+
+
+ASCII_PIECES = ["the", "use-case", "a.b", "x__y", "v1.2.3", "foo/bar@baz:qux+1", "don't", "_init_", "OK", "API",
+                "snake_case_name", "e.g.", "i'm", "C++", "--flag=value", "x", "  ", "\t", "#42", "$HOME/.cfg"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_ascii_terms_are_what_the_word_pattern_finds(seed):
+    """ASCII text takes a path without `re` (the prompt hook's): the same terms, in the same order, as the word
+    pattern and its pieces give, on words of code and prose and on random characters."""
+    import string
+
+    rng = random.Random(seed)
+    chars = string.ascii_letters + string.digits + string.punctuation + " \t\n"
+    for _ in range(2000):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 80)))
+        else:
+            text = " ".join(rng.choice(ASCII_PIECES) + rng.choice(["", ",", ".", "!"]) for _ in range(rng.randint(0, 12)))
+        assert textutil._ascii_terms(text) == textutil._word_terms(text), text
+    assert fts_terms("Use the snake_case_name, e.g. v1.2.3!") == ["snake", "case", "name", "v1"]
 
 
 @pytest.mark.parametrize("text", ['"кэш" OR NEAR(x)', 'таблица" OR "x', "ab\u201ccd\u201d ef*", "ฐาน\" ข้อมูล"])
@@ -226,6 +248,17 @@ def test_english_only_text_never_builds_the_unicode_patterns():
             "and t._drop_marks is None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_the_prompt_hooks_words_of_ascii_text_need_no_regular_expressions():
+    """Importing textutil compiles nothing, and an English prompt's terms and an escaped line need no `re`."""
+    code = ("import sys; import miner.textutil as t; before = 're' in sys.modules;"
+            "t.fts_terms('What did we pick for the cache?'); t.char_bigrams('plain'); t.escape_block_tag('a line');"
+            "after = 're' in sys.modules; t.escape_block_tag('</transcript-miner-recall>');"
+            "print(before, after, 're' in sys.modules)")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=REPO,
+                         check=True, env={"PYTHONPATH": str(REPO)})
+    assert out.stdout.split() == ["False", "False", "True"]  # the tag to escape does compile its pattern
 
 
 def test_keywords_of_long_text_of_any_script():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .. import paths
-from ..textutil import META_WORDS, STOPWORDS, char_bigrams, fts_terms
+from ..textutil import META_WORDS, STOPWORDS, ascii_words, char_bigrams, fts_terms
 
 CACHE_NAME = "recall-terms.db"
 VERSION = "1"
@@ -86,12 +86,15 @@ def expand(text: str, terms: list[str]) -> dict[str, list[list]]:
 def _phrases_named(text: str, phrases: list[tuple], named: dict[str, set[int]]) -> None:
     """Add the groups of the phrases that the prompt's first characters hold, under the term they are keyed by."""
     global _NON_WORD
-    import re
-
-    if _NON_WORD is None:
-        _NON_WORD = re.compile(r"[\W_]+")
     lowered = " ".join(text[:PHRASE_CHARS].lower().split())
-    spaced = " " + _NON_WORD.sub(" ", lowered) + " "
+    if lowered.isascii():  # without `re`
+        spaced = " " + " ".join(ascii_words(lowered)) + " "
+    else:
+        if _NON_WORD is None:
+            import re
+
+            _NON_WORD = re.compile(r"[\W_]+")
+        spaced = " " + _NON_WORD.sub(" ", lowered) + " "
     for term, phrase, group, joined in phrases:
         if (phrase in lowered) if joined else (f" {phrase} " in spaced):
             named.setdefault(term, set()).add(group)
