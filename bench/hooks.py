@@ -8,7 +8,8 @@ size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`, of `min
 the transcript, and six new lines that its miner must start for),
 of `miner-hook user-prompt-submit` against 10k memories and 200k archived
 units (a prompt the store answers, with the glossary compiled and without
-it, one it does not, and a 10 MB prompt),
+it, and with the full-text indexes left as written instead of merged as the
+worker leaves them; one it does not answer, and a 10 MB prompt),
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Each hook runs as `miner install` registers it (`python -I -c ENTRY
 EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
@@ -296,20 +297,32 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      archived: int) -> list[Scenario]:
     """UserPromptSubmit against 10k memories and `archived` archived units: a prompt the store answers (each run a
     session that was shown nothing yet), one it does not, and a 10 MB pasted prompt."""
+    import shutil
+
+    from miner.memory.store import Store
     from miner.recall import glossary
     from miner.recall.shown import shown_path
 
     with_env(env)
     took = build_store(10_000, project, session_id) + build_archive(archived, project)
     print(f"(store of 10,000 memories and {archived:,} archived units built in {took:.1f}s)", flush=True)
+    # Written in one go, the indexes are made of many segments; the worker merges them after its pass, as here.
+    # A copy left as written shows what the merge saves.
+    unmerged = dict(env, MINER_HOME=env["MINER_HOME"] + "-unmerged")
+    shutil.copytree(env["MINER_HOME"], unmerged["MINER_HOME"])
+    with Store() as store:
+        segments = {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}
+        started = time.perf_counter()
+        store.merge_indexes()
+    print(f"(segments {segments} merged in {time.perf_counter() - started:.2f}s)", flush=True)
 
     def payload(prompt: str) -> bytes:
         return json.dumps({"session_id": "prompt-session", "transcript_path": "", "cwd": project,
                            "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
-    def forget_shown(glossary_too: bool = False):
+    def forget_shown(glossary_too: bool = False, home_env: dict[str, str] = env):
         """A session shown nothing yet; the glossary compiled as a miner of this home compiles it (or none)."""
-        with_env(env)
+        with_env(home_env)
         Path(shown_path("prompt-session")).unlink(missing_ok=True)
         if glossary_too:
             Path(glossary.cache_file()).unlink(missing_ok=True)
@@ -328,6 +341,8 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      forget_shown, answered),
             Scenario("user-prompt-submit 10k+archive, no glossary", [*hook, "user-prompt-submit"], payload(question),
                      env, lambda: forget_shown(glossary_too=True), answered),
+            Scenario("user-prompt-submit 10k+archive, indexes not merged", [*hook, "user-prompt-submit"],
+                     payload(question), unmerged, lambda: forget_shown(home_env=unmerged), answered),
             Scenario("user-prompt-submit, nothing relevant", [*hook, "user-prompt-submit"],
                      payload("Say hello in French, please."), env, forget_shown),
             Scenario("user-prompt-submit, 10 MB prompt", [*hook, "user-prompt-submit"], payload(pasted), env,

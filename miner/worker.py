@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -255,6 +256,15 @@ def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> Non
             note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
 
 
+def merge_indexes(store: Store) -> None:
+    """After mining: the full-text indexes merged when their segments piled up (a store another process holds
+    for writing is left for the next pass)."""
+    try:
+        store.merge_indexes()
+    except sqlite3.Error as exc:
+        note(f"full-text indexes not merged: {exc}")
+
+
 def repair_if_needed(store: Store) -> None:
     """After an upgrade that redacts more (the plugin updates without ./install.sh), the first worker
     redacts what an older version stored (`miner doctor --fix`'s repair); a later worker finds it done."""
@@ -302,6 +312,7 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                     note(f"recall not logged: {exc}")
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}
+        merge_indexes(store)
     # After the store is closed: a block is rendered from what the next SessionStart will find.
     if config["recall_cache"]:
         refresh_compact_blocks(compact, config)

@@ -258,3 +258,81 @@ def test_the_prompt_hook_reads_a_store_from_before_the_archive(tmp_path):
     assert "Stripe webhooks" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     with Store(paths.db_path(), readonly=True) as store:  # read-only: nothing was migrated by the hook
         assert not store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'archive'").fetchone()
+
+
+# --- the full-text indexes stay quick to read ------------------------------------------------------
+
+
+def grow_indexes(store, passes: int = 40) -> dict[str, int]:
+    """`passes` writes of a memory and an archived unit, one transaction each, as that many Stop hooks leave them;
+    the segments each index is made of then."""
+    words = "ledger invoice refund webhook retry backoff jitter queue tax currency".split()
+    for n in range(passes):
+        text = f"Pass {n}: the {words[n % 10]} goes through the {words[(n * 3) % 10]} worker."
+        with store.atomic():
+            store.add_memory(new_memory(text, 1 + n % 28, entry_uuid=f"m{n}", project=PROJECT))
+            store.archive_units([(PROJECT, f"s{n}", "/t.jsonl", f"u{n}", 0, "user", "2026-01-01T00:00:00Z", text,
+                                  " ".join(char_bigrams(text)), 0.5)])
+    return {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}
+
+
+def test_full_text_indexes_grown_pass_by_pass_are_merged_and_find_the_same(store):
+    """Every mining pass leaves each index another segment; past the limit both are merged into one, and a
+    search finds what it found before, in the same order."""
+    grown = grow_indexes(store)
+    assert min(grown.values()) > 8, grown
+    before = ([m.id for m, _ in store.search("refund webhook")],
+              [u.id for u, _ in store.search_archive("refund webhook", project=PROJECT)])
+    assert before[0] and before[1]
+
+    assert store.merge_indexes() == ["memories_fts", "archive_fts"]
+    assert {index: store.index_segments(index) for index in grown} == {"memories_fts": 1, "archive_fts": 1}
+    assert ([m.id for m, _ in store.search("refund webhook")],
+            [u.id for u, _ in store.search_archive("refund webhook", project=PROJECT)]) == before
+    assert store.merge_indexes() == []  # one segment each: nothing to do
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with pytest.raises(ValueError, match="no full-text index"):
+        store.index_segments("memories")
+
+
+def test_mining_merges_the_indexes_past_the_limit(tmp_path, store, monkeypatch):
+    """`miner mine` leaves the indexes merged when they have piled up (FTS5's own automerge keeps a few per level:
+    with a limit of one, whatever the pass left is past it)."""
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "MAX_INDEX_SEGMENTS", 1)
+    grow_indexes(store, passes=6)
+    first, _ = billing_sessions(tmp_path)
+    result = CliRunner().invoke(main, ["mine", "-q", str(first.path)])
+    assert result.exit_code == 0, result.output
+    assert [store.index_segments(index) for index in ("memories_fts", "archive_fts")] == [1, 1]
+    assert store.search_archive("idempotency keys", project=PROJECT)  # what the pass mined is found
+
+
+def test_the_background_miner_merges_the_indexes_past_the_limit(tmp_path, store, monkeypatch):
+    """The worker a Stop hook starts does the same after its pass."""
+    from miner import worker
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "MAX_INDEX_SEGMENTS", 1)
+    grow_indexes(store, passes=6)
+    first, _ = billing_sessions(tmp_path)
+    code = worker.main(["mine", str(first.path), "--no-render"],
+                       miner_factory=lambda s, config: Miner(s, config, pipeline=PIPELINE))
+    assert code == 0
+    assert [store.index_segments(index) for index in ("memories_fts", "archive_fts")] == [1, 1]
+    assert store.search_archive("idempotency keys", project=PROJECT)
+
+
+def test_a_pass_of_archived_units_leaves_the_index_a_segment_per_statement(store):
+    """Row by row, the trigger left FTS5 a segment every row or two; many rows to a statement leave one each."""
+    from miner.memory.store_sessions import ARCHIVE_ROWS_PER_STATEMENT
+
+    rows = [(PROJECT, "s1", "/t.jsonl", f"u{n}", 0, "assistant", "2026-01-01T00:00:00Z",
+             f"Unit {n} of the pass: the ledger export runs nightly.", "", 0.5) for n in range(200)]
+    with store.atomic():
+        assert store.archive_units(rows) == 200
+    assert store.index_segments("archive_fts") <= -(-200 // ARCHIVE_ROWS_PER_STATEMENT)  # three statements
+    with store.atomic():
+        assert store.archive_units(rows[:50]) == 0  # a replayed entry is not kept twice
+    assert len(store.search_archive("ledger export", project=PROJECT, limit=500)) == 200

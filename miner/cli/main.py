@@ -80,6 +80,8 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
             for file in bar:
                 total.add(miner.mine_paths([file]))
+        if todo:
+            store.merge_indexes()
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
 
 BUSY_TIMEOUT_MS = 10_000
+# A full-text index with more segments than this is merged into one after mining (`Store.merge_indexes`).
+MAX_INDEX_SEGMENTS = 8
 
 
 class StoreError(RuntimeError):
@@ -176,6 +178,31 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         """True when the database has this table (a read-only store opened before a migration may lack one)."""
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                (name,)).fetchone() is not None
+
+    def merge_indexes(self, max_segments: int | None = None) -> list[str]:
+        """Merge each full-text index whose segments have piled up past `max_segments` (`MAX_INDEX_SEGMENTS`) into
+        one; the indexes merged.
+
+        Every write leaves FTS5 a new segment, and its automerge keeps up to three on each level: a look-up (the
+        prompt hook counts dozens of terms in the vocabulary, every MATCH) reads each segment, so that twenty
+        segments make a term's count four times slower than one. Merging rewrites the index (about 2 µs a row);
+        merged only past the limit, it costs a few milliseconds per mining pass, spread over dozens of them. What
+        a search finds does not change.
+        """
+        limit = MAX_INDEX_SEGMENTS if max_segments is None else max_segments
+        merged = []
+        for index in ("memories_fts", "archive_fts"):
+            if self.has_table(index) and self.index_segments(index) > limit:
+                with self.atomic() as db:
+                    db.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+                merged.append(index)
+        return merged
+
+    def index_segments(self, index: str) -> int:
+        """How many segments a full-text index ("memories_fts" or "archive_fts") is made of."""
+        if index not in ("memories_fts", "archive_fts"):
+            raise ValueError(f"no full-text index named {index!r}")
+        return self.db.execute(f"SELECT COUNT(DISTINCT segid) FROM {index}_idx").fetchone()[0]
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
