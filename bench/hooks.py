@@ -8,8 +8,8 @@ size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`, of `min
 the transcript, and six new lines that its miner must start for),
 of `miner-hook user-prompt-submit` against 10k memories and 200k archived
 units (a prompt the store answers, with the glossary compiled and without
-it, and with the full-text indexes left as written instead of merged as the
-worker leaves them; one it does not answer, and a 10 MB prompt),
+it, and with the full-text indexes left as written instead of merged as
+`miner mine` leaves them; one it does not answer, and a 10 MB prompt),
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Each hook runs as `miner install` registers it (`python -I -c ENTRY
 EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
@@ -306,15 +306,16 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
     with_env(env)
     took = build_store(10_000, project, session_id) + build_archive(archived, project)
     print(f"(store of 10,000 memories and {archived:,} archived units built in {took:.1f}s)", flush=True)
-    # Written in one go, the indexes are made of many segments; the worker merges them after its pass, as here.
-    # A copy left as written shows what the merge saves.
+    # Written in one go, the indexes are made of many segments; `miner mine` merges them after a backfill, as here
+    # (the worker a round after each pass). A copy left as written shows what the merging saves.
     unmerged = dict(env, MINER_HOME=env["MINER_HOME"] + "-unmerged")
     shutil.copytree(env["MINER_HOME"], unmerged["MINER_HOME"])
     with Store() as store:
         segments = {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}
         started = time.perf_counter()
-        store.merge_indexes()
-    print(f"(segments {segments} merged in {time.perf_counter() - started:.2f}s)", flush=True)
+        store.merge_indexes(rounds=None)
+        left = {index: store.index_segments(index) for index in segments}
+    print(f"(segments {segments} merged to {left} in {time.perf_counter() - started:.2f}s)", flush=True)
 
     def payload(prompt: str) -> bytes:
         return json.dumps({"session_id": "prompt-session", "transcript_path": "", "cwd": project,

@@ -81,7 +81,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
             for file in bar:
                 total.add(miner.mine_paths([file]))
         if todo:
-            store.merge_indexes()
+            store.merge_indexes(rounds=None)  # a backfill: as far as merging goes
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
 
 BUSY_TIMEOUT_MS = 10_000
-# A full-text index with more segments than this is merged into one after mining (`Store.merge_indexes`).
-MAX_INDEX_SEGMENTS = 8
+# A full-text index with more segments than this gets a round of merging after mining (`Store.merge_indexes`), of
+# at most this many pages of work.
+MAX_INDEX_SEGMENTS = 4
+MERGE_PAGES = 500
 
 
 class StoreError(RuntimeError):
@@ -179,24 +181,37 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                (name,)).fetchone() is not None
 
-    def merge_indexes(self, max_segments: int | None = None) -> list[str]:
-        """Merge each full-text index whose segments have piled up past `max_segments` (`MAX_INDEX_SEGMENTS`) into
-        one; the indexes merged.
+    def merge_indexes(self, rounds: int | None = 1, max_segments: int | None = None) -> list[str]:
+        """Merge the segments of each full-text index that has more than `max_segments` (`MAX_INDEX_SEGMENTS`) in
+        rounds of `MERGE_PAGES` pages of work, until it has few enough or a round finds nothing to merge, at most
+        `rounds` rounds (None: no limit); the indexes merged.
 
-        Every write leaves FTS5 a new segment, and its automerge keeps up to three on each level: a look-up (the
-        prompt hook counts dozens of terms in the vocabulary, every MATCH) reads each segment, so that twenty
-        segments make a term's count four times slower than one. Merging rewrites the index (about 2 µs a row);
-        merged only past the limit, it costs a few milliseconds per mining pass, spread over dozens of them. What
-        a search finds does not change.
+        Every write leaves FTS5 a new segment, and its automerge, paced by how much is written, leaves the small
+        writes of mining passes piled up (twenty-odd segments after a few hundred passes): a look-up (the prompt
+        hook counts dozens of terms in the vocabulary, every MATCH) reads each segment. A round merges the small
+        ones of a level with each other and leaves the large ones alone: after every pass, it keeps an index at
+        about four segments for under a millisecond. What a search finds does not change.
         """
         limit = MAX_INDEX_SEGMENTS if max_segments is None else max_segments
         merged = []
         for index in ("memories_fts", "archive_fts"):
-            if self.has_table(index) and self.index_segments(index) > limit:
-                with self.atomic() as db:
-                    db.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
-                merged.append(index)
+            left = rounds
+            while ((left is None or left > 0) and self.has_table(index) and self.index_segments(index) > limit
+                   and self._merge_round(index)):
+                left = None if left is None else left - 1
+                if index not in merged:
+                    merged.append(index)
         return merged
+
+    def _merge_round(self, index: str) -> bool:
+        """One round of merging an index's small segments; False when it found nothing to merge (one segment a
+        level: what is left is no longer small)."""
+        with self.atomic() as db:
+            # a level is merged once it has two segments (FTS5's own default waits for four)
+            db.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('usermerge', 2)")
+            changes = db.total_changes
+            db.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', {MERGE_PAGES})")
+            return db.total_changes - changes >= 2  # how FTS5 tells that a merge did some work
 
     def index_segments(self, index: str) -> int:
         """How many segments a full-text index ("memories_fts" or "archive_fts") is made of."""
