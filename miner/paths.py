@@ -169,6 +169,11 @@ def project_root(cwd: str | None) -> str:
 def _git_root(cwd: str) -> str:
     # As `Path(cwd)` spells it: no trailing slash, no "." parts, "//" collapsed (a leading "//" kept).
     text = os.fspath(cwd)
+    if len(text) > 1 and text[1] == ":" and text[0].isascii() and text[0].islower():
+        # A Windows drive in either case is one drive: Claude Code records "C:\\work" from a terminal and
+        # "c:\\work" from an editor's terminal for the same folder, which would file one project's sessions
+        # under two.
+        text = text[0].upper() + text[1:]
     lead = "//" if text.startswith("//") and not text.startswith("///") else ("/" if text.startswith("/") else "")
     parts = [p for p in text.split("/") if p and p != "."]
     clean = lead + "/".join(parts) if parts or lead else "."

@@ -109,9 +109,21 @@ def test_a_path_that_is_not_absolute_here_is_its_own_project_wherever_the_proces
     "." (the same session under two projects, depending on where each process ran)."""
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
-    for cwd in ("C:\\Users\\me\\shop", "c:\\Users\\me\\shop", "repo/src", "."):
+    for cwd in ("C:\\Users\\me\\shop", "repo/src", "."):
         paths.project_root.cache_clear()
         assert paths.project_root(cwd) == cwd, cwd
+
+
+def test_a_windows_drive_is_one_drive_in_either_case():
+    """Claude Code records the same Windows folder as "C:\\…" and as "c:\\…" (a terminal, an editor's
+    terminal): one project, named with the capital letter; the rest of the path is kept as written."""
+    for cwd in ("c:\\Users\\me\\Shop", "C:\\Users\\me\\Shop"):
+        paths.project_root.cache_clear()
+        assert paths.project_root(cwd) == "C:\\Users\\me\\Shop", cwd
+    assert paths.project_root("d:/work/app") == "D:/work/app"
+    assert paths.project_root("a:") == "A:"
+    for cwd in ("/c:/x", "ab:cd", "é:\\x"):  # no drive letter
+        assert paths.project_root(cwd) == cwd
 
 
 def test_project_folder_names_are_claude_codes():
