@@ -207,8 +207,10 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         """One round of merging an index's small segments; False when it found nothing to merge (one segment a
         level: what is left is no longer small)."""
         with self.atomic() as db:
-            # a level is merged once it has two segments (FTS5's own default waits for four)
-            db.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('usermerge', 2)")
+            # a level is merged once it has two segments (FTS5's own default waits for four); set once
+            row = db.execute(f"SELECT v FROM {index}_config WHERE k = 'usermerge'").fetchone()
+            if row is None or row[0] != 2:
+                db.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('usermerge', 2)")
             changes = db.total_changes
             db.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', {MERGE_PAGES})")
             return db.total_changes - changes >= 2  # how FTS5 tells that a merge did some work
