@@ -106,3 +106,18 @@ def new_memory(text: str, n: int, **fields):
                 session_id="s1", transcript="/t.jsonl", entry_uuid=f"u{n}", ts=f"2026-01-{n:02d}T00:00:00Z")
     base.update(fields)
     return NewMemory(**base)
+
+
+def grow_indexes(store, project: str, passes: int = 40) -> dict[str, int]:
+    """`passes` writes of a memory and an archived unit of `project`, one transaction each, as that many Stop hooks
+    leave them; the segments each full-text index is made of then."""
+    from miner.textutil import char_bigrams
+
+    words = "ledger invoice refund webhook retry backoff jitter queue tax currency".split()
+    for n in range(passes):
+        text = f"Pass {n}: the {words[n % 10]} goes through the {words[(n * 3) % 10]} worker."
+        with store.atomic():
+            store.add_memory(new_memory(text, 1 + n % 28, entry_uuid=f"m{n}", project=project))
+            store.archive_units([(project, f"s{n}", "/t.jsonl", f"u{n}", 0, "user", "2026-01-01T00:00:00Z", text,
+                                  " ".join(char_bigrams(text)), 0.5)])
+    return {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from builders import Session, new_memory
+from builders import Session, grow_indexes, new_memory
 from click.testing import CliRunner
 
 from miner import config as config_mod
@@ -263,25 +263,12 @@ def test_the_prompt_hook_reads_a_store_from_before_the_archive(tmp_path):
 # --- the full-text indexes stay quick to read ------------------------------------------------------
 
 
-def grow_indexes(store, passes: int = 40) -> dict[str, int]:
-    """`passes` writes of a memory and an archived unit, one transaction each, as that many Stop hooks leave them;
-    the segments each index is made of then."""
-    words = "ledger invoice refund webhook retry backoff jitter queue tax currency".split()
-    for n in range(passes):
-        text = f"Pass {n}: the {words[n % 10]} goes through the {words[(n * 3) % 10]} worker."
-        with store.atomic():
-            store.add_memory(new_memory(text, 1 + n % 28, entry_uuid=f"m{n}", project=PROJECT))
-            store.archive_units([(PROJECT, f"s{n}", "/t.jsonl", f"u{n}", 0, "user", "2026-01-01T00:00:00Z", text,
-                                  " ".join(char_bigrams(text)), 0.5)])
-    return {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}
-
-
 def test_full_text_indexes_grown_pass_by_pass_are_merged_and_find_the_same(store):
     """Every mining pass leaves each index another segment, and FTS5's automerge leaves small ones piled up;
     rounds of merging bring both indexes down to a few, and a search finds what it found before, in order."""
     from miner.memory.store import MAX_INDEX_SEGMENTS
 
-    grown = grow_indexes(store)
+    grown = grow_indexes(store, PROJECT)
     assert min(grown.values()) > 2 * MAX_INDEX_SEGMENTS, grown
     before = ([m.id for m, _ in store.search("refund webhook")],
               [u.id for u, _ in store.search_archive("refund webhook", project=PROJECT)])
@@ -308,7 +295,7 @@ def indexes_merged_as_far_as_they_go(store) -> bool:
 
 def test_mining_merges_the_indexes_past_the_limit(tmp_path, store):
     """`miner mine` leaves the indexes merged as far as merging goes, whoever piled up their segments."""
-    grown = grow_indexes(store)
+    grown = grow_indexes(store, PROJECT)
     first, _ = billing_sessions(tmp_path)
     result = CliRunner().invoke(main, ["mine", "-q", str(first.path)])
     assert result.exit_code == 0, result.output
@@ -322,7 +309,7 @@ def test_the_background_miner_merges_the_indexes_past_the_limit(tmp_path, store)
     """The worker a Stop hook starts does a round after its pass."""
     from miner import worker
 
-    grown = grow_indexes(store)
+    grown = grow_indexes(store, PROJECT)
     first, _ = billing_sessions(tmp_path)
     code = worker.main(["mine", str(first.path), "--no-render"],
                        miner_factory=lambda s, config: Miner(s, config, pipeline=PIPELINE))

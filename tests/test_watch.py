@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from builders import grow_indexes
 from click.testing import CliRunner
 
 from miner import paths
@@ -134,6 +135,30 @@ def test_the_watcher_never_follows_a_symlink_out_of_claudes_folder(workdir, tmp_
         session.transcript.symlink_to(tmp_path / "outside" / "stolen.jsonl")
         watcher.mine_round(watcher.due())
     assert mined == [real]
+
+
+def test_a_round_of_the_watcher_merges_the_indexes_it_grew(workdir):
+    """After a round that mined something, the full-text indexes get a round of merging, as after a Stop's pass."""
+    from miner import config
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    mined = []
+
+    class Recording:
+        def mine_file(self, transcript):
+            mined.append(transcript)
+
+    with Store() as store:
+        grown = grow_indexes(store, str(workdir))
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.miner = Recording()
+        watcher.rescan()
+        watcher.touched(str(session.transcript))
+        watcher.mine_round(watcher.due())
+        after = {index: store.index_segments(index) for index in grown}
+    assert mined == [str(session.transcript.resolve())]
+    assert all(after[index] < grown[index] for index in grown), (grown, after)
 
 
 def test_the_watcher_daemon_ignores_symlinks(workdir, watcher, tmp_path):
