@@ -331,3 +331,20 @@ def test_a_pass_of_archived_units_leaves_the_index_a_segment_per_statement(store
     with store.atomic():
         assert store.archive_units(rows[:50]) == 0  # a replayed entry is not kept twice
     assert len(store.search_archive("ledger export", project=PROJECT, limit=500)) == 200
+
+
+def test_a_backfill_whose_merge_fails_keeps_what_it_mined_and_says_so(tmp_path, store, monkeypatch):
+    """Another process holding the write lock past the busy timeout: `miner mine` reports the mining as done and
+    says in one line that the indexes wait for the next pass."""
+    import sqlite3
+
+    def locked(self, rounds=1, max_segments=None):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(Store, "merge_indexes", locked)
+    first, _ = billing_sessions(tmp_path)
+    result = CliRunner().invoke(main, ["mine", "-q", str(first.path)])
+    assert result.exit_code == 0, result.output
+    assert "1 files" in result.stdout and "new memories" in result.stdout
+    assert "not merged (database is locked); the next mining pass merges them" in result.stderr
+    assert store.search_archive("idempotency keys", project=PROJECT)

@@ -81,10 +81,21 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
             for file in bar:
                 total.add(miner.mine_paths([file]))
         if todo:
-            store.merge_indexes(rounds=None)  # a backfill: as far as merging goes
+            merge_after_backfill(store)
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
+
+
+def merge_after_backfill(store) -> None:
+    """The full-text indexes merged as far as merging goes; what was mined is kept whatever happens here."""
+    import sqlite3
+
+    try:
+        store.merge_indexes(rounds=None)
+    except sqlite3.Error as exc:
+        click.echo(f"note: the full-text indexes were not merged ({exc}); the next mining pass merges them",
+                   err=True)
 
 
 # --- reading -----------------------------------------------------------------------------
