@@ -121,3 +121,10 @@ def grow_indexes(store, project: str, passes: int = 40) -> dict[str, int]:
             store.archive_units([(project, f"s{n}", "/t.jsonl", f"u{n}", 0, "user", "2026-01-01T00:00:00Z", text,
                                   " ".join(char_bigrams(text)), 0.5)])
     return {index: store.index_segments(index) for index in ("memories_fts", "archive_fts")}
+
+
+def merge_rounds_ran(store) -> bool:
+    """True when a round of `Store.merge_indexes` ran on both indexes: only a round sets FTS5's `usermerge` (to 2).
+    (FTS5's own automerge also lowers the count of segments as it writes, so a lower count alone proves nothing.)"""
+    return all(tuple(store.db.execute(f"SELECT v FROM {index}_config WHERE k = 'usermerge'").fetchone() or ()) == (2,)
+               for index in ("memories_fts", "archive_fts"))

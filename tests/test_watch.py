@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from builders import grow_indexes
+from builders import grow_indexes, merge_rounds_ran
 from click.testing import CliRunner
 
 from miner import paths
@@ -157,8 +157,10 @@ def test_a_round_of_the_watcher_merges_the_indexes_it_grew(workdir):
         watcher.touched(str(session.transcript))
         watcher.mine_round(watcher.due())
         after = {index: store.index_segments(index) for index in grown}
+        merged = merge_rounds_ran(store)
     assert mined == [str(session.transcript.resolve())]
     assert all(after[index] < grown[index] for index in grown), (grown, after)
+    assert merged
 
 
 def test_the_watcher_daemon_ignores_symlinks(workdir, watcher, tmp_path):
