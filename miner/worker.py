@@ -256,13 +256,14 @@ def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> Non
             note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
 
 
-def merge_indexes(store: Store) -> None:
-    """After mining: the full-text indexes merged when their segments piled up (a store another process holds
-    for writing is left for the next pass)."""
+def merge_indexes(store: Store, rounds: int | None = 1, say: Callable[[str], None] | None = None) -> None:
+    """After mining: the full-text indexes merged when their segments piled up (`Store.merge_indexes`). A store
+    another process holds for writing is left for the next pass, said through `say` (default: the worker's log);
+    what was mined is kept whatever happens here."""
     try:
-        store.merge_indexes()
+        store.merge_indexes(rounds=rounds)
     except sqlite3.Error as exc:
-        note(f"full-text indexes not merged: {exc}")
+        (say or note)(f"the full-text indexes were not merged ({exc}); the next mining pass merges them")
 
 
 def repair_if_needed(store: Store) -> None:

@@ -50,6 +50,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store."""
     from ..runtime.mine import Miner, Summary, find_transcripts
     from ..runtime.pending import has_work
+    from ..worker import merge_indexes
 
     files: list[str] = []
     for target in transcripts:
@@ -80,22 +81,11 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
             for file in bar:
                 total.add(miner.mine_paths([file]))
-        if todo:
-            merge_after_backfill(store)
+        if todo:  # a backfill: merged as far as merging goes
+            merge_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
-
-
-def merge_after_backfill(store) -> None:
-    """The full-text indexes merged as far as merging goes; what was mined is kept whatever happens here."""
-    import sqlite3
-
-    try:
-        store.merge_indexes(rounds=None)
-    except sqlite3.Error as exc:
-        click.echo(f"note: the full-text indexes were not merged ({exc}); the next mining pass merges them",
-                   err=True)
 
 
 # --- reading -----------------------------------------------------------------------------
