@@ -8,8 +8,8 @@ size) against stores of 1k, 10k and 100k memories, of `miner-hook stop`, of `min
 the transcript, and six new lines that its miner must start for),
 of `miner-hook user-prompt-submit` against 10k memories and 200k archived
 units (a prompt the store answers, with the glossary compiled and without
-it, and with the full-text indexes left as written instead of merged as
-`miner mine` leaves them; one it does not answer, and a 10 MB prompt),
+it, and with the full-text indexes left as written instead of merged and
+their common terms counted as `miner mine` leaves them; one it does not answer, and a 10 MB prompt),
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Each hook runs as `miner install` registers it (`python -I -c ENTRY
 EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
@@ -306,8 +306,8 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
     with_env(env)
     took = build_store(10_000, project, session_id) + build_archive(archived, project)
     print(f"(store of 10,000 memories and {archived:,} archived units built in {took:.1f}s)", flush=True)
-    # Written in one go, the indexes are made of many segments; `miner mine` merges them after a backfill, as here
-    # (the worker a round after each pass). A copy left as written shows what the merging saves.
+    # Written in one go, the indexes are made of many segments; `miner mine` merges them after a backfill and counts
+    # their common terms, as here (the worker after each pass). A copy left as written shows what that saves.
     unmerged = dict(env, MINER_HOME=env["MINER_HOME"] + "-unmerged")
     shutil.copytree(env["MINER_HOME"], unmerged["MINER_HOME"])
     with Store() as store:
@@ -315,7 +315,11 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
         started = time.perf_counter()
         store.merge_indexes(rounds=None)
         left = {index: store.index_segments(index) for index in segments}
-    print(f"(segments {segments} merged to {left} in {time.perf_counter() - started:.2f}s)", flush=True)
+        merged = time.perf_counter()
+        store.count_common_terms()
+        common = store.db.execute("SELECT COUNT(*) FROM common_terms").fetchone()[0]
+    print(f"(segments {segments} merged to {left} in {merged - started:.2f}s; {common} common terms counted in "
+          f"{time.perf_counter() - merged:.2f}s)", flush=True)
 
     def payload(prompt: str) -> bytes:
         return json.dumps({"session_id": "prompt-session", "transcript_path": "", "cwd": project,
@@ -342,7 +346,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      forget_shown, answered),
             Scenario("user-prompt-submit 10k+archive, no glossary", [*hook, "user-prompt-submit"], payload(question),
                      env, lambda: forget_shown(glossary_too=True), answered),
-            Scenario("user-prompt-submit 10k+archive, indexes not merged", [*hook, "user-prompt-submit"],
+            Scenario("user-prompt-submit 10k+archive, indexes as written", [*hook, "user-prompt-submit"],
                      payload(question), unmerged, lambda: forget_shown(home_env=unmerged), answered),
             Scenario("user-prompt-submit, nothing relevant", [*hook, "user-prompt-submit"],
                      payload("Say hello in French, please."), env, forget_shown),

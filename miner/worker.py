@@ -256,14 +256,16 @@ def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> Non
             note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
 
 
-def merge_indexes(store: Store, rounds: int | None = 1, say: Callable[[str], None] | None = None) -> None:
-    """After mining: the full-text indexes merged when their segments piled up (`Store.merge_indexes`). A store
-    another process holds for writing is left for the next pass, said through `say` (default: the worker's log);
-    what was mined is kept whatever happens here."""
+def keep_indexes(store: Store, rounds: int | None = 1, say: Callable[[str], None] | None = None) -> None:
+    """After mining: the full-text indexes merged when their segments piled up (`Store.merge_indexes`), and their
+    common terms counted again when they grew (`Store.count_common_terms`). A store another process holds for
+    writing is left for the next pass, said through `say` (default: the worker's log); what was mined is kept
+    whatever happens here."""
     try:
         store.merge_indexes(rounds=rounds)
+        store.count_common_terms()
     except sqlite3.Error as exc:
-        (say or note)(f"the full-text indexes were not merged ({exc}); the next mining pass merges them")
+        (say or note)(f"the full-text indexes were not merged and counted ({exc}); the next mining pass does it")
 
 
 def repair_if_needed(store: Store) -> None:
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                     note(f"recall not logged: {exc}")
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}
-        merge_indexes(store)
+        keep_indexes(store)
     # After the store is closed: a block is rendered from what the next SessionStart will find.
     if config["recall_cache"]:
         refresh_compact_blocks(compact, config)

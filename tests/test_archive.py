@@ -294,6 +294,11 @@ def indexes_merged_as_far_as_they_go(store) -> bool:
     return store.merge_indexes(rounds=1, max_segments=0) == []
 
 
+def counted_indexes(store) -> set[str]:
+    """The indexes whose common terms were counted (`Store.count_common_terms`)."""
+    return {row[0] for row in store.db.execute("SELECT idx FROM common_terms_counted")}
+
+
 def test_mining_merges_the_indexes_past_the_limit(tmp_path, store):
     """`miner mine` leaves the indexes merged as far as merging goes, whoever piled up their segments."""
     grown = grow_indexes(store, PROJECT)
@@ -303,6 +308,7 @@ def test_mining_merges_the_indexes_past_the_limit(tmp_path, store):
     after = {index: store.index_segments(index) for index in grown}
     assert all(after[index] < grown[index] for index in grown), (grown, after)
     assert indexes_merged_as_far_as_they_go(store)
+    assert counted_indexes(store) == {"memories", "archive"}
     assert store.search_archive("idempotency keys", project=PROJECT)  # what the pass mined is found
 
 
@@ -321,6 +327,7 @@ def test_the_background_miner_merges_the_indexes_past_the_limit(tmp_path, store,
     after = {index: store.index_segments(index) for index in grown}
     assert all(after[index] < grown[index] for index in grown), (grown, after)
     assert merge_rounds_ran(store)
+    assert counted_indexes(store) == {"memories", "archive"}
     assert store.search_archive("idempotency keys", project=PROJECT)
 
 
@@ -351,5 +358,108 @@ def test_a_backfill_whose_merge_fails_keeps_what_it_mined_and_says_so(tmp_path, 
     result = CliRunner().invoke(main, ["mine", "-q", str(first.path)])
     assert result.exit_code == 0, result.output
     assert "1 files" in result.stdout and "new memories" in result.stdout
-    assert "not merged (database is locked); the next mining pass merges them" in result.stderr
+    assert "not merged and counted (database is locked); the next mining pass does it" in result.stderr
     assert store.search_archive("idempotency keys", project=PROJECT)
+
+
+# --- common terms: counted by the miner, read by the prompt hook -------------------------------------------
+
+
+def vocabulary(store, index: str) -> dict[str, int]:
+    """How many rows hold each term, as FTS5 counts it (the truth the kept counts are checked against)."""
+    return dict(store.db.execute(f"SELECT term, doc FROM {index}_vocab"))
+
+
+def kept_counts(store, index: str) -> dict[str, int]:
+    return dict(store.db.execute("SELECT term, docs FROM common_terms WHERE idx = ?", (index,)))
+
+
+def archive_one(store, n: int) -> None:
+    with store.atomic():
+        store.archive_units([(PROJECT, "later", "/t.jsonl", f"later-{n}", 0, "user", "2026-02-01T00:00:00Z",
+                              f"Later unit {n}: the ledger worker.", "", 0.5)])
+
+
+def test_common_terms_are_counted_as_the_index_counts_them_and_again_once_it_grew(store, monkeypatch):
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "COMMON_DOCS", 5)
+    grow_indexes(store, PROJECT)  # 40 memories and 40 archived units
+    assert store.count_common_terms() == ["memories", "archive"]
+    for index in ("memories", "archive"):
+        truth = vocabulary(store, index)
+        assert kept_counts(store, index) == {term: n for term, n in truth.items() if n >= 5}
+        assert any(n < 5 for n in truth.values())  # the rare ones are left to the index
+    assert store.count_common_terms() == []  # nothing written since
+    archive_one(store, 1)  # 41 rows: grown by 2.5 %
+    assert store.count_common_terms() == ["archive"]
+    assert kept_counts(store, "archive")["ledger"] == vocabulary(store, "archive")["ledger"]
+    assert store.count_common_terms(force=True) == ["memories", "archive"]
+
+
+def test_the_hook_reads_a_kept_count_and_counts_the_other_terms_in_the_index(store, monkeypatch):
+    from miner import paths
+    from miner.memory import reader
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "COMMON_DOCS", 5)
+    grow_indexes(store, PROJECT)
+    truth = vocabulary(store, "archive")
+    assert truth["worker"] == 40 and truth["ledger"] == 4  # common, and not
+    asked = ["worker", "ledger", "nowhere"]
+    db = reader.open_readonly(paths.db_path())
+    try:
+        # Never counted: every count from the index.
+        assert reader.document_frequencies(db, "archive", asked) == {"worker": 40, "ledger": 4}
+        store.count_common_terms()
+        assert kept_counts(store, "archive")["worker"] == 40 and "ledger" not in kept_counts(store, "archive")
+        with store.atomic():  # as if counted when it was rarer: what the hook reads is the kept count
+            store.db.execute("UPDATE common_terms SET docs = 2 WHERE idx = 'archive' AND term = 'worker'")
+        assert reader.document_frequencies(db, "archive", asked) == {"worker": 2, "ledger": 4}
+        assert store.rare_terms(["ledger", "worker"], limit=1, index="archive") == ["worker"]
+    finally:
+        db.close()
+
+
+def prompt_hook(session_id: str, prompt: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    payload = json.dumps({"session_id": session_id, "cwd": PROJECT, "hook_event_name": "UserPromptSubmit",
+                          "prompt": prompt}).encode()
+    result = subprocess.run([sys.executable, "-m", "miner.hooks", "user-prompt-submit"], input=payload,
+                            capture_output=True, env=dict(os.environ), timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_prompt_hook_answers_alike_from_kept_counts_and_from_the_index(tmp_path, store, monkeypatch):
+    """Counted right after the writes, the kept counts are the index's: the block is the same, byte for byte."""
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "COMMON_DOCS", 3)
+    mine(store, *billing_sessions(tmp_path))
+    grow_indexes(store, PROJECT)
+    prompt = "How does the webhook handler retry a failed delivery, and where do the idempotency keys live?"
+    from_index = prompt_hook("first", prompt)
+    assert "exponential backoff" in from_index
+    assert store.count_common_terms() == ["memories", "archive"]
+    from miner.recall.prompt import query_terms
+
+    kept = set(query_terms(prompt)) & set(kept_counts(store, "archive"))
+    assert {"webhook", "retry"} <= kept, kept  # the prompt's common terms are read from the kept counts
+    assert prompt_hook("second", prompt) == from_index
+
+
+def test_purge_forgets_the_kept_counts(tmp_path, store, monkeypatch):
+    from miner.memory import privacy
+    from miner.memory import store as store_mod
+
+    monkeypatch.setattr(store_mod, "COMMON_DOCS", 5)
+    grow_indexes(store, PROJECT)
+    store.count_common_terms()
+    assert kept_counts(store, "archive")
+    privacy.purge(store, PROJECT)
+    assert not store.db.execute("SELECT 1 FROM common_terms UNION ALL SELECT 1 FROM common_terms_counted").fetchone()
+    assert store.count_common_terms() == ["memories", "archive"]  # counted again by the next pass

@@ -50,7 +50,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store."""
     from ..runtime.mine import Miner, Summary, find_transcripts
     from ..runtime.pending import has_work
-    from ..worker import merge_indexes
+    from ..worker import keep_indexes
 
     files: list[str] = []
     for target in transcripts:
@@ -82,7 +82,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
             for file in bar:
                 total.add(miner.mine_paths([file]))
         if todo:  # a backfill: merged as far as merging goes
-            merge_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
+            keep_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)

@@ -85,12 +85,17 @@ def run_session_start(cwd: str, home: Path, claude: Path, config: dict | None = 
 
 
 def mine_sessions(store: Store, miner, sessions: list[tuple[str, Path, list[Path]]]) -> None:
-    """Mine each session with its subagents, then write the checkpoint its SessionEnd hook would have written."""
+    """Mine each session with its subagents, then write the checkpoint its SessionEnd hook would have written;
+    last, the indexes kept as the worker keeps them after its pass."""
+    from ..worker import keep_indexes
+
     for _, path, subagents in sessions:
         for file in [path, *subagents]:
             miner.mine_file(file)
         for session in store.transcript_sessions(str(path.resolve())):
             write_checkpoint(store, session.session_id, session.project, str(path.resolve()))
+    if sessions:
+        keep_indexes(store)
 
 
 def wait_for_workers(home: Path, timeout_s: float = 30.0) -> None:

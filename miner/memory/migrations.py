@@ -349,6 +349,24 @@ def m011_team(db: sqlite3.Connection) -> None:
     )
 
 
+def m012_common_terms(db: sqlite3.Connection) -> None:
+    """How many rows of each full-text index hold each of its common terms, as last counted, and how large the
+    index was then (`Store.count_common_terms`). FTS5 counts a term by reading its whole list of rows: the
+    prompt hook weighs every term of a prompt, and a common one cost it a millisecond per 30,000 rows."""
+    run_script(
+        db,
+        """
+        CREATE TABLE common_terms (
+            idx TEXT NOT NULL,
+            term TEXT NOT NULL,
+            docs INTEGER NOT NULL,
+            PRIMARY KEY (idx, term)
+        ) WITHOUT ROWID;
+        CREATE TABLE common_terms_counted (idx TEXT PRIMARY KEY, size INTEGER NOT NULL) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
-              m011_team]
+              m011_team, m012_common_terms]

@@ -44,6 +44,7 @@ def purge(store, project: str) -> dict[str, int]:
         # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
+        store.forget_term_counts()  # they counted the purged rows too
     db.execute("VACUUM")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     counts["cached blocks"] = clear_block_cache()

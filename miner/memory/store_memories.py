@@ -8,6 +8,7 @@ library only: the hooks read memories through it. It stands on what `Store` prov
 from __future__ import annotations
 
 from ..textutil import content_hash, fts_match, fts_terms, index_text
+from . import reader
 from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -265,14 +266,7 @@ class MemoryQueries:
 
     def rare_terms(self, terms: list[str], limit: int = 8, index: str = "memories") -> list[str]:
         """The `limit` terms found in the fewest rows of `index` ("memories" or "archive"), and in one at least."""
-        if index not in ("memories", "archive"):
-            raise ValueError(f"no full-text index named {index!r}")
-        counts = []
-        for term in terms:
-            row = self.db.execute(f"SELECT doc FROM {index}_vocab WHERE term = ?", (term,)).fetchone()
-            if row and row[0]:
-                counts.append((row[0], term))
-        counts.sort()
+        counts = sorted((docs, term) for term, docs in reader.document_frequencies(self.db, index, terms).items())
         return [term for _, term in counts[:limit]]
 
     def search(self, query: str, project: str | None = None, states: Iterable[str] = ("active",),

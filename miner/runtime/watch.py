@@ -266,7 +266,7 @@ class Watcher:
         return sorted(ready)
 
     def mine_round(self, transcripts: list[str]) -> None:
-        from ..worker import merge_indexes, mine_locked, refresh_blocks, refresh_compact_blocks, transcript_projects
+        from ..worker import keep_indexes, mine_locked, refresh_blocks, refresh_compact_blocks, transcript_projects
 
         mined = []
         compact: list[tuple[str, str]] = []
@@ -286,7 +286,7 @@ class Watcher:
                 self.status.error(f"{transcript}: {traceback.format_exc()}")
                 note(f"mining {transcript} failed:\n{traceback.format_exc()}")
         if mined:
-            merge_indexes(self.store)
+            keep_indexes(self.store)
         if self.config["recall_cache"]:
             refresh_compact_blocks(compact, self.config)
             if mined:
