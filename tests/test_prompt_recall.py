@@ -20,6 +20,7 @@ from builders import Session
 from miner import BLOCK_TAG, paths
 from miner import config as config_mod
 from miner.memory.store import Store
+from miner.recall.prompt import SAID_TITLE
 from miner.runtime import exclusions
 from miner.runtime.mine import Miner
 
@@ -91,7 +92,35 @@ def test_memories_come_before_the_archive(project):
     titles = [line for line in block.splitlines() if line.startswith("## ")]
     assert titles[0] == "## Memories"
     if len(titles) > 1:
-        assert titles[1] == "## Said in earlier sessions"
+        assert titles[1] == SAID_TITLE
+
+
+def test_what_was_said_right_after_a_match_comes_with_it(tmp_path, claude_dir, pipeline):
+    """The reply to a matched unit answers it without its words: the next two units of its session come along,
+    below the match. A third does not, nor a unit of the session mined next."""
+    cwd = tmp_path / "work" / "docs"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    talk = Session(folder / "d1.jsonl", str(cwd), session_id="d1", start="2026-04-01T10:00:00")
+    talk.user("Should the sidebar keep its table of contents, now that every page shows one at the top?")
+    talk.assistant("No, it is mostly redundant: drop it and give the space to the search box.")
+    talk.user("Then rename the footer links so that they match the new navigation labels.")
+    talk.assistant("Renamed all twelve footer links; the old anchors redirect to the new ones.")
+    last = Session(folder / "d2.jsonl", str(cwd), session_id="d2", start="2026-04-02T10:00:00")
+    last.user("Is the sidebar width still fixed at 240 pixels, as in the mockups?")
+    next_session = Session(folder / "d3.jsonl", str(cwd), session_id="d3", start="2026-04-03T10:00:00")
+    next_session.user("Kept the dark theme colours exactly as they were in the approved design.")
+    with Store() as store:
+        miner = Miner(store, config_mod.load(), pipeline=pipeline)
+        for session in (talk, last, next_session):
+            miner.mine_file(session.path)
+    block = context_of(ask(prompt_payload(cwd, "Did we keep the table of contents in the sidebar?")))
+    lines = block.splitlines()
+    question = next(n for n, line in enumerate(lines) if "Should the sidebar keep" in line)
+    reply = next(n for n, line in enumerate(lines) if "mostly redundant" in line)
+    assert question < reply  # the match first
+    assert "rename the footer links" in block and "sidebar width" in block
+    assert "Renamed all twelve" not in block and "dark theme" not in block
 
 
 def test_text_written_without_spaces_is_found(project):

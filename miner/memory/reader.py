@@ -104,6 +104,18 @@ def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: in
         (match, project, limit)).fetchall()
 
 
+def following_units(db: sqlite3.Connection, ids: list[int], count: int) -> dict[int, list[tuple]]:
+    """For each archived unit, the `count` units said right after it in its own session and transcript that are
+    not hidden, as (id, text, ts, role), in order; the look-up walks the session's index from the unit on."""
+    following = {}
+    for unit_id in ids:
+        following[unit_id] = db.execute(
+            """SELECT a.id, a.text, a.ts, a.role FROM archive m JOIN archive a ON a.session_id = m.session_id
+            AND a.transcript = m.transcript AND a.id > m.id WHERE m.id = ? AND a.hidden = 0 ORDER BY a.id LIMIT ?""",
+            (unit_id, count)).fetchall()
+    return following
+
+
 def memory_texts(db: sqlite3.Connection, ids: list[int]) -> list[str]:
     """The texts of the memories with these ids."""
     texts = []
