@@ -447,6 +447,7 @@ def prompt_hook(session_id: str, prompt: str) -> str:
 def test_the_prompt_hook_answers_alike_from_kept_counts_and_from_the_index(tmp_path, store, monkeypatch):
     """Counted right after the writes, the kept counts are the index's: the block is the same, byte for byte."""
     from miner.memory import store as store_mod
+    from miner.recall.prompt import query_terms
 
     monkeypatch.setattr(store_mod, "COMMON_DOCS", 3)
     mine(store, *billing_sessions(tmp_path))
@@ -455,8 +456,6 @@ def test_the_prompt_hook_answers_alike_from_kept_counts_and_from_the_index(tmp_p
     from_index = prompt_hook("first", prompt)
     assert "exponential backoff" in from_index
     assert store.count_common_terms() == ["memories", "archive"]
-    from miner.recall.prompt import query_terms
-
     kept = set(query_terms(prompt)) & set(kept_counts(store, "archive"))
     assert {"webhook", "retry"} <= kept, kept  # the prompt's common terms are read from the kept counts
     assert prompt_hook("second", prompt) == from_index
