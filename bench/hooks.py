@@ -9,7 +9,9 @@ the transcript, and six new lines that its miner must start for),
 of `miner-hook user-prompt-submit` against 10k memories and 200k archived
 units (a prompt the store answers, with the glossary compiled and without
 it, and with the full-text indexes left as written instead of merged and
-their common terms counted as `miner mine` leaves them; one it does not answer, and a 10 MB prompt),
+their common terms counted as `miner mine` leaves them; one it does not
+answer, one of words common in the store (kept counts, and as written), and
+a 10 MB prompt),
 and of `python -c pass` from the same interpreter in the same run, for
 scale. Each hook runs as `miner install` registers it (`python -I -c ENTRY
 EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
@@ -341,6 +343,7 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
             raise RuntimeError("prompt block over 1,500 characters")
 
     question = "What did we settle on for jitter in the webhook retries, and who replays a dead-lettered one?"
+    common = "Why does the deploy pipeline retry the webhook when the redis cache token expires in the billing worker?"
     pasted = question + " Here is the log:\n" + "2025-12-01 10:00:00 INFO worker heartbeat ok\n" * (10 * 2**20 // 44)
     return [Scenario("user-prompt-submit 10k+archive", [*hook, "user-prompt-submit"], payload(question), env,
                      forget_shown, answered),
@@ -350,6 +353,11 @@ def prompt_scenarios(hook: list[str], env: dict[str, str], project: str, session
                      payload(question), unmerged, lambda: forget_shown(home_env=unmerged), answered),
             Scenario("user-prompt-submit, nothing relevant", [*hook, "user-prompt-submit"],
                      payload("Say hello in French, please."), env, forget_shown),
+            # Words the store holds in thousands of rows: what counting a term costs when FTS5 reads its rows
+            Scenario("user-prompt-submit, common words", [*hook, "user-prompt-submit"], payload(common), env,
+                     forget_shown),
+            Scenario("user-prompt-submit, common words, as written", [*hook, "user-prompt-submit"], payload(common),
+                     unmerged, lambda: forget_shown(home_env=unmerged)),
             Scenario("user-prompt-submit, 10 MB prompt", [*hook, "user-prompt-submit"], payload(pasted), env,
                      forget_shown, answered)]
 
