@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 
 from .. import paths
-from . import migrations
+from . import migrations, reader
 from .records import now_iso
 from .store_dedup import DedupQueries
 from .store_memories import MemoryQueries
@@ -232,7 +232,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         for index in ("memories", "archive"):
             if not self.has_table(f"{index}_fts"):
                 continue
-            size = self.db.execute(f"SELECT MAX(rowid) FROM {index}_fts").fetchone()[0] or 0
+            size = reader.index_size(self.db, index)  # the size the hook weighs terms against
             row = self.db.execute("SELECT size FROM common_terms_counted WHERE idx = ?", (index,)).fetchone()
             if not force and row is not None and size <= row[0] * (1 + RECOUNT_GROWTH):
                 continue
