@@ -161,3 +161,19 @@ def test_the_compiled_lookup_names_its_sources(project):
         db.close()
     assert meta["version"] == glossary.VERSION
     assert [Path(source[0]).name for source in json.loads(meta["sources"])] == ["glossary.yaml", "synonyms.yaml"]
+
+
+@pytest.mark.parametrize("query, answer", [("database", "PostgreSQL"), ("server", "스테이징 서버")])
+def test_miner_search_finds_what_was_said_in_another_language(project, query, answer):
+    from click.testing import CliRunner
+
+    from miner.cli import main
+
+    runner = CliRunner()
+    found = runner.invoke(main, ["search", query])
+    assert found.exit_code == 0, found.output
+    assert answer in found.output
+    assert query not in found.output.lower()  # what matched is the glossary's word for it, not the query's own
+    memories = runner.invoke(main, ["search", query, "--no-archive"]).output
+    assert answer in memories
+    assert "No memories match." in runner.invoke(main, ["search", "invoice"]).output

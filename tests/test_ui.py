@@ -191,6 +191,9 @@ def test_the_memories_page_filters_by_category_state_and_day_and_searches(world,
     assert "Python 3.12" in day and "Netlify" not in day
     found = client.get(page(world, "/memories", q="Netlify frontend"))[2]
     assert "Netlify" in found and "imperative mood" not in found
+    in_chinese = client.get(page(world, "/memories", q="前端"))[2]  # the glossary's word for "frontend"
+    assert "Netlify" in in_chinese and "imperative mood" not in in_chinese
+    assert "Netlify" in client.get(page(world, "/said", q="前端"))[2]
     other = client.get(page(world, "/memories", project=world["other"]))[2]
     assert "Kotlin" in other and "Netlify" not in other
 

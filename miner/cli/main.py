@@ -185,14 +185,22 @@ def show(memory_id: int) -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000), help="At most this many of each.")
 @click.option("--no-archive", is_flag=True, help="Memories only, not what was said in earlier sessions.")
 def search(query: str, project: str | None, all_states: bool, limit: int, no_archive: bool) -> None:
-    """Full-text search (BM25) of memories, active ones unless --all, then of the archive of everything said."""
+    """Full-text search (BM25) of memories, active ones unless --all, then of the archive of everything said.
+
+    A word of the glossary also finds what was said in other languages ("database" finds 数据库), as the prompt
+    hook does."""
     from ..memory.browse import said_beyond
     from ..memory.records import STATES
+    from ..recall import glossary
+    from ..textutil import fts_terms
 
+    glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
+    forms = glossary.expand(query, fts_terms(query))
     where = project_dir(project) if project else None
     with open_store() as store:
-        hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit)
-        said = [] if no_archive else store.search_archive(query, project=where, limit=limit)
+        hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit,
+                            forms=forms)
+        said = [] if no_archive else store.search_archive(query, project=where, limit=limit, forms=forms)
     # a unit that says what a memory listed says is not listed again
     said = said_beyond([unit for unit, _ in said], [memory.text for memory, _ in hits])
     for memory, _ in hits:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..textutil import fts_match, fts_terms
+from ..textutil import fts_terms
+from .fts_query import with_forms
 from .records import STATES, ArchivedUnit, Session, StoredMemory
 from .store import Store
 
@@ -50,10 +51,11 @@ def _next_day(day: str) -> str:
 
 
 def memories(store: Store, project: str, category: str | None = None, state: str | None = "active",
-             day: str | None = None, query: str = "", offset: int = 0, limit: int = 50) -> Page:
+             day: str | None = None, query: str = "", offset: int = 0, limit: int = 50,
+             forms: dict[str, list[list]] | None = None) -> Page:
     """A project's memories, newest said first, or best match first when `query` is given. `state`: a stored
     state, "unconfirmed" (the active ones said hedged) or "all"; `day` (YYYY-MM-DD): only those last said on
-    that day (UTC)."""
+    that day (UTC); `forms`: the glossary's words for terms of the query (`Store.search`)."""
     clauses, args = _state_clause(state)
     if category:
         clauses.append("m.category = ?")
@@ -61,7 +63,7 @@ def memories(store: Store, project: str, category: str | None = None, state: str
     if day:
         clauses += ["m.last_seen >= ?", "m.last_seen < ?"]
         args += [day, _next_day(day)]
-    match = fts_match(fts_terms(query)) if query.strip() else ""
+    match = with_forms(fts_terms(query), forms) if query.strip() else ""
     if query.strip() and not match:
         return Page([], 0, False, offset, limit)
     if match:

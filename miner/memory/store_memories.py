@@ -270,9 +270,14 @@ class MemoryQueries:
         return [term for _, term in counts[:limit]]
 
     def search(self, query: str, project: str | None = None, states: Iterable[str] = ("active",),
-               limit: int = 200) -> list[tuple[StoredMemory, float]]:
-        """Memories matching free text, with their BM25 rank (lower is better); never an FTS5 syntax error."""
-        match = fts_match(fts_terms(query))
+               limit: int = 200, forms: dict[str, list[list]] | None = None) -> list[tuple[StoredMemory, float]]:
+        """Memories matching free text, with their BM25 rank (lower is better); never an FTS5 syntax error.
+
+        `forms`: for terms of the query, the glossary's words for them in other languages
+        (`recall.glossary.expand`), matched as the terms are."""
+        from .fts_query import with_forms
+
+        match = with_forms(fts_terms(query), forms)
         if not match:
             return []
         states = list(states)

@@ -10,7 +10,7 @@ what `Store` provides (`db`, `_tuples`, `atomic`, `readonly`) and on `rare_terms
 from __future__ import annotations
 
 from .. import jsonlite
-from ..textutil import fts_match, fts_terms
+from ..textutil import fts_terms
 from .records import ArchivedUnit, RecallLogEntry, Session, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -168,13 +168,16 @@ class SessionQueries:
             (memory_id,))
         return cur.rowcount
 
-    def search_archive(self, query: str, project: str | None = None, limit: int = 20,
-                       rare_terms: int = 8) -> list[tuple[ArchivedUnit, float]]:
-        """Archived units matching free text, best first, with their BM25 rank (lower is better)."""
+    def search_archive(self, query: str, project: str | None = None, limit: int = 20, rare_terms: int = 8,
+                       forms: dict[str, list[list]] | None = None) -> list[tuple[ArchivedUnit, float]]:
+        """Archived units matching free text, best first, with their BM25 rank (lower is better). `forms`: the
+        glossary's words for terms of the query, as for `search`."""
+        from .fts_query import with_forms
+
         terms = fts_terms(query)
         if len(terms) > rare_terms:
             terms = self.rare_terms(terms, rare_terms, index="archive")
-        match = fts_match(terms)
+        match = with_forms(terms, forms)
         if not match:
             return []
         where, args = ("AND a.project = ?", (project,)) if project else ("", ())
