@@ -33,7 +33,7 @@ def with_forms(terms: list[str], forms: dict[str, list[list]] | None = None, lim
     all its terms. '' when there are no terms; no input can become FTS5 syntax."""
     parts = []
     for term in terms[:limit]:
-        for form_terms in [[term], *((form[2] for form in (forms or {}).get(term, ())))]:
+        for form_terms in [[term], *(form[2] for form in (forms or {}).get(term, ()))]:
             quoted = ['"' + t.replace('"', '""') + '"' for t in form_terms]
             if quoted:
                 parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
