@@ -244,10 +244,11 @@ def check_block(out: bytes) -> None:
 
 def session_start_scenarios(hook: list[str], env: dict[str, str], size: int, project: str, session_id: str,
                             sources: tuple[str, ...]) -> list[Scenario]:
-    """SessionStart against one store, for each source, with the block rendered ahead and built live."""
-    from miner import config as config_mod
-    from miner.recall import blockcache
+    """SessionStart against one store, for each source, with the block rendered ahead and built live.
 
+    The block is rendered ahead by the hooks' own interpreter and code (`hook[0]`): an entry records the code it
+    was rendered with, so one rendered by this checkout would be refused by an installed copy whenever a file of
+    the checkout is edited during the run."""
     scenarios = []
     for mode in ("rendered", "live"):
         mode_env = dict(env, XDG_CONFIG_HOME=str(Path(env["XDG_CONFIG_HOME"]) / mode))
@@ -261,9 +262,14 @@ def session_start_scenarios(hook: list[str], env: dict[str, str], size: int, pro
 
             def render_ahead(mode_env=mode_env, source=source, sid=sid):
                 # What the worker (startup) or PreCompact (compact) leaves behind after its last write.
-                with_env(mode_env)
-                path = blockcache.session_path(sid) if source == "compact" else blockcache.startup_path(project)
-                blockcache.refresh(path, project, config_mod.load(), source, sid if source == "compact" else "")
+                import subprocess
+
+                path = f"blockcache.session_path({sid!r})" if source == "compact" else \
+                    f"blockcache.startup_path({project!r})"
+                code = ("from miner import config\nfrom miner.recall import blockcache\n"
+                        f"blockcache.refresh({path}, {project!r}, config.load(), {source!r}, "
+                        f"{sid if source == 'compact' else ''!r})")
+                subprocess.run([hook[0], "-I", "-c", code], env=mode_env, check=True)
 
             scenarios.append(Scenario(f"session-start {source} {size // 1000}k {mode}", [*hook, "session-start"],
                                       payload, mode_env, render_ahead if mode == "rendered" else None, check_block))
