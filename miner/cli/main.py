@@ -203,6 +203,9 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit, forms=forms)
     # a unit that says what a memory listed says is not listed again
     said = said_beyond([unit for unit, _ in said], [memory.text for memory, _ in hits])
+    expanded = [term for term, found in forms.items() if found]
+    if expanded:  # why a line may hold none of the query's words
+        click.echo(f"(also searched for in other languages, from the glossary: {', '.join(expanded)})")
     for memory, _ in hits:
         state = "" if memory.state == "active" else f" [{memory.state}]"
         click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
