@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 from builders import Session
+from click.testing import CliRunner
 from test_prompt_recall import ask, context_of, prompt_payload
 
 from miner import config as config_mod
 from miner import paths
+from miner.cli import main
 from miner.memory.lexicon import SynonymError, read_synonym_file
 from miner.memory.store import Store
 from miner.recall import glossary
@@ -165,10 +167,6 @@ def test_the_compiled_lookup_names_its_sources(project):
 
 @pytest.mark.parametrize("query, answer", [("database", "PostgreSQL"), ("server", "스테이징 서버")])
 def test_miner_search_finds_what_was_said_in_another_language(project, query, answer):
-    from click.testing import CliRunner
-
-    from miner.cli import main
-
     runner = CliRunner()
     found = runner.invoke(main, ["search", query])
     assert found.exit_code == 0, found.output
