@@ -289,6 +289,25 @@ def fts_match(terms: list[str], limit: int = 32) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:limit])
 
 
+def fts_any(groups) -> str:
+    """An FTS5 MATCH expression OR-ing groups of terms, each group all of its terms (AND); a group given twice is
+    said once, an empty one not at all; '' when there are none. Every term is quoted, as in `fts_match`."""
+    parts = []
+    for group in groups:
+        quoted = ['"' + t.replace('"', '""') + '"' for t in group]
+        if quoted:
+            parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
+    return " OR ".join(dict.fromkeys(parts))
+
+
+def fts_match_forms(terms: list[str], forms: dict | None = None, limit: int = 32) -> str:
+    """`fts_match` of `terms`, each also matched by its other `forms`: for a term, [text, joined, its terms] of the
+    words naming the same thing in other languages (`recall.glossary.expand`), a phrase or a word written
+    without spaces being all its terms."""
+    forms = forms or {}
+    return fts_any(group for term in terms[:limit] for group in [[term], *(form[2] for form in forms.get(term, ()))])
+
+
 def letter_ratio(text: str) -> float:
     """Share of letters among non-space characters (CJK characters count as letters, and so do the vowel
     signs and viramas of Indic and Southeast Asian scripts: combining marks belong to their letter)."""

@@ -192,10 +192,9 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     from ..memory.browse import said_beyond
     from ..memory.records import STATES
     from ..recall import glossary
-    from ..textutil import fts_terms
 
     glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
-    forms = glossary.expand(query, fts_terms(query))
+    forms = glossary.query_forms(query)
     where = project_dir(project) if project else None
     with open_store() as store:
         hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..textutil import fts_terms
-from .fts_query import with_forms
+from ..textutil import fts_match_forms, fts_terms
 from .records import STATES, ArchivedUnit, Session, StoredMemory
 from .store import Store
 
@@ -63,7 +62,7 @@ def memories(store: Store, project: str, category: str | None = None, state: str
     if day:
         clauses += ["m.last_seen >= ?", "m.last_seen < ?"]
         args += [day, _next_day(day)]
-    match = with_forms(fts_terms(query), forms) if query.strip() else ""
+    match = fts_match_forms(fts_terms(query), forms) if query.strip() else ""
     if query.strip() and not match:
         return Page([], 0, False, offset, limit)
     if match:

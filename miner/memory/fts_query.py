@@ -1,6 +1,5 @@
-"""FTS5 OR-expressions of quoted terms: the near-duplicate look-up's (`dedup.match_expression` builds them), taken
-apart so that both stores can leave out the terms common enough to find everything; and a search's, with the
-glossary's words for each term (`with_forms`)."""
+"""The FTS5 OR-expressions of quoted terms that the near-duplicate look-up sends (`dedup.match_expression`
+builds them), taken apart: both stores leave out the terms common enough to find everything."""
 
 from __future__ import annotations
 
@@ -24,17 +23,3 @@ def without_common(match: str, common: dict[str, int]) -> str:
     if not kept:
         kept = sorted(terms, key=lambda t: common.get(t.lower(), 0))[:3]
     return " OR ".join(f'"{t}"' for t in kept)
-
-
-def with_forms(terms: list[str], forms: dict[str, list[list]] | None = None, limit: int = 32) -> str:
-    """An FTS5 expression OR-ing `terms` (at most `limit`) and, for each, its other `forms`: what
-    `recall.glossary.expand` gives, [text, joined, its terms], the words naming the same thing in other languages.
-    A form of one term is that term quoted; a phrase, or a word written without spaces (its character pairs), is
-    all its terms. '' when there are no terms; no input can become FTS5 syntax."""
-    parts = []
-    for term in terms[:limit]:
-        for form_terms in [[term], *(form[2] for form in (forms or {}).get(term, ()))]:
-            quoted = ['"' + t.replace('"', '""') + '"' for t in form_terms]
-            if quoted:
-                parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
-    return " OR ".join(dict.fromkeys(parts))

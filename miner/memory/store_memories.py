@@ -7,7 +7,7 @@ library only: the hooks read memories through it. It stands on what `Store` prov
 
 from __future__ import annotations
 
-from ..textutil import content_hash, fts_match, fts_terms, index_text
+from ..textutil import content_hash, fts_match, fts_match_forms, fts_terms, index_text
 from . import reader
 from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
@@ -275,9 +275,7 @@ class MemoryQueries:
 
         `forms`: for terms of the query, the glossary's words for them in other languages
         (`recall.glossary.expand`), matched as the terms are."""
-        from .fts_query import with_forms
-
-        match = with_forms(fts_terms(query), forms)
+        match = fts_match_forms(fts_terms(query), forms)
         if not match:
             return []
         states = list(states)

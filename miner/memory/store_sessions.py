@@ -10,7 +10,7 @@ what `Store` provides (`db`, `_tuples`, `atomic`, `readonly`) and on `rare_terms
 from __future__ import annotations
 
 from .. import jsonlite
-from ..textutil import fts_terms
+from ..textutil import fts_match_forms, fts_terms
 from .records import ArchivedUnit, RecallLogEntry, Session, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -172,12 +172,10 @@ class SessionQueries:
                        forms: dict[str, list[list]] | None = None) -> list[tuple[ArchivedUnit, float]]:
         """Archived units matching free text, best first, with their BM25 rank (lower is better). `forms`: the
         glossary's words for terms of the query, as for `search`."""
-        from .fts_query import with_forms
-
         terms = fts_terms(query)
         if len(terms) > rare_terms:
             terms = self.rare_terms(terms, rare_terms, index="archive")
-        match = with_forms(terms, forms)
+        match = fts_match_forms(terms, forms)
         if not match:
             return []
         where, args = ("AND a.project = ?", (project,)) if project else ("", ())

@@ -83,6 +83,11 @@ def expand(text: str, terms: list[str]) -> dict[str, list[list]]:
     return found
 
 
+def query_forms(query: str) -> dict[str, list[list]]:
+    """`expand` for a search (`miner search`, the viewer): the glossary's words for the query's terms."""
+    return expand(query, fts_terms(query)) if query.strip() else {}
+
+
 def _phrases_named(text: str, phrases: list[tuple], named: dict[str, set[int]]) -> None:
     """Add the groups of the phrases that the prompt's first characters hold, under the term they are keyed by."""
     global _NON_WORD

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 from .. import BLOCK_TAG, paths
-from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_terms
+from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms
 from .shown import load_shown, remember_shown
 
 RARE_TERMS = 12  # the query: the prompt's rarest terms, as the index counts them
@@ -111,13 +111,7 @@ def _coverage(text: str, query: list[tuple]) -> float:
 
 def _match(query: list[tuple]) -> str:
     """An FTS5 expression for the query's terms that are not common: any form of any of them."""
-    parts = []
-    for _, common, forms in query:
-        if not common:
-            for _, _, terms in forms:
-                quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-                parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
-    return " OR ".join(dict.fromkeys(parts))
+    return fts_any(terms for _, common, forms in query if not common for _, _, terms in forms)
 
 
 def query_terms(text: str) -> list[str]:

@@ -16,6 +16,7 @@ from .. import __version__
 from .. import config as config_mod
 from ..memory import browse, corrections
 from ..memory.store import Store, StoreError
+from ..recall import glossary
 from . import pages, security
 
 PAGE_SIZE = 50
@@ -110,7 +111,7 @@ def create_app(project: str, token: str) -> Flask:
         query = request.args.get("q", "")[:500]
         offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
         page = browse.memories(store(), current(), category, state, day or None, query, offset, PAGE_SIZE,
-                               pages.query_forms(query))
+                               glossary.query_forms(query))
         return render_template("memories.html", page=page, facets=browse.facets(store(), current()),
                                state=state, category=category, day=day, query=query, number=offset // PAGE_SIZE + 1,
                                groups=pages.by_day(page.rows, bool(query.strip())))
@@ -118,7 +119,7 @@ def create_app(project: str, token: str) -> Flask:
     @app.get("/said")
     def said():
         query = request.args.get("q", "")[:500]
-        units = pages.archive_hits(store(), current(), query, forms=pages.query_forms(query)) if query.strip() else []
+        units = pages.archive_hits(store(), current(), query, forms=glossary.query_forms(query)) if query.strip() else []
         return render_template("said.html", query=query, units=units)
 
     @app.get("/memory/<int:memory_id>")

@@ -54,15 +54,6 @@ def by_day(rows: list, searched: bool) -> list[tuple[str, list]]:
     return groups
 
 
-def query_forms(query: str) -> dict[str, list[list]]:
-    """The glossary's words for the terms of a search, so that "database" also finds 数据库 (as `miner search` and
-    the prompt hook do)."""
-    from ..recall import glossary
-    from ..textutil import fts_terms
-
-    return glossary.expand(query, fts_terms(query)) if query.strip() else {}
-
-
 def archive_hits(store: Store, project: str, query: str, limit: int = 50,
                  forms: dict[str, list[list]] | None = None) -> list:
     """What was said in earlier sessions (the archive) that matches `query`, best first. (On a page of their own:
