@@ -10,7 +10,7 @@ import pytest
 
 from miner.memory.migrations import MIGRATIONS
 from miner.memory.records import NewMemory
-from miner.memory.store import Store
+from miner.memory.store import CACHE_KIB, MMAP_BYTES, Store
 
 
 def memory(text: str, **kw) -> NewMemory:
@@ -35,6 +35,15 @@ def test_database_file_is_private(tmp_path):
     Store(path).close()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_connections_map_the_file_and_size_the_page_cache(tmp_path):
+    """A big store's look-ups read pages through the map and keep their working set cached, read-only or not."""
+    with Store(tmp_path / "m.db") as store:
+        assert store.db.execute("PRAGMA mmap_size").fetchone()[0] == MMAP_BYTES
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
+    with Store(tmp_path / "m.db", readonly=True) as store:
+        assert store.db.execute("PRAGMA mmap_size").fetchone()[0] == MMAP_BYTES
 
 
 def test_exact_duplicate_merges_with_one_more_evidence_row(store):
