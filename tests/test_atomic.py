@@ -74,7 +74,6 @@ def test_an_outer_failure_undoes_everything_inner_levels_did(tmp_path):
 def test_a_busy_database_is_retried_until_the_other_writer_is_done(tmp_path, monkeypatch):
     path = tmp_path / "m.db"
     with Store(path) as writer, Store(path) as waiting:
-        waiting.db.execute("PRAGMA busy_timeout = 0")  # fail at once: the store's own retry is what is tested
         writer.db.execute("BEGIN IMMEDIATE")
         sleeps = []
 
@@ -86,21 +85,28 @@ def test_a_busy_database_is_retried_until_the_other_writer_is_done(tmp_path, mon
         monkeypatch.setattr(store_mod.time, "sleep", sleep)
         with waiting.atomic():
             waiting.bump("after")
-        assert sleeps == [0.05, 0.1]
+        assert sleeps == [store_mod.LOCK_POLL_S] * 2  # asked again at once, not after SQLite's growing sleeps
         assert counter(writer, "after") == 1
+        assert waiting.db.execute("PRAGMA busy_timeout").fetchone()[0] == store_mod.BUSY_TIMEOUT_MS
 
 
 def test_a_database_busy_for_too_long_raises_after_the_last_attempt(tmp_path, monkeypatch):
     path = tmp_path / "m.db"
     with Store(path) as writer, Store(path) as waiting:
-        waiting.db.execute("PRAGMA busy_timeout = 0")
         writer.db.execute("BEGIN IMMEDIATE")
-        sleeps = []
-        monkeypatch.setattr(store_mod.time, "sleep", sleeps.append)
+        clock, sleeps = [0.0], []
+
+        def sleep(seconds):  # a clock of its own: the test does not wait a minute
+            sleeps.append(seconds)
+            clock[0] += seconds
+
+        monkeypatch.setattr(store_mod.time, "sleep", sleep)
+        monkeypatch.setattr(store_mod.time, "monotonic", lambda: clock[0])
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             with waiting.atomic():
                 waiting.bump("never")
-        assert len(sleeps) == 7 and not waiting.db.in_transaction
+        assert store_mod.WRITE_LOCK_WAIT_S <= sum(sleeps) < store_mod.WRITE_LOCK_WAIT_S + 0.1
+        assert set(sleeps) == {store_mod.LOCK_POLL_S, 0.02} and not waiting.db.in_transaction
         writer.db.execute("ROLLBACK")
         assert counter(waiting, "never") == 0
 

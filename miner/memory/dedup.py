@@ -97,12 +97,21 @@ class Deduper:
                  embedder: Embedder | None = None):
         self.store = store
         self.comparer = shared_comparer(synonyms or load_synonyms(), threshold, embedder)
+        self._matches: dict[str, str] = {}  # look-up expressions worked out ahead (`prepare`)
 
     @classmethod
     def from_config(cls, store: Store, config: dict[str, Any]) -> "Deduper":
         settings = config.get("dedup") or {}
         embedder = load_embedder(settings["embedder"]) if settings.get("embedder") else None
         return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Work out ahead what storing these texts will need that no write can change: their features and their
+        look-up expressions. A miner does it before it takes the write lock, which it then holds for the look-ups
+        and the writes only (another process mining other projects waits for it meanwhile)."""
+        for text in texts:
+            if text not in self._matches:
+                self._matches[text] = match_expression(text, self.comparer)
 
     def add(self, new: NewMemory, nearby: list[StoredMemory] | None = None) -> Outcome:
         """Store one memory: merge it (exact or near-duplicate) or insert it and mark what it supersedes; the
@@ -121,7 +130,8 @@ class Deduper:
             return self._exact(found, new)
         statement = Statement(new.text, new.category, new.subject, new.value, new.tentative, new.ts)
         if nearby is None:
-            match = match_expression(new.text, self.comparer)
+            match = self._matches.pop(new.text, None)
+            match = match_expression(new.text, self.comparer) if match is None else match
             nearby = store.similar_memories(new.project, match, NEAR_STATES, limit=CANDIDATES) if match else []
         duplicate = self._best_duplicate(statement, [m for m in nearby if m.state in NEAR_STATES])
         if duplicate is not None:

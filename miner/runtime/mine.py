@@ -28,6 +28,7 @@ from ..extract.refine import Refiner
 from ..extract.rule_matching import Hit, Rule, RuleSet
 from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
+from ..memory.dedup import Deduper
 from ..memory.records import NewMemory
 from ..memory.store import Store
 from ..recall.glossary import refresh_quietly as refresh_glossary
@@ -342,18 +343,17 @@ class Miner:
             units = turns_to_units(self.redact_turns(turns))
             scores: list = []
             candidates = self.extract(units, project_of, summary, scores_out=scores)
+            # Made before the write lock is taken, needing none: prompts, archive rows, dedup's look-up expressions.
             prompts = _user_prompts(turns)
+            archive = list(_archive_rows(units, scores, project_of, path)) if self.config["archive"] else []
+            deduper = Deduper.from_config(self.store, self.config)
+            deduper.prepare(candidate.text for candidate in candidates)
             with self.store.atomic():
                 self.store.upsert_sessions((
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
                 self.store.add_user_prompts(prompts)
-                if self.config["archive"]:
-                    summary.archived += self.store.archive_units(_archive_rows(units, scores, project_of, path))
-                # layers 2 and 3: near-duplicates merge, conflicts supersede
-                from ..memory.dedup import Deduper
-
-                deduper = Deduper.from_config(self.store, self.config)
+                summary.archived += self.store.archive_units(archive)
                 for candidate in candidates:
                     turn = candidate.unit.turn
                     new = NewMemory(
