@@ -1,6 +1,6 @@
 """Mining throughput: MB/s of transcript JSONL end to end, units/s and peak RSS, on one core.
 
-Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts] [--prefill 100000]
+Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts] [--prefill 100000] [--jobs 2]
 
 (`--transcripts ../shared/data/multi` mines the eight projects' whole histories instead.) The
 store's size on disk is printed too, and the archive's share of it, per MB of transcript.
@@ -20,7 +20,11 @@ transcripts use them (untimed): mining into a big store against mining into an
 empty one (the near-duplicate lookup searches one full-text index for every
 project). `--prefill-into same` puts them in the projects being mined instead (the
 projects the transcripts' sessions name), so that every new memory is looked up
-against them: the harder case. `--prefill-words uniform` draws every word equally
+against them: the harder case.
+
+`--jobs N` mines as `miner mine --jobs N` does: N processes, each taking whole project
+folders. Each process loads spaCy and the rules itself, so its setup is inside the timed
+wall time; the CPU figure is then this process's and its children's. `--prefill-words uniform` draws every word equally
 often, as this benchmark did before: then no word is in more than a few hundred of
 100k memories, which no real store looks like.
 """
@@ -51,7 +55,7 @@ def make_corpus(sources: list[Path], target_bytes: int, out: Path) -> tuple[int,
         namespace = uuid.UUID(int=copy)
         for source in sources:
             data = UUID_RE.sub(lambda m: str(uuid.uuid5(namespace, m.group(0).decode())).encode(), source.read_bytes())
-            folder = out / f"-bench-project-{copy}"
+            folder = out / f"-bench-project-{copy}-{source.parent.name}"  # a project folder per source project
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{uuid.uuid5(namespace, str(source))}.jsonl").write_bytes(data)
             total += len(data)
@@ -119,6 +123,8 @@ def main() -> int:
                                                                 "mining (default 0: an empty store)")
     parser.add_argument("--prefill-into", choices=("other", "same"), default="other",
                         help="the prefilled memories' projects: others (default), or the ones being mined")
+    parser.add_argument("--jobs", type=int, default=1, help="processes to mine with, as `miner mine --jobs` "
+                                                             "(default 1: this process)")
     parser.add_argument("--prefill-words", choices=("frequency", "uniform"), default="frequency",
                         help="the prefilled memories' words: drawn as often as the transcripts use them (default), "
                              "or all equally often")
@@ -145,21 +151,33 @@ def main() -> int:
             print(f"(store prefilled with {args.prefill:,} memories of {where}, words drawn {args.prefill_words}, "
                   f"in {took:.1f} s, untimed)", flush=True)
         started = time.perf_counter()
-        miner = Miner(store, config_mod.load())
-        # spaCy's pipeline and the classifier load on first use; loaded here, setup holds every one-time cost.
-        _ = miner.refiner, miner.classifier and miner.classifier.nlp
-        loaded, loaded_cpu = time.perf_counter(), time.process_time()
-        first = {"cpu": 0.0, "bytes": 0, "last": loaded_cpu}
+        transcripts = find_transcripts(root / "projects")
+        first = {"cpu": 0.0, "bytes": 0, "last": 0.0}
+        if args.jobs > 1:
+            from miner.runtime.parallel import mine_parallel
 
-        def first_copy(path: str, _result) -> None:
-            """CPU time of the first copy, whose text the miner has not seen before."""
-            now = time.process_time()
-            if "-bench-project-1" + os.sep in path:
-                first["cpu"] += now - first["last"]
-                first["bytes"] += os.path.getsize(path)
-            first["last"] = now
+            pipeline = f"{config_mod.load()['spacy_model']} (as configured)"
+            ready = {}
+            summary = mine_parallel(store.path, transcripts, args.jobs,
+                                    ready=lambda: ready.setdefault("at", time.perf_counter()))
+            loaded, loaded_cpu = ready.get("at", started), 0.0
+        else:
+            miner = Miner(store, config_mod.load())
+            # spaCy's pipeline and the classifier load on first use; loaded here, setup holds every one-time cost.
+            _ = miner.refiner, miner.classifier and miner.classifier.nlp
+            pipeline = miner.pipeline.name
+            loaded, loaded_cpu = time.perf_counter(), time.process_time()
+            first["last"] = loaded_cpu
 
-        summary = miner.mine_paths(find_transcripts(root / "projects"), progress=first_copy)
+            def first_copy(path: str, _result) -> None:
+                """CPU time of the first copy, whose text the miner has not seen before."""
+                now = time.process_time()
+                if os.path.basename(os.path.dirname(path)).startswith("-bench-project-1-"):
+                    first["cpu"] += now - first["last"]
+                    first["bytes"] += os.path.getsize(path)
+                first["last"] = now
+
+            summary = miner.mine_paths(transcripts, progress=first_copy)
         finished, mine_cpu = time.perf_counter(), time.process_time() - loaded_cpu
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         sizes = dict(store.db.execute(
@@ -168,23 +186,34 @@ def main() -> int:
         archived = store.db.execute("SELECT COUNT(*) FROM archive").fetchone()[0]
         store.close()
         cpu = resource.getrusage(resource.RUSAGE_SELF)
-        peak_mb = cpu.ru_maxrss / 1024  # Linux reports KiB
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak_mb = max(cpu.ru_maxrss, children.ru_maxrss) / 1024  # Linux reports KiB
 
-    mine_s = finished - loaded
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, pipeline {miner.pipeline.name}")
-    print(f"corpus: {files} files, {size / 1e6:.1f} MB ({len(sources)} dev transcripts, uuids remapped per copy)")
-    print(f"setup (spaCy, rules): {loaded - started:.2f} s")
-    # CPU seconds of the mining alone tell more than wall time on a machine shared with other work.
-    print(f"mining: {mine_s:.2f} s wall, {mine_cpu:.2f} s CPU ({cpu.ru_utime + cpu.ru_stime:.2f} s CPU in all)")
-    print(f"throughput: {size / 1e6 / mine_s:.1f} MB/s, {summary.units / mine_s:.0f} units/s, "
-          f"{summary.entries / mine_s:.0f} entries/s")
-    print(f"end to end (with setup): {size / 1e6 / (finished - started):.1f} MB/s")
-    # The copies repeat the same prose, which the miner does not refine or store twice (memos, exact-repeat
-    # merges). The first copy shows the cost of text never seen before.
-    print(f"first copy only (text never seen before): {first['bytes'] / 1e6:.1f} MB in {first['cpu']:.2f} s CPU, "
-          f"{first['bytes'] / 1e6 / max(first['cpu'], 1e-9):.1f} MB/s")
-    print(f"result: {summary.line()}; {summary.new / mine_cpu:.0f} new memories per CPU second")
     mb = size / 1e6
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, pipeline {pipeline}")
+    print(f"corpus: {files} files, {mb:.1f} MB ({len(sources)} dev transcripts, uuids remapped per copy)")
+    if args.jobs > 1:
+        mine_s, mine_cpu = finished - loaded, mine_cpu + children.ru_utime + children.ru_stime
+        print(f"setup (spaCy, rules), until the last of {args.jobs} processes was ready: {loaded - started:.2f} s")
+        print(f"mining: {mine_s:.2f} s wall; {mine_cpu:.2f} s CPU with setup (this process and its children)")
+        print(f"throughput: {mb / mine_s:.1f} MB/s, {summary.units / mine_s:.0f} units/s, "
+              f"{summary.entries / mine_s:.0f} entries/s")
+        print(f"end to end (with setup): {mb / (finished - started):.1f} MB/s")
+    else:
+        mine_s = finished - loaded
+        print(f"setup (spaCy, rules): {loaded - started:.2f} s")
+        # CPU seconds of the mining alone tell more than wall time on a machine shared with other work.
+        print(f"mining: {mine_s:.2f} s wall, {mine_cpu:.2f} s CPU ({cpu.ru_utime + cpu.ru_stime:.2f} s CPU in all)")
+        print(f"throughput: {mb / mine_s:.1f} MB/s, {summary.units / mine_s:.0f} units/s, "
+              f"{summary.entries / mine_s:.0f} entries/s")
+        print(f"end to end (with setup): {mb / (finished - started):.1f} MB/s")
+        # The copies repeat the same prose, which the miner does not refine or store twice (memos, exact-repeat
+        # merges). The first copy shows the cost of text never seen before.
+        print(f"first copy only (text never seen before): {first['bytes'] / 1e6:.1f} MB in {first['cpu']:.2f} s "
+              f"CPU, {first['bytes'] / 1e6 / max(first['cpu'], 1e-9):.1f} MB/s")
+    print(f"result: {summary.line()}; {summary.new / mine_cpu:.0f} new memories per CPU second")
+    for error in summary.errors:
+        print(f"error: {error}")
     print(f"store on disk: {sum(sizes.values()) / 1e6:.1f} MB, {sum(sizes.values()) / 1e6 / mb:.3f} MB per MB of "
           f"transcript; the archive ({archived:,} units, its index included) {sizes.get('archive', 0) / 1e6:.1f} MB, "
           f"{sizes.get('archive', 0) / 1e6 / mb:.3f} MB per MB of transcript")

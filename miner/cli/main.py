@@ -45,10 +45,14 @@ def main() -> None:
 @main.command()
 @click.argument("transcripts", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--all", "mine_all", is_flag=True, help="Mine every transcript under Claude Code's projects folder.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 16), default=None,
+              help="Processes to mine with, each taking whole projects (default: one per core, up to 4, when there "
+                   "are more than 16 MB to mine; else 1).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
-def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
+def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store."""
     from ..runtime.mine import Miner, Summary, find_transcripts
+    from ..runtime.parallel import default_jobs, mine_parallel, plan
     from ..runtime.pending import has_work
     from ..worker import keep_indexes
 
@@ -73,14 +77,20 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, quiet: bool) -> None:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
         total = Summary(files=len(files) - len(todo))
-        if todo:
-            miner = Miner(store, config)
-            if not quiet:
-                click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
-        with click.progressbar(todo, label="Mining", file=sys.stderr, show_pos=True,
+        shares = len(plan(todo, jobs or default_jobs(todo))) if todo else 0
+        with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
-            for file in bar:
-                total.add(miner.mine_paths([file]))
+            if shares > 1:
+                if not quiet:
+                    click.echo(f"Mining in {shares} processes, each taking whole projects.", err=True)
+                total.add(mine_parallel(store.path, todo, shares, progress=lambda _file, _result: bar.update(1)))
+            elif todo:
+                miner = Miner(store, config)
+                if not quiet:
+                    click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
+                for file in todo:
+                    total.add(miner.mine_paths([file]))
+                    bar.update(1)
         if todo:  # a backfill: merged as far as merging goes
             keep_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
     click.echo(total.line())

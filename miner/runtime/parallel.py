@@ -1,0 +1,131 @@
+"""A backfill in several processes: each mines whole projects, file by file, in the order one process would.
+
+What one memory becomes (exact repeat, paraphrase, a correction that supersedes) is decided among the memories of
+its own project, so a project mined whole by one process ends as it would in a backfill of one process; the
+processes only wait on each other's write transactions, as hooks and the watcher already do. Files are grouped by
+their folder under Claude Code's projects folder (a subagent's file goes with its session's folder), and the groups
+are dealt out by size, the biggest first.
+
+What a process learns as it mines stays in it: a secret found by the words around it is hidden wherever it comes
+again in the same process (`Miner.known_secrets`), which is the projects that process mines, as for a hook.
+
+Children are started fresh (`spawn`): a forked child would share the parent's SQLite connection.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as queue_mod
+from pathlib import Path
+from typing import Callable
+
+from .mine import Summary
+
+MAX_JOBS = 4
+MIN_PARALLEL_BYTES = 16 * 1024 * 1024  # below this, a second process costs its start-up (spaCy) for little
+
+
+def project_folder(file: str) -> str:
+    """The folder a transcript's project is stored in: its own, or for a subagent's file
+    (`<project>/<session>/subagents/agent-….jsonl`), its session's parent."""
+    folder = os.path.dirname(file)
+    if os.path.basename(folder) == "subagents":
+        folder = os.path.dirname(os.path.dirname(folder))
+    return folder
+
+
+def _size(file: str) -> int:
+    try:
+        return os.path.getsize(file)
+    except OSError:
+        return 0
+
+
+def plan(files: list[str], jobs: int) -> list[list[str]]:
+    """The files in at most `jobs` shares, each a set of whole project folders, in the order given; the folders
+    are dealt biggest first to the share with the fewest bytes so far. Empty shares are left out."""
+    groups: dict[str, list[str]] = {}
+    for file in files:
+        groups.setdefault(project_folder(file), []).append(file)
+    shares: list[list[str]] = [[] for _ in range(max(1, jobs))]
+    loads = [0] * len(shares)
+    for folder in sorted(groups, key=lambda f: -sum(_size(x) for x in groups[f])):
+        least = loads.index(min(loads))
+        shares[least].append(folder)
+        loads[least] += sum(_size(x) for x in groups[folder])
+    order = {file: n for n, file in enumerate(files)}
+    out = [sorted((file for folder in share for file in groups[folder]), key=order.__getitem__) for share in shares]
+    return [share for share in out if share]
+
+
+def default_jobs(files: list[str]) -> int:
+    """Processes for a backfill of `files`: one per core (up to `MAX_JOBS`) when there is enough to mine, else 1."""
+    if sum(_size(f) for f in files) < MIN_PARALLEL_BYTES:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_JOBS, cores, len({project_folder(f) for f in files})))
+
+
+def _mine_share(db_file: str, files: list[str], results) -> None:
+    """A child: loads what mining needs, says it is ready, mines its share reporting each file, then says done."""
+    try:
+        from .. import config as config_mod
+        from ..memory.store import Store
+        from .mine import Miner
+
+        with Store(db_file) as store:
+            miner = Miner(store, config_mod.load())
+            _ = miner.refiner, miner.classifier and miner.classifier.nlp  # loaded before the first file, as one
+            results.put(("ready",))
+            miner.mine_paths(files, progress=lambda file, result: results.put(("file", file, result)))
+    except BaseException as exc:  # noqa: BLE001 - reported by the parent, with the files left unmined
+        results.put(("file", "", Summary(errors=[f"a mining process stopped: {type(exc).__name__}: {exc}"])))
+    finally:
+        results.put(("done",))
+
+
+def mine_parallel(db_file: str | Path, files: list[str], jobs: int,
+                  progress: Callable[[str, Summary], None] | None = None,
+                  ready: Callable[[], None] | None = None) -> Summary:
+    """Mine `files` into the store at `db_file` with up to `jobs` processes (see the module); `progress` is called
+    in this process after each file, `ready` once every process has loaded what it mines with. A process that
+    dies leaves its remaining files unmined, each named in the summary's errors: their watermarks did not move,
+    so the next run mines them."""
+    import multiprocessing
+
+    shares = plan(files, jobs)
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    children = [context.Process(target=_mine_share, args=(os.fspath(db_file), share, results), daemon=True)
+                for share in shares]
+    for child in children:
+        child.start()
+    total, done, running, waiting = Summary(), set(), len(children), len(children)
+    while running:
+        try:
+            message = results.get(timeout=1.0)
+        except queue_mod.Empty:
+            if any(child.is_alive() for child in children):
+                continue
+            try:  # every child has exited: what it put last may still be on its way
+                message = results.get(timeout=1.0)
+            except queue_mod.Empty:
+                break
+        if message[0] == "done":
+            running -= 1
+        elif message[0] == "ready":
+            waiting -= 1
+            if not waiting and ready:
+                ready()
+        else:
+            _, file, result = message
+            total.add(result)
+            if file:
+                done.add(file)
+                if progress:
+                    progress(file, result)
+    for child in children:
+        child.join()
+    left = [file for file in files if file not in done]
+    total.errors += [f"{file}: not mined (its mining process stopped); run `miner mine --all` again" for file in left]
+    return total

@@ -1,0 +1,119 @@
+"""`miner mine --jobs`: a backfill in several processes ends in the store that one process makes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from miner.memory.store import Store
+from miner.runtime.parallel import MAX_JOBS, default_jobs, mine_parallel, plan, project_folder
+from tests.builders import Session
+from tests.test_crash import snapshot
+
+# Each project says things twice in other words, changes its mind, and is mined across several sessions.
+LINES = [
+    ("user", "We'll use PostgreSQL instead of MySQL for the {x} database."),
+    ("assistant", "The {x} API server listens on port 3216 in development."),
+    ("user", "Please always run the linter before you commit to the {x} repo."),
+    ("user", "Actually the {x} API server listens on port 3220 now."),
+    ("user", "Please always run the linter before committing to the {x} repo."),
+    ("user", "No, let's go with SQLite for the {x} database instead."),
+    ("user", "Later we should add retries to the {x} uploader, not now."),
+]
+
+
+def projects(root: Path) -> Path:
+    """Three project folders as Claude Code stores them, one with a subagent's file; returns the folder."""
+    folder = root / "projects"
+    for p, name in enumerate(("billing", "search", "ledger")):
+        for s in range(2):
+            session = Session(folder / f"-work-{name}" / f"s{s}.jsonl", cwd=f"/work/{name}",
+                              start=f"2026-03-0{s + 1}T10:00:00")
+            for role, text in LINES[s * 3:s * 3 + 4]:
+                (session.user if role == "user" else session.assistant)(text.format(x=name))
+                session.tool_result("x" * 200)
+        agent = Session(folder / f"-work-{name}" / "s0" / "subagents" / "agent-a1.jsonl", cwd=f"/work/{name}",
+                        session_id=f"agent-{p}", start="2026-03-01T11:00:00")
+        agent.assistant(f"The {name} worker reads its settings from `config/{name}.toml`.")
+    return folder
+
+
+def content(store: Store) -> tuple[list, list]:
+    """The store's content without its ids (which tell the order the processes wrote in, and nothing else)."""
+    texts = dict(store.db.execute("SELECT id, text FROM memories").fetchall())
+    reasons = sorted((text, re.sub(r"#(\d+)", lambda m: "#" + texts[int(m.group(1))], reason or ""))
+                     for text, reason in store.db.execute("SELECT text, state_reason FROM memories"))
+    return snapshot(store, ignore=("state_reason",)), reasons
+
+
+def mine(folder: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MINER_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "miner.cli", "mine", str(folder), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_plan_deals_whole_project_folders_and_keeps_the_order(tmp_path):
+    folder = projects(tmp_path)
+    files = sorted(str(p) for p in folder.rglob("*.jsonl"))
+    shares = plan(files, 2)
+    assert len(shares) == 2 and sorted(f for share in shares for f in share) == files
+    for share in shares:
+        assert share == [f for f in files if f in share]  # each share in the order given
+    owners = {project_folder(f): n for n, share in enumerate(shares) for f in share}
+    assert len(owners) == 3  # the subagent's file counts as its project's
+    assert all(owners[project_folder(f)] == n for n, share in enumerate(shares) for f in share)
+    assert project_folder(str(folder / "-work-billing" / "s0" / "subagents" / "agent-a1.jsonl")) == \
+        str(folder / "-work-billing")
+    assert plan(files, 8) == [s for s in plan(files, 8) if s] and len(plan(files, 8)) == 3
+    assert plan(files, 1) == [files]
+
+
+def test_a_backfill_takes_one_process_per_core_only_when_there_is_much_to_mine(tmp_path):
+    folder = projects(tmp_path)
+    files = sorted(str(p) for p in folder.rglob("*.jsonl"))
+    assert default_jobs(files) == 1  # a few KB: a second process would cost more than it saves
+    for n, name in enumerate(("billing", "search", "ledger")):
+        big = folder / f"-work-{name}" / "big.jsonl"
+        with open(big, "wb") as handle:
+            handle.truncate(10 * 1024 * 1024)  # sparse: only its size counts
+        files.append(str(big))
+    assert default_jobs(files) == min(MAX_JOBS, len(os.sched_getaffinity(0)), 3)
+    assert default_jobs(files[:-2]) == 1  # 10 MB is not enough
+
+
+def test_two_processes_store_what_one_process_stores(tmp_path):
+    folder = projects(tmp_path)
+    one, two = tmp_path / "one", tmp_path / "two"
+    alone = mine(folder, one, "--jobs", "1")
+    together = mine(folder, two, "--jobs", "2")
+    assert "Mining in 2 processes" in together.stderr and "processes" not in alone.stderr
+    assert alone.stdout.splitlines()[-1] == together.stdout.splitlines()[-1]  # the same summary line
+    with Store(one / "memory.db") as a, Store(two / "memory.db") as b:
+        states = dict(a.db.execute("SELECT state, count(*) FROM memories GROUP BY state").fetchall())
+        assert states.get("superseded") and states.get("active")  # the runs did merge and supersede
+        assert {r[0] for r in a.db.execute("SELECT DISTINCT project FROM memories")} == \
+            {"/work/billing", "/work/search", "/work/ledger"}
+        assert content(a) == content(b)
+        assert a.db.execute("SELECT count(*) FROM archive").fetchone() == b.db.execute(
+            "SELECT count(*) FROM archive").fetchone()
+    again = mine(folder, two, "--jobs", "2")  # nothing new: no process is started
+    assert "processes" not in again.stderr and "0 new memories" in again.stdout
+
+
+def test_a_process_that_stops_leaves_its_files_to_the_next_run(tmp_path):
+    folder = projects(tmp_path)
+    files = sorted(str(p) for p in folder.rglob("*.jsonl"))
+    blocked = tmp_path / "not-a-database"
+    blocked.mkdir()  # a folder where the database should be: no process can open it
+    seen: list[str] = []
+    failed = mine_parallel(blocked, files, 2, progress=lambda file, _result: seen.append(file))
+    assert seen == [] and failed.new == 0
+    assert any("a mining process stopped: StoreError" in e for e in failed.errors)
+    assert sorted(e.split(": not mined")[0] for e in failed.errors if ": not mined" in e) == files
+    ok = mine_parallel(tmp_path / "m.db", files, 2, progress=lambda file, _result: seen.append(file))
+    assert not ok.errors and ok.new > 0 and sorted(seen) == files
