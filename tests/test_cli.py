@@ -78,6 +78,22 @@ def test_mine_list_show_stats_recall(transcript):
     assert "PostgreSQL" in block.output and "transcript-miner-recall" in block.output
 
 
+def test_mine_renders_the_next_session_start_block_of_what_it_mined(transcript):
+    from miner import config
+    from miner.memory.store import Store
+    from miner.recall import blockcache
+
+    path = blockcache.startup_path("/work/shop")
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    entry = blockcache.load(path)  # what SessionStart uses while the store and the settings are unchanged
+    assert entry is not None and "PostgreSQL" in entry["text"]
+    with Store(readonly=True) as store:
+        assert entry["text"] == blockcache.render(store, "/work/shop", config.load(), "startup")[0]
+    os.remove(path)
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    assert not os.path.exists(path)  # nothing new was mined: nothing rendered
+
+
 def test_a_project_given_with_a_tilde_is_the_folder_in_home(isolated_home):
     """`--project=~/shop` reaches the command unexpanded (no shell expands after `=`): it means the home's shop."""
     from miner.cli.common import project_dir

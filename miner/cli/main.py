@@ -54,7 +54,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     from ..runtime.mine import Miner, Summary, find_transcripts
     from ..runtime.parallel import default_jobs, mine_parallel, plan
     from ..runtime.pending import has_work
-    from ..worker import keep_indexes
+    from ..worker import keep_indexes, refresh_blocks, transcript_projects
 
     files: list[str] = []
     for target in transcripts:
@@ -93,6 +93,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
                     bar.update(1)
         if todo:  # a backfill: merged as far as merging goes
             keep_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
+        projects = transcript_projects(store, [str(Path(file).resolve()) for file in todo])
+    if projects and config["recall_cache"]:  # the next session of each finds its block rendered, as after a worker
+        refresh_blocks(projects, config)
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
