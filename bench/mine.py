@@ -1,4 +1,4 @@
-"""Mining throughput: MB/s of transcript JSONL end to end, units/s and peak RSS, on one core.
+"""Mining throughput: MB/s of transcript JSONL end to end, units/s and peak RSS, on one core (or `--jobs`).
 
 Usage: python bench/mine.py [--mb 100] [--transcripts ../shared/data/transcripts] [--prefill 100000] [--jobs 2]
 
@@ -8,7 +8,7 @@ store's size on disk is printed too, and the archive's share of it, per MB of tr
 The dev transcripts are copied until there are at least --mb megabytes, each
 copy with fresh entry uuids and session ids (otherwise the miner would rightly
 skip the copies as replays). Everything is mined into a fresh store in one
-process, as `miner mine --all` would. The copies repeat the same prose: the
+process, as `miner mine --all --jobs 1` would (see `--jobs` below). The copies repeat the same prose: the
 memos of rule hits and refinement serve them and their memories merge as exact
 repeats (in the dev transcripts themselves about a fifth of the units are
 repeats). So the first copy's own figure is printed too: the cost of text the
@@ -20,13 +20,14 @@ transcripts use them (untimed): mining into a big store against mining into an
 empty one (the near-duplicate lookup searches one full-text index for every
 project). `--prefill-into same` puts them in the projects being mined instead (the
 projects the transcripts' sessions name), so that every new memory is looked up
-against them: the harder case.
-
-`--jobs N` mines as `miner mine --jobs N` does: N processes, each taking whole project
-folders. Each process loads spaCy and the rules itself, so its setup is inside the timed
-wall time; the CPU figure is then this process's and its children's. `--prefill-words uniform` draws every word equally
+against them: the harder case. `--prefill-words uniform` draws every word equally
 often, as this benchmark did before: then no word is in more than a few hundred of
 100k memories, which no real store looks like.
+
+`--jobs N` mines as `miner mine --jobs N` does: in N processes, each taking whole project
+folders. Each process loads spaCy and the rules itself: the throughput is timed from when
+the last of them is ready, end to end from the start, and the CPU figure is this process's
+and its children's, their setup included.
 """
 
 from __future__ import annotations
@@ -156,11 +157,10 @@ def main() -> int:
         if args.jobs > 1:
             from miner.runtime.parallel import mine_parallel
 
-            pipeline = f"{config_mod.load()['spacy_model']} (as configured)"
             ready = {}
             summary = mine_parallel(store.path, transcripts, args.jobs,
-                                    ready=lambda: ready.setdefault("at", time.perf_counter()))
-            loaded, loaded_cpu = ready.get("at", started), 0.0
+                                    ready=lambda name: ready.update(at=time.perf_counter(), pipeline=name))
+            loaded, loaded_cpu, pipeline = ready.get("at", started), 0.0, ready.get("pipeline", "?")
         else:
             miner = Miner(store, config_mod.load())
             # spaCy's pipeline and the classifier load on first use; loaded here, setup holds every one-time cost.

@@ -76,7 +76,7 @@ def _mine_share(db_file: str, files: list[str], results) -> None:
         with Store(db_file) as store:
             miner = Miner(store, config_mod.load())
             _ = miner.refiner, miner.classifier and miner.classifier.nlp  # loaded before the first file, as one
-            results.put(("ready",))
+            results.put(("ready", miner.pipeline.name))
             miner.mine_paths(files, progress=lambda file, result: results.put(("file", file, result)))
     except BaseException as exc:  # noqa: BLE001 - reported by the parent, with the files left unmined
         results.put(("file", "", Summary(errors=[f"a mining process stopped: {type(exc).__name__}: {exc}"])))
@@ -86,9 +86,10 @@ def _mine_share(db_file: str, files: list[str], results) -> None:
 
 def mine_parallel(db_file: str | Path, files: list[str], jobs: int,
                   progress: Callable[[str, Summary], None] | None = None,
-                  ready: Callable[[], None] | None = None) -> Summary:
+                  ready: Callable[[str], None] | None = None) -> Summary:
     """Mine `files` into the store at `db_file` with up to `jobs` processes (see the module); `progress` is called
-    in this process after each file, `ready` once every process has loaded what it mines with. A process that
+    in this process after each file, `ready` (with the spaCy pipeline's name) once every process has loaded what
+    it mines with. A process that
     dies leaves its remaining files unmined, each named in the summary's errors: their watermarks did not move,
     so the next run mines them."""
     import multiprocessing
@@ -116,7 +117,7 @@ def mine_parallel(db_file: str | Path, files: list[str], jobs: int,
         elif message[0] == "ready":
             waiting -= 1
             if not waiting and ready:
-                ready()
+                ready(message[1])
         else:
             _, file, result = message
             total.add(result)
