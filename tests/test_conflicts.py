@@ -150,6 +150,32 @@ def test_related_statements_without_a_correction_stay_current(old, new):
     assert comparer.supersedes(statement(new, "decision"), statement(old, "decision")) is None
 
 
+@pytest.mark.parametrize("old,new", [
+    # A short negated statement that shares only a light verb ("tengo", "ho": I have) and a name with a plan.
+    ("Quiero usar Postgres para la base de datos, aunque tengo poca experiencia con Postgres.",
+     "No tengo Postgres instalado."),
+    ("Voglio usare Redis per la cache, anche se ho poca esperienza con Redis.", "Non ho Redis installato."),
+])
+def test_not_having_a_thing_does_not_rule_out_a_plan_to_use_it(old, new):
+    comparer = Comparer(lexicon.load_synonyms())
+    assert comparer.supersedes(statement(new, "decision"), statement(old, "decision")) is None
+
+
+def test_a_rule_turned_around_in_spanish_still_supersedes():
+    comparer = Comparer(lexicon.load_synonyms())
+    older, newer = statement("Usamos Jest para los tests.", "decision"), statement("No usamos Jest para los tests.",
+                                                                                   "decision")
+    assert comparer.supersedes(newer, older) is not None
+
+
+def test_the_same_value_written_another_way_is_no_change():
+    comparer = Comparer(lexicon.load_synonyms())
+    older = Statement("The worker limit comes from `config.toml:8`.", "fact", "config.toml", "8")
+    newer = Statement("`config.toml:8` sets the worker limit.", "fact", "config.toml", "8")
+    assert comparer.supersedes(newer, older) is None
+    assert comparer.supersedes(Statement(newer.text, "fact", "config.toml", "9"), older) is not None
+
+
 # --- chains, time order, restatement ---------------------------------------------------------------------
 
 CHAIN = [("Use MySQL for the database.", "MySQL"), ("Use PostgreSQL for the database.", "PostgreSQL"),

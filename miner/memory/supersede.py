@@ -77,6 +77,8 @@ def _by_subject(new: Statement, old: Statement, a: Features, b: Features, syn: S
     if set(subject.split()) <= a.replaced:
         return None  # "X instead of <subject>": the subject is what was replaced, not a topic
     new_value, old_value = term_tokens(new.value, syn), term_tokens(old.value, syn)
+    if new_value == old_value:
+        return None  # the same value, written inside another word ("package.json:11") or with other words
     if not new_value or not (new_value - b.tokens):
         return None  # the new value was already part of the old statement
     drop = set(subject.split()) | new_value | old_value
@@ -172,7 +174,7 @@ def _by_negation(new: Statement, old: Statement, a: Features, b: Features) -> Co
     if not (flipped - LIGHT):
         return None
     others = (a.tokens & b.tokens) - flipped - LIGHT
-    if not others and len(flipped) < 2:
+    if not others and len(flipped - LIGHT) < 2:  # "I don't have X installed" rules out no plan to use X
         return None
     if lexical_similarity(a, b) < 0.25:
         return None
