@@ -186,7 +186,8 @@ _LIGHT_WORDS = """be is are was were been being get gets got getting go goes goi
     serve serves served bind binds expose exposes exposed switch switched switching change changed changing move
     moved moving migrate migrated migrating replace replaced pick picked choose chose settle settled opt opted prefer
     preferred decide decided adopt adopted stick sticking want wanted""".split()
-# The same in the Romance languages people write to the assistant in: be, have, do, go, use, can, must, want, need.
+# The same in the Romance languages people write to the assistant in: be, have, do, go, use, can, must, want, need
+# (not French "ai" and "eu", which are "AI" and "EU" in English).
 _LIGHT_WORDS += """ser es son era eran fue fueron sido soy somos estar está están estaba estoy estamos tener tengo
     tiene tienen tenemos tenía tenido hacer hago hace hacen hacemos hizo hecho ir voy va van vamos usar uso usa usan
     usamos usando usado poder puedo puede pueden podemos deber debo debe deben querer quiero quiere queremos
@@ -194,7 +195,7 @@ _LIGHT_WORDS += """ser es son era eran fue fueron sido soy somos estar está est
     essere è sono sei siamo erano stato stata avere ho hai ha abbiamo hanno aveva avuto fare faccio fa fanno
     facciamo fatto andare vado vanno usare usano usiamo usato potere posso può possono dovere devo deve devono
     volere voglio vuole vogliamo servono bisogna
-    être est sont était été suis sommes avoir ai avons ont avait eu faire fait font aller vont utiliser utilise
+    être est sont était été suis sommes avoir avons ont avait faire fait font aller vont utiliser utilise
     utilisent pouvoir peut peuvent devoir doit doivent vouloir veux veut
     é são foi estão ter tenho tem têm fazer faz fazem vai vão usam pode podem dever devem quero quer precisar
     preciso precisa""".split()

@@ -174,7 +174,8 @@ def _by_negation(new: Statement, old: Statement, a: Features, b: Features) -> Co
     if not (flipped - LIGHT):
         return None
     others = (a.tokens & b.tokens) - flipped - LIGHT
-    if not others and len(flipped - LIGHT) < 2:  # "I don't have X installed" rules out no plan to use X
+    # Light verbs turned around say little: "I don't have X installed" does not rule out a plan to use X.
+    if not others and len(flipped - LIGHT) < 2:
         return None
     if lexical_similarity(a, b) < 0.25:
         return None
