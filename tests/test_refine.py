@@ -565,6 +565,13 @@ def test_a_hedge_in_an_afterthought_in_other_languages(text, hedged):
     ("- Cat: 15.8%", "- Dog: 12.1%"),
     ("--> src/main.rs:5:9", ""),
     ("Throughput: 1523.4 req/s", ""),
+    # log lines
+    ("Mar 03 14:22:05 buildbox sshd[2210]: error: could not load host key: /etc/ssh/ssh_host_ed25519_key", ""),
+    ("oct 11 08:01:40 web-2 nginx: upstream timed out while reading the response header", ""),
+    ("2024-03-03 14:22:05,120 ERROR billing.invoice: the total does not include tax", ""),
+    ("[2024-03-03T14:22:05Z] [warn] retrying the export in 30 s", ""),
+    ("2024-03-03T14:22:05.120+01:00 INFO worker started on port 8080", ""),
+    ('time="2024-03-03T14:22:05Z" level=error msg="failed to pull the image"', ""),
 ])
 def test_program_output_is_dropped(text, previous):
     assert program_output.is_output(text, previous)
@@ -603,6 +610,10 @@ def test_program_output_is_dropped(text, previous):
     ("We keep the model whose accuracy is above 0.9312 on the holdout set.", ""),
     ("The version is pinned to 2.31 for now.", ""),
     ("2024 roadmap: ship the importer first.", ""),
+    ("2024-03-03: we moved the importer to the nightly queue.", ""),  # a dated note, not a log line
+    ("May 12 is the release date; freeze the schema a week before.", ""),
+    ("On 2024-03-03 14:22 the export failed, so we now retry it three times.", ""),
+    ("2024-03-03 14:22:05 is when the migration ran; info about it is in the runbook.", ""),
 ])
 def test_statements_that_look_a_little_like_output_are_kept(text, previous):
     assert not program_output.is_output(text, previous), text

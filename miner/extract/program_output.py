@@ -38,6 +38,16 @@ _TRACE_RE = re.compile(  # one anchored alternation: `match` tries the start of 
     r"[\w/.\-]+\.py:\d+: (?:in \w|[\w.]*(?:Error|Exception|Warning)\b)|collected \d+ items?\b|"
     r"=+ .*\bin \d+(?:\.\d+)?s\b|\W{0,3}[\w.]*\wWarning: )")
 
+# A log line: a time stamp first, then who wrote it or how bad it is. Syslog and journalctl ("Mar 03 14:22:05 host
+# sshd[2210]: …"), an ISO stamp and a level ("2024-03-03 14:22:05,120 ERROR …", "[2024-03-03T14:22:05Z] [warn] …"),
+# logfmt ("time=… level=error msg=…").
+_LOG_LINE_RE = re.compile(
+    r"\s*(?:(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* +\d{1,2} \d{2}:\d{2}:\d{2} \S+ "
+    r"[\w.@/-]+(?:\[\d+\])?: |"
+    r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?,?\s+[\[(]?"
+    r"(?i:trace|debug|info|notice|warn|warning|error|err|fatal|critical|crit|severe)[\])]?(?![\w-])|"
+    r"(?:time|ts)=\S+\s+level=\w+)")
+
 
 def _is_trace(text: str) -> bool:
     return _TRACE_RE.match(text) is not None or "<ipython-input-" in text
@@ -126,12 +136,12 @@ def is_metric_printout(text: str, previous: str = "") -> bool:
 
 def is_output(text: str, previous: str = "") -> bool:
     """Program output pasted into the conversation ("AssertionError: …", "at foo (x.ts:9:1)", "[new branch] …",
-    a traceback's frames and code lines, a script's metric printout).
+    a traceback's frames and code lines, a log line, a script's metric printout).
 
     `previous` is the unit before this one: a numbered line right after a traceback line is one of its
     code lines, and a metric line after another is one of a printout's.
     """
-    if _OUTPUT_RE.search(text) or _is_trace(text) or _NUMBERED_CODE_RE.match(text):
+    if _OUTPUT_RE.search(text) or _is_trace(text) or _NUMBERED_CODE_RE.match(text) or _LOG_LINE_RE.match(text):
         return True
     if previous and _NUMBERED_LINE_RE.match(text) and (_is_trace(previous) or _NUMBERED_CODE_RE.match(previous)):
         return True
