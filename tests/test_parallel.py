@@ -111,9 +111,9 @@ def test_a_process_that_stops_leaves_its_files_to_the_next_run(tmp_path):
     blocked = tmp_path / "not-a-database"
     blocked.mkdir()  # a folder where the database should be: no process can open it
     seen: list[str] = []
-    failed = mine_parallel(blocked, files, 2, progress=lambda file, _result: seen.append(file))
+    failed = mine_parallel(blocked, plan(files, 2), progress=lambda file, _result: seen.append(file))
     assert seen == [] and failed.new == 0
     assert any("a mining process stopped: StoreError" in e for e in failed.errors)
     assert sorted(e.split(": not mined")[0] for e in failed.errors if ": not mined" in e) == files
-    ok = mine_parallel(tmp_path / "m.db", files, 2, progress=lambda file, _result: seen.append(file))
+    ok = mine_parallel(tmp_path / "m.db", plan(files, 2), progress=lambda file, _result: seen.append(file))
     assert not ok.errors and ok.new > 0 and sorted(seen) == files

@@ -77,13 +77,13 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
         total = Summary(files=len(files) - len(todo))
-        shares = len(plan(todo, jobs or default_jobs(todo))) if todo else 0
+        shares = plan(todo, jobs or default_jobs(todo)) if todo else []
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
-            if shares > 1:
+            if len(shares) > 1:
                 if not quiet:
-                    click.echo(f"Mining in {shares} processes, each taking whole projects.", err=True)
-                total.add(mine_parallel(store.path, todo, shares, progress=lambda _file, _result: bar.update(1)))
+                    click.echo(f"Mining in {len(shares)} processes, each taking whole projects.", err=True)
+                total.add(mine_parallel(store.path, shares, progress=lambda _file, _result: bar.update(1)))
             elif todo:
                 miner = Miner(store, config)
                 if not quiet:

@@ -20,7 +20,7 @@ _M_COLUMNS = StoredMemory.columns("m")
 _LINK_COLUMNS = Link.columns()
 # A term in more memories than this (of every project) is left out of a near-duplicate look-up. Mining into a
 # store of 100k memories (bench/mine.py --prefill 100000 --prefill-into same) stored the same memories with 500 as
-# with 1,000, for about 4/5 of the CPU; 150 of the 151 paraphrase and correction pairs of tests/fixtures/pairs, whose
+# with 1,000, for 6.3-7.0 s of CPU instead of 7.3-7.9; 150 of the 151 paraphrase and correction pairs of tests/fixtures/pairs, whose
 # first statement sat among those 100k, found it as a candidate with either cap.
 COMMON_DOCS = 500
 # A project that holds most of the store ranks this many times `limit` of the index's best matches first.

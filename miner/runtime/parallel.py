@@ -47,12 +47,13 @@ def plan(files: list[str], jobs: int) -> list[list[str]]:
     groups: dict[str, list[str]] = {}
     for file in files:
         groups.setdefault(project_folder(file), []).append(file)
+    sizes = {folder: sum(_size(f) for f in group) for folder, group in groups.items()}
     shares: list[list[str]] = [[] for _ in range(max(1, jobs))]
     loads = [0] * len(shares)
-    for folder in sorted(groups, key=lambda f: -sum(_size(x) for x in groups[f])):
+    for folder in sorted(groups, key=lambda f: -sizes[f]):
         least = loads.index(min(loads))
         shares[least].append(folder)
-        loads[least] += sum(_size(x) for x in groups[folder])
+        loads[least] += sizes[folder]
     order = {file: n for n, file in enumerate(files)}
     out = [sorted((file for folder in share for file in groups[folder]), key=order.__getitem__) for share in shares]
     return [share for share in out if share]
@@ -84,17 +85,15 @@ def _mine_share(db_file: str, files: list[str], results) -> None:
         results.put(("done",))
 
 
-def mine_parallel(db_file: str | Path, files: list[str], jobs: int,
+def mine_parallel(db_file: str | Path, shares: list[list[str]],
                   progress: Callable[[str, Summary], None] | None = None,
                   ready: Callable[[str], None] | None = None) -> Summary:
-    """Mine `files` into the store at `db_file` with up to `jobs` processes (see the module); `progress` is called
-    in this process after each file, `ready` (with the spaCy pipeline's name) once every process has loaded what
-    it mines with. A process that
-    dies leaves its remaining files unmined, each named in the summary's errors: their watermarks did not move,
-    so the next run mines them."""
+    """Mine each share of files (see `plan`) into the store at `db_file`, in a process of its own (see the module);
+    `progress` is called in this process after each file, `ready` (with the spaCy pipeline's name) once every
+    process has loaded what it mines with. A process that dies leaves its remaining files unmined, each named in
+    the summary's errors: their watermarks did not move, so the next run mines them."""
     import multiprocessing
 
-    shares = plan(files, jobs)
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     children = [context.Process(target=_mine_share, args=(os.fspath(db_file), share, results), daemon=True)
@@ -127,6 +126,6 @@ def mine_parallel(db_file: str | Path, files: list[str], jobs: int,
                     progress(file, result)
     for child in children:
         child.join()
-    left = [file for file in files if file not in done]
+    left = [file for share in shares for file in share if file not in done]
     total.errors += [f"{file}: not mined (its mining process stopped); run `miner mine --all` again" for file in left]
     return total
