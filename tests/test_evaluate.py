@@ -14,6 +14,8 @@ from miner.evaluation.transcripts import (
     answer_distance,
     evaluate,
     prf,
+    restore_lines,
+    restore_totals,
     score_extraction,
     session_prose,
     texts_match,
@@ -124,6 +126,28 @@ def test_restore_is_reported_per_transcript_with_long_range_questions_apart(synt
     table = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--transcripts", str(transcripts)]).output
     assert "Restore per transcript" in table and "acme__shop__session" in table and "long-range" in table
     assert "end (resumed)" in table
+
+
+def test_a_session_shorter_than_the_block_is_marked_as_a_tail_that_holds_it_all(synthetic_gold):
+    gold, transcripts = synthetic_gold
+    report = evaluate(gold, transcripts, config_mod.load())
+    # A few short lines: at both cuts the block is longer than the session's prose, so the tail is all of it.
+    assert [c["whole_session"] for c in report["sources"][0]["restore"]] == [1, 1]
+    table = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--transcripts", str(transcripts)]).output
+    row = next(line for line in table.splitlines() if line.startswith("acme__shop__session") and "/" in line
+               and "cut" not in line and "end" not in line)
+    assert row.endswith(" =") and "the tail is the whole session" in table
+
+
+def test_a_transcript_is_marked_only_when_every_cut_held_the_whole_session():
+    cut = {"questions": 4, "answered": 3, "answered_no_void": 3, "tail_answered": 1, "chars": 900,
+           "long_questions": 0, "long_answered": 0, "long_tail_answered": 0}
+    sources = [{"source": "one_cut_longer", "restore": [dict(cut, whole_session=1), dict(cut, whole_session=0)]}]
+    lines = restore_lines(sources, restore_totals(sources[0]["restore"]))
+    assert not lines[1].endswith(" =") and not any("whole session" in line for line in lines)
+    sources[0]["restore"][1]["whole_session"] = 1
+    lines = restore_lines(sources, restore_totals(sources[0]["restore"]))
+    assert lines[1].endswith(" =") and "whole session" in lines[-1]
 
 
 # --- the dev gold (../shared/data), skipped when absent -----------------------------------------

@@ -268,7 +268,8 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
                 far = [q for q in qs if answer_distance(q, prose, starts) > LONG_RANGE_CHARS]
                 restore.append({"cut": cut, "questions": len(qs), "answered": answered(qs, block.text),
                                 "answered_no_void": answered(qs, no_void.text), "tail_answered": answered(qs, tail),
-                                "chars": len(block.text), "long_questions": len(far),
+                                "chars": len(block.text), "whole_session": int(len(prose) <= len(block.text)),
+                                "long_questions": len(far),
                                 "long_answered": answered(far, block.text), "long_tail_answered": answered(far, tail)})
             mined = mined_from_store(store)
             links = store.supersede_pairs()
@@ -332,24 +333,33 @@ def restore_totals(cuts: list[dict]) -> dict[str, Any]:
 
     return {"questions": sums["questions"], "answered": sums["answered"], "tail_answered": sums["tail_answered"],
             "hit_rate": rate("answered"), "hit_rate_no_void": rate("answered_no_void"),
-            "tail_hit_rate": rate("tail_answered"), "long_questions": sums["long_questions"],
+            "tail_hit_rate": rate("tail_answered"), "whole_session": sums["whole_session"],
+            "long_questions": sums["long_questions"],
             "long_answered": sums["long_answered"], "long_hit_rate": rate("long_answered", "long_questions"),
             "long_tail_hit_rate": rate("long_tail_answered", "long_questions")}
 
 
 def restore_lines(sources: list[dict], totals: dict[str, Any]) -> list[str]:
-    """Restore per transcript against the tail at the same size, and the long-range questions apart."""
+    """Restore per transcript against the tail at the same size, and the long-range questions apart.
+
+    A transcript whose session, at every cut, had less prose than the block is marked: there the tail is the
+    whole session (nothing was lost), and the block can at best tie it."""
     lines = [f"{'transcript':<58} {'block':>7} {'tail':>7} {'long-range':>11} {'tail':>7}"]
+    whole = False
     for result in sources:
         if result.get("restore"):
             t = restore_totals(result["restore"])
+            mark = " =" if t["whole_session"] == len(result["restore"]) else ""
+            whole = whole or bool(mark)
             lines.append(f"{result['source'][:58]:<58} {t['answered']:>3}/{t['questions']:<3} "
                          f"{t['tail_answered']:>3}/{t['questions']:<3} {t['long_answered']:>5}/{t['long_questions']:<5} "
-                         f"{t['long_tail_hit_rate']:>7.3f}")
+                         f"{t['long_tail_hit_rate']:>7.3f}{mark}")
     lines.append(f"{'ALL, hit rate':<58} {totals['hit_rate']:>7.3f} {totals['tail_hit_rate']:>7.3f} "
                  f"{totals['long_hit_rate']:>11.3f} {totals['long_tail_hit_rate']:>7.3f}")
     lines.append(f"(long-range: the answer was last said more than {LONG_RANGE_CHARS:,} characters of prose before the "
                  f"cut; {totals['long_questions']} of {totals['questions']} questions)")
+    if whole:
+        lines.append("(=: at every cut the session had less prose than the block, so the tail is the whole session)")
     return lines
 
 
