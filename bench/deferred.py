@@ -31,17 +31,33 @@ from miner.memory.store import Store  # noqa: E402
 from miner.runtime.mine import Miner  # noqa: E402
 
 
+def write_sessions(folder: str, sets: dict, kinds: tuple[str, ...]) -> list[str]:
+    """One synthetic session per language and kind (project `/bench/<lang>/<kind>`), each sentence a user prompt
+    that the assistant answers "OK."; the files."""
+    files = []
+    for lang, texts in sets.items():
+        for kind in kinds:
+            session = Session(Path(folder) / f"{lang}-{kind}.jsonl", f"/bench/{lang}/{kind}")
+            for text in texts[kind]:
+                session.user(text)
+                session.assistant("OK.")
+            files.append(str(session.path))
+    return files
+
+
+def run(measure, folder: str) -> int:
+    """`measure` each set given on the command line, or each `set*.json` of `bench/<folder>/`."""
+    paths = [Path(p) for p in sys.argv[1:]] or sorted((REPO / "bench" / folder).glob("set*.json"))
+    config = config_mod.load()
+    for path in paths:
+        measure(path, config)
+    return 0
+
+
 def measure(path: Path, config: dict) -> None:
     sets = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="miner-bench-") as tmp:
-        files = []
-        for lang, kinds in sets.items():
-            for kind in ("todo", "not_todo"):
-                session = Session(Path(tmp) / f"{lang}-{kind}.jsonl", f"/bench/{lang}/{kind}")
-                for text in kinds[kind]:
-                    session.user(text)
-                    session.assistant("OK.")
-                files.append(str(session.path))
+        files = write_sessions(tmp, sets, ("todo", "not_todo"))
         with Store(Path(tmp) / "m.db") as store:
             Miner(store, config).mine_paths(files)
             totals = [0, 0, 0, 0, 0]
@@ -59,11 +75,7 @@ def measure(path: Path, config: dict) -> None:
 
 
 def main() -> int:
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((REPO / "bench" / "deferred").glob("set*.json"))
-    config = config_mod.load()
-    for path in paths:
-        measure(path, config)
-    return 0
+    return run(measure, "deferred")
 
 
 if __name__ == "__main__":

@@ -69,10 +69,30 @@ GREETINGS = ("hi", "hello", "hey", "thanks", "thank", "thank you", "thx", "great
              "well done", "it works", "that works", "this works", "it worked", "that worked", "looks good",
              "that looks good", "this looks good", "it looks good")
 CJK_GREETINGS = ("谢谢", "謝謝", "好的", "你好", "太好了", "完美")
-QUESTION_WORDS = frozenset({"what", "why", "how", "when", "where", "which", "who", "whose"})
+# A unit that opens with one of these, or with a word and one of its followers, and does not end as a statement
+# is a question (users often leave the "?" out). Other languages too, but only the words that open a question
+# and nothing else: the accented interrogatives of Spanish ("cómo", "qué"; unaccented "como", "que" also open
+# statements), Italian "cosa"/"quale", French "où"/"pourquoi", German "warum"; "como", "donde", "come",
+# "dove", German "wie" and "wo" only before a verb that asks ("como puedo", "wo ist": "wie besprochen" and
+# "wo möglich" open statements). Not "perché" (also "because") nor "quando" (also "whenever").
+QUESTION_WORDS = frozenset({
+    "what", "why", "how", "when", "where", "which", "who", "whose",
+    "¿", "cómo", "dónde", "adónde", "qué", "cuál", "cuáles", "cuándo", "cuánto", "cuánta", "cuántos", "cuántas",
+    "quién", "quiénes", "onde", "qual", "quais", "quale", "quali", "cosa",
+    "comment", "où", "pourquoi", "quel", "quelle", "quels", "quelles",
+    "warum", "wieso", "weshalb", "welche", "welcher", "welches", "welchen"})
+_ASKING_VERBS = {"puedo", "podemos", "hago", "hacemos", "se", "funciona", "posso", "faço", "fazer", "faccio",
+                 "si", "esta", "está", "estan", "están", "sono", "è", "estão", "fica", "ficam"}
+_ASKING_VERBS_DE = {"ist", "sind", "kann", "können", "soll", "sollen", "mache", "macht", "funktioniert", "geht",
+                    "starte", "startet", "finde", "finden", "liegt", "liegen", "läuft", "laufen", "wird", "werden",
+                    "bekomme", "steht"}
 QUESTION_OPENERS = {"can": {"you"}, "could": {"you"}, "would": {"you"}, "will": {"you"}, "should": {"we", "i"},
                     "shall": {"we"}, "do": {"you"}, "did": {"you"}, "is": {"there", "it"}, "are": {"there", "you"},
-                    "any": {"idea", "ideas", "thoughts"}}
+                    "any": {"idea", "ideas", "thoughts"},
+                    "como": _ASKING_VERBS, "donde": _ASKING_VERBS, "come": _ASKING_VERBS, "dove": _ASKING_VERBS,
+                    "que": {"hace", "hago", "significa", "pasa"}, "por": {"qué"}, "est": {"-"}, "qu'est": {"-"},
+                    "was": {"macht", "ist", "sind", "bedeutet", "passiert", "soll"},
+                    "wie": _ASKING_VERBS_DE, "wo": _ASKING_VERBS_DE}
 DISCOURSE = frozenset({"ok", "okay", "now", "first", "next", "then", "great", "perfect", "good", "alright",
                        "excellent", "done", "so"})
 ADVERBS = ["now", "first", "also", "then", "quickly", "just", "successfully", "next"]
