@@ -52,7 +52,8 @@ def test_questions_without_question_mark_in_other_languages(text):
     "Que no se despliegue nada los viernes", "Come concordato, il proxy è nginx", "Dove possibile usa pnpm",
     "Como combinamos, o proxy é nginx", "Comme convenu, le proxy est nginx", "Wie besprochen nutzen wir Postgres",
     "Wo möglich, nutze den gemeinsamen Client", "Perché è più veloce, usiamo Redis",
-    "Quando il build fallisce, rilancia i test"])
+    "Quando il build fallisce, rilancia i test", "Como si fuera poco, el proxy también cachea",
+    "Come se fosse un cron, il worker gira ogni ora"])
 def test_statements_that_open_like_questions_in_other_languages(text):
     assert not REF.is_question(doc(text))
 

@@ -345,12 +345,10 @@ def restore_lines(sources: list[dict], totals: dict[str, Any]) -> list[str]:
     A transcript whose session, at every cut, had less prose than the block is marked: there the tail is the
     whole session (nothing was lost), and the block can at best tie it."""
     lines = [f"{'transcript':<58} {'block':>7} {'tail':>7} {'long-range':>11} {'tail':>7}"]
-    whole = False
     for result in sources:
         if result.get("restore"):
             t = restore_totals(result["restore"])
             mark = " =" if t["whole_session"] == len(result["restore"]) else ""
-            whole = whole or bool(mark)
             lines.append(f"{result['source'][:58]:<58} {t['answered']:>3}/{t['questions']:<3} "
                          f"{t['tail_answered']:>3}/{t['questions']:<3} {t['long_answered']:>5}/{t['long_questions']:<5} "
                          f"{t['long_tail_hit_rate']:>7.3f}{mark}")
@@ -358,7 +356,7 @@ def restore_lines(sources: list[dict], totals: dict[str, Any]) -> list[str]:
                  f"{totals['long_hit_rate']:>11.3f} {totals['long_tail_hit_rate']:>7.3f}")
     lines.append(f"(long-range: the answer was last said more than {LONG_RANGE_CHARS:,} characters of prose before the "
                  f"cut; {totals['long_questions']} of {totals['questions']} questions)")
-    if whole:
+    if any(line.endswith(" =") for line in lines):
         lines.append("(=: at every cut the session had less prose than the block, so the tail is the whole session)")
     return lines
 

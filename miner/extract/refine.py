@@ -81,18 +81,23 @@ QUESTION_WORDS = frozenset({
     "quién", "quiénes", "onde", "qual", "quais", "quale", "quali", "cosa",
     "comment", "où", "pourquoi", "quel", "quelle", "quels", "quelles",
     "warum", "wieso", "weshalb", "welche", "welcher", "welches", "welchen"})
-_ASKING_VERBS = {"puedo", "podemos", "hago", "hacemos", "se", "funciona", "posso", "faço", "fazer", "faccio",
-                 "si", "esta", "está", "estan", "están", "sono", "è", "estão", "fica", "ficam"}
-_ASKING_VERBS_DE = {"ist", "sind", "kann", "können", "soll", "sollen", "mache", "macht", "funktioniert", "geht",
-                    "starte", "startet", "finde", "finden", "liegt", "liegen", "läuft", "laufen", "wird", "werden",
-                    "bekomme", "steht"}
+# The verbs that make "como", "come", "donde", "dove", "wie", "wo" ask, each language its own: a shared list would
+# make Spanish "como si…" and Italian "come se…" ("as if") questions.
+_ASKING_AFTER = {
+    "como": {"puedo", "podemos", "hago", "hacemos", "se", "funciona", "posso", "faço", "fazer"},
+    "donde": {"se", "esta", "está", "estan", "están", "puedo", "pongo"},
+    "come": {"faccio", "facciamo", "posso", "possiamo", "si", "funziona"},
+    "dove": {"si", "è", "sono", "posso", "trovo", "metto"},
+    "wie": {"ist", "sind", "kann", "können", "soll", "sollen", "mache", "macht", "funktioniert", "geht", "starte",
+            "startet", "finde", "bekomme", "läuft"},
+    "wo": {"ist", "sind", "kann", "finde", "finden", "liegt", "liegen", "läuft", "laufen", "wird", "werden",
+           "steht"},
+}
 QUESTION_OPENERS = {"can": {"you"}, "could": {"you"}, "would": {"you"}, "will": {"you"}, "should": {"we", "i"},
                     "shall": {"we"}, "do": {"you"}, "did": {"you"}, "is": {"there", "it"}, "are": {"there", "you"},
-                    "any": {"idea", "ideas", "thoughts"},
-                    "como": _ASKING_VERBS, "donde": _ASKING_VERBS, "come": _ASKING_VERBS, "dove": _ASKING_VERBS,
+                    "any": {"idea", "ideas", "thoughts"}, **_ASKING_AFTER,
                     "que": {"hace", "hago", "significa", "pasa"}, "por": {"qué"}, "est": {"-"}, "qu'est": {"-"},
-                    "was": {"macht", "ist", "sind", "bedeutet", "passiert", "soll"},
-                    "wie": _ASKING_VERBS_DE, "wo": _ASKING_VERBS_DE}
+                    "was": {"macht", "ist", "sind", "bedeutet", "passiert", "soll"}}
 DISCOURSE = frozenset({"ok", "okay", "now", "first", "next", "then", "great", "perfect", "good", "alright",
                        "excellent", "done", "so"})
 ADVERBS = ["now", "first", "also", "then", "quickly", "just", "successfully", "next"]
