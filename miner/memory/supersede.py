@@ -125,14 +125,16 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
         # The replaced thing must be what the old memory is about: its value, or a good part of its words,
         # or the old memory ruled out what the new one now uses ("no Lombok" → "Lombok instead of records").
         old_value = term_tokens(old.value, syn) if old.value else frozenset()
-        substance = (b.heavy | b.critical | b.cjk_heavy) - STOPWORDS
+        # Korean words are tokens already: their syllable pairs would count each word twice or more.
+        substance = (b.heavy | b.critical | {g for g in b.cjk_heavy if not _is_hangul(g)}) - STOPWORDS
         prominent = (bool(old_value & a.replaced) or bool(a.replaced & b.numbers)
                      or len(a.replaced & substance) >= 0.25 * max(1, len(substance)))
         flip = bool(b.negated_terms & (a.tokens - a.replaced))
         rest_a, rest_b = a.tokens - a.replaced - LIGHT, b.tokens - a.replaced - LIGHT
         if not (prominent or flip) or (not (rest_a & rest_b) and (len(rest_b) > 2 or len(rest_a) > 3)):
             return None  # mentions the replaced thing, but says something else about it
-        return Conflict("correction", f"'{a.marker or 'not'}' replaces {' '.join(sorted(a.replaced))}", short(old.text))
+        said = f"'{a.marker}'" if a.marker else "the newer statement"
+        return Conflict("correction", f"{said} replaces {' '.join(sorted(a.replaced))}", short(old.text))
     if new.category != old.category or lexical_similarity(a, b) < CORRECTION_THRESHOLD:
         return None
     # "Actually" alone is everyday prose: a name or number must have been swapped for another.
@@ -142,6 +144,10 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
     if not (swapped[0] - b.tokens) or not (swapped[1] - a.tokens):
         return None
     return Conflict("correction", f"'{a.marker}'", short(old.text))
+
+
+def _is_hangul(gram: str) -> bool:
+    return "\uac00" <= gram[0] <= "\ud7a3"
 
 
 def _by_antonym(new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:
@@ -171,7 +177,7 @@ def _by_negation(new: Statement, old: Statement, a: Features, b: Features) -> Co
     removed = a.negated_terms & (b.tokens - b.loosely_negated) if len(a.tokens) <= MAX_DIRECTIVE_TOKENS else set()
     restored = b.negated_terms & (a.tokens - a.loosely_negated) if len(b.tokens) <= MAX_DIRECTIVE_TOKENS else set()
     flipped = removed or restored
-    if not (flipped - LIGHT):
+    if not {t for t in flipped - LIGHT if len(t) > 1 or not t.isascii()}:  # (a lone letter: Spanish "y", Italian "e")
         return None
     others = (a.tokens & b.tokens) - flipped - LIGHT
     # Light verbs turned around say little: "I don't have X installed" does not rule out a plan to use X.

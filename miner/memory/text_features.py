@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..extract.regex_analysis import required_literals
 from ..extract.sentences import is_hedged
 from ..textutil import WORD_MARKS, char_bigrams, word_text
+from . import change_words
 from .lexicon import CJK_LIGHT, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
 
 _EMOJI = "\u2190-\u21ff\u2300-\u27bf\u2b00-\u2bff\U0001f300-\U0001faff"
@@ -53,6 +54,8 @@ _REPLACED_RES = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:switch|migrat|chang|mov|port|convert|upgrad|downgrad|bump|reduc|increas|rais|lower|cut)\w*\s+"
     r"(?:[\w.-]+\s+){0,3}?from\s+(?:the |a |an )?" + _TERM + r"\s+to\b",
     r"\breplac\w*\s+(?:the |a |an )?" + _TERM + r"\s+(?:with|by)\b",
+    r"\brenam\w*\s+(?:the |a |an )?" + _TERM + r"\s+(?:to|as|into)\b",
+    r"(?P<term>`[^`\n]{1,40}`|[\w.#+@/-]*\w)\s+(?:was |has been |got |is now |is )?renamed\b",
     r"\bno longer\s+(?:use|uses|using|need|needs|run|runs|support|supports|want)?\s*(?:the |a |an )?" + _TERM,
     r"不是\s*" + _CJK_TERM + r"\s*[,，]?\s*而是",
     r"(?:而不是|而非|代替|取代)\s*" + _CJK_TERM,
@@ -115,10 +118,17 @@ class Features:
     tokens_cjk: frozenset[str] = frozenset()
 
 
+# A Latin name or number with a Korean particle or counter written onto it ("redux로", "3.9가", "8000번").
+_HANGUL_TAIL_RE = re.compile(r"([0-9a-z][\w.#+@/-]*?[0-9a-z])[\uac00-\ud7a3]{1,3}")
+
+
 def _canon(token: str, syn: Synonyms) -> str:
     token = token.strip(".:/-_'\"")
     if not token:
         return ""
+    if not token.isascii():
+        tail = _HANGUL_TAIL_RE.fullmatch(token)
+        token = tail.group(1) if tail else token
     if token in NUMBER_WORDS:
         return NUMBER_WORDS[token]
     found = syn.words.get(token)
@@ -157,9 +167,9 @@ def _gated(pattern: re.Pattern) -> tuple[re.Pattern, frozenset[str] | None]:
 
 
 def _may_match(gate: frozenset[str] | None, lowered_ascii: str | None) -> bool:
-    """False only when the pattern cannot match: an ASCII text lacks all its literals.
+    """False only when the pattern cannot match: the lower-cased text lacks all its literals (None: not known).
 
-    Only ASCII text is prefiltered: there `str.lower` and the case-insensitive
+    Only ASCII text is prefiltered for the English patterns: there `str.lower` and the case-insensitive
     match agree exactly (elsewhere re folds pairs such as ı and i that lower() keeps apart).
     """
     return gate is None or lowered_ascii is None or any(lit in lowered_ascii for lit in gate)
@@ -170,6 +180,12 @@ _GATED_REPLACED = [_gated(p) for p in _REPLACED_RES]
 _GATED_NEGATED_TERMS = [_gated(p) for p in _NEGATED_TERM_RES]
 _GATED_LOOSE_NEGATION = _gated(_LOOSE_NEGATION_RE)
 _GATED_MARKER = _gated(_MARKER_RE)
+# The other languages' patterns by group (`change_words.languages` picks the groups a text may need).
+_OTHER_MARKER = {group: _gated(re.compile(p, re.IGNORECASE)) for group, p in change_words.MARKERS.items()}
+_OTHER_REPLACED = {group: [_gated(re.compile(p, re.IGNORECASE)) for p in patterns]
+                   for group, patterns in change_words.REPLACED.items()}
+_OTHER_REMOVED = {group: [_gated(re.compile(p, re.IGNORECASE)) for p in patterns]
+                  for group, patterns in change_words.REMOVED.items()}
 _GATED_NEGATION = _gated(_NEGATION_RE)
 
 
@@ -222,6 +238,14 @@ def features(text: str, syn: Synonyms) -> Features:
     marker = _MARKER_RE.search(raw) if _may_match(_GATED_MARKER[1], ascii_lowered) else None
     replaced = _terms_found(_GATED_REPLACED, raw, ascii_lowered, syn)
     negated_terms = _terms_found(_GATED_NEGATED_TERMS, raw, ascii_lowered, syn)
+    for group in change_words.languages(raw, words):
+        # Cyrillic, Hangul and kana fold case as lower() does (but for old letter forms nobody types): their
+        # literals can prefilter any text.
+        gate_text = ascii_lowered if group == change_words.LATIN else raw.lower()
+        if marker is None and _may_match(_OTHER_MARKER[group][1], gate_text):
+            marker = _OTHER_MARKER[group][0].search(raw)
+        replaced |= _terms_found(_OTHER_REPLACED[group], raw, gate_text, syn)
+        negated_terms |= _terms_found(_OTHER_REMOVED[group], raw, gate_text, syn)
     loosely_negated = negated_terms | _terms_found([_GATED_LOOSE_NEGATION], raw, ascii_lowered, syn)
     joined = " ".join(tokens + cjk)
     padded = f"  {joined}  "
