@@ -7,6 +7,8 @@ Each set holds, per language, questions with no "?" ("cómo puedo parar el conte
 later session needs ("Como regla, los commits van en inglés"). They were written for this measurement, not
 taken from any transcript. Each sentence is a user prompt of a synthetic session (one per language and kind),
 mined with the shipped rules and classifier into a fresh store. Guidelines: a question is never a memory.
+set1 and set2 hold English, Spanish, Italian, Portuguese, French and German; set3 and set4 Russian, Japanese,
+Korean and Chinese. set2 and set4 were written before the code they measure, by someone who had not read it.
 """
 
 from __future__ import annotations

@@ -58,6 +58,30 @@ def test_statements_that_open_like_questions_in_other_languages(text):
     assert not REF.is_question(doc(text))
 
 
+# The same in Japanese, Korean and Russian (`questions`): a closing particle, or a question word in the last clause
+# that no "wherever"/"however" turns into a statement. Chinese question words inside statements stay statements.
+@pytest.mark.parametrize("text", [
+    "デプロイのスクリプトってどこ", "このエラーは何が原因なんでしょうか", "キャッシュを消しても大丈夫かな",
+    "ビルドに何分かかる",
+    "テストはもう通ったの", "Redisのバージョンはいくつにする", "로그 파일은 어디에 저장돼", "배포는 어떻게 하나요",
+    "이 옵션 꼭 켜야 할까", "캐시 만료 시간이 몇 분이야", "почему падает линтер", "как откатить миграцию",
+    "на какой порт смотрит nginx", "нужен ли нам отдельный воркер", "что значит эта ошибка в логах"])
+def test_questions_without_question_mark_in_asian_languages_and_russian(text):
+    assert sentences.is_unmarked_question(text)
+
+
+@pytest.mark.parametrize("text", [
+    "どこに置くか迷ったら、設定は config/ にまとめる", "何があっても本番には直接プッシュしない", "いつも main から切る",
+    "どれを使うかはチームで決める", "どの DB を使うかどうか来週決める", "로그가 어디에 쌓이는지 대시보드에 표시한다",
+    "デプロイは毎週金曜にやる", "어디서든 공용 클라이언트를 쓴다", "어떻게 하든 리뷰 없이는 머지하지 않는다",
+    "얼마나 급하든 테스트는 돌려 줘", "배포는 매주 금요일에 한다.", "Как мы договорились, логи пишем в stdout",
+    "Где возможно, используем общий HTTP-клиент", "Что бы ни случилось, в пятницу не деплоим",
+    "Что касается ORM, остаёмся на SQLAlchemy", "Почему-то без флага сборка нестабильна, поэтому флаг оставляем.",
+    "明确哪些模块属于这次分析的范围", "通过日志还是确认不出根本原因", "下次可以精准确认按照什么模块分类"])
+def test_statements_that_look_like_questions_in_asian_languages_and_russian(text):
+    assert not sentences.is_unmarked_question(text)
+
+
 @pytest.mark.parametrize("text", ["Thanks!", "Perfect!", "ok thanks", "Great, thank you!", "谢谢！", "LGTM"])
 def test_greetings(text):
     assert REF.is_greeting(doc(text))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..textutil import CJK_RANGES, HANGUL_RANGES, has_cjk, has_southeast_asian, letter_ratio, word_count
+from . import questions
 from .rule_matching import Hit
 
 MIN_CHARS = 20
@@ -157,11 +158,13 @@ def statement_before_question(text: str, hit: Hit) -> str | None:
 
 
 def is_unmarked_question(text: str) -> bool:
-    """A Chinese or Thai question without a question mark ("这样写有什么好处,是否会影响性能")."""
+    """A question without a question mark in Chinese ("这样写有什么好处,是否会影响性能"), Thai, Japanese, Korean
+    or Russian (`questions`)."""
     stripped = text.rstrip()
     if text.isascii() or stripped.endswith(_STATEMENT_END):
         return False
-    return bool((has_cjk(stripped) and _CJK_QUESTION_RE.search(stripped)) or _THAI_QUESTION_RE.search(stripped))
+    return bool((has_cjk(stripped) and _CJK_QUESTION_RE.search(stripped)) or _THAI_QUESTION_RE.search(stripped)
+                or questions.asks(stripped))
 
 
 def is_quote(text: str) -> bool:
