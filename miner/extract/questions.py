@@ -60,27 +60,24 @@ def _last_clause(text: str) -> str:
     return _CLAUSE_RE.split(text)[-1]
 
 
-def _japanese(text: str) -> bool:
-    if _JA_END_RE.search(text):
+def _asks(text: str, ending: re.Pattern, word: re.Pattern, *stating: re.Pattern) -> bool:
+    """An ending that asks, or a question word in the last clause that nothing of `stating` after it turns into
+    a statement ("wherever", or a question inside a statement: "どれを使うかはチームで決める",
+    "어디에 있는지 확인해 줘")."""
+    if ending.search(text):
         return True
     clause = _last_clause(text)
-    found = _JA_WORD_RE.search(clause)
-    # "どれを使うかはチームで決める": a question inside a statement (か with more after it) states.
-    return found is not None and not (_JA_CONCESSIVE_RE.search(clause, found.end())
-                                      or _JA_EMBEDDED_RE.search(clause, found.end()))
+    found = word.search(clause)
+    return found is not None and not any(pattern.search(clause, found.end()) for pattern in stating)
+
+
+def _japanese(text: str) -> bool:
+    return _asks(text, _JA_END_RE, _JA_WORD_RE, _JA_CONCESSIVE_RE, _JA_EMBEDDED_RE)
 
 
 def _korean(text: str) -> bool:
-    stripped = text.rstrip(" .~…")
-    if stripped.endswith("다"):
-        return False
-    if _KO_END_RE.search(text):
-        return True
-    clause = _last_clause(text)
-    found = _KO_WORD_RE.search(clause)
-    # "어디에 있는지 확인해 줘": -는지 with more after it asks inside a request or a statement.
-    return found is not None and not (_KO_CONCESSIVE_RE.search(clause, found.end())
-                                      or _KO_EMBEDDED_RE.search(clause, found.end()))
+    return not text.rstrip(" .~…").endswith("다") and _asks(text, _KO_END_RE, _KO_WORD_RE, _KO_CONCESSIVE_RE,
+                                                            _KO_EMBEDDED_RE)
 
 
 def _russian(text: str) -> bool:
