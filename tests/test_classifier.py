@@ -288,6 +288,16 @@ def test_work_put_off_in_a_language_without_rules_of_its_own_is_a_todo(tmp_path,
     assert (text, "todo", "any.todo.deferred-need") in kept
 
 
+@pytest.mark.parametrize("text", ["Pendiente: migrar las sesiones viejas al esquema nuevo.",
+                                  "Offen ist noch: die alten Sitzungen ins neue Schema migrieren.",
+                                  "Осталось: перенести старые сессии на новую схему.",
+                                  "残タスク: 古いセッションを新しいスキーマに移行する",
+                                  "남은 작업: 예전 세션을 새 스키마로 옮기기"])
+def test_open_work_under_a_label_is_a_todo_in_other_languages(tmp_path, pipeline, model, text):
+    kept = mine(tmp_path, pipeline, Classifier(model), [("user", text), ("assistant", "OK.")])
+    assert [(c, rule) for _, c, rule in kept] == [("todo", "any.todo.remaining-label")]
+
+
 @pytest.mark.parametrize("text", NOT_PUT_OFF)
 def test_a_standing_step_or_a_question_is_not_work_put_off(tmp_path, pipeline, text):
     # The rule itself does not match (not only: refinement dropped the unit before any rule was weighed).
