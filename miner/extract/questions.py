@@ -35,7 +35,8 @@ _JA_EMBEDDED_RE = re.compile(r"か(?:どうか|は|を|が|も|に|で|、|\s)\s
 _HANGUL_RE = re.compile("[\uac00-\ud7a3]")
 # -나요, -까요, -까 (not -니까, "because"), -니, -냐, -ㄴ가(요), -는지요, -던가
 _KO_END_RE = re.compile(r"(?:나요|까요|(?<!니)까|니|냐|는가요|은가요|인가요|는가|은가|인가|던가요|는지요)[\s~.…]*$")
-_KO_WORD_RE = re.compile(r"어디|어떻게|어떡|왜(?!냐)|뭐|뭘|무슨|무엇|언제|얼마|몇|누가|누구|어느|어떤")
+# (Not "몇 가지", "a few", nor "왜냐하면", "because".)
+_KO_WORD_RE = re.compile(r"어디|어떻게|어떡|왜(?!냐)|뭐|뭘|무슨|무엇|언제|얼마|몇(?!\s*가지)|누가|누구|어느|어떤")
 _KO_CONCESSIVE_RE = re.compile(r"든|더라도|어도|아도|라도|에도")
 _KO_EMBEDDED_RE = re.compile(r"지(?:를|는|도|가)?\s+\S")
 
