@@ -63,6 +63,9 @@ _LAZY: dict[str, str] = {
     "space": r"\s",  # what str.isspace() calls space
     "ascii_letter": r"[A-Za-z]",
     "cjk": "[" + CJK_RANGES + "]",  # one Chinese or Japanese character
+    "kana": "[" + KANA_RANGES + "]",  # one Japanese kana
+    "hangul": "[" + HANGUL_RANGES + "]",  # one Korean character
+    "cyrillic": "[\u0400-\u04ff]",  # one Cyrillic letter
     "southeast": "[" + SOUTHEAST_ASIAN_RANGES + "]",  # one character of Thai, Lao, Myanmar or Khmer
     "no_space": "[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+",
     # One alternative per script: a bigram never spans two scripts.
@@ -101,6 +104,21 @@ def _marks_dropped() -> dict[int, None]:
 def has_cjk(text: str) -> bool:
     """True when `text` holds a Chinese or Japanese character."""
     return not text.isascii() and _pattern("cjk").search(text) is not None
+
+
+def has_kana(text: str) -> bool:
+    """True when `text` holds a Japanese kana (Chinese has none)."""
+    return not text.isascii() and _pattern("kana").search(text) is not None
+
+
+def has_hangul(text: str) -> bool:
+    """True when `text` holds a Korean character."""
+    return not text.isascii() and _pattern("hangul").search(text) is not None
+
+
+def has_cyrillic(text: str) -> bool:
+    """True when `text` holds a Cyrillic letter."""
+    return not text.isascii() and _pattern("cyrillic").search(text) is not None
 
 
 def has_southeast_asian(text: str) -> bool:

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 
+from ..textutil import has_cyrillic, has_hangul, has_kana
+
 # --- Japanese -----------------------------------------------------------------------------------------------------
-_KANA_RE = re.compile("[\u3040-\u30ff]")
 _JA_END_RE = re.compile(r"(?:か|かな|かね|っけ|の|のか|だろう|でしょう)[ねなよ]?[\s、,…~〜]*$")
 # A question word, not as part of "いつも" (always), "何か" (something), "どこでも" (anywhere), "何度" (many times).
 _JA_WORD_RE = re.compile(r"(?:どこ|どう|なぜ|なんで|何|どっち|どちら|どれ|どの|いつ|いくつ|誰)(?!も|か|でも|ぞ|ら|度)")
@@ -32,7 +33,6 @@ _JA_CONCESSIVE_RE = re.compile(r"ても|でも|であれ|にせよ|としても"
 _JA_EMBEDDED_RE = re.compile(r"か(?:どうか|は|を|が|も|に|で|、|\s)\s*\S")
 
 # --- Korean -------------------------------------------------------------------------------------------------------
-_HANGUL_RE = re.compile("[\uac00-\ud7a3]")
 # -나요, -까요, -까 (not -니까, "because"), -니, -냐, -ㄴ가(요), -는지요, -던가
 _KO_END_RE = re.compile(r"(?:나요|까요|(?<!니)까|니|냐|는가요|은가요|인가요|는가|은가|인가|던가요|는지요)[\s~.…]*$")
 # (Not "몇 가지", "a few", nor "왜냐하면", "because".)
@@ -41,7 +41,6 @@ _KO_CONCESSIVE_RE = re.compile(r"든|더라도|어도|아도|라도|에도")
 _KO_EMBEDDED_RE = re.compile(r"지(?:를|는|도|가)?\s+\S")
 
 # --- Russian ------------------------------------------------------------------------------------------------------
-_CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
 _RU_LEAD_RE = re.compile(r"^(?:(?:а|и|ну|так|слушай|подскажи|скажи|кстати)[\s,]+)+", re.IGNORECASE)
 _RU_ASKING = frozenset("почему зачем отчего сколько какой какая какое какие каком какую каких каким куда откуда кто "
                        "чей чья чьё чьи".split())
@@ -99,8 +98,8 @@ def _russian(text: str) -> bool:
 
 def asks(text: str) -> bool:
     """Whether `text` (stripped, not ending as a statement) asks in Japanese, Korean or Russian."""
-    if _KANA_RE.search(text):
+    if has_kana(text):
         return _japanese(text)
-    if _HANGUL_RE.search(text):
+    if has_hangul(text):
         return _korean(text)
-    return bool(_CYRILLIC_RE.search(text)) and _russian(text)
+    return has_cyrillic(text) and _russian(text)

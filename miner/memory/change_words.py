@@ -25,7 +25,7 @@ swapped name or number, as it does for English.
 
 from __future__ import annotations
 
-import re
+from ..textutil import has_cjk, has_cyrillic, has_hangul
 
 # One name, number or `code span`: what was replaced is a single thing far more often than a phrase, and a
 # longer term must be found whole in the older statement.
@@ -166,14 +166,11 @@ REMOVED = {
     ),
 }
 
-_SCRIPTS = ((JAPANESE, re.compile("[\u3040-\u30ff\u3400-\u9fff]")), (CYRILLIC, re.compile("[\u0400-\u04ff]")),
-            (HANGUL, re.compile("[\uac00-\ud7a3]")))
+_SCRIPTS = ((JAPANESE, has_cjk), (CYRILLIC, has_cyrillic), (HANGUL, has_hangul))
 
 
 def languages(raw: str, words: list[str]) -> list[str]:
     """Which of the groups above may say something in `raw` (`words`: its lower-cased word tokens): a cheap
     look before any of their patterns runs. Japanese patterns also run on Chinese text (the same characters)."""
     found = [LATIN] if not LATIN_WORDS.isdisjoint(words) else []
-    if not raw.isascii():
-        found += [group for group, script in _SCRIPTS if script.search(raw)]
-    return found
+    return found + [group for group, holds in _SCRIPTS if holds(raw)]

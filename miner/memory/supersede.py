@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..textutil import STOPWORDS, short
+from ..textutil import STOPWORDS, has_hangul, short
 from .lexicon import ANTONYMS, LIGHT, Synonyms
 from .text_features import Features, Statement, canonical, dice, lexical_similarity, term_tokens
 
@@ -126,7 +126,7 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
         # or the old memory ruled out what the new one now uses ("no Lombok" → "Lombok instead of records").
         old_value = term_tokens(old.value, syn) if old.value else frozenset()
         # Korean words are tokens already: their syllable pairs would count each word twice or more.
-        substance = (b.heavy | b.critical | {g for g in b.cjk_heavy if not _is_hangul(g)}) - STOPWORDS
+        substance = (b.heavy | b.critical | {g for g in b.cjk_heavy if not has_hangul(g)}) - STOPWORDS
         prominent = (bool(old_value & a.replaced) or bool(a.replaced & b.numbers)
                      or len(a.replaced & substance) >= 0.25 * max(1, len(substance)))
         flip = bool(b.negated_terms & (a.tokens - a.replaced))
@@ -144,10 +144,6 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
     if not (swapped[0] - b.tokens) or not (swapped[1] - a.tokens):
         return None
     return Conflict("correction", f"'{a.marker}'", short(old.text))
-
-
-def _is_hangul(gram: str) -> bool:
-    return "\uac00" <= gram[0] <= "\ud7a3"
 
 
 def _by_antonym(new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:

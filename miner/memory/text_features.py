@@ -238,10 +238,11 @@ def features(text: str, syn: Synonyms) -> Features:
     marker = _MARKER_RE.search(raw) if _may_match(_GATED_MARKER[1], ascii_lowered) else None
     replaced = _terms_found(_GATED_REPLACED, raw, ascii_lowered, syn)
     negated_terms = _terms_found(_GATED_NEGATED_TERMS, raw, ascii_lowered, syn)
+    # Cyrillic, Hangul and kana fold case as lower() does (but for old letter forms nobody types): their
+    # literals can prefilter any text.
+    any_lowered = ascii_lowered if ascii_lowered is not None else raw.lower()
     for group in change_words.languages(raw, words):
-        # Cyrillic, Hangul and kana fold case as lower() does (but for old letter forms nobody types): their
-        # literals can prefilter any text.
-        gate_text = ascii_lowered if group == change_words.LATIN else raw.lower()
+        gate_text = ascii_lowered if group == change_words.LATIN else any_lowered
         if marker is None and _may_match(_OTHER_MARKER[group][1], gate_text):
             marker = _OTHER_MARKER[group][0].search(raw)
         replaced |= _terms_found(_OTHER_REPLACED[group], raw, gate_text, syn)
