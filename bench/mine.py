@@ -155,10 +155,10 @@ def main() -> int:
         transcripts = find_transcripts(root / "projects")
         first = {"cpu": 0.0, "bytes": 0, "last": 0.0}
         if args.jobs > 1:
-            from miner.runtime.parallel import mine_parallel, plan
+            from miner.runtime.parallel import mine_parallel, project_groups
 
             ready = {}
-            summary = mine_parallel(store.path, plan(transcripts, args.jobs),
+            summary = mine_parallel(store.path, project_groups(transcripts), args.jobs,
                                     ready=lambda name: ready.update(at=time.perf_counter(), pipeline=name))
             loaded, loaded_cpu, pipeline = ready.get("at", started), 0.0, ready.get("pipeline", "?")
         else:

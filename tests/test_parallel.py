@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from miner.memory.store import Store
-from miner.runtime.parallel import MAX_JOBS, default_jobs, mine_parallel, plan, project_folder
+from miner.runtime.parallel import MAX_JOBS, _take, default_jobs, mine_parallel, project_folder, project_groups
 from tests.builders import Session
 from tests.test_crash import snapshot
 
@@ -57,20 +57,29 @@ def mine(folder: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
-def test_plan_deals_whole_project_folders_and_keeps_the_order(tmp_path):
+def test_files_are_grouped_by_project_folder_biggest_first_each_in_the_order_given(tmp_path):
     folder = projects(tmp_path)
+    with open(folder / "-work-search" / "s1.jsonl", "a", encoding="utf-8") as handle:
+        handle.write("\n" * 5000)  # the biggest project now
     files = sorted(str(p) for p in folder.rglob("*.jsonl"))
-    shares = plan(files, 2)
-    assert len(shares) == 2 and sorted(f for share in shares for f in share) == files
-    for share in shares:
-        assert share == [f for f in files if f in share]  # each share in the order given
-    owners = {project_folder(f): n for n, share in enumerate(shares) for f in share}
-    assert len(owners) == 3  # the subagent's file counts as its project's
-    assert all(owners[project_folder(f)] == n for n, share in enumerate(shares) for f in share)
+    groups = project_groups(files)
+    assert sorted(f for group in groups for f in group) == files
+    assert [project_folder(group[0]) for group in groups][0] == str(folder / "-work-search")
+    for group in groups:
+        assert group == [f for f in files if f in group]  # each group in the order given
+        assert len({project_folder(f) for f in group}) == 1
+    assert len(groups) == 3  # the subagent's file counts as its project's
     assert project_folder(str(folder / "-work-billing" / "s0" / "subagents" / "agent-a1.jsonl")) == \
         str(folder / "-work-billing")
-    assert plan(files, 8) == [s for s in plan(files, 8) if s] and len(plan(files, 8)) == 3
-    assert plan(files, 1) == [files]
+    assert project_groups([]) == []
+
+
+def test_each_group_is_taken_once_in_order_whoever_asks():
+    import multiprocessing
+
+    taken = multiprocessing.get_context("spawn").Value("i", 0)
+    groups = [["a1", "a2"], ["b1"], ["c1"]]
+    assert [_take(groups, taken) for _ in range(5)] == [["a1", "a2"], ["b1"], ["c1"], None, None]
 
 
 def test_a_backfill_takes_one_process_per_core_only_when_there_is_much_to_mine(tmp_path):
@@ -111,9 +120,9 @@ def test_a_process_that_stops_leaves_its_files_to_the_next_run(tmp_path):
     blocked = tmp_path / "not-a-database"
     blocked.mkdir()  # a folder where the database should be: no process can open it
     seen: list[str] = []
-    failed = mine_parallel(blocked, plan(files, 2), progress=lambda file, _result: seen.append(file))
+    failed = mine_parallel(blocked, project_groups(files), 2, progress=lambda file, _result: seen.append(file))
     assert seen == [] and failed.new == 0
     assert any("a mining process stopped: StoreError" in e for e in failed.errors)
     assert sorted(e.split(": not mined")[0] for e in failed.errors if ": not mined" in e) == files
-    ok = mine_parallel(tmp_path / "m.db", plan(files, 2), progress=lambda file, _result: seen.append(file))
+    ok = mine_parallel(tmp_path / "m.db", project_groups(files), 8, progress=lambda file, _result: seen.append(file))
     assert not ok.errors and ok.new > 0 and sorted(seen) == files

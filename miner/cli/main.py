@@ -52,7 +52,7 @@ def main() -> None:
 def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store."""
     from ..runtime.mine import Miner, Summary, find_transcripts
-    from ..runtime.parallel import default_jobs, mine_parallel, plan
+    from ..runtime.parallel import default_jobs, mine_parallel, project_groups
     from ..runtime.pending import has_work
     from ..worker import keep_indexes, refresh_blocks, transcript_projects
 
@@ -77,13 +77,15 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
         total = Summary(files=len(files) - len(todo))
-        shares = plan(todo, jobs or default_jobs(todo)) if todo else []
+        groups = project_groups(todo)
+        processes = min(jobs or default_jobs(todo), len(groups))
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
-            if len(shares) > 1:
+            if processes > 1:
                 if not quiet:
-                    click.echo(f"Mining in {len(shares)} processes, each taking whole projects.", err=True)
-                total.add(mine_parallel(store.path, shares, progress=lambda _file, _result: bar.update(1)))
+                    click.echo(f"Mining in {processes} processes, each taking whole projects.", err=True)
+                total.add(mine_parallel(store.path, groups, processes,
+                                        progress=lambda _file, _result: bar.update(1)))
             elif todo:
                 miner = Miner(store, config)
                 if not quiet:

@@ -4,7 +4,9 @@ What one memory becomes (exact repeat, paraphrase, a correction that supersedes)
 its own project, so a project mined whole by one process ends as it would in a backfill of one process; the
 processes only wait on each other's write transactions, as hooks and the watcher already do. Files are grouped by
 their folder under Claude Code's projects folder (a subagent's file goes with its session's folder), and the groups
-are dealt out by size, the biggest first.
+are taken biggest first: a process that finishes a project takes the next one not yet taken. A megabyte of one
+project can cost three times the CPU of another's (how much of it is prose, and in which language), so shares
+dealt out ahead by size left one process mining alone at the end.
 
 What a process learns as it mines stays in it: a secret found by the words around it is hidden wherever it comes
 again in the same process (`Miner.known_secrets`), which is the projects that process mines, as for a hook.
@@ -41,22 +43,14 @@ def _size(file: str) -> int:
         return 0
 
 
-def plan(files: list[str], jobs: int) -> list[list[str]]:
-    """The files in at most `jobs` shares, each a set of whole project folders, in the order given; the folders
-    are dealt biggest first to the share with the fewest bytes so far. Empty shares are left out."""
+def project_groups(files: list[str]) -> list[list[str]]:
+    """The files by project folder, each group in the order given, the groups biggest first (by bytes; ties in the
+    order given): the order processes take them in."""
     groups: dict[str, list[str]] = {}
     for file in files:
         groups.setdefault(project_folder(file), []).append(file)
     sizes = {folder: sum(_size(f) for f in group) for folder, group in groups.items()}
-    shares: list[list[str]] = [[] for _ in range(max(1, jobs))]
-    loads = [0] * len(shares)
-    for folder in sorted(groups, key=lambda f: -sizes[f]):
-        least = loads.index(min(loads))
-        shares[least].append(folder)
-        loads[least] += sizes[folder]
-    order = {file: n for n, file in enumerate(files)}
-    out = [sorted((file for folder in share for file in groups[folder]), key=order.__getitem__) for share in shares]
-    return [share for share in out if share]
+    return [groups[folder] for folder in sorted(groups, key=lambda f: -sizes[f])]
 
 
 def default_jobs(files: list[str]) -> int:
@@ -67,8 +61,19 @@ def default_jobs(files: list[str]) -> int:
     return max(1, min(MAX_JOBS, cores, len({project_folder(f) for f in files})))
 
 
-def _mine_share(db_file: str, files: list[str], results) -> None:
-    """A child: loads what mining needs, says it is ready, mines its share reporting each file, then says done."""
+def _take(groups: list[list[str]], taken) -> list[str] | None:
+    """The next group no process has taken (`taken`: a shared counter), or None when all are."""
+    with taken.get_lock():
+        n = taken.value
+        if n >= len(groups):
+            return None
+        taken.value = n + 1
+    return groups[n]
+
+
+def _mine_groups(db_file: str, groups: list[list[str]], taken, results) -> None:
+    """A child: loads what mining needs, says it is ready, then mines the next untaken group, reporting each file,
+    until none is left; then says done."""
     try:
         from .. import config as config_mod
         from ..memory.store import Store
@@ -78,26 +83,29 @@ def _mine_share(db_file: str, files: list[str], results) -> None:
             miner = Miner(store, config_mod.load())
             _ = miner.refiner, miner.classifier and miner.classifier.nlp  # loaded before the first file, as one
             results.put(("ready", miner.pipeline.name))
-            miner.mine_paths(files, progress=lambda file, result: results.put(("file", file, result)))
+            while (group := _take(groups, taken)) is not None:
+                miner.mine_paths(group, progress=lambda file, result: results.put(("file", file, result)))
     except BaseException as exc:  # noqa: BLE001 - reported by the parent, with the files left unmined
         results.put(("file", "", Summary(errors=[f"a mining process stopped: {type(exc).__name__}: {exc}"])))
     finally:
         results.put(("done",))
 
 
-def mine_parallel(db_file: str | Path, shares: list[list[str]],
+def mine_parallel(db_file: str | Path, groups: list[list[str]], jobs: int,
                   progress: Callable[[str, Summary], None] | None = None,
                   ready: Callable[[str], None] | None = None) -> Summary:
-    """Mine each share of files (see `plan`) into the store at `db_file`, in a process of its own (see the module);
-    `progress` is called in this process after each file, `ready` (with the spaCy pipeline's name) once every
-    process has loaded what it mines with. A process that dies leaves its remaining files unmined, each named in
-    the summary's errors: their watermarks did not move, so the next run mines them."""
+    """Mine the groups of files (see `project_groups`) into the store at `db_file` in `jobs` processes (no more than
+    there are groups), each taking the next group when done with one (see the module); `progress` is called in this
+    process after each file, `ready` (with the spaCy pipeline's name) once every process has loaded what it mines
+    with. A process that dies leaves the rest of its group unmined, each file named in the summary's errors: their
+    watermarks did not move, so the next run mines them."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    children = [context.Process(target=_mine_share, args=(os.fspath(db_file), share, results), daemon=True)
-                for share in shares]
+    taken = context.Value("i", 0)
+    children = [context.Process(target=_mine_groups, args=(os.fspath(db_file), groups, taken, results), daemon=True)
+                for _ in range(max(1, min(jobs, len(groups))))]
     for child in children:
         child.start()
     total, done, running, waiting = Summary(), set(), len(children), len(children)
@@ -126,6 +134,6 @@ def mine_parallel(db_file: str | Path, shares: list[list[str]],
                     progress(file, result)
     for child in children:
         child.join()
-    left = [file for share in shares for file in share if file not in done]
+    left = [file for group in groups for file in group if file not in done]
     total.errors += [f"{file}: not mined (its mining process stopped); run `miner mine --all` again" for file in left]
     return total
