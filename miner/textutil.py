@@ -241,6 +241,39 @@ def simple_stem(word: str) -> str:
     return word
 
 
+# Russian and Ukrainian inflect nouns, adjectives and verbs ("база"/"базу"/"базы", "используем"/"использовать"): the
+# longest of these endings that leaves three letters comes off (a reflexive -ся/-сь with it), so that the forms of a
+# word meet. Far from a full stemmer, but enough for paraphrases to share their words and for a search to find "в
+# папке" when asked for "папка".
+CYRILLIC_ENDINGS = frozenset("""ировать овать ывать ивать уем уешь ует уете уют аем аешь ает аете ают яем яет яют ешь
+    ете ишь ите ать ять ить еть уть ть ем ет ют ут ит ят ат ала али ало ила или ило ела ели ело ал ил ел
+    ыми ими ого его ому ему ая яя ое ее ые ие ую юю ой ей ий ый ых их ым им ом
+    иями ями ами ией иях ях ах ием иям ям ам ов ев ию ью ия ья а я о е у ю ы и ь й""".split())
+_CYRILLIC_LETTERS = frozenset("абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ")
+PREFIX_MARK = "*"  # a search term ending in it stands for every word it begins (`fts_any`)
+
+
+def cyrillic_stem(word: str) -> str:
+    """A lower-cased Cyrillic word without its ending (see `CYRILLIC_ENDINGS`); any other word as it is. No `re`:
+    the prompt hook stems the words it searches for."""
+    if len(word) <= 3 or not _CYRILLIC_LETTERS.issuperset(word):
+        return word
+    for cut in range(3, len(word) + 1):  # the shortest stem whose rest is one ending, a reflexive one, or nothing
+        rest = word[cut:]
+        if rest.endswith(("ся", "сь")):
+            rest = rest[:-2]
+        if not rest or rest in CYRILLIC_ENDINGS:
+            return word[:cut]
+    return word
+
+
+def prefix_term(term: str) -> str:
+    """The search term for every form of a Cyrillic word (its stem, marked as a prefix); any other term as it is."""
+    if len(term) <= 3 or not _CYRILLIC_LETTERS.issuperset(term):
+        return term
+    return cyrillic_stem(term) + PREFIX_MARK
+
+
 def keywords(text: str, limit: int = 24) -> list[str]:
     """Distinct content keywords of `text`, in order of first appearance."""
     seen: dict[str, None] = {}
@@ -309,10 +342,12 @@ def fts_match(terms: list[str], limit: int = 32) -> str:
 
 def fts_any(groups) -> str:
     """An FTS5 MATCH expression OR-ing groups of terms, each group all of its terms (AND); a group given twice is
-    said once, an empty one not at all; '' when there are none. Every term is quoted, as in `fts_match`."""
+    said once, an empty one not at all; '' when there are none. Every term is quoted, as in `fts_match`; one made
+    by `prefix_term` matches every word it begins."""
     parts = []
     for group in groups:
-        quoted = ['"' + t.replace('"', '""') + '"' for t in group]
+        quoted = ['"' + t[:-1].replace('"', '""') + '"*' if t.endswith(PREFIX_MARK) and len(t) > 1
+                  else '"' + t.replace('"', '""') + '"' for t in group]
         if quoted:
             parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
     return " OR ".join(dict.fromkeys(parts))
@@ -321,9 +356,10 @@ def fts_any(groups) -> str:
 def fts_match_forms(terms: list[str], forms: dict | None = None, limit: int = 32) -> str:
     """`fts_match` of `terms`, each also matched by its other `forms`: for a term, [text, joined, its terms] of the
     words naming the same thing in other languages (`recall.glossary.expand`), a phrase or a word written
-    without spaces being all its terms."""
+    without spaces being all its terms; a Russian or Ukrainian word in any of its forms (`prefix_term`)."""
     forms = forms or {}
-    return fts_any(group for term in terms[:limit] for group in [[term], *(form[2] for form in forms.get(term, ()))])
+    return fts_any([prefix_term(t) for t in group]
+                   for term in terms[:limit] for group in [[term], *(form[2] for form in forms.get(term, ()))])
 
 
 def letter_ratio(text: str) -> float:

@@ -26,7 +26,7 @@ from miner.memory.store import Store
 from miner.recall import glossary
 from miner.recall.prompt import query_terms
 from miner.runtime.mine import Miner
-from miner.textutil import META_WORDS, STOPWORDS
+from miner.textutil import META_WORDS, STOPWORDS, cyrillic_stem, fts_any, prefix_term
 
 SMALL = """version: 1
 groups:
@@ -178,3 +178,62 @@ def test_miner_search_finds_what_was_said_in_another_language(project, query, an
     assert answer in memories
     nothing = runner.invoke(main, ["search", "zeppelin"]).output
     assert "No memories match." in nothing and "glossary" not in nothing  # a word the glossary does not know
+
+
+@pytest.fixture
+def russian_project(tmp_path, claude_dir, pipeline) -> Path:
+    """An earlier session held in Russian, whose words are inflected as the sentence needs them."""
+    cwd = tmp_path / "work" / "shop"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    session = Session(folder / "s0.jsonl", str(cwd), session_id="s0", start="2026-05-01T09:00:00")
+    session.user("Логи приложения пишем в файлы в папке var/log/shop, ротация раз в неделю.")
+    session.assistant("Понял.")
+    session.user("Резервные копии базы данных делаем каждую ночь в 03:30.")
+    session.assistant("Хорошо, настроил.")
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    return cwd
+
+
+@pytest.mark.parametrize("prompt, answer", [
+    ("Which folder do the logs go to?", "var/log/shop"),  # folder: папка, said "в папке"
+    ("Какая папка для логов?", "var/log/shop"),  # папка / в папке, логов / логи
+    ("When does the database backup run?", "03:30"),  # резервная копия / резервные копии, база / базы
+    ("Во сколько делается резервная копия базы?", "03:30"),
+])
+def test_a_russian_word_is_found_in_its_other_forms(russian_project, prompt, answer):
+    said = "логи приложения пишем в файлы в папке резервные копии базы данных делаем каждую ночь"
+    assert not {"папка", "логов", "копия", "резервная"} & set(said.split())  # the prompts' forms are not the text's
+    assert answer in context_of(ask(prompt_payload(russian_project, prompt, session_id=f"s-{hash(prompt)}")))
+
+
+def test_nothing_relevant_in_russian_prints_nothing(russian_project):
+    assert context_of(ask(prompt_payload(russian_project, "Какой цвет у кнопки оплаты?"))) == ""
+
+
+@pytest.mark.parametrize("word, stem", [
+    ("база", "баз"), ("базу", "баз"), ("базы", "баз"), ("папке", "папк"), ("папка", "папк"), ("файл", "файл"),
+    ("файлов", "файл"), ("используем", "использ"), ("использовать", "использ"), ("настроились", "настро"),
+    ("код", "код"), ("postgres", "postgres"), ("café", "café"),
+])
+def test_a_cyrillic_word_loses_its_ending(word, stem):
+    assert cyrillic_stem(word) == stem
+
+
+def test_a_stem_searches_every_word_it_begins():
+    assert prefix_term("папке") == "папк*" and prefix_term("код") == "код" and prefix_term("backups") == "backups"
+    assert fts_any([["папк*", "данн*"], ["logs"]]) == '("папк"* AND "данн"*) OR "logs"'
+    assert fts_any([["*"], ['a"b']]) == '"*" OR "a""b"'  # only a stem is a prefix; quotes stay quoted
+
+
+def test_miner_search_and_recall_find_a_russian_word_in_its_other_forms(russian_project):
+    runner = CliRunner()
+    found = runner.invoke(main, ["search", "папка"])
+    assert found.exit_code == 0, found.output
+    assert "var/log/shop" in found.output
+    assert "var/log/shop" in runner.invoke(main, ["search", "папка", "--no-archive"]).output
+    with Store() as store:  # what `miner recall QUERY` ranks by
+        relevant = store.relevant("резервная копия", str(russian_project))
+        assert [m.text for m in store.memories_by_id(relevant)] == \
+            ["Резервные копии базы данных делаем каждую ночь в 03:30."]

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from .. import paths
-from ..textutil import CJK_RANGES, SOUTHEAST_ASIAN_RANGES, STOPWORDS
+from ..textutil import CJK_RANGES, SOUTHEAST_ASIAN_RANGES, STOPWORDS, cyrillic_stem
 
 # --- synonyms -----------------------------------------------------------------------------
 
@@ -213,17 +213,6 @@ _IRREGULAR = {
 }
 
 
-# Russian inflects nouns, adjectives and verbs ("база"/"базу"/"базы", "используем"/"использовать"): the
-# longest of these endings that leaves three letters comes off (a reflexive -ся/-сь with it), so that the
-# forms of a word meet. Far from a full stemmer, but enough for paraphrases to share their words.
-_CYRILLIC_ENDINGS = """ировать овать ывать ивать уем уешь ует уете уют аем аешь ает аете ают яем яет яют ешь ете ишь
-    ите ать ять ить еть уть ть ем ет ют ут ит ят ат ала али ало ила или ило ела ели ело ал ил ел
-    ыми ими ого его ому ему ая яя ое ее ые ие ую юю ой ей ий ый ых их ым им ом
-    иями ями ами ией иях ях ах ием иям ям ам ов ев ию ью ия ья а я о е у ю ы и ь й""".split()
-_CYRILLIC_STEM_RE = re.compile(
-    r"^([а-яёіїєґ]{3,}?)(?:" + "|".join(sorted(set(_CYRILLIC_ENDINGS), key=len, reverse=True)) + r")?(?:ся|сь)?$")
-
-
 def lemma(word: str) -> str:
     """A light stemmer: 'stored'/'store', 'listens'/'listening', 'sent'/'send' meet; Russian 'базу'/'базы' too."""
     if word in _IRREGULAR:
@@ -231,8 +220,7 @@ def lemma(word: str) -> str:
     if not word.isalpha() or len(word) <= 3:
         return word
     if not word.isascii():
-        found = _CYRILLIC_STEM_RE.match(word)
-        return found.group(1) if found else word
+        return cyrillic_stem(word)
     stem = word
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if stem.endswith(suffix) and len(stem) - len(suffix) >= 3:

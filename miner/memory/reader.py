@@ -1,7 +1,7 @@
 """The database without `Store`: plain connections for the prompt hook (read-only) and for `miner doctor`.
 
 The UserPromptSubmit hook must stay cheap: this module imports the standard
-library only (no records, no redaction), opens the file read-only and never
+library only, and `textutil` where a prompt is searched (no records, no redaction), opens the file read-only and never
 migrates it; a store from before a migration is read as it is (`has_table`).
 `doctor` probes the file the same way, before anything would migrate it, and the
 SessionStart hook reads the versions its rendered blocks were drawn from (`block_versions`).
@@ -19,6 +19,7 @@ INDEXES = ("memories", "archive")
 # (a project is an absolute path); recall counts move keys of their own, with this prefix.
 GLOBAL_SCOPE = "*"
 RECALLED = "recalled:"
+PREFIX_WORDS = 64  # the words of the vocabulary a stem is counted over
 
 
 def driver():
@@ -59,11 +60,18 @@ def document_frequencies(db: sqlite3.Connection, index: str, terms: list[str]) -
 
     A common term's count is read from `common_terms`, as the miner last counted it (`Store.count_common_terms`:
     short of the truth by at most the rows written since, a small share of the index); the others from the
-    index's vocabulary, where counting a term reads its list of rows, which is short for them.
+    index's vocabulary, where counting a term reads its list of rows, which is short for them. A stem made by
+    `textutil.prefix_term` counts the rows of the words it begins.
     """
+    from ..textutil import PREFIX_MARK  # here: SessionStart reads its versions without `textutil`
+
     vocab = f"{_index(index)}_vocab"
     terms = list(dict.fromkeys(terms))
     found: dict[str, int] = {}
+    stems = [term for term in terms if term.endswith(PREFIX_MARK) and len(term) > 1]
+    if stems:
+        found.update(_prefix_frequencies(db, vocab, stems))
+        terms = [term for term in terms if term not in set(stems)]
     for start in range(0, len(terms), 500):  # under the 999 parameters older SQLite builds allow
         batch = terms[start:start + 500]
         try:
@@ -76,6 +84,20 @@ def document_frequencies(db: sqlite3.Connection, index: str, terms: list[str]) -
         batch = rest[start:start + 500]
         found.update((term, docs) for term, docs in db.execute(
             f"SELECT term, doc FROM {vocab} WHERE term IN ({','.join('?' * len(batch))})", batch) if docs)
+    return found
+
+
+def _prefix_frequencies(db: sqlite3.Connection, vocab: str, stems: list[str]) -> dict[str, int]:
+    """For each stem ("папк*": every word it begins), the rows that hold its words, counted as the sum over its first
+    `PREFIX_WORDS` words in the index's vocabulary (more than the truth when one row holds two of them)."""
+    found = {}
+    for stem in stems:
+        low = stem[:-1]
+        high = low[:-1] + chr(ord(low[-1]) + 1)
+        docs = sum(doc for (doc,) in db.execute(f"SELECT doc FROM {vocab} WHERE term >= ? AND term < ? LIMIT ?",
+                                               (low, high, PREFIX_WORDS)))
+        if docs:
+            found[stem] = docs
     return found
 
 

@@ -7,7 +7,7 @@ library only: the hooks read memories through it. It stands on what `Store` prov
 
 from __future__ import annotations
 
-from ..textutil import content_hash, fts_match, fts_match_forms, fts_terms, index_text
+from ..textutil import content_hash, fts_any, fts_match_forms, fts_terms, index_text, prefix_term
 from . import reader
 from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
@@ -225,7 +225,7 @@ class MemoryQueries:
         terms = fts_terms(query)
         if len(terms) > rare_terms:
             terms = self.rare_terms(terms, rare_terms)
-        match = fts_match(terms)
+        match = fts_any([prefix_term(t)] for t in terms)  # a Russian or Ukrainian word in any of its forms
         if not match:
             return {}
         rows = self.db.execute(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 from .. import BLOCK_TAG, paths
-from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms
+from ..textutil import META_WORDS, PREFIX_MARK, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_term
 from .shown import load_shown, remember_shown
 
 RARE_TERMS = 12  # the query: the prompt's rarest terms, as the index counts them
@@ -54,8 +54,10 @@ SPEAKERS = {"user": "U", "assistant": "A"}  # said once in the title: a line's s
 
 
 def _forms(term: str, others: dict[str, list[list]]) -> list[list]:
-    """The ways a term of the prompt may be written: itself, then the other words of its glossary groups."""
-    return [[term, False, [term]], *others.get(term, ())]
+    """The ways a term of the prompt may be written: itself, then the other words of its glossary groups; a Russian
+    or Ukrainian word in any of its forms ("папка" finds "в папке": `prefix_term`)."""
+    return [[term, False, [prefix_term(term)]],
+            *([phrase, joined, [prefix_term(t) for t in terms]] for phrase, joined, terms in others.get(term, ()))]
 
 
 def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | None = None) -> list[tuple]:
@@ -91,9 +93,16 @@ def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | Non
             for n, forms in found[:RARE_TERMS]]
 
 
+def _has(term: str, have: set[str]) -> bool:
+    if term.endswith(PREFIX_MARK) and len(term) > 1:  # a stem: any word it begins
+        stem = term[:-1]
+        return any(word.startswith(stem) for word in have)
+    return term in have
+
+
 def _holds(form: list, have: set[str], lowered: str) -> bool:
     phrase, joined, terms = form
-    return all(t in have for t in terms) and (not joined or phrase in lowered)
+    return all(_has(t, have) for t in terms) and (not joined or phrase in lowered)
 
 
 def _coverage(text: str, query: list[tuple]) -> float:
