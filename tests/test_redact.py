@@ -112,6 +112,22 @@ def test_redaction_is_idempotent():
         assert redact(once)[0] == once
 
 
+@pytest.mark.parametrize("text, kept", [
+    ("Connection string: `postgresql+asyncpg://shop:qT8vLp2x@localhost:5433/shop`.", "@localhost:5433/shop`."),
+    ("Строка подключения: postgresql://app:s3cretPw9@db.internal:5432/app", "@db.internal:5432/app"),
+    ("DATABASE_URL=mysql://root:Zx81kLmq@127.0.0.1:3306/crm", "@127.0.0.1:3306/crm"),
+])
+def test_a_connection_string_keeps_its_host_port_and_database(text, kept):
+    # The marker "[REDACTED:url-credentials]" names no credentials: the words in it do not make what follows a secret.
+    out, kinds = redact(text)
+    assert kinds == ["url-credentials"] and out.endswith(kept), out
+
+
+def test_text_written_like_a_marker_does_not_shield_a_secret():
+    out, _ = redact("[REDACTED:x credentials: root:hunter2x]")
+    assert "hunter2x" not in out
+
+
 # --- the YAML ruleset -------------------------------------------------------------------------
 
 

@@ -174,8 +174,19 @@ def _replace_in(m: re.Match, group: str, raw: str, bare: str, marker: str) -> st
     return whole[:at] + marker + whole[at + len(bare):]
 
 
+def _in_marker(m: re.Match) -> bool:
+    """Whether a match starts inside a marker left by an earlier pass: the "credentials" of
+    "[REDACTED:url-credentials]" names no credentials (it made "@localhost:5433/app" a password)."""
+    opened = m.string.rfind("[REDACTED:", 0, m.start() + 1)
+    closed = m.string.find("]", opened) if opened >= 0 else -1
+    kind = m.string[opened + len("[REDACTED:"):closed] if closed >= m.start() else ""
+    return bool(kind) and all(c.isascii() and (c.isalnum() or c == "-") and not c.isupper() for c in kind)
+
+
 def _forward(m: re.Match, run: _Pass) -> str:
     """"the password is X", "Your password `X` is …", "密码是 X", "PIN 4821"."""
+    if _in_marker(m):
+        return m.group(0)
     raw, bare, quoted = _value_of(m)
     if not bare or _rejected(bare):
         return m.group(0)
@@ -200,6 +211,8 @@ def _forward(m: re.Match, run: _Pass) -> str:
 
 def _weak(m: re.Match, run: _Pass) -> str:
     """"the API key is 3f9a…", "token: …": only values that look generated."""
+    if _in_marker(m):
+        return m.group(0)
     raw, bare, _ = _value_of(m)
     if not bare or " " in bare or _rejected(bare) or not _random_like(bare) or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
@@ -208,6 +221,8 @@ def _weak(m: re.Match, run: _Pass) -> str:
 
 def _backward(m: re.Match, run: _Pass) -> str:
     """"use X as the initial password", "X is my password": the value before the name."""
+    if _in_marker(m):
+        return m.group(0)
     before = m.string[max(0, m.start() - 240):m.start()]
     found = patterns().value_before.search(before)
     if found is None:
@@ -227,6 +242,8 @@ def _backward(m: re.Match, run: _Pass) -> str:
 
 def _pair(m: re.Match, run: _Pass) -> str:
     """"log in with admin / X", "credentials: root:X"."""
+    if _in_marker(m):
+        return m.group(0)
     raw, bare, quoted = _value_of(m)
     user, sep = m.group("user"), m.group("sep")
     if not bare or _rejected(bare) or "[REDACTED" in raw or user.isdigit():
@@ -348,6 +365,8 @@ _SETTING_KEY_RE = re.compile(
 
 def _assignment(m: re.Match, run: _Pass) -> str:
     """`password=…`, `"client_secret": "…"`, `export X_TOKEN=…`: the key stays, the value goes."""
+    if _in_marker(m):
+        return m.group(0)
     prefix = patterns().key_before.search(m.string[max(0, m.start() - 60):m.start()])
     key = (prefix.group(0) if prefix else "") + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
