@@ -82,6 +82,8 @@ def test_each_secret_kind_is_redacted(kind, secret):
     "Use https://db.internal.example:5432/app for the staging database.",
     "Pick the api_key argument name for the client constructor.",
     "Let's use pnpm as the package manager.",
+    "A static site is overkill for basic publishing.",  # a word after "basic" is no credential
+    "Enable Basic Authentication on the admin route; BASIC CONFIGURATION comes first.",
 ])
 def test_ordinary_prose_is_left_alone(text):
     assert redact(text) == (text, [])
@@ -121,6 +123,13 @@ def test_a_connection_string_keeps_its_host_port_and_database(text, kept):
     # The marker "[REDACTED:url-credentials]" names no credentials: the words in it do not make what follows a secret.
     out, kinds = redact(text)
     assert kinds == ["url-credentials"] and out.endswith(kept), out
+
+
+@pytest.mark.parametrize("text", ["Authorization: Basic dXNlcjpwYXNzd29yZA==", "curl -H 'authorization: basic Zm9vYmFyYmF6'",
+                                  "BASIC YWxhZGRpbjpvcGVuc2VzYW1l"])
+def test_basic_auth_credentials_are_redacted(text):
+    out, kinds = redact(text)
+    assert kinds == ["basic-auth"] and out.split()[-1].rstrip("'") == "[REDACTED:basic-auth]", out
 
 
 def test_text_written_like_a_marker_does_not_shield_a_secret():

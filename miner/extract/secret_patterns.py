@@ -32,7 +32,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
     ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)", ("://",)),
-    ("basic-auth", r"(?i)(?<=\bbasic )[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
+    # Not a word of prose after "basic" ("basic publishing", "Basic Authentication"): one case, or a capital first.
+    ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
+                   r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
     # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`.
     ("password", r"(?<=\s-p)(?!assword)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
                  r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
