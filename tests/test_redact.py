@@ -84,6 +84,8 @@ def test_each_secret_kind_is_redacted(kind, secret):
     "Let's use pnpm as the package manager.",
     "A static site is overkill for basic publishing.",  # a word after "basic" is no credential
     "Enable Basic Authentication on the admin route; BASIC CONFIGURATION comes first.",
+    "REDDIT_CLIENT_SECRET=your-reddit-client-secret",  # a placeholder, hyphens and all
+    "I can see the npm token interface! You have two options in the dropdown.",  # a word and "!" is prose
 ])
 def test_ordinary_prose_is_left_alone(text):
     assert redact(text) == (text, [])

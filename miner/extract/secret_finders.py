@@ -36,7 +36,7 @@ please just then same stored manager vault prompt dialog screen page form
 _NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
                        "less", "ance", "ence", "ity")
 _PLACEHOLDER_RE = re.compile(
-    r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -]\w+|"
+    r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -][\w-]+|"
     r"placeholder|redacted|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
     re.IGNORECASE)
 _ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
@@ -85,8 +85,10 @@ def _secret_like(value: str) -> bool:
 
 
 def _random_like(value: str) -> bool:
-    """A token that looks generated: eight characters or more, letters with digits or symbols."""
-    return len(value) >= 8 and _secret_like(value) and not value.isdigit() and not value.isalpha()
+    """A token that looks generated: eight characters or more, letters with digits or symbols. A word and an
+    exclamation mark is prose ("the npm token interface!")."""
+    word = value.rstrip("!")
+    return len(value) >= 8 and _secret_like(value) and not value.isdigit() and not word.isalpha()
 
 
 def _rejected(value: str) -> bool:
