@@ -134,6 +134,42 @@ def test_basic_auth_credentials_are_redacted(text):
     assert kinds == ["basic-auth"] and out.split()[-1].rstrip("'") == "[REDACTED:basic-auth]", out
 
 
+@pytest.mark.parametrize("text, secret", [
+    ("the broker is redis://:Vq8rTz2wLm@cache:6379/0 now", "Vq8rTz2wLm"),  # a URL with a password and no user
+    ("docker login registry.example.com -u deploy -p Kp2vXq9rLm", "Kp2vXq9rLm"),
+    ("mysqldump --password=Ux7#kLm29q shop > shop.sql", "Ux7#kLm29q"),
+    ("curl -u ops:Hq4zPw8vNs https://ci.example.com/api/json", "Hq4zPw8vNs"),
+    ("htpasswd -bc /etc/nginx/.htpasswd ops 'Lw3!tRq8zz'", "Lw3!tRq8zz"),
+    ("my ~/.pgpass has db.example.net:5432:shop:ops:Fz9pQw2kLx in it", "Fz9pQw2kLx"),
+    ("Set `SMTP_PASSWORD` to `Mq7-zTw3Rk` and restart.", "Mq7-zTw3Rk"),
+    ("SECRET_KEY = 'app-x9(k)2=zq!7vw#3m'", "app-x9(k)2=zq!7vw#3m"),  # a quoted value may hold brackets
+    ("STORAGE=Endpoint=https;AccountName=acme;AccountKey=Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1=;Suffix=net", "Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1="),
+    ("サーバーのSSH鍵のパスフレーズは kumo-umi-7 です", "kumo-umi-7"),
+    ("스테이징 DB 비번: sora#Bada42", "sora#Bada42"),
+    ("테스트 카드 PIN 번호는 5819이에요", "5819"),
+    ("a senha do servidor de testes é azul2024forte", "azul2024forte"),
+    ("El PIN de la tarjeta de prueba es 4417", "4417"),
+    ("identifiants : admin / Pl4ge#Sable", "Pl4ge#Sable"),
+    ("Zugangsdaten: admin / Wolke7#Berg", "Wolke7#Berg"),
+    ("ПИН-код: 7342", "7342"),
+])
+def test_secrets_said_in_many_ways_are_hidden(text, secret):
+    out, kinds = redact(text)
+    assert secret not in out and kinds, out
+
+
+@pytest.mark.parametrize("text", [
+    "Run mkdir -p build/out before the copy.",
+    "docker run -p 8080:80 -u 1000:1000 nginx",
+    "echo $TOKEN | docker login ghcr.io -u me --password-stdin",
+    "The default password of the image is changeme; force a change at first login.",
+    "Pick created_at as the sort key: it is indexed, and the primary key: id stays.",
+    "curl -u $USER:$PASS https://ci.example.com",
+])
+def test_look_alikes_of_command_line_secrets_are_left_alone(text):
+    assert redact(text) == (text, [])
+
+
 def test_text_written_like_a_marker_does_not_shield_a_secret():
     out, _ = redact("[REDACTED:x credentials: root:hunter2x]")
     assert "hunter2x" not in out
@@ -148,6 +184,27 @@ def test_the_shipped_secrets_file_loads_and_its_examples_hold():
         assert {kind for kind, _ in loaded} >= {"npm-token", "huggingface-token"}
         token = "npm_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
         assert redact(f"the token {token} is in .npmrc")[0] == "the token [REDACTED:npm-token] is in .npmrc"
+    finally:
+        redact_mod.load_extra([])
+
+
+def test_an_extra_kind_is_looked_for_only_in_text_holding_its_opening_letters():
+    import yaml
+
+    from miner.extract.secret_finders import literal_lead
+
+    assert [literal_lead(s) for s in (r"\bnpm_[A-Za-z0-9]{36}", r"SG\.[a-z]{4}", r"ab?c", r"ab{0,2}c", r"foo|bar",
+                                       r"(?i)key_\w+", r"[MN]\w+", r"\d+x")] == ["npm_", "SG.", "a", "a", "", "", "", ""]
+    shipped = yaml.safe_load(secret_rules.shipped_secret_file().read_text(encoding="utf-8"))["secrets"]
+    for rule in shipped:  # every example a kind matches begins with its lead, so the skip never misses one
+        lead = literal_lead(rule["pattern"])
+        for example in rule.get("examples", {}).get("match", []):
+            assert lead in example, (rule["kind"], lead)
+    loaded = redact_mod.load_extra([secret_rules.shipped_secret_file()])
+    try:
+        for rule in shipped:
+            for example in rule.get("examples", {}).get("match", []):
+                assert f"[REDACTED:{rule['kind']}]" in redact(example)[0], rule["kind"]
     finally:
         redact_mod.load_extra([])
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 2
+REDACTION_VERSION = 3  # 3: command-line passwords, vendor shapes, more languages' words
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

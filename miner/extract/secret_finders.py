@@ -37,7 +37,7 @@ _NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment"
                        "less", "ance", "ence", "ity")
 _PLACEHOLDER_RE = re.compile(
     r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -][\w-]+|"
-    r"placeholder|redacted|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
+    r"placeholder|redacted|change[_-]?me|changeit|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
     re.IGNORECASE)
 _ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
@@ -129,6 +129,31 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
+_leads: dict[re.Pattern, str] = {}
+
+
+def literal_lead(source: str) -> str:
+    """The text every match of a pattern begins with ("npm_" for `\\bnpm_[A-Za-z0-9]{36}`), or '' when that is not
+    plain to see (an alternation, a group, a class or an optional character first)."""
+    if "|" in source:
+        return ""
+    rest = source[2:] if source.startswith("\\b") else source
+    lead, i = [], 0
+    while i < len(rest):
+        c = rest[i]
+        if c == "\\" and i + 1 < len(rest) and not rest[i + 1].isalnum():
+            lead.append(rest[i + 1])  # an escaped punctuation mark stands for itself
+            i += 2
+        elif c.isalnum() or c in "_-:/@#%&=~ ":
+            lead.append(c)
+            i += 1
+        else:
+            break
+    if i < len(rest) and rest[i] in "?*{":  # the last character may be absent
+        lead = lead[:-1]
+    return "".join(lead)
+
+
 def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
     """`redact` on a non-empty text: every pass in turn, then the secrets learnt hidden wherever they appear.
 
@@ -138,9 +163,17 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     run = _Pass()
     for kind, pattern, hints in r.shapes:
         if any(h in text for h in hints):
-            text, count = pattern.subn(f"[REDACTED:{kind}]", text)
+            if "secret" in pattern.groupindex:  # the value only, its context stays
+                text, count = pattern.subn(lambda m, kind=kind: _replace_group(m, "secret", f"[REDACTED:{kind}]"), text)
+            else:
+                text, count = pattern.subn(f"[REDACTED:{kind}]", text)
             run.kinds += [kind] * count
     for kind, pattern in extra:
+        lead = _leads.get(pattern)
+        if lead is None:
+            lead = _leads[pattern] = literal_lead(pattern.pattern)
+        if lead and (lead not in text if not pattern.flags & re.IGNORECASE else lead.lower() not in text.lower()):
+            continue  # every match begins with it (a scan of each text per kind cost as much as the rest)
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         run.kinds += [kind] * count
     low = text.lower()
@@ -167,6 +200,12 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if known is not None:
         known.update(run.found)
     return text, run.kinds
+
+
+def _replace_group(m: re.Match, group: str, marker: str) -> str:
+    """The whole match with one group replaced by `marker`."""
+    whole = m.group(0)
+    return whole[:m.start(group) - m.start()] + marker + whole[m.end(group) - m.start():]
 
 
 def _replace_in(m: re.Match, group: str, raw: str, bare: str, marker: str) -> str:
@@ -381,7 +420,7 @@ def _assignment(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")
-    if not bare or _PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or "(" in bare or "[" in bare \
+    if not bare or _PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or not quoted and ("(" in bare or "[" in bare) \
             or bare.startswith(("$", "<", "{", "%")) or _CODE_REFERENCE_RE.match(bare):
         return m.group(0)
     if quoted and " " in bare and not strong_key(low_key):

@@ -31,7 +31,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("stripe-key", r"\b(?:(?:sk|rk)_live_[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})", ("_live_", "whsec_")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
-    ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)", ("://",)),
+    ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)", ("://",)),  # "redis://:X@cache" has no user
     # Not a word of prose after "basic" ("basic publishing", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
@@ -39,6 +39,19 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<=\s-p)(?!assword)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
                  r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
      (" -p", "sshpass", "sudo -S")),
+    # Command lines that take a password as an argument: only the group named "secret" is hidden.
+    ("password", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]{0,40}?\blogin\b[^\n]{0,120}?[ \t]"
+                 r"(?:-p|--password)[ \t=]+['\"]?(?P<secret>[^\s'\"]{3,})", ("login",)),
+    ("password", r"(?<![\w-])--pass(?:word|wd)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
+    ("password", r"\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)[ \t=]*['\"]?[^\s:'\"$]+:(?P<secret>(?!\d+\b)[^\s'\"$()]+)",
+     ("curl",)),
+    ("password", r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
+                 r"['\"]?(?P<secret>[^\s'\"]+)", ("htpasswd",)),
+    # "Set `DB_PASSWORD` to `X`": a setting named for a secret, given a quoted value.
+    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?[ \t]+to[ \t]+"
+                 r"[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]", ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
+    # A line of ~/.pgpass: host:port:database:user:password.
+    ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
 
 # --- words --------------------------------------------------------------------------------------
@@ -49,21 +62,24 @@ _STRONG_WORDS = (
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|şifre(?:si)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|"
-    r"密码|密碼|口令|密钥|密鑰|秘钥|パスワード|暗証番号|비밀번호|패스워드|암호|पासवर्ड|كلمة\s+(?:المرور|السر)"
+    r"密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|كلمة\s+(?:المرور|السر)"
 )
 # Words that name a key or token: only a value that looks random is hidden.
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|license|deploy|personal\s+access)"
     r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
 )
-_PIN = r"\bPIN(?:[\s-]?(?:code|number|Code|Nummer))?\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b"
+_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
+        r"(?<![А-Яа-яЁё])(?:ПИН|пин)(?:-код)?(?![А-Яа-яЁё])")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło",
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
-         "暗証", "비밀번호", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential", "pin code", "pin number",
+         "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
+         "pin code", "pin number", "пин",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
-               "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña")
+               "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
+               "zugangsdaten", "anmeldedaten")
 ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол")
 
 # A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
@@ -80,8 +96,9 @@ _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
-_GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|para|für|von|pour|du|для|от)[ \t]+"
-        r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}(?:[ \t]+[\w.@-]{1,30})?)")
+_GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
+        r"du|для|от)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}"
+        r"(?:[ \t]+[\w.@-]{1,30}){0,2})")
 
 
 class Patterns:
@@ -111,13 +128,16 @@ class Patterns:
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
+            r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|"
             r"логин|учетн\w*|登录|登入|账号|帳號|賬號|ログイン|로그인|계정)\b)"
             r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
         self.assignment = re.compile(
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
-            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль)(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|"
+            # any other key only as the end of a longer name: `storage_key`, `AccountKey` (not `key`, `monkey`)
+            r"(?<=[A-Za-z0-9][_.-])key|(?-i:(?<=[a-z])Key))(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             r"(?P<sep>[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
