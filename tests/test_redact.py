@@ -193,14 +193,15 @@ def test_an_extra_kind_is_looked_for_only_in_text_holding_its_opening_letters():
 
     from miner.extract.secret_finders import literal_lead
 
-    assert [literal_lead(s) for s in (r"\bnpm_[A-Za-z0-9]{36}", r"SG\.[a-z]{4}", r"ab?c", r"ab{0,2}c", r"foo|bar",
-                                       r"(?i)key_\w+", r"[MN]\w+", r"\d+x")] == ["npm_", "SG.", "a", "a", "", "", "", ""]
+    sources = (r"\bnpm_[A-Za-z0-9]{36}", r"SG\.[a-z]{4}", r"ab?c", r"ab{0,2}c", r"foo|bar", r"(?i)key_\w+", r"[MN]\w+",
+               r"\d+x")
+    assert [literal_lead(s) for s in sources] == ["npm_", "SG.", "a", "a", "", "", "", ""]
     shipped = yaml.safe_load(secret_rules.shipped_secret_file().read_text(encoding="utf-8"))["secrets"]
     for rule in shipped:  # every example a kind matches begins with its lead, so the skip never misses one
         lead = literal_lead(rule["pattern"])
         for example in rule.get("examples", {}).get("match", []):
             assert lead in example, (rule["kind"], lead)
-    loaded = redact_mod.load_extra([secret_rules.shipped_secret_file()])
+    redact_mod.load_extra([secret_rules.shipped_secret_file()])
     try:
         for rule in shipped:
             for example in rule.get("examples", {}).get("match", []):

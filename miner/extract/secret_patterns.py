@@ -48,8 +48,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
                  r"['\"]?(?P<secret>[^\s'\"]+)", ("htpasswd",)),
     # "Set `DB_PASSWORD` to `X`": a setting named for a secret, given a quoted value.
-    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?[ \t]+to[ \t]+"
-                 r"[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]", ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
+    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
+                 r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
+     ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
     # A line of ~/.pgpass: host:port:database:user:password.
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
