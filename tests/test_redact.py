@@ -152,6 +152,12 @@ def test_basic_auth_credentials_are_redacted(text):
     ("identifiants : admin / Pl4ge#Sable", "Pl4ge#Sable"),
     ("Zugangsdaten: admin / Wolke7#Berg", "Wolke7#Berg"),
     ("ПИН-код: 7342", "7342"),
+    ("Пін-код від картки тестувальника 6159, для емулятора", "6159"),  # a gap before the value, no join
+    ("пароль от сервера Zx81qa7, обнови конфиг", "Zx81qa7"),
+    ("Hasło do bazy to Sernik2024, zmień w configu", "Sernik2024"),
+    ("la password del server è lampone, aggiorna il file", "lampone"),  # a plain word after a join
+    ("le mot de passe c'est framboise, je sais", "framboise"),
+    ("seed the admin: username admin, password Gr33nTea!", "Gr33nTea!"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -165,6 +171,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The default password of the image is changeme; force a change at first login.",
     "Pick created_at as the sort key: it is indexed, and the primary key: id stays.",
     "curl -u $USER:$PASS https://ci.example.com",
+    "DATABASE_URL=postgres://user:password@localhost:5432/app in .env.example",  # a placeholder password
+    "api_key: sk_test_XXXXXXXXXXXXXXXX is the shape of a test key",
+    "login(username: string, password: string): Promise<UserData>",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

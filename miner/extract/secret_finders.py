@@ -17,7 +17,7 @@ from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
-                           r"lautet|war|это)\b|[—–→-]", re.IGNORECASE)
+                           r"lautet|war|это|è|é|c['’]est)\b|[—–→-]", re.IGNORECASE)
 
 # Lower-case words that follow "password is …" without being one.
 _NOT_VALUES = frozenset("""
@@ -37,6 +37,7 @@ _NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment"
                        "less", "ance", "ence", "ity")
 _PLACEHOLDER_RE = re.compile(
     r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -][\w-]+|"
+    r"[\w.-]*?(?:X{4,}|x{4,}|\*{4,})|"  # sk_test_XXXXXXXX
     r"placeholder|redacted|change[_-]?me|changeit|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
     re.IGNORECASE)
 _ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
@@ -232,7 +233,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
     if not bare or _rejected(bare):
         return m.group(0)
     word = m.group("word")
-    pin = "pin" in word.lower()
+    pin = any(name in word.lower() for name in ("pin", "пин", "пін"))
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]

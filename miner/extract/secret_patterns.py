@@ -31,7 +31,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("stripe-key", r"\b(?:(?:sk|rk)_live_[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})", ("_live_", "whsec_")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
-    ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)", ("://",)),  # "redis://:X@cache" has no user
+    # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
+    ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?:password|passwd|pass|pwd|secret|changeme|\*+|[xX]+|<[^>@]*>|"
+                        r"\$\{?\w+\}?)@)[^/\s@]+(?=@)", ("://",)),
     # Not a word of prose after "basic" ("basic publishing", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
@@ -51,6 +53,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
                  r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
+    # "username admin, password X": a password named right after the user it goes with.
+    ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
+                 r"(?:password|passwd|pass|pwd)\b[ \t]*[:=]?[ \t]*)['\"`]?(?P<secret>(?![<$*{]|your|(?:str|string|int|number|"
+                 r"bool|boolean|any|none|null|undefined|object)\b)[^\s,;'\"`()]{3,})",
+     ("user", "User", "USER", "login", "Login")),
     # A line of ~/.pgpass: host:port:database:user:password.
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
@@ -62,7 +69,7 @@ _STRONG_WORDS = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*[:=])|secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl]o|şifre(?:si)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|"
+    r"has[łl]o|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|"
     r"密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|كلمة\s+(?:المرور|السر)"
 )
 # Words that name a key or token: only a value that looks random is hidden.
@@ -71,12 +78,12 @@ _WEAK_WORDS = (
     r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
-        r"(?<![А-Яа-яЁё])(?:ПИН|пин)(?:-код)?(?![А-Яа-яЁё])")
+        r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło",
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
-         "pin code", "pin number", "пин",
+         "pin code", "pin number", "пин", "пін",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
@@ -90,7 +97,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
-           r"sigue[ \t]+siendo|est|était|ist|lautet|war|è|é|это|—|–|-|→|=>)[ \t]+"
+           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
            r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이)[ \t]*[:：]?[ \t]*)")
 _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
@@ -98,7 +105,7 @@ _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|для|от)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}"
+        r"du|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}"
         r"(?:[ \t]+[\w.@-]{1,30}){0,2})")
 
 
@@ -110,9 +117,11 @@ class Patterns:
                        for kind, source, hints in SHAPES]
         word = rf"(?P<word>(?i:{_STRONG_WORDS})|{_PIN})"
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
-        # A gap ("the password for the staging db is X") only before an assertive join: "password to X" sets it.
+        # A gap ("the password for the staging db is X", "пароль от базы X"): before a join, or before a value that
+        # looks made up; tried before a bare apposition, which would take the gap's first word for the value.
         self.forward = re.compile(
-            rf"{latin_before}{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|{_TO}|{_APPOSITION}))"
+            rf"{latin_before}{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
+            rf"{_GAP}(?:{_TO}|{_APPOSITION})|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}(?P<conn>(?i:{_ASSERT}|{_APPOSITION}))"
