@@ -158,6 +158,18 @@ def test_basic_auth_credentials_are_redacted(text):
     ("la password del server è lampone, aggiorna il file", "lampone"),  # a plain word after a join
     ("le mot de passe c'est framboise, je sais", "framboise"),
     ("seed the admin: username admin, password Gr33nTea!", "Gr33nTea!"),
+    ("la contraseña de la base de datos de pruebas es Mar4zul_77, cámbiala", "Mar4zul_77"),  # a long gap
+    ("het wachtwoord van de testomgeving is Tulp#2931", "Tulp#2931"),
+    ("本番のDBパスワードは Fuji#8842pw です", "Fuji#8842pw"),  # after a Latin letter
+    ("mật khẩu là Sen#Hong2024 nhé", "Sen#Hong2024"),
+    ("redis-cli -h cache -a 'Qx7!mLp2z' ping", "Qx7!mLp2z"),
+    ("mysqldump -u backup -p'B4ck#Up9z' --all-databases", "B4ck#Up9z"),
+    ("zip -P Arch1ve#Pw out.zip *.csv", "Arch1ve#Pw"),
+    ("firebase deploy --token 1//0aBcD3eFgH4iJkL5mNoP6qRsT7uVwX", "1//0aBcD3eFgH4iJkL5mNoP6qRsT7uVwX"),
+    ("Sentry.init({dsn: 'https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42'})",
+     "0123456789abcdef0123456789abcdef"),
+    ("SENDGRID_API_KEY='SG.kQ2mR7vT4pZ8nB3cW6yHj.Fh1sA5eU8iO2rT7wX4zC9vB6nM3kJ0gD5hP'",
+     "SG.kQ2mR7vT4pZ8nB3cW6yHj.Fh1sA5eU8iO2rT7wX4zC9vB6nM3kJ0gD5hP"),  # dotted, yet no code
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -174,6 +186,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "DATABASE_URL=postgres://user:password@localhost:5432/app in .env.example",  # a placeholder password
     "api_key: sk_test_XXXXXXXXXXXXXXXX is the shape of a test key",
     "login(username: string, password: string): Promise<UserData>",
+    "my public key for authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq dev@laptop",
+    "read it from settings.SECRET_KEY, not os.environ.get('X')",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -44,6 +44,15 @@ _ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
                       r"py|js|ts|tsx|rb|go|sh|md|pem|key|crt|pgpass|netrc|html|css)$", re.IGNORECASE)
 _CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
+
+
+def _code_reference(value: str) -> bool:
+    """`settings.SECRET`, `os.environ["X"]`: code naming a value, not one. A dotted run with a part that mixes
+    capitals, small letters and digits is a token ("SG.kL9mQ2x….Fh1s…", "hvs.CAESI…")."""
+    if not _CODE_REFERENCE_RE.match(value):
+        return False
+    return not any(any(c.isupper() for c in part) and any(c.islower() for c in part) and any(c.isdigit() for c in part)
+                   and len(part) >= 12 for part in value.split("."))
 # What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
 _CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but|so|then|for[ \t]+now|btw|please|ok|okay)\b)",
                             re.IGNORECASE)
@@ -95,9 +104,9 @@ def _random_like(value: str) -> bool:
 def _rejected(value: str) -> bool:
     """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, already redacted."""
     low = value.lower()
-    if len(value) < 3 or "[redacted" in low or _PLACEHOLDER_RE.match(value):
-        return True
-    if low in _NOT_VALUES or _ENV_NAME_RE.match(value) or _PATH_RE.search(value) or _CODE_REFERENCE_RE.match(value):
+    if len(value) < 3 or "[redacted" in low or _PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
+        return True  # (a public key's type opens the key itself)
+    if low in _NOT_VALUES or _ENV_NAME_RE.match(value) or _PATH_RE.search(value) or _code_reference(value):
         return True
     return len(set(value)) == 1 or "(" in value or value.endswith(")")
 
@@ -422,7 +431,7 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")
     if not bare or _PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or not quoted and ("(" in bare or "[" in bare) \
-            or bare.startswith(("$", "<", "{", "%")) or _CODE_REFERENCE_RE.match(bare):
+            or bare.startswith(("$", "<", "{", "%", "ssh-", "ecdsa-sha2-")) or _code_reference(bare):
         return m.group(0)
     if quoted and " " in bare and not strong_key(low_key):
         return m.group(0)  # a sentence in quotes under a token-like key is prose, not a token

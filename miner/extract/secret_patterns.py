@@ -45,6 +45,14 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]{0,40}?\blogin\b[^\n]{0,120}?[ \t]"
                  r"(?:-p|--password)[ \t=]+['\"]?(?P<secret>[^\s'\"]{3,})", ("login",)),
     ("password", r"(?<![\w-])--pass(?:word|wd)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
+    ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
+    ("password", r"\b(?:redis-cli|zip|7za?)\b[^\n]{0,120}?[ \t]-[aP][ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("redis-cli", "zip", "7z")),
+    ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
+    ("token", r"(?<![\w-])--(?:auth|token|api-key|apikey|access-token|auth-token)[ \t=]+['\"]?"
+              r"(?P<secret>(?![-$<{])[^\s'\"]{16,})", ("--auth", "--token", "--api", "--access")),
+    # A token as the whole user part of a URL: "https://<sentry key>@o1.ingest.sentry.io", "https://ghp_…@github.com".
+    ("url-credentials", r"(?<=://)[A-Za-z0-9_\-]{20,}(?=@)", ("://",)),
     ("password", r"\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)[ \t=]*['\"]?[^\s:'\"$]+:(?P<secret>(?!\d+\b)[^\s'\"$()]+)",
      ("curl",)),
     ("password", r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
@@ -55,7 +63,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
     # "username admin, password X": a password named right after the user it goes with.
     ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
-                 r"(?:password|passwd|pass|pwd)\b[ \t]*[:=]?[ \t]*)['\"`]?(?P<secret>(?![<$*{]|your|(?:str|string|int|number|"
+                 r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?(?P<secret>(?![<$*{]|your|(?:str|string|int|number|"
                  r"bool|boolean|any|none|null|undefined|object)\b)[^\s,;'\"`()]{3,})",
      ("user", "User", "USER", "login", "Login")),
     # A line of ~/.pgpass: host:port:database:user:password.
@@ -65,13 +73,19 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 # --- words --------------------------------------------------------------------------------------
 
 # Words that name a password-like secret: any value stated for them is hidden.
-_STRONG_WORDS = (
+_STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*[:=])|secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl]o|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|"
-    r"密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|كلمة\s+(?:المرور|السر)"
+    r"has[łl]o|heslo|lösenord|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
+    r"mật\s+khẩu|kata\s+sandi"
 )
+# The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
+_STRONG_UNSPACED = (
+    r"รหัสผ่าน|密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
+    r"كلمة\s+(?:المرور|السر)"
+)
+_STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token: only a value that looks random is hidden.
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|license|deploy|personal\s+access)"
@@ -80,7 +94,8 @@ _WEAK_WORDS = (
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło",
+HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "heslo",
+         "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน",
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін",
@@ -97,7 +112,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
-           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|—|–|-|→|=>)[ \t]+"
+           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|är|je|είναι|คือ|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
            r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이)[ \t]*[:：]?[ \t]*)")
 _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
@@ -105,8 +120,8 @@ _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?[\w.@-]{1,40}"
-        r"(?:[ \t]+[\w.@-]{1,30}){0,2})")
+        r"du|van|för|dla|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
+        r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
 
 class Patterns:
@@ -115,13 +130,14 @@ class Patterns:
     def __init__(self) -> None:
         self.shapes = [(kind, re.compile(source, re.DOTALL if kind == "private-key" else 0), hints)
                        for kind, source, hints in SHAPES]
-        word = rf"(?P<word>(?i:{_STRONG_WORDS})|{_PIN})"
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
-        # A gap ("the password for the staging db is X", "пароль от базы X"): before a join, or before a value that
-        # looks made up; tried before a bare apposition, which would take the gap's first word for the value.
+        word = rf"(?P<word>{latin_before}(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
+        # A gap ("the password for the staging db is X", "пароль от базы X"), the shortest that works: before a join,
+        # or before a value with a digit or a symbol; tried before a bare apposition, which would take the gap's first
+        # word for the value.
         self.forward = re.compile(
-            rf"{latin_before}{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
-            rf"{_GAP}(?:{_TO}|{_APPOSITION})|{_TO}|{_APPOSITION}))"
+            rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
+            rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}(?P<conn>(?i:{_ASSERT}|{_APPOSITION}))"
