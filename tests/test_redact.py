@@ -152,6 +152,8 @@ def test_basic_auth_credentials_are_redacted(text):
     ("identifiants : admin / Pl4ge#Sable", "Pl4ge#Sable"),
     ("Zugangsdaten: admin / Wolke7#Berg", "Wolke7#Berg"),
     ("ПИН-код: 7342", "7342"),
+    ("the office network key is Gr8Wifi2024x", "Gr8Wifi2024x"),  # a password-like name without "pass"
+    ("the API key is 3f9aK2mQ8zL1xV7b, rotate it", "3f9aK2mQ8zL1xV7b"),  # a text that speaks of keys only
     ("Пін-код від картки тестувальника 6159, для емулятора", "6159"),  # a gap before the value, no join
     ("пароль от сервера Zx81qa7, обнови конфиг", "Zx81qa7"),
     ("Hasło do bazy to Sernik2024, zmień w configu", "Sernik2024"),
@@ -211,16 +213,16 @@ def test_the_shipped_secrets_file_loads_and_its_examples_hold():
         redact_mod.load_extra([])
 
 
-def test_an_extra_kind_is_looked_for_only_in_text_holding_its_opening_letters():
+def test_an_extra_kind_is_looked_for_only_in_text_holding_what_each_match_holds():
     import yaml
 
     from miner.extract.secret_finders import literal_lead
 
     sources = (r"\bnpm_[A-Za-z0-9]{36}", r"SG\.[a-z]{4}", r"ab?c", r"ab{0,2}c", r"foo|bar", r"(?i)key_\w+", r"[MN]\w+",
-               r"\d+x")
-    assert [literal_lead(s) for s in sources] == ["npm_", "SG.", "a", "a", "", "", "", ""]
+               r"\d+x", r"\bdo[pro]_v1_[a-f0-9]{64}", r"(x)?abc", r"ab+cd")
+    assert [literal_lead(s) for s in sources] == ["npm_", "SG.", "a", "a", "", "key_", "", "x", "_v1_", "abc", "ab"]
     shipped = yaml.safe_load(secret_rules.shipped_secret_file().read_text(encoding="utf-8"))["secrets"]
-    for rule in shipped:  # every example a kind matches begins with its lead, so the skip never misses one
+    for rule in shipped:  # every example a kind matches holds its lead, so the skip never misses one
         lead = literal_lead(rule["pattern"])
         for example in rule.get("examples", {}).get("match", []):
             assert lead in example, (rule["kind"], lead)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, patterns
+from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
@@ -143,25 +143,44 @@ _leads: dict[re.Pattern, str] = {}
 
 
 def literal_lead(source: str) -> str:
-    """The text every match of a pattern begins with ("npm_" for `\\bnpm_[A-Za-z0-9]{36}`), or '' when that is not
-    plain to see (an alternation, a group, a class or an optional character first)."""
+    """The longest text every match of a pattern holds, read off its top level ("npm_" of `\\bnpm_[A-Za-z0-9]{36}`,
+    "_v1_" of `do[pro]_v1_…`); '' when none is plain to see (an alternation, or only classes and groups)."""
     if "|" in source:
         return ""
-    rest = source[2:] if source.startswith("\\b") else source
-    lead, i = [], 0
-    while i < len(rest):
-        c = rest[i]
-        if c == "\\" and i + 1 < len(rest) and not rest[i + 1].isalnum():
-            lead.append(rest[i + 1])  # an escaped punctuation mark stands for itself
-            i += 2
-        elif c.isalnum() or c in "_-:/@#%&=~ ":
-            lead.append(c)
-            i += 1
+    best, run, depth, i = "", [], 0, 0
+
+    def flush() -> None:
+        nonlocal best, run
+        if depth == 0 and len(run) > len(best):
+            best = "".join(run)
+        run = []
+
+    while i < len(source):
+        c = source[i]
+        if c == "\\" and i + 1 < len(source) and not source[i + 1].isalnum():
+            literal, i = source[i + 1], i + 2  # an escaped punctuation mark stands for itself
+        elif c.isalnum() or c in "_-:/@#%&=~ ,;'\"!<>":
+            literal, i = c, i + 1
         else:
-            break
-    if i < len(rest) and rest[i] in "?*{":  # the last character may be absent
-        lead = lead[:-1]
-    return "".join(lead)
+            if c in "?*{" and run:
+                run.pop()  # the last character may be absent
+            flush()
+            if c == "\\":
+                i += 2
+            elif c == "[":
+                close = source.find("]", i + 2)
+                i = close + 1 if close > 0 else len(source)
+            elif c == "{":
+                close = source.find("}", i)
+                i = close + 1 if close > 0 else len(source)
+            else:
+                depth += (c == "(") - (c == ")")
+                i += 1
+            continue
+        if depth == 0:
+            run.append(literal)
+    flush()
+    return best
 
 
 def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
@@ -183,16 +202,20 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         if lead is None:
             lead = _leads[pattern] = literal_lead(pattern.pattern)
         if lead and (lead not in text if not pattern.flags & re.IGNORECASE else lead.lower() not in text.lower()):
-            continue  # every match begins with it (a scan of each text per kind cost as much as the rest)
+            continue  # every match holds it (a scan of each text per kind cost as much as the rest)
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         run.kinds += [kind] * count
     low = text.lower()
     if any(c in text for c in ":=") and any(h in low for h in ASSIGNMENT_HINTS):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
     if any(h in low for h in HINTS) or "PIN" in text:
-        text = r.forward.sub(lambda m: _forward(m, run), text)
-        text = r.weak.sub(lambda m: _weak(m, run), text)
-        text = r.backward.sub(lambda m: _backward(m, run), text)
+        strong = "PIN" in text or any(h in low for h in STRONG_HINTS)
+        if strong:
+            text = r.forward.sub(lambda m: _forward(m, run), text)
+        if any(h in low for h in WEAK_HINTS):
+            text = r.weak.sub(lambda m: _weak(m, run), text)
+        if strong:
+            text = r.backward.sub(lambda m: _backward(m, run), text)
         if "\n" in text:
             text = _credential_lists(text, run)
         if "," in text:
@@ -419,7 +442,11 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     if _in_marker(m):
         return m.group(0)
     prefix = patterns().key_before.search(m.string[max(0, m.start() - 60):m.start()])
-    key = (prefix.group(0) if prefix else "") + m.group("kw") + m.group("suffix")
+    before = prefix.group(0) if prefix else ""
+    if m.group("kw").lower() == "key" and not (before[-1:] in ("_", ".", "-") or before[-1:].islower()
+                                               and m.group("kw")[0] == "K"):
+        return m.group(0)  # `AccountKey=`, `storage_key:` name one; `key:`, `monkey:`, `keyboard=` do not
+    key = before + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
     if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
                                                and ("=" in m.group("sep") or _secret_like(_trim(m.group("value"))))):

@@ -100,6 +100,10 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
+# Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`, `backward`):
+# a text that only speaks of keys and tokens, as code talk does all the time, skips the scans for passwords.
+WEAK_HINTS = ("key", "token", "credential")
+STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
@@ -161,9 +165,8 @@ class Patterns:
         # key = value where the key names a secret; the key is read back from the text before its keyword.
         self.assignment = re.compile(
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
-            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|"
-            # any other key only as the end of a longer name: `storage_key`, `AccountKey` (not `key`, `monkey`)
-            r"(?<=[A-Za-z0-9][_.-])key|(?-i:(?<=[a-z])Key))(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
+            # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key)(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             r"(?P<sep>[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
