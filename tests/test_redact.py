@@ -153,6 +153,16 @@ def test_basic_auth_credentials_are_redacted(text):
     ("Zugangsdaten: admin / Wolke7#Berg", "Wolke7#Berg"),
     ("ПИН-код: 7342", "7342"),
     ("the office network key is Gr8Wifi2024x", "Gr8Wifi2024x"),  # a password-like name without "pass"
+    ("<server><id>rel</id><password>Mvn#Dep2024</password></server>", "Mvn#Dep2024"),
+    ('<add key="ClearTextPassword" value="Feed!Pw-77" />', "Feed!Pw-77"),
+    ('{"auths": {"registry.example.com": {"auth": "Y2k6UGw0dHlwdXMhUmFpbg=="}}}', "Y2k6UGw0dHlwdXMhUmFpbg=="),
+    ("gpg --batch --passphrase 'amber-fjord-31' --decrypt a.gpg", "amber-fjord-31"),
+    ("ssh in as deploy@10.0.0.7, pw is k8#Rt2!vQz", "k8#Rt2!vQz"),
+    ("Das WLAN-Passwort im Labor lautet Nebel-Turm!88, bitte eintragen", "Nebel-Turm!88"),
+    ("Ο κωδικός για τη βάση είναι Feta#Olive_9", "Feta#Olive_9"),
+    ("सर्वर का पासवर्ड है Chai#Masala_7", "Chai#Masala_7"),
+    ("รหัสผ่านเข้าเซิร์ฟเวอร์คือ Som#Tam_42 นะ", "Som#Tam_42"),
+    ("the SIM PUK is 73920184, keep it", "73920184"),
     ("the API key is 3f9aK2mQ8zL1xV7b, rotate it", "3f9aK2mQ8zL1xV7b"),  # a text that speaks of keys only
     ("Пін-код від картки тестувальника 6159, для емулятора", "6159"),  # a gap before the value, no join
     ("пароль от сервера Zx81qa7, обнови конфиг", "Zx81qa7"),
@@ -190,6 +200,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "login(username: string, password: string): Promise<UserData>",
     "my public key for authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq dev@laptop",
     "read it from settings.SECRET_KEY, not os.environ.get('X')",
+    "DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/app",
+    "postgresql:\n  auth:\n    existingSecret: pg-auth\n    secretKeys:\n      adminPasswordKey: postgres-password",
+    "The AWS docs use AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY as their fake pair.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -265,7 +265,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
     if not bare or _rejected(bare):
         return m.group(0)
     word = m.group("word")
-    pin = any(name in word.lower() for name in ("pin", "пин", "пін"))
+    pin = any(name in word.lower() for name in ("pin", "puk", "пин", "пін"))
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]
@@ -419,7 +419,8 @@ def _aws_secrets(text: str, run: _Pass) -> str:
     """40-character secret access keys near an AWS key id, or near a mention of AWS or of a secret."""
     def hide(m: re.Match) -> str:
         value = m.group(0)
-        if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
+        if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)) \
+                or "EXAMPLE" in value:  # the documentation's own
             return value
         window = text[max(0, m.start() - 300):m.end() + 300].lower()
         if not ("aws" in window or "secret" in window or "[redacted:aws-access-key]" in window):
@@ -434,7 +435,8 @@ _SETTING_KEY_RE = re.compile(
     r"(?i)(?:length|len|min|max|count|size|policy|field|column|file|path|dir|env|name|label|placeholder|hint|prompt|"
     r"regex|pattern|reset|expir\w*|ttl|timeout|rotation|required|type|hash|hashed|url|uri|endpoint|header|limit|"
     r"usage|used|budget|id|ids|namespace|strength|format|mode|enabled|provider|manager|store|ref|arn|location|"
-    r"version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name)$|^(?:max|min|num|n)_")
+    r"version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|secretkeys|passwordkey|"
+    r"existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
 
 
 def _assignment(m: re.Match, run: _Pass) -> str:

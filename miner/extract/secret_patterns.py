@@ -18,9 +18,10 @@ import re
 # (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", ("-----BEGIN",)),
+    ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)", ("OpenVPN",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}\b",
      ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA")),
     ("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", ("AIza",)),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
@@ -32,7 +33,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
     # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
-    ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?:password|passwd|pass|pwd|secret|changeme|\*+|[xX]+|<[^>@]*>|"
+    ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?i:password|passwd|pass|pwd|secret|changeme)@|(?:\*+|[xX]+|<[^>@]*>|"
                         r"\$\{?\w+\}?)@)[^/\s@]+(?=@)", ("://",)),
     # Not a word of prose after "basic" ("basic publishing", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
@@ -44,7 +45,14 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Command lines that take a password as an argument: only the group named "secret" is hidden.
     ("password", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]{0,40}?\blogin\b[^\n]{0,120}?[ \t]"
                  r"(?:-p|--password)[ \t=]+['\"]?(?P<secret>[^\s'\"]{3,})", ("login",)),
-    ("password", r"(?<![\w-])--pass(?:word|wd)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
+    ("password", r"(?<![\w-])--pass(?:word|wd|phrase)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
+    # XML configuration: <password>X</password>, <add key="ClearTextPassword" value="X" />.
+    ("password", r"<(?P<tag>(?i:password|passwd|passphrase|secret|token|api[_-]?key|client[_-]?secret))>"
+                 r"(?P<secret>(?![$<{*])[^<\s]{3,})</(?P=tag)>", ("assword>", "ASSWORD>", "ecret>", "oken>", "ey>")),
+    ("password", r"\bkey=\"[^\"]*(?i:password|secret|token|apikey)[^\"]*\"[ \t]+value=\"(?P<secret>(?![$<{*])[^\"]{3,})\"",
+     ("key=",)),
+    # ~/.docker/config.json: "auth": "<base64 of user:password>".
+    ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
     ("password", r"\b(?:redis-cli|zip|7za?)\b[^\n]{0,120}?[ \t]-[aP][ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
      ("redis-cli", "zip", "7z")),
@@ -74,10 +82,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*[:=])|secret(?:\s+(?:access\s+)?key)?s?|"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t]))|secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl]o|heslo|lösenord|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
+    r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi"
 )
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
@@ -91,14 +99,14 @@ _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|license|deploy|personal\s+access)"
     r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
 )
-_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
+_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน",
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
-         "pin code", "pin number", "пин", "пін",
+         "pin code", "pin number", "пин", "пін", "puk",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`, `backward`):
 # a text that only speaks of keys and tokens, as code talk does all the time, skips the scans for passwords.
@@ -116,15 +124,15 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
-           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|är|je|είναι|คือ|—|–|-|→|=>)[ \t]+"
+           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|är|je|είναι|है|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
-           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이)[ \t]*[:：]?[ \t]*)")
+           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이|คือ)[ \t]*[:：]?[ \t]*)")
 _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|van|för|dla|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
+        r"du|im|am|beim|van|för|till|dla|pro|ke?|ve?|για|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
 
@@ -135,12 +143,13 @@ class Patterns:
         self.shapes = [(kind, re.compile(source, re.DOTALL if kind == "private-key" else 0), hints)
                        for kind, source, hints in SHAPES]
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
-        word = rf"(?P<word>{latin_before}(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
+        # "WLAN-Passwort", "DB-password": a compound's last part names it too.
+        word = rf"(?P<word>(?<![A-Za-z0-9_])(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
         # A gap ("the password for the staging db is X", "пароль от базы X"), the shortest that works: before a join,
         # or before a value with a digit or a symbol; tried before a bare apposition, which would take the gap's first
         # word for the value.
         self.forward = re.compile(
-            rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
+            rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
