@@ -53,6 +53,8 @@ def _code_reference(value: str) -> bool:
         return False
     return not any(any(c.isupper() for c in part) and any(c.islower() for c in part) and any(c.isdigit() for c in part)
                    and len(part) >= 12 for part in value.split("."))
+
+
 # What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
 _CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but|so|then|for[ \t]+now|btw|please|ok|okay)\b)",
                             re.IGNORECASE)
@@ -419,8 +421,8 @@ def _aws_secrets(text: str, run: _Pass) -> str:
     """40-character secret access keys near an AWS key id, or near a mention of AWS or of a secret."""
     def hide(m: re.Match) -> str:
         value = m.group(0)
-        if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)) \
-                or "EXAMPLE" in value:  # the documentation's own
+        mixed = any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+        if not mixed or "EXAMPLE" in value:  # (the documentation's own example key)
             return value
         window = text[max(0, m.start() - 300):m.end() + 300].lower()
         if not ("aws" in window or "secret" in window or "[redacted:aws-access-key]" in window):

@@ -2,10 +2,12 @@
 patterns built from them.
 
 `SHAPES` is the table of token shapes (cloud and SaaS keys, JWTs, private-key
-blocks, credentials in URLs), each with the hints without which it cannot
-match. The words (password-like and key-like), the joins between a name and
-its value, and the hints that let a text skip the context patterns make up
-the rest. `patterns()` compiles them all on first use: the hooks import
+blocks, credentials in URLs) and of the command lines and configuration
+formats that hold a password, each with the hints without which it cannot
+match; of a shape with a group named `secret`, only that group is hidden.
+The words (password-like and key-like), the joins between a name and its
+value, and the hints that let a text skip the context patterns make up the
+rest. `patterns()` compiles them all on first use: the hooks import
 `redact` without redacting. `secret_finders` runs them; `secret_rules` adds
 kinds from YAML.
 """
@@ -18,7 +20,8 @@ import re
 # (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", ("-----BEGIN",)),
-    ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)", ("OpenVPN",)),
+    ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)",
+     ("OpenVPN",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
     ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}\b",
@@ -49,8 +52,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # XML configuration: <password>X</password>, <add key="ClearTextPassword" value="X" />.
     ("password", r"<(?P<tag>(?i:password|passwd|passphrase|secret|token|api[_-]?key|client[_-]?secret))>"
                  r"(?P<secret>(?![$<{*])[^<\s]{3,})</(?P=tag)>", ("assword>", "ASSWORD>", "ecret>", "oken>", "ey>")),
-    ("password", r"\bkey=\"[^\"]*(?i:password|secret|token|apikey)[^\"]*\"[ \t]+value=\"(?P<secret>(?![$<{*])[^\"]{3,})\"",
-     ("key=",)),
+    ("password", r"\bkey=\"[^\"]*(?i:password|secret|token|apikey)[^\"]*\"[ \t]+"
+                 r"value=\"(?P<secret>(?![$<{*])[^\"]{3,})\"", ("key=",)),
     # ~/.docker/config.json: "auth": "<base64 of user:password>".
     ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
@@ -71,8 +74,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
     # "username admin, password X": a password named right after the user it goes with.
     ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
-                 r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?(?P<secret>(?![<$*{]|your|(?:str|string|int|number|"
-                 r"bool|boolean|any|none|null|undefined|object)\b)[^\s,;'\"`()]{3,})",
+                 r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
+                 r"(?P<secret>(?![<$*{]|your|(?:str|string|int|number|bool|boolean|any|none|null|undefined|object)\b)"
+                 r"[^\s,;'\"`()]{3,})",
      ("user", "User", "USER", "login", "Login")),
     # A line of ~/.pgpass: host:port:database:user:password.
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
@@ -82,7 +86,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t]))|secret(?:\s+(?:access\s+)?key)?s?|"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t]))|"
+    r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
@@ -108,8 +113,8 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
-# Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`, `backward`):
-# a text that only speaks of keys and tokens, as code talk does all the time, skips the scans for passwords.
+# Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
+# `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential")
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -132,7 +137,8 @@ _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|im|am|beim|van|för|till|dla|pro|ke?|ve?|για|для|от|до|від)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
+        r"du|im|am|beim|van|för|till|dla|pro|ke?|ve?|για|для|от|до|від)[ \t]+"
+        r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
 

@@ -1,8 +1,9 @@
 """The database without `Store`: plain connections for the prompt hook (read-only) and for `miner doctor`.
 
 The UserPromptSubmit hook must stay cheap: this module imports the standard
-library only, and `textutil` where a prompt is searched (no records, no redaction), opens the file read-only and never
-migrates it; a store from before a migration is read as it is (`has_table`).
+library only, and `textutil` where a prompt is searched (no records, no
+redaction), opens the file read-only and never migrates it; a store from
+before a migration is read as it is (`has_table`).
 `doctor` probes the file the same way, before anything would migrate it, and the
 SessionStart hook reads the versions its rendered blocks were drawn from (`block_versions`).
 """
@@ -68,10 +69,10 @@ def document_frequencies(db: sqlite3.Connection, index: str, terms: list[str]) -
     vocab = f"{_index(index)}_vocab"
     terms = list(dict.fromkeys(terms))
     found: dict[str, int] = {}
-    stems = [term for term in terms if term.endswith(PREFIX_MARK) and len(term) > 1]
+    stems = {term for term in terms if term.endswith(PREFIX_MARK) and len(term) > 1}
     if stems:
-        found.update(_prefix_frequencies(db, vocab, stems))
-        terms = [term for term in terms if term not in set(stems)]
+        found.update(_prefix_frequencies(db, vocab, sorted(stems)))
+        terms = [term for term in terms if term not in stems]
     for start in range(0, len(terms), 500):  # under the 999 parameters older SQLite builds allow
         batch = terms[start:start + 500]
         try:
