@@ -127,8 +127,8 @@ def test_a_connection_string_keeps_its_host_port_and_database(text, kept):
     assert kinds == ["url-credentials"] and out.endswith(kept), out
 
 
-@pytest.mark.parametrize("text", ["Authorization: Basic dXNlcjpwYXNzd29yZA==", "curl -H 'authorization: basic Zm9vYmFyYmF6'",
-                                  "BASIC YWxhZGRpbjpvcGVuc2VzYW1l"])
+@pytest.mark.parametrize("text", ["Authorization: Basic dXNlcjpwYXNzd29yZA==",
+                                  "curl -H 'authorization: basic Zm9vYmFyYmF6'", "BASIC YWxhZGRpbjpvcGVuc2VzYW1l"])
 def test_basic_auth_credentials_are_redacted(text):
     out, kinds = redact(text)
     assert kinds == ["basic-auth"] and out.split()[-1].rstrip("'") == "[REDACTED:basic-auth]", out
@@ -143,7 +143,8 @@ def test_basic_auth_credentials_are_redacted(text):
     ("my ~/.pgpass has db.example.net:5432:shop:ops:Fz9pQw2kLx in it", "Fz9pQw2kLx"),
     ("Set `SMTP_PASSWORD` to `Mq7-zTw3Rk` and restart.", "Mq7-zTw3Rk"),
     ("SECRET_KEY = 'app-x9(k)2=zq!7vw#3m'", "app-x9(k)2=zq!7vw#3m"),  # a quoted value may hold brackets
-    ("STORAGE=Endpoint=https;AccountName=acme;AccountKey=Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1=;Suffix=net", "Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1="),
+    ("STORAGE=Endpoint=https;AccountName=acme;AccountKey=Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1=;Suffix=net",
+     "Zr8Qm2Lw9Tx4Kp7Vn3Bh6Jc1="),
     ("サーバーのSSH鍵のパスフレーズは kumo-umi-7 です", "kumo-umi-7"),
     ("스테이징 DB 비번: sora#Bada42", "sora#Bada42"),
     ("테스트 카드 PIN 번호는 5819이에요", "5819"),
@@ -163,6 +164,15 @@ def test_basic_auth_credentials_are_redacted(text):
     ("सर्वर का पासवर्ड है Chai#Masala_7", "Chai#Masala_7"),
     ("รหัสผ่านเข้าเซิร์ฟเวอร์คือ Som#Tam_42 นะ", "Som#Tam_42"),
     ("the SIM PUK is 73920184, keep it", "73920184"),
+    ("use Gr4nite-Peak-9 to log in as deploy on the bastion", "Gr4nite-Peak-9"),
+    ("root / Qu1et#Harbor works over serial", "Qu1et#Harbor"),
+    ("az login --service-principal -u app-id -p Zx8~kQ2.mLp7Tw4vN --tenant t1", "Zx8~kQ2.mLp7Tw4vN"),
+    ('network={\n  ssid="Lab"\n  psk="Lab0ratory!Net"\n}', "Lab0ratory!Net"),
+    ('#define WIFI_PASS "Kaffe-med-m3lk"', "Kaffe-med-m3lk"),
+    ("recovery codes: a1b2-c3d4, e5f6-a7b8 and 90817263", "e5f6-a7b8"),  # every code of the list
+    ("our licence key is 7HQ2K-M9XPV-4RT8C-WJ3YB", "7HQ2K-M9XPV-4RT8C-WJ3YB"),
+    ("Parola pentru contul de serviciu este Mici#Calde77", "Mici#Calde77"),
+    ("Mật khẩu tài khoản admin là Bun@Cha2024", "Bun@Cha2024"),  # a bare gap before the join
     ("the API key is 3f9aK2mQ8zL1xV7b, rotate it", "3f9aK2mQ8zL1xV7b"),  # a text that speaks of keys only
     ("Пін-код від картки тестувальника 6159, для емулятора", "6159"),  # a gap before the value, no join
     ("пароль от сервера Zx81qa7, обнови конфиг", "Zx81qa7"),
@@ -203,6 +213,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/app",
     "postgresql:\n  auth:\n    existingSecret: pg-auth\n    secretKeys:\n      adminPasswordKey: postgres-password",
     "The AWS docs use AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY as their fake pair.",
+    "My password manager is 1Password; the op CLI reads secrets at runtime.",
+    "Use Python 3.12 to connect the notebook, and keep the admin/users page at v2.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -141,7 +141,7 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
-_leads: dict[re.Pattern, str] = {}
+_leads: dict[re.Pattern, tuple[str, bool]] = {}  # (`literal_lead`, whether the pattern ignores case)
 
 
 def literal_lead(source: str) -> str:
@@ -192,8 +192,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     """
     r = patterns()
     run = _Pass()
+    holds = text.__contains__
     for kind, pattern, hints in r.shapes:
-        if any(h in text for h in hints):
+        if any(map(holds, hints)):
             if "secret" in pattern.groupindex:  # the value only, its context stays
                 text, count = pattern.subn(lambda m, kind=kind: _replace_group(m, "secret", f"[REDACTED:{kind}]"), text)
             else:
@@ -202,27 +203,29 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     for kind, pattern in extra:
         lead = _leads.get(pattern)
         if lead is None:
-            lead = _leads[pattern] = literal_lead(pattern.pattern)
-        if lead and (lead not in text if not pattern.flags & re.IGNORECASE else lead.lower() not in text.lower()):
+            lead = _leads[pattern] = (literal_lead(pattern.pattern), bool(pattern.flags & re.IGNORECASE))
+        if lead[0] and (lead[0] not in text if not lead[1] else lead[0].lower() not in text.lower()):
             continue  # every match holds it (a scan of each text per kind cost as much as the rest)
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         run.kinds += [kind] * count
     low = text.lower()
-    if any(c in text for c in ":=") and any(h in low for h in ASSIGNMENT_HINTS):
+    within = low.__contains__
+    if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
-    if any(h in low for h in HINTS) or "PIN" in text:
-        strong = "PIN" in text or any(h in low for h in STRONG_HINTS)
+    if "PIN" in text or any(map(within, HINTS)):
+        strong = "PIN" in text or any(map(within, STRONG_HINTS))
         if strong:
             text = r.forward.sub(lambda m: _forward(m, run), text)
-        if any(h in low for h in WEAK_HINTS):
+        if any(map(within, WEAK_HINTS)):
             text = r.weak.sub(lambda m: _weak(m, run), text)
         if strong:
             text = r.backward.sub(lambda m: _backward(m, run), text)
+            text = _code_lists(text, run)
         if "\n" in text:
             text = _credential_lists(text, run)
         if "," in text:
             text = _csv_rows(text, run)
-    if any(h in low for h in LOGIN_HINTS):
+    if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
     if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
         text = _aws_secrets(text, run)
@@ -332,6 +335,22 @@ def _pair(m: re.Match, run: _Pass) -> str:
     if not (quoted or _secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):
         return m.group(0)
     return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
+
+
+def _code_lists(text: str, run: _Pass) -> str:
+    """Recovery and backup codes listed after their name ("2FA backup codes: 4829-1073 5561-9284 …"): each code-like
+    token up to the end of the paragraph (600 characters at most) is one."""
+    r = patterns()
+    pieces, at = [], 0
+    for lead in r.codes_lead.finditer(text):
+        if lead.end() <= at:
+            continue
+        end = text.find("\n\n", lead.end())
+        end = min(len(text) if end < 0 else end, lead.end() + 600)
+        pieces.append(text[at:lead.end()])
+        pieces.append(r.code_token.sub(lambda m: run.hidden("recovery-code", m.group(0)), text[lead.end():end]))
+        at = end
+    return "".join(pieces) + text[at:] if pieces else text
 
 
 def _credential_lists(text: str, run: _Pass) -> str:

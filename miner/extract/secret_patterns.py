@@ -46,8 +46,19 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
      (" -p", "sshpass", "sudo -S")),
     # Command lines that take a password as an argument: only the group named "secret" is hidden.
-    ("password", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]{0,40}?\blogin\b[^\n]{0,120}?[ \t]"
-                 r"(?:-p|--password)[ \t=]+['\"]?(?P<secret>[^\s'\"]{3,})", ("login",)),
+    ("password", r"\blogin\b[^\n]{0,120}?[ \t](?:-p|--password)[ \t=]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("login",)),  # docker, podman, helm, az, oc login
+    # "use X to log in", "root / X": a made-up value (a digit or a symbol in it) said as a login's.
+    ("password", r"(?i:\b(?:use|with|try)[ \t]+)['\"`]?(?P<secret>(?=[^\s'\"`]*[0-9!@#$%^&*])[^\s'\"`]{6,})['\"`]?"
+                 r"(?i:[ \t]+to[ \t]+(?:log[ \t]*in|sign[ \t]*in|login|authenticate|connect))", ("to log", "to sign",
+                                                                                          "to login", "to auth",
+                                                                                          "to connect")),
+    ("password", r"(?i:\b(?:root|admin|administrator)[ \t]*/[ \t]*)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
+                 r"[^\s,;'\"]{6,})", ("root /", "root/", "admin /", "admin/", "Root /", "Root/", "Admin /", "Admin/")),
+    # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
+    ("password", r"\bpsk[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{8,63})\"", ("psk",)),
+    ("password", r"#define[ \t]+\w*(?i:pass|pwd|secret|token|api_?key)\w*[ \t]+\"(?P<secret>[^\"\n]{3,})\"",
+     ("#define",)),
     ("password", r"(?<![\w-])--pass(?:word|wd|phrase)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
     # XML configuration: <password>X</password>, <add key="ClearTextPassword" value="X" />.
     ("password", r"<(?P<tag>(?i:password|passwd|passphrase|secret|token|api[_-]?key|client[_-]?secret))>"
@@ -77,7 +88,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
                  r"(?P<secret>(?![<$*{]|your|(?:str|string|int|number|bool|boolean|any|none|null|undefined|object)\b)"
                  r"[^\s,;'\"`()]{3,})",
-     ("user", "User", "USER", "login", "Login")),
+     ("pass", "Pass", "PASS", "pwd", "PWD", "pw", "PW")),  # (the password's name, rarer than the user's)
     # A line of ~/.pgpass: host:port:database:user:password.
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
@@ -101,7 +112,7 @@ _STRONG_UNSPACED = (
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token: only a value that looks random is hidden.
 _WEAK_WORDS = (
-    r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|license|deploy|personal\s+access)"
+    r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access)"
     r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
@@ -129,7 +140,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
-           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|är|je|είναι|है|—|–|-|→|=>)[ \t]+"
+           r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|är|je|este|είναι|है|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
            r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이|คือ)[ \t]*[:：]?[ \t]*)")
 _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
@@ -137,9 +148,16 @@ _TO = r"(?:[ \t]+(?:to|into|as)[ \t]+)"
 _FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|im|am|beim|van|för|till|dla|pro|ke?|ve?|για|для|от|до|від)[ \t]+"
+        r"du|im|am|beim|van|voor|för|till|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)[ \t]+"
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
+
+# Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
+# admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek or Vietnamese words, and only before a
+# value with a digit or a symbol; never the compounds that name something else ("password manager is 1Password").
+_BARE_GAP = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
+             r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator)\b)"
+             r"(?:[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
 
 
 class Patterns:
@@ -156,7 +174,8 @@ class Patterns:
         # word for the value.
         self.forward = re.compile(
             rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
-            rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
+            rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}(?P<conn>(?i:{_ASSERT}|{_APPOSITION}))"
@@ -190,6 +209,10 @@ class Patterns:
         self.strong_lead = re.compile(rf"(?i:{_STRONG_WORDS})|{_PIN}")
         self.list_item = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<body>.+?)\s*$")
         self.label_line = re.compile(r"^\s*[\w .'()-]{1,40}\s*[:：]\s+\S")
+        # Recovery codes listed after their name, and what one looks like (a digit in it).
+        self.codes_lead = re.compile(r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b)")
+        self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
+                                     r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
         self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
