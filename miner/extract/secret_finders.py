@@ -141,48 +141,7 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
-_leads: dict[re.Pattern, tuple[str, bool]] = {}  # (`literal_lead`, whether the pattern ignores case)
-
-
-def literal_lead(source: str) -> str:
-    """The longest text every match of a pattern holds, read off its top level ("npm_" of `\\bnpm_[A-Za-z0-9]{36}`,
-    "_v1_" of `do[pro]_v1_…`); '' when none is plain to see (an alternation, or only classes and groups)."""
-    if "|" in source:
-        return ""
-    best, run, depth, i = "", [], 0, 0
-
-    def flush() -> None:
-        nonlocal best, run
-        if depth == 0 and len(run) > len(best):
-            best = "".join(run)
-        run = []
-
-    while i < len(source):
-        c = source[i]
-        if c == "\\" and i + 1 < len(source) and not source[i + 1].isalnum():
-            literal, i = source[i + 1], i + 2  # an escaped punctuation mark stands for itself
-        elif c.isalnum() or c in "_-:/@#%&=~ ,;'\"!<>":
-            literal, i = c, i + 1
-        else:
-            if c in "?*{" and run:
-                run.pop()  # the last character may be absent
-            flush()
-            if c == "\\":
-                i += 2
-            elif c == "[":
-                close = source.find("]", i + 2)
-                i = close + 1 if close > 0 else len(source)
-            elif c == "{":
-                close = source.find("}", i)
-                i = close + 1 if close > 0 else len(source)
-            else:
-                depth += (c == "(") - (c == ")")
-                i += 1
-            continue
-        if depth == 0:
-            run.append(literal)
-    flush()
-    return best
+_leads: dict[re.Pattern, frozenset[str] | None] = {}  # an extra kind's `regex_analysis.required_literals`
 
 
 def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
@@ -200,14 +159,19 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             else:
                 text, count = pattern.subn(f"[REDACTED:{kind}]", text)
             run.kinds += [kind] * count
+    lowered = text.lower() if extra else ""
     for kind, pattern in extra:
-        lead = _leads.get(pattern)
-        if lead is None:
-            lead = _leads[pattern] = (literal_lead(pattern.pattern), bool(pattern.flags & re.IGNORECASE))
-        if lead[0] and (lead[0] not in text if not lead[1] else lead[0].lower() not in text.lower()):
-            continue  # every match holds it (a scan of each text per kind cost as much as the rest)
+        if pattern not in _leads:
+            from .regex_analysis import required_literals  # (the hooks load no extra kind)
+
+            _leads[pattern] = required_literals(pattern.pattern)
+        needed = _leads[pattern]
+        if needed and not any(map(lowered.__contains__, needed)):
+            continue  # every match holds one of them: a scan of each text per kind cost as much as the rest
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
-        run.kinds += [kind] * count
+        if count:
+            run.kinds += [kind] * count
+            lowered = text.lower()
     low = text.lower()
     within = low.__contains__
     if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):

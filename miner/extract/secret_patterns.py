@@ -53,8 +53,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?i:[ \t]+to[ \t]+(?:log[ \t]*in|sign[ \t]*in|login|authenticate|connect))", ("to log", "to sign",
                                                                                           "to login", "to auth",
                                                                                           "to connect")),
-    ("password", r"(?i:\b(?:root|admin|administrator)[ \t]*/[ \t]*)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
-                 r"[^\s,;'\"]{6,})", ("root /", "root/", "admin /", "admin/", "Root /", "Root/", "Admin /", "Admin/")),
+    # (spaced: "root/…" and "admin/…" are paths: /root/app1, pytest-of-root/…)
+    ("password", r"(?<![\w/.-])(?i:(?:root|admin|administrator)[ \t]+/[ \t]+)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
+                 r"[^\s,;'\"]{6,})", ("root /", "admin /", "Root /", "Admin /")),
     # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
     ("password", r"\bpsk[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{8,63})\"", ("psk",)),
     ("password", r"#define[ \t]+\w*(?i:pass|pwd|secret|token|api_?key)\w*[ \t]+\"(?P<secret>[^\"\n]{3,})\"",
