@@ -215,6 +215,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The AWS docs use AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY as their fake pair.",
     "My password manager is 1Password; the op CLI reads secrets at runtime.",
     "Use Python 3.12 to connect the notebook, and keep the admin/users page at v2.",
+    "/tmp/pytest-of-root/pytest-7/test_pre_compact0/work/shop-api",  # paths: root/ and admin/ name folders
+    "cd /root/projects/app1 && ls /home/admin/site2024",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])
