@@ -173,6 +173,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ("our licence key is 7HQ2K-M9XPV-4RT8C-WJ3YB", "7HQ2K-M9XPV-4RT8C-WJ3YB"),
     ("Parola pentru contul de serviciu este Mici#Calde77", "Mici#Calde77"),
     ("Mật khẩu tài khoản admin là Bun@Cha2024", "Bun@Cha2024"),  # a bare gap before the join
+    ("Passordet til ruteren er Fjell#Vann77", "Fjell#Vann77"),
+    ("Tietokannan salasana on Sauna!Birch2", "Sauna!Birch2"),
+    ("A jelszó a szerverhez: Paprika#77x", "Paprika#77x"),
+    ("הסיסמה לשרת היא Hummus#Pita5", "Hummus#Pita5"),
+    ("Kata laluan untuk pelayan ialah Roti#Canai9", "Roti#Canai9"),
     ("the API key is 3f9aK2mQ8zL1xV7b, rotate it", "3f9aK2mQ8zL1xV7b"),  # a text that speaks of keys only
     ("Пін-код від картки тестувальника 6159, для емулятора", "6159"),  # a gap before the value, no join
     ("пароль от сервера Zx81qa7, обнови конфиг", "Zx81qa7"),
@@ -217,6 +222,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "Use Python 3.12 to connect the notebook, and keep the admin/users page at v2.",
     "/tmp/pytest-of-root/pytest-7/test_pre_compact0/work/shop-api",  # paths: root/ and admin/ name folders
     "cd /root/projects/app1 && ls /home/admin/site2024",
+    "the password on file is kept in Vault, and the token on staging rotates daily.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -17,7 +17,8 @@ from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, STRONG_HINTS,
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
-                           r"lautet|war|это|è|é|c['’]est)\b|[—–→-]", re.IGNORECASE)
+                           r"lautet|war|это|è|é|c['’]est|là|adalah|ialah|är|este|yra|είναι|היא|הוא|هي|هو|است|है)\b|[—–→-]",
+                           re.IGNORECASE)
 
 # Lower-case words that follow "password is …" without being one.
 _NOT_VALUES = frozenset("""
