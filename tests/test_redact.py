@@ -82,10 +82,10 @@ def test_each_secret_kind_is_redacted(kind, secret):
     "Use https://db.internal.example:5432/app for the staging database.",
     "Pick the api_key argument name for the client constructor.",
     "Let's use pnpm as the package manager.",
-    "A static site is overkill for basic publishing.",  # a word after "basic" is no credential
+    "A container cluster is too much for basic provisioning.",  # a word after "basic" is no credential
     "Enable Basic Authentication on the admin route; BASIC CONFIGURATION comes first.",
-    "REDDIT_CLIENT_SECRET=your-reddit-client-secret",  # a placeholder, hyphens and all
-    "I can see the npm token interface! You have two options in the dropdown.",  # a word and "!" is prose
+    "WEATHER_CLIENT_SECRET=your-weather-app-secret",  # a placeholder, hyphens and all
+    "Open the deploy token settings! Then pick the scope you need.",  # a word and "!" is prose
 ])
 def test_ordinary_prose_is_left_alone(text):
     assert redact(text) == (text, [])
@@ -212,7 +212,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "curl -u $USER:$PASS https://ci.example.com",
     "DATABASE_URL=postgres://user:password@localhost:5432/app in .env.example",  # a placeholder password
     "api_key: sk_test_XXXXXXXXXXXXXXXX is the shape of a test key",
-    "login(username: string, password: string): Promise<UserData>",
+    "signIn(username: string, password: string): Promise<Session>",
     "my public key for authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq dev@laptop",
     "read it from settings.SECRET_KEY, not os.environ.get('X')",
     "DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/app",

@@ -99,7 +99,7 @@ def _secret_like(value: str) -> bool:
 
 def _random_like(value: str) -> bool:
     """A token that looks generated: eight characters or more, letters with digits or symbols. A word and an
-    exclamation mark is prose ("the npm token interface!")."""
+    exclamation mark is prose ("the deploy token settings!")."""
     word = value.rstrip("!")
     return len(value) >= 8 and _secret_like(value) and not value.isdigit() and not word.isalpha()
 

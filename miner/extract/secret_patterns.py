@@ -38,7 +38,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
     ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?i:password|passwd|pass|pwd|secret|changeme)@|(?:\*+|[xX]+|<[^>@]*>|"
                         r"\$\{?\w+\}?)@)[^/\s@]+(?=@)", ("://",)),
-    # Not a word of prose after "basic" ("basic publishing", "Basic Authentication"): one case, or a capital first.
+    # Not a word of prose after "basic" ("basic provisioning", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
     # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`.
