@@ -122,23 +122,30 @@ def test_the_shipped_glossary_is_well_formed():
     assert not set(compiled_groups["words"]) & (STOPWORDS | META_WORDS)
 
 
-@pytest.fixture
-def project(tmp_path, claude_dir, pipeline) -> Path:
-    """Earlier sessions held in Chinese, Korean and Spanish, mined for real into the store the hooks read."""
+def mined_project(tmp_path, claude_dir, pipeline, sessions: list[tuple[str, list[tuple[str, str]]]]) -> Path:
+    """A project whose sessions (start, [(role, text), …]) are written and mined for real, in order, into the store
+    the hooks read; returns its folder."""
     cwd = tmp_path / "work" / "shop"
     cwd.mkdir(parents=True)
     folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    with Store() as store:
+        miner = Miner(store, config_mod.load(), pipeline=pipeline)
+        for n, (start, said) in enumerate(sessions):
+            session = Session(folder / f"s{n}.jsonl", str(cwd), session_id=f"s{n}", start=start)
+            for role, text in said:
+                (session.user if role == "user" else session.assistant)(text)
+            miner.mine_file(session.path)
+    return cwd
+
+
+@pytest.fixture
+def project(tmp_path, claude_dir, pipeline) -> Path:
+    """Earlier sessions held in Chinese, Korean and Spanish, mined for real into the store the hooks read."""
     said = [("我们决定用 PostgreSQL 作为数据库，订单表按月分区。", "2026-05-01T09:00:00"),
             ("배포는 항상 금요일 오전에 스테이징 서버에서 먼저 합니다.", "2026-05-02T09:00:00"),
             ("El botón de pago debe ser verde y grande en el móvil.", "2026-05-03T09:00:00")]
-    with Store() as store:
-        miner = Miner(store, config_mod.load(), pipeline=pipeline)
-        for n, (text, start) in enumerate(said):
-            session = Session(folder / f"s{n}.jsonl", str(cwd), session_id=f"s{n}", start=start)
-            session.user(text)
-            session.assistant("Understood.")
-            miner.mine_file(session.path)
-    return cwd
+    return mined_project(tmp_path, claude_dir, pipeline,
+                         [(start, [("user", text), ("assistant", "Understood.")]) for text, start in said])
 
 
 @pytest.mark.parametrize("prompt, answer", [
@@ -183,17 +190,12 @@ def test_miner_search_finds_what_was_said_in_another_language(project, query, an
 @pytest.fixture
 def russian_project(tmp_path, claude_dir, pipeline) -> Path:
     """An earlier session held in Russian, whose words are inflected as the sentence needs them."""
-    cwd = tmp_path / "work" / "shop"
-    cwd.mkdir(parents=True)
-    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
-    session = Session(folder / "s0.jsonl", str(cwd), session_id="s0", start="2026-05-01T09:00:00")
-    session.user("Логи приложения пишем в файлы в папке var/log/shop, ротация раз в неделю.")
-    session.assistant("Понял.")
-    session.user("Резервные копии базы данных делаем каждую ночь в 03:30.")
-    session.assistant("Хорошо, настроил.")
-    with Store() as store:
-        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
-    return cwd
+    return mined_project(tmp_path, claude_dir, pipeline, [("2026-05-01T09:00:00", [
+        ("user", "Логи приложения пишем в файлы в папке var/log/shop, ротация раз в неделю."),
+        ("assistant", "Понял."),
+        ("user", "Резервные копии базы данных делаем каждую ночь в 03:30."),
+        ("assistant", "Хорошо, настроил."),
+    ])])
 
 
 @pytest.mark.parametrize("prompt, answer", [
