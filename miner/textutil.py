@@ -274,6 +274,11 @@ def prefix_term(term: str) -> str:
     return cyrillic_stem(term) + PREFIX_MARK
 
 
+def prefix_of(term: str) -> str:
+    """The stem a term made by `prefix_term` stands for; '' for any other term."""
+    return term[:-1] if term.endswith(PREFIX_MARK) and len(term) > 1 else ""
+
+
 def keywords(text: str, limit: int = 24) -> list[str]:
     """Distinct content keywords of `text`, in order of first appearance."""
     seen: dict[str, None] = {}
@@ -346,8 +351,8 @@ def fts_any(groups) -> str:
     by `prefix_term` matches every word it begins."""
     parts = []
     for group in groups:
-        quoted = ['"' + t[:-1].replace('"', '""') + '"*' if t.endswith(PREFIX_MARK) and len(t) > 1
-                  else '"' + t.replace('"', '""') + '"' for t in group]
+        quoted = ['"' + prefix_of(t).replace('"', '""') + '"*' if prefix_of(t) else '"' + t.replace('"', '""') + '"'
+                  for t in group]
         if quoted:
             parts.append(quoted[0] if len(quoted) == 1 else "(" + " AND ".join(quoted) + ")")
     return " OR ".join(dict.fromkeys(parts))

@@ -64,12 +64,12 @@ def document_frequencies(db: sqlite3.Connection, index: str, terms: list[str]) -
     index's vocabulary, where counting a term reads its list of rows, which is short for them. A stem made by
     `textutil.prefix_term` counts the rows of the words it begins.
     """
-    from ..textutil import PREFIX_MARK  # here: SessionStart reads its versions without `textutil`
+    from ..textutil import prefix_of  # here: SessionStart reads its versions without `textutil`
 
     vocab = f"{_index(index)}_vocab"
     terms = list(dict.fromkeys(terms))
     found: dict[str, int] = {}
-    stems = {term for term in terms if term.endswith(PREFIX_MARK) and len(term) > 1}
+    stems = {term for term in terms if prefix_of(term)}
     if stems:
         found.update(_prefix_frequencies(db, vocab, sorted(stems)))
         terms = [term for term in terms if term not in stems]

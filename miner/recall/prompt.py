@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 from .. import BLOCK_TAG, paths
-from ..textutil import META_WORDS, PREFIX_MARK, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_term
+from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_of, prefix_term
 from .shown import load_shown, remember_shown
 
 RARE_TERMS = 12  # the query: the prompt's rarest terms, as the index counts them
@@ -94,10 +94,8 @@ def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | Non
 
 
 def _has(term: str, have: set[str]) -> bool:
-    if term.endswith(PREFIX_MARK) and len(term) > 1:  # a stem: any word it begins
-        stem = term[:-1]
-        return any(word.startswith(stem) for word in have)
-    return term in have
+    stem = prefix_of(term)
+    return any(word.startswith(stem) for word in have) if stem else term in have  # a stem: any word it begins
 
 
 def _holds(form: list, have: set[str], lowered: str) -> bool:
