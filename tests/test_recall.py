@@ -332,18 +332,3 @@ def test_a_new_sessions_budget_goes_to_new_subjects_before_rewordings(store):
     assert [i.memory.id for i in plain] == [first.id, again.id]
     novel, _ = fit([Item(i.memory, i.score) for i in items], room, 0, CONFIG, novelty=1.0)
     assert [i.memory.id for i in novel] == [first.id, other.id]
-
-
-def test_after_a_compaction_the_sessions_rules_and_facts_are_not_crowded_out_by_its_decisions(store):
-    rule = add(store, "Never touch the vendored settings module; another team owns it.", "preference", 1)
-    fact = add(store, "The staging database listens on port 6543 behind the connection pooler.", "fact", 2)
-    decisions = [add(store, f"For the report step {k} we keep the batch size at {k * 10} rows and write the output "
-                            f"to exports/step-{k}.csv, then compress it with zstd level {k % 19 + 1}.", n=10 + k)
-                 for k in range(80)]
-    store.put_checkpoint("s1", "/p", {"task": ["Port the last report step."], "decisions": decisions[::-1],
-                                      "todos": []})
-    for situation in ("compact", "resume"):
-        result = build(store, "/p", CONFIG, situation=situation, session_id="s1")
-        shown = {i.memory.id for i in result.shown}
-        assert {rule, fact} <= shown, situation
-        assert len(shown & set(decisions)) > 30  # the session's decisions still fill most of the block

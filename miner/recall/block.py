@@ -22,7 +22,7 @@ from ..memory.records import StoredMemory
 from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
 from ..textutil import escape_block_tag
-from .rank import RESTORE_SHARES, STANDING_SHARES, Item, by_novelty, rank, shortlist, situation_query
+from .rank import STANDING_SHARES, Item, by_novelty, rank, shortlist, situation_query
 from .void import Zone
 
 TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
@@ -306,7 +306,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         # A memory the recent state says already is not shown twice.
         recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
         items = [i for i in items if " ".join(i.memory.text.lower().split()) not in recent_said]
-    shares = STANDING_SHARES if startup else RESTORE_SHARES if situation != "query" else None
+    shares = STANDING_SHARES if startup else None
     items, beyond, zones = shortlist(items, config, budget_chars, shares, current_ids, startup, void)
 
     heading = header(project)

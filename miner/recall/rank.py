@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 # - a session's items beyond its fair share of the block score × SESSION_DECAY once per better sibling: one
 #   very long session does not fill the block.
 STANDING_SHARES = {"preference": 0.2, "todo": 0.1}
-# After a compaction or on resume, the current session's own decisions come first (CURRENT_SESSION_BOOST), and
-# a long session states dozens of them: without a first claim of their own, the rules the user set and the facts
-# found earlier in it (a cause, a port, a path) were crowded out. Measured on three long sessions written for it
-# and on the dev transcripts (the README's "Quality" says how).
-RESTORE_SHARES = {**STANDING_SHARES, "fact": 0.2}
 SESSION_DECAY = 0.9
 SESSION_FREE = 20
 CURRENT_SESSION_BOOST = 10.0  # the current session's own decisions and todos come first
