@@ -47,13 +47,17 @@ _PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?
 _CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
 
 
+def _mixed(value: str) -> bool:
+    """Capitals, small letters and digits all in one: how a generated key looks, and a word or a name does not."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
 def _code_reference(value: str) -> bool:
     """`settings.SECRET`, `os.environ["X"]`: code naming a value, not one. A dotted run with a part that mixes
     capitals, small letters and digits is a token ("SG.kL9mQ2x….Fh1s…", "hvs.CAESI…")."""
     if not _CODE_REFERENCE_RE.match(value):
         return False
-    return not any(any(c.isupper() for c in part) and any(c.islower() for c in part) and any(c.isdigit() for c in part)
-                   and len(part) >= 12 for part in value.split("."))
+    return not any(len(part) >= 12 and _mixed(part) for part in value.split("."))
 
 
 # What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
@@ -177,8 +181,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     within = low.__contains__
     if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
-    if "PIN" in text or any(map(within, HINTS)):
-        strong = "PIN" in text or any(map(within, STRONG_HINTS))
+    pin = "PIN" in text
+    if pin or any(map(within, HINTS)):
+        strong = pin or any(map(within, STRONG_HINTS))
         if strong:
             text = r.forward.sub(lambda m: _forward(m, run), text)
         if any(map(within, WEAK_HINTS)):
@@ -405,8 +410,7 @@ def _aws_secrets(text: str, run: _Pass) -> str:
     """40-character secret access keys near an AWS key id, or near a mention of AWS or of a secret."""
     def hide(m: re.Match) -> str:
         value = m.group(0)
-        mixed = any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
-        if not mixed or "EXAMPLE" in value:  # (the documentation's own example key)
+        if not _mixed(value) or "EXAMPLE" in value:  # (the documentation's own example key)
             return value
         window = text[max(0, m.start() - 300):m.end() + 300].lower()
         if not ("aws" in window or "secret" in window or "[redacted:aws-access-key]" in window):
