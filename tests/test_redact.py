@@ -439,6 +439,17 @@ PROSE_SHAPES = [
     ("密码为：{pw}", "pw"),
     ("The password for root@db1 is {pw}.", "pw"),
     ("password → {pw}", "pw"),
+    ("Cookie: sid={token}; theme=dark", "token"),
+    ("Set-Cookie: app_session={token}; Path=/; HttpOnly", "token"),
+    ("copy sessionid={token} from the browser tab", "token"),
+    ('the seed phrase is "{word} {word2} {word} {word2}"', "word"),
+    ("recovery phrase: {word} {word2} {word} {word2} {word}", "word"),
+    ("the gate code for the parking lot is {pin}", "pin"),
+    ("Wiederherstellungscodes: {pin} {pin}", "pin"),
+    ("备用码：{pin}", "pin"),
+    ("{pw} is my vpn pw", "pw"),
+    ("The signing key for the release builds is {token}.", "token"),
+    ("set SESSION_SECRET to {token} on the new host", "token"),
 ]
 
 
@@ -509,6 +520,14 @@ def test_a_captured_value_is_redacted_with_its_key_in_sight():
     "The password (see 1Password) is required.",
     'token: "a sentence in quotes here"',
     "The promo code is SAVE20 for the launch.",
+    "The passphrase is stored in the login keychain, not on disk.",
+    "the recovery phrase is never sent to our servers",
+    "Session cookies expire after 30 minutes of inactivity.",
+    "Set-Cookie: theme=dark; Path=/",
+    "The door code changed again last week.",
+    "The API key for staging is in 1Password.",
+    "set API_TOKEN to the value from the vault",
+    "the token for this request is missing",
 ])
 def test_prose_about_passwords_keeps_its_words(text):
     assert redact(text) == (text, []), redact(text)

@@ -33,6 +33,24 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
     ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", ("hooks.slack.com",)),
     ("stripe-key", r"\b(?:(?:sk|rk)_live_[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})", ("_live_", "whsec_")),
+    # A cookie's value: the first pair of a Cookie or Set-Cookie header, and a session id set in prose
+    # ("sessionid=…"): long enough to be one, not a number.
+    ("session-cookie", r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*[\w.\-]{1,64}=(?P<secret>(?!\d+\b)[^;\s,]{12,})",
+     ("ookie:", "OOKIE:")),
+    ("session-cookie", r"\b(?i:[\w.\-]*sess(?:ion)?(?:[_-]?id)?|connect\.sid|remember_token|csrftoken)="
+                       r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})", ("sess", "SESS", ".sid",
+                                                                                      "remember_", "csrf")),
+    # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
+    ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t-]phrase|mnemonic|"
+                   r"frase[ \t]+(?:de[ \t]+)?(?:recupera[çc][ãa]o|semilla|secreta|acesso)|phrase[ \t]+de[ \t]+"
+                   r"(?:récupération|passe)|wiederherstellungsphrase|seed-фраза|сид-фраза|助记词|助記詞)s?)"
+                   r"(?:[ \t]+(?:for|of|to|del?|da|do|für|pour|der|des|du|для)[ \t]+[^\n:=]{1,40}?)?"
+                   r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*[:=：][ \t]*)"
+                   r"(?P<secret>\"[^\"\n]{8,200}\"|“[^”\n]{8,200}”|'[^'\n]{8,200}'|`[^`\n]{8,200}`|"
+                   r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
+                   r"with|stored|saved|kept|set|required|optional|missing|wrong|correct|needed|used)\b)"
+                   r"[^\W\d_]{3,}[ \t]+){3,23}[^\W\d_]{3,})",
+     ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "frase", "Frase", "фраза", "助记词", "助記詞")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
     # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
@@ -84,6 +102,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
                  r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
+    # … or a value left unquoted that looks generated: sixteen characters or more, digits and both cases.
+    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
+                 r"[ \t]+to[ \t]+(?P<secret>(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])"
+                 r"[\w+/=\-]{16,})(?![\w+/=\-])",
+     ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
     # "username admin, password X": a password named right after the user it goes with.
     ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
                  r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
@@ -101,6 +124,7 @@ _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t]))|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
+    r"(?:door|gate|alarm|keypad|lockbox|garage)[\s_-]?codes?|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi|kata\s+laluan|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
@@ -128,7 +152,11 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk",
-         "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa")
+         "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
+         "alarm code", "keypad code", "lockbox code", "garage code", "wiederherstellungscode", "backup-code",
+         "códigos de recupera", "códigos de respaldo", "codes de récup", "codes de secours", "codici di recupero",
+         "коды восстановления", "резервные коды", "恢复码", "备用码", "復原碼", "リカバリーコード", "バックアップコード",
+         "복구 코드", "복구코드", "백업 코드", "백업코드")
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential")
@@ -186,14 +214,15 @@ class Patterns:
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
-            rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}(?P<conn>(?i:{_ASSERT}|{_APPOSITION}))"
+            rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
+            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password": the name after the value. The pattern finds the name;
         # the value is read back from the text before it.
         self.backward = re.compile(
             rf"(?i:[ \t]+(?:as|is|was|for)[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
-            rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS})){latin_after}")
+            rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS}|pw)){latin_after}")
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered))[ \t]+)|(?<=[ \t(\"'`]))?"
             rf"{_VALUE}\Z")
@@ -218,7 +247,12 @@ class Patterns:
         self.list_item = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<body>.+?)\s*$")
         self.label_line = re.compile(r"^\s*[\w .'()-]{1,40}\s*[:：]\s+\S")
         # Recovery codes listed after their name, and what one looks like (a digit in it).
-        self.codes_lead = re.compile(r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b)")
+        self.codes_lead = re.compile(
+            r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b|\bwiederherstellungscodes?\b|"
+            r"\bbackup-codes?\b|\bc[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|recupera[çc][ãa]o|respaldo)\b|"
+            r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodici[ \t]+di[ \t]+recupero\b|"
+            r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
+            r"(?:복구|백업)[ \t]?코드)")
         self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
                                      r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
         self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
