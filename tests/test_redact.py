@@ -450,6 +450,11 @@ PROSE_SHAPES = [
     ("{pw} is my vpn pw", "pw"),
     ("The signing key for the release builds is {token}.", "token"),
     ("set SESSION_SECRET to {token} on the new host", "token"),
+    ("the export link: https://files.example.net/q3.csv?sv=2024-05-04&sig={token}&se=2026-01-01", "token"),
+    ("wifi for guests: network Guest5G, pw {pw}", "pw"),
+    ("mdp : {pw} pour le compte de test", "pw"),
+    ("the TOTP secret for the shared account is {token}", "token"),
+    ("its password is the string {pw}", "pw"),
 ]
 
 
@@ -528,6 +533,9 @@ def test_a_captured_value_is_redacted_with_its_key_in_sight():
     "The API key for staging is in 1Password.",
     "set API_TOKEN to the value from the vault",
     "the token for this request is missing",
+    "Pass the pw 2 times to the helper.",
+    "The TOTP secret is shown once, as a QR code.",
+    "https://example.net/search?q=signature&sig=short",
 ])
 def test_prose_about_passwords_keeps_its_words(text):
     assert redact(text) == (text, []), redact(text)

@@ -92,6 +92,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
     ("token", r"(?<![\w-])--(?:auth|token|api-key|apikey|access-token|auth-token)[ \t=]+['\"]?"
               r"(?P<secret>(?![-$<{])[^\s'\"]{16,})", ("--auth", "--token", "--api", "--access")),
+    # A signed URL's signature (an Azure SAS, a presigned S3 or GCS link): it grants access until it expires.
+    ("url-signature", r"[?&](?:sig|signature|Signature|X-Amz-Signature|X-Goog-Signature)=(?P<secret>[^&\s#]{16,})",
+     ("sig=", "ignature=")),
     # A token as the whole user part of a URL: "https://<sentry key>@o1.ingest.sentry.io", "https://ghp_…@github.com".
     ("url-credentials", r"(?<=://)[A-Za-z0-9_\-]{20,}(?=@)", ("://",)),
     ("password", r"\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)[ \t=]*['\"]?[^\s:'\"$]+:(?P<secret>(?!\d+\b)[^\s'\"$()]+)",
@@ -121,7 +124,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t]))|"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9])|"
+    r"mdp(?=[ \t]*(?:[:=]|est[ \t]))|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     r"(?:door|gate|alarm|keypad|lockbox|garage)[\s_-]?codes?|"
@@ -151,7 +155,7 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
-         "pin code", "pin number", "пин", "пін", "puk",
+         "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
          "alarm code", "keypad code", "lockbox code", "garage code", "wiederherstellungscode", "backup-code",
          "códigos de recupera", "códigos de respaldo", "codes de récup", "codes de secours", "codici di recupero",
@@ -180,7 +184,8 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
 _TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
-_FILLER = r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|теперь)[ \t]+){0,2}"
+_FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
+           r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
         r"du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)[ \t]+"
