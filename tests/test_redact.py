@@ -455,6 +455,13 @@ PROSE_SHAPES = [
     ("mdp : {pw} pour le compte de test", "pw"),
     ("the TOTP secret for the shared account is {token}", "token"),
     ("its password is the string {pw}", "pw"),
+    ("the box's admin pass is now {pw}, reset it after the demo", "pw"),
+    ("WIFI:T:WPA;S:Office-Guest;P:{pw};; is in the QR code by the door", "pw"),
+    ("the door keypad for the lab changed to {pin} on Friday", "pin"),
+    ("Der WLAN-Schlüssel ist {pw}", "pw"),
+    ("Voici la clé API : {token}", "token"),
+    ("the integration key is {token}, keep it out of chat", "token"),
+    ("export REDIS_AUTH={token} before starting the queue", "token"),
 ]
 
 
@@ -536,9 +543,22 @@ def test_a_captured_value_is_redacted_with_its_key_in_sight():
     "Pass the pw 2 times to the helper.",
     "The TOTP secret is shown once, as a QR code.",
     "https://example.net/search?q=signature&sig=short",
+    "The second pass is 3x faster than the first.",
+    "author=Grace Hopper",
+    "Set auth=basic for the staging proxy.",
+    "La clé API se trouve dans le coffre, pas dans le dépôt.",
+    "pytest tests/test_tokenizer.py::TestSplit::test_unicode_boundaries fails on Windows.",
+    "- web-auth: ^2.3.1-rc.2",
 ])
 def test_prose_about_passwords_keeps_its_words(text):
     assert redact(text) == (text, []), redact(text)
+
+
+@pytest.mark.parametrize("text", ["Código de recuperación: 7r4k-p9qz", "Код восстановления: 5m2x-8c7w",
+                                  "Wiederherstellungscodes: 7r4k-p9qz 5m2x-8c7w", "복구 코드: 7r4k-p9qz"])
+def test_a_recovery_code_is_hidden_when_named_in_other_languages(text):
+    out, kinds = redact(text)
+    assert "7r4k-p9qz" not in out and "5m2x-8c7w" not in out and kinds, out
 
 
 def test_a_secret_found_once_is_hidden_where_it_appears_again():

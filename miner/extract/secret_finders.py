@@ -241,6 +241,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     word = m.group("word")
     pin = any(name in word.lower() for name in ("pin", "puk", "пин", "пін"))
+    keypad = any(name in word.lower() for name in ("door", "gate", "alarm", "keypad", "lockbox", "garage"))
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]
@@ -248,7 +249,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
         if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or _random_like(bare)):
             return m.group(0)
     elif bare.isdigit():
-        if len(bare) < 4 or _COUNT_AFTER_RE.match(after) or not (quoted or assertive):
+        if len(bare) < 4 or _COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
     elif not (quoted or _secret_like(bare)):
         if word.lower() in ("pass", "pw") or not (assertive and _plain_word(bare) and _CLAUSE_END_RE.match(after)):
@@ -438,12 +439,16 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     if m.group("kw").lower() == "key" and not (before[-1:] in ("_", ".", "-") or before[-1:].islower()
                                                and m.group("kw")[0] == "K"):
         return m.group(0)  # `AccountKey=`, `storage_key:` name one; `key:`, `monkey:`, `keyboard=` do not
+    if m.group("kw").lower() == "auth" and before[-1:] != "_":
+        return m.group(0)  # `REDIS_AUTH=` names a secret; `auth=basic`, `oauth=`, `web-auth: ^2.3` do not
     key = before + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
     if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
                                                and ("=" in m.group("sep") or _secret_like(_trim(m.group("value"))))):
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
+    if raw.startswith(":") and m.group("sep").strip() == ":":
+        return m.group(0)  # `test_tokenizer.py::TestBPE`, `Token::new`: a scope, not a value
     value, quoted = _strip_quotes(raw)
     if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)

@@ -74,6 +74,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # (spaced: "root/…" and "admin/…" are paths: /root/app1, pytest-of-root/…)
     ("password", r"(?<![\w/.-])(?i:(?:root|admin|administrator)[ \t]+/[ \t]+)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
                  r"[^\s,;'\"]{6,})", ("root /", "admin /", "Root /", "Admin /")),
+    # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<network>;P:<password>;;
+    ("password", r"\bWIFI:(?:[^;\n]{0,80};){0,4}?P:(?P<secret>(?:\\.|[^;\\\n]){3,64});", ("WIFI:",)),
     # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
     ("password", r"\bpsk[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{8,63})\"", ("psk",)),
     ("password", r"#define[ \t]+\w*(?i:pass|pwd|secret|token|api_?key)\w*[ \t]+\"(?P<secret>[^\"\n]{3,})\"",
@@ -124,11 +126,12 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=])|pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9])|"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
+    r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9])|"
     r"mdp(?=[ \t]*(?:[:=]|est[ \t]))|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
-    r"(?:door|gate|alarm|keypad|lockbox|garage)[\s_-]?codes?|"
+    r"(?:door|gate|alarm|keypad|lockbox|garage)[\s_-]?(?:codes?|keypad|pin)|wlan[\s_-]?(?:schlüssel|key)|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi|kata\s+laluan|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
@@ -143,8 +146,9 @@ _STRONG_UNSPACED = (
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token: only a value that looks random is hidden.
 _WEAK_WORDS = (
-    r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access)"
-    r"[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?"
+    r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
+    r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?|"
+    r"clé[\s_-]+(?:d['’])?api|cl[ae]ve[\s_-]+(?:de[\s_-]+)?api|chave[\s_-]+(?:de[\s_-]+)?api|api[\s_-]?schlüssel"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
@@ -158,17 +162,19 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
          "alarm code", "keypad code", "lockbox code", "garage code", "wiederherstellungscode", "backup-code",
-         "códigos de recupera", "códigos de respaldo", "codes de récup", "codes de secours", "codici di recupero",
-         "коды восстановления", "резервные коды", "恢复码", "备用码", "復原碼", "リカバリーコード", "バックアップコード",
-         "복구 코드", "복구코드", "백업 코드", "백업코드")
+         "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
+         "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
+         "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
+         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", "clé", "clave api",
+         "clave de api", "chave", "schlüssel")
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
-WEAK_HINTS = ("key", "token", "credential")
+WEAK_HINTS = ("key", "token", "credential", "clé", "clave api", "clave de api", "chave", "schlüssel")
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
-ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол")
+ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "auth")
 
 # A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
 _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^」\n]{1,120}」|“[^”\n]{1,120}”|"
@@ -242,7 +248,8 @@ class Patterns:
         self.assignment = re.compile(
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
             # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
-            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key)(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key|auth(?![A-Za-z0-9_.\-]))"
+            r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             r"(?P<sep>[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
@@ -255,8 +262,8 @@ class Patterns:
         self.codes_lead = re.compile(
             r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b|\bwiederherstellungscodes?\b|"
             r"\bbackup-codes?\b|\bc[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|recupera[çc][ãa]o|respaldo)\b|"
-            r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodici[ \t]+di[ \t]+recupero\b|"
-            r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
+            r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodic[ei][ \t]+di[ \t]+recupero\b|"
+            r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|\bрезервный[ \t]+код|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
             r"(?:복구|백업)[ \t]?코드)")
         self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
                                      r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
