@@ -462,6 +462,10 @@ PROSE_SHAPES = [
     ("Voici la clé API : {token}", "token"),
     ("the integration key is {token}, keep it out of chat", "token"),
     ("export REDIS_AUTH={token} before starting the queue", "token"),
+    ("the alarm panel code is {pin}, disarm it first", "pin"),
+    ("A chave do Wi-Fi do escritório é {pw}", "pw"),
+    ("ログイン情報：sato / {pw}", "pw"),
+    ("run it with --ci_upload_token {token} in the pipeline", "token"),
 ]
 
 
@@ -549,6 +553,9 @@ def test_a_captured_value_is_redacted_with_its_key_in_sight():
     "La clé API se trouve dans le coffre, pas dans le dépôt.",
     "pytest tests/test_tokenizer.py::TestSplit::test_unicode_boundaries fails on Windows.",
     "- web-auth: ^2.3.1-rc.2",
+    "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo is the public key",
+    "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTES is the certificate",
+    "The build ran from 20250101-120000 to 20250101-123000.",
 ])
 def test_prose_about_passwords_keeps_its_words(text):
     assert redact(text) == (text, []), redact(text)
@@ -559,6 +566,26 @@ def test_prose_about_passwords_keeps_its_words(text):
 def test_a_recovery_code_is_hidden_when_named_in_other_languages(text):
     out, kinds = redact(text)
     assert "7r4k-p9qz" not in out and "5m2x-8c7w" not in out and kinds, out
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("SECRET_KEY = 'django-insecure-q9#v!2m@x7$k4&z0p^w8r*t1y(u5e)b3n%'", "q9#v!2m@x7$k4&z0p^w8r"),
+    ("the recovery key is 102938-475610-293847-561029-384756-102938-475610-293847", "102938-475610"),
+    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGZk3vMBCAC7q2Zx9Wv7Rm3Np8Kt6Bc1Hd5Fs0JgYa", "lQOYBGZk3vMBCAC7"),
+    ("MIIEpAIBAAKCAQEAw8z2Lq7Rm3Np8Kt6Bc1Hd5Fs0JgYaEuTiPoKlMnBvCxZq is the key's first line", "w8z2Lq7Rm3Np8K"),
+    ("MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDx7Kq2Zx9Wv7R", "BKgwggSkAgEAAoIB"),
+    ("MHcCAQEEIDq7Lm2Vr9Kt4Nw8Pz1Yb3Hc6Dj0Fs5GaEuIoQwErTyUoAoGCCqGSM49", "Dq7Lm2Vr9Kt4Nw8Pz1"),
+    ("bot token 7788990011:AAFq7Lm2Vr9Kt4Nw8Pz1Yb3Hc6Dj0Fs5GaEu", "AAFq7Lm2Vr9Kt4Nw8Pz1"),
+])
+def test_a_secret_of_a_published_format_is_hidden(text, secret):
+    from miner.extract.redact import load_extra
+
+    load_extra()
+    try:
+        out, kinds = redact(text)
+    finally:
+        load_extra([])
+    assert secret not in out and kinds, out
 
 
 def test_a_secret_found_once_is_hidden_where_it_appears_again():

@@ -19,7 +19,16 @@ import re
 # (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
 # (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
-    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", ("-----BEGIN",)),
+    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                    r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),
+    # A private key's body without its armour: the DER openings, in base64, of an RSA key (PKCS#1, and PKCS#8) and
+    # of an EC key (SEC 1). A certificate or a public key opens otherwise.
+    ("private-key", r"\bMII[A-Za-z0-9+/]{3}(?:IBAAK[BC]|IBADANBgkqhkiG9w0BAQEFAASC)[A-Za-z0-9+/=]*|"
+                    r"\bMHcCAQEEI[A-Za-z0-9+/=]{20,}",
+     ("IBAAK", "IBADANBgkqhkiG9w0BAQEFAASC", "MHcCAQEEI")),
+    # Django's generated secret key, and a BitLocker recovery key (eight groups of six digits).
+    ("django-secret", r"\bdjango-insecure-[^\s'\"`]{20,}", ("django-insecure-",)),
+    ("recovery-key", r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])", ("-",)),
     ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)",
      ("OpenVPN",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
@@ -92,6 +101,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:redis-cli|zip|7za?)\b[^\n]{0,120}?[ \t]-[aP][ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
      ("redis-cli", "zip", "7z")),
     ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
+    # A flag whose name ends in what it carries: --git_basic_authorization X, --slack-bot-token X.
+    ("token", r"(?<![\w-])--[\w-]*(?:token|secret|authorization|api[_-]?key)[ \t=]+['\"]?"
+              r"(?P<secret>(?![-$<{])(?=[^\s'\"]*[0-9])[^\s'\"]{16,})",
+     ("token", "secret", "authorization", "_key", "-key")),
     ("token", r"(?<![\w-])--(?:auth|token|api-key|apikey|access-token|auth-token)[ \t=]+['\"]?"
               r"(?P<secret>(?![-$<{])[^\s'\"]{16,})", ("--auth", "--token", "--api", "--access")),
     # A signed URL's signature (an Azure SAS, a presigned S3 or GCS link): it grants access until it expires.
@@ -131,7 +144,9 @@ _STRONG_LATIN = (
     r"mdp(?=[ \t]*(?:[:=]|est[ \t]))|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
-    r"(?:door|gate|alarm|keypad|lockbox|garage)[\s_-]?(?:codes?|keypad|pin)|wlan[\s_-]?(?:schlüssel|key)|"
+    r"(?:door|gate|alarm|keypad|lockbox|garage)(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
+    r"wlan[\s_-]?(?:schlüssel|key)|"
+    r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi|kata\s+laluan|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
@@ -161,7 +176,8 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
-         "alarm code", "keypad code", "lockbox code", "garage code", "wiederherstellungscode", "backup-code",
+         "alarm code", "alarm panel", "keypad code", "lockbox code", "garage code",
+         "wiederherstellungscode", "backup-code",
          "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
@@ -240,8 +256,8 @@ class Patterns:
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
-            r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|"
-            r"логин|учетн\w*|登录|登入|账号|帳號|賬號|ログイン|로그인|계정)\b)"
+            r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*)\b|"
+            r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
             r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
