@@ -466,6 +466,11 @@ PROSE_SHAPES = [
     ("A chave do Wi-Fi do escritório é {pw}", "pw"),
     ("ログイン情報：sato / {pw}", "pw"),
     ("run it with --ci_upload_token {token} in the pipeline", "token"),
+    ("the root pw on the build box is {pw}", "pw"),
+    ("it's admin:{pw} on the staging router", "pw"),
+    ("the STAGING_DB_PASSWORD is {pw}", "pw"),
+    ("Oye, entra con soporte / {pw} en el panel.", "pw"),
+    ("Зайди под deploy:{pw} и проверь логи.", "pw"),
 ]
 
 
@@ -556,6 +561,9 @@ def test_a_captured_value_is_redacted_with_its_key_in_sight():
     "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo is the public key",
     "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTES is the certificate",
     "The build ran from 20250101-120000 to 20250101-123000.",
+    "The token needs the admin:org and admin:repo_hook scopes.",
+    "The DB_PASSWORD is required in production.",
+    "Entra con tu cuenta de Google / GitHub.",
 ])
 def test_prose_about_passwords_keeps_its_words(text):
     assert redact(text) == (text, []), redact(text)
