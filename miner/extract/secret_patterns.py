@@ -46,7 +46,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # ("sessionid=…"): long enough to be one, not a number.
     ("session-cookie", r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*[\w.\-]{1,64}=(?P<secret>(?!\d+\b)[^;\s,]{12,})",
      ("ookie:", "OOKIE:")),
-    ("session-cookie", r"\b(?i:[\w.\-]*sess(?:ion)?(?:[_-]?id)?|connect\.sid|remember_token|csrftoken)="
+    ("session-cookie", r"(?i:sess(?:ion)?(?:[_-]?id)?|connect\.sid|remember_token|csrftoken)="
                        r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})", ("sess", "SESS", ".sid",
                                                                                       "remember_", "csrf")),
     # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
@@ -87,6 +87,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<![\w/.:@-])(?i:root|admin|administrator):(?P<secret>(?=[^\s,;'\"]*[A-Za-z])"
                  r"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{6,})(?![^\s,;'\"])", ("root:", "admin:", "Root:", "Admin:",
                                                                              "administrator:")),
+    # A setting named for a password or a secret, said in prose: "the STAGING_DB_PASSWORD is X", "SECRET_KEY is 'X'".
+    ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is[ \t]+[`'\"]?"
+                 r"(?P<secret>(?=[^\s`'\"]*[0-9!@#$%^&*])[^\s`'\"]{6,})",
+     ("_SECRET is", "_PASSWORD is", "_PASSWD is", "_PASS is", "_PWD is", "SECRET_KEY is")),
     # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<network>;P:<password>;;
     ("password", r"\bWIFI:(?:[^;\n]{0,80};){0,4}?P:(?P<secret>(?:\\.|[^;\\\n]){3,64});", ("WIFI:",)),
     # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
@@ -152,7 +156,6 @@ _STRONG_LATIN = (
     r"(?:door|gate|alarm|keypad|lockbox|garage)(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
-    r"(?:(?:[A-Za-z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)(?=[ \t]+is[ \t])|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi|kata\s+laluan|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
@@ -197,7 +200,7 @@ LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "c
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
-ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "auth")
+ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth")
 
 # A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
 _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^」\n]{1,120}」|“[^”\n]{1,120}”|"
