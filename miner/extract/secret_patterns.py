@@ -172,7 +172,7 @@ _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?|"
-    r"clé[\s_-]+(?:d['’])?api|cl[ae]ve[\s_-]+(?:de[\s_-]+)?api|chave[\s_-]+(?:de[\s_-]+)?api|api[\s_-]?schlüssel"
+    r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+)?api|chave[\s_-]+(?:de[\s_-]+)?api|api[\s_-]?schlüssel"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
@@ -185,7 +185,7 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
-         "alarm code", "alarm panel", "keypad code", "lockbox code", "garage code",
+         "alarm code", "alarm panel", "lockbox code", "garage code",
          "wiederherstellungscode", "backup-code",
          "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
