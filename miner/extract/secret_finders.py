@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import ASSIGNMENT_HINTS, HINTS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
+from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_WORDS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
@@ -240,8 +240,9 @@ def _forward(m: re.Match, run: _Pass) -> str:
     if not bare or _rejected(bare):
         return m.group(0)
     word = m.group("word")
-    pin = any(name in word.lower() for name in ("pin", "puk", "пин", "пін"))
-    keypad = any(name in word.lower() for name in ("door", "gate", "alarm", "keypad", "lockbox", "garage"))
+    low = word.lower()
+    pin = any(name in low for name in ("pin", "puk", "пин", "пін"))
+    keypad = any(name in low for name in KEYPAD_WORDS)
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]
@@ -252,7 +253,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
         if len(bare) < 4 or _COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
     elif not (quoted or _secret_like(bare)):
-        if word.lower() in ("pass", "pw") or not (assertive and _plain_word(bare) and _CLAUSE_END_RE.match(after)):
+        if low in ("pass", "pw") or not (assertive and _plain_word(bare) and _CLAUSE_END_RE.match(after)):
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
@@ -439,16 +440,12 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     if m.group("kw").lower() == "key" and not (before[-1:] in ("_", ".", "-") or before[-1:].islower()
                                                and m.group("kw")[0] == "K"):
         return m.group(0)  # `AccountKey=`, `storage_key:` name one; `key:`, `monkey:`, `keyboard=` do not
-    if m.group("kw").lower() == "auth" and before[-1:] != "_":
-        return m.group(0)  # `REDIS_AUTH=` names a secret; `auth=basic`, `oauth=`, `web-auth: ^2.3` do not
     key = before + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
     if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
                                                and ("=" in m.group("sep") or _secret_like(_trim(m.group("value"))))):
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
-    if raw.startswith(":") and m.group("sep").strip() == ":":
-        return m.group(0)  # `test_tokenizer.py::TestBPE`, `Token::new`: a scope, not a value
     value, quoted = _strip_quotes(raw)
     if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)

@@ -47,8 +47,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("session-cookie", r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*[\w.\-]{1,64}=(?P<secret>(?!\d+\b)[^;\s,]{12,})",
      ("ookie:", "OOKIE:")),
     ("session-cookie", r"(?i:sess(?:ion)?(?:[_-]?id)?|connect\.sid|remember_token|csrftoken)="
-                       r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})", ("sess", "SESS", ".sid",
-                                                                                      "remember_", "csrf")),
+                       r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})",
+     ("sess", "Sess", "SESS", ".sid", "remember_", "csrf")),
     # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
     ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t-]phrase|mnemonic|"
                    r"frase[ \t]+(?:de[ \t]+)?(?:recupera[çc][ãa]o|semilla|secreta|acesso)|phrase[ \t]+de[ \t]+"
@@ -145,6 +145,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # --- words --------------------------------------------------------------------------------------
 
+# What a code of digits opens ("the door code is 4821"): such a code needs no "is" before it (`secret_finders`).
+KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage")
+
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
@@ -153,7 +156,7 @@ _STRONG_LATIN = (
     r"mdp(?=[ \t]*(?:[:=]|est[ \t]))|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
-    r"(?:door|gate|alarm|keypad|lockbox|garage)(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
+    rf"(?:{'|'.join(KEYPAD_WORDS)})(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
@@ -176,6 +179,8 @@ _WEAK_WORDS = (
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
+# An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
+_WEAK_NAMES = ("clé", "clave api", "clave de api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
@@ -184,17 +189,15 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
-         "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "door code", "gate code",
-         "alarm code", "alarm panel", "lockbox code", "garage code",
-         "wiederherstellungscode", "backup-code",
+         "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
+         "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "alarm panel",
          "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
-         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", "clé", "clave api",
-         "clave de api", "chave", "schlüssel")
+         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_NAMES)
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
-WEAK_HINTS = ("key", "token", "credential", "clé", "clave api", "clave de api", "chave", "schlüssel")
+WEAK_HINTS = ("key", "token", "credential", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
@@ -276,9 +279,10 @@ class Patterns:
         self.assignment = re.compile(
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
             # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
-            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key|auth(?![A-Za-z0-9_.\-]))"
+            # `REDIS_AUTH=`: "auth" names a secret only as the end of a name in capitals or small letters after "_"
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
-            r"(?P<sep>[\"']?[ \t]*(?::=|=>|[:=])[ \t]*)"
+            r"(?P<sep>[\"']?[ \t]*(?::=|=>|=|:(?!:))[ \t]*)"  # (`::` is a scope: `test_x.py::TestY`, `Token::new`)
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
         self.list_lead = re.compile(
