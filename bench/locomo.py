@@ -131,7 +131,7 @@ def main() -> int:
             for item in questions_of(sample):
                 questions += 1
                 ranked = rank(store, project, config, item["question"], asked=True)
-                ours = [i.memory.entry_uuid for i in ranked]
+                ours = [i.memory.entry_uuid for i in ranked[:10]]
                 block = build(store, project, config, situation="query", query=item["question"], log=False)
                 in_block = [i.memory.entry_uuid for i in block.shown]
                 hits = store.search(item["question"], project=project, limit=200)

@@ -237,3 +237,21 @@ def test_python_dash_m_miner_is_the_miner_command():
 
     done = subprocess.run([sys.executable, "-m", "miner", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "Transcript Miner" in done.stdout and "eval" in done.stdout
+
+
+def test_recall_explain_shows_the_words_of_what_a_question_ranked_past_the_shortlist(tmp_path):
+    """A question reads whole only the memories a block may draw from; `--explain` reads the others it lists."""
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    project = str(tmp_path / "shop")
+    with Store() as store, store.atomic():
+        for n in range(175):
+            store.add_memory(NewMemory(project=project, category="fact", text=f"Widget {n} is packed in crate {n}.",
+                                       confidence=0.8, rule_id="t", role="user", session_id="s1",
+                                       transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2026-01-02T00:00:00Z"))
+    result = CliRunner().invoke(main, ["recall", "widget crate", "--project", project, "--explain",
+                                       "--budget", "100000"])
+    assert result.exit_code == 0, result.output
+    left = result.output.split("LEFT OUT (over budget)", 1)[1]
+    assert left.count("[fact] Widget ") == 15 and "not read" not in left

@@ -332,3 +332,50 @@ def test_a_new_sessions_budget_goes_to_new_subjects_before_rewordings(store):
     assert [i.memory.id for i in plain] == [first.id, again.id]
     novel, _ = fit([Item(i.memory, i.score) for i in items], room, 0, CONFIG, novelty=1.0)
     assert [i.memory.id for i in novel] == [first.id, other.id]
+
+
+def test_a_question_ranks_by_memory_heads_as_it_would_by_whole_memories(store):
+    """A question's ranking reads what it needs of each candidate (`MemoryHead`) and the whole memory of the
+    top only; its order and scores are those of ranking every whole memory."""
+    from miner.memory.records import MemoryHead, StoredMemory
+    from miner.recall.rank import rank, relevance_scores, score_items, with_neighbours
+    from miner.recall.void import suppress_hubs
+
+    config = {**CONFIG, "max_candidates": 12}
+    for n in range(70):
+        topic = ("the payments webhook", "the nightly export", "the login form")[n % 3]
+        add(store, f"Note {n} on {topic}: step {n} is checked by the team.", ("decision", "fact", "todo")[n % 3],
+            n, confidence=0.5 + (n % 5) / 10, role=("user", "assistant")[n % 2], session_id=f"s{n % 4}")
+    with store.atomic():
+        store.add_memory(NewMemory(project="/p", category="fact", text="Pinned: the payments webhook signs requests.",
+                                   confidence=0.9, rule_id="t", role="user", session_id="s1", transcript="/t.jsonl",
+                                   entry_uuid="u-pin", ts="2026-01-05T00:00:00Z"))
+    query = "payments webhook export"
+    items = rank(store, "/p", config, query, asked=True)
+
+    relevance, matched = relevance_scores(store, "/p", query, best_first=True)
+    relevance = with_neighbours(store, "/p", relevance, int(config["query_neighbours"]),
+                                float(config["query_neighbour_weight"]))
+    whole = {m.id: m for m in store.candidates("/p") + store.memories_by_id(relevance)}
+    expected = score_items([m for m in whole.values() if not m.tentative], relevance, config, None,
+                           config["query_weights"])
+    suppress_hubs(expected)
+    expected.sort(key=lambda i: (-i.score, -i.memory.id))
+    assert [(i.memory.id, i.score, i.parts) for i in items] == [(i.memory.id, i.score, i.parts) for i in expected]
+    assert len(items) > 12
+    assert all(type(i.memory) is StoredMemory for i in items[:12])  # what a block may draw from is whole
+    assert all(type(i.memory) is MemoryHead for i in items[12:])
+    assert [i.memory for i in items[:12]] == [whole[i.memory.id] for i in items[:12]]
+
+
+def test_a_memory_gone_between_ranking_and_reading_is_left_out(store):
+    from miner.memory.records import MemoryHead
+    from miner.recall.rank import Item, hydrate
+
+    ids = [add(store, f"Decision {n} about the cache layer.", n=n) for n in range(5)]
+    heads = {h.id: h for h in store.memories_by_id(ids, record=MemoryHead)}
+    items = [Item(heads[i], 1.0 - k / 10) for k, i in enumerate(ids)]
+    store.db.execute("DELETE FROM memories WHERE id = ?", (ids[1],))
+    out = hydrate(store, items, 3)
+    assert [i.memory.id for i in out] == [ids[0], ids[2], ids[3], ids[4]]
+    assert [type(i.memory).__name__ for i in out] == ["StoredMemory"] * 3 + ["MemoryHead"]

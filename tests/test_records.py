@@ -12,6 +12,7 @@ from miner.memory.records import (
     ArchivedUnit,
     Evidence,
     Link,
+    MemoryHead,
     NewMemory,
     ProjectSummary,
     RecallLogEntry,
@@ -86,6 +87,20 @@ def test_records_are_read_only_values_that_pickle_and_read_by_name(store):
     assert Session("s", "/p", "/p", "", "/t", "", "", 0).as_dict()["session_id"] == "s"
     with pytest.raises(TypeError):
         NewMemory(project="/p")
+
+
+def test_a_record_read_from_values_checks_their_number_and_makes_its_flags_booleans(store):
+    with store.atomic():
+        memory_id, _ = store.add_memory(new("Use pnpm for packages.", 1))
+        store.set_pinned(memory_id, True)
+    values = store.get(memory_id).values()
+    memory = StoredMemory.from_values(tuple(int(v) if isinstance(v, bool) else v for v in values))
+    assert memory.pinned is True and memory.tentative is False and memory == store.get(memory_id)
+    (head,) = store.memories_by_id([memory_id], record=MemoryHead)
+    assert (head.id, head.category, head.pinned, head.tentative) == (memory_id, "decision", True, False)
+    with pytest.raises(TypeError, match="StoredMemory takes 27 values, got 2"):
+        StoredMemory.from_values((1, "/p"))
+    assert Session.from_values(("s", "/p", "/p", "", "/t", "", "", 0)).session_id == "s"
     assert NewMemory(**{**new("x", 1).as_dict(), "scope": "global"}).scope == "global"
 
 

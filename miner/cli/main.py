@@ -127,7 +127,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
         result = build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
                        budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
                        void=False if no_void else None, log=not explain)
-    click.echo("\n".join(explain_lines(result)) if explain else result.text)
+        click.echo("\n".join(explain_lines(result, store)) if explain else result.text)
 
 
 @main.command()

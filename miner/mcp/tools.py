@@ -317,7 +317,7 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
         query = last.query if last else ""
         fresh = build(store, target, session.config, situation=situation, query=query, log=False)
         if memory_id is None:
-            return {"project": target, "how_it_works": HOW_IT_WORKS, "recall": explain_lines(fresh)}
+            return {"project": target, "how_it_works": HOW_IT_WORKS, "recall": explain_lines(fresh, store)}
         memory = store.get(memory_id)
         if memory is None:
             raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")

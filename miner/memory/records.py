@@ -37,11 +37,14 @@ class Record:
 
     __slots__ = ()
     defaults: dict = {}
+    flags: tuple = ()  # the fields the database keeps as 0 or 1, read as booleans
     _setters: tuple = ()  # each field's own slot descriptor: twice as fast as setting by name (recall builds hundreds)
+    _maker = None  # the class's own `from_values`, compiled on first use (`_compile`)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._setters = tuple(getattr(cls, name).__set__ for name in cls.__slots__)
+        cls._maker = None
 
     def __init__(self, *values, **named):
         fields = self.__slots__
@@ -61,14 +64,24 @@ class Record:
 
     @classmethod
     def from_values(cls, values):
-        """From a row selected as `cls.columns()`, in that order."""
-        setters = cls._setters
-        if len(values) != len(setters):
-            raise TypeError(f"{cls.__name__} takes {len(setters)} values, got {len(values)}")
-        record = object.__new__(cls)
-        for setter, value in zip(setters, values):
-            setter(record, value)
-        return record
+        """From a row selected as `cls.columns()`, in that order; the `flags` become booleans."""
+        return (cls._maker or cls._compile())(values)
+
+    @classmethod
+    def _compile(cls):
+        """`from_values` as straight-line code, one statement per field: a recall reads hundreds of records, and
+        a loop over the fields costs half as much again. Compiled on first use, not on import (the hooks)."""
+        fields = cls.__slots__
+        lines = ["def make(values):",
+                 f"    if len(values) != {len(fields)}:",
+                 f"        raise TypeError(f'{cls.__name__} takes {len(fields)} values, got {{len(values)}}')",
+                 "    record = new(cls)"]
+        lines += [f"    set{i}(record, {'bool(values[%d])' % i if name in cls.flags else 'values[%d]' % i})"
+                  for i, name in enumerate(fields)]
+        scope = {"new": object.__new__, "cls": cls, **{f"set{i}": setter for i, setter in enumerate(cls._setters)}}
+        exec("\n".join(lines + ["    return record"]), scope)  # noqa: S102 - code built from the slot names only
+        cls._maker = scope["make"]
+        return cls._maker
 
     @classmethod
     def columns(cls, alias: str = "") -> str:
@@ -111,14 +124,15 @@ class StoredMemory(Record):
                  "last_seen", "valid_from", "valid_to", "evidence_count", "session_count", "recall_count",
                  "keywords", "subject", "value", "last_recalled")
     defaults = {"last_recalled": None}
+    flags = ("tentative", "pinned")
 
-    @classmethod
-    def from_values(cls, values):
-        """From a row selected as `columns()`; the two flags become booleans."""
-        memory = super().from_values(values)
-        _set(memory, "tentative", bool(memory.tentative))
-        _set(memory, "pinned", bool(memory.pinned))
-        return memory
+
+class MemoryHead(Record):
+    """What ranking a memory needs of it, without its words: a ranking reads hundreds of candidates and shows
+    a few dozen, whose whole records are read after it (`StoredMemory`)."""
+
+    __slots__ = ("id", "category", "tentative", "confidence", "pinned", "role", "last_seen", "recall_count")
+    flags = ("tentative", "pinned")
 
 
 class NewMemory(Record):

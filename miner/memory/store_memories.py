@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from ..textutil import content_hash, fts_any, fts_match_forms, fts_terms, index_text, prefix_term
 from . import reader
-from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
+from .records import STATES, Evidence, MemoryHead, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
     from typing import Iterable
 
 MEMORY_COLUMNS = StoredMemory.columns()
+HEAD_COLUMNS = MemoryHead.columns()
 _M_COLUMNS = StoredMemory.columns("m")
 
 
@@ -116,12 +117,13 @@ class MemoryQueries:
 
     # --- reads --------------------------------------------------------------------------------
 
-    def _memory_rows(self, sql: str, args: tuple) -> list[StoredMemory]:
-        """Memories from a query selecting `MEMORY_COLUMNS` as plain tuples (several times faster than rows)."""
-        return [StoredMemory.from_values(v) for v in self._tuples(sql, args)]
+    def _memory_rows(self, sql: str, args: tuple, record: type = StoredMemory) -> list:
+        """Records from a query selecting `record.columns()` as plain tuples (several times faster than rows)."""
+        return [record.from_values(v) for v in self._tuples(sql, args)]
 
-    def _memories(self, where: str, args: tuple) -> list[StoredMemory]:
-        return self._memory_rows(f"SELECT {MEMORY_COLUMNS} FROM memories {where}", args)
+    def _memories(self, where: str, args: tuple, record: type = StoredMemory) -> list:
+        columns = MEMORY_COLUMNS if record is StoredMemory else HEAD_COLUMNS
+        return self._memory_rows(f"SELECT {columns} FROM memories {where}", args, record)
 
     def get(self, memory_id: int) -> StoredMemory | None:
         """One memory by id, in any state."""
@@ -175,17 +177,19 @@ class MemoryQueries:
         return self._memories("WHERE state = 'active' AND pinned = 0" + (" AND project = ?" if project else ""),
                               (project,) if project else ())
 
-    def memories_by_id(self, ids: Iterable[int]) -> list[StoredMemory]:
-        """The memories with these ids (in any state, in id order per batch of 500)."""
+    def memories_by_id(self, ids: Iterable[int], record: type = StoredMemory) -> list:
+        """The memories with these ids (in any state, in id order per batch of 500), as `record`s: whole
+        (`StoredMemory`) or what ranking needs of them (`MemoryHead`)."""
         ids = list(ids)
-        out: list[StoredMemory] = []
+        out: list = []
         for i in range(0, len(ids), 500):
             batch = ids[i : i + 500]
-            out += self._memories(f"WHERE id IN ({','.join('?' * len(batch))})", tuple(batch))
+            out += self._memories(f"WHERE id IN ({','.join('?' * len(batch))})", tuple(batch), record)
         return out
 
-    def candidates(self, project: str, per_category: int = 60) -> list[StoredMemory]:
-        """Active memories a recall considers: pinned and global ones, and the freshest of each category.
+    def candidates(self, project: str, per_category: int = 60, record: type = StoredMemory) -> list:
+        """Active memories a recall considers: pinned and global ones, and the freshest of each category, as
+        `record`s (see `memories_by_id`).
 
         Taken per category so that a flood of recent facts cannot push out older standing
         preferences and decisions; each query walks an index, never the whole table.
@@ -200,7 +204,7 @@ class MemoryQueries:
             for category in ("decision", "preference", "fact", "todo")
         ]
         for where, args in queries:
-            for memory in self._memories(where, args):
+            for memory in self._memories(where, args, record):
                 seen.setdefault(memory.id, memory)
         return list(seen.values())
 

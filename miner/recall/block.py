@@ -22,7 +22,7 @@ from ..memory.records import StoredMemory
 from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
 from ..textutil import escape_block_tag
-from .rank import STANDING_SHARES, Item, by_novelty, rank, shortlist, situation_query
+from .rank import STANDING_SHARES, Item, by_novelty, hydrate, rank, shortlist, situation_query
 from .void import Zone
 
 TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
@@ -374,8 +374,10 @@ def record_recall(store: Store, record: dict[str, Any]) -> None:
                      int(record.get("chars", 0)), float(record.get("elapsed_ms", 0.0)))
 
 
-def explain_lines(recall: Recall) -> list[str]:
-    """Why each item is in the block or not: score parts, void zones, what the budget left out."""
+def explain_lines(recall: Recall, store: Store | None = None) -> list[str]:
+    """Why each item is in the block or not: score parts, void zones, what the budget left out. A question's
+    ranking reads whole only the memories a block may draw from (`rank.hydrate`); `store` reads the others
+    this lists, whose text is otherwise not shown."""
     lines = [f"project {recall.project}, situation {recall.situation}, query: {recall.query[:200] or '(none)'}",
              f"{len(recall.shown)} shown, {len(recall.left_out)} left out over budget, "
              f"{sum(len(z.ids) for z in recall.zones if z.voided)} voided; built in {recall.elapsed_ms:.1f} ms", "",
@@ -383,7 +385,8 @@ def explain_lines(recall: Recall) -> list[str]:
 
     def describe(item: Item) -> str:
         parts = ", ".join(f"{k} {v:.3f}" for k, v in item.parts.items())
-        return f"  #{item.memory.id:<6} {item.score:7.3f}  [{item.memory.category}] {item.memory.text[:90]}\n           {parts}"
+        text = getattr(item.memory, "text", "(past the shortlist, not read)")[:90]
+        return f"  #{item.memory.id:<6} {item.score:7.3f}  [{item.memory.category}] {text}\n           {parts}"
 
     lines += [describe(i) for i in recall.shown]
     if recall.zones:
@@ -393,5 +396,8 @@ def explain_lines(recall: Recall) -> list[str]:
             lines.append(f"  {state:<9} score {zone.score:.3f}  {len(zone.ids):>3} memories  topic: "
                          f"{', '.join(zone.topic)}  {zone.reason}  ids {zone.ids[:8]}")
     if recall.left_out:
-        lines += ["", "LEFT OUT (over budget)"] + [describe(i) for i in recall.left_out[:50]]
+        left = recall.left_out[:50]
+        if store is not None:
+            left = hydrate(store, [Item(i.memory, i.score, i.parts) for i in left], len(left))
+        lines += ["", "LEFT OUT (over budget)"] + [describe(i) for i in left]
     return lines

@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 
-from ..memory.records import StoredMemory, parse_ts
+from ..memory.records import MemoryHead, StoredMemory, parse_ts
 from ..memory.store import Store
 from .history import history_ids
 from .void import Zone, suppress_hubs, void_mark
@@ -85,22 +85,24 @@ def score_items(memories: list[StoredMemory], relevance: dict[int, float], confi
     stamps = [parse_ts(m.last_seen) or 0.0 for m in memories]
     # Recency is relative to the project's latest activity, so an idle project keeps its memory.
     reference = max(stamps, default=0.0)
+    w_relevance, w_type, w_recency = weights["relevance"], weights["type"], weights["recency"]
+    pinned_boost = float(config["pinned_boost"])
     items = []
-    for memory, stamp in zip(memories, stamps):
+    for memory, stamp in zip(memories, stamps):  # hundreds of candidates: the loop is kept lean
         recency = 0.5 ** (max(0.0, reference - stamp) / half_life) if stamp else 0.0
-        stage = (1.2 if memory.recall_count >= 3 else 1.1 if memory.recall_count >= 1 else 1.0) if recall_stage else 1.0
+        count = memory.recall_count
+        stage = (1.2 if count >= 3 else 1.1 if count >= 1 else 1.0) if recall_stage else 1.0
         # The user's own words outrank the assistant's (which a new session can often rediscover).
         multiplier = (0.75 + 0.25 * memory.confidence) * stage * role_weights.get(memory.role, 1.0)
-        parts = {
-            "relevance": relevance.get(memory.id, 0.0) * weights["relevance"],
-            "type": (type_weights.get(memory.category, 0.5) if typed else 1.0) * weights["type"],
-            "recency": recency * weights["recency"],
-        }
-        score = sum(parts.values()) * multiplier
-        parts["confidence_multiplier"] = multiplier
+        by_relevance = relevance.get(memory.id, 0.0) * w_relevance
+        by_type = (type_weights.get(memory.category, 0.5) if typed else 1.0) * w_type
+        by_recency = recency * w_recency
+        score = (by_relevance + by_type + by_recency) * multiplier
+        parts = {"relevance": by_relevance, "type": by_type, "recency": by_recency,
+                 "confidence_multiplier": multiplier}
         if memory.pinned:
-            parts["pinned"] = float(config["pinned_boost"])
-            score += parts["pinned"]
+            parts["pinned"] = pinned_boost
+            score += pinned_boost
         items.append(Item(memory, score, parts))
     return by_score(items)
 
@@ -230,17 +232,20 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     """
     if startup and budget_chars is None:
         raise ValueError("a new session's ranking needs the block's budget_chars")
+    # A question ranks hundreds of candidates by what it needs of them (`MemoryHead`) and reads the whole
+    # records of those that can make it into a block only (see `hydrate`); the situations read them whole.
+    record = MemoryHead if asked else StoredMemory
     relevance, matched = relevance_scores(store, project, query, best_first=asked)
     if asked and relevance and int(config["query_neighbours"]) > 0:
         relevance = with_neighbours(store, project, relevance, int(config["query_neighbours"]),
                                     float(config["query_neighbour_weight"]))
         matched = list(relevance)
     candidates = {m.id: m for m in (store.candidates(project, int(config["startup_latest"])) if startup
-                                     else store.candidates(project))}
+                                     else store.candidates(project, record=record))}
     if startup:
         matched = matched + history_ids(store, project, int(config["startup_stretches"]),
                                               int(config["startup_per_stretch"]))
-    for memory in store.memories_by_id({i: None for i in matched if i not in candidates}):
+    for memory in store.memories_by_id({i: None for i in matched if i not in candidates}, record):
         candidates[memory.id] = memory
     tentative_ok = include_tentative or (startup and float(config["startup_tentative"]) > 0)
     pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
@@ -260,7 +265,23 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
         # itself in today's. A new session ranks without that feedback.
         suppress_hubs(items)
     items = by_score(items)
+    if record is MemoryHead:
+        return hydrate(store, items, int(config["max_candidates"]))
     return spread(items, config, budget_chars) if startup else items
+
+
+def hydrate(store: Store, items: list[Item], limit: int) -> list[Item]:
+    """`items` with the whole memory of the first `limit`, as many as a block may draw from (`shortlist`);
+    the rest keep what ranked them. One whose memory is gone since it was ranked is left out."""
+    top: list[Item] = []
+    while len(top) < limit and items:
+        batch, items = items[: limit - len(top)], items[limit - len(top):]
+        whole = {m.id: m for m in store.memories_by_id(i.memory.id for i in batch)}
+        for item in batch:
+            if item.memory.id in whole:
+                item.memory = whole[item.memory.id]
+                top.append(item)
+    return top + items
 
 
 def project_name(project: str) -> str:
