@@ -194,6 +194,41 @@ def test_the_latest_words_take_only_their_share_and_the_oldest_one_keeps_its_end
     assert "Decision number" in text
 
 
+def minute(n: int) -> str:
+    return f"2026-01-02T{n // 60:02d}:{n % 60:02d}:00Z"
+
+
+def test_after_a_compaction_a_rule_set_early_in_the_session_comes_first_with_its_decisions(store):
+    rule = add(store, "Never edit the generated files under gen/ by hand.", "preference", 0, ts=minute(0))
+    decisions = [add(store, f"Decision {n}: the importer {n} validates its rows before writing them.", n=n,
+                     ts=minute(n)) for n in range(1, 71)]
+    store.put_checkpoint("s1", "/p", {"session_id": "s1", "task": ["Finish the importers."],
+                                      "decisions": decisions[::-1][:60], "todos": []})
+    result = build(store, "/p", CONFIG, situation="compact", session_id="s1", budget_chars=2500)
+    assert rule in {i.memory.id for i in result.shown}
+    assert "Never edit the generated files under gen/ by hand." in result.text
+    assert result.shown[0].memory.id == rule  # the user's own rule leads the session's own memories
+    other = add(store, "Always squash commits before merging.", "preference", 80, ts=minute(80), session_id="s0")
+    assert other not in {i.memory.id for i in build(store, "/p", CONFIG, situation="compact", session_id="s1",
+                                                         budget_chars=2500).shown}  # another session's rule waits
+
+
+def test_after_a_compaction_the_block_weighs_everything_the_session_said_and_still_holds(store):
+    add(store, "The staging database listens on port 5433.", "fact", 0, ts=minute(0))
+    dropped = add(store, "The staging cache listens on port 6380.", "fact", 1, ts=minute(1))
+    store.set_state(dropped, "forgotten")
+    for n in range(2, 72):  # more facts since than the freshest of a category a block takes
+        add(store, f"The worker {n} writes its log to logs/worker-{n}.txt.", "fact", n, ts=minute(n))
+    store.put_checkpoint("s1", "/p", {"session_id": "s1", "task": ["Tidy the worker logs."], "decisions": [],
+                                      "todos": []})
+    text = build(store, "/p", CONFIG, situation="compact", session_id="s1", budget_chars=9_000).text
+    assert "port 5433" in text and "port 6380" not in text
+    store.put_checkpoint("s2", "/p", {"session_id": "s2", "task": ["Tidy the worker logs."], "decisions": [],
+                                      "todos": []})
+    other = build(store, "/p", CONFIG, situation="compact", session_id="s2", budget_chars=9_000).text
+    assert "worker-71" in other and "port 5433" not in other  # another session weighs the freshest only
+
+
 def test_a_checkpoint_without_latest_words_falls_back_to_its_task(store):
     store.put_checkpoint("s1", "/p", {"task": ["Finish the parser."], "decisions": [], "todos": []})
     text = build(store, "/p", CONFIG, situation="compact", session_id="s1").text

@@ -303,14 +303,16 @@ class MemoryQueries:
             """SELECT project, COUNT(*) AS memories, MAX(last_seen) AS last_seen FROM memories
                WHERE state = 'active' GROUP BY project ORDER BY last_seen DESC""")]
 
-    def session_memory_ids(self, session_id: str, project: str, limit: int) -> list[tuple[int, str]]:
-        """(id, category) of the project's active decisions and todos this session stated or restated, the
-        latest said first (at most `limit`)."""
+    def session_memory_ids(self, session_id: str, project: str, limit: int,
+                           categories: tuple[str, ...] = ("decision", "todo")) -> list[tuple[int, str]]:
+        """(id, category) of the project's active memories of `categories` (every category when empty) this
+        session stated or restated, the latest said first (at most `limit`)."""
+        among = f" AND m.category IN ({','.join('?' * len(categories))})" if categories else ""
         return [(row[0], row[1]) for row in self._tuples(
-            """SELECT m.id, m.category, MAX(e.ts) AS said FROM evidence e JOIN memories m ON m.id = e.memory_id
-               WHERE e.session_id = ? AND m.project = ? AND m.state = 'active' AND m.category IN ('decision', 'todo')
+            f"""SELECT m.id, m.category, MAX(e.ts) AS said FROM evidence e JOIN memories m ON m.id = e.memory_id
+               WHERE e.session_id = ? AND m.project = ? AND m.state = 'active'{among}
                GROUP BY m.id ORDER BY said DESC, m.id DESC LIMIT ?""",
-            (session_id, project, limit))]
+            (session_id, project, *categories, limit))]
 
     def mined_entries(self) -> list[MinedEntry]:
         """One record per (memory, entry): what the miner produced from each transcript entry, in its words."""

@@ -176,6 +176,8 @@ def checkpoint_lines(checkpoint: dict, title: str = "Before the compaction: curr
 RECENT_TITLES = {"compact": "Before the compaction: the session's latest words",
                  "resume": "Where the session stopped: its latest words"}
 SPEAKERS = {"user": "the user", "assistant": "the assistant"}
+SESSION_CANDIDATES = 300  # of the session's own memories, the latest said, that a block after a compaction weighs
+SESSION_PREFERENCES = 60  # of its preferences, those that come first with its decisions and todos
 
 
 def recent_lines(checkpoint: dict, room: int, situation: str = "compact") -> list[str]:
@@ -294,13 +296,20 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         return Recall("", project, situation, query, [], [], 0.0)
     query, checkpoint, last = situation_query(store, project, situation, session_id, query)
 
-    # The memory ids of the current session's own decisions and todos, as its checkpoint lists them.
-    current_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) if checkpoint else set()
+    current_ids: set[int] = set()
+    said: list[int] = []
+    if checkpoint:
+        # The session's own memories are all candidates, and its own decisions and todos (as its checkpoint lists
+        # them) and preferences come first: a rule set early in a long session holds for the rest of it.
+        own = store.session_memory_ids(checkpoint.get("session_id") or session_id, project, SESSION_CANDIDATES, ())
+        said = [memory_id for memory_id, _ in own]
+        preferences = [memory_id for memory_id, category in own if category == "preference"][:SESSION_PREFERENCES]
+        current_ids = set(checkpoint.get("decisions", [])) | set(checkpoint.get("todos", [])) | set(preferences)
     startup = situation in ("startup", "clear") and not checkpoint
     items = rank(store, project, config, query, current_ids, include_tentative,
                  # Within a session that is being resumed, what was said last matters most: hours, not days.
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
-                 asked=situation == "query", startup=startup, budget_chars=budget_chars)
+                 asked=situation == "query", startup=startup, budget_chars=budget_chars, also=said)
     pinned_lines = opening_lines(checkpoint, last, config, budget_chars, situation)
     if checkpoint:
         # A memory the recent state says already is not shown twice.

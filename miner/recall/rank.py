@@ -21,7 +21,7 @@ from .void import Zone, suppress_hubs, void_mark
 
 TYPE_CHECKING = False  # typing costs import time: SessionStart imports this module when it renders
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterable
 
 # Guards for histories the dev data does not hold, fixed rather than settings (turning them off moved no
 # cross-validated answer; tests/test_multi.py shows what they prevent):
@@ -216,7 +216,7 @@ def spread(items: list[Item], config: dict[str, Any], budget_chars: int) -> list
 
 def rank(store: Store, project: str, config: dict[str, Any], query: str, current_ids: set[int] = frozenset(),
          include_tentative: bool = False, half_life_s: float | None = None, asked: bool = False,
-         startup: bool = False, budget_chars: int | None = None) -> list[Item]:
+         startup: bool = False, budget_chars: int | None = None, also: Iterable[int] = ()) -> list[Item]:
     """Stage one: the candidates, scored and sorted (best first).
 
     Scores are set here and nowhere else, in this order: the base score (`score_items`); for a new session,
@@ -229,6 +229,8 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     `startup`: a new session, which needs what stands across the whole history more than
     what the last session was about (see `standing`); its top is spread within `budget_chars`, the
     block's budget, which a new session's ranking therefore needs.
+    `also`: ids of active memories that are candidates whatever their age (after a compaction, the
+    session's own: the freshest of each category can all be newer than what it said first).
     """
     if startup and budget_chars is None:
         raise ValueError("a new session's ranking needs the block's budget_chars")
@@ -245,7 +247,7 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     if startup:
         matched = matched + history_ids(store, project, int(config["startup_stretches"]),
                                               int(config["startup_per_stretch"]))
-    for memory in store.memories_by_id({i: None for i in matched if i not in candidates}, record):
+    for memory in store.memories_by_id({i: None for i in [*matched, *also] if i not in candidates}, record):
         candidates[memory.id] = memory
     tentative_ok = include_tentative or (startup and float(config["startup_tentative"]) > 0)
     pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
