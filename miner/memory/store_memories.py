@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from ..textutil import content_hash, fts_any, fts_match_forms, fts_terms, index_text, prefix_term
 from . import reader
-from .records import STATES, Evidence, MemoryHead, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
+from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
     from typing import Iterable
 
 MEMORY_COLUMNS = StoredMemory.columns()
-HEAD_COLUMNS = MemoryHead.columns()
 _M_COLUMNS = StoredMemory.columns("m")
 
 
@@ -122,7 +121,7 @@ class MemoryQueries:
         return [record.from_values(v) for v in self._tuples(sql, args)]
 
     def _memories(self, where: str, args: tuple, record: type = StoredMemory) -> list:
-        columns = MEMORY_COLUMNS if record is StoredMemory else HEAD_COLUMNS
+        columns = MEMORY_COLUMNS if record is StoredMemory else record.columns()
         return self._memory_rows(f"SELECT {columns} FROM memories {where}", args, record)
 
     def get(self, memory_id: int) -> StoredMemory | None:

@@ -225,7 +225,8 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     of the top over entries and sessions within `budget_chars` (`spread`).
 
     `asked`: the query is a question someone asked (`miner recall QUERY`), not a situation,
-    so relevance leads and the FTS5 ranking is exact rather than bounded.
+    so relevance leads and the FTS5 ranking is exact rather than bounded; its items past `max_candidates`,
+    which no block can draw from, carry a `MemoryHead` rather than the whole memory.
     `startup`: a new session, which needs what stands across the whole history more than
     what the last session was about (see `standing`); its top is spread within `budget_chars`, the
     block's budget, which a new session's ranking therefore needs.
