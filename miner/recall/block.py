@@ -177,7 +177,8 @@ RECENT_TITLES = {"compact": "Before the compaction: the session's latest words",
                  "resume": "Where the session stopped: its latest words"}
 SPEAKERS = {"user": "the user", "assistant": "the assistant"}
 SESSION_CANDIDATES = 300  # of the session's own memories, the latest said, that a block after a compaction weighs
-SESSION_PREFERENCES = 60  # of its preferences, those that come first with its decisions and todos
+SESSION_PREFERENCES = 60  # of its preferences, those that come first: as many as its checkpoint lists of its
+# decisions and of its todos (`checkpoint.MAX_IDS`, a module the hook does not import)
 
 
 def recent_lines(checkpoint: dict, room: int, situation: str = "compact") -> list[str]:
@@ -383,10 +384,10 @@ def record_recall(store: Store, record: dict[str, Any]) -> None:
                      int(record.get("chars", 0)), float(record.get("elapsed_ms", 0.0)))
 
 
-def explain_lines(recall: Recall, store: Store | None = None) -> list[str]:
+def explain_lines(recall: Recall, store: Store) -> list[str]:
     """Why each item is in the block or not: score parts, void zones, what the budget left out. A question's
     ranking reads whole only the memories a block may draw from (`rank.hydrate`); `store` reads the others
-    this lists, whose text is otherwise not shown."""
+    this lists."""
     lines = [f"project {recall.project}, situation {recall.situation}, query: {recall.query[:200] or '(none)'}",
              f"{len(recall.shown)} shown, {len(recall.left_out)} left out over budget, "
              f"{sum(len(z.ids) for z in recall.zones if z.voided)} voided; built in {recall.elapsed_ms:.1f} ms", "",
@@ -394,8 +395,7 @@ def explain_lines(recall: Recall, store: Store | None = None) -> list[str]:
 
     def describe(item: Item) -> str:
         parts = ", ".join(f"{k} {v:.3f}" for k, v in item.parts.items())
-        text = getattr(item.memory, "text", "(past the shortlist, not read)")[:90]
-        return f"  #{item.memory.id:<6} {item.score:7.3f}  [{item.memory.category}] {text}\n           {parts}"
+        return f"  #{item.memory.id:<6} {item.score:7.3f}  [{item.memory.category}] {item.memory.text[:90]}\n           {parts}"
 
     lines += [describe(i) for i in recall.shown]
     if recall.zones:
@@ -405,8 +405,6 @@ def explain_lines(recall: Recall, store: Store | None = None) -> list[str]:
             lines.append(f"  {state:<9} score {zone.score:.3f}  {len(zone.ids):>3} memories  topic: "
                          f"{', '.join(zone.topic)}  {zone.reason}  ids {zone.ids[:8]}")
     if recall.left_out:
-        left = recall.left_out[:50]
-        if store is not None:
-            left = hydrate(store, [Item(i.memory, i.score, i.parts) for i in left], len(left))
+        left = hydrate(store, [Item(i.memory, i.score, i.parts) for i in recall.left_out[:50]], 50)
         lines += ["", "LEFT OUT (over budget)"] + [describe(i) for i in left]
     return lines
