@@ -109,6 +109,36 @@ def test_not_narration_or_recap():
     assert not REF.is_recap(doc("The cache is invalidated on every deploy."))
 
 
+# The assistant announcing its next step in the European languages the spaCy patterns do not read.
+@pytest.mark.parametrize("text", [
+    "Je vais d'abord vérifier la table des partitions.",
+    "Je regarde comment le module de log est configuré.",
+    "Voy a revisar la configuración del cliente HTTP.",
+    "Ahora busco dónde se inicializa la caché.",
+    "Vado a controllare il file delle migrazioni.",
+    "Ora verifico che i test passino ancora.",
+    "Vou verificar como o build é feito no CI.",
+    "Primeiro, leio o arquivo de configuração do servidor.",
+    "Lass mich die Logs vom letzten Lauf ansehen.",
+    "Jetzt prüfe ich die Größe des Images.",
+])
+def test_narration_in_other_languages(text):
+    assert REF.is_narration(doc(text))
+
+
+# A first person stating a choice, or a statement of how things are, stays.
+@pytest.mark.parametrize("text", [
+    "Je garde le format binaire pour les messages.",
+    "Uso PostgreSQL para el almacenamiento de sesiones.",
+    "Il controllo degli accessi è gestito dal proxy.",
+    "Vou usar o Redis para a fila de mensagens.",
+    "Ich verwende den neuen Treiber nur im Testbuild.",
+    "Le serveur écoute sur le port 8080.",
+])
+def test_choices_and_facts_in_other_languages_are_not_narration(text):
+    assert not REF.is_narration(doc(text))
+
+
 @pytest.mark.parametrize("text,ok", [("short one", False), ("----- 1234 ---- 5678 -----", False),
                                      ("The API listens on port 8080.", True), ("数据库改用 PostgreSQL 了", True),
                                      # Thai: 18 characters, five words ("always answer in Thai")

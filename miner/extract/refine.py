@@ -35,6 +35,7 @@ from typing import Any
 
 from ..textutil import keywords
 from .model import Candidate, Unit
+from .narration import announces_next_step
 from .nlp import Pipeline, has_parse
 from .program_output import is_output
 from .rule_matching import Hit
@@ -226,8 +227,10 @@ class Refiner:
         return bool(covered) and all(i in covered or t.is_punct or t.is_space for i, t in enumerate(doc))
 
     def is_narration(self, doc) -> bool:
-        """The assistant saying what it is about to do: "Let me check…", "Now I'll update…", "Checking…"."""
-        if _CJK_NARRATION_RE.match(_text(doc)) or "NARRATION" in self._opening(doc):
+        """The assistant saying what it is about to do: "Let me check…", "Now I'll update…", "Checking…",
+        and the same in other languages (`narration`)."""
+        text = _text(doc)
+        if _CJK_NARRATION_RE.match(text) or announces_next_step(text) or "NARRATION" in self._opening(doc):
             return True
         clause = _first_person_clause(doc)
         return clause is not None and clause[0].lemma_ in WORK_VERBS and bool(clause[1] & {"will", "shall"})
