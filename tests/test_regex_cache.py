@@ -248,3 +248,30 @@ def test_a_miner_process_keeps_what_it_compiled_for_the_next(tmp_path):
     regex_cache.reset(enabled=False)
     expected = [h.rule.id for h in load_rules(default_rule_files()).match(text, "user", ("en",))]
     assert expected and runs[0]["hits"] == runs[1]["hits"] == expected
+
+
+TEXT_FEATURES_PROBE = """
+import json, re
+from miner.extract import regex_cache
+from miner.extract.regex_analysis import required_literals
+from miner.memory import text_features as tf
+gated = tf._GATED_REPLACED + tf._GATED_NEGATED_TERMS + [tf._GATED_LOOSE_NEGATION, tf._GATED_MARKER, tf._GATED_NEGATION]
+for group in (tf._OTHER_MARKER, tf._OTHER_REPLACED, tf._OTHER_REMOVED):
+    for value in group.values():
+        gated += value if isinstance(value, list) else [value]
+patterns = [p for p, _ in gated] + [tf._TOKEN_RE, tf._CAPITAL_RE, tf._NEGATION_RE, tf._NUMBER_RE, tf._CLITIC_RE]
+same = all(p == re.compile(p.pattern, p.flags) for p in patterns)
+literals = all(gate == required_literals(p.pattern) for p, gate in gated)
+print(json.dumps({"counts": regex_cache.counts, "patterns": len(patterns), "same": same, "literals": literals}))
+"""
+
+
+def test_the_memory_layers_text_patterns_come_from_the_cache_as_they_would_compile():
+    """`text_features` compiles some seventy patterns on import: the second process takes them, and their literals,
+    from the file, and they are the patterns and literals worked out afresh."""
+    env = subprocess_env()
+    runs = [json.loads(subprocess.run([sys.executable, "-c", TEXT_FEATURES_PROBE], env=env, capture_output=True,
+                                      text=True, timeout=120, cwd=REPO, check=True).stdout) for _ in range(2)]
+    assert runs[0]["counts"]["compiled"] >= runs[0]["patterns"] > 60
+    assert runs[1]["counts"]["compiled"] == 0 and runs[1]["counts"]["cached"] >= runs[1]["patterns"]
+    assert all(run["same"] and run["literals"] for run in runs)

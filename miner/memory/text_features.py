@@ -16,6 +16,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from ..extract import regex_cache
 from ..extract.regex_analysis import required_literals
 from ..extract.sentences import is_hedged
 from ..textutil import WORD_MARKS, char_bigrams, word_text
@@ -25,14 +26,14 @@ from .lexicon import CJK_LIGHT, LIGHT, NUMBER_WORDS, STOP, Synonyms, lemma
 _EMOJI = "\u2190-\u21ff\u2300-\u27bf\u2b00-\u2bff\U0001f300-\U0001faff"
 # Words of any script written with spaces (see `textutil.word_text`: no-space scripts are blanked first
 # and compared by their character bigrams), "c++" and "c#" whole, or an emoji.
-_TOKEN_RE = re.compile(r"[^\W_][\w.\-/@:+#" + WORD_MARKS + r"]*(?:[^\W_]|[#+" + WORD_MARKS + r"])|[^\W_]|["
+_TOKEN_RE = regex_cache.compile(r"[^\W_][\w.\-/@:+#" + WORD_MARKS + r"]*(?:[^\W_]|[#+" + WORD_MARKS + r"])|[^\W_]|["
                        + _EMOJI + "]")
-_BACKTICK_RE = re.compile(r"`([^`]{1,80})`")
+_BACKTICK_RE = regex_cache.compile(r"`([^`]{1,80})`")
 # Capitals of Latin (with Latin-1's accented ones), Greek and Cyrillic: a capital mid-sentence starts a name.
 _CAPITALS = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0391-\u03a9\u0400-\u042f"
-_CAPITAL_RE = re.compile(r"(?<![\w.])([" + _CAPITALS + r"][\w.+#-]*[\w+#]|[" + _CAPITALS + r"])(?![\w])")
-_SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
-_NEGATION_RE = re.compile(
+_CAPITAL_RE = regex_cache.compile(r"(?<![\w.])([" + _CAPITALS + r"][\w.+#-]*[\w+#]|[" + _CAPITALS + r"])(?![\w])")
+_SENTENCE_START_RE = regex_cache.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
+_NEGATION_RE = regex_cache.compile(
     r"\b(?:not|no|never|don't|dont|doesn't|do not|does not|isn't|aren't|won't|can't|cannot|shouldn't|without|"
     r"avoid|stop using|no longer)\b|不要|不用|不再|别再|別再|别用|別用|禁止|不能|不可|不准|勿|不会|不會|不是|しない|ないで|ません",
     re.IGNORECASE,
@@ -42,12 +43,12 @@ _NEGATION_RE = re.compile(
 # their own, so they do not count). The French elision and Korean's negating verbs and adverbs need a pattern.
 _NEGATION_TOKENS = frozenset("""nunca sin tampoco jamás ne pas jamais sans aucun aucune nicht kein keine keinem
     keinen keiner keines nie niemals ohne non mai senza sem não не нет никогда нельзя без δεν μην ποτέ χωρίς""".split())
-_ELIDED_NEGATION_RE = re.compile(r"\bn['’](?=\w)")
-_HANGUL_NEGATION_RE = re.compile(r"않|없|(?<!\w)(?:안|못)(?=\s)")
+_ELIDED_NEGATION_RE = regex_cache.compile(r"\bn['’](?=\w)")
+_HANGUL_NEGATION_RE = regex_cache.compile(r"않|없|(?<!\w)(?:안|못)(?=\s)")
 _TERM = (r"(?P<term>[`*\"']?[\w.#+@/" + _EMOJI + r"-]+(?:\s+(?!(?:for|in|on|to|at|with|because|since|so|and|or|but|"
          r"as|when|if|now|anymore)\b)[\w.#+@/" + _EMOJI + r"-]+){0,2}[`*\"']?)")
 _CJK_TERM = r"(?P<term>[A-Za-z0-9_.#+-]+|[\u3400-\u9fff]{1,8})"
-_REPLACED_RES = [re.compile(p, re.IGNORECASE) for p in (
+_REPLACED_RES = [regex_cache.compile(p, re.IGNORECASE) for p in (
     r"\b(?:instead of|rather than)\s+(?:the |a |an |using |plain )?" + _TERM,
     r"\bnot\s+(?:the |a |an )?" + _TERM + r",?\s+but\b",
     r",\s*not\s+(?:the |a |an )?" + _TERM + r"\s*(?:[,.;!]|$)",
@@ -63,7 +64,7 @@ _REPLACED_RES = [re.compile(p, re.IGNORECASE) for p in (
     r"(?:把|将|將)\s*" + _CJK_TERM + r"\s*(?:改成|改为|改為|换成|換成|替换成|替換成|改用)",
     _CJK_TERM + r"\s*(?:ではなく|じゃなくて)",
 )]
-_MARKER_RE = re.compile(
+_MARKER_RE = regex_cache.compile(
     r"(?:^|[.;:!?,—(]\s*)actually\b|\b(?:instead of|rather than|no longer|anymore|any more|scratch that|on second thought|"
     r"i was wrong|correction:|to correct|switch(?:ed|ing)?\s+(?:\w+\s+){0,3}?(?:to|over to|back to)|"
     r"chang(?:e|ed|ing)\s+(?:\w+\s+){0,3}?to|migrat(?:e|ed|ing)\s+(?:\w+\s+){0,3}?to|"
@@ -75,15 +76,15 @@ _MARKER_RE = re.compile(
     re.IGNORECASE,
 )
 # Only explicit removals and prohibitions: "not" alone is everywhere in assistant prose.
-_NEGATED_TERM_RES = [re.compile(p, re.IGNORECASE) for p in (
+_NEGATED_TERM_RES = [regex_cache.compile(p, re.IGNORECASE) for p in (
     r"(?:^|[.;:!,—]\s*|\s-\s)no\s+(?:more\s+)?" + _TERM,
     r"\b(?:drop|remove|delete|get rid of|stop using|stop showing|avoid)\s+(?:the |any |a |an |all )?" + _TERM,
     r"\b(?:don't|do not|never|no longer)\s+(?:use|show|display|add|include|want|need|put|generate|create|render)\s+"
     r"(?:the |any |a |an |more )?" + _TERM,
     r"(?:不要|不用|不再用?|别再用?|別再用?|别用|別用|去掉|删掉|刪掉|移除|砍掉|拿掉|不生)\s*" + _CJK_TERM,
 )]
-_LOOSE_NEGATION_RE = re.compile(r"\b(?:no|not|never|without)\s+(?:the |any |a |an )?" + _TERM, re.IGNORECASE)
-_NUMBER_RE = re.compile(r"^v?\d+(?:[.,:/x-]\d+)*(?:[a-z%]{1,5})?$|^\d+[-_][a-z]{1,10}$")
+_LOOSE_NEGATION_RE = regex_cache.compile(r"\b(?:no|not|never|without)\s+(?:the |any |a |an )?" + _TERM, re.IGNORECASE)
+_NUMBER_RE = regex_cache.compile(r"^v?\d+(?:[.,:/x-]\d+)*(?:[a-z%]{1,5})?$|^\d+[-_][a-z]{1,10}$")
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class Features:
 
 
 # A Latin name or number with a Korean particle or counter written onto it ("redux로", "3.9가", "8000번").
-_HANGUL_TAIL_RE = re.compile(r"([0-9a-z][\w.#+@/-]*?[0-9a-z])[\uac00-\ud7a3]{1,3}")
+_HANGUL_TAIL_RE = regex_cache.compile(r"([0-9a-z][\w.#+@/-]*?[0-9a-z])[\uac00-\ud7a3]{1,3}")
 
 
 def _canon(token: str, syn: Synonyms) -> str:
@@ -143,7 +144,7 @@ def _has_digit(token: str) -> bool:
 
 
 _NUMBER_VALUES = frozenset(NUMBER_WORDS.values())
-_IDENTIFIER_CHAR_RE = re.compile(r"[./@#+:]")
+_IDENTIFIER_CHAR_RE = regex_cache.compile(r"[./@#+:]")
 
 
 def _starts_sentence(raw: str, index: int) -> bool:
@@ -162,8 +163,16 @@ def _starts_sentence(raw: str, index: int) -> bool:
 
 
 def _gated(pattern: re.Pattern) -> tuple[re.Pattern, frozenset[str] | None]:
-    """A pattern with the lower-cased literals one of which every match contains (None: unknown)."""
-    return pattern, required_literals(pattern.pattern)
+    """A pattern with the lower-cased literals one of which every match contains (None: unknown).
+
+    The literals are kept between processes (`regex_cache.memo`), as the compiled patterns are.
+    """
+    return pattern, regex_cache.memo("required-literals", pattern.pattern,
+                                     lambda: required_literals(pattern.pattern), _is_literals)
+
+
+def _is_literals(value) -> bool:
+    return value is None or (isinstance(value, frozenset) and all(isinstance(literal, str) for literal in value))
 
 
 def _may_match(gate: frozenset[str] | None, lowered_ascii: str | None) -> bool:
@@ -181,10 +190,10 @@ _GATED_NEGATED_TERMS = [_gated(p) for p in _NEGATED_TERM_RES]
 _GATED_LOOSE_NEGATION = _gated(_LOOSE_NEGATION_RE)
 _GATED_MARKER = _gated(_MARKER_RE)
 # The other languages' patterns by group (`change_words.languages` picks the groups a text may need).
-_OTHER_MARKER = {group: _gated(re.compile(p, re.IGNORECASE)) for group, p in change_words.MARKERS.items()}
-_OTHER_REPLACED = {group: [_gated(re.compile(p, re.IGNORECASE)) for p in patterns]
+_OTHER_MARKER = {group: _gated(regex_cache.compile(p, re.IGNORECASE)) for group, p in change_words.MARKERS.items()}
+_OTHER_REPLACED = {group: [_gated(regex_cache.compile(p, re.IGNORECASE)) for p in patterns]
                    for group, patterns in change_words.REPLACED.items()}
-_OTHER_REMOVED = {group: [_gated(re.compile(p, re.IGNORECASE)) for p in patterns]
+_OTHER_REMOVED = {group: [_gated(regex_cache.compile(p, re.IGNORECASE)) for p in patterns]
                   for group, patterns in change_words.REMOVED.items()}
 _GATED_NEGATION = _gated(_NEGATION_RE)
 
@@ -201,8 +210,8 @@ def term_tokens(text: str, syn: Synonyms) -> frozenset[str]:
     return frozenset(t for t in out if t and t not in STOP)
 
 
-_CONTRACTION_RE = re.compile(r"n['’]t\b")
-_CLITIC_RE = re.compile(r"['’](?:s|ll|re|ve|d|m)\b")
+_CONTRACTION_RE = regex_cache.compile(r"n['’]t\b")
+_CLITIC_RE = regex_cache.compile(r"['’](?:s|ll|re|ve|d|m)\b")
 
 
 def features(text: str, syn: Synonyms) -> Features:
