@@ -15,8 +15,9 @@ from functools import cache
 
 # Infinitives after "I'm going to" and first persons of the present, per language.
 _FR_INF = ("regarder|vérifier|chercher|rechercher|lancer|relancer|lire|relire|ouvrir|examiner|commencer|tester|"
-           "inspecter|consulter|explorer|analyser|exécuter|jeter un œil|jeter un coup d'œil|corriger|ajouter|modifier|"
-           "mettre à jour|créer|écrire|implémenter|installer|compiler|essayer|voir|parcourir|nettoyer|déboguer|contrôler")
+           "inspecter|consulter|explorer|analyser|exécuter|jeter un œil|jeter un coup d'œil|corriger|ajouter|"
+           "modifier|mettre à jour|créer|écrire|implémenter|installer|compiler|essayer|voir|parcourir|nettoyer|"
+           "déboguer|contrôler")
 _FR_1SG = ("regarde|vérifie|cherche|recherche|lance|relance|lis|relis|ouvre|examine|commence|teste|inspecte|"
            "consulte|explore|analyse|exécute|jette un œil|parcours|contrôle|essaie|essaye")
 _ES_INF = ("revisar|mirar|comprobar|buscar|leer|abrir|ejecutar|examinar|verificar|explorar|analizar|empezar|comenzar|"
@@ -27,7 +28,7 @@ _ES_1SG = ("reviso|miro|compruebo|busco|leo|abro|ejecuto|examino|verifico|explor
 _IT_INF = ("controllare|vedere|verificare|cercare|leggere|aprire|eseguire|lanciare|esaminare|analizzare|iniziare|"
            "cominciare|provare|testare|esplorare|ispezionare|correggere|aggiungere|modificare|aggiornare|creare|"
            "scrivere|implementare|installare|compilare|sistemare|guardare|dare un'occhiata|indagare|pulire")
-_IT_1SG = ("controllo|verifico|cerco|leggo|apro|eseguo|lancio|esamino|analizzo|inizio|comincio|provo|testo|esploro|"
+_IT_1SG = ("controllo|verifico|cerco|leggo|apro|eseguo|lancio|esamino|analizzo|inizio|comincio|provo|esploro|"
            "ispeziono|guardo|do un'occhiata|indago")
 _PT_INF = ("verificar|ver|olhar|procurar|ler|abrir|executar|rodar|examinar|analisar|começar|testar|checar|conferir|"
            "dar uma olhada|corrigir|adicionar|modificar|atualizar|criar|escrever|implementar|instalar|compilar|"

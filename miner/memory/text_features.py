@@ -27,7 +27,7 @@ _EMOJI = "\u2190-\u21ff\u2300-\u27bf\u2b00-\u2bff\U0001f300-\U0001faff"
 # Words of any script written with spaces (see `textutil.word_text`: no-space scripts are blanked first
 # and compared by their character bigrams), "c++" and "c#" whole, or an emoji.
 _TOKEN_RE = regex_cache.compile(r"[^\W_][\w.\-/@:+#" + WORD_MARKS + r"]*(?:[^\W_]|[#+" + WORD_MARKS + r"])|[^\W_]|["
-                       + _EMOJI + "]")
+                                + _EMOJI + "]")
 _BACKTICK_RE = regex_cache.compile(r"`([^`]{1,80})`")
 # Capitals of Latin (with Latin-1's accented ones), Greek and Cyrillic: a capital mid-sentence starts a name.
 _CAPITALS = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0391-\u03a9\u0400-\u042f"
