@@ -74,7 +74,10 @@ def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: P
         result = run_once([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(path)], env, repo)
         if keep_cache_in is not None:  # (a miner that keeps no compiled rules leaves none: "warm" is then cold)
             kept = home / "cache" / "regex"
-            shutil.copytree(kept, keep_cache_in) if kept.is_dir() else keep_cache_in.mkdir(parents=True)
+            if kept.is_dir():
+                shutil.copytree(kept, keep_cache_in, dirs_exist_ok=True)
+            else:
+                keep_cache_in.mkdir(parents=True, exist_ok=True)
         return result
 
 
@@ -86,7 +89,10 @@ def main() -> int:
     repos = [("", REPO)] + ([(f" [{args.against.name}]", args.against.resolve())] if args.against else [])
     with tempfile.TemporaryDirectory(prefix="miner-bench-cache-") as tmp:
         cache = Path(tmp) / "regex"
-        mine_once(TURNS["keeps a decision"], None, keep_cache_in=cache)  # what a previous miner leaves
+        # What a previous miner leaves, from each checkout: the file is named by the miner's version, so another
+        # checkout's miner would find none of this one's and run cold.
+        for _, repo in repos:
+            mine_once(TURNS["keeps a decision"], None, keep_cache_in=cache, repo=repo)
         rows = {"python -c pass": []}
         cases = [(f"{name}, {state}{tag}", turns, cache if state == "warm" else None, repo)
                  for name, turns in TURNS.items() for state in ("cold", "warm") for tag, repo in repos]
