@@ -168,6 +168,17 @@ def test_a_rule_turned_around_in_spanish_still_supersedes():
     assert comparer.supersedes(newer, older) is not None
 
 
+# The same prohibition typed with a straight apostrophe, a curly one (macOS and phone keyboards) or none.
+@pytest.mark.parametrize("newer", ["Don't use Redis for the session store.",
+                                   "Don\u2019t use Redis for the session store.",
+                                   "dont use Redis for the session store."])
+def test_a_rule_turned_around_however_the_apostrophe_is_typed_supersedes(newer):
+    comparer = Comparer(lexicon.load_synonyms())
+    older, turned = statement("Use Redis for the session store.", "decision"), statement(newer, "decision")
+    assert not comparer.is_duplicate(turned, older)
+    assert comparer.supersedes(turned, older) is not None
+
+
 def test_the_same_value_written_another_way_is_no_change():
     comparer = Comparer(lexicon.load_synonyms())
     older = Statement("The worker limit comes from `config.toml:8`.", "fact", "config.toml", "8")

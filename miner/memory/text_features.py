@@ -34,7 +34,8 @@ _CAPITALS = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0391-\u03a9\u0400-\u042f"
 _CAPITAL_RE = regex_cache.compile(r"(?<![\w.])([" + _CAPITALS + r"][\w.+#-]*[\w+#]|[" + _CAPITALS + r"])(?![\w])")
 _SENTENCE_START_RE = regex_cache.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _NEGATION_RE = regex_cache.compile(
-    r"\b(?:not|no|never|don't|dont|doesn't|do not|does not|isn't|aren't|won't|can't|cannot|shouldn't|without|"
+    r"\b(?:not|no|never|don['’]?t|doesn['’]?t|do not|does not|isn['’]?t|aren['’]?t|won['’]t|can['’]t|cannot|"
+    r"shouldn['’]?t|without|"
     r"avoid|stop using|no longer)\b|不要|不用|不再|别再|別再|别用|別用|禁止|不能|不可|不准|勿|不会|不會|不是|しない|ないで|ません",
     re.IGNORECASE,
 )
@@ -79,7 +80,7 @@ _MARKER_RE = regex_cache.compile(
 _NEGATED_TERM_RES = [regex_cache.compile(p, re.IGNORECASE) for p in (
     r"(?:^|[.;:!,—]\s*|\s-\s)no\s+(?:more\s+)?" + _TERM,
     r"\b(?:drop|remove|delete|get rid of|stop using|stop showing|avoid)\s+(?:the |any |a |an |all )?" + _TERM,
-    r"\b(?:don't|do not|never|no longer)\s+(?:use|show|display|add|include|want|need|put|generate|create|render)\s+"
+    r"\b(?:don['’]?t|do not|never|no longer)\s+(?:use|show|display|add|include|want|need|put|generate|create|render)\s+"
     r"(?:the |any |a |an |more )?" + _TERM,
     r"(?:不要|不用|不再用?|别再用?|別再用?|别用|別用|去掉|删掉|刪掉|移除|砍掉|拿掉|不生)\s*" + _CJK_TERM,
 )]
