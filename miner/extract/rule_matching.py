@@ -243,8 +243,12 @@ class RuleSet:
         """Every rule that fires on `text`, best confidence first.
 
         The same hits, in the same order, as `Rule.search` on every rule that
-        applies to `role` and `langs`, only faster (see `Matcher`).
+        applies to `role` and `langs`, only faster (see `Matcher`). A typographic apostrophe (macOS and phone
+        keyboards put one in "don’t") reads as the straight one the rules are written with; one character for
+        one, so a hit's offsets hold for `text` as given.
         """
+        if "\u2019" in text:
+            text = text.replace("\u2019", "'")
         key = (role, tuple(langs))
         matcher = self._matchers.get(key)
         if matcher is None:
