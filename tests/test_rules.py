@@ -6,7 +6,7 @@ import pytest
 
 from miner.extract import regex_analysis, rule_matching
 from miner.extract import rules as rules_mod
-from miner.extract.rules import RuleError, default_rule_files, load_file, load_rules
+from miner.extract.rules import RuleError, load_file, load_rules
 
 DEFAULT = rules_mod.load_rules(rules_mod.default_rule_files())
 
@@ -280,11 +280,10 @@ def test_rulesets_with_other_rules_never_share_hits(tmp_path):
 def test_a_typographic_apostrophe_reads_as_the_straight_one():
     """macOS and phone keyboards type "don’t": the rules, written with "don't", fire the same, and a hit's
     offsets still point into the text as given."""
-    rules = load_rules(default_rule_files())
     straight = "I don't want any new dependencies in this service, and let's keep it that way."
     curly = straight.replace("'", "\u2019")
-    expected = [h.rule.id for h in rules.match(straight, "user", ("en",))]
-    hits = rules.match(curly, "user", ("en",))
+    expected = [h.rule.id for h in DEFAULT.match(straight, "user", ("en",))]
+    hits = DEFAULT.match(curly, "user", ("en",))
     assert expected and [h.rule.id for h in hits] == expected
     for hit in hits:
         assert curly[hit.match.start():hit.match.end()].replace("\u2019", "'") == hit.match.group(0)
