@@ -7,6 +7,7 @@ import re
 from miner import config as config_mod
 from miner.extract.clean import BLOCK_TAG
 from miner.memory.records import NewMemory
+from miner.recall import block, checkpoint
 from miner.recall.block import build
 from miner.recall.history import history_ids
 
@@ -211,6 +212,11 @@ def test_after_a_compaction_a_rule_set_early_in_the_session_comes_first_with_its
     other = add(store, "Always squash commits before merging.", "preference", 80, ts=minute(80), session_id="s0")
     assert other not in {i.memory.id for i in build(store, "/p", CONFIG, situation="compact", session_id="s1",
                                                          budget_chars=2500).shown}  # another session's rule waits
+
+
+def test_a_block_puts_as_many_of_the_sessions_preferences_first_as_its_checkpoint_lists_decisions():
+    # block.py keeps its own copy (the hook does not import checkpoint.py): the two must not drift apart.
+    assert block.SESSION_PREFERENCES == checkpoint.MAX_IDS
 
 
 def test_after_a_compaction_the_block_weighs_everything_the_session_said_and_still_holds(store):

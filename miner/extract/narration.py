@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from . import regex_cache
+
 # Infinitives after "I'm going to" and first persons of the present, per language.
 _FR_INF = ("regarder|vérifier|chercher|rechercher|lancer|relancer|lire|relire|ouvrir|examiner|commencer|tester|"
            "inspecter|consulter|explorer|analyser|exécuter|jeter un œil|jeter un coup d'œil|corriger|ajouter|"
@@ -55,7 +57,7 @@ _OPENERS = (
 
 @cache
 def _openers_re() -> re.Pattern[str]:
-    return re.compile(r"^\W*(?:" + "|".join(_OPENERS) + r")\b", re.IGNORECASE)
+    return regex_cache.compile(r"^\W*(?:" + "|".join(_OPENERS) + r")\b", re.IGNORECASE)
 
 
 def announces_next_step(text: str) -> bool:

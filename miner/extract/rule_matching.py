@@ -56,7 +56,9 @@ class Rule:
         return {literal for requirements in self.required for options in requirements for literal in options}
 
     def search(self, text: str) -> re.Match | None:
-        """The first pattern match on `text` unless an `unless` pattern also matches."""
+        """The first pattern match on `text` unless an `unless` pattern also matches (on the text as the rules
+        read it: `as_rules_read`)."""
+        text = as_rules_read(text)
         literals = self.literals()
         if not (lowers_plainly(text) and lowers_plainly("".join(literals))):
             return self.search_present(text, None)  # lower-casing cannot tell: as `LiteralScan.present_in`
@@ -155,6 +157,12 @@ def _node_regex(node: dict) -> str:
     return f"(?:{body})?" if "" in node else body
 
 
+def as_rules_read(text: str) -> str:
+    """`text` with its typographic apostrophes straight: rules are written with "don't", and macOS and phone
+    keyboards type "don’t". One character for one, so a match's offsets hold for `text` as given."""
+    return text.replace("\u2019", "'") if "\u2019" in text else text
+
+
 @dataclass(frozen=True)
 class Hit:
     rule: Rule
@@ -243,12 +251,10 @@ class RuleSet:
         """Every rule that fires on `text`, best confidence first.
 
         The same hits, in the same order, as `Rule.search` on every rule that
-        applies to `role` and `langs`, only faster (see `Matcher`). A typographic apostrophe (macOS and phone
-        keyboards put one in "don’t") reads as the straight one the rules are written with; one character for
-        one, so a hit's offsets hold for `text` as given.
+        applies to `role` and `langs`, only faster (see `Matcher`), on the text as the rules read it
+        (`as_rules_read`).
         """
-        if "\u2019" in text:
-            text = text.replace("\u2019", "'")
+        text = as_rules_read(text)
         key = (role, tuple(langs))
         matcher = self._matchers.get(key)
         if matcher is None:
