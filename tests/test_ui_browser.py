@@ -84,6 +84,12 @@ def block(world, project_key: str = "app") -> str:
     return session_start_block(world["env"], project, session)
 
 
+def submit_filters(page) -> None:
+    """Submit the filter form and wait for the page it loads: reading the list before then reads the old one."""
+    with page.expect_navigation(wait_until="load"):
+        page.click("form.filters button[type=submit]")
+
+
 def open_memory(world, page, words: str) -> int:
     memory_id = find_id(world["env"], words)
     page.goto(f"{world['viewer'].base}/memory/{memory_id}")
@@ -108,7 +114,7 @@ def test_the_token_address_lands_on_the_memories_without_the_token(world, page):
 
 def test_search(world, page):
     page.fill("input[name=q]", "Netlify frontend")
-    page.click("form.filters button[type=submit]")
+    submit_filters(page)
     texts = page.locator("li.memory .text").all_inner_texts()
     assert texts and all("Netlify" in text for text in texts)
     assert "q=Netlify" in page.url
@@ -116,12 +122,12 @@ def test_search(world, page):
 
 def test_filter_by_category_and_state(world, page):
     page.select_option("select[name=category]", "todo")
-    page.click("form.filters button[type=submit]")
+    submit_filters(page)
     categories = page.locator("li.memory .cat").all_inner_texts()
     assert categories and {c.lower() for c in categories} == {"todo"}
     page.select_option("select[name=category]", "")
     page.select_option("select[name=state]", "quarantined")
-    page.click("form.filters button[type=submit]")
+    submit_filters(page)
     texts = page.locator("li.memory .text").all_inner_texts()
     assert texts and all("evil.example" in text for text in texts)
 
