@@ -197,6 +197,10 @@ def test_basic_auth_credentials_are_redacted(text):
      "0123456789abcdef0123456789abcdef"),
     ("SENDGRID_API_KEY='SG.kQ2mR7vT4pZ8nB3cW6yHj.Fh1sA5eU8iO2rT7wX4zC9vB6nM3kJ0gD5hP'",
      "SG.kQ2mR7vT4pZ8nB3cW6yHj.Fh1sA5eU8iO2rT7wX4zC9vB6nM3kJ0gD5hP"),  # dotted, yet no code
+    # Any key, not only the API's: what matters is a value that looks generated.
+    ("the sandbox key is Qm7#vT2$xK9!wL4p btw, rotate it monthly", "Qm7#vT2$xK9!wL4p"),
+    ("the webhook key: Zr8vQ3mT6xP1kL9w", "Zr8vQ3mT6xP1kL9w"),
+    ("the test mode works with sk_test_51Hq7Lm2Vr9Kt4Nw8Pz1Yb3Hc", "sk_test_51Hq7Lm2Vr9Kt4Nw8Pz1Yb3Hc"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -223,6 +227,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "/tmp/pytest-of-root/pytest-7/test_pre_compact0/work/shop-api",  # paths: root/ and admin/ name folders
     "cd /root/projects/app1 && ls /home/admin/site2024",
     "the password on file is kept in Vault, and the token on staging rotates daily.",
+    "The state file sits in S3 (key `infra/live/net.tfstate`), with its lock table in DynamoDB.",
+    "      - load: {key: shop/live/cart-api}",
+    "Both maps union their keys (`Merger.java:31,57`) before the fields are compared.",
+    "The shortcut key is F5 and the sort key is updated_at.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

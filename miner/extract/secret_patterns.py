@@ -41,7 +41,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("gitlab-token", r"\b(?:glpat|gldt|glrt|glptt|glft)-[A-Za-z0-9_\-]{20,}", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-")),
     ("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
     ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", ("hooks.slack.com",)),
-    ("stripe-key", r"\b(?:(?:sk|rk)_live_[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})", ("_live_", "whsec_")),
+    ("stripe-key", r"\b(?:(?:sk|rk)_(?:live_|test_(?=[A-Za-z]*[0-9]))[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})",
+     ("_live_", "_test_", "whsec_")),
     # A cookie's value: the first pair of a Cookie or Set-Cookie header, and a session id set in prose
     # ("sessionid=…"): long enough to be one, not a number.
     ("session-cookie", r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*[\w.\-]{1,64}=(?P<secret>(?!\d+\b)[^;\s,]{12,})",
@@ -171,10 +172,10 @@ _STRONG_UNSPACED = (
     r"كلمة\s+(?:المرور|السر)"
 )
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
-# Words that name a key or token: only a value that looks random is hidden.
+# Words that name a key or token (any key: "the sandbox key is X"): only a value that looks random is hidden.
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
-    r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|tokens?|credentials?|"
+    r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+)?api|chave[\s_-]+(?:de[\s_-]+)?api|api[\s_-]?schlüssel"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
