@@ -19,6 +19,9 @@ EVENT`). Targets (p50, × `python -c pass`): session-start ≤ 2.5 × at 10k and
 ≤ 2.5 ×; pre-compact at 100k ≤ 1 s with nothing new, ≤ 2 s with new lines;
 the 10 MB prompt ≤ 1 s.
 
+The compacted session has 400 prompts and their replies in the archive, which
+the block after a compaction draws the user's earlier words from.
+
 SessionStart is measured twice: "rendered" when the block was rendered ahead
 (by the worker after its last write, or by PreCompact) and the store has not
 changed since — the usual case —, and "live" when it is built from the store
@@ -166,6 +169,27 @@ def build_archive(count: int, project: str) -> float:
         store.archive_units([(project, "bench-planted", "/bench.jsonl", f"planted-{n}", 0, "assistant",
                                   "2025-11-30T10:00:00Z", text, "", 0.8) for n, text in enumerate(planted)])
     return time.perf_counter() - started
+
+
+def build_session_archive(project: str, session_id: str, prompts: int = 400) -> None:
+    """What a long session said, as the archive keeps it: `prompts` prompts of the user's (three units each) and
+    the assistant's replies (six units each), which the block after a compaction draws the user's words from."""
+    from miner.memory.store import Store
+    from miner.textutil import char_bigrams
+
+    rng = random.Random(prompts)
+
+    def rows():
+        for p in range(prompts):
+            for role, units in (("user", 3), ("assistant", 6)):
+                for u in range(units):
+                    words = rng.sample(WORDS, 4)
+                    text = f"Keep the {words[0]} {words[1]} away from the {words[2]} {words[3]} (prompt {p}, unit {u})."
+                    yield (project, session_id, "/bench.jsonl", f"{session_id}-{role}-{p}", u, role,
+                           session_ts(p), text, " ".join(char_bigrams(text)), round(rng.random(), 3))
+
+    with Store() as store, store.atomic():
+        store.archive_units(rows())
 
 
 def make_transcript(project: str, session_id: str) -> Path:
@@ -417,6 +441,8 @@ def main() -> int:
             with_env(env)
             took = build_store(size, project, session_id)
             print(f"(store of {size:,} memories built in {took:.1f}s)", flush=True)
+            if size == middle:
+                build_session_archive(project, session_id)
             sources = ("startup", "compact") if size == middle else ("startup",)
             scenarios += session_start_scenarios(hook, env, size, project, session_id, sources)
             if size == max(sizes):

@@ -81,7 +81,11 @@ DEFAULTS: dict[str, Any] = {
     "archive": True,
     # After a compaction or a resume, the block opens with the session's latest words (its requests and the
     # assistant's replies), in up to this share of the budget; memories fill the rest.
-    "restore_recent_share": 0.25,
+    "restore_recent_share": 0.15,
+    # Then what the user said earlier in the session (the archive's units of their prompts), the likeliest
+    # memories first, in up to this share (0: off): a rule or a deferral said once, early, outlives the
+    # compaction even when no memory was drawn from it.
+    "restore_user_share": 0.25,
     # A new session's block opens with the last session's latest requests (0: off).
     "last_session_requests": 2,
     # Hooks. recall_cache: the worker renders the next SessionStart block ahead of time (see blockcache).

@@ -15,6 +15,7 @@ from miner.mcp import tools as mcp_tools
 from miner.memory import corrections, portable
 from miner.memory.store import Store
 from miner.recall.block import build
+from miner.recall.checkpoint import write_checkpoint
 from miner.recall.prompt import SAID_TITLE
 from miner.runtime import exclusions
 from miner.runtime.mine import Miner
@@ -472,3 +473,82 @@ def test_purge_forgets_the_kept_counts(tmp_path, store, monkeypatch):
     privacy.purge(store, PROJECT)
     assert not store.db.execute("SELECT 1 FROM common_terms UNION ALL SELECT 1 FROM common_terms_counted").fetchone()
     assert store.count_common_terms() == ["memories", "archive"]  # counted again by the next pass
+
+
+USER_TITLE = "## What the user said earlier in the session"
+
+
+def long_session(tmp_path) -> Session:
+    """A session whose user said a few things early, then a long stretch of assistant work, then a last request."""
+    session = Session(tmp_path / "long.jsonl", PROJECT, session_id="long")
+    session.user("leave the exports folder alone, analytics regenerates it every night")
+    session.assistant("Understood, nothing under exports/ will be touched.")
+    session.user(f"<private>the vendor is acme</private> the sandbox key is {SECRET} btw, rotate it monthly")
+    session.user("ill write the changelog myself, not you")
+    for n in range(30):
+        session.assistant(f"Step {n}: the invoice exporter {n} now writes its rows through the batch writer, "
+                          f"and its test fixture {n} covers the empty batch too.")
+    session.user("now run the whole suite and tell me what fails")
+    return session
+
+
+def restore_block(store, session: Session, config=CONFIG, situation="compact") -> str:
+    mine(store, session)
+    write_checkpoint(store, session.session_id, PROJECT, str(session.path))
+    return build(store, PROJECT, config, situation=situation, session_id=session.session_id, log=False).text
+
+
+def test_after_a_compaction_the_block_keeps_what_the_user_said_earlier_in_the_session(tmp_path, store):
+    text = restore_block(store, long_session(tmp_path))
+    assert USER_TITLE in text
+    section = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    early = "- leave the exports folder alone, analytics regenerates it every night"
+    assert early in lines and "- ill write the changelog myself, not you" in lines
+    assert lines.index(early) < lines.index("- ill write the changelog myself, not you")  # in the order said
+    assert "acme" not in text and SECRET not in text and "rotate it monthly" in section  # private, redacted
+    # The latest request opens the block already: it is not said twice.
+    assert text.count("now run the whole suite and tell me what fails") == 1
+    assert text.index("the session's latest words") < text.index(USER_TITLE)
+
+
+def test_the_users_earlier_words_take_only_their_share_and_a_hidden_one_is_left_out(tmp_path, store):
+    session = long_session(tmp_path)
+    text = restore_block(store, session, dict(CONFIG, restore_user_share=0.0))
+    assert USER_TITLE not in text  # the share turned off
+    small = build(store, PROJECT, dict(CONFIG, restore_user_share=0.02), situation="compact",
+                  session_id="long", budget_chars=4000, log=False).text
+    section = small.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0] if USER_TITLE in small else ""
+    assert len(USER_TITLE) + 1 + len(section) <= 0.02 * 4000
+    store.db.execute("UPDATE archive SET hidden = 1 WHERE text LIKE 'ill write the changelog%'")  # as `forget` does
+    text = build(store, PROJECT, CONFIG, situation="compact", session_id="long", log=False).text
+    section = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+    assert "exports folder alone" in section and "changelog" not in section
+
+
+def test_a_new_sessions_block_never_draws_on_what_was_said(tmp_path, store):
+    restore_block(store, long_session(tmp_path))
+    text = build(store, PROJECT, CONFIG, situation="startup", session_id="next", log=False).text
+    assert USER_TITLE not in text
+
+
+def test_when_the_users_words_outgrow_their_share_the_likeliest_memories_stay_each_once(store):
+    def unit(n: int, text: str, worth: float) -> tuple:
+        return (PROJECT, "busy", "/t.jsonl", f"busy-{n}", 0, "user", f"2026-03-01T10:{n:02d}:00Z", text, "", worth)
+
+    chatter = [unit(n, f"ok, looks fine, carry on with step {n} of the plan please", 0.05) for n in range(40)]
+    with store.atomic():
+        store.archive_units([unit(50, "never run the migrations against the shared staging database", 0.9),
+                             *chatter,
+                             unit(60, "the release notes wait until the audit is over", 0.8),
+                             unit(70, "never run the migrations against the shared staging database", 0.9)])
+    store.put_checkpoint("busy", PROJECT, {"session_id": "busy", "task": ["Fix the importer."], "decisions": [],
+                                           "todos": []})
+    text = build(store, PROJECT, dict(CONFIG, restore_user_share=0.1), situation="compact", session_id="busy",
+                 budget_chars=4000, log=False).text
+    lines = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    rule, deferral = "- never run the migrations against the shared staging database", \
+        "- the release notes wait until the audit is over"
+    assert lines.count(rule) == 1 and lines.count(deferral) == 1  # the likeliest first, each once,
+    assert lines.index(deferral) < lines.index(rule)  # in the order said (the rule's latest saying),
+    assert 0 < len(lines) - 2 < 40  # and the chatter fills what is left of the share, not more

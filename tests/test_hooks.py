@@ -905,3 +905,34 @@ def test_a_broken_settings_file_is_told_to_the_user_and_logged_and_nothing_else_
     assert prompt.returncode == 0 and prompt.stdout == b""
     logged = hook_log_lines()
     assert any("session-start" in line and "budget_shar" in line for line in logged), logged
+
+
+def test_after_a_compaction_the_block_holds_what_the_user_said_earlier_in_the_session(session):
+    project = str(session.cwd)
+    seed_store(project)
+
+    def unit(session_id: str, n: int, role: str, text: str, worth: float = 0.5) -> tuple:
+        return (project, session_id, "/t.jsonl", f"{session_id}-{n}", 0, role, f"2026-01-02T10:{n:02d}:00Z", text,
+                "", worth)
+
+    with Store() as store:
+        with store.atomic():
+            store.archive_units([
+                unit(session.session_id, 1, "user", "never touch the vendored charts under deploy/charts"),
+                unit(session.session_id, 2, "assistant", "Understood: deploy/charts stays as it is."),
+                unit(session.session_id, 3, "user", "the load test waits until the new cluster is up, not now"),
+                unit("another-session", 4, "user", "rename the staging bucket to assets-staging"),
+            ])
+        store.put_checkpoint(session.session_id, project, {"session_id": session.session_id, "project": project,
+                                                           "task": ["Rename the invoice exporter to billing-export."],
+                                                           "decisions": [], "todos": []})
+    block = additional_context(run_hook("session-start", session.payload("session-start.compact.json"),
+                                        cwd=session.cwd))
+    section = block.split("## What the user said earlier in the session\n", 1)[1].split("\n## ", 1)[0]
+    assert section.splitlines() == ["- never touch the vendored charts under deploy/charts",
+                                    "- the load test waits until the new cluster is up, not now"]
+    assert "staging bucket" not in block and "Understood" not in section  # another session's; the assistant's
+    assert block.index("Rename the invoice exporter") < block.index(section) < block.index("Memory number 1:")
+    startup = additional_context(run_hook("session-start", session.payload("session-start.startup.json"),
+                                          cwd=session.cwd))
+    assert "vendored charts" not in startup  # a new session's block never draws on the archive

@@ -158,6 +158,13 @@ class SessionQueries:
                 [value for row in batch for value in row]).rowcount
         return new  # the rows of the archive only (`total_changes` would count the index's writes too)
 
+    def session_said(self, session_id: str, role: str, limit: int = 5000) -> list[tuple[str, str, float]]:
+        """What `role` said in a session, as the archive keeps it (visible units only; the latest `limit`), in the
+        order said: (entry uuid, text, how likely the classifier found it a memory) of each unit."""
+        return self._tuples(
+            "SELECT entry_uuid, text, worth FROM archive WHERE session_id = ? AND role = ? AND hidden = 0 "
+            "ORDER BY id DESC LIMIT ?", (session_id, role, limit)).fetchall()[::-1]
+
     def hide_archived(self, memory_id: int) -> int:
         """Hide the archived units a memory was drawn from (its evidence entries, the same text): a forgotten
         memory is not found again through the archive. Returns how many were hidden."""

@@ -3,8 +3,8 @@
 The block is Markdown inside a tag, fenced as reference data, grouped by
 category, each item under the day it was last said. An item fits whole or
 is left out; the last line says what was left out. After a compaction the
-block opens with the session's checkpoint (its current task, decisions and
-open todos).
+block opens with the session's latest words (or its checkpoint: its current
+task), then what the user said earlier in the session (from the archive).
 
 `rank` decides which memories are candidates and how each scores; this
 module renders them: `build` runs the stages, `fit` packs the ranked items
@@ -201,6 +201,48 @@ def recent_lines(checkpoint: dict, room: int, situation: str = "compact") -> lis
     return [title] + lines[::-1] if lines else []
 
 
+USER_TITLE = "## What the user said earlier in the session"
+USER_LINE_CHARS = 400  # of one prompt; the rest of a longer one is cut at a sentence end
+
+
+def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]:
+    """The user's earlier words in this session, as many of their prompts as fit in `room` characters (as the
+    archive keeps them), the likeliest memories first (the classifier's estimate for the prompt's likeliest
+    unit; the newest first among equals), shown in the order said. A prompt whose words `said` (the lines
+    above, lower-cased and with single spaces) already holds is left out."""
+    room -= len(USER_TITLE) + 1
+    prompts: dict[str, list] = {}  # entry uuid: [its units' texts, the likeliest unit's worth, when said]
+    for entry, text, worth in store.session_said(session_id, "user"):
+        prompt = prompts.setdefault(entry, [[], 0.0, len(prompts)])
+        prompt[0].append(text)
+        prompt[1] = max(prompt[1], worth)
+    lines = []
+    seen = set()
+    for texts, _, order in sorted(prompts.values(), key=lambda p: (-p[1], -p[2])):
+        text = " ".join(escape(" ".join(texts)).split())
+        if text.lower() in said or text.lower() in seen:
+            continue
+        seen.add(text.lower())
+        text = clip_end(text, USER_LINE_CHARS)
+        if len(text) + 3 <= room:  # "- " and the line's end
+            lines.append((order, "- " + text))
+            room -= len(text) + 3
+    return [USER_TITLE] + [line for _, line in sorted(lines)] if lines else []
+
+
+def clip_end(text: str, limit: int) -> str:
+    """The start of `text` in at most `limit` characters, to a sentence (else a word) end, then ' …'."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 2]
+    for mark in (". ", "。", "! ", "? ", "; "):
+        pos = cut.rfind(mark)
+        if pos >= len(cut) // 2:
+            return cut[: pos + 1] + " …"
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= len(cut) // 2 else cut) + " …"
+
+
 def clip_start(text: str, limit: int) -> str:
     """The end of `text` in at most `limit` characters, from a sentence (else a word) start, after '… '; '' when
     too little would be left to say anything."""
@@ -312,6 +354,10 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
                  half_life_s=float(config["session_half_life_hours"]) * 3600 if checkpoint else None,
                  asked=situation == "query", startup=startup, budget_chars=budget_chars, also=said)
     pinned_lines = opening_lines(checkpoint, last, config, budget_chars, situation)
+    if checkpoint and float(config["restore_user_share"]) > 0:
+        recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
+        pinned_lines += user_lines(store, checkpoint.get("session_id") or session_id,
+                                   int(budget_chars * float(config["restore_user_share"])), recent_said)
     if checkpoint:
         # A memory the recent state says already is not shown twice.
         recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
