@@ -208,21 +208,25 @@ USER_LINE_CHARS = 400  # of one prompt; the rest of a longer one is cut at a sen
 def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]:
     """The user's earlier words in this session, as many of their prompts as fit in `room` characters (as the
     archive keeps them), the likeliest memories first (the classifier's estimate for the prompt's likeliest
-    unit; the newest first among equals), shown in the order said. A prompt whose words `said` (the lines
-    above, lower-cased and with single spaces) already holds is left out."""
+    unit; the newest first among equals), each once, shown in the order said. A prompt whose words `said` (the
+    lines above, lower-cased and with single spaces) already holds is left out."""
     room -= len(USER_TITLE) + 1
     prompts: dict[str, list] = {}  # entry uuid: [its units' texts, the likeliest unit's worth, when said]
     for entry, text, worth in store.session_said(session_id, "user"):
         prompt = prompts.setdefault(entry, [[], 0.0, len(prompts)])
         prompt[0].append(text)
-        prompt[1] = max(prompt[1], worth)
+        if worth > prompt[1]:
+            prompt[1] = worth
     lines = []
-    seen = set()
+    seen: set[str] = set()
     for texts, _, order in sorted(prompts.values(), key=lambda p: (-p[1], -p[2])):
+        if room < 4:  # "- ", a character and the line's end: nothing more fits
+            break
         text = " ".join(escape(" ".join(texts)).split())
-        if text.lower() in said or text.lower() in seen:
+        low = text.lower()
+        if low in said or low in seen:
             continue
-        seen.add(text.lower())
+        seen.add(low)
         text = clip_end(text, USER_LINE_CHARS)
         if len(text) + 3 <= room:  # "- " and the line's end
             lines.append((order, "- " + text))
