@@ -234,6 +234,11 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
     return [USER_TITLE] + [line for _, line in sorted(lines)] if lines else []
 
 
+def said_in(lines: list[str]) -> str:
+    """What `lines` say, lower-cased and with single spaces, for finding a text already said in them."""
+    return " ".join(" ".join(line.lower().split()) for line in lines)
+
+
 def clip_end(text: str, limit: int) -> str:
     """The start of `text` in at most `limit` characters, to a sentence (else a word) end, then ' …'."""
     if len(text) <= limit:
@@ -359,12 +364,11 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
                  asked=situation == "query", startup=startup, budget_chars=budget_chars, also=said)
     pinned_lines = opening_lines(checkpoint, last, config, budget_chars, situation)
     if checkpoint and float(config["restore_user_share"]) > 0:
-        recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
         pinned_lines += user_lines(store, checkpoint.get("session_id") or session_id,
-                                   int(budget_chars * float(config["restore_user_share"])), recent_said)
+                                   int(budget_chars * float(config["restore_user_share"])), said_in(pinned_lines))
     if checkpoint:
         # A memory the recent state says already is not shown twice.
-        recent_said = " ".join(" ".join(line.lower().split()) for line in pinned_lines)
+        recent_said = said_in(pinned_lines)
         items = [i for i in items if " ".join(i.memory.text.lower().split()) not in recent_said]
     shares = STANDING_SHARES if startup else None
     items, beyond, zones = shortlist(items, config, budget_chars, shares, current_ids, startup, void)
