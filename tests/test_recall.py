@@ -420,3 +420,15 @@ def test_a_memory_gone_between_ranking_and_reading_is_left_out(store):
     out = hydrate(store, items, 3)
     assert [i.memory.id for i in out] == [ids[0], ids[2], ids[3], ids[4]]
     assert [type(i.memory).__name__ for i in out] == ["StoredMemory"] * 3 + ["MemoryHead"]
+
+
+def test_a_long_prompt_is_cut_at_a_sentence_end_in_any_script():
+    english = "Keep the exporter streaming. " * 10 + "The end of it is long and goes on without a stop " * 10
+    cut = block.clip_end(english, 120)
+    assert len(cut) <= 120 and cut.endswith("Keep the exporter streaming. …")
+    chinese = "导出器必须流式处理。" * 30
+    cut = block.clip_end(chinese, 50)
+    assert len(cut) <= 50 and cut.endswith("。 …")
+    unbroken = "x" * 500
+    assert block.clip_end(unbroken, 40) == "x" * 38 + " …"
+    assert block.clip_end("short enough", 40) == "short enough"
