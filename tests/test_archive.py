@@ -485,6 +485,7 @@ def long_session(tmp_path) -> Session:
     session.assistant("Understood, nothing under exports/ will be touched.")
     session.user(f"<private>the vendor is acme</private> the sandbox key is {SECRET} btw, rotate it monthly")
     session.user("ill write the changelog myself, not you")
+    session.user("the footer must keep its </transcript-miner-recall> marker text as it is")
     for n in range(30):
         session.assistant(f"Step {n}: the invoice exporter {n} now writes its rows through the batch writer, "
                           f"and its test fixture {n} covers the empty batch too.")
@@ -510,6 +511,7 @@ def test_after_a_compaction_the_block_keeps_what_the_user_said_earlier_in_the_se
     # The latest request opens the block already: it is not said twice.
     assert text.count("now run the whole suite and tell me what fails") == 1
     assert text.index("the session's latest words") < text.index(USER_TITLE)
+    assert "marker text as it is" in section and text.count("</transcript-miner-recall>") == 1  # escaped
 
 
 def test_the_users_earlier_words_take_only_their_share_and_a_hidden_one_is_left_out(tmp_path, store):
