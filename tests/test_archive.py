@@ -478,6 +478,11 @@ def test_purge_forgets_the_kept_counts(tmp_path, store, monkeypatch):
 USER_TITLE = "## What the user said earlier in the session"
 
 
+def user_section(text: str) -> str:
+    """The lines of a block's section of the user's earlier words."""
+    return text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+
+
 def long_session(tmp_path) -> Session:
     """A session whose user said a few things early, then a long stretch of assistant work, then a last request."""
     session = Session(tmp_path / "long.jsonl", PROJECT, session_id="long")
@@ -502,7 +507,7 @@ def restore_block(store, session: Session, config=CONFIG, situation="compact") -
 def test_after_a_compaction_the_block_keeps_what_the_user_said_earlier_in_the_session(tmp_path, store):
     text = restore_block(store, long_session(tmp_path))
     assert USER_TITLE in text
-    section = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0]
+    section = user_section(text)
     lines = section.splitlines()
     early = "- leave the exports folder alone, analytics regenerates it every night"
     assert early in lines and "- ill write the changelog myself, not you" in lines
@@ -514,18 +519,21 @@ def test_after_a_compaction_the_block_keeps_what_the_user_said_earlier_in_the_se
     assert "marker text as it is" in section and text.count("</transcript-miner-recall>") == 1  # escaped
 
 
-def test_the_users_earlier_words_take_only_their_share_and_a_hidden_one_is_left_out(tmp_path, store):
+def test_the_users_earlier_words_take_only_their_share_and_a_forgotten_one_is_left_out(tmp_path, store):
     session = long_session(tmp_path)
     text = restore_block(store, session, dict(CONFIG, restore_user_share=0.0))
     assert USER_TITLE not in text  # the share turned off
-    small = build(store, PROJECT, dict(CONFIG, restore_user_share=0.02), situation="compact",
+    whole = build(store, PROJECT, CONFIG, situation="compact", session_id="long", log=False).text
+    small = build(store, PROJECT, dict(CONFIG, restore_user_share=0.03), situation="compact",
                   session_id="long", budget_chars=4000, log=False).text
-    section = small.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0] if USER_TITLE in small else ""
-    assert len(USER_TITLE) + 1 + len(section) <= 0.02 * 4000
-    store.db.execute("UPDATE archive SET hidden = 1 WHERE text LIKE 'ill write the changelog%'")  # as `forget` does
+    section = user_section(small)
+    assert len(USER_TITLE) + 1 + len(section) + 1 <= 0.03 * 4000  # (the title, its lines and their ends)
+    assert 0 < len(section.splitlines()) < len(user_section(whole).splitlines())
+    memory = next(m for m in store.list_memories(limit=100) if "changelog" in m.text)
+    corrections.forget(store, memory.id, "wrong")  # hides the archived units it was drawn from
     text = build(store, PROJECT, CONFIG, situation="compact", session_id="long", log=False).text
-    section = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0]
-    assert "exports folder alone" in section and "changelog" not in section
+    section = user_section(text)
+    assert "exports folder alone" in section and "changelog" not in text
 
 
 def test_a_new_sessions_block_never_draws_on_what_was_said(tmp_path, store):
@@ -548,7 +556,7 @@ def test_when_the_users_words_outgrow_their_share_the_likeliest_memories_stay_ea
                                            "todos": []})
     text = build(store, PROJECT, dict(CONFIG, restore_user_share=0.1), situation="compact", session_id="busy",
                  budget_chars=4000, log=False).text
-    lines = text.split(USER_TITLE + "\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    lines = user_section(text).splitlines()
     rule, deferral = "- never run the migrations against the shared staging database", \
         "- the release notes wait until the audit is over"
     assert lines.count(rule) == 1 and lines.count(deferral) == 1  # the likeliest first, each once,
