@@ -395,3 +395,18 @@ def short(text: str, limit: int = 90) -> str:
     """Text for a "(was: …)" note: on one line and whole when short, else '' (a cut note would mislead)."""
     text = " ".join(text.split()).strip(" .。")
     return text if len(text) <= limit else ""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` on one line in at most `limit` characters: whole when it fits, else its start to a sentence end
+    (else a word end) in the latter half, then ' …'."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 2]
+    for mark in (". ", "。", "! ", "? ", "; "):
+        pos = cut.rfind(mark)
+        if pos >= len(cut) // 2:
+            return cut[: pos + 1] + " …"
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= len(cut) // 2 else cut) + " …"

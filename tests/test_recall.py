@@ -10,6 +10,7 @@ from miner.memory.records import NewMemory
 from miner.recall import block, checkpoint
 from miner.recall.block import build
 from miner.recall.history import history_ids
+from miner.textutil import clip
 
 
 def add(store, text, category="decision", n=0, **kw):
@@ -424,11 +425,11 @@ def test_a_memory_gone_between_ranking_and_reading_is_left_out(store):
 
 def test_a_long_prompt_is_cut_at_a_sentence_end_in_any_script():
     english = "Keep the exporter streaming. " * 10 + "The end of it is long and goes on without a stop " * 10
-    cut = block.clip_end(english, 120)
+    cut = clip(english, 120)
     assert len(cut) <= 120 and cut.endswith("Keep the exporter streaming. …")
     chinese = "导出器必须流式处理。" * 30
-    cut = block.clip_end(chinese, 50)
+    cut = clip(chinese, 50)
     assert len(cut) <= 50 and cut.endswith("。 …")
     unbroken = "x" * 500
-    assert block.clip_end(unbroken, 40) == "x" * 38 + " …"
-    assert block.clip_end("short enough", 40) == "short enough"
+    assert clip(unbroken, 40) == "x" * 38 + " …"
+    assert clip("short enough", 40) == "short enough"

@@ -267,8 +267,8 @@ def _weak(m: re.Match, run: _Pass) -> str:
     raw, bare, _ = _value_of(m)
     if not bare or " " in bare or _rejected(bare) or not _random_like(bare) or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
-    if m.group("word").lower() in ("key", "keys") and (raw.startswith("(") or ("/" in bare and bare == bare.lower())):
-        return m.group(0)  # a bare key names a secret less surely: not an object's key ("key `prod/app.tfstate`")
+    if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
+        return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
     return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
 
 

@@ -21,7 +21,7 @@ from .. import BLOCK_TAG
 from ..memory.records import StoredMemory
 from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
-from ..textutil import escape_block_tag
+from ..textutil import clip, escape_block_tag
 from .rank import STANDING_SHARES, Item, by_novelty, hydrate, rank, shortlist, situation_query
 from .void import Zone
 
@@ -227,7 +227,7 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
         if low in said or low in seen:
             continue
         seen.add(low)
-        text = clip_end(text, USER_LINE_CHARS)
+        text = clip(text, USER_LINE_CHARS)
         if len(text) + 3 <= room:  # "- " and the line's end
             lines.append((order, "- " + text))
             room -= len(text) + 3
@@ -237,19 +237,6 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
 def said_in(lines: list[str]) -> str:
     """What `lines` say, lower-cased and with single spaces, for finding a text already said in them."""
     return " ".join(" ".join(line.lower().split()) for line in lines)
-
-
-def clip_end(text: str, limit: int) -> str:
-    """The start of `text` in at most `limit` characters, to a sentence (else a word) end, then ' …'."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 2]
-    for mark in (". ", "。", "! ", "? ", "; "):
-        pos = cut.rfind(mark)
-        if pos >= len(cut) // 2:
-            return cut[: pos + 1] + " …"
-    space = cut.rfind(" ")
-    return (cut[:space] if space >= len(cut) // 2 else cut) + " …"
 
 
 def clip_start(text: str, limit: int) -> str:

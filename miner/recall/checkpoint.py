@@ -36,7 +36,7 @@ from ..extract.redact import redact
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
 from ..memory.records import StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import char_bigrams, keywords, simple_stem
+from ..textutil import char_bigrams, clip, keywords, simple_stem
 
 MAX_REQUESTS = 3
 MAX_REQUEST_CHARS = 600
@@ -65,19 +65,6 @@ _FILLER = frozenset(
 _PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 
 
-def clip(text: str, limit: int = MAX_REQUEST_CHARS) -> str:
-    """Whole sentences of `text` up to `limit` characters (a word boundary if one sentence is longer)."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    for mark in (". ", "。", "! ", "? ", "\n"):
-        pos = cut.rfind(mark)
-        if pos > limit // 2:
-            return cut[: pos + 1].strip()
-    return cut.rsplit(" ", 1)[0] + " …"
-
-
 def request_text(raw: str) -> str:
     """A user prompt as a task line: wrappers, code, commands and secrets out; '' when nothing is left."""
     cleaned = clean_prose(cut_text(raw, REQUEST_SCAN_CHARS))
@@ -86,7 +73,7 @@ def request_text(raw: str) -> str:
         return ""
     if len(text) < 40 and " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
         return ""
-    return clip(_redacted(cleaned, MAX_REQUEST_CHARS))
+    return clip(_redacted(cleaned, MAX_REQUEST_CHARS), MAX_REQUEST_CHARS)
 
 
 def _redacted(cleaned: str, keep: int) -> str:
