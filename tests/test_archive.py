@@ -562,3 +562,38 @@ def test_when_the_users_words_outgrow_their_share_the_likeliest_memories_stay_ea
     assert lines.count(rule) == 1 and lines.count(deferral) == 1  # the likeliest first, each once,
     assert lines.index(deferral) < lines.index(rule)  # in the order said (the rule's latest saying),
     assert 0 < len(lines) - 2 < 40  # and the chatter fills what is left of the share, not more
+
+
+def test_a_prompt_the_latest_words_hold_in_part_is_not_said_twice(tmp_path, store):
+    session = Session(tmp_path / "brief.jsonl", PROJECT, session_id="brief")
+    session.user("keep the invoice numbers gapless, auditors check them every quarter")
+    rules = [f"Rule {n}: the {word} report keeps its own column order and its totals row."
+             for n, word in enumerate(("daily", "weekly", "monthly", "quarterly", "yearly", "tax", "payroll",
+                                       "vendor", "customer", "refund", "credit", "ledger", "audit", "budget",
+                                       "forecast", "pension", "travel", "expense", "asset", "loan"))]
+    for n in range(30):
+        session.assistant(f"Step {n}: the exporter {n} now numbers its invoices from the shared sequence.")
+    session.user("Here is the whole brief for the reports. " + " ".join(rules))
+    session.assistant("Understood, I will follow the brief.")
+    text = restore_block(store, session)
+    recent = text.split("the session's latest words\n", 1)[1].split("\n## ", 1)[0]
+    section = user_section(text)
+    # The long prompt is in the latest words in part, and the earlier words go on with the rest of it, once.
+    assert any(rule in recent for rule in rules) and any(rule in section for rule in rules)
+    for rule in rules:
+        assert text.count(rule) <= 1, rule
+    assert "keep the invoice numbers gapless" in section
+
+
+@pytest.mark.parametrize("text,said,left", [
+    ("Use pnpm. Keep the lockfile in git. Never bump node.", "… keep the lockfile in git. never bump node.",
+     "Use pnpm."),
+    ("先用 pnpm。锁文件要提交到仓库里。", "锁文件要提交到仓库里。", "先用 pnpm。"),
+    ("No. Keep the lockfile in git.", "no. keep the lockfile in git.", ""),
+    ("No. Keep the lockfile in git.", "… keep the lockfile in git.", "No."),
+    ("Keep the lockfile in git.", "something else entirely", "Keep the lockfile in git."),
+])
+def test_unsaid_leaves_out_the_sentences_already_said(text, said, left):
+    from miner.recall.block import unsaid
+
+    assert unsaid(text, said) == left

@@ -208,8 +208,8 @@ USER_LINE_CHARS = 400  # of one prompt; the rest of a longer one is cut at a sen
 def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]:
     """The user's earlier words in this session, as many of their prompts as fit in `room` characters (as the
     archive keeps them), the likeliest memories first (the classifier's estimate for the prompt's likeliest
-    unit; the newest first among equals), each once, shown in the order said. A prompt whose words `said` (the
-    lines above, lower-cased and with single spaces) already holds is left out."""
+    unit; the newest first among equals), each once, shown in the order said. What `said` (the lines above,
+    lower-cased and with single spaces) already holds is left out (`unsaid`)."""
     room -= len(USER_TITLE) + 1
     prompts: dict[str, list] = {}  # entry uuid: [its units' texts, the likeliest unit's worth, when said]
     for entry, text, worth in store.session_said(session_id, "user"):
@@ -222,9 +222,9 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
     for texts, _, order in sorted(prompts.values(), key=lambda p: (-p[1], -p[2])):
         if room < 4:  # "- ", a character and the line's end: nothing more fits
             break
-        text = " ".join(escape(" ".join(texts)).split())
+        text = unsaid(" ".join(escape(" ".join(texts)).split()), said)
         low = text.lower()
-        if low in said or low in seen:
+        if not text or low in seen:
             continue
         seen.add(low)
         text = clip(text, USER_LINE_CHARS)
@@ -232,6 +232,23 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
             lines.append((order, "- " + text))
             room -= len(text) + 3
     return [USER_TITLE] + [line for _, line in sorted(lines)] if lines else []
+
+
+# A sentence's end: a stop, then a space (or a CJK stop, space or none).
+SAID_SENTENCE_CHARS = 10  # a shorter sentence ("No.", "ok.") is not taken for the one said above
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*")
+
+
+def unsaid(text: str, said: str) -> str:
+    """`text` without its sentences that `said` (lower-cased, single spaces) already holds; '' when it holds all.
+    The latest words above may hold a prompt whole, or cut at either end: what they hold is not said twice."""
+    if text.lower() in said:
+        return ""
+    sentences = [s for s in _SENTENCE_END_RE.split(text) if s]
+    if len(sentences) < 2:
+        return text
+    kept = [s for s in sentences if len(s) < SAID_SENTENCE_CHARS or s.lower() not in said]
+    return " ".join(kept) if len(kept) < len(sentences) else text
 
 
 def said_in(lines: list[str]) -> str:
