@@ -201,6 +201,14 @@ def test_basic_auth_credentials_are_redacted(text):
     ("the sandbox key is Qm7#vT2$xK9!wL4p btw, rotate it monthly", "Qm7#vT2$xK9!wL4p"),
     ("the webhook key: Zr8vQ3mT6xP1kL9w", "Zr8vQ3mT6xP1kL9w"),
     ("the test mode works with sk_test_51Hq7Lm2Vr9Kt4Nw8Pz1Yb3Hc", "sk_test_51Hq7Lm2Vr9Kt4Nw8Pz1Yb3Hc"),
+    # A payment card's number (these pass the Luhn check), as printed, or in a row after a word for a card.
+    ("she paid with 4539 5787 6362 1486, exp 04/29", "4539 5787 6362 1486"),
+    ("la tarjeta es 4539-5787-6362-1486", "4539-5787-6362-1486"),
+    ("Amex 3714 496353 98431 on file", "3714 496353 98431"),
+    ("card number 4539578763621486 for the refund test", "4539578763621486"),
+    ("信用卡号 4539578763621486 已经过期", "4539578763621486"),
+    ("my SSN is 078-05-1120, keep it out of the logs", "078-05-1120"),
+    ("Social Security number: 219-09-9999", "219-09-9999"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -231,6 +239,13 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "      - load: {key: shop/live/cart-api}",
     "Both maps union their keys (`Merger.java:31,57`) before the fields are compared.",
     "The shortcut key is F5 and the sort key is updated_at.",
+    # Test cards from payment providers' documentation, and numbers that are no card's.
+    "In test mode pay with 4242 4242 4242 4242 and any future date.",
+    "The declined-card test number is 4000 0000 0000 0002.",
+    "The order id 4539578763621486 comes from the shop's sequence.",  # in a row, and no card named
+    "The session ab3f5240-1135-4013-105f-c4a0d6e3f9a1 ended at 10:02.",
+    "Call the office at 555-123-4567, or fax 555-123-4568.",
+    "The part number is 219-09-9999 in the catalogue.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

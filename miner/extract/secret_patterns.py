@@ -29,6 +29,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Django's generated secret key, and a BitLocker recovery key (eight groups of six digits).
     ("django-secret", r"\bdjango-insecure-[^\s'\"`]{20,}", ("django-insecure-",)),
     ("recovery-key", r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])", ("-",)),
+    # A US social security number named as one.
+    ("ssn", r"(?i:\bssn\b|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?)[^\n\d]{0,20}?"
+            r"(?P<secret>(?<!\d)\d{3}-\d{2}-\d{4}(?!\d))", ("SSN", "ssn", "Ssn", "ocial security", "ocial Security")),
     ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)",
      ("OpenVPN",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
@@ -301,6 +304,10 @@ class Patterns:
         self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
                                      r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
         self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+        # A payment card's number: four groups of four digits (and up to seven more), Amex's 4-6-5, or 13 to 19
+        # digits in a row; `secret_finders` keeps those that pass the Luhn check.
+        self.card = re.compile(r"(?<![\w.,-])(?:[2-6]\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|"
+                               r"3[47]\d{2}(?P<amex>[ -])\d{6}(?P=amex)\d{5}|[2-6]\d{12,18})(?![\w-]|[.,]\d)")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
 
