@@ -209,6 +209,9 @@ def test_basic_auth_credentials_are_redacted(text):
     ("信用卡号 4539578763621486 已经过期", "4539578763621486"),
     ("my SSN is 078-05-1120, keep it out of the logs", "078-05-1120"),
     ("Social Security number: 219-09-9999", "219-09-9999"),
+    # A passphrase's words, one of them a word that could close prose ("correct"), or a number last.
+    ("passphrase: correct horse battery staple", "horse battery staple"),
+    ("the gpg passphrase is purple monkey dishwasher 77", "purple monkey dishwasher"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -246,6 +249,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The session ab3f5240-1135-4013-105f-c4a0d6e3f9a1 ended at 10:02.",
     "Call the office at 555-123-4567, or fax 555-123-4568.",
     "The part number is 219-09-9999 in the catalogue.",
+    "The passphrase is correct now that you reset it.",
+    "The passphrase is 12 characters long at least.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

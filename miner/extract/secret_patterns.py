@@ -61,8 +61,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                    r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*[:=：][ \t]*)"
                    r"(?P<secret>\"[^\"\n]{8,200}\"|“[^”\n]{8,200}”|'[^'\n]{8,200}'|`[^`\n]{8,200}`|"
                    r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
-                   r"with|stored|saved|kept|set|required|optional|missing|wrong|correct|needed|used)\b)"
-                   r"[^\W\d_]{3,}[ \t]+){3,23}[^\W\d_]{3,})",
+                   r"with|stored|saved|kept|set|required|optional|missing|needed|used)\b)"
+                   r"[^\W\d_]{3,}[ \t]+){3,23}(?:[^\W\d_]{3,}|\d{1,6}))",
      ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "frase", "Frase", "фраза", "助记词", "助記詞")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
