@@ -267,7 +267,8 @@ def test_text_written_like_a_marker_does_not_shield_a_secret():
 def test_the_shipped_secrets_file_loads_and_its_examples_hold():
     loaded = redact_mod.load_extra([secret_rules.shipped_secret_file()])
     try:
-        assert {kind for kind, _ in loaded} >= {"npm-token", "huggingface-token"}
+        assert {kind for kind, _ in loaded} >= {"npm-token", "huggingface-token", "sentry-token", "doppler-token",
+                                                "terraform-cloud-token", "square-token"}
         token = "npm_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
         assert redact(f"the token {token} is in .npmrc")[0] == "the token [REDACTED:npm-token] is in .npmrc"
     finally:
