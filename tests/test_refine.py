@@ -139,6 +139,47 @@ def test_choices_and_facts_in_other_languages_are_not_narration(text):
     assert not REF.is_narration(doc(text))
 
 
+# The assistant reporting how a check came out: what it just saw, not what holds.
+@pytest.mark.parametrize("text", [
+    "All 42 tests pass (30 in `ParserTest`, 12 in `LexerTest`).",
+    "Great — the unit tests now pass on both branches.",
+    "Build succeeded with the new output folder.",
+    "Clean boot, no exceptions in the log.",
+    "`cargo clippy` — passes clean.",
+    "Tous les tests passent maintenant.",
+    "Funciona perfectamente.",
+    "I test passano anche su Windows.",
+    "Os testes passam com a nova fixture.",
+    "Alle Tests sind grün nach dem Umbau.",
+    "编译通过，服务在 9000 端口启动。",
+    "テストはすべて通りました。",
+    "빌드가 성공했습니다.",
+])
+def test_check_reports_are_recaps(text):
+    assert REF.is_recap(doc(text))
+    assert REF.refine(unit(text, "assistant"), hit_for(text, "fact")).dropped_by == "recap"
+
+
+# What a check found, a failure's cause, and how to run the checks stay.
+@pytest.mark.parametrize("text", [
+    "Confirmed that the queue consumer runs with a prefetch of 20.",
+    "Confirmed — the cron entry fires at midnight in the container.",
+    "Build succeeded, and the new page renders at `/docs/setup/`.",
+    "Tests pass; the flaky one was a timezone bug in `parse_date`.",
+    "Everything checks out — the volume is mounted and the health probe answers.",
+    "Funciona, pero el caché se vacía al reiniciar.",
+    "The build failed because `libssl` is missing from the base image.",
+    "Tests run with `./gradlew test --offline`.",
+    "The checks in `ci.yml` pass only on Linux runners.",
+    "The smoke test lives in `scripts/smoke.sh`.",
+    "La compilation échoue sans la variable `JAVA_HOME`.",
+    "Funciona con Redis y con Memcached.",
+    "测试用 pytest 运行，配置在 pyproject.toml。",
+])
+def test_findings_and_commands_are_not_check_reports(text):
+    assert not REF.is_recap(doc(text))
+
+
 @pytest.mark.parametrize("text,ok", [("short one", False), ("----- 1234 ---- 5678 -----", False),
                                      ("The API listens on port 8080.", True), ("数据库改用 PostgreSQL 了", True),
                                      # Thai: 18 characters, five words ("always answer in Thai")

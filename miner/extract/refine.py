@@ -1,15 +1,15 @@
 """Refinement after the rules, with spaCy: drop what is not a memory, mark what is hedged, make units self-contained.
 
-Runs on candidate units only (those a rule matched), so its cost does not
-grow with the transcript. Each step is a method taking a spaCy `Doc`, so
-that it can be tested and explained on its own:
+Runs on candidate units only (those a rule or the classifier kept), so its cost
+does not grow with the transcript. Each step is a method taking a spaCy `Doc`,
+so that it can be tested and explained on its own:
 
 - on the blank pipeline the steps use token attributes, lookup lemmas, a
   `Matcher` (openers such as "let me", "I'll check", "I've updated") and
-  `PhraseMatcher`s (greetings, hedges), and plain patterns (pasted program
-  output, a user's request pinned to a line number, a lead-in that stops
-  before its list, options put up for a choice, which are kept but
-  unconfirmed);
+  `PhraseMatcher`s (greetings, hedges), and plain patterns (a check's outcome
+  reported, `check_report`; pasted program output, a user's request pinned to
+  a line number, a lead-in that stops before its list, options put up for a
+  choice, which are kept but unconfirmed);
 - on a trained pipeline they also use its tags and parse: an auxiliary
   before its subject is a question, a first-person future of a work verb is
   narration, a modal "might" is a hedge, "this" as a determiner needs no
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..textutil import keywords
+from .check_report import reports_check
 from .model import Candidate, Unit
 from .narration import announces_next_step
 from .nlp import Pipeline, has_parse
@@ -236,8 +237,10 @@ class Refiner:
         return clause is not None and clause[0].lemma_ in WORK_VERBS and bool(clause[1] & {"will", "shall"})
 
     def is_recap(self, doc) -> bool:
-        """The assistant reporting what it just did: "I've updated…", "Successfully built…"."""
-        if _CJK_RECAP_RE.match(_text(doc)) or "RECAP" in self._opening(doc):
+        """The assistant reporting what it just did, or how a check came out: "I've updated…", "Successfully
+        built…", "All 12 tests pass" (`check_report`)."""
+        text = _text(doc)
+        if _CJK_RECAP_RE.match(text) or reports_check(text) or "RECAP" in self._opening(doc):
             return True
         clause = _first_person_clause(doc)
         return (clause is not None and clause[0].tag_ == "VBN" and "have" in clause[1]
