@@ -23,7 +23,7 @@ from . import regex_cache
 # "Okay, ", "Great — ", "好的，": words that open a reply before what it says.
 _DISCOURSE = r"(?:(?:ok(?:ay)?|great|perfect|good|nice|excellent|alright|yes|yep|bien|bon|parfait|perfecto|vale|" \
              r"perfetto|ottimo|perfeito|ótimo|gut|perfekt|prima|好的|好|完美|太好了)\W+)?"
-_SUBJECT = r"(?:the\s+|all\s+|both\s+|\d+\s+|all\s+\d+\s+)*(?:(?:unit|integration|e2e|new|remaining|existing)\s+)?"
+_SUBJECT = r"(?:(?:the|all|both|\d+)\s+){0,3}(?:(?:unit|integration|e2e|new|remaining|existing)\s+)?"
 _OPENINGS = (
     # English
     _SUBJECT + r"(?:tests?|specs?|checks?)\s+(?:now\s+|still\s+|all\s+)?"
