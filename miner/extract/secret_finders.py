@@ -413,7 +413,7 @@ def _csv_rows(text: str, run: _Pass) -> str:
 
 
 # Words near a number of 13 to 19 digits in a row that make it a card's: "card", "Visa", "tarjeta", "卡号"…
-_DIGIT_RUN_RE = re.compile(r"\d{4}[ -]?\d{4}")  # no card number without it
+_DIGIT_RUN_RE = re.compile(r"[0-9]{4}[ -]?[0-9]{4}")  # no card number without it (ASCII: faster than \d)
 _CARD_WORDS = ("card", "visa", "mastercard", "amex", "american express", "credit", "debit", "carte", "tarjeta",
                "carta", "cartão", "karte", "кредит", "карт", "卡", "カード", "카드")
 CARD_DISTINCT_DIGITS = 6  # fewer: a test number from a payment provider's documentation (4242 4242 4242 4242)
