@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from .secret_numbers import DIGIT_RUN_RE, card_numbers
 from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_WORDS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
@@ -197,8 +198,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = _csv_rows(text, run)
     if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
-    if _DIGIT_RUN_RE.search(text):
-        text = _card_numbers(text, run)
+    if DIGIT_RUN_RE.search(text):
+        text = card_numbers(text, run.hidden)
     if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
         text = _aws_secrets(text, run)
     remembered = run.found | run.here | (known or set())
@@ -410,38 +411,6 @@ def _csv_rows(text: str, run: _Pass) -> str:
                 changed = True
         lines[i] = ",".join(cells)
     return "\n".join(lines) if changed else text
-
-
-# Words near a number of 13 to 19 digits in a row that make it a card's: "card", "Visa", "tarjeta", "卡号"…
-_DIGIT_RUN_RE = re.compile(r"[0-9]{4}[ -]?[0-9]{4}")  # no card number without it (ASCII: faster than \d)
-_CARD_WORDS = ("card", "visa", "mastercard", "amex", "american express", "credit", "debit", "carte", "tarjeta",
-               "carta", "cartão", "karte", "кредит", "карт", "卡", "カード", "카드")
-CARD_DISTINCT_DIGITS = 6  # fewer: a test number from a payment provider's documentation (4242 4242 4242 4242)
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        n = int(d) * (2 if i % 2 else 1)
-        total += n - 9 if n > 9 else n
-    return total % 10 == 0
-
-
-def _card_numbers(text: str, run: _Pass) -> str:
-    """Payment card numbers: grouped as printed on a card, or in a row near a word for a card; a number must
-    pass the Luhn check, and one of few distinct digits is a documented test number, which stays."""
-    def hide(m: re.Match) -> str:
-        value = m.group(0)
-        digits = value.replace(" ", "").replace("-", "")
-        if not _luhn(digits) or len(set(digits)) < CARD_DISTINCT_DIGITS:
-            return value
-        if digits == value:
-            window = text[max(0, m.start() - 60):m.start()].lower()
-            if not any(word in window for word in _CARD_WORDS):
-                return value
-        return run.hidden("card-number", value)
-
-    return patterns().card.sub(hide, text)
 
 
 def _aws_secrets(text: str, run: _Pass) -> str:
