@@ -143,7 +143,7 @@ def test_choices_and_facts_in_other_languages_are_not_narration(text):
 @pytest.mark.parametrize("text", [
     "All 42 tests pass (30 in `ParserTest`, 12 in `LexerTest`).",
     "Great — the unit tests now pass on both branches.",
-    "Build succeeded with the new output folder.",
+    "Build succeeded after the cache was cleared.",
     "Clean boot, no exceptions in the log.",
     "`cargo clippy` — passes clean.",
     "Tous les tests passent maintenant.",
@@ -164,7 +164,7 @@ def test_check_reports_are_recaps(text):
 @pytest.mark.parametrize("text", [
     "Confirmed that the queue consumer runs with a prefetch of 20.",
     "Confirmed — the cron entry fires at midnight in the container.",
-    "Build succeeded, and the new page renders at `/docs/setup/`.",
+    "Build succeeded, and the docs site now serves `/guide/setup/`.",
     "Tests pass; the flaky one was a timezone bug in `parse_date`.",
     "Everything checks out — the volume is mounted and the health probe answers.",
     "Funciona, pero el caché se vacía al reiniciar.",

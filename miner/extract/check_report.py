@@ -4,13 +4,13 @@
 later session needs the command that runs the tests, not that they passed on a Tuesday. A report is
 recognised by how it opens (after "Okay," or "Great —"), in English, French, Spanish, Italian,
 Portuguese, German and Chinese: tests or a build that passed, "everything checks out", "it works"; or by
-a verdict that ends it ("`npm run lint` — passes clean").
+a verdict that ends it ("`cargo clippy` — passes clean").
 Japanese and Korean put the verb last, so there it is a test, a build or a compilation that passed,
 anywhere in a short sentence.
 
-What a check found stays a memory: "Confirmed — the port is 8080" and "Build succeeded, and the page
-renders at /docs/" say something besides the verdict, and a failure ("The build failed because …") is
-often the cause of a bug.
+What a check found stays a memory: "Confirmed — the port is 8080" and "Build succeeded, and the docs
+site serves /guide/" say something besides the verdict, and a failure ("The build failed because …")
+often says why something broke.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ _OPENINGS = (
     # Chinese
     r"(?:编译|构建|测试|验证|检查)(?:全部|都|已经|已)?(?:通过|成功)|(?:运行|一切)正常",
 )
-# A verdict that goes on with a statement of its own ("Build succeeded, and the page renders at /docs/") is
+# A verdict that goes on with a statement of its own ("Build succeeded, and the docs site serves /guide/") is
 # kept for what it says after the verdict.
 _STATEMENT_AFTER = (r"[^.;!?]*?(?:,?\s+(?:and|but|y|e|et|und|pero|ma|mas|mais|aber)|\s*[;—–]|\s+-)\s+"
                     r"(?:the|this|that|it|its|they|there|we|el|la|los|las|il|lo|gli|le|les|o|os|as|der|die|das|es)\b")
-# A verdict after a dash or a colon that ends the unit: "`npm run lint` — passes clean", "10 tests: all passing".
+# A verdict after a dash or a colon that ends the unit: "`cargo clippy` — passes clean", "10 tests: all passing".
 _VERDICT_LAST = r"[—–:]\s*(?:all\s+|now\s+)?(?:pass(?:es|ed|ing)?|green)(?:\s+clean(?:ly)?)?\s*[.!]?\s*$"
 # Japanese and Korean: the outcome comes last.
 _CJK_ANYWHERE = (r"(?:テスト|ビルド|コンパイル)[^。]{0,20}(?:通りました|パスしました|成功しました)",
