@@ -592,6 +592,8 @@ def test_a_prompt_the_latest_words_hold_in_part_is_not_said_twice(tmp_path, stor
     ("No. Keep the lockfile in git.", "no. keep the lockfile in git.", ""),
     ("No. Keep the lockfile in git.", "… keep the lockfile in git.", "No."),
     ("Keep the lockfile in git.", "something else entirely", "Keep the lockfile in git."),
+    # Said that far into a long prompt, the prompt is taken as said.
+    ("Keep the lockfile in git. " * 200 + "Use pnpm.", "keep the lockfile in git.", ""),
 ])
 def test_unsaid_leaves_out_the_sentences_already_said(text, said, left):
     from miner.recall.block import unsaid

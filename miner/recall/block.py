@@ -236,19 +236,43 @@ def user_lines(store: Store, session_id: str, room: int, said: str) -> list[str]
 
 # A sentence's end: a stop, then a space (or a CJK stop, space or none).
 SAID_SENTENCE_CHARS = 10  # a shorter sentence ("No.", "ok.") is not taken for the one said above
+SAID_READ = 8  # × the line's length: how far into a prompt its sentences are compared with what was said
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*")
 
 
-def unsaid(text: str, said: str) -> str:
+def unsaid(text: str, said: str, limit: int = USER_LINE_CHARS) -> str:
     """`text` without its sentences that `said` (lower-cased, single spaces) already holds; '' when it holds all.
-    The latest words above may hold a prompt whole, or cut at either end: what they hold is not said twice."""
+    The latest words above may hold a prompt whole, or cut at either end: what they hold is not said twice.
+    Reading stops once `limit` characters are kept (the line is cut there anyway), or after `SAID_READ` times
+    that many (a long prompt that the lines above hold that far is taken as said)."""
     if text.lower() in said:
         return ""
-    sentences = [s for s in _SENTENCE_END_RE.split(text) if s]
-    if len(sentences) < 2:
-        return text
-    kept = [s for s in sentences if len(s) < SAID_SENTENCE_CHARS or s.lower() not in said]
-    return " ".join(kept) if len(kept) < len(sentences) else text
+    kept: list[str] = []
+    size = read = 0
+    dropped = False
+    for sentence in _sentences(text):
+        read += len(sentence) + 1
+        if read > SAID_READ * limit:
+            break
+        if len(sentence) >= SAID_SENTENCE_CHARS and sentence.lower() in said:
+            dropped = True
+            continue
+        kept.append(sentence)
+        size += len(sentence) + 1
+        if size > limit:
+            break
+    return " ".join(kept) if dropped else text
+
+
+def _sentences(text: str):
+    """The sentences of `text`, one at a time."""
+    start = 0
+    for end in _SENTENCE_END_RE.finditer(text):
+        if end.start() > start:
+            yield text[start:end.start()]
+        start = max(start, end.end())
+    if start < len(text):
+        yield text[start:]
 
 
 def said_in(lines: list[str]) -> str:
