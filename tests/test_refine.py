@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from miner.extract import nlp, program_output, sentences
@@ -156,8 +158,17 @@ def test_choices_and_facts_in_other_languages_are_not_narration(text):
     "빌드가 성공했습니다.",
 ])
 def test_check_reports_are_recaps(text):
-    assert REF.is_recap(doc(text))
+    assert REF.is_check_report(doc(text))
     assert REF.refine(unit(text, "assistant"), hit_for(text, "fact")).dropped_by == "recap"
+
+
+def test_a_check_report_that_a_choice_rule_fired_on_is_kept():
+    text = "Build succeeded with the parser now on `lark` instead of `ply`."
+    assert REF.refine(unit(text, "assistant"), hit_for(text, "fact")).dropped_by == "recap"
+    assert REF.refine(unit(text, "assistant"), hit_for(text, "decision")).candidate is not None
+    classifier = hit_for(text, "decision")
+    classifier = Hit(dataclasses.replace(classifier.rule, id="classifier.decision"), classifier.match)
+    assert REF.refine(unit(text, "assistant"), classifier).dropped_by == "recap"  # the classifier's is no rule
 
 
 # What a check found, a failure's cause, and how to run the checks stay.
@@ -177,7 +188,7 @@ def test_check_reports_are_recaps(text):
     "测试用 pytest 运行，配置在 pyproject.toml。",
 ])
 def test_findings_and_commands_are_not_check_reports(text):
-    assert not REF.is_recap(doc(text))
+    assert not REF.is_check_report(doc(text)) and not REF.is_recap(doc(text))
 
 
 @pytest.mark.parametrize("text,ok", [("short one", False), ("----- 1234 ---- 5678 -----", False),

@@ -131,6 +131,7 @@ CJK_DANGLING = ("它", "这", "這", "那")
 _OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix", "update", "implementation",
                       "summary", "here", "what"})
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
+CHOICES = ("decision", "preference")  # the categories of a rule that fires on a choice, not on a report
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
 
@@ -237,10 +238,8 @@ class Refiner:
         return clause is not None and clause[0].lemma_ in WORK_VERBS and bool(clause[1] & {"will", "shall"})
 
     def is_recap(self, doc) -> bool:
-        """The assistant reporting what it just did, or how a check came out: "I've updated…", "Successfully
-        built…", "All 12 tests pass" (`check_report`)."""
-        text = _text(doc)
-        if _CJK_RECAP_RE.match(text) or reports_check(text) or "RECAP" in self._opening(doc):
+        """The assistant reporting what it just did: "I've updated…", "Successfully built…"."""
+        if _CJK_RECAP_RE.match(_text(doc)) or "RECAP" in self._opening(doc):
             return True
         clause = _first_person_clause(doc)
         return (clause is not None and clause[0].tag_ == "VBN" and "have" in clause[1]
@@ -361,8 +360,16 @@ class Refiner:
     def _step_narration(self, work: Work) -> str:
         return "narration" if work.assistant and self.is_narration(work.doc) else ""
 
+    def is_check_report(self, doc, hit: Hit | None = None) -> bool:
+        """The assistant reporting how a check came out, and nothing besides: "All 12 tests pass" (`check_report`).
+        A rule of a file that fired on a choice (`hit`: "… with lark instead of ply") says something besides."""
+        if hit is not None and hit.rule.category in CHOICES and not hit.rule.from_classifier:
+            return False
+        return reports_check(_text(doc))
+
     def _step_recap(self, work: Work) -> str:
-        return "recap" if work.assistant and self.is_recap(work.doc) else ""
+        return "recap" if work.assistant and (self.is_recap(work.doc) or self.is_check_report(work.doc, work.hit)) \
+            else ""
 
     def _step_self_contained(self, work: Work) -> str:
         merged = self.make_self_contained(work.unit, work.doc)

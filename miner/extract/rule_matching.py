@@ -18,6 +18,7 @@ from . import regex_cache
 from .regex_analysis import literal_gate, literal_requirements, plain_char
 
 RECENT_TEXTS = 4096  # texts whose hits each Matcher remembers (a few MB at most)
+CLASSIFIER_RULE_PREFIX = "classifier."  # the id of a hit that stands for the classifier ("classifier.fact")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,11 @@ class Rule:
 
     def applies(self, role: str, langs: Iterable[str]) -> bool:
         return role in self.roles and (self.lang == "any" or self.lang in langs)
+
+    @property
+    def from_classifier(self) -> bool:
+        """Whether this stands for the classifier's decision, not for a rule of a file."""
+        return self.id.startswith(CLASSIFIER_RULE_PREFIX)
 
     def literals(self) -> set[str]:
         """Every literal the prefilters look for."""

@@ -25,7 +25,7 @@ from ..extract.model import CATEGORIES, ROLES, Candidate, Turn, Unit
 from ..extract.redact import load_extra as load_secret_kinds
 from ..extract.redact import mostly_redacted, redact, redact_memory
 from ..extract.refine import Refiner
-from ..extract.rule_matching import Hit, Rule, RuleSet
+from ..extract.rule_matching import CLASSIFIER_RULE_PREFIX, Hit, Rule, RuleSet
 from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.dedup import Deduper
@@ -273,7 +273,7 @@ class Miner:
 
     def _classifier_hit(self, unit: Unit, category: str, why: str = "") -> Hit:
         """A hit standing for the classifier's decision (no subject or value; it spans the whole unit)."""
-        key = f"classifier.{why or category}"
+        key = f"{CLASSIFIER_RULE_PREFIX}{why or category}"
         rule = self._classifier_rules.get(key + category)
         if rule is None:
             rule = self._classifier_rules[key + category] = Rule(
