@@ -125,13 +125,13 @@ PRONOUN_FOLLOWERS = frozenset({
     "way", "one", "also", "just", "only", "still", "already",
 })
 DANGLING = frozenset({"this", "that", "it", "these", "those", "they"})
+CHOICES = ("decision", "preference")  # the categories of a rule that fires on a choice, not on a report
 CJK_DANGLING = ("它", "这", "這", "那")
 
 # The first words of the narration and recap patterns below (kept in step with them; a test checks it).
 _OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix", "update", "implementation",
                       "summary", "here", "what"})
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
-CHOICES = ("decision", "preference")  # the categories of a rule that fires on a choice, not on a report
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
 
