@@ -397,6 +397,9 @@ def short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else ""
 
 
+SENTENCE_MARKS = (". ", "。", "! ", "? ", "; ")  # where `clip` and `clip_start` cut, when one is near enough
+
+
 def clip(text: str, limit: int) -> str:
     """`text` on one line in at most `limit` characters: whole when it fits, else its start to a sentence end
     (else a word end) in the latter half, then ' …'."""
@@ -404,9 +407,23 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 2]
-    for mark in (". ", "。", "! ", "? ", "; "):
+    for mark in SENTENCE_MARKS:
         pos = cut.rfind(mark)
         if pos >= len(cut) // 2:
             return cut[: pos + 1] + " …"
     space = cut.rfind(" ")
     return (cut[:space] if space >= len(cut) // 2 else cut) + " …"
+
+
+def clip_start(text: str, limit: int) -> str:
+    """The end of `text` in at most `limit` characters, from a sentence (else a word) start in the former half,
+    after '… '; '' when too little would be left to say anything (under 80 characters)."""
+    if limit < 80:
+        return ""
+    cut = text[len(text) - (limit - 2):]
+    for mark in SENTENCE_MARKS:
+        pos = cut.find(mark)
+        if 0 <= pos < len(cut) // 2:
+            return "… " + cut[pos + len(mark):].lstrip()
+    space = cut.find(" ")
+    return "… " + (cut[space + 1:] if 0 <= space < len(cut) // 2 else cut)

@@ -9,7 +9,7 @@ import pytest
 from miner.extract import nlp, program_output, sentences
 from miner.extract import refine as r
 from miner.extract.model import Turn, Unit
-from miner.extract.rule_matching import Hit
+from miner.extract.rule_matching import CLASSIFIER_RULE_PREFIX, Hit
 from miner.extract.rules import load_rules
 
 REF = r.Refiner(nlp.load(blank_only=True))
@@ -167,7 +167,7 @@ def test_a_check_report_that_a_choice_rule_fired_on_is_kept():
     assert REF.refine(unit(text, "assistant"), hit_for(text, "fact")).dropped_by == "recap"
     assert REF.refine(unit(text, "assistant"), hit_for(text, "decision")).candidate is not None
     classifier = hit_for(text, "decision")
-    classifier = Hit(dataclasses.replace(classifier.rule, id="classifier.decision"), classifier.match)
+    classifier = Hit(dataclasses.replace(classifier.rule, id=CLASSIFIER_RULE_PREFIX + "decision"), classifier.match)
     assert REF.refine(unit(text, "assistant"), classifier).dropped_by == "recap"  # the classifier's is no rule
 
 

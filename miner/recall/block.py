@@ -21,7 +21,7 @@ from .. import BLOCK_TAG
 from ..memory.records import StoredMemory
 from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
-from ..textutil import clip, escape_block_tag
+from ..textutil import clip, clip_start, escape_block_tag
 from .rank import STANDING_SHARES, Item, by_novelty, hydrate, rank, shortlist, situation_query
 from .void import Zone
 
@@ -278,20 +278,6 @@ def _sentences(text: str):
 def said_in(lines: list[str]) -> str:
     """What `lines` say, lower-cased and with single spaces, for finding a text already said in them."""
     return " ".join(" ".join(line.lower().split()) for line in lines)
-
-
-def clip_start(text: str, limit: int) -> str:
-    """The end of `text` in at most `limit` characters, from a sentence (else a word) start, after '… '; '' when
-    too little would be left to say anything."""
-    if limit < 80:
-        return ""
-    cut = text[len(text) - (limit - 2):]
-    for mark in (". ", "。", "! ", "? ", "; "):
-        pos = cut.find(mark)
-        if 0 <= pos < len(cut) // 2:
-            return "… " + cut[pos + len(mark):].lstrip()
-    space = cut.find(" ")
-    return "… " + (cut[space + 1:] if 0 <= space < len(cut) // 2 else cut)
 
 
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
