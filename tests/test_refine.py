@@ -163,7 +163,7 @@ def test_check_reports_are_recaps(text):
 
 
 def test_a_check_report_that_a_choice_rule_fired_on_is_kept():
-    text = "Build succeeded with the parser now on `lark` instead of `ply`."
+    text = "Build passed, parser now on `lark` instead of `ply`."
     assert REF.refine(unit(text, "assistant"), hit_for(text, "fact")).dropped_by == "recap"
     assert REF.refine(unit(text, "assistant"), hit_for(text, "decision")).candidate is not None
     classifier = hit_for(text, "decision")
