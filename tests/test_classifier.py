@@ -7,6 +7,7 @@ text classifier; the miner runs against real SQLite files.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -202,7 +203,8 @@ def test_training_is_seeded_and_the_model_tells_memories_from_talk(data, model, 
     for a in sorted(p for p in model.rglob("*") if p.is_file()):
         assert a.read_bytes() == (again / a.relative_to(model)).read_bytes(), a  # the same data, the same model
     meta = json.loads((model / "miner-meta.json").read_text())
-    assert 0.0 <= meta["threshold"] <= 1.0 and meta["trained_on"]["projects"] == 4
+    assert set(meta["threshold"]) == {"user", "assistant"} and meta["trained_on"]["projects"] == 4
+    assert all(0.0 <= t <= 1.0 for t in meta["threshold"].values())
     classifier = Classifier(model)
     memory = tokens_of(turn("From now on we always deploy the catalog service with Kamal, never by hand."))
     talk = tokens_of(turn("Let me check the catalog file first.", role="assistant"))
@@ -237,6 +239,42 @@ def test_the_classifier_keeps_what_no_rule_foresaw(tmp_path, pipeline, model):
     assert not mine(tmp_path / "rules", pipeline, False, [("user", text)])  # no rule for it
     kept = mine(tmp_path / "model", pipeline, Classifier(model, threshold=0.99), [("user", text)])
     assert [(t, rule) for t, _, rule in kept] == [(text, f"classifier.{kept[0][1]}")]
+
+
+def test_each_role_is_held_to_its_own_threshold(tmp_path, pipeline, model):
+    said = "Используем всегда PostgreSQL для сервиса кэша, а не MySQL."
+    answered = "Сервис кэша всегда использует PostgreSQL, а не MySQL."
+    lines = [("user", said), ("assistant", answered)]
+    strict_assistant = Classifier(model, threshold={"user": 0.99, "assistant": 0.0})
+    assert [text for text, _, _ in mine(tmp_path / "a", pipeline, strict_assistant, lines)] == [said]
+    strict_user = Classifier(model, threshold={"user": 0.0, "assistant": 0.99})
+    assert [text for text, _, _ in mine(tmp_path / "b", pipeline, strict_user, lines)] == [answered]
+
+
+def test_an_older_model_with_one_threshold_holds_both_roles_to_it(model, tmp_path):
+    older = tmp_path / "older"
+    shutil.copytree(model, older)
+    meta = json.loads((older / "miner-meta.json").read_text())
+    (older / "miner-meta.json").write_text(json.dumps(dict(meta, threshold=0.4)))
+    assert Classifier(older).thresholds == {"user": 0.4, "assistant": 0.4}
+    assert Classifier(model).thresholds == meta["threshold"]
+
+
+def test_the_thresholds_are_tuned_per_role_for_the_best_f1():
+    def example(role, label):
+        return train_mod.Example("g", (), label, role)
+
+    # The user's memories score P(none) 0.2 and their talk 0.9; the assistant's talk scores 0.5, under what a
+    # single threshold would need for the user's memories, and its memories 0.35.
+    examples = ([example("user", "fact")] * 10 + [example("user", "none")] * 10
+                + [example("assistant", "fact")] * 5 + [example("assistant", "none")] * 40)
+    scores = ([{"none": 0.2}] * 10 + [{"none": 0.9}] * 10 + [{"none": 0.35}] * 5 + [{"none": 0.5}] * 40)
+    thresholds, figures = train_mod.best_threshold(examples, scores)
+    assert 0.2 < thresholds["user"] <= 0.9 and 0.35 < thresholds["assistant"] <= 0.5
+    assert figures == {"f1": 1.0, "precision": 1.0, "recall": 1.0}
+    ruled = [train_mod.Example("g", (), "none", "assistant", ruled=True)]
+    _, figures = train_mod.best_threshold(examples + ruled, scores + [{"none": 0.99}])
+    assert figures["precision"] < 1.0  # what a rule keeps counts, whatever the threshold
 
 
 def test_rules_keep_drop_and_hint(tmp_path, pipeline, model):

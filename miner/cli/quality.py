@@ -99,7 +99,8 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     except DataError as exc:
         raise click.ClickException(str(exc)) from None
     oof = result["out_of_fold"]
-    click.echo(f"model written to {out or MODEL_DIR}: threshold {result['threshold']} "
+    thresholds = ", ".join(f"{role} {value}" for role, value in result["threshold"].items())
+    click.echo(f"model written to {out or MODEL_DIR}: thresholds on P(none) {thresholds} "
                f"(out-of-fold P {oof['precision']} R {oof['recall']} F1 {oof['f1']}); "
                f"{sum(result['units'].values())} units of {len(result['groups'])} projects"
                + (f"; {result['mismatched_labels']} label references no longer match their unit"

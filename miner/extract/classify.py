@@ -26,8 +26,9 @@ kept. It sees what the unit's form, place and cues show (`unit_tokens`):
   that a cue no rule backs up weighs more where no rule could have fired;
 - the words of the user's prompt that an assistant unit answers.
 
-The model ships in the package (`miner/model/`) with the threshold that
-training tuned. Only the background miner loads it (spaCy is never imported
+The model ships in the package (`miner/model/`) with the thresholds that
+training tuned, one for the user's units and one for the assistant's (the
+assistant says far more, and far less of it is a memory). Only the background miner loads it (spaCy is never imported
 on the hook path); with no model, the miner falls back to the rules alone.
 """
 
@@ -270,10 +271,26 @@ def reads_orths_only(model) -> bool:
             and {layer.name for layer in leaves} <= {"extract_ngrams", "sparse_linear", "softmax_activation"})
 
 
-class Classifier:
-    """The trained model and its threshold, loaded on first use (spaCy imports here, in the miner only)."""
+THRESHOLD_ROLES = ("user", "assistant")
 
-    def __init__(self, path: Path | str | None = None, nlp=None, threshold: float | None = None):
+
+def threshold_role(role: str) -> str:
+    """Whose threshold a unit said by `role` is held to: the user's own words, or everything else."""
+    return "user" if role == "user" else "assistant"
+
+
+def thresholds_of(value: float | dict[str, float]) -> dict[str, float]:
+    """{role: threshold} from one number for both roles, or a mapping of them."""
+    if isinstance(value, dict):
+        return {role: float(value[role]) for role in THRESHOLD_ROLES}
+    return dict.fromkeys(THRESHOLD_ROLES, float(value))
+
+
+class Classifier:
+    """The trained model and its thresholds, loaded on first use (spaCy imports here, in the miner only)."""
+
+    def __init__(self, path: Path | str | None = None, nlp=None,
+                 threshold: float | dict[str, float] | None = None):
         self.path = Path(path) if path else MODEL_DIR
         self._nlp = nlp
         self._meta: dict[str, Any] | None = None
@@ -296,9 +313,11 @@ class Classifier:
         return self._meta
 
     @property
-    def threshold(self) -> float:
-        """A unit is a memory when P(none) is below this (tuned by training on held-out projects)."""
-        return self._threshold if self._threshold is not None else float(self.meta.get("threshold", 0.5))
+    def thresholds(self) -> dict[str, float]:
+        """Per role, a unit is a memory when P(none) is below this (tuned by training on held-out projects).
+        One number (an older model's, or a test's) serves both roles."""
+        value = self._threshold if self._threshold is not None else self.meta.get("threshold", 0.5)
+        return thresholds_of(value)
 
     @property
     def nlp(self):
@@ -335,10 +354,10 @@ class Classifier:
                 out.append(dict(zip(labels, (float(v) for v in row))))
         return out
 
-    def decide(self, scores: dict[str, float]) -> tuple[str, float]:
-        """(category, confidence) when the unit is a memory, else ('none', P(none))."""
+    def decide(self, scores: dict[str, float], role: str) -> tuple[str, float]:
+        """(category, confidence) when the unit (said by `role`) is a memory, else ('none', P(none))."""
         none = scores.get("none", 0.0)
-        if none >= self.threshold:
+        if none >= self.thresholds[threshold_role(role)]:
             return "none", none
         category = max(CATEGORIES, key=lambda c: scores.get(c, 0.0))
         return category, 1.0 - none

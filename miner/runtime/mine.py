@@ -239,7 +239,7 @@ class Miner:
             return kept[0], "", 0.0
         if score is None:
             return (hits[0], "", 0.0) if hits else (None, "no rule", 0.0)
-        category, confidence = self.classifier.decide(score)
+        category, confidence = self.classifier.decide(score, unit.turn.role)
         if category == "preference" and unit.turn.role != "user":
             # Preferences are the user's own words; what the assistant says of them is its next best reading.
             category = max(("decision", "fact", "todo"), key=lambda c: score.get(c, 0.0))

@@ -35,7 +35,7 @@ from ..evaluation.transcripts import (
     score_extraction,
     transcript_for,
 )
-from ..extract.classify import Classifier
+from ..extract.classify import Classifier, thresholds_of
 from ..extract.model import CATEGORIES
 from .dataset import Document
 from .dataset import load as load_dataset
@@ -48,7 +48,7 @@ def _unit_figures(examples: list[Example], classifier: Classifier) -> Counter:
     """The classifier alone on the held-out units: memory or not, and the category when both are memories."""
     counts: Counter = Counter()
     for example, score in zip(examples, classifier.scores([list(e.tokens) for e in examples])):
-        category, _ = classifier.decide(score)
+        category, _ = classifier.decide(score, example.role)
         gold = example.label
         if category != "none" and gold != "none":
             counts["tp"] += 1
@@ -231,7 +231,7 @@ def _rate(counts: Counter) -> dict[str, Any]:
 
 def format_cv(report: dict[str, Any]) -> str:
     lines = ["Leave-one-project-out (each fold trained and tuned without the group it scores)", "",
-             f"{'group':<56} {'thr':>5} {'cross-session':>13} {'extr. P/R (ign.)':>17} {'busy':>6}"]
+             f"{'group':<56} {'thr (user/asst)':>15} {'cross-session':>13} {'extr. P/R (ign.)':>17} {'busy':>6}"]
     for fold in report["folds"]:
         cross = ""
         if fold.get("multi"):
@@ -245,8 +245,10 @@ def format_cv(report: dict[str, Any]) -> str:
             pr = f"{p['precision']:.2f}/{p['recall']:.2f}"
         b = fold.get("busy_sessions") or {}
         busy = f"{b.get('with_user_memory', 0)}/{b.get('sessions', 0)}" if b.get("sessions") else ""
-        thr = f"{fold['threshold']:.3f}" if "threshold" in fold else "rules"
-        lines.append(f"{fold['group'][:56]:<56} {thr:>5} {cross:>13} {pr:>17} {busy:>6}")
+        thr = "rules"
+        if "threshold" in fold:
+            thr = "/".join(f"{t:.3f}" for t in thresholds_of(fold["threshold"]).values())
+        lines.append(f"{fold['group'][:56]:<56} {thr:>15} {cross:>13} {pr:>17} {busy:>6}")
     e, r = report["extraction"], report["cross_session"]
     lines += ["", f"cross-session hit rate (new session's block): {r['hit_rate']:.3f} ({r['answered']}/{r['questions']});"
               f" previous session's tail at the same size: {r['tail_hit_rate']:.3f}",

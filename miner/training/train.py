@@ -2,10 +2,11 @@
 
 Units become tokens (`classify.unit_tokens`, with the shipped rules' hits),
 the text classifier of `textcat.cfg` is fitted on every labelled unit, and
-the threshold on P(none) is tuned on units the model did not see: the
-training groups are split into folds of whole projects, each fold is
-predicted by a model fitted without it, and the threshold that gives the
-best F1 on those predictions is kept. The same functions serve
+the thresholds on P(none), one for the user's units and one for the
+assistant's, are tuned on units the model did not see: the training groups
+are split into folds of whole projects, each fold is predicted by a model
+fitted without it, and the pair of thresholds that gives the best F1 on
+those predictions is kept. The same functions serve
 cross-validation (`cv.py`), which calls them without the project it scores.
 """
 
@@ -17,7 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..extract.classify import LABELS, LANGUAGE_TOKEN, META_FILE, RULE_ID_TOKEN, RULE_TOKEN, contexts, unit_tokens
+from ..extract.classify import (
+    LABELS,
+    LANGUAGE_TOKEN,
+    META_FILE,
+    RULE_ID_TOKEN,
+    RULE_TOKEN,
+    THRESHOLD_ROLES,
+    contexts,
+    threshold_role,
+    unit_tokens,
+)
 from .dataset import Dataset, Document
 
 CONFIG_FILE = Path(__file__).resolve().parent / "textcat.cfg"
@@ -154,36 +165,48 @@ def out_of_fold_scores(examples: Sequence[Example], config=None,
     return [s or {} for s in scores]
 
 
-def best_threshold(examples: Sequence[Example], scores: Sequence[dict[str, float]]) -> tuple[float, dict]:
-    """The threshold on P(none) with the best F1 (memory or not) over these scored examples, counting what the
-    rules that keep already keep (the classifier adds to them)."""
-    best = (0.5, {"f1": -1.0})
-    for threshold in (0.0, *THRESHOLDS):
-        tp = fp = fn = 0
-        for example, score in zip(examples, scores):
-            kept = example.ruled or score.get("none", 1.0) < threshold
-            memory = example.label != "none"
-            tp += kept and memory
-            fp += kept and not memory
-            fn += memory and not kept
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        if f1 > best[1]["f1"]:
-            best = (threshold, {"f1": round(f1, 3), "precision": round(precision, 3), "recall": round(recall, 3)})
+def best_threshold(examples: Sequence[Example], scores: Sequence[dict[str, float]]) -> tuple[dict[str, float], dict]:
+    """The thresholds on P(none), one per role (`classify.THRESHOLD_ROLES`), with the best F1 (memory or not)
+    over these scored examples, counting what the rules that keep already keep (the classifier adds to them).
+
+    The counts of the two roles add up, so each role's counts are taken once per threshold and every pair of
+    thresholds is scored from them; ties go to the lower thresholds, the user's first.
+    """
+    candidates = (0.0, *THRESHOLDS)
+    counts = {role: [[0, 0, 0] for _ in candidates] for role in THRESHOLD_ROLES}  # tp, fp, fn
+    for example, score in zip(examples, scores):
+        memory = example.label != "none"
+        none = score.get("none", 1.0)
+        row = counts[threshold_role(example.role)]
+        for i, threshold in enumerate(candidates):
+            kept = example.ruled or none < threshold
+            row[i][0] += kept and memory
+            row[i][1] += kept and not memory
+            row[i][2] += memory and not kept
+    best: tuple[dict[str, float], dict] = (dict.fromkeys(THRESHOLD_ROLES, 0.5), {"f1": -1.0})
+    for i, user in enumerate(candidates):
+        for j, assistant in enumerate(candidates):
+            tp, fp, fn = (a + b for a, b in zip(counts["user"][i], counts["assistant"][j]))
+            precision = tp / (tp + fp) if tp + fp else 0.0
+            recall = tp / (tp + fn) if tp + fn else 0.0
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            if f1 > best[1]["f1"]:
+                best = ({"user": user, "assistant": assistant},
+                        {"f1": round(f1, 3), "precision": round(precision, 3), "recall": round(recall, 3)})
     return best
 
 
 def train_model(examples: Sequence[Example], config=None, progress: Callable[[str], None] | None = None):
-    """(fitted pipeline, tuned threshold, the threshold's out-of-fold figures)."""
+    """(fitted pipeline, tuned thresholds by role, their out-of-fold figures)."""
     config = config or load_config()
     threshold, figures = best_threshold(examples, out_of_fold_scores(examples, config, progress))
     if progress:
-        progress(f"threshold {threshold} (out-of-fold F1 {figures['f1']}); fitting on every group")
+        chosen = ", ".join(f"{role} {value}" for role, value in threshold.items())
+        progress(f"thresholds on P(none): {chosen} (out-of-fold F1 {figures['f1']}); fitting on every group")
     return fit(examples, config), threshold, figures
 
 
-def save(nlp, out: Path, threshold: float, figures: dict, dataset_counts: dict, groups: list[str]) -> None:
+def save(nlp, out: Path, threshold: dict[str, float], figures: dict, dataset_counts: dict, groups: list[str]) -> None:
     """The pipeline and what the miner needs beside it (threshold, what it was trained on)."""
     if (out / META_FILE).is_file():
         import shutil
