@@ -1,7 +1,7 @@
 """`miner eval --cv`: leave one project out, train without it, score it through the real pipeline.
 
 The groups are the dev transcripts and the multi-session projects. For each
-group, the classifier is trained, and its threshold tuned, on every other
+group, the classifier is trained, and its thresholds tuned, on every other
 group only (`train.train_model`); then the held-out group is mined with that
 model by the real miner and scored as `miner eval` scores it:
 
