@@ -209,6 +209,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("信用卡号 4539578763621486 已经过期", "4539578763621486"),
     ("my SSN is 078-05-1120, keep it out of the logs", "078-05-1120"),
     ("Social Security number: 219-09-9999", "219-09-9999"),
+    # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
+    ("wire the refund to DE89 3704 0044 0532 0130 00, thanks", "DE89 3704 0044 0532 0130 00"),
+    ("mi IBAN es ES9121000418450200051332", "ES9121000418450200051332"),
+    ("Konto: GB29 NWBK 6016 1331 9268 19", "GB29 NWBK 6016 1331 9268 19"),
     # A passphrase's words, one of them a word that could close prose ("correct"), or a number last.
     ("passphrase: correct horse battery staple", "horse battery staple"),
     ("the gpg passphrase is purple monkey dishwasher 77", "purple monkey dishwasher"),
@@ -251,6 +255,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The part number is 219-09-9999 in the catalogue.",
     "The passphrase is correct now that you reset it.",
     "The passphrase is 12 characters long at least.",
+    # An IBAN's shape whose check digits are wrong, and ids of that shape.
+    "The form rejected DE89 3704 0044 0532 0130 01 because of one digit.",
+    "The build AB12 3456 7890 1234 5678 is the one that failed.",
+    "Batch OB2409150003371 shipped on Monday.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 4  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
-# value, payment card numbers, social security numbers
+REDACTION_VERSION = 5  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+# value, payment card numbers, social security numbers; 5: IBANs, password hashes
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

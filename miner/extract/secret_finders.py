@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_numbers import DIGIT_RUN_RE, card_numbers
+from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
 from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_WORDS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
@@ -198,8 +198,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = _csv_rows(text, run)
     if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
-    if DIGIT_RUN_RE.search(text):
+    if DIGIT_RUN_RE.search(text):  # every card number holds such a run, and nearly every IBAN
         text = card_numbers(text, run.hidden)
+        text = ibans(text, run.hidden)
     if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
         text = _aws_secrets(text, run)
     remembered = run.found | run.here | (known or set())

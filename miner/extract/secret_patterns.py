@@ -308,6 +308,10 @@ class Patterns:
         # digits in a row; `secret_finders` keeps those that pass the Luhn check.
         self.card = re.compile(r"(?<![\w.,-])(?:[2-6]\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|"
                                r"3[47]\d{2}(?P<amex>[ -])\d{6}(?P=amex)\d{5}|[2-6]\d{12,18})(?![\w-]|[.,]\d)")
+        # An IBAN: a country's code and two check digits, then the account in a row or in groups of four;
+        # `secret_finders` keeps those of their country's length that pass the mod-97 check.
+        self.iban = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
+                               r"(?![A-Za-z0-9])")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
 
