@@ -209,6 +209,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("信用卡号 4539578763621486 已经过期", "4539578763621486"),
     ("my SSN is 078-05-1120, keep it out of the logs", "078-05-1120"),
     ("Social Security number: 219-09-9999", "219-09-9999"),
+    # A setting named for a key or a token, then a value that looks generated (a UUID, hex digits).
+    ("the `HEROKU_API_KEY` is 7f8e9d0c-1b2a-3c4d-5e6f-7a8b9c0d1e2f", "7f8e9d0c-1b2a-3c4d-5e6f-7a8b9c0d1e2f"),
+    ("TWILIO_AUTH_TOKEN 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d (from the console)", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"),
+    ("set SESSION_SECRET to 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE89 3704 0044 0532 0130 00, thanks", "DE89 3704 0044 0532 0130 00"),
     ("mi IBAN es ES9121000418450200051332", "ES9121000418450200051332"),
@@ -255,6 +259,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The part number is 219-09-9999 in the catalogue.",
     "The passphrase is correct now that you reset it.",
     "The passphrase is 12 characters long at least.",
+    # A setting named for a key whose value is a name, a path or a word.
+    "the CACHE_KEY is user-profile-v2-2024",
+    "the OBJECT_KEY is reports/2024/q1.csv",
+    "the HEROKU_API_KEY is set in the dashboard",
     # An IBAN's shape whose check digits are wrong, and ids of that shape.
     "The form rejected DE89 3704 0044 0532 0130 01 because of one digit.",
     "The build AB12 3456 7890 1234 5678 is the one that failed.",

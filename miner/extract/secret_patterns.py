@@ -18,6 +18,12 @@ import re
 
 # (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
 # (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
+# A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
+# cases (a key or a token, never a word or a name).
+_GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|"
+              r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{24,}|"
+              r"(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])[\w+/=\-]{16,})(?![\w+/=\-])")
+
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),
@@ -132,11 +138,14 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
                  r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
-    # … or a value left unquoted that looks generated: sixteen characters or more, digits and both cases.
+    # … or a value left unquoted that looks generated (`_GENERATED`).
     ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
-                 r"[ \t]+to[ \t]+(?P<secret>(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])"
-                 r"[\w+/=\-]{16,})(?![\w+/=\-])",
+                 r"[ \t]+to[ \t]+" + _GENERATED,
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
+    # A setting named for a key or a token, then its value ("the `HEROKU_API_KEY` is …", "TWILIO_AUTH_TOKEN …"):
+    # only a value that looks generated, as a cache's or an object's key is a name.
+    ("token", r"\b(?:[A-Z0-9]+_)+(?:KEY|TOKEN)`?(?:[ \t]+(?:is|was)(?:[ \t]+now)?)?[ \t]+" + _GENERATED,
+     ("_KEY", "_TOKEN")),
     # "username admin, password X": a password named right after the user it goes with.
     ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
                  r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
