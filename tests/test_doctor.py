@@ -29,6 +29,7 @@ def test_doctor_on_a_correct_fresh_install_reports_no_failure(claude_dir):
     assert result.exit_code == 0, result.stdout
     assert "FAIL" not in result.stdout
     assert "ok    installed in" in result.stdout
+    assert "memory classifier:" in result.stdout and "thresholds on P(none): user 0." in result.stdout
 
 
 def test_doctor_after_install_and_mining(claude_dir, tmp_path, monkeypatch):

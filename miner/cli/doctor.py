@@ -79,7 +79,8 @@ def check_pipeline(config: dict) -> Iterator[Check]:
     if not config["classifier"]:
         yield True, "memory classifier switched off in the settings: the rules alone decide", ""
     elif Classifier.available():
-        yield True, f"memory classifier: {MODEL_DIR} (threshold {Classifier().threshold})", ""
+        thresholds = ", ".join(f"{role} {value}" for role, value in Classifier().thresholds.items())
+        yield True, f"memory classifier: {MODEL_DIR} (thresholds on P(none): {thresholds})", ""
     else:
         yield False, f"no memory classifier at {MODEL_DIR}: the rules alone decide", "./install.sh (or miner train)"
 
