@@ -393,6 +393,10 @@ def test_miner_rules_test_shows_the_classifiers_probabilities(model, monkeypatch
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if "classifier:" in line)
     assert all(label in line for label in ("none", "decision", "preference", "fact", "todo"))
+    assert f"a memory when P(none) < {Classifier(model).thresholds['user']}, the user's threshold" in line
+    result = CliRunner().invoke(main, ["rules", "test", "--role", "assistant", "The cache now expires after 5 min."])
+    line = next(line for line in result.output.splitlines() if "classifier:" in line)
+    assert f"a memory when P(none) < {Classifier(model).thresholds['assistant']}, the assistant's threshold" in line
 
 
 # --- cross-validation -----------------------------------------------------------------------------------------------

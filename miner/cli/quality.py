@@ -165,14 +165,15 @@ def rules_list(project: str | None) -> None:
 def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
     """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
     from ..evaluation.tune import text_turn, trace_turns, transcript_turns
-    from ..extract.classify import LABELS
+    from ..extract.classify import LABELS, threshold_role
     from ..runtime.mine import Miner
 
     if bool(text) == bool(transcript):
         raise click.UsageError("give TEXT or --transcript FILE (one of them)")
     turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
     with open_store() as store:
-        traced = trace_turns(Miner(store, load_config()), turns)
+        miner = Miner(store, load_config())
+        traced = trace_turns(miner, turns)
     for t in traced:
         if not t.rules and not t.candidate and not all_units and transcript:
             continue
@@ -180,7 +181,10 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
         click.echo(f"    langs: {','.join(t.langs) or '-'}   rules: {', '.join(t.rules) or 'none'}   -> {t.outcome}")
         if t.scores:
             probabilities = "  ".join(f"{label} {t.scores.get(label, 0.0):.2f}" for label in LABELS)
-            click.echo(f"    classifier: {probabilities}")
+            whose = threshold_role(t.unit.turn.role)
+            threshold = miner.classifier.thresholds[whose] if miner.classifier else None
+            bar = f"   (a memory when P(none) < {threshold}, the {whose}'s threshold)" if threshold is not None else ""
+            click.echo(f"    classifier: {probabilities}{bar}")
         if t.steps:
             click.echo(f"    refinement: {' > '.join(t.steps)}")
         if t.candidate:
