@@ -218,6 +218,8 @@ def test_miner_train_writes_the_model_where_it_is_told(data, tmp_path):
                                        str(data / "labels")])
     assert result.exit_code == 0, result.output
     assert "model written to" in result.output and Classifier.available(out)
+    thresholds = Classifier(out).thresholds
+    assert f"thresholds on P(none) user {thresholds['user']}, assistant {thresholds['assistant']}" in result.output
 
 
 # --- the miner with a classifier ----------------------------------------------------------------------------------

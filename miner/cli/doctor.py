@@ -74,12 +74,12 @@ def check_pipeline(config: dict) -> Iterator[Check]:
     model = config["spacy_model"]
     line = nlp.describe(model)
     yield True, f"spaCy: {line}", ""
-    from ..extract.classify import MODEL_DIR, Classifier
+    from ..extract.classify import MODEL_DIR, Classifier, thresholds_text
 
     if not config["classifier"]:
         yield True, "memory classifier switched off in the settings: the rules alone decide", ""
     elif Classifier.available():
-        thresholds = ", ".join(f"{role} {value}" for role, value in Classifier().thresholds.items())
+        thresholds = thresholds_text(Classifier().thresholds)
         yield True, f"memory classifier: {MODEL_DIR} (thresholds on P(none): {thresholds})", ""
     else:
         yield False, f"no memory classifier at {MODEL_DIR}: the rules alone decide", "./install.sh (or miner train)"

@@ -86,7 +86,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
               help="The folder of label references (default: the ones shipped with the tool).")
 def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
-    from ..extract.classify import MODEL_DIR
+    from ..extract.classify import MODEL_DIR, thresholds_text
     from ..training.dataset import DataError
     from ..training.train import train as do_train
 
@@ -99,7 +99,7 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     except DataError as exc:
         raise click.ClickException(str(exc)) from None
     oof = result["out_of_fold"]
-    thresholds = ", ".join(f"{role} {value}" for role, value in result["threshold"].items())
+    thresholds = thresholds_text(result["threshold"])
     click.echo(f"model written to {out or MODEL_DIR}: thresholds on P(none) {thresholds} "
                f"(out-of-fold P {oof['precision']} R {oof['recall']} F1 {oof['f1']}); "
                f"{sum(result['units'].values())} units of {len(result['groups'])} projects"

@@ -28,8 +28,9 @@ kept. It sees what the unit's form, place and cues show (`unit_tokens`):
 
 The model ships in the package (`miner/model/`) with the thresholds that
 training tuned, one for the user's units and one for the assistant's (the
-assistant says far more, and far less of it is a memory). Only the background miner loads it (spaCy is never imported
-on the hook path); with no model, the miner falls back to the rules alone.
+assistant says far more, and far less of it is a memory). Only the
+background miner loads it (spaCy is never imported on the hook path); with
+no model, the miner falls back to the rules alone.
 """
 
 from __future__ import annotations
@@ -284,6 +285,11 @@ def thresholds_of(value: float | dict[str, float]) -> dict[str, float]:
     if isinstance(value, dict):
         return {role: float(value[role]) for role in THRESHOLD_ROLES}
     return dict.fromkeys(THRESHOLD_ROLES, float(value))
+
+
+def thresholds_text(thresholds: dict[str, float]) -> str:
+    """"user 0.6, assistant 0.475": the thresholds as `miner train`, `doctor` and the training log say them."""
+    return ", ".join(f"{role} {value}" for role, value in thresholds_of(thresholds).items())
 
 
 class Classifier:

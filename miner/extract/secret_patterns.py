@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 
-# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
-# (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
 # A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
 # cases (a key or a token, never a word or a name).
 _GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|"
               r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{24,}|"
               r"(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])[\w+/=\-]{16,})(?![\w+/=\-])")
 
+# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
+# (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),

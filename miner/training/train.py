@@ -27,6 +27,7 @@ from ..extract.classify import (
     THRESHOLD_ROLES,
     contexts,
     threshold_role,
+    thresholds_text,
     unit_tokens,
 )
 from .dataset import Dataset, Document
@@ -201,8 +202,8 @@ def train_model(examples: Sequence[Example], config=None, progress: Callable[[st
     config = config or load_config()
     threshold, figures = best_threshold(examples, out_of_fold_scores(examples, config, progress))
     if progress:
-        chosen = ", ".join(f"{role} {value}" for role, value in threshold.items())
-        progress(f"thresholds on P(none): {chosen} (out-of-fold F1 {figures['f1']}); fitting on every group")
+        progress(f"thresholds on P(none): {thresholds_text(threshold)} (out-of-fold F1 {figures['f1']}); "
+                 "fitting on every group")
     return fit(examples, config), threshold, figures
 
 
