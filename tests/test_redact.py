@@ -213,6 +213,12 @@ def test_basic_auth_credentials_are_redacted(text):
     ("the `HEROKU_API_KEY` is 7f8e9d0c-1b2a-3c4d-5e6f-7a8b9c0d1e2f", "7f8e9d0c-1b2a-3c4d-5e6f-7a8b9c0d1e2f"),
     ("TWILIO_AUTH_TOKEN 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d (from the console)", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"),
     ("set SESSION_SECRET to 9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"),
+    # A door's or an alarm's code in other languages; a key's passphrase given to ssh-keygen.
+    ("le code de la porte du local est 4817B", "4817B"),
+    ("el código de la alarma es 90412", "90412"),
+    ("der Türcode im Büro ist 2468", "2468"),
+    ("ssh-keygen -t ed25519 -N 'Lantern-Moss-42' -f deploy_key", "Lantern-Moss-42"),
+    ("ssh-keygen -p -P Old#Pass1 -N New#Pass2 -f deploy_key", "New#Pass2"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE89 3704 0044 0532 0130 00, thanks", "DE89 3704 0044 0532 0130 00"),
     ("mi IBAN es ES9121000418450200051332", "ES9121000418450200051332"),
@@ -259,6 +265,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The part number is 219-09-9999 in the catalogue.",
     "The passphrase is correct now that you reset it.",
     "The passphrase is 12 characters long at least.",
+    # A door's code said to be broken, and a key made without a passphrase.
+    "the door code is broken, call the landlord",
+    "le code de la porte est cassé",
+    'ssh-keygen -t ed25519 -N "" -f deploy_key',
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",

@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 REDACTION_VERSION = 5  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
-# value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose
+# value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
+# door codes in other languages, ssh-keygen's passphrases
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
-from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_WORDS, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
+from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_NAMES, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
@@ -246,10 +246,12 @@ def _forward(m: re.Match, run: _Pass) -> str:
     word = m.group("word")
     low = word.lower()
     pin = any(name in low for name in ("pin", "puk", "пин", "пін"))
-    keypad = any(name in low for name in KEYPAD_WORDS)
+    keypad = any(name in low for name in KEYPAD_NAMES)
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]
+    if keypad and not any(c.isdigit() for c in bare):
+        return m.group(0)  # "the door code is broken": a door's or an alarm's code holds a digit
     if pin:
         if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or _random_like(bare)):
             return m.group(0)

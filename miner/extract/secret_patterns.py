@@ -116,6 +116,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # ~/.docker/config.json: "auth": "<base64 of user:password>".
     ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
+    # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
+    *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+       ("ssh-keygen",)) for flag in "NP"),
     ("password", r"\b(?:redis-cli|zip|7za?)\b[^\n]{0,120}?[ \t]-[aP][ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
      ("redis-cli", "zip", "7z")),
     ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
@@ -160,6 +163,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 
 # What a code of digits opens ("the door code is 4821"): such a code needs no "is" before it (`secret_finders`).
 KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage")
+# What names such a code in the words of `_STRONG_LATIN` (the other languages' too): its value holds a digit.
+KEYPAD_NAMES = (*KEYPAD_WORDS, "digicode", "porte", "portail", "entrée", "puerta", "portal", "porta", "portão",
+                "portao", "portone", "cancello", "allarm", "türcode", "turcode", "torcode")
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
@@ -170,6 +176,11 @@ _STRONG_LATIN = (
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     rf"(?:{'|'.join(KEYPAD_WORDS)})(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
+    # … and in other languages: "le code de la porte", "el código del portal", "il codice del cancello", "Türcode".
+    r"digicode|code[\s_-]+(?:de[\s_-]+la[\s_-]+porte|du[\s_-]+portail|d['’]entrée|de[\s_-]+l['’]alarme)|"
+    r"c[óo]digo[\s_-]+(?:de[\s_-]+la[\s_-]+puerta|del[\s_-]+portal|de[\s_-]+la[\s_-]+alarma|da[\s_-]+porta|"
+    r"do[\s_-]+port[ãa]o|do[\s_-]+alarme)|codice[\s_-]+(?:del[\s_-]+portone|del[\s_-]+cancello|della[\s_-]+porta|"
+    r"dell['’]allarme)|(?:t[üu]r|tor|alarm)code|"
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
@@ -203,7 +214,11 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
-         "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "alarm panel",
+         "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "alarm panel", "digicode", "code de la porte",
+         "code du portail", "code d'entrée", "code d’entrée", "code de l'alarme", "code de l’alarme",
+         "digo de la puerta", "digo del portal", "digo de la alarma", "digo da porta", "digo do port",
+         "digo do alarme", "codice del portone", "codice del cancello", "codice della porta", "codice dell'allarme",
+         "codice dell’allarme", "türcode", "turcode", "torcode", "alarmcode",
          "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
