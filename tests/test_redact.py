@@ -220,9 +220,9 @@ def test_basic_auth_credentials_are_redacted(text):
     ("ssh-keygen -t ed25519 -N 'Lantern-Moss-42' -f deploy_key", "Lantern-Moss-42"),
     ("ssh-keygen -p -P Old#Pass1 -N New#Pass2 -f deploy_key", "New#Pass2"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
-    ("wire the refund to DE89 3704 0044 0532 0130 00, thanks", "DE89 3704 0044 0532 0130 00"),
-    ("mi IBAN es ES9121000418450200051332", "ES9121000418450200051332"),
-    ("Konto: GB29 NWBK 6016 1331 9268 19", "GB29 NWBK 6016 1331 9268 19"),
+    ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
+    ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
+    ("Konto: GB62 XBDM 9045 8603 2809 90", "GB62 XBDM 9045 8603 2809 90"),
     # A passphrase's words, one of them a word that could close prose ("correct"), or a number last.
     ("passphrase: correct horse battery staple", "horse battery staple"),
     ("the gpg passphrase is purple monkey dishwasher 77", "purple monkey dishwasher"),
@@ -274,7 +274,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "the OBJECT_KEY is reports/2024/q1.csv",
     "the HEROKU_API_KEY is set in the dashboard",
     # An IBAN's shape whose check digits are wrong, and ids of that shape.
-    "The form rejected DE89 3704 0044 0532 0130 01 because of one digit.",
+    "The form rejected DE61 3896 9318 2409 7394 36 because of one digit.",
+    "The docs show GB82 WEST 1234 5698 7654 32 as an IBAN, and DE89370400440532013000.",  # documented examples
     "The build AB12 3456 7890 1234 5678 is the one that failed.",
     "Batch OB2409150003371 shipped on Monday.",
 ])
