@@ -219,6 +219,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("der Türcode im Büro ist 2468", "2468"),
     ("ssh-keygen -t ed25519 -N 'Lantern-Moss-42' -f deploy_key", "Lantern-Moss-42"),
     ("ssh-keygen -p -P Old#Pass1 -N New#Pass2 -f deploy_key", "New#Pass2"),
+    # A password past a comma ("la contraseña, por ahora, es …"), after "mdp de la base", after its variable alone.
+    ("luego cambiamos la contraseña, por ahora es Gato#Negro12", "Gato#Negro12"),
+    ("mdp de la base : Croissant#88", "Croissant#88"),
+    ("DB_PASSWORD Quartz#Lime91 (staging only)", "Quartz#Lime91"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -269,6 +273,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "the door code is broken, call the landlord",
     "le code de la porte est cassé",
     'ssh-keygen -t ed25519 -N "" -f deploy_key',
+    # A setting past a comma, a variable or a version after a password's variable.
+    "the passwords use argon2id, memory=65536 and two passes",
+    "DB_PASSWORD $DB_PASS is read from the vault",
+    "MYSQL_ROOT_PASSWORD 8.0.36-debian is the image tag, oddly",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",

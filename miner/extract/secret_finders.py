@@ -252,6 +252,8 @@ def _forward(m: re.Match, run: _Pass) -> str:
     after = m.string[m.end():m.end() + 24]
     if keypad and not any(c.isdigit() for c in bare):
         return m.group(0)  # "the door code is broken": a door's or an alarm's code holds a digit
+    if "," in conn and not _random_like(bare):
+        return m.group(0)  # past a comma only a made-up value: "passwords with argon2id, m=65536" is a setting
     if pin:
         if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or _random_like(bare)):
             return m.group(0)

@@ -101,6 +101,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is[ \t]+[`'\"]?"
                  r"(?P<secret>(?=[^\s`'\"]*[0-9!@#$%^&*])[^\s`'\"]{6,})",
      ("_SECRET is", "_PASSWORD is", "_PASSWD is", "_PASS is", "_PWD is", "SECRET_KEY is")),
+    # … or with no word between ("DB_PASSWORD Quartz#Lime91"): a made-up value, not a variable or a placeholder.
+    ("password", r"\b(?:[A-Z0-9]+_)+(?:PASSWORD|PASSWD|PWD)[ \t]+(?P<secret>(?![$<{%])(?=[^\s`'\"]*[A-Za-z])"
+                 r"(?=[^\s`'\"]*[0-9])(?=[^\s`'\"]*[!@#$%^&*])[^\s`'\"]{8,})",
+     ("_PASSWORD ", "_PASSWD ", "_PWD ")),
     # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<network>;P:<password>;;
     ("password", r"\bWIFI:(?:[^;\n]{0,80};){0,4}?P:(?P<secret>(?:\\.|[^;\\\n]){3,64});", ("WIFI:",)),
     # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
@@ -172,7 +176,7 @@ _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|"
     r"pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
-    r"mdp(?=[ \t]*(?:[:=]|est[ \t]))|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
+    r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     rf"(?:{'|'.join(KEYPAD_WORDS)})(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
@@ -261,7 +265,7 @@ _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|de
 # 1Password").
 _BARE_GAP = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
              r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator)\b)"
-             r"(?:[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
+             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
 
 
 class Patterns:
