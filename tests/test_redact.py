@@ -223,6 +223,17 @@ def test_basic_auth_credentials_are_redacted(text):
     ("luego cambiamos la contraseña, por ahora es Gato#Negro12", "Gato#Negro12"),
     ("mdp de la base : Croissant#88", "Croissant#88"),
     ("DB_PASSWORD Quartz#Lime91 (staging only)", "Quartz#Lime91"),
+    # A password changed to a made-up value, in other languages; other command lines' passwords.
+    ("mudei a senha para Pastel#Nata9 ontem", "Pastel#Nata9"),
+    ("j'ai changé le mot de passe à Baguette#Chaude2 hier", "Baguette#Chaude2"),
+    ("ich habe das Passwort auf Kuchen#Zeit8 geändert", "Kuchen#Zeit8"),
+    ("поменял пароль на Borsch#Beet21, не забудь", "Borsch#Beet21"),
+    ("我把测试服的密码改成了 Baozi#Dumpling8", "Baozi#Dumpling8"),
+    ("検証環境のパスワードを Sakura#Mochi5 に変更しました", "Sakura#Mochi5"),
+    ("mongosh -u admin -p Opal#River55 --authenticationDatabase admin", "Opal#River55"),
+    ("ldapsearch -x -D cn=admin,dc=corp -w Frost#Bell44 -b dc=corp", "Frost#Bell44"),
+    ("smbclient //nas/share -U alice%Maple#Leaf66", "Maple#Leaf66"),
+    ("keytool -list -keystore app.jks -storepass Ivory#Gate23", "Ivory#Gate23"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -277,6 +288,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "the passwords use argon2id, memory=65536 and two passes",
     "DB_PASSWORD $DB_PASS is read from the vault",
     "MYSQL_ROOT_PASSWORD 8.0.36-debian is the image tag, oddly",
+    # A password kept somewhere, or set to expire, rather than set to a value.
+    "we keep the password in 1Password now",
+    "пароль на сервере сменили вчера",
+    "keytool -list -keystore app.jks -storepass:env STOREPASS",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",

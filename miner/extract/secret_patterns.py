@@ -120,6 +120,15 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # ~/.docker/config.json: "auth": "<base64 of user:password>".
     ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
+    # Other command lines' passwords: mongosh -p, ldapsearch -w, smbclient -U user%…, keytool -storepass/-keypass.
+    ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("mongo",)),
+    ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("ldap",)),
+    ("password", r"\b(?:smbclient|rpcclient|smbmap|net[ \t]+use)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
+                 r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbmap", "net use")),
+    ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("storepass", "keypass")),
     # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
     *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
        ("ssh-keygen",)) for flag in "NP"),
@@ -246,10 +255,11 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|är|je|este|yra|είναι|היא|הוא|هي|هو|است|है|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
-           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|は|が|는|은|이|คือ)[ \t]*[:：]?[ \t]*)")
+           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|改成了?|设成了?|設成了?|换成了?|換成了?|は|が|を|는|은|이|"
+           r"คือ)[ \t]*[:：]?[ \t]*)")
 # "to"/"as", and copulas that are also common prepositions or pronouns elsewhere (Finnish and Estonian "on",
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
-_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е)[ \t]+)"
+_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|à|auf|на)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
