@@ -234,6 +234,17 @@ def test_basic_auth_credentials_are_redacted(text):
     ("ldapsearch -x -D cn=admin,dc=corp -w Frost#Bell44 -b dc=corp", "Frost#Bell44"),
     ("smbclient //nas/share -U alice%Maple#Leaf66", "Maple#Leaf66"),
     ("keytool -list -keystore app.jks -storepass Ivory#Gate23", "Ivory#Gate23"),
+    # More command lines: SQL Server's tools, openssl -k, unzip, rar, a password piped to --password-stdin, gpg's
+    # here-string, PowerShell, Windows' net user, an expect script.
+    ("sqlcmd -S db -U sa -P Quasar#Beam88 -Q 'select 1'", "Quasar#Beam88"),
+    ("openssl enc -aes-256-cbc -in a -out b -k Velvet#Rope19", "Velvet#Rope19"),
+    ("unzip -P Copper#Kettle8 archive.zip", "Copper#Kettle8"),
+    ("rar a -hpFalcon#Dive2 secret.rar docs", "Falcon#Dive2"),
+    ("echo 'Harbor#Mist61' | docker login -u ci --password-stdin ghcr.io", "Harbor#Mist61"),
+    ("gpg --batch --yes --passphrase-fd 0 <<< 'Ember#Glade23' -d a.gpg", "Ember#Glade23"),
+    ('$pw = ConvertTo-SecureString "Tulip#Field42" -AsPlainText -Force', "Tulip#Field42"),
+    ("net user deploy Walnut#Tree7 /add", "Walnut#Tree7"),
+    ('expect "Password:"\nsend "Garnet#Stone3\\r"', "Garnet#Stone3"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -292,6 +303,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "we keep the password in 1Password now",
     "пароль на сервере сменили вчера",
     "keytool -list -keystore app.jks -storepass:env STOREPASS",
+    # Flags that carry no password: zip's -a, unzip's -a, a token read from a variable, a prompt asked for.
+    "zip -a notes.zip notes.txt",
+    "unzip -a archive.zip -d out",
+    'echo "$CR_PAT" | docker login ghcr.io -u me --password-stdin',
+    "net user admin * /domain",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",

@@ -132,8 +132,27 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
     *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
        ("ssh-keygen",)) for flag in "NP"),
-    ("password", r"\b(?:redis-cli|zip|7za?)\b[^\n]{0,120}?[ \t]-[aP][ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
-     ("redis-cli", "zip", "7z")),
+    # redis-cli's -a, zip's and unzip's -P (zip's -a converts line ends, and 7z takes its password onto -p).
+    ("password", r"\bredis-cli\b[^\n]{0,120}?[ \t]-a[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("redis-cli",)),
+    ("password", r"\b(?:un)?zip\b[^\n]{0,120}?[ \t]-P[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("zip",)),
+    # SQL Server's tools (-P), openssl's -k, rar's -p/-hp written onto the flag.
+    ("password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,120}?[ \t]-P[ \t]*['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("sqlcmd", "bcp", "osql", "isql")),
+    ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("openssl",)),
+    ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
+    # A password piped to a login that reads it from stdin: echo 'X' | docker login --password-stdin.
+    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
+                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin", ("--password-stdin",)),
+    # gpg reading its passphrase from a here-string; PowerShell's ConvertTo-SecureString; Windows' net user.
+    ("password", r"--passphrase-fd[ \t]+0[^\n]{0,40}?<<<[ \t]*['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,})",
+     ("--passphrase-fd",)),
+    ("password", r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
+     ("ConvertTo-SecureString", "convertto-securestring")),
+    ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})(?=[ \t]+/(?i:add|domain)\b)",
+     ("net user", "NET USER")),
+    # An expect script answering a password prompt: send "X\r" on the line after it.
+    ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\"(?P<secret>[^\"\n\\]{3,})\\r\"",
+     ("send ",)),
     ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
     # A flag whose name ends in what it carries: --git_basic_authorization X, --slack-bot-token X.
     ("token", r"(?<![\w-])--[\w-]*(?:token|secret|authorization|api[_-]?key)[ \t=]+['\"]?"
