@@ -142,13 +142,15 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
     # A password piped to a login that reads it from stdin: echo 'X' | docker login --password-stdin.
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
-                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin", ("--password-stdin",)),
+                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin",
+     ("--password-stdin",)),
     # gpg reading its passphrase from a here-string; PowerShell's ConvertTo-SecureString; Windows' net user.
     ("password", r"--passphrase-fd[ \t]+0[^\n]{0,40}?<<<[ \t]*['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,})",
      ("--passphrase-fd",)),
     ("password", r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
      ("ConvertTo-SecureString", "convertto-securestring")),
-    ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})(?=[ \t]+/(?i:add|domain)\b)",
+    ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})"
+                 r"(?=[ \t]+/(?i:add|domain)\b)",
      ("net user", "NET USER")),
     # An expect script answering a password prompt: send "X\r" on the line after it.
     ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\"(?P<secret>[^\"\n\\]{3,})\\r\"",
