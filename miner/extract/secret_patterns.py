@@ -125,8 +125,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("mongo",)),
     ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+['\"]?"
                  r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("ldap",)),
-    ("password", r"\b(?:smbclient|rpcclient|smbmap|net[ \t]+use)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
-                 r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbmap", "net use")),
+    ("password", r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
+                 r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbcacls", "smbget")),
     ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
      ("storepass", "keypass")),
     # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
