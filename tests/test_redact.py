@@ -245,6 +245,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ('$pw = ConvertTo-SecureString "Tulip#Field42" -AsPlainText -Force', "Tulip#Field42"),
     ("net user deploy Walnut#Tree7 /add", "Walnut#Tree7"),
     ('expect "Password:"\nsend "Garnet#Stone3\\r"', "Garnet#Stone3"),
+    # A Markdown table's password column; SQL's IDENTIFIED BY; redis.conf's requirepass.
+    ("| env | user | password |\n|---|---|---|\n| staging | admin | Velvet#Moon22 |", "Velvet#Moon22"),
+    ("| account | 密码 |\n| --- | --- |\n| 测试 | `Tofu#Soup66` |", "Tofu#Soup66"),
+    ("CREATE USER 'app'@'%' IDENTIFIED BY 'Cobalt#Wave33';", "Cobalt#Wave33"),
+    ("requirepass Saffron#Dune52\nmaxmemory 2gb", "Saffron#Dune52"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -308,6 +313,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "unzip -a archive.zip -d out",
     'echo "$CR_PAT" | docker login ghcr.io -u me --password-stdin',
     "net user admin * /domain",
+    # Tables that name a password without holding one, and prose that says "identified by".
+    "| Field | Type | Description |\n|---|---|---|\n| password | string | the user's password, hashed |",
+    "| Name | Password |\n|:---|:---:|\n| bob | required |\n| joe | $PASS |",
+    'rows identified by "email" are merged into one',
+    "# requirepass foobared",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",
@@ -320,6 +330,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])
+
+
+def test_a_marker_left_by_one_pass_is_not_taken_for_a_value_by_another():
+    out, _ = redact("Credentials:\n- user: ops\n- pass: Amber#Sky40")
+    assert "Amber#Sky40" not in out and "[[" not in out and out.endswith("- pass: [REDACTED:assignment]")
 
 
 def test_text_written_like_a_marker_does_not_shield_a_secret():

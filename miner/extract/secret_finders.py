@@ -1,11 +1,12 @@
-"""Finding secrets in a text and hiding them: the passes of `redact`, and the tests a value must pass to be one.
+"""Finding secrets in a text and hiding them: the passes of `redact`.
 
 `hide_secrets` runs the passes in order, each only when a cheap hint is in
 the text: the token shapes and the extra kinds from YAML, `key = value`
 assignments, a value next to a word that names a secret ("the password is
 X", "X as the initial password"), a user and password in a login context,
 the items of a credentials list, the secret columns of a CSV file, an AWS
-secret access key near its key id. The patterns are `secret_patterns`';
+secret access key near its key id. The patterns are `secret_patterns`',
+the tests a value must pass `secret_values`', the tables `secret_tables`';
 `redact` is the public face.
 """
 
@@ -15,120 +16,28 @@ import re
 
 from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
 from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_NAMES, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
+from .secret_tables import csv_rows, table_rows
+from .secret_values import (
+    CLAUSE_END_RE,
+    COUNT_AFTER_RE,
+    MIN_PROPAGATED,
+    NOT_VALUES,
+    PLACEHOLDER_RE,
+    code_reference,
+    mixed,
+    plain_word,
+    random_like,
+    rejected,
+    secret_like,
+    strip_quotes,
+    trim,
+    value_of,
+)
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
                            r"lautet|war|это|è|é|c['’]est|là|adalah|ialah|är|este|yra|είναι|היא|הוא|هي|هو|است|है)\b|[—–→-]",
                            re.IGNORECASE)
-
-# Lower-case words that follow "password is …" without being one.
-_NOT_VALUES = frozenset("""
-a an the this that these those it its it's is was be been being are were not no none null nil empty blank
-required optional mandatory needed missing wrong incorrect correct invalid valid expired set unset same different
-also still now just only then there here stored saved kept hashed encrypted encoded plain plaintext visible hidden
-masked shown sent used given typed entered in on at of for to from with by via into as and or but so if when where
-which what who how why your my our their his her them they we you i he she me us one two something anything
-nothing everything whatever secure safe strong weak long short too very much more less least
-changed reset updated generated random unique known unknown private public protected sensitive
-ok fine good bad default standard usual normal regular never always sometimes usually probably maybe
-true false yes on off auto manual field parameter param argument value variable option setting config file
-files env key keys token tokens password passwords secret secrets pin login user username admin credentials
-please just then same stored manager vault prompt dialog screen page form
-""".split())
-_NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
-                       "less", "ance", "ence", "ity")
-_PLACEHOLDER_RE = re.compile(
-    r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -][\w-]+|"
-    r"[\w.-]*?(?:X{4,}|x{4,}|\*{4,})|"  # sk_test_XXXXXXXX
-    r"placeholder|redacted|change[_-]?me|changeit|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
-    re.IGNORECASE)
-_ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
-                      r"py|js|ts|tsx|rb|go|sh|md|pem|key|crt|pgpass|netrc|html|css)$", re.IGNORECASE)
-_CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
-
-
-def _mixed(value: str) -> bool:
-    """Capitals, small letters and digits all in one: how a generated key looks, and a word or a name does not."""
-    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
-
-
-def _code_reference(value: str) -> bool:
-    """`settings.SECRET`, `os.environ["X"]`: code naming a value, not one. A dotted run with a part that mixes
-    capitals, small letters and digits is a token ("SG.kL9mQ2x….Fh1s…", "hvs.CAESI…")."""
-    if not _CODE_REFERENCE_RE.match(value):
-        return False
-    return not any(len(part) >= 12 and _mixed(part) for part in value.split("."))
-
-
-# What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
-_CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but|so|then|for[ \t]+now|btw|please|ok|okay)\b)",
-                            re.IGNORECASE)
-_COUNT_AFTER_RE = re.compile(r"[ \t]*(?:characters?|chars?|digits?|letters?|symbols?|long|minutes?|hours?|days?|times?|"
-                             r"attempts?|tries|%|ms|s\b|seconds?)", re.IGNORECASE)
-MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
-
-
-def _strip_quotes(value: str) -> tuple[str, bool]:
-    """(the value without its quotes or bold markers, whether it was quoted)."""
-    for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")")):
-        if len(value) > len(open_) + len(close) and value.startswith(open_) and value.endswith(close):
-            return value[len(open_):-len(close)].strip(), True
-    return value, False
-
-
-def _trim(value: str) -> str:
-    """A bare value without the sentence punctuation around it."""
-    end = len(value)
-    while end and value[end - 1] in ".,:;?)]}'\"`*_":
-        end -= 1
-    start = 0
-    while start < end and value[start] in "([{'\"`*_":
-        start += 1
-    return value[start:end]
-
-
-def _secret_like(value: str) -> bool:
-    """Made up rather than a word: letters with digits or symbols, or four digits or more (a PIN)."""
-    if len(value) < 4:
-        return False
-    if value.isdigit():
-        return True
-    has_alpha = any(c.isalpha() for c in value)
-    has_digit = any(c.isdigit() for c in value)
-    if has_digit and has_alpha:
-        return True
-    # Letters alone are a word, even in mixed case (GitHub, PostgreSQL): only an assertive context makes one a secret.
-    return any(c not in "-_." for c in value if not c.isalnum()) and (has_alpha or has_digit)
-
-
-def _random_like(value: str) -> bool:
-    """A token that looks generated: eight characters or more, letters with digits or symbols. A word and an
-    exclamation mark is prose ("the deploy token settings!")."""
-    word = value.rstrip("!")
-    return len(value) >= 8 and _secret_like(value) and not value.isdigit() and not word.isalpha()
-
-
-def _rejected(value: str) -> bool:
-    """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, already redacted."""
-    low = value.lower()
-    if len(value) < 3 or "[redacted" in low or _PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
-        return True  # (a public key's type opens the key itself)
-    if low in _NOT_VALUES or _ENV_NAME_RE.match(value) or _PATH_RE.search(value) or _code_reference(value):
-        return True
-    return len(set(value)) == 1 or "(" in value or value.endswith(")")
-
-
-def _plain_word(value: str) -> bool:
-    """An ordinary word ("swordfish") rather than an adjective or participle ("required", "hashed")."""
-    return value.isalpha() and len(value) >= 4 and not value.lower().endswith(_NOT_VALUE_SUFFIXES)
-
-
-def _value_of(m: re.Match, group: str = "value") -> tuple[str, str, bool]:
-    """(the raw value text, the value without quotes or trailing punctuation, whether it was quoted)."""
-    raw = m.group(group)
-    value, quoted = _strip_quotes(raw)
-    return raw, (value if quoted else _trim(value)), quoted
 
 
 class _Pass:
@@ -142,7 +51,7 @@ class _Pass:
     def hidden(self, kind: str, secret: str) -> str:
         """Count one secret of `kind` and remember it (made-up ones only) for the rest of the text; the marker."""
         self.kinds.append(kind)
-        if len(secret) >= MIN_PROPAGATED and _secret_like(secret) and not secret.isdigit():
+        if len(secret) >= MIN_PROPAGATED and secret_like(secret) and not secret.isdigit():
             self.found.add(secret)
         return f"[REDACTED:{kind}]"
 
@@ -195,7 +104,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         if "\n" in text:
             text = _credential_lists(text, run)
         if "," in text:
-            text = _csv_rows(text, run)
+            text = csv_rows(text, run.hidden)
+        if "|" in text:
+            text = table_rows(text, run.hidden)
     if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
     if DIGIT_RUN_RE.search(text):  # every card number holds such a run, and nearly every IBAN
@@ -240,8 +151,8 @@ def _forward(m: re.Match, run: _Pass) -> str:
     """"the password is X", "Your password `X` is …", "密码是 X", "PIN 4821"."""
     if _in_marker(m):
         return m.group(0)
-    raw, bare, quoted = _value_of(m)
-    if not bare or _rejected(bare):
+    raw, bare, quoted = value_of(m)
+    if not bare or rejected(bare):
         return m.group(0)
     word = m.group("word")
     low = word.lower()
@@ -252,16 +163,16 @@ def _forward(m: re.Match, run: _Pass) -> str:
     after = m.string[m.end():m.end() + 24]
     if keypad and not any(c.isdigit() for c in bare):
         return m.group(0)  # "the door code is broken": a door's or an alarm's code holds a digit
-    if "," in conn and not _random_like(bare):
+    if "," in conn and not random_like(bare):
         return m.group(0)  # past a comma only a made-up value: "passwords with argon2id, m=65536" is a setting
     if pin:
-        if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or _random_like(bare)):
+        if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or random_like(bare)):
             return m.group(0)
     elif bare.isdigit():
-        if len(bare) < 4 or _COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
+        if len(bare) < 4 or COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
-    elif not (quoted or _secret_like(bare)):
-        if low in ("pass", "pw") or not (assertive and _plain_word(bare) and _CLAUSE_END_RE.match(after)):
+    elif not (quoted or secret_like(bare)):
+        if low in ("pass", "pw") or not (assertive and plain_word(bare) and CLAUSE_END_RE.match(after)):
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
@@ -272,8 +183,8 @@ def _weak(m: re.Match, run: _Pass) -> str:
     """"the API key is 3f9a…", "token: …": only values that look generated."""
     if _in_marker(m):
         return m.group(0)
-    raw, bare, _ = _value_of(m)
-    if not bare or " " in bare or _rejected(bare) or not _random_like(bare) or m.string[m.end():m.end() + 1] == "(":
+    raw, bare, _ = value_of(m)
+    if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
     if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
@@ -288,11 +199,11 @@ def _backward(m: re.Match, run: _Pass) -> str:
     found = patterns().value_before.search(before)
     if found is None:
         return m.group(0)
-    raw, bare, quoted = _value_of(found)
+    raw, bare, quoted = value_of(found)
     verb = (found.group("verb") or "").strip().lower()
-    if not bare or _rejected(bare) or "[REDACTED" in raw:
+    if not bare or rejected(bare) or "[REDACTED" in raw:
         return m.group(0)
-    if not (quoted or _secret_like(bare) or (verb and _plain_word(bare))):
+    if not (quoted or secret_like(bare) or (verb and plain_word(bare))):
         return m.group(0)
     # The value lies before this match: remember it, and the end-of-text pass hides it wherever it is.
     run.hidden("password", bare)
@@ -305,16 +216,16 @@ def _pair(m: re.Match, run: _Pass) -> str:
     """"log in with admin / X", "credentials: root:X"."""
     if _in_marker(m):
         return m.group(0)
-    raw, bare, quoted = _value_of(m)
+    raw, bare, quoted = value_of(m)
     user, sep = m.group("user"), m.group("sep")
-    if not bare or _rejected(bare) or "[REDACTED" in raw or user.isdigit():
+    if not bare or rejected(bare) or "[REDACTED" in raw or user.isdigit():
         return m.group(0)
-    if user.lower() in _NOT_VALUES - {"admin", "root", "user"} or bare.lower() in _NOT_VALUES:
+    if user.lower() in NOT_VALUES - {"admin", "root", "user"} or bare.lower() in NOT_VALUES:
         return m.group(0)
     if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
         return m.group(0)
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.
-    if not (quoted or _secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):
+    if not (quoted or secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):
         return m.group(0)
     return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
 
@@ -373,56 +284,23 @@ def _list_item_secret(body: str, run: _Pass, strong: bool) -> str:
     """One credentials-list item with its secret hidden: the item itself when it is one token, else its last field."""
     parts = patterns().split_field.split(body)
     candidate = parts[-1].strip() if len(parts) > 1 else body.strip()
-    value, quoted = _strip_quotes(candidate)
-    bare = value if quoted else _trim(value)
-    if not bare or " " in bare or _rejected(bare):
+    if "[REDACTED:" in candidate:
+        return body  # hidden by an earlier pass already: its marker is no value ("pass: [REDACTED:assignment]")
+    value, quoted = strip_quotes(candidate)
+    bare = value if quoted else trim(value)
+    if not bare or " " in bare or rejected(bare):
         return body
-    if not (quoted or _secret_like(bare) or (strong and len(parts) == 1 and len(bare) >= 4)):
+    if not (quoted or secret_like(bare) or (strong and len(parts) == 1 and len(bare) >= 4)):
         return body
     cut = body.rfind(bare)
     return body[:cut] + run.hidden("password", bare) + body[cut + len(bare):]
-
-
-_CSV_SECRET_COLUMN_RE = re.compile(r"(?i)\b(?:pass(?:word|wd)?|secret|token|api[ _-]?key|private[ _-]?key|pin|pwd)\b|"
-                                   r"contraseña|senha|пароль|密码|密碼")
-
-
-def _csv_rows(text: str, run: _Pass) -> str:
-    """Rows under a CSV header with password or secret columns: those cells; in any row holding an AWS key id,
-    the cells that look generated."""
-    lines = text.split("\n")
-    columns: list[int] = []
-    width = 0
-    changed = False
-    for i, line in enumerate(lines):
-        if "," not in line:
-            columns = []
-            continue
-        cells = line.split(",")
-        names = [c.strip().strip('"').lower() for c in cells]
-        if all(0 < len(n) <= 40 and not any(ch.isdigit() for ch in n) for n in names) \
-                and any(_CSV_SECRET_COLUMN_RE.search(n) for n in names):
-            columns = [j for j, n in enumerate(names)
-                       if _CSV_SECRET_COLUMN_RE.search(n) and not n.endswith(("id", "link", "url", "name", "names"))]
-            width = len(cells)
-            continue
-        hide = columns if columns and len(cells) == width else []
-        if "[REDACTED:aws-access-key]" in line:
-            hide = hide + [j for j, c in enumerate(cells) if _random_like(c.strip().strip('"')) and "://" not in c]
-        for j in hide:
-            cell = cells[j].strip().strip('"')
-            if cell and "[REDACTED" not in cell and not _PLACEHOLDER_RE.match(cell):
-                cells[j] = cells[j].replace(cell, run.hidden("password" if j in columns else "aws-secret-key", cell))
-                changed = True
-        lines[i] = ",".join(cells)
-    return "\n".join(lines) if changed else text
 
 
 def _aws_secrets(text: str, run: _Pass) -> str:
     """40-character secret access keys near an AWS key id, or near a mention of AWS or of a secret."""
     def hide(m: re.Match) -> str:
         value = m.group(0)
-        if not _mixed(value) or "EXAMPLE" in value:  # (the documentation's own example key)
+        if not mixed(value) or "EXAMPLE" in value:  # (the documentation's own example key)
             return value
         window = text[max(0, m.start() - 300):m.end() + 300].lower()
         if not ("aws" in window or "secret" in window or "[redacted:aws-access-key]" in window):
@@ -453,25 +331,25 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     key = before + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
     if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
-                                               and ("=" in m.group("sep") or _secret_like(_trim(m.group("value"))))):
+                                               and ("=" in m.group("sep") or secret_like(trim(m.group("value"))))):
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
-    value, quoted = _strip_quotes(raw)
+    value, quoted = strip_quotes(raw)
     if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")
-    if not bare or _PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or not quoted and ("(" in bare or "[" in bare) \
-            or bare.startswith(("$", "<", "{", "%", "ssh-", "ecdsa-sha2-")) or _code_reference(bare):
+    if not bare or PLACEHOLDER_RE.match(bare) or len(set(bare)) == 1 or not quoted and ("(" in bare or "[" in bare) \
+            or bare.startswith(("$", "<", "{", "%", "ssh-", "ecdsa-sha2-")) or code_reference(bare):
         return m.group(0)
     if quoted and " " in bare and not strong_key(low_key):
         return m.group(0)  # a sentence in quotes under a token-like key is prose, not a token
     if bare.isidentifier() and any(w in bare.lower() for w in ("pass", "secret", "token", "key", "pwd")):
         return m.group(0)  # token: user_token
     if strong:
-        if len(bare) < 3 or (bare.isdigit() and len(bare) < 4) or bare.lower() in _NOT_VALUES:
+        if len(bare) < 3 or (bare.isdigit() and len(bare) < 4) or bare.lower() in NOT_VALUES:
             return m.group(0)
-    elif not _random_like(bare):
+    elif not random_like(bare):
         return m.group(0)
     return _replace_in(m, "value", raw, bare, run.hidden("assignment", bare))
 

@@ -152,6 +152,13 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})"
                  r"(?=[ \t]+/(?i:add|domain)\b)",
      ("net user", "NET USER")),
+    # SQL that sets a password: MySQL's IDENTIFIED BY '…' (the others say PASSWORD '…', which the words find).
+    ("password", r"(?i:\b(?:user|grant)\b[^\n]{0,160}?\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by)[ \t]+['\"]"
+                 r"(?P<secret>[^'\"\n]{3,})['\"]",
+     ("IDENTIFIED", "identified", "Identified")),
+    # redis.conf: requirepass …, masterauth ….
+    ("password", r"(?m:^[ \t]*(?:requirepass|masterauth)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,}))",
+     ("requirepass", "masterauth")),
     # An expect script answering a password prompt: send "X\r" on the line after it.
     ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\"(?P<secret>[^\"\n\\]{3,})\\r\"",
      ("send ",)),

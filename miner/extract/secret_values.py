@@ -1,0 +1,115 @@
+"""The tests a value must pass to be a secret: made up rather than a word, not a placeholder, a name, a path or
+code. `secret_finders` and `secret_tables` judge each value a pattern finds with them."""
+
+from __future__ import annotations
+
+import re
+
+# Lower-case words that follow "password is …" without being one.
+NOT_VALUES = frozenset("""
+a an the this that these those it its it's is was be been being are were not no none null nil empty blank
+required optional mandatory needed missing wrong incorrect correct invalid valid expired set unset same different
+also still now just only then there here stored saved kept hashed encrypted encoded plain plaintext visible hidden
+masked shown sent used given typed entered in on at of for to from with by via into as and or but so if when where
+which what who how why your my our their his her them they we you i he she me us one two something anything
+nothing everything whatever secure safe strong weak long short too very much more less least
+changed reset updated generated random unique known unknown private public protected sensitive
+ok fine good bad default standard usual normal regular never always sometimes usually probably maybe
+true false yes on off auto manual field parameter param argument value variable option setting config file
+files env key keys token tokens password passwords secret secrets pin login user username admin credentials
+please just then same stored manager vault prompt dialog screen page form
+""".split())
+NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
+                       "less", "ance", "ence", "ity")
+PLACEHOLDER_RE = re.compile(
+    r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|%\(?\w*\)?s?|\*+|x{3,}|X{3,}|\.{2,}|…|\[[^\]]*\]|your[_ -][\w-]+|"
+    r"[\w.-]*?(?:X{4,}|x{4,}|\*{4,})|"  # sk_test_XXXXXXXX
+    r"placeholder|redacted|change[_-]?me|changeit|str|string|bytes|int|bool|any|none|null|nil|undefined|true|false|secret|password|token)$",
+    re.IGNORECASE)
+ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
+                      r"py|js|ts|tsx|rb|go|sh|md|pem|key|crt|pgpass|netrc|html|css)$", re.IGNORECASE)
+CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
+
+
+def mixed(value: str) -> bool:
+    """Capitals, small letters and digits all in one: how a generated key looks, and a word or a name does not."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+def code_reference(value: str) -> bool:
+    """`settings.SECRET`, `os.environ["X"]`: code naming a value, not one. A dotted run with a part that mixes
+    capitals, small letters and digits is a token ("SG.kL9mQ2x….Fh1s…", "hvs.CAESI…")."""
+    if not CODE_REFERENCE_RE.match(value):
+        return False
+    return not any(len(part) >= 12 and mixed(part) for part in value.split("."))
+
+
+# What may follow a plain-word value for it to be the whole value ("the password is swordfish, and …").
+CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but|so|then|for[ \t]+now|btw|please|ok|okay)\b)",
+                            re.IGNORECASE)
+COUNT_AFTER_RE = re.compile(r"[ \t]*(?:characters?|chars?|digits?|letters?|symbols?|long|minutes?|hours?|days?|times?|"
+                             r"attempts?|tries|%|ms|s\b|seconds?)", re.IGNORECASE)
+MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
+
+
+def strip_quotes(value: str) -> tuple[str, bool]:
+    """(the value without its quotes or bold markers, whether it was quoted)."""
+    for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")")):
+        if len(value) > len(open_) + len(close) and value.startswith(open_) and value.endswith(close):
+            return value[len(open_):-len(close)].strip(), True
+    return value, False
+
+
+def trim(value: str) -> str:
+    """A bare value without the sentence punctuation around it."""
+    end = len(value)
+    while end and value[end - 1] in ".,:;?)]}'\"`*_":
+        end -= 1
+    start = 0
+    while start < end and value[start] in "([{'\"`*_":
+        start += 1
+    return value[start:end]
+
+
+def secret_like(value: str) -> bool:
+    """Made up rather than a word: letters with digits or symbols, or four digits or more (a PIN)."""
+    if len(value) < 4:
+        return False
+    if value.isdigit():
+        return True
+    has_alpha = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    if has_digit and has_alpha:
+        return True
+    # Letters alone are a word, even in mixed case (GitHub, PostgreSQL): only an assertive context makes one a secret.
+    return any(c not in "-_." for c in value if not c.isalnum()) and (has_alpha or has_digit)
+
+
+def random_like(value: str) -> bool:
+    """A token that looks generated: eight characters or more, letters with digits or symbols. A word and an
+    exclamation mark is prose ("the deploy token settings!")."""
+    word = value.rstrip("!")
+    return len(value) >= 8 and secret_like(value) and not value.isdigit() and not word.isalpha()
+
+
+def rejected(value: str) -> bool:
+    """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, already redacted."""
+    low = value.lower()
+    if len(value) < 3 or "[redacted" in low or PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
+        return True  # (a public key's type opens the key itself)
+    if low in NOT_VALUES or ENV_NAME_RE.match(value) or PATH_RE.search(value) or code_reference(value):
+        return True
+    return len(set(value)) == 1 or "(" in value or value.endswith(")")
+
+
+def plain_word(value: str) -> bool:
+    """An ordinary word ("swordfish") rather than an adjective or participle ("required", "hashed")."""
+    return value.isalpha() and len(value) >= 4 and not value.lower().endswith(NOT_VALUE_SUFFIXES)
+
+
+def value_of(m: re.Match, group: str = "value") -> tuple[str, str, bool]:
+    """(the raw value text, the value without quotes or trailing punctuation, whether it was quoted)."""
+    raw = m.group(group)
+    value, quoted = strip_quotes(raw)
+    return raw, (value if quoted else trim(value)), quoted
