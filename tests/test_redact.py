@@ -250,6 +250,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ("| account | 密码 |\n| --- | --- |\n| 测试 | `Tofu#Soup66` |", "Tofu#Soup66"),
     ("CREATE USER 'app'@'%' IDENTIFIED BY 'Cobalt#Wave33';", "Cobalt#Wave33"),
     ("requirepass Saffron#Dune52\nmaxmemory 2gb", "Saffron#Dune52"),
+    # Code and shells: PHP's define, a literal wrapped in a call, a here-string, gh secret set.
+    ("define('DB_PASSWORD', 'Poppy#Seed58');", "Poppy#Seed58"),
+    ('let password = String::from("Rowan#Berry70");', "Rowan#Berry70"),
+    ("read -s PASS <<< 'Kelp#Forest03'", "Kelp#Forest03"),
+    ("gh secret set DEPLOY_KEY --body 'Yew#Tree47'", "Yew#Tree47"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -318,6 +323,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "| Name | Password |\n|:---|:---:|\n| bob | required |\n| joe | $PASS |",
     'rows identified by "email" are merged into one',
     "# requirepass foobared",
+    # Calls that name where a secret comes from, WordPress's placeholder, a here-string beside the word "key".
+    'token = os.getenv("GITHUB_TOKEN")',
+    'api_key = load("keys/prod-1.json")',
+    "define('AUTH_KEY', 'put your unique phrase here');",
+    "grep -c key <<< 'a1b2c3'",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",

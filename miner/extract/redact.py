@@ -54,7 +54,7 @@ REDACTION_VERSION = 5  # 3: command-line passwords, vendor shapes, more language
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
-# column, MySQL's IDENTIFIED BY, redis.conf's requirepass
+# column, MySQL's IDENTIFIED BY, redis.conf's requirepass, here-strings, gh secret set, PHP's define, wrapped literals
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -144,9 +144,21 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
                  r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin",
      ("--password-stdin",)),
-    # gpg reading its passphrase from a here-string; PowerShell's ConvertTo-SecureString; Windows' net user.
-    ("password", r"--passphrase-fd[ \t]+0[^\n]{0,40}?<<<[ \t]*['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,})",
-     ("--passphrase-fd",)),
+    # A here-string fed to a command that names a secret: gpg --passphrase-fd 0 <<< '…', read -s PASS <<< '…',
+    # vercel env add DB_PASS production <<< '…'. PowerShell's ConvertTo-SecureString; Windows' net user.
+    ("password", r"(?:(?i:pass|pwd|secret|token)|[A-Z0-9]_KEY\b)[^\n]{0,80}?<<<[ \t]*['\"]?"
+                 r"(?P<secret>(?![$<{])(?=[^\s'\"]*[0-9!@#%^&*])[^\s'\"]{3,})", ("<<<",)),
+    # gh secret set NAME --body '…'; PHP's define('DB_PASSWORD', '…').
+    ("password", r"\bgh[ \t]+secret[ \t]+set\b[^\n]{0,80}?(?:--body|-b)[ \t=]+['\"]?(?P<secret>(?![$<{-])[^\s'\"]{3,})",
+     ("gh secret",)),
+    ("password", r"\bdefine[ \t]*\([ \t]*['\"]\w*(?i:pass|pwd|secret|token|key|salt)\w*['\"][ \t]*,[ \t]*['\"]"
+                 r"(?P<secret>(?![$<{]|put your unique phrase here)[^'\"\n]{3,})['\"]", ("define(", "define (")),
+    # A secret's name given a string literal wrapped in a call: String::from("…"), SecretStr("…"), Some("…").
+    ("password", r"\b\w*(?i:password|passwd|pwd|secret|token|api_?key)\w*[ \t]*(?::[ \t]*[\w<>:&' ]{1,30})?=[ \t]*"
+                 r"[\w:.]{1,40}\([ \t]*['\"](?P<secret>(?![$<{])(?![^'\"\n]*/)(?![^'\"\n]*\.[a-z]{2,4}['\"])"
+                 r"(?=[^'\"\n]*[0-9!@#%^&*])[^'\"\n]{3,})['\"][ \t]*\)",
+     ("password", "Password", "PASSWORD", "passwd", "pwd", "PWD", "secret", "Secret", "SECRET", "token", "Token",
+      "TOKEN", "api_key", "apiKey", "API_KEY", "apikey")),
     ("password", r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
      ("ConvertTo-SecureString", "convertto-securestring")),
     ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})"
