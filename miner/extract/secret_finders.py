@@ -4,8 +4,8 @@
 the text: the token shapes and the extra kinds from YAML, `key = value`
 assignments, a value next to a word that names a secret ("the password is
 X", "X as the initial password"), a user and password in a login context,
-the items of a credentials list, the secret columns of a CSV file, an AWS
-secret access key near its key id. The patterns are `secret_patterns`',
+the items of a credentials list, the secret columns of a CSV file or a
+Markdown table, an AWS secret access key near its key id. The patterns are `secret_patterns`',
 the tests a value must pass `secret_values`', the tables `secret_tables`';
 `redact` is the public face.
 """
