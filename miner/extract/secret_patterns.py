@@ -154,7 +154,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\bdefine[ \t]*\([ \t]*['\"]\w*(?i:pass|pwd|secret|token|key|salt)\w*['\"][ \t]*,[ \t]*['\"]"
                  r"(?P<secret>(?![$<{]|put your unique phrase here)[^'\"\n]{3,})['\"]", ("define(", "define (")),
     # A secret's name given a string literal wrapped in a call: String::from("…"), SecretStr("…"), Some("…").
-    ("password", r"\b\w*(?i:password|passwd|pwd|secret|token|api_?key)\w*[ \t]*(?::[ \t]*[\w<>:&' ]{1,30})?=[ \t]*"
+    ("password", r"(?i:password|passwd|pwd|secret|token|api_?key)\w*[ \t]*(?::[ \t]*[\w<>:&' ]{1,30})?=[ \t]*"
                  r"[\w:.]{1,40}\([ \t]*['\"](?P<secret>(?![$<{])(?![^'\"\n]*/)(?![^'\"\n]*\.[a-z]{2,4}['\"])"
                  r"(?=[^'\"\n]*[0-9!@#%^&*])[^'\"\n]{3,})['\"][ \t]*\)",
      ("password", "Password", "PASSWORD", "passwd", "pwd", "PWD", "secret", "Secret", "SECRET", "token", "Token",
