@@ -321,6 +321,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     # Tables that name a password without holding one, and prose that says "identified by".
     "| Field | Type | Description |\n|---|---|---|\n| password | string | the user's password, hashed |",
     "| Name | Password |\n|:---|:---:|\n| bob | required |\n| joe | $PASS |",
+    "| LED | pin |\n|---|---|\n| red | GPIO17 |",
     'rows identified by "email" are merged into one',
     "# requirepass foobared",
     # Calls that name where a secret comes from, WordPress's placeholder, a here-string beside the word "key".

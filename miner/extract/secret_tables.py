@@ -52,9 +52,10 @@ def csv_rows(text: str, hidden: Callable[[str, str], str]) -> str:
     return "\n".join(lines) if changed else text
 
 
-# A Markdown table's header cell that names a secret and nothing else ("Password", "**API key**", "密码").
+# A Markdown table's header cell that names a secret and nothing else ("Password", "**API key**", "密码"). Not
+# "pin": a table of pins is as often a board's GPIO pins ("| LED | pin |").
 _TABLE_SECRET_HEADER_RE = re.compile(
-    r"(?i)^(?:pass(?:word|wd)?|pwd|secret|token|api[ _-]?key|private[ _-]?key|pin|credentials?|contraseña|senha|"
+    r"(?i)^(?:pass(?:word|wd)?|pwd|secret|token|api[ _-]?key|private[ _-]?key|credentials?|contraseña|senha|"
     r"mot de passe|passwort|пароль|密码|密碼|パスワード|비밀번호)$")
 _TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
