@@ -255,6 +255,9 @@ def test_basic_auth_credentials_are_redacted(text):
     ('let password = String::from("Rowan#Berry70");', "Rowan#Berry70"),
     ("read -s PASS <<< 'Kelp#Forest03'", "Kelp#Forest03"),
     ("gh secret set DEPLOY_KEY --body 'Yew#Tree47'", "Yew#Tree47"),
+    # A word between the name and its colon in Korean; Tagalog's "ay".
+    ("DB 비밀번호 알려줄게: Kimchi#Jjigae4", "Kimchi#Jjigae4"),
+    ("ang password ay Adobo#Manok17", "Adobo#Manok17"),
     # An IBAN (of its country's length, passing the mod-97 check), in groups or in a row.
     ("wire the refund to DE61 3896 9318 2409 7394 35, thanks", "DE61 3896 9318 2409 7394 35"),
     ("mi IBAN es ES9867508892718846258596", "ES9867508892718846258596"),
@@ -329,6 +332,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     'api_key = load("keys/prod-1.json")',
     "define('AUTH_KEY', 'put your unique phrase here');",
     "grep -c key <<< 'a1b2c3'",
+    # A Korean note about the password that names none.
+    "비밀번호 규칙: 8자 이상",
     # A setting named for a key whose value is a name, a path or a word.
     "the CACHE_KEY is user-profile-v2-2024",
     "the OBJECT_KEY is reports/2024/q1.csv",
