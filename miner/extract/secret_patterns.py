@@ -149,7 +149,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?:(?i:pass|pwd|secret|token)|[A-Z0-9]_KEY\b)[^\n]{0,80}?<<<[ \t]*['\"]?"
                  r"(?P<secret>(?![$<{])(?=[^\s'\"]*[0-9!@#%^&*])[^\s'\"]{3,})", ("<<<",)),
     # gh secret set NAME --body '…'; PHP's define('DB_PASSWORD', '…').
-    ("password", r"\bgh[ \t]+secret[ \t]+set\b[^\n]{0,80}?(?:--body|-b)[ \t=]+['\"]?(?P<secret>(?![$<{-])[^\s'\"]{3,})",
+    ("password", r"\bgh[ \t]+secret[ \t]+set\b[^\n]{0,80}?(?:--body|-b)[ \t=]+['\"]?"
+                 r"(?P<secret>(?![$<{-])[^\s'\"]{3,})",
      ("gh secret",)),
     ("password", r"\bdefine[ \t]*\([ \t]*['\"]\w*(?i:pass|pwd|secret|token|key|salt)\w*['\"][ \t]*,[ \t]*['\"]"
                  r"(?P<secret>(?![$<{]|put your unique phrase here)[^'\"\n]{3,})['\"]", ("define(", "define (")),
@@ -172,7 +173,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?m:^[ \t]*(?:requirepass|masterauth)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,}))",
      ("requirepass", "masterauth")),
     # An expect script answering a password prompt: send "X\r" on the line after it.
-    ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\"(?P<secret>[^\"\n\\]{3,})\\r\"",
+    ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\""
+                 r"(?P<secret>[^\"\n\\]{3,})\\r\"",
      ("send ",)),
     ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
     # A flag whose name ends in what it carries: --git_basic_authorization X, --slack-bot-token X.
