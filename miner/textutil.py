@@ -62,6 +62,8 @@ _LAZY: dict[str, str] = {
     "version": r"(?i)^v?\d+(?:\.\d+)+[a-z0-9.\-]*$",
     "space": r"\s",  # what str.isspace() calls space
     "ascii_letter": r"[A-Za-z]",
+    # A Markdown table's rule line ("|---|:---:|"): no prose in it, and the line above is the table's header.
+    "table_rule": r"^\s*\|?[\s:|-]+\|[\s:|-]*$",
     "cjk": "[" + CJK_RANGES + "]",  # one Chinese or Japanese character
     "kana": "[" + KANA_RANGES + "]",  # one Japanese kana
     "hangul": "[" + HANGUL_RANGES + "]",  # one Korean character
@@ -398,6 +400,11 @@ def short(text: str, limit: int = 90) -> str:
 
 
 SENTENCE_MARKS = (". ", "。", "! ", "? ", "; ")  # where `clip` and `clip_start` cut, when one is near enough
+
+
+def table_rule(line: str) -> bool:
+    """Whether `line` is a Markdown table's rule ("|---|:---:|")."""
+    return "|" in line and _pattern("table_rule").match(line) is not None
 
 
 def clip(text: str, limit: int) -> str:

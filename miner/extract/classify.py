@@ -301,6 +301,7 @@ class Classifier:
         self._nlp = nlp
         self._meta: dict[str, Any] | None = None
         self._threshold = threshold
+        self._thresholds: dict[str, float] | None = None  # read once: `decide` runs for every unit
         self._orths_only: bool | None = None
 
     @staticmethod
@@ -322,8 +323,10 @@ class Classifier:
     def thresholds(self) -> dict[str, float]:
         """Per role, a unit is a memory when P(none) is below this (tuned by training on held-out projects).
         One number (an older model's, or a test's) serves both roles."""
-        value = self._threshold if self._threshold is not None else self.meta.get("threshold", 0.5)
-        return thresholds_of(value)
+        if self._thresholds is None:
+            value = self._threshold if self._threshold is not None else self.meta.get("threshold", 0.5)
+            self._thresholds = thresholds_of(value)
+        return self._thresholds
 
     @property
     def nlp(self):

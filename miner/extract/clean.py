@@ -14,7 +14,7 @@ import re
 from typing import Iterable, Iterator
 
 from .. import BLOCK_TAG
-from ..textutil import has_cjk
+from ..textutil import has_cjk, table_rule
 from .model import Turn, Unit
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
@@ -49,7 +49,6 @@ _INTERRUPT_RE = re.compile(r"\[Request interrupted by user[^\]]*\]")
 _HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
-_TABLE_RULE_RE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$")
 _CJK_SPLIT_RE = re.compile(r"(?<=[。！？；!?])(?=[^。！？；!?」』”）)])|(?<=[\u4e00-\u9fff]\.)(?=[\u4e00-\u9fff])")
 _ONLY_MARKUP_RE = re.compile(r"^[\W_]*$", re.UNICODE)
 _SPACES_RE = re.compile(r"[ \t\u00a0]{2,}")
@@ -93,7 +92,7 @@ def _joined_lines(text: str) -> Iterator[tuple[str, bool]]:
     pending, pending_structural = "", False
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or len(line) > MAX_LINE_CHARS or _TABLE_RULE_RE.match(line) or _ONLY_MARKUP_RE.match(line):
+        if not line or len(line) > MAX_LINE_CHARS or table_rule(line) or _ONLY_MARKUP_RE.match(line):
             if pending:
                 yield pending, pending_structural
             pending = ""

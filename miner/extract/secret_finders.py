@@ -15,12 +15,20 @@ from __future__ import annotations
 import re
 
 from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
-from .secret_patterns import ASSIGNMENT_HINTS, HINTS, KEYPAD_NAMES, LOGIN_HINTS, STRONG_HINTS, WEAK_HINTS, patterns
+from .secret_patterns import (
+    ASSIGNMENT_HINTS,
+    HINTS,
+    KEYPAD_NAMES,
+    LOGIN_HINTS,
+    SHAPES,
+    STRONG_HINTS,
+    WEAK_HINTS,
+    patterns,
+)
 from .secret_tables import csv_rows, table_rows
 from .secret_values import (
     CLAUSE_END_RE,
     COUNT_AFTER_RE,
-    MIN_PROPAGATED,
     NOT_VALUES,
     PLACEHOLDER_RE,
     code_reference,
@@ -33,6 +41,8 @@ from .secret_values import (
     trim,
     value_of,
 )
+
+MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
@@ -67,8 +77,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     r = patterns()
     run = _Pass()
     holds = text.__contains__
-    for kind, pattern, hints in r.shapes:
+    for kind, source, hints in SHAPES:
         if any(map(holds, hints)):
+            pattern = r.shape(kind, source)
             if "secret" in pattern.groupindex:  # the value only, its context stays
                 text, count = pattern.subn(lambda m, kind=kind: _replace_group(m, "secret", f"[REDACTED:{kind}]"), text)
             else:
@@ -284,8 +295,6 @@ def _list_item_secret(body: str, run: _Pass, strong: bool) -> str:
     """One credentials-list item with its secret hidden: the item itself when it is one token, else its last field."""
     parts = patterns().split_field.split(body)
     candidate = parts[-1].strip() if len(parts) > 1 else body.strip()
-    if "[REDACTED:" in candidate:
-        return body  # hidden by an earlier pass already: its marker is no value ("pass: [REDACTED:assignment]")
     value, quoted = strip_quotes(candidate)
     bare = value if quoted else trim(value)
     if not bare or " " in bare or rejected(bare):

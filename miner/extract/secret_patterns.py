@@ -322,11 +322,11 @@ _BARE_GAP = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|fi
 
 
 class Patterns:
-    """The compiled patterns of the context passes and the shapes, built on the first `redact`."""
+    """The compiled patterns of the context passes, built on the first `redact`, and of the shapes, each built when
+    first needed."""
 
     def __init__(self) -> None:
-        self.shapes = [(kind, re.compile(source, re.DOTALL if kind == "private-key" else 0), hints)
-                       for kind, source, hints in SHAPES]
+        self._shapes: dict[str, re.Pattern] = {}
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
         # "WLAN-Passwort", "DB-password": a compound's last part names it too.
         word = rf"(?P<word>(?<![A-Za-z0-9_])(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
@@ -395,6 +395,14 @@ class Patterns:
         self.iban = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
                                r"(?![A-Za-z0-9])")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
+
+    def shape(self, kind: str, source: str) -> re.Pattern:
+        """A shape of `SHAPES`, compiled the first time a text holds one of its hints: a hook that redacts one log
+        line compiles the few shapes that line could hold, not all of them."""
+        pattern = self._shapes.get(source)
+        if pattern is None:
+            pattern = self._shapes[source] = re.compile(source, re.DOTALL if kind == "private-key" else 0)
+        return pattern
 
 
 _PATTERNS: Patterns | None = None

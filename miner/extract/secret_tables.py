@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..textutil import table_rule
 from .secret_values import PLACEHOLDER_RE, random_like, rejected, strip_quotes
 
 TYPE_CHECKING = False
@@ -57,7 +58,6 @@ def csv_rows(text: str, hidden: Callable[[str, str], str]) -> str:
 _TABLE_SECRET_HEADER_RE = re.compile(
     r"(?i)^(?:pass(?:word|wd)?|pwd|secret|token|api[ _-]?key|private[ _-]?key|credentials?|contraseña|senha|"
     r"mot de passe|passwort|пароль|密码|密碼|パスワード|비밀번호)$")
-_TABLE_RULE_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def _table_parts(line: str) -> list[str] | None:
@@ -87,12 +87,12 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
         if parts is None:
             columns = []
             continue
-        if _TABLE_RULE_RE.match(line):
+        if table_rule(line):
             continue
         cells = _cells(parts)
         names = [strip_quotes(cell)[0].strip("*_ ").lower() for cell in cells]
         secret_columns = [j for j, name in enumerate(names) if _TABLE_SECRET_HEADER_RE.match(name)]
-        if secret_columns and i + 1 < len(lines) and _TABLE_RULE_RE.match(lines[i + 1]):
+        if secret_columns and i + 1 < len(lines) and table_rule(lines[i + 1]):
             columns, width = secret_columns, len(cells)
             continue
         if not columns or len(cells) != width:

@@ -50,7 +50,6 @@ CLAUSE_END_RE = re.compile(r"^(?:\s*$|[ \t]*[.!?,;:)\]—–\n]|[ \t]+(?:and|but
                             re.IGNORECASE)
 COUNT_AFTER_RE = re.compile(r"[ \t]*(?:characters?|chars?|digits?|letters?|symbols?|long|minutes?|hours?|days?|times?|"
                              r"attempts?|tries|%|ms|s\b|seconds?)", re.IGNORECASE)
-MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
 
 def strip_quotes(value: str) -> tuple[str, bool]:
@@ -94,9 +93,10 @@ def random_like(value: str) -> bool:
 
 
 def rejected(value: str) -> bool:
-    """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, already redacted."""
+    """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, a marker of an
+    earlier pass (with or without its brackets: `trim` takes them off)."""
     low = value.lower()
-    if len(value) < 3 or "[redacted" in low or PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
+    if len(value) < 3 or "redacted:" in low or PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
         return True  # (a public key's type opens the key itself)
     if low in NOT_VALUES or ENV_NAME_RE.match(value) or PATH_RE.search(value) or code_reference(value):
         return True
