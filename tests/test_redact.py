@@ -265,6 +265,20 @@ def test_basic_auth_credentials_are_redacted(text):
     # A passphrase's words, one of them a word that could close prose ("correct"), or a number last.
     ("passphrase: correct horse battery staple", "horse battery staple"),
     ("the gpg passphrase is purple monkey dishwasher 77", "purple monkey dishwasher"),
+    # The value before a dash and its name; an OpenVPN user / password; the Wi-Fi itself given a made-up value.
+    ("Marmot!Burrow55 — that's the admin password", "Marmot!Burrow55"),
+    ("use Otter#River66 - that's the root password for staging", "Otter#River66"),
+    ("the VPN takes auth-user-pass with bob / Falcon#Dive88", "Falcon#Dive88"),
+    ("pass wifi là BanhMi#16x", "BanhMi#16x"),
+    ("wifi 是 Dumpling#99x", "Dumpling#99x"),
+    # Records: an SQL INSERT's password column, a .pgpass line, a value Terraform marks sensitive.
+    ("INSERT INTO users (email, password) VALUES ('ann@example.com', 'Kiwi#Fruit83');", "Kiwi#Fruit83"),
+    ("insert into accounts(username, passwd, role) values\n  ('root', 'Mango$Lassi44', 'admin'),\n"
+     "  ('ops', 'Papaya$Seed12', 'ops')", "Mango$Lassi44"),
+    ("db.example.com:5432:shop:shop_user:Newt#Pond90", "Newt#Pond90"),
+    ("*:*:*:postgres:hunter2", "hunter2"),
+    ('"db_password": {\n  "sensitive": true,\n  "type": "string",\n  "value": "Wombat!Dig902"\n}', "Wombat!Dig902"),
+    ('{"outputs": {"conn_string": {"value": "Quokka#Hop771", "sensitive": true}}}', "Quokka#Hop771"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -343,6 +357,14 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The docs show GB82 WEST 1234 5698 7654 32 as an IBAN, and DE89370400440532013000.",  # documented examples
     "The build AB12 3456 7890 1234 5678 is the one that failed.",
     "Batch OB2409150003371 shipped on Monday.",
+    # A dash after a word that is no value, the Wi-Fi said to be slow, rows with no secret column, an INSERT of
+    # placeholders, a value not marked sensitive, colon-separated lines that are no .pgpass line.
+    "Rotate it weekly — that's the admin password policy we agreed on.",
+    "the wifi is down again, and the wifi: 5GHz only",
+    "INSERT INTO users (id, name) VALUES (1, 'Kiwi#Fruit83');",
+    "INSERT INTO users (email, password) VALUES (?, ?), ($1, $2), (%s, %s)",
+    '{"db_name": {"sensitive": false, "type": "string", "value": "shop_prod_2024"}}',
+    "ERROR:root:42:worker:retry\n12:30:45:00:00",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -50,11 +50,12 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 5  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
 # column, MySQL's IDENTIFIED BY, redis.conf's requirepass, here-strings, gh secret set, PHP's define, wrapped literals
+# 6: SQL INSERT's password columns, bare .pgpass lines, Terraform's sensitive values, "X — that's the password"
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

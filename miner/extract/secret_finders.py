@@ -25,7 +25,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_tables import csv_rows, table_rows
+from .secret_tables import csv_rows, pgpass_lines, sensitive_values, sql_inserts, table_rows
 from .secret_values import (
     CLAUSE_END_RE,
     COUNT_AFTER_RE,
@@ -120,6 +120,12 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = table_rows(text, run.hidden)
     if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
+    if "insert" in low and "values" in low:
+        text = sql_inserts(text, run.hidden)
+    if '"sensitive"' in text:
+        text = sensitive_values(text, run.hidden)
+    if text.count(":") >= 4:
+        text = pgpass_lines(text, run.hidden)
     if DIGIT_RUN_RE.search(text):  # every card number holds such a run, and nearly every IBAN
         text = card_numbers(text, run.hidden)
         text = ibans(text, run.hidden)

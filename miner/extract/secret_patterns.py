@@ -210,7 +210,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>(?![<$*{]|your|(?:str|string|int|number|bool|boolean|any|none|null|undefined|object)\b)"
                  r"[^\s,;'\"`()]{3,})",
      ("pass", "Pass", "PASS", "pwd", "PWD", "pw", "PW")),  # (the password's name, rarer than the user's)
-    # A line of ~/.pgpass: host:port:database:user:password.
+    # A line of ~/.pgpass, named: host:port:database:user:password. (`secret_tables` finds one alone on its line.)
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
 
@@ -229,7 +229,10 @@ _STRONG_LATIN = (
     r"pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
     r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
-    r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
+    r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
+    # the Wi-Fi itself stated as a made-up value ("wifi 是 X", "pass wifi là X"; not "the wifi is down")
+    r"(?:pass[ \t]+)?wi-?fi(?=[ \t]*(?:[:：=]|(?:is|là|是|es|est|ist|è|é)[ \t]*)(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])"
+    r"[^\s,;]{6,})|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     rf"(?:{'|'.join(KEYPAD_WORDS)})(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
     # … and in other languages: "le code de la porte", "el código del portal", "il codice del cancello", "Türcode".
     r"digicode|code[\s_-]+(?:de[\s_-]+la[\s_-]+porte|du[\s_-]+portail|d['’]entrée|de[\s_-]+l['’]alarme)|"
@@ -282,7 +285,8 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
-LOGIN_HINTS = ("log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин", "учетн", "登录", "登入",
+LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин",
+               "учетн", "登录", "登入",
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
@@ -343,10 +347,12 @@ class Patterns:
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
             rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
-        # "X as the initial password", "X is my password": the name after the value. The pattern finds the name;
+        # "X as the initial password", "X is my password", "X — that's the admin password": the name after the
+        # value. The pattern finds the name;
         # the value is read back from the text before it.
         self.backward = re.compile(
-            rf"(?i:[ \t]+(?:as|is|was|for)[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
+            rf"(?i:(?:[ \t]+(?:as|is|was|for)|[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is))"
+            rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
             rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS}|pw)){latin_after}")
         self.value_before = re.compile(
@@ -354,7 +360,8 @@ class Patterns:
             rf"{_VALUE}\Z")
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
-            r"(?i:\b(?:log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
+            r"(?i:\b(?:auth-user-pass|"
+            r"log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
             r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*|"
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"
             r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"

@@ -1,4 +1,6 @@
-"""Secrets in tables: the cells of a CSV file's or a Markdown table's password and secret columns.
+"""Secrets in tables and records: the cells of a CSV file's or a Markdown table's password and secret columns,
+the values an SQL `INSERT` gives such columns, a `.pgpass` line's password, and the values Terraform marks
+sensitive.
 
 A column is a secret one by its header ("password", "api_key", "contraseña"…). In a CSV file every cell under
 such a header is hidden (and, in a row holding an AWS key id, every cell that looks generated). A Markdown
@@ -107,3 +109,81 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
             lines[i] = "|".join(parts)
             changed = True
     return "\n".join(lines) if changed else text
+
+
+# `INSERT INTO t (a, b) VALUES (…), (…)`: the column list, then the rows (quoted strings may hold anything).
+_SQL_STRING = r"'(?:[^'\\\n]|''|\\.){0,400}'|\"(?:[^\"\\\n]|\\.){0,400}\""
+_SQL_ROW = rf"\((?:[^()'\"\n]|{_SQL_STRING}|\([^()'\"\n]{{0,80}}\)){{1,60}}\)"
+_INSERT_RE = re.compile(rf"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[\w.\"`\[\]]{{1,80}}[ \t]*"
+                        rf"\((?P<columns>[^()\n]{{1,400}})\)\s*values\s*"
+                        rf"(?P<rows>{_SQL_ROW}(?:\s*,\s*{_SQL_ROW}){{0,200}})")
+_SQL_ROW_RE = re.compile(_SQL_ROW)
+_SQL_VALUE_RE = re.compile(rf"{_SQL_STRING}|[^,'\"]+")
+
+
+def sql_inserts(text: str, hidden: Callable[[str, str], str]) -> str:
+    """The quoted values an SQL `INSERT` gives a password or secret column
+    (`INSERT INTO users (email, password) VALUES ('ann@example.com', 'X')`)."""
+
+    def row(m: re.Match, columns: list[int]) -> str:
+        inner = m.group(0)[1:-1]
+        values = [v for v in _SQL_VALUE_RE.finditer(inner) if v.group(0).strip()]
+        if len(values) != width:
+            return m.group(0)
+        for j in reversed(columns):
+            start, end = values[j].span()
+            cell = inner[start:end]
+            value, quoted = strip_quotes(cell.strip())
+            if quoted and value and not rejected(value) and "''" not in value:
+                inner = inner[:start] + cell.replace(value, hidden("password", value), 1) + inner[end:]
+        return "(" + inner + ")"
+
+    def insert(m: re.Match) -> str:
+        nonlocal width
+        names = [c.strip().strip('"`[]').lower() for c in m.group("columns").split(",")]
+        columns = [j for j, n in enumerate(names)
+                   if SECRET_COLUMN_RE.search(n) and not n.endswith(("id", "link", "url", "name", "names"))]
+        if not columns:
+            return m.group(0)
+        width = len(names)
+        rows = _SQL_ROW_RE.sub(lambda r: row(r, columns), m.group("rows"))
+        return m.group(0)[:m.start("rows") - m.start()] + rows
+
+    width = 0
+    return _INSERT_RE.sub(insert, text)
+
+
+# A `.pgpass` line, `hostname:port:database:username:password` (any of the first four may be `*`), alone on its
+# line: `cat ~/.pgpass` shows no word for it. (Within a line, the shape in `secret_patterns` needs the file named.)
+_PGPASS_RE = re.compile(r"(?m)^[ \t]*(?:[\w.-]{1,253}|\*):(?:\d{1,5}|\*):(?:[\w.$-]{1,63}|\*):(?:[\w.@$-]{1,63}|\*):"
+                        r"(?P<value>[^\s:]\S{0,200})[ \t]*$")
+
+
+def pgpass_lines(text: str, hidden: Callable[[str, str], str]) -> str:
+    """The password of a `.pgpass` line."""
+
+    def line(m: re.Match) -> str:
+        value = m.group("value")
+        if rejected(value) or "[REDACTED" in value:
+            return m.group(0)
+        start, end = m.span("value")
+        return m.group(0)[:start - m.start()] + hidden("password", value) + m.group(0)[end - m.start():]
+
+    return _PGPASS_RE.sub(line, text)
+
+
+# A JSON object Terraform marks `"sensitive": true` (state, `terraform output -json`): its string `"value"`.
+_SENSITIVE_RE = re.compile(r'\{[^{}]{0,800}"sensitive"[ \t]*:[ \t]*true[^{}]{0,800}\}')
+_JSON_VALUE_RE = re.compile(r'("value"[ \t]*:[ \t]*")((?:[^"\\\n]|\\.){1,400})(")')
+
+
+def sensitive_values(text: str, hidden: Callable[[str, str], str]) -> str:
+    """The string `"value"` of an object marked `"sensitive": true`."""
+
+    def value(m: re.Match) -> str:
+        secret = m.group(2)
+        if rejected(secret) or "[REDACTED" in secret:
+            return m.group(0)
+        return m.group(1) + hidden("password", secret) + m.group(3)
+
+    return _SENSITIVE_RE.sub(lambda m: _JSON_VALUE_RE.sub(value, m.group(0)), text)
