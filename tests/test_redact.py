@@ -279,6 +279,13 @@ def test_basic_auth_credentials_are_redacted(text):
     ("*:*:*:postgres:hunter2", "hunter2"),
     ('"db_password": {\n  "sensitive": true,\n  "type": "string",\n  "value": "Wombat!Dig902"\n}', "Wombat!Dig902"),
     ('{"outputs": {"conn_string": {"value": "Quokka#Hop771", "sensitive": true}}}', "Quokka#Hop771"),
+    # A value typed at a prompt, a label alone on its line, Indonesian's "-nya", a password hashed or piped.
+    ("type Fennel#18 when it asks for the password", "Fennel#18"),
+    ("enter Yarrow#29 at the password prompt", "Yarrow#29"),
+    ("Password:\nRue#Herb129", "Rue#Herb129"),
+    ("kata sandinya Sate#87Ayam", "Sate#87Ayam"),
+    ("usermod --password $(openssl passwd -1 'Vetch#Pod96') deploy", "Vetch#Pod96"),
+    ("echo 'deploy:Lupin#Spire85' | sudo chpasswd", "Lupin#Spire85"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -365,6 +372,12 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "INSERT INTO users (email, password) VALUES (?, ?), ($1, $2), (%s, %s)",
     '{"db_name": {"sensitive": false, "type": "string", "value": "shop_prod_2024"}}',
     "ERROR:root:42:worker:retry\n12:30:45:00:00",
+    # Advice about a prompt, a setting in a password manager, a schema under a password label, a hash read from a
+    # file.
+    "type help when it asks for the password",
+    "set TIMEOUT=30 in the password manager",
+    "password:\n  minLength: 8\nPassword:\n- 12 chars at least",
+    "openssl passwd -6 -stdin < pw.txt",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

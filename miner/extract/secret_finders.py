@@ -20,6 +20,7 @@ from .secret_patterns import (
     HINTS,
     KEYPAD_NAMES,
     LOGIN_HINTS,
+    PROMPTED_HINTS,
     SHAPES,
     STRONG_HINTS,
     WEAK_HINTS,
@@ -111,6 +112,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = r.weak.sub(lambda m: _weak(m, run), text)
         if strong:
             text = r.backward.sub(lambda m: _backward(m, run), text)
+            if any(map(within, PROMPTED_HINTS)):
+                text = r.prompted.sub(lambda m: _backward(m, run, verb_needed=True), text)
             text = _code_lists(text, run)
         if "\n" in text:
             text = _credential_lists(text, run)
@@ -208,8 +211,9 @@ def _weak(m: re.Match, run: _Pass) -> str:
     return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
 
 
-def _backward(m: re.Match, run: _Pass) -> str:
-    """"use X as the initial password", "X is my password": the value before the name."""
+def _backward(m: re.Match, run: _Pass, verb_needed: bool = False) -> str:
+    """"use X as the initial password", "X is my password": the value before the name (after a verb such as "type"
+    or "enter" when `verb_needed`)."""
     if _in_marker(m):
         return m.group(0)
     before = m.string[max(0, m.start() - 240):m.start()]
@@ -218,6 +222,8 @@ def _backward(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     raw, bare, quoted = value_of(found)
     verb = (found.group("verb") or "").strip().lower()
+    if verb_needed and not (verb and (quoted or secret_like(bare))):
+        return m.group(0)  # "type help when it asks for the password" is advice
     if not bare or rejected(bare) or "[REDACTED" in raw:
         return m.group(0)
     if not (quoted or secret_like(bare) or (verb and plain_word(bare))):

@@ -140,6 +140,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("sqlcmd", "bcp", "osql", "isql")),
     ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("openssl",)),
     ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
+    # A password hashed on the command line (openssl passwd -6 '…'), and user:password lines piped to chpasswd.
+    ("password", r"\bopenssl[ \t]+passwd\b(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|salt[ \t]+\S+|stdin))*[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\")]{3,})", ("openssl passwd",)),
+    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?['\"]?[\w.-]{1,32}:(?P<secret>(?![$<{])[^\s'\"|:]{3,})"
+                 r"['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b", ("chpasswd",)),
     # A password piped to a login that reads it from stdin: echo 'X' | docker login --password-stdin.
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
                  r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin",
@@ -243,7 +248,8 @@ _STRONG_LATIN = (
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
-    r"mật\s+khẩu|kata\s+sandi|kata\s+laluan|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
+    r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
+    r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri"
 )
@@ -290,6 +296,7 @@ LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin"
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
+PROMPTED_HINTS = ("prompt", "field", "box", "dialog", "input", " asks ")  # what `prompted` needs
 ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth")
 
 # A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
@@ -341,7 +348,9 @@ class Patterns:
             rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
-            rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
+            rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            # a label alone on its line, a made-up value on the next ("Password:⏎X")
+            rf"[ \t]*[*_]{{0,2}}[:：][*_]{{0,2}}[ \t]*\n[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
@@ -355,8 +364,15 @@ class Patterns:
             rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
             rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS}|pw)){latin_after}")
+        # "type X when it asks for the password", "enter X at the password prompt": the value before, after a verb.
+        self.prompted = re.compile(
+            rf"(?i:[ \t]+(?:at|in|into)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
+            rf"(?:{_STRONG_WORDS}|pw)[ \t]+(?:prompt|field|box|dialog|input)|"
+            rf"[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+(?:asks|prompts)[ \t]+(?:you[ \t]+)?for[ \t]+"
+            rf"(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}(?:{_STRONG_WORDS}|pw)){latin_after}")
         self.value_before = re.compile(
-            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered))[ \t]+)|(?<=[ \t(\"'`]))?"
+            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
+            rf"(?<=[ \t(\"'`]))?"
             rf"{_VALUE}\Z")
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
