@@ -21,13 +21,16 @@ to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
   after its final pass, so that the next startup ranks against it.
 
 Hostile input costs bounded time: stdin is read for a second at most
-(`STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is redacted;
+(`hookio.STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is redacted;
 the checkpoint reads a bounded tail and cuts each request before cleaning it.
 
 Import cost is latency here: Stop must stay near a bare interpreter start,
 so modules are imported where they are needed, and this one does not use
 dataclasses (which imports `inspect`), `json` or `pathlib` (which import `re`):
-`jsonlite` reads and writes the JSON, `paths` answers strings.
+`jsonlite` reads and writes the JSON, `paths` answers strings. For the same
+reason a hook's process ends with `os._exit` once its output is flushed (see
+`hookio.end_process`): the interpreter's teardown, which frees every module and object one
+by one, would cost more than the rest of a Stop.
 """
 
 from __future__ import annotations
@@ -37,23 +40,17 @@ import sys
 import time
 
 from . import jsonlite, paths
+from .hookio import HookInputError, end_process, read_stdin, shortened  # noqa: F401 - shortened: the hooks' API
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
-MAX_STDIN_BYTES = 8 * 1024 * 1024  # a payload over this keeps its first and last KEEP_BYTES (see `shortened`)
-KEEP_BYTES = 1024 * 1024
-STDIN_TIMEOUT_S = 1.0  # Claude Code writes the payload and closes stdin at once; a hook never waits longer
 LOG_MAX_BYTES = 256 * 1024
 LOG_LINE_CHARS = 1000
 # A log message is cut to this many more characters than a line keeps before it is redacted: a secret that
 # straddles the line's end is still whole (and redacted) when the line is cut.
 LOG_REDACT_MARGIN = 4096
 STARTED = time.monotonic()  # the hook's budgets count from its start
-
-
-class HookInputError(ValueError):
-    """The payload is not what Claude Code sends; the hook logs it and does nothing."""
 
 
 class HookEvent:
@@ -414,65 +411,13 @@ def run(event_name: str, raw: str) -> str:
     return "" if excluded(event.cwd) else HANDLERS[event.event](event, config)
 
 
-def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
-    """The payload on stdin: read until EOF, for `timeout_s` at most and `MAX_STDIN_BYTES` at most.
-
-    Claude Code writes the payload and closes stdin; a writer that keeps it
-    open (or stalls) gets a HookInputError after `timeout_s`, so the hook
-    fails open instead of hanging until Claude Code kills it.
-    """
-    stream = sys.stdin
-    if stream is None:
-        return ""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return ""
-    if os.isatty(fd):
-        return ""
-    import select
-
-    deadline = time.monotonic() + timeout_s
-    head = bytearray()
-    tail = bytearray()
-    size = 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            raise HookInputError(f"no end of the payload on stdin after {timeout_s:g}s ({size} bytes read)")
-        chunk = os.read(fd, 1 << 20)  # readable: returns what is there, without blocking
-        if not chunk:
-            break
-        size += len(chunk)
-        room = MAX_STDIN_BYTES - len(head)
-        head += chunk[:room]
-        if len(chunk) > room:
-            tail += chunk[max(room, 0):]
-            del tail[:-KEEP_BYTES]
-    if not tail:
-        return head.decode("utf-8")
-    return shortened(bytes(head[:KEEP_BYTES]), bytes(tail), size)
-
-
-def shortened(head: bytes, tail: bytes, size: int) -> str:
-    """An oversized payload as its first and last `KEEP_BYTES`, joined inside the string that made it huge (a
-    pasted prompt); a HookInputError when they do not join into JSON (the bulk was not one string)."""
-    import json
-    import re
-
-    start = head.decode("utf-8", errors="ignore").rstrip("\\")
-    start = re.sub(r"\\u[0-9a-fA-F]{0,3}$", "", start).rstrip("\\")
-    end = tail.decode("utf-8", errors="ignore")
-    for skip in range(9):  # the cut may fall inside an escape: a few characters later it does not
-        try:
-            json.loads(start + " … " + end[skip:])
-        except ValueError:
-            continue
-        return start + " … " + end[skip:]
-    raise HookInputError(f"payload is over {MAX_STDIN_BYTES} bytes ({size}) and not one long string")
-
-
 def main(argv: list[str] | None = None) -> int:
+    """Run the hook named by `argv[0]` (the process's own arguments when None) on the payload on stdin; 0.
+
+    Called as the process's entry (no `argv`), it does not return: once the output is flushed, the process ends
+    at once, without the interpreter's teardown. Every file it wrote is closed by then, and every write to the
+    store committed and its connection closed (the handlers use `with`)."""
+    entry = argv is None
     argv = sys.argv[1:] if argv is None else argv
     event_name = argv[0] if argv else ""
     try:
@@ -489,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
             log(event_name, f"{type(exc).__name__} (details withheld: they may quote the prompt)")
         else:
             log(event_name or "?", f"{type(exc).__name__}: {exc}")
+    if entry:
+        end_process(0)
     return 0
 
 

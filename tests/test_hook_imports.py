@@ -53,12 +53,13 @@ def session(tmp_path, claude_dir) -> Session:
 
 
 def run_registered(python: str, event: str, stdin: bytes, tmp_path) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """The command `miner install` registers for `event`, with an exit hook that lists the loaded modules."""
+    """The command `miner install` registers for `event`, with a probe that lists the loaded modules as it ends."""
     argv = shlex.split(hook_command(python, event))
     assert argv[1:3] == ["-I", "-c"] and argv[3] == ENTRY and argv[4] == event  # what is run here is what is registered
     listing = tmp_path / f"modules-{event}.txt"
-    probe = (f"import atexit, sys; atexit.register(lambda: open({str(listing)!r}, 'w').write(' '.join(sys.modules)))"
-             f"; {ENTRY}")
+    # The hook's process ends with os._exit (no atexit handlers): the listing is written on the way there.
+    write = f"open({str(listing)!r}, 'w').write(' '.join(sys.modules))"
+    probe = f"import os, sys; end = os._exit; os._exit = lambda code: ({write}, end(code)); {ENTRY}"
     done = subprocess.run([argv[0], "-I", "-c", probe, event], input=stdin, capture_output=True, env=dict(os.environ),
                           timeout=60)
     assert done.returncode == 0, done.stderr.decode()

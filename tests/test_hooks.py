@@ -294,6 +294,18 @@ def test_session_start_block_stays_under_the_limit_with_a_huge_store(session):
     assert block.rstrip().endswith("</transcript-miner-recall>")
 
 
+def test_a_reader_gone_before_the_block_is_written_still_gets_a_clean_exit(session):
+    """Claude Code may stop reading (a cancelled session): the hook still exits 0, prints no traceback, and logs
+    what went wrong (its process ends without the interpreter's teardown, which flushes stdout once more)."""
+    seed_store(str(session.cwd), count=40)
+    process = subprocess.Popen([sys.executable, "-m", "miner.hooks", "session-start"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    process.stdout.close()  # nobody reads what the hook prints
+    _, err = process.communicate(session.payload("session-start.startup.json"), timeout=90)
+    assert process.returncode == 0 and err == b""
+    assert [line for line in hook_log_lines() if "BrokenPipeError" in line]  # what went wrong is logged
+
+
 def test_session_start_without_a_store_prints_nothing_and_catches_up(session):
     session.turn("Set up the database layer for the billing service.",
                  "We'll use PostgreSQL instead of MySQL for the database.")
