@@ -13,7 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from miner import paths
 from miner.cli.main import main
+from miner.memory.store import Store
 from tests.builders import Session
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -149,6 +151,23 @@ def test_mine_missing_path_is_one_clear_line(tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_mine_a_folder_without_transcripts_says_so_in_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a transcript")
+    result = CliRunner().invoke(main, ["mine", str(tmp_path)])
+    assert result.exit_code == 1 and f"no transcripts (*.jsonl) under {tmp_path}" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["stats"], ["list"], ["search", "redis"], ["export"]])
+def test_a_file_that_is_no_database_is_one_clear_line(command):
+    paths.db_path().parent.mkdir(parents=True, exist_ok=True)
+    paths.db_path().write_bytes(b"SQLite format 3\x00" + b"damaged " * 600)
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: cannot use {paths.db_path()}: file is not a database;")
+    assert len(result.output.strip().splitlines()) == 1
+
+
 def test_mine_all_without_claude_folder_says_nothing_to_mine():
     result = CliRunner().invoke(main, ["mine", "--all"])
     assert result.exit_code == 0 and "Nothing to mine" in result.output
@@ -199,6 +218,28 @@ def test_any_command_reports_a_broken_rule_file_in_one_line(isolated_home):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "mine.yaml:2: rule my.rule" in lines[0] and "miner rules check" in lines[0]
+
+
+@pytest.mark.parametrize("command", [["rules", "check"], ["rules", "test", "We use pnpm."], ["mine", "--all"]])
+def test_a_broken_secrets_file_is_one_line_for_any_command(isolated_home, claude_dir, command):
+    """The user's secret kinds are part of redaction: no command mines (or traces) without them, and none
+    answers a broken file with a traceback."""
+    Session(claude_dir / "projects" / "-work-shop" / "s1.jsonl", cwd="/work/shop").user("We use pnpm.")
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "secrets.yaml").write_text("secrets:\n  - kind: Bad Kind\n    pattern: 'x'\n")
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "secrets.yaml: secret #1: `kind` must be lower-case" in lines[0]
+    if paths.db_path().exists():  # nothing was mined
+        with Store(readonly=True) as store:
+            assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+
+
+def test_rules_check_counts_the_secret_kinds_it_checked():
+    result = CliRunner().invoke(main, ["rules", "check"])
+    assert result.exit_code == 0 and re.search(r"\. \d+ secret kinds in 1 file: all valid\.$", result.output.strip())
 
 
 def test_rules_test_shows_rules_and_refinement():

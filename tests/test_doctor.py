@@ -32,6 +32,15 @@ def test_doctor_on_a_correct_fresh_install_reports_no_failure(claude_dir):
     assert "memory classifier:" in result.stdout and "thresholds on P(none): user 0." in result.stdout
 
 
+def test_doctor_names_a_broken_rule_or_secrets_file(isolated_home):
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "secrets.yaml").write_text("secrets:\n  - kind: Bad Kind\n    pattern: 'x'\n")
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert "FAIL  rules: " in out and "secrets.yaml: secret #1" in out and "nothing is mined until it is fixed" in out
+    assert "fix: fix it, then run miner rules check" in out
+
+
 def test_doctor_after_install_and_mining(claude_dir, tmp_path, monkeypatch):
     runner = CliRunner()
     assert runner.invoke(main, ["install"]).exit_code == 0

@@ -157,6 +157,19 @@ def check_settings() -> Iterator[Check]:
                       f"answers): {', '.join(removed)}", f"delete them from {config_path()}")
 
 
+def check_rules() -> Iterator[Check]:
+    """The rule files and the secret kinds' files: a broken one stops every miner (and so every hook's mining)."""
+    from ..extract import rules as rules_mod
+    from ..extract.redact import load_extra
+    from ..extract.secret_rules import SecretRuleError
+
+    try:
+        rules_mod.load_rules(rules_mod.rule_files(None))
+        load_extra()
+    except (rules_mod.RuleError, SecretRuleError) as exc:
+        yield False, f"rules: {exc}; nothing is mined until it is fixed", "fix it, then run miner rules check"
+
+
 def check_glossary() -> Iterator[Check]:
     """The glossary and synonym files, compiled for the prompt hook (which cannot read YAML)."""
     from ..memory.lexicon import SynonymError
@@ -178,6 +191,7 @@ def run_checks(config: dict) -> Iterator[Check]:
     yield from check_secrets()
     yield from check_pipeline(config)
     yield from check_settings()
+    yield from check_rules()
     yield from check_glossary()
     yield from check_lag()
     yield from check_hook_errors()

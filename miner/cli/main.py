@@ -18,14 +18,15 @@ from .common import load_config, open_store, project_dir
 
 
 class _Group(click.Group):
-    """Turns a broken rule file met by any command into one line, not a traceback."""
+    """Turns a broken rule or secrets file met by any command into one line, not a traceback."""
 
     def invoke(self, ctx):
         from ..extract.rules import RuleError
+        from ..extract.secret_rules import SecretRuleError
 
         try:
             return super().invoke(ctx)
-        except RuleError as exc:
+        except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
 
 
@@ -71,6 +72,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         if mine_all:
             click.echo(f"Nothing to mine: no transcripts under {where}.")
             return
+        if transcripts:
+            raise click.ClickException(f"no transcripts (*.jsonl) under {', '.join(map(str, transcripts))}; name "
+                                       "Claude Code transcript files or folders, or pass --all")
         raise click.UsageError("name transcripts to mine, or pass --all")
     config = load_config()
     with open_store() as store:

@@ -124,20 +124,28 @@ def _rule_files(project: str | None) -> list[Path]:
 @rules.command(name="check")
 @click.option("--project", type=str, help="Also check this project's .claude/miner-rules.yaml.")
 def rules_check(project: str | None) -> None:
-    """Validate every rule file: schema, regexes and each rule's examples."""
+    """Validate every rule file (schema, regexes and each rule's examples) and the secret kinds' files."""
     from ..extract import rules as rules_mod
+    from ..extract.redact import load_extra
+    from ..extract.secret_rules import SecretRuleError, shipped_secret_file, user_secret_file
 
     files = _rule_files(project)
+    secret_files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
     try:
         ruleset = rules_mod.load_rules(files)
-    except rules_mod.RuleError as exc:
+        kinds = load_extra(secret_files)  # (each kind's examples are checked as it loads)
+    except (rules_mod.RuleError, SecretRuleError) as exc:
         raise click.ClickException(str(exc)) from None
     problems = rules_mod.check_examples(ruleset)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
         raise click.ClickException(f"{len(problems)} example(s) fail")
-    click.echo(f"{len(ruleset.rules)} rules in {len(files)} files: all valid, all examples behave.")
+    def files_of(count: int) -> str:
+        return f"{count} file{'' if count == 1 else 's'}"
+
+    click.echo(f"{len(ruleset.rules)} rules in {files_of(len(files))}: all valid, all examples behave. "
+               f"{len(kinds)} secret kinds in {files_of(len(secret_files))}: all valid.")
 
 
 @rules.command(name="list")

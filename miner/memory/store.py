@@ -79,6 +79,17 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self._file}: {exc}") from None
         self.db.row_factory = sqlite3.Row
+        try:
+            self._configure()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            # (not a database, or a damaged one: SQLite says which)
+            raise StoreError(f"cannot use {self._file}: {exc}; move it aside and run `miner mine --all` to build "
+                             "the store again from the transcripts, or put a backup in its place") from None
+
+    def _configure(self) -> None:
         self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.db.execute("PRAGMA foreign_keys = ON")
         # A big store's FTS pages read through a map, not one `pread` call each (mining into 100k memories spent a
@@ -86,7 +97,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         # working set. Both are ceilings: a small store maps and caches only what it has.
         self.db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        if not readonly:
+        if not self.readonly:
             self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.migrate()
