@@ -286,6 +286,21 @@ def test_basic_auth_credentials_are_redacted(text):
     ("kata sandinya Sate#87Ayam", "Sate#87Ayam"),
     ("usermod --password $(openssl passwd -1 'Vetch#Pod96') deploy", "Vetch#Pod96"),
     ("echo 'deploy:Lupin#Spire85' | sudo chpasswd", "Lupin#Spire85"),
+    # More tools that take a password as an argument.
+    ("sqlplus system/Harrier#Glide44@//db:1521/ORCL", "Harrier#Glide44"),
+    ("lftp -u deploy,Kite#Soar55 sftp://files.example.com", "Kite#Soar55"),
+    ("xfreerdp /v:10.0.0.9 /u:Administrator /p:Condor#Peak66", "Condor#Peak66"),
+    ("ipmitool -I lanplus -H 10.0.0.20 -U ADMIN -P Vulture#Ring77 power status", "Vulture#Ring77"),
+    ("snmpwalk -v3 -l authPriv -u ops -a SHA -A auth#Pass11 -x AES -X priv#Pass22 10.0.0.1", "priv#Pass22"),
+    ("net use Z: \\\\fileserver\\share /user:CORP\\bob Owl#Night10", "Owl#Night10"),
+    ("cmdkey /generic:TERMSRV/host /user:bob /pass:Raven#Black21", "Raven#Black21"),
+    ("plink -ssh admin@10.0.0.5 -pw Eagle#Nest99 uptime", "Eagle#Nest99"),
+    ("wpa_passphrase HomeNet Magpie#Shine43", "Magpie#Shine43"),
+    ("nmcli con modify HomeNet wifi-sec.psk Jay#Blue54", "Jay#Blue54"),
+    ("poetry config http-basic.private deploy Swallow#Fly19", "Swallow#Fly19"),
+    ("npm config set //registry.example.com/:_authToken Tern#Arctic64x9", "Tern#Arctic64x9"),
+    ("aws ssm put-parameter --name /shop/db --type SecureString --value Lark#Rise31", "Lark#Rise31"),
+    ("cqlsh -u cassandra -p Skua#Pirate41 10.0.0.3", "Skua#Pirate41"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -378,6 +393,16 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "set TIMEOUT=30 in the password manager",
     "password:\n  minLength: 8\nPassword:\n- 12 chars at least",
     "openssl passwd -6 -stdin < pw.txt",
+    # The same tools with a variable, a prompt, a default community, or no password at all.
+    "sqlplus / as sysdba",
+    "expdp system/${ORA_PW}@db",
+    "snmpwalk -v2c -c public 10.0.0.1",
+    "the snmpwalk -c flag sets the community",
+    "ipmitool -I lanplus -P $IPMI_PASS power on",
+    "net use Z: \\\\server\\share /user:bob *",
+    "npm config set //registry/:_authToken ${NPM_TOKEN}",
+    "aws ssm put-parameter --name /a --type String --value 8080",
+    "wpa_passphrase HomeNet < pass.txt",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

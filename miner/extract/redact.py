@@ -56,7 +56,8 @@ REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more language
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
 # column, MySQL's IDENTIFIED BY, redis.conf's requirepass, here-strings, gh secret set, PHP's define, wrapped literals
 # 6: SQL INSERT's password columns, bare .pgpass lines, Terraform's sensitive values, "X — that's the password",
-# a value typed at a password prompt or on the line after its label, openssl passwd, chpasswd
+# a value typed at a password prompt or on the line after its label, openssl passwd, chpasswd, and the command
+# lines of `secret_commands`' Oracle tools, lftp, xfreerdp, ipmitool, cqlsh, twine, snmp, net use, Wi-Fi, npm, ssm
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -2,9 +2,9 @@
 patterns built from them.
 
 `SHAPES` is the table of token shapes (cloud and SaaS keys, JWTs, private-key
-blocks, credentials in URLs) and of the command lines and configuration
-formats that hold a password, each with the hints without which it cannot
-match; of a shape with a group named `secret`, only that group is hidden.
+blocks, credentials in URLs) and of the command lines (most of them in
+`secret_commands`) and configuration formats that hold a password, each with
+the hints without which it cannot match; of a shape with a group named `secret`, only that group is hidden.
 The words (password-like and key-like), the joins between a name and its
 value, and the hints that let a text skip the context patterns make up the
 rest. `patterns()` compiles them all on first use: the hooks import
@@ -15,6 +15,8 @@ kinds from YAML.
 from __future__ import annotations
 
 import re
+
+from .secret_commands import COMMAND_SHAPES
 
 # A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
 # cases (a key or a token, never a word or a name).
@@ -120,31 +122,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # ~/.docker/config.json: "auth": "<base64 of user:password>".
     ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
-    # Other command lines' passwords: mongosh -p, ldapsearch -w, smbclient -U user%…, keytool -storepass/-keypass.
-    ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+['\"]?"
-                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("mongo",)),
-    ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+['\"]?"
-                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("ldap",)),
-    ("password", r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
-                 r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbcacls", "smbget")),
-    ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
-     ("storepass", "keypass")),
-    # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
-    *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
-       ("ssh-keygen",)) for flag in "NP"),
-    # redis-cli's -a, zip's and unzip's -P (zip's -a converts line ends, and 7z takes its password onto -p).
-    ("password", r"\bredis-cli\b[^\n]{0,120}?[ \t]-a[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("redis-cli",)),
-    ("password", r"\b(?:un)?zip\b[^\n]{0,120}?[ \t]-P[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("zip",)),
-    # SQL Server's tools (-P), openssl's -k, rar's -p/-hp written onto the flag.
-    ("password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,120}?[ \t]-P[ \t]*['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
-     ("sqlcmd", "bcp", "osql", "isql")),
-    ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("openssl",)),
-    ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
-    # A password hashed on the command line (openssl passwd -6 '…'), and user:password lines piped to chpasswd.
-    ("password", r"\bopenssl[ \t]+passwd\b(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|salt[ \t]+\S+|stdin))*[ \t]+['\"]?"
-                 r"(?P<secret>(?![-$<{])[^\s'\")]{3,})", ("openssl passwd",)),
-    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?['\"]?[\w.-]{1,32}:(?P<secret>(?![$<{])[^\s'\"|:]{3,})"
-                 r"['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b", ("chpasswd",)),
+    # Command lines' passwords (`secret_commands`): mongosh -p, ldapsearch -w, sqlcmd -P, ipmitool -P, …
+    *COMMAND_SHAPES,
     # A password piped to a login that reads it from stdin: echo 'X' | docker login --password-stdin.
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
                  r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin",

@@ -1,0 +1,68 @@
+"""Passwords on command lines: the shapes of the tools that take one as an argument (database clients, remote
+desktops, archivers, package managers' credentials, …), each with the hints without which it cannot match. Only
+the group named `secret` is hidden. `secret_patterns.SHAPES` holds them in its order (standard library only, as all
+of redaction: the hooks redact their log lines with it).
+"""
+
+from __future__ import annotations
+
+# A flag's argument: quoted or not, never a variable, a placeholder or the next flag.
+_ARG = r"['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})"
+
+COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
+    # mongosh -p, ldapsearch -w, smbclient -U user%…, keytool -storepass/-keypass.
+    ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("mongo",)),
+    ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("ldap",)),
+    ("password", r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
+                 r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbcacls", "smbget")),
+    ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("storepass", "keypass")),
+    # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
+    *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+       ("ssh-keygen",)) for flag in "NP"),
+    # redis-cli's -a, zip's and unzip's -P (zip's -a converts line ends, and 7z takes its password onto -p).
+    ("password", r"\bredis-cli\b[^\n]{0,120}?[ \t]-a[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("redis-cli",)),
+    ("password", r"\b(?:un)?zip\b[^\n]{0,120}?[ \t]-P[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("zip",)),
+    # SQL Server's tools (-P), openssl's -k, rar's -p/-hp written onto the flag.
+    ("password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,120}?[ \t]-P[ \t]*['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+     ("sqlcmd", "bcp", "osql", "isql")),
+    ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("openssl",)),
+    ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
+    # A password hashed on the command line (openssl passwd -6 '…'), and user:password lines piped to chpasswd.
+    ("password", r"\bopenssl[ \t]+passwd\b(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|salt[ \t]+\S+|stdin))*[ \t]+['\"]?"
+                 r"(?P<secret>(?![-$<{])[^\s'\")]{3,})", ("openssl passwd",)),
+    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?['\"]?[\w.-]{1,32}:(?P<secret>(?![$<{])[^\s'\"|:]{3,})"
+                 r"['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b", ("chpasswd",)),
+    # Oracle's tools (user/password@db), lftp -u user,password, remote desktops (xfreerdp /p:, rdesktop -p),
+    # ipmitool -P, cqlsh -p, twine -p, SNMP's community and v3 pass phrases (not the default communities).
+    ("password", r"\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:[ \t]+-\w+)*[ \t]+['\"]?[\w$#.-]{1,30}/"
+                 r"(?P<secret>(?![$<{])[^@\s'\"/]{3,})(?=@|['\"]|[ \t]|$)",
+     ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl")),
+    ("password", r"\blftp\b[^\n]{0,80}?[ \t]-u[ \t]+['\"]?[^\s,'\"]+,(?P<secret>(?![$<{])[^\s'\"]{3,})", ("lftp",)),
+    ("password", r"\b(?:xfreerdp|wlfreerdp|sdl-freerdp)\b[^\n]{0,200}?[ \t]/p:['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,})",
+     ("freerdp",)),
+    ("password", r"\b(?:rdesktop|ipmitool)\b[^\n]{0,160}?[ \t]-[pP][ \t]+" + _ARG, ("rdesktop", "ipmitool")),
+    ("password", r"\b(?:cqlsh|twine)\b[^\n]{0,120}?[ \t](?:-p|--password)[ \t=]+" + _ARG, ("cqlsh", "twine")),
+    # (each flag its own match; a community that is a plain word, like "public", is no secret)
+    *(("password", r"\bsnmp(?:walk|get|bulkwalk|bulkget|getnext|set|table|trap|df|netstat|status)\b[^\n]{0,120}?"
+                   r"[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])(?=[^\s'\"]*[0-9!@#%^&*])[^\s'\"]{3,})",
+       ("snmp",)) for flag in "cAX"),
+    # Windows: net use … /user:NAME PASSWORD (cmdkey's /pass: and plink's -pw: the words find them).
+    ("password", r"(?i:\bnet[ \t]+use)\b[^\n]{0,160}?/(?i:user):[^\s]+[ \t]+['\"]?(?P<secret>(?![/*$<{-])[^\s'\"]{3,})",
+     ("net use", "NET USE")),
+    # Wi-Fi: wpa_passphrase SSID PASSPHRASE, nmcli's wifi-sec.psk.
+    ("password", r"\bwpa_passphrase[ \t]+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,})",
+     ("wpa_passphrase",)),
+    ("password", r"\bnmcli\b[^\n]{0,200}?[ \t](?:wifi-sec\.psk|802-11-wireless-security\.psk)[ \t]+" + _ARG,
+     ("nmcli",)),
+    # Package managers' credentials: poetry's and composer's http-basic, npm's and yarn's auth tokens.
+    ("password", r"\b(?:poetry|composer)[ \t]+config\b[^\n]{0,40}?[ \t]http-basic\.\S+[ \t]+\S+[ \t]+" + _ARG,
+     ("http-basic",)),
+    ("password", r"\b(?:npm|yarn|pnpm)[ \t]+config[ \t]+set[ \t]+\S*(?:_authToken|_auth|_password|npmAuthToken)"
+                 r"[ \t]+" + _ARG, ("config set",)),
+    # A parameter stored as a secret: aws ssm put-parameter --type SecureString --value ….
+    ("password", r"\baws[ \t]+ssm[ \t]+put-parameter\b(?=[^\n]*SecureString)[^\n]{0,200}?--value[ \t=]+" + _ARG,
+     ("put-parameter",)),
+]
