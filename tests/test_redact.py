@@ -301,6 +301,15 @@ def test_basic_auth_credentials_are_redacted(text):
     ("npm config set //registry.example.com/:_authToken Tern#Arctic64x9", "Tern#Arctic64x9"),
     ("aws ssm put-parameter --name /shop/db --type SecureString --value Lark#Rise31", "Lark#Rise31"),
     ("cqlsh -u cassandra -p Skua#Pirate41 10.0.0.3", "Skua#Pirate41"),
+    # A login said with "and" or "with", a safe's code, a lock's combination, a security question's answer, a
+    # setter given a literal, an e-mail address and its password.
+    ("try logging in as admin with Zebra#Stripe42", "Zebra#Stripe42"),
+    ("creds are admin and Okapi#Stripe53", "Okapi#Stripe53"),
+    ("the code for the safe is 48213", "48213"),
+    ("the bike lock combination is 7391", "7391"),
+    ("security question answer: Fluffy2009", "Fluffy2009"),
+    ('ds.setPassword("Waterbuck#73");', "Waterbuck#73"),
+    ("Apple ID: ann@example.com / Springbok#97", "Springbok#97"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -403,6 +412,18 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "npm config set //registry/:_authToken ${NPM_TOKEN}",
     "aws ssm put-parameter --name /a --type String --value 8080",
     "wpa_passphrase HomeNet < pass.txt",
+    # Two words joined by "and", a broken safe, a combination that is no code, a setter given a variable, e-mail
+    # addresses beside a name, a version, a phone number or another address.
+    "credentials for staging and production",
+    "sign in with Google and Apple",
+    "the code for the safe is broken",
+    "the winning combination is unusual",
+    "the security answer is stored hashed",
+    "user.setPassword(hash)",
+    'setToken("${TOKEN}")',
+    "authors: ann@example.com / Maintainer, ann@example.com / v2.1",
+    "contact ann@example.com / +1-555-0100 or ann@example.com / bob@example.com",
+    "| ann@example.com | Reviewer2 | 2024 |",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -58,6 +58,7 @@ REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more language
 # 6: SQL INSERT's password columns, bare .pgpass lines, Terraform's sensitive values, "X — that's the password",
 # a value typed at a password prompt or on the line after its label, openssl passwd, chpasswd, and the command
 # lines of `secret_commands`' Oracle tools, lftp, xfreerdp, ipmitool, cqlsh, twine, snmp, net use, Wi-Fi, npm, ssm
+# and a login said with "and"/"with", a safe's code, a lock's combination, a security answer, setters, e-mail / value
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -138,6 +138,15 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("gh secret",)),
     ("password", r"\bdefine[ \t]*\([ \t]*['\"]\w*(?i:pass|pwd|secret|token|key|salt)\w*['\"][ \t]*,[ \t]*['\"]"
                  r"(?P<secret>(?![$<{]|put your unique phrase here)[^'\"\n]{3,})['\"]", ("define(", "define (")),
+    # A setter given a literal: ds.setPassword("…"), client.set_api_key('…').
+    ("password", r"\bset_?(?i:pass(?:word|wd)?|secret|token|api_?key|credentials?)\w*[ \t]*\([ \t]*['\"]"
+                 r"(?P<secret>(?![$<{])[^'\"\n]{3,})['\"][ \t]*\)",
+     ("setPass", "set_pass", "setSecret", "set_secret", "setToken", "set_token", "setApiKey", "setApi_key",
+      "set_api_key", "setCredential", "set_credential")),
+    # An e-mail address and a made-up value beside it ("Apple ID: ann@example.com / …"): an account's login.
+    ("password", r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+[ \t]+/[ \t]+['\"`]?"
+                 r"(?P<secret>(?=[^\s'\"`,;]*[A-Za-z])(?=[^\s'\"`,;]*[0-9!#$%^&*])[^\s'\"`,;/|]{6,64})['\"`]?"
+                 r"(?![^\s,;])", (" / ",)),
     # A secret's name given a string literal wrapped in a call: String::from("…"), SecretStr("…"), Some("…").
     ("password", r"(?i:password|passwd|pwd|secret|token|api_?key)\w*[ \t]*(?::[ \t]*[\w<>:&' ]{1,30})?=[ \t]*"
                  r"[\w:.]{1,40}\([ \t]*['\"](?P<secret>(?![$<{])(?![^'\"\n]*/)(?![^'\"\n]*\.[a-z]{2,4}['\"])"
@@ -203,8 +212,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 # What a code of digits opens ("the door code is 4821"): such a code needs no "is" before it (`secret_finders`).
 KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage")
 # What names such a code in the words of `_STRONG_LATIN` (the other languages' too): its value holds a digit.
-KEYPAD_NAMES = (*KEYPAD_WORDS, "digicode", "porte", "portail", "entrée", "puerta", "portal", "porta", "portão",
-                "portao", "portone", "cancello", "allarm", "türcode", "turcode", "torcode")
+KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digicode", "porte", "portail", "entrée",
+                "puerta", "portal", "porta", "portão", "portao", "portone", "cancello", "allarm", "türcode", "turcode",
+                "torcode")
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
@@ -218,6 +228,11 @@ _STRONG_LATIN = (
     r"(?:pass[ \t]+)?wi-?fi(?=[ \t]*(?:[:：=]|(?:is|là|是|es|est|ist|è|é)[ \t]*)(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])"
     r"[^\s,;]{6,})|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
     rf"(?:{'|'.join(KEYPAD_WORDS)})(?:[\s_-]panel)?[\s_-]?(?:codes?|keypad|pin)|"
+    # a safe's, a locker's or a lock's code or combination (its value holds a digit, as a door code's does)
+    r"(?:safe|locker|padlock|lock)[\s_-]+(?:code|combination|combo)|combination[\s_-]+lock|"
+    r"(?:code|combination|combo)[\s_-]+(?:for|to|of)[\s_-]+the[\s_-]+(?:safe|locker|padlock|lock)|"
+    # the answer to a security question
+    r"(?:security|secret)[\s_-]+(?:question[\s_-]+)?answer|memorable[\s_-]+word|"
     # … and in other languages: "le code de la porte", "el código del portal", "il codice del cancello", "Türcode".
     r"digicode|code[\s_-]+(?:de[\s_-]+la[\s_-]+porte|du[\s_-]+portail|d['’]entrée|de[\s_-]+l['’]alarme)|"
     r"c[óo]digo[\s_-]+(?:de[\s_-]+la[\s_-]+puerta|del[\s_-]+portal|de[\s_-]+la[\s_-]+alarma|da[\s_-]+porta|"
@@ -257,7 +272,9 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
-         "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "alarm panel", "digicode", "code de la porte",
+         "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
+         "lock code", "the safe", "the locker", "padlock", "the lock", "security question", "security answer",
+         "memorable word", "alarm panel", "digicode", "code de la porte",
          "code du portail", "code d'entrée", "code d’entrée", "code de l'alarme", "code de l’alarme",
          "digo de la puerta", "digo del portal", "digo de la alarma", "digo da porta", "digo do port",
          "digo do alarme", "codice del portone", "codice del cancello", "codice della porta", "codice dell'allarme",
@@ -270,8 +287,8 @@ HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", 
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
-LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "credential", "creds", "логин",
-               "учетн", "登录", "登入",
+LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "signing in",
+               "credential", "creds", "логин", "учетн", "登录", "登入",
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
@@ -356,12 +373,14 @@ class Patterns:
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:auth-user-pass|"
-            r"log[ \t]*in|login|logon|sign[ \t]*in|signin|credentials?|creds|usuario[ \t]+y[ \t]+contraseña|"
+            r"log[ \t]*in|login|logon|sign[ \t]*in|signin|logging[ \t]+in|signing[ \t]+in|credentials?|creds|"
+            r"usuario[ \t]+y[ \t]+contraseña|"
             r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*|"
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"
             r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"
             r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
-            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:)"
+            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|"
+            r"[ \t]+(?:and|with)[ \t]+)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
         self.assignment = re.compile(
