@@ -21,6 +21,7 @@ from .secret_patterns import (
     KEYPAD_NAMES,
     LOGIN_HINTS,
     PROMPTED_HINTS,
+    SHAPE_HINTS,
     SHAPES,
     STRONG_HINTS,
     WEAK_HINTS,
@@ -77,15 +78,15 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     """
     r = patterns()
     run = _Pass()
-    holds = text.__contains__
-    for kind, source, hints in SHAPES:
-        if any(map(holds, hints)):
-            pattern = r.shape(kind, source)
-            if "secret" in pattern.groupindex:  # the value only, its context stays
-                text, count = pattern.subn(lambda m, kind=kind: _replace_group(m, "secret", f"[REDACTED:{kind}]"), text)
-            else:
-                text, count = pattern.subn(f"[REDACTED:{kind}]", text)
-            run.kinds += [kind] * count
+    # The shapes whose hints the text holds, in their order: each distinct hint is looked for once.
+    due = sorted({i for hint, shapes in SHAPE_HINTS if hint in text for i in shapes})
+    for kind, source, _ in map(SHAPES.__getitem__, due):
+        pattern = r.shape(kind, source)
+        if "secret" in pattern.groupindex:  # the value only, its context stays
+            text, count = pattern.subn(lambda m, kind=kind: _replace_group(m, "secret", f"[REDACTED:{kind}]"), text)
+        else:
+            text, count = pattern.subn(f"[REDACTED:{kind}]", text)
+        run.kinds += [kind] * count
     lowered = text.lower() if extra else ""
     for kind, pattern in extra:
         if pattern not in _leads:

@@ -144,7 +144,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("setPass", "set_pass", "setSecret", "set_secret", "setToken", "set_token", "setApiKey", "setApi_key",
       "set_api_key", "setCredential", "set_credential")),
     # An e-mail address and a made-up value beside it ("Apple ID: ann@example.com / …"): an account's login.
-    ("password", r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+[ \t]+/[ \t]+['\"`]?"
+    # (the "@" first, the address's name checked behind it: a pattern that opens with a literal is searched faster)
+    ("password", r"@(?<=[\w.+-]@)[\w-]{1,63}(?:\.[\w-]{1,63})+[ \t]+/[ \t]+['\"`]?"
                  r"(?P<secret>(?=[^\s'\"`,;]*[A-Za-z])(?=[^\s'\"`,;]*[0-9!#$%^&*])[^\s'\"`,;/|]{6,64})['\"`]?"
                  r"(?![^\s,;])", (" / ",)),
     # A secret's name given a string literal wrapped in a call: String::from("…"), SecretStr("…"), Some("…").
@@ -206,6 +207,18 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A line of ~/.pgpass, named: host:port:database:user:password. (`secret_tables` finds one alone on its line.)
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
 ]
+
+
+def _shape_hints() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    shapes: dict[str, list[int]] = {}
+    for i, (_, _, hints) in enumerate(SHAPES):
+        for hint in hints:
+            shapes.setdefault(hint, []).append(i)
+    return tuple((hint, tuple(indexes)) for hint, indexes in shapes.items())
+
+
+# Each distinct hint of `SHAPES` and the shapes (their indexes) it lets run: many shapes share one.
+SHAPE_HINTS = _shape_hints()
 
 # --- words --------------------------------------------------------------------------------------
 
@@ -334,6 +347,7 @@ class Patterns:
 
     def __init__(self) -> None:
         self._shapes: dict[str, re.Pattern] = {}
+        self._prompted: re.Pattern | None = None
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
         # "WLAN-Passwort", "DB-password": a compound's last part names it too.
         word = rf"(?P<word>(?<![A-Za-z0-9_])(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
@@ -360,12 +374,6 @@ class Patterns:
             rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
             rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS}|pw)){latin_after}")
-        # "type X when it asks for the password", "enter X at the password prompt": the value before, after a verb.
-        self.prompted = re.compile(
-            rf"(?i:[ \t]+(?:at|in|into)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
-            rf"(?:{_STRONG_WORDS}|pw)[ \t]+(?:prompt|field|box|dialog|input)|"
-            rf"[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+(?:asks|prompts)[ \t]+(?:you[ \t]+)?for[ \t]+"
-            rf"(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}(?:{_STRONG_WORDS}|pw)){latin_after}")
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
@@ -416,6 +424,18 @@ class Patterns:
         self.iban = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
                                r"(?![A-Za-z0-9])")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
+
+    @property
+    def prompted(self) -> re.Pattern:
+        """"type X when it asks for the password", "enter X at the password prompt": the name after a value typed
+        at a prompt (the value is read back from the text before it, after a verb). Compiled when first needed:
+        few texts hold `PROMPTED_HINTS`."""
+        if self._prompted is None:
+            self._prompted = re.compile(
+                rf"(?i:(?:[ \t]+(?P<at>at|in|into)|[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+"
+                rf"(?:asks|prompts)[ \t]+(?:you[ \t]+)?for)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
+                rf"(?:{_STRONG_WORDS}|pw)(?(at)[ \t]+(?:prompt|field|box|dialog|input)))(?![A-Za-z0-9_])")
+        return self._prompted
 
     def shape(self, kind: str, source: str) -> re.Pattern:
         """A shape of `SHAPES`, compiled the first time a text holds one of its hints: a hook that redacts one log

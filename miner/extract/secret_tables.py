@@ -12,6 +12,7 @@ name, a path or code. Standard library only, like the rest of redaction.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from ..textutil import table_rule
 from .secret_values import PLACEHOLDER_RE, random_like, rejected, strip_quotes
@@ -114,20 +115,20 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
 # `INSERT INTO t (a, b) VALUES (…), (…)`: the column list, then the rows (quoted strings may hold anything).
 _SQL_STRING = r"'(?:[^'\\\n]|''|\\.){0,400}'|\"(?:[^\"\\\n]|\\.){0,400}\""
 _SQL_ROW = rf"\((?:[^()'\"\n]|{_SQL_STRING}|\([^()'\"\n]{{0,80}}\)){{1,60}}\)"
-_INSERT_RE = re.compile(rf"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[\w.\"`\[\]]{{1,80}}[ \t]*"
-                        rf"\((?P<columns>[^()\n]{{1,400}})\)\s*values\s*"
-                        rf"(?P<rows>{_SQL_ROW}(?:\s*,\s*{_SQL_ROW}){{0,200}})")
-_SQL_ROW_RE = re.compile(_SQL_ROW)
-_SQL_VALUE_RE = re.compile(rf"{_SQL_STRING}|[^,'\"]+")
+_INSERT = (rf"(?i)\binsert[ \t]+(?:ignore[ \t]+)?into[ \t]+[\w.\"`\[\]]{{1,80}}[ \t]*"
+           rf"\((?P<columns>[^()\n]{{1,400}})\)\s*values\s*(?P<rows>{_SQL_ROW}(?:\s*,\s*{_SQL_ROW}){{0,200}})")
+_SQL_VALUE = rf"{_SQL_STRING}|[^,'\"]+"
 
 
 def sql_inserts(text: str, hidden: Callable[[str, str], str]) -> str:
     """The quoted values an SQL `INSERT` gives a password or secret column
     (`INSERT INTO users (email, password) VALUES ('ann@example.com', 'X')`)."""
 
+    value_re = _compiled(_SQL_VALUE)
+
     def row(m: re.Match, columns: list[int]) -> str:
         inner = m.group(0)[1:-1]
-        values = [v for v in _SQL_VALUE_RE.finditer(inner) if v.group(0).strip()]
+        values = [v for v in value_re.finditer(inner) if v.group(0).strip()]
         if len(values) != width:
             return m.group(0)
         for j in reversed(columns):
@@ -146,21 +147,24 @@ def sql_inserts(text: str, hidden: Callable[[str, str], str]) -> str:
         if not columns:
             return m.group(0)
         width = len(names)
-        rows = _SQL_ROW_RE.sub(lambda r: row(r, columns), m.group("rows"))
+        rows = _compiled(_SQL_ROW).sub(lambda r: row(r, columns), m.group("rows"))
         return m.group(0)[:m.start("rows") - m.start()] + rows
 
     width = 0
-    return _INSERT_RE.sub(insert, text)
+    return _compiled(_INSERT).sub(insert, text)
 
 
 # A `.pgpass` line, `hostname:port:database:username:password` (any of the first four may be `*`), alone on its
 # line: `cat ~/.pgpass` shows no word for it. (Within a line, the shape in `secret_patterns` needs the file named.)
-_PGPASS_RE = re.compile(r"(?m)^[ \t]*(?:[\w.-]{1,253}|\*):(?:\d{1,5}|\*):(?:[\w.$-]{1,63}|\*):(?:[\w.@$-]{1,63}|\*):"
-                        r"(?P<value>[^\s:]\S{0,200})[ \t]*$")
+_PGPASS = (r"(?m)^[ \t]*(?:[\w.-]{1,253}|\*):(?:\d{2,5}|\*):(?:[\w.$-]{1,63}|\*):(?:[\w.@$-]{1,63}|\*):"
+           r"(?P<value>[^\s:]\S{0,200})[ \t]*$")
+_PGPASS_PORT_RE = re.compile(r":(?:\d{2,5}|\*):")  # what every such line holds (searched fast: a literal first)
 
 
 def pgpass_lines(text: str, hidden: Callable[[str, str], str]) -> str:
     """The password of a `.pgpass` line."""
+    if not _PGPASS_PORT_RE.search(text):
+        return text
 
     def line(m: re.Match) -> str:
         value = m.group("value")
@@ -169,12 +173,12 @@ def pgpass_lines(text: str, hidden: Callable[[str, str], str]) -> str:
         start, end = m.span("value")
         return m.group(0)[:start - m.start()] + hidden("password", value) + m.group(0)[end - m.start():]
 
-    return _PGPASS_RE.sub(line, text)
+    return _compiled(_PGPASS).sub(line, text)
 
 
 # A JSON object Terraform marks `"sensitive": true` (state, `terraform output -json`): its string `"value"`.
-_SENSITIVE_RE = re.compile(r'\{[^{}]{0,800}"sensitive"[ \t]*:[ \t]*true[^{}]{0,800}\}')
-_JSON_VALUE_RE = re.compile(r'("value"[ \t]*:[ \t]*")((?:[^"\\\n]|\\.){1,400})(")')
+_SENSITIVE = r'\{[^{}]{0,800}"sensitive"[ \t]*:[ \t]*true[^{}]{0,800}\}'
+_JSON_VALUE = r'("value"[ \t]*:[ \t]*")((?:[^"\\\n]|\\.){1,400})(")'
 
 
 def sensitive_values(text: str, hidden: Callable[[str, str], str]) -> str:
@@ -186,4 +190,11 @@ def sensitive_values(text: str, hidden: Callable[[str, str], str]) -> str:
             return m.group(0)
         return m.group(1) + hidden("password", secret) + m.group(3)
 
-    return _SENSITIVE_RE.sub(lambda m: _JSON_VALUE_RE.sub(value, m.group(0)), text)
+    return _compiled(_SENSITIVE).sub(lambda m: _compiled(_JSON_VALUE).sub(value, m.group(0)), text)
+
+
+@cache
+def _compiled(source: str) -> re.Pattern:
+    """A record's pattern (an INSERT, a .pgpass line, a sensitive value), compiled when a text first may hold one:
+    the hooks import redaction for their log lines."""
+    return re.compile(source)
