@@ -310,6 +310,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("security question answer: Fluffy2009", "Fluffy2009"),
     ('ds.setPassword("Waterbuck#73");', "Waterbuck#73"),
     ("Apple ID: ann@example.com / Springbok#97", "Springbok#97"),
+    # What a command that prints a secret printed; a value in HTML bold.
+    ("$ heroku auth:token\n0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d", "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"),
+    ("$ op read op://vault/db/password\nMerlin#Hawk45", "Merlin#Hawk45"),
+    ("<p>Your temporary password is <b>Harrier#Temp19</b></p>", "Harrier#Temp19"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -424,6 +428,10 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "authors: ann@example.com / Maintainer, ann@example.com / v2.1",
     "contact ann@example.com / +1-555-0100 or ann@example.com / bob@example.com",
     "| ann@example.com | Reviewer2 | 2024 |",
+    # A secret printer that failed or was only named, a word in HTML bold.
+    "$ op read op://vault/db/password\n[ERROR] 2024/01/01 item not found",
+    "run heroku auth:token\nthen paste it",
+    "the password is <code>required</code>, and the password field is <b>mandatory</b>",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

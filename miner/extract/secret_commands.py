@@ -62,6 +62,15 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("http-basic",)),
     ("password", r"\b(?:npm|yarn|pnpm)[ \t]+config[ \t]+set[ \t]+\S*(?:_authToken|_auth|_password|npmAuthToken)"
                  r"[ \t]+" + _ARG, ("config set",)),
+    # What a command that prints a secret printed, alone on the next line: heroku auth:token, op read, gcloud auth
+    # print-access-token, vault … -field=…, doppler secrets get … --plain, aws ssm get-parameter --with-decryption.
+    ("token", r"(?m:^[^\n]{0,40}?\b(?:heroku[ \t]+auth:token|op[ \t]+read[ \t]+\S+|"
+              r"gcloud[ \t]+auth[ \t]+print-(?:access|identity)-token|vault[ \t]+(?:kv[ \t]+get|read)[ \t]+-field=\S+|"
+              r"doppler[ \t]+secrets[ \t]+get\b[^\n]*--plain|aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption)"
+              r"[^\n]*\n"
+              r"[ \t]*(?P<secret>(?![$<{])\S{6,400})[ \t]*$)",
+     ("auth:token", "op read", "print-access-token", "print-identity-token", "-field=", "--plain",
+      "--with-decryption")),
     # A parameter stored as a secret: aws ssm put-parameter --type SecureString --value ….
     ("password", r"\baws[ \t]+ssm[ \t]+put-parameter\b(?=[^\n]*SecureString)[^\n]{0,200}?--value[ \t=]+" + _ARG,
      ("put-parameter",)),

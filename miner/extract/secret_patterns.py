@@ -308,8 +308,10 @@ LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin"
 PROMPTED_HINTS = ("prompt", "field", "box", "dialog", "input", " asks ")  # what `prompted` needs
 ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth")
 
-# A value: quoted, bold, or a run of characters that are neither space, closing punctuation nor CJK.
+# A value: quoted, bold (in Markdown or HTML), or a run of characters that are neither space, closing punctuation
+# nor CJK.
 _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^」\n]{1,120}」|“[^”\n]{1,120}”|"
+          r"<(?:b|strong|code|kbd|tt|em|i|mark)>[^<\n]{1,120}</(?:b|strong|code|kbd|tt|em|i|mark)>|"
           r"\*\*[^*\n]{1,120}\*\*|\([^\s()]{4,120}\)|[^\s,;，。、；：「」『』（）()\[\]{}<>|\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,200})")
 # What joins a secret's name to its value, on one line. Assertive joins ("is", ":", "是") may introduce a plain
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.

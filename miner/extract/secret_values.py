@@ -52,12 +52,16 @@ COUNT_AFTER_RE = re.compile(r"[ \t]*(?:characters?|chars?|digits?|letters?|symbo
                              r"attempts?|tries|%|ms|s\b|seconds?)", re.IGNORECASE)
 
 
+TAGGED_RE = re.compile(r"<(b|strong|code|kbd|tt|em|i|mark)>([^<\n]{1,120})</\1>")
+
+
 def strip_quotes(value: str) -> tuple[str, bool]:
     """(the value without its quotes or bold markers, whether it was quoted)."""
     for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")")):
         if len(value) > len(open_) + len(close) and value.startswith(open_) and value.endswith(close):
             return value[len(open_):-len(close)].strip(), True
-    return value, False
+    tagged = TAGGED_RE.fullmatch(value) if value.startswith("<") else None  # <b>…</b>, <code>…</code>
+    return (tagged.group(2).strip(), True) if tagged else (value, False)
 
 
 def trim(value: str) -> str:
