@@ -66,8 +66,8 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # print-access-token, vault … -field=…, doppler secrets get … --plain, aws ssm get-parameter --with-decryption.
     ("token", r"(?m:^[^\n]{0,40}?\b(?:heroku[ \t]+auth:token|op[ \t]+read[ \t]+\S+|"
               r"gcloud[ \t]+auth[ \t]+print-(?:access|identity)-token|vault[ \t]+(?:kv[ \t]+get|read)[ \t]+-field=\S+|"
-              r"doppler[ \t]+secrets[ \t]+get\b[^\n]*--plain|aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption)"
-              r"[^\n]*\n"
+              r"doppler[ \t]+secrets[ \t]+get\b[^\n]*--plain|"
+              r"aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption)[^\n]*\n"
               r"[ \t]*(?P<secret>(?![$<{])\S{6,400})[ \t]*$)",
      ("auth:token", "op read", "print-access-token", "print-identity-token", "-field=", "--plain",
       "--with-decryption")),
