@@ -314,6 +314,22 @@ def test_basic_auth_credentials_are_redacted(text):
     ("$ heroku auth:token\n0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d", "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"),
     ("$ op read op://vault/db/password\nMerlin#Hawk45", "Merlin#Hawk45"),
     ("<p>Your temporary password is <b>Harrier#Temp19</b></p>", "Harrier#Temp19"),
+    # "Use X as the password" in other languages, "pw" with another language's "is", the Wi-Fi's code in French.
+    ("usa Churros#Chocolate8 como contraseña", "Churros#Chocolate8"),
+    ("utilise Croque#Monsieur4 comme mot de passe", "Croque#Monsieur4"),
+    ("nimm Strudel#Apfel7 als Passwort", "Strudel#Apfel7"),
+    ("используй Borsch#Svekla10 как пароль", "Borsch#Svekla10"),
+    ("użyj Bigos#Kapusta13 jako hasła", "Bigos#Kapusta13"),
+    ("använd Kottbullar#27 som lösenord", "Kottbullar#27"),
+    ("pakai Nasi#Goreng24 sebagai password", "Nasi#Goreng24"),
+    ("dùng Pho#Bo22 làm mật khẩu", "Pho#Bo22"),
+    ("用 Mapo#Tofu15 作为密码", "Mapo#Tofu15"),
+    ("Okonomi#19 をパスワードにして", "Okonomi#19"),
+    ("Bulgogi#20 로 비밀번호 바꿔", "Bulgogi#20"),
+    ("ใช้ Somtam#23 เป็นรหัสผ่าน", "Somtam#23"),
+    ("şifre olarak Simit#Cay14 kullan", "Simit#Cay14"),
+    ("la pw è Cannolo#Siciliano6", "Cannolo#Siciliano6"),
+    ("le code wifi c'est Baguette#Beurre3", "Baguette#Beurre3"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -432,6 +448,13 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "$ op read op://vault/db/password\n[ERROR] 2024/01/01 item not found",
     "run heroku auth:token\nthen paste it",
     "the password is <code>required</code>, and the password field is <b>mandatory</b>",
+    # A key that is a table's, a tool used as a manager, other things used "as" something, a password expired.
+    "una tabla con el `EventID` como clave primaria",
+    "use `1Password` as the password manager",
+    "usa Python come linguaggio e Django als Framework; nimm React als Frontend",
+    "usa la tua email come password",
+    "das PW ist abgelaufen, la pw è scaduta",
+    "用户名作为密码是不安全的",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -233,7 +233,8 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|"
-    r"pw(?=[ \t]*(?:[:=]|is[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
+    r"pw(?=[ \t]*(?:[:=]|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
+    r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
@@ -254,7 +255,7 @@ _STRONG_LATIN = (
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl]o|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
+    r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
@@ -277,11 +278,11 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "heslo",
+HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "hasła", "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
-         "haslo", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
+         "haslo", "hasla", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
@@ -324,7 +325,7 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
            r"คือ)[ \t]*[:：]?[ \t]*)")
 # "to"/"as", and copulas that are also common prepositions or pronouns elsewhere (Finnish and Estonian "on",
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
-_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|à|auf|на)[ \t]+)"
+_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|à|auf|на|olarak)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
@@ -338,8 +339,12 @@ _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|de
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
-_BARE_GAP = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
-             r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator)\b)"
+# Words after a secret's name that make it name something else ("password manager", "clave primaria").
+_NOT_A_SECRET_AFTER = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|"
+                       r"expiry|expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|"
+                       r"primaria|primária|primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|"
+                       r"compuesta|composta)\b)")
+_BARE_GAP = (_NOT_A_SECRET_AFTER +
              r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
 
 
@@ -372,10 +377,14 @@ class Patterns:
         # value. The pattern finds the name;
         # the value is read back from the text before it.
         self.backward = re.compile(
-            rf"(?i:(?:[ \t]+(?:as|is|was|for)|[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is))"
+            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm)|"
+            rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is))"
             rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
-            rf"[ \t]+){{0,3}}(?:{_STRONG_WORDS}|pw)){latin_after}")
+            rf"[ \t]+){{0,3}}|"
+            # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน"
+            rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น)[ \t]*)(?:{_STRONG_WORDS}|pw)){latin_after}"
+            + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
