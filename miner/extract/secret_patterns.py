@@ -255,7 +255,8 @@ _STRONG_LATIN = (
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|код\s+доступа|κωδικός|"
+    r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
+    r"код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
@@ -278,7 +279,8 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "hasła", "haseł", "heslo",
+HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "hasła",
+         "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
@@ -340,10 +342,10 @@ _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|de
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
 # Words after a secret's name that make it name something else ("password manager", "clave primaria").
-_NOT_A_SECRET_AFTER = (r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|"
-                       r"expiry|expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|"
-                       r"primaria|primária|primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|"
-                       r"compuesta|composta)\b)")
+_NOT_A_SECRET_AFTER = (
+    r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
+    r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
+    r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta)\b)")
 _BARE_GAP = (_NOT_A_SECRET_AFTER +
              r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
 
