@@ -338,10 +338,13 @@ def test_session_start_never_touches_the_team_server(claude_dir, tmp_path, pytho
                                                 "ana", {str(project): KEY}))
     payload = json.dumps({"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(project),
                           "hook_event_name": "SessionStart", "source": "startup"})
-    probe = ("import runpy, sys; sys.argv = ['miner-hook', 'session-start'];\n"
-             "try:\n    runpy.run_module('miner.hooks', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "loaded = [m for m in sys.modules if m.startswith(('psycopg', 'miner.team', 'miner.memory.pgstore'))]\n"
-             "sys.stderr.write('LOADED=' + ','.join(loaded))")
+    # The hook's process ends with os._exit: what it loaded is listed on the way there.
+    probe = ("import os, runpy, sys; sys.argv = ['miner-hook', 'session-start']\n"
+             "def listed(code, end=os._exit):\n"
+             "    loaded = [m for m in sys.modules if m.startswith(('psycopg', 'miner.team', 'miner.memory.pgstore'))]\n"
+             "    sys.stderr.write('LOADED=' + ','.join(loaded)); sys.stderr.flush(); end(code)\n"
+             "os._exit = listed\n"
+             "runpy.run_module('miner.hooks', run_name='__main__')\n")
     done = subprocess.run([python_exe, "-I", "-c", probe], input=payload, capture_output=True, text=True,
                           timeout=60, cwd=REPO, env=subprocess_env())
     assert done.returncode == 0, done.stderr
