@@ -21,16 +21,17 @@ to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
   after its final pass, so that the next startup ranks against it.
 
 Hostile input costs bounded time: stdin is read for a second at most
-(`hookio.STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is redacted;
-the checkpoint reads a bounded tail and cuts each request before cleaning it.
+(`hookio.STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is
+redacted; the checkpoint reads a bounded tail and cuts each request before
+cleaning it.
 
 Import cost is latency here: Stop must stay near a bare interpreter start,
 so modules are imported where they are needed, and this one does not use
 dataclasses (which imports `inspect`), `json` or `pathlib` (which import `re`):
 `jsonlite` reads and writes the JSON, `paths` answers strings. For the same
-reason a hook's process ends with `os._exit` once its output is flushed (see
-`hookio.end_process`): the interpreter's teardown, which frees every module and object one
-by one, would cost more than the rest of a Stop.
+reason a hook's process ends with `os._exit` once its output is flushed
+(`hookio.end_process`): the interpreter's teardown, which frees every module
+and object one by one, cost a Stop more than the rest of its work.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import sys
 import time
 
 from . import jsonlite, paths
-from .hookio import HookInputError, end_process, read_stdin, shortened  # noqa: F401 - shortened: the hooks' API
+from .hookio import HookInputError, end_process, read_stdin
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question

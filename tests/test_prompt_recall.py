@@ -267,21 +267,21 @@ def test_a_zero_budget_turns_it_off(project):
 
 @pytest.mark.parametrize("shift", range(0, 12))
 def test_an_oversized_payload_keeps_its_ends_joined_inside_the_long_string(shift):
-    from miner import hooks
+    from miner import hookio
 
     filler = 'é "quoted" back\\slash \\u00e9 tab\t 漢字 line\n' * 3
     payload = json.dumps({"session_id": "s-1", "cwd": "/work/x", "prompt": "Which database? " + "x" * shift + filler * 40,
                           "hook_event_name": "UserPromptSubmit"}, ensure_ascii=bool(shift % 2)).encode()
     for cut in range(400, 412):
-        text = hooks.shortened(payload[:cut], payload[-(300 + shift):], len(payload))
+        text = hookio.shortened(payload[:cut], payload[-(300 + shift):], len(payload))
         data = json.loads(text)
         assert data["session_id"] == "s-1" and data["cwd"] == "/work/x" and data["hook_event_name"] == "UserPromptSubmit"
         assert data["prompt"].startswith("Which database? ")
 
 
 def test_an_oversized_payload_that_is_not_one_long_string_is_refused():
-    from miner import hooks
+    from miner import hookio
 
     payload = json.dumps({"cwd": "/work/x", "items": list(range(200_000))}).encode()
-    with pytest.raises(hooks.HookInputError):
-        hooks.shortened(payload[:1000], payload[-1000:], len(payload))
+    with pytest.raises(hookio.HookInputError):
+        hookio.shortened(payload[:1000], payload[-1000:], len(payload))

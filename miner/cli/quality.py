@@ -141,11 +141,12 @@ def rules_check(project: str | None) -> None:
         click.echo(problem, err=True)
     if problems:
         raise click.ClickException(f"{len(problems)} example(s) fail")
-    def files_of(count: int) -> str:
-        return f"{count} file{'' if count == 1 else 's'}"
+    click.echo(f"{len(ruleset.rules)} rules in {_files(len(files))}: all valid, all examples behave. "
+               f"{len(kinds)} secret kinds in {_files(len(secret_files))}: all valid.")
 
-    click.echo(f"{len(ruleset.rules)} rules in {files_of(len(files))}: all valid, all examples behave. "
-               f"{len(kinds)} secret kinds in {files_of(len(secret_files))}: all valid.")
+
+def _files(count: int) -> str:
+    return f"{count} file{'' if count == 1 else 's'}"
 
 
 @rules.command(name="list")

@@ -123,7 +123,6 @@ _SQL_VALUE = rf"{_SQL_STRING}|[^,'\"]+"
 def sql_inserts(text: str, hidden: Callable[[str, str], str]) -> str:
     """The quoted values an SQL `INSERT` gives a password or secret column
     (`INSERT INTO users (email, password) VALUES ('ann@example.com', 'X')`)."""
-
     value_re = _compiled(_SQL_VALUE)
 
     def row(m: re.Match, columns: list[int]) -> str:

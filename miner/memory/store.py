@@ -83,8 +83,8 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             self._configure()
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
+            if type(exc) is not sqlite3.DatabaseError:
+                raise  # a lock, a constraint, a bug: not the file's fault
             # (not a database, or a damaged one: SQLite says which)
             raise StoreError(f"cannot use {self._file}: {exc}; move it aside and run `miner mine --all` to build "
                              "the store again from the transcripts, or put a backup in its place") from None
