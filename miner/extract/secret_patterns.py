@@ -4,7 +4,8 @@ patterns built from them.
 `SHAPES` is the table of token shapes (cloud and SaaS keys, JWTs, private-key
 blocks, credentials in URLs) and of the command lines (most of them in
 `secret_commands`) and configuration formats that hold a password, each with
-the hints without which it cannot match; of a shape with a group named `secret`, only that group is hidden.
+the hints without which it cannot match; of a shape with a group named
+`secret`, only that group is hidden.
 The words (password-like and key-like), the joins between a name and its
 value, and the hints that let a text skip the context patterns make up the
 rest. `patterns()` compiles them all on first use: the hooks import
@@ -337,15 +338,15 @@ _GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|de
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
-# Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
-# admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
-# before a value with a digit or a symbol; never the compounds that name something else ("password manager is
-# 1Password").
 # Words after a secret's name that make it name something else ("password manager", "clave primaria").
 _NOT_A_SECRET_AFTER = (
     r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
     r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta)\b)")
+# Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
+# admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
+# before a value with a digit or a symbol; never the compounds that name something else ("password manager is
+# 1Password").
 _BARE_GAP = (_NOT_A_SECRET_AFTER +
              r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
 
@@ -375,9 +376,8 @@ class Patterns:
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
             rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
-        # "X as the initial password", "X is my password", "X — that's the admin password": the name after the
-        # value. The pattern finds the name;
-        # the value is read back from the text before it.
+        # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
+        # name after the value. The pattern finds the name; the value is read back from the text before it.
         self.backward = re.compile(
             rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm)|"
             rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is))"
