@@ -330,6 +330,9 @@ def test_basic_auth_credentials_are_redacted(text):
     ("şifre olarak Simit#Cay14 kullan", "Simit#Cay14"),
     ("la pw è Cannolo#Siciliano6", "Cannolo#Siciliano6"),
     ("le code wifi c'est Baguette#Beurre3", "Baguette#Beurre3"),
+    # A table with no password header: the made-up value beside an account's name.
+    ("| prod-db | admin | Lynx#Stalk12 |\n| stage-db | admin | Bobcat#Pounce34 |", "Bobcat#Pounce34"),
+    ("| db | sa | Quartz!Mine88 |", "Quartz!Mine88"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -455,6 +458,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "usa la tua email come password",
     "das PW ist abgelaufen, la pw è scaduta",
     "用户名作为密码是不安全的",
+    # Tables that pair an account with an address, a path, a version or a hex id.
+    "| user | admin | ops2@example.com |\n| root | /dev/sda1 |\n| admin | v2.3.1 |\n| root | a1b2c3d4e5 |",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

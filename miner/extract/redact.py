@@ -60,7 +60,7 @@ REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more language
 # lines of `secret_commands`' Oracle tools, lftp, xfreerdp, ipmitool, cqlsh, twine, snmp, net use, Wi-Fi, npm, ssm
 # and a login said with "and"/"with", a safe's code, a lock's combination, a security answer, setters, e-mail / value
 # and what secret printers (heroku auth:token, op read, …) printed, a value in HTML bold, MySQL's password hashes
-# and "use X as the password" in twelve more languages
+# and "use X as the password" in twelve more languages, a made-up value beside an account in a headerless table
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

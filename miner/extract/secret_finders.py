@@ -27,7 +27,15 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_tables import csv_rows, pgpass_lines, sensitive_values, sql_inserts, table_rows
+from .secret_tables import (
+    ACCOUNT_HINTS,
+    account_rows,
+    csv_rows,
+    pgpass_lines,
+    sensitive_values,
+    sql_inserts,
+    table_rows,
+)
 from .secret_values import (
     CLAUSE_END_RE,
     COUNT_AFTER_RE,
@@ -124,6 +132,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = table_rows(text, run.hidden)
     if any(map(within, LOGIN_HINTS)):
         text = r.pair.sub(lambda m: _pair(m, run), text)
+    if "|" in text and any(map(within, ACCOUNT_HINTS)):
+        text = account_rows(text, run.hidden)
     if "insert" in low and "values" in low:
         text = sql_inserts(text, run.hidden)
     if '"sensitive"' in text:

@@ -1,5 +1,6 @@
-"""Secrets in tables and records: the cells of a CSV file's or a Markdown table's password and secret columns,
-the values an SQL `INSERT` gives such columns, a `.pgpass` line's password, and the values Terraform marks
+"""Secrets in tables and records: the cells of a CSV file's or a Markdown table's password and secret columns (or,
+in a table without such a header, the made-up value beside an account's name), the values an SQL `INSERT` gives
+such columns, a `.pgpass` line's password, and the values Terraform marks
 sensitive.
 
 A column is a secret one by its header ("password", "api_key", "contraseña"…). In a CSV file every cell under
@@ -107,6 +108,37 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
             if not quoted and not (random_like(value) or any(c.isdigit() for c in value)):
                 continue  # a word in a table is as often a label ("required", "optional") as a password
             parts[j + 1] = parts[j + 1].replace(value, hidden("password", value), 1)
+            lines[i] = "|".join(parts)
+            changed = True
+    return "\n".join(lines) if changed else text
+
+
+# An account's name in a table row, and what marks a cell beside it as made up (letters, digits and a symbol).
+ACCOUNTS = frozenset(("admin", "administrator", "root", "postgres", "sa", "ubuntu", "ec2-user", "deploy", "guest",
+                      "superuser"))
+ACCOUNT_HINTS = ("admin", "root", "postgres", " sa ", "ubuntu", "ec2-user", "deploy", "guest", "superuser")
+_SYMBOLS = frozenset("!@#$%^&*+=?~")
+
+
+def account_rows(text: str, hidden: Callable[[str, str], str]) -> str:
+    """A table row with no password header that pairs an account with a made-up value ("| prod-db | admin |
+    Lynx#Stalk12 |"): the cell after the account's, when it is one token of letters, digits and a symbol."""
+    lines = text.split("\n")
+    changed = False
+    for i, line in enumerate(lines):
+        parts = _table_parts(line)
+        if parts is None or table_rule(line):
+            continue
+        cells = _cells(parts)
+        for j in range(len(cells) - 1):
+            if strip_quotes(cells[j])[0].strip("*_ ").lower() not in ACCOUNTS:
+                continue
+            value = strip_quotes(cells[j + 1])[0]
+            email = "." in value.partition("@")[2]
+            if (" " in value or "/" in value or email or rejected(value) or not random_like(value)
+                    or not any(c.isdigit() for c in value) or _SYMBOLS.isdisjoint(value)):
+                continue
+            parts[j + 2] = parts[j + 2].replace(value, hidden("password", value), 1)
             lines[i] = "|".join(parts)
             changed = True
     return "\n".join(lines) if changed else text
