@@ -16,6 +16,7 @@ kinds from YAML.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 from .secret_commands import COMMAND_SHAPES
 
@@ -25,8 +26,8 @@ _GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA
               r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{24,}|"
               r"(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])[\w+/=\-]{16,})(?![\w+/=\-])")
 
-# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text
-# (hints in lower case are looked up in the lower-cased text). Order matters: specific kinds first.
+# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
+# (a shape that takes any case lists each casing). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),
@@ -357,7 +358,6 @@ class Patterns:
 
     def __init__(self) -> None:
         self._shapes: dict[str, re.Pattern] = {}
-        self._prompted: re.Pattern | None = None
         latin_before, latin_after = r"(?<![A-Za-z0-9_-])", r"(?![A-Za-z0-9_])"
         # "WLAN-Passwort", "DB-password": a compound's last part names it too.
         word = rf"(?P<word>(?<![A-Za-z0-9_])(?:(?i:{_STRONG_LATIN})|{_PIN})|{_STRONG_UNSPACED})"
@@ -438,17 +438,15 @@ class Patterns:
                                r"(?![A-Za-z0-9])")
         self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
-    @property
+    @cached_property
     def prompted(self) -> re.Pattern:
         """"type X when it asks for the password", "enter X at the password prompt": the name after a value typed
         at a prompt (the value is read back from the text before it, after a verb). Compiled when first needed:
         few texts hold `PROMPTED_HINTS`."""
-        if self._prompted is None:
-            self._prompted = re.compile(
-                rf"(?i:(?:[ \t]+(?P<at>at|in|into)|[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+"
-                rf"(?:asks|prompts)[ \t]+(?:you[ \t]+)?for)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
-                rf"(?:{_STRONG_WORDS}|pw)(?(at)[ \t]+(?:prompt|field|box|dialog|input)))(?![A-Za-z0-9_])")
-        return self._prompted
+        return re.compile(
+            rf"(?i:(?:[ \t]+(?P<at>at|in|into)|[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+"
+            rf"(?:asks|prompts)[ \t]+(?:you[ \t]+)?for)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
+            rf"(?:{_STRONG_WORDS}|pw)(?(at)[ \t]+(?:prompt|field|box|dialog|input)))(?![A-Za-z0-9_])")
 
     def shape(self, kind: str, source: str) -> re.Pattern:
         """A shape of `SHAPES`, compiled the first time a text holds one of its hints: a hook that redacts one log
