@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -61,6 +61,8 @@ REDACTION_VERSION = 6  # 3: command-line passwords, vendor shapes, more language
 # and a login said with "and"/"with", a safe's code, a lock's combination, a security answer, setters, e-mail / value
 # and what secret printers (heroku auth:token, op read, …) printed, a value in HTML bold, MySQL's password hashes
 # and "use X as the password" in twelve more languages, a made-up value beside an account in a headerless table
+# 7: pulumi's and netlify's secrets, rabbitmqctl, mosquitto_passwd, mc alias, ngrok, cargo login, Tailscale keys,
+# Apple's altool, notarytool and keychain, IPsec secrets, Gradle's storePassword "…", keyPassword =, "password's X"
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

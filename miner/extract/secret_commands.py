@@ -74,4 +74,30 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A parameter stored as a secret: aws ssm put-parameter --type SecureString --value ….
     ("password", r"\baws[ \t]+ssm[ \t]+put-parameter\b(?=[^\n]*SecureString)[^\n]{0,200}?--value[ \t=]+" + _ARG,
      ("put-parameter",)),
+    # A value set as a secret: pulumi config set --secret NAME …, netlify env:set NAME … (a NAME that says secret).
+    ("password", r"\bpulumi[ \t]+config[ \t]+set\b(?=[^\n]*--secret\b)(?:[ \t]+--?[\w-]+)*[ \t]+(?!-)[^\s=]+"
+                 r"[ \t]+" + _ARG, ("pulumi config",)),
+    ("password", r"\b(?:netlify|ntl)[ \t]+env:set[ \t]+[A-Za-z0-9_]*(?i:secret|pass|token|key|pwd|auth|credential)"
+                 r"[A-Za-z0-9_]*[ \t]+" + _ARG, ("env:set",)),
+    # A broker's or a file's user given a password: rabbitmqctl add_user/change_password USER …, mosquitto_passwd -b
+    # FILE USER …; an S3 client's secret key after its access key: mc alias set NAME URL ACCESS ….
+    ("password", r"\brabbitmqctl\b[^\n]{0,80}?[ \t](?:add_user|change_password)[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
+                 + _ARG, ("add_user", "change_password")),
+    ("password", r"\bmosquitto_passwd\b[^\n]{0,40}?[ \t]-b[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG, ("mosquitto_passwd",)),
+    ("password", r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG,
+     ("alias set", "host add")),
+    # Tokens given to a tool's login: ngrok's authtoken, cargo login.
+    ("token", r"\bngrok\b[^\n]{0,40}?[ \t](?:add-authtoken|authtoken)[ \t]+" + _ARG, ("authtoken",)),
+    ("token", r"\bcargo[ \t]+login\b(?:[ \t]+--registry[ \t=]+\S+)?[ \t]+" + _ARG, ("cargo login",)),
+    # Apple's tools: altool's and notarytool's app-specific password (not "@keychain:…", a reference), the
+    # keychain's password (security unlock-keychain -p …) and what is stored in it (add-generic-password -w …).
+    ("password", r"\b(?:altool|notarytool)\b[^\n]{0,200}?[ \t](?:-p|--password)[ \t=]+['\"]?"
+                 r"(?P<secret>(?![-$<{@])[^\s'\"]{3,})", ("altool", "notarytool")),
+    ("password", r"\bsecurity[ \t]+(?:unlock|create)-keychain\b[^\n]{0,80}?[ \t]-p[ \t]+" + _ARG,
+     ("unlock-keychain", "create-keychain")),
+    ("password", r"\bsecurity[ \t]+add-(?:generic|internet)-password\b[^\n]{0,200}?[ \t]-w[ \t]+" + _ARG,
+     ("add-generic-password", "add-internet-password")),
+    # An IPsec secret (ipsec.secrets): ": PSK \"…\"", "user : XAUTH \"…\"", "cert.pem : RSA key.pem \"…\"".
+    ("password", r"(?m:^[^\n#:]{0,80}:[ \t]*(?:PSK|XAUTH|EAP|NTLM|(?:RSA|ECDSA|P12)[ \t]+\S+)[ \t]+"
+                 r"\"(?P<secret>[^\"\n]{3,})\")", ("PSK", "XAUTH", "EAP", "NTLM", "RSA ", "ECDSA ", "P12 ")),
 ]

@@ -82,8 +82,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Not a word of prose after "basic" ("basic provisioning", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
-    # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`.
-    ("password", r"(?<=\s-p)(?!assword)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
+    # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`; not the long flags
+    # that open with a p (gcc -pthread, find -print, openssl -passin).
+    ("password", r"(?<=\s-p)(?!assword|(?:thread|edantic|ipe|rint0?|rintf|rune|ath|erm|ass(?:in|out)?|ub(?:in|out)|"
+                 r"keyopt|rofile|rod|latform|reset|rogress|roject|roxy|ort|refix|ackage|arallel|retty|ersist|lugin|"
+                 r"lain)\b)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
                  r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
      (" -p", "sshpass", "sudo -S")),
     # Command lines that take a password as an argument: only the group named "secret" is hidden.
@@ -115,7 +118,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\bpsk[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{8,63})\"", ("psk",)),
     ("password", r"#define[ \t]+\w*(?i:pass|pwd|secret|token|api_?key)\w*[ \t]+\"(?P<secret>[^\"\n]{3,})\"",
      ("#define",)),
-    ("password", r"(?<![\w-])--pass(?:word|wd|phrase)?[ \t=]+['\"]?(?P<secret>(?![-$<{*])[^\s'\"]{3,})", ("--pass",)),
+    ("password", r"(?<![\w-])--pass(?:word|wd|phrase)?[ \t=]+['\"]?(?P<secret>(?![-$<{*@])[^\s'\"]{3,})", ("--pass",)),
     # XML configuration: <password>X</password>, <add key="ClearTextPassword" value="X" />.
     ("password", r"<(?P<tag>(?i:password|passwd|passphrase|secret|token|api[_-]?key|client[_-]?secret))>"
                  r"(?P<secret>(?![$<{*])[^<\s]{3,})</(?P=tag)>", ("assword>", "ASSWORD>", "ecret>", "oken>", "ey>")),
@@ -145,6 +148,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>(?![$<{])[^'\"\n]{3,})['\"][ \t]*\)",
      ("setPass", "set_pass", "setSecret", "set_secret", "setToken", "set_token", "setApiKey", "setApi_key",
       "set_api_key", "setCredential", "set_credential")),
+    # A build script's call given a literal, alone on its line: Gradle's `storePassword "…"`, `keyPassword '…'`.
+    ("password", r"(?m:^[ \t]*[a-z]\w*(?:Password|Passwd|Secret|Token)[ \t]+(?P<q>['\"])"
+                 r"(?P<secret>(?![$<{])[^'\"\n]{3,})(?P=q)[ \t]*$)", ("Password ", "Passwd ", "Secret ", "Token ")),
     # An e-mail address and a made-up value beside it ("Apple ID: ann@example.com / …"): an account's login.
     # (the "@" first, the address's name checked behind it: a pattern that opens with a literal is searched faster)
     ("password", r"@(?<=[\w.+-]@)[\w-]{1,63}(?:\.[\w-]{1,63})+[ \t]+/[ \t]+['\"`]?"
@@ -369,6 +375,7 @@ class Patterns:
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a label alone on its line, a made-up value on the next ("Password:⏎X")
             rf"[ \t]*[*_]{{0,2}}[:：][*_]{{0,2}}[ \t]*\n[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
@@ -408,7 +415,9 @@ class Patterns:
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
             # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
             # `REDIS_AUTH=`: "auth" names a secret only as the end of a name in capitals or small letters after "_"
-            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|key|(?<=_)auth(?![\w.\-]))"
+            r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|"
+            # (`keyPassword =`: a stronger name later in the key is the one read)
+            r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             r"(?P<sep>[\"']?[ \t]*(?::=|=>|=|:(?!:))[ \t]*)"  # (`::` is a scope: `test_x.py::TestY`, `Token::new`)
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")

@@ -102,6 +102,8 @@ def rejected(value: str) -> bool:
     low = value.lower()
     if len(value) < 3 or "redacted:" in low or PLACEHOLDER_RE.match(value) or low.startswith(("ssh-", "ecdsa-sha2-")):
         return True  # (a public key's type opens the key itself)
+    if low.startswith(("@keychain:", "@env:")):
+        return True  # Apple's tools name a password kept elsewhere: `--password "@keychain:AC_PASSWORD"`
     if low in NOT_VALUES or ENV_NAME_RE.match(value) or PATH_RE.search(value) or code_reference(value):
         return True
     return len(set(value)) == 1 or "(" in value or value.endswith(")")
