@@ -352,6 +352,13 @@ def test_basic_auth_credentials_are_redacted(text):
     ('    storePassword "Dunlin#Flock93"', "Dunlin#Flock93"),
     ('keyPassword = "Curlew$Bill71"', "Curlew$Bill71"),
     ("the admin password's Godwit#Mud38 now", "Godwit#Mud38"),
+    # A key indexed in brackets, a password piped into a secret's store, short names, Bengali's "is".
+    ("$db['default']['password'] = 'Marten#Lake41';", "Marten#Lake41"),
+    ('settings["api_key"] = "Zr2Xv9Lp4Nc8Tb1WdQm7"', "Zr2Xv9Lp4Nc8Tb1WdQm7"),
+    ('printf "Genet!Prowl73" | docker secret create db_pass -', "Genet!Prowl73"),
+    ("pswd: Civet#Night27", "Civet#Night27"),
+    ("p/w: Fossa#Leap49", "Fossa#Leap49"),
+    ("পাসওয়ার্ড হল Mishti#92", "Mishti#92"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -487,6 +494,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "security unlock-keychain -p \"$KEYCHAIN_PASSWORD\" build.keychain",
     '    storePassword System.getenv("KEYSTORE_PASSWORD")',
     "the password's length is 12 and the password's hash is bcrypt",
+    "items[key] = value; if arr['token'] == None: pass",
+    "the p/w ratio is high, and docker secret create reads the value from a file",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -63,6 +63,7 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # and "use X as the password" in twelve more languages, a made-up value beside an account in a headerless table
 # 7: pulumi's and netlify's secrets, rabbitmqctl, mosquitto_passwd, mc alias, ngrok, cargo login, Tailscale keys,
 # Apple's altool, notarytool and keychain, IPsec secrets, Gradle's storePassword "…", keyPassword =, "password's X"
+# and a key indexed in brackets (`$db['password'] =`), docker secret create, pswd and p/w, Bengali's "is"
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -129,10 +129,12 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
     # Command lines' passwords (`secret_commands`): mongosh -p, ldapsearch -w, sqlcmd -P, ipmitool -P, …
     *COMMAND_SHAPES,
-    # A password piped to a login that reads it from stdin: echo 'X' | docker login --password-stdin.
+    # A password piped to a login that reads it from stdin (echo 'X' | docker login --password-stdin), or to a
+    # secret's store (printf 'X' | docker secret create NAME -).
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
-                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?--password-stdin",
-     ("--password-stdin",)),
+                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?"
+                 r"(?:--password-stdin|\b(?:docker|podman)[ \t]+secret[ \t]+create\b)",
+     ("--password-stdin", "secret create")),
     # A here-string fed to a command that names a secret: gpg --passphrase-fd 0 <<< '…', read -s PASS <<< '…',
     # vercel env add DB_PASS production <<< '…'. PowerShell's ConvertTo-SecureString; Windows' net user.
     ("password", r"(?:(?i:pass|pwd|secret|token)|[A-Z0-9]_KEY\b)[^\n]{0,80}?<<<[ \t]*['\"]?"
@@ -239,7 +241,7 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|"
     r"pw(?=[ \t]*(?:[:=]|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
@@ -287,8 +289,8 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "secret", "contrase", "clave", "senha", "mot de passe", "kennw", "wachtwoord", "hasło", "hasła",
-         "haseł", "heslo",
+HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "secret", "contrase", "clave", "senha", "mot de passe", "kennw",
+         "wachtwoord", "hasło", "hasła", "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
@@ -329,7 +331,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|ay|är|je|este|yra|"
-           r"είναι|היא|הוא|هي|هو|است|है|—|–|-|→|=>)[ \t]+"
+           r"είναι|היא|הוא|هي|هو|است|है|হল|হলো|হচ্ছে|—|–|-|→|=>)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
            r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|改成了?|设成了?|設成了?|换成了?|換成了?|は|が|を|는|은|이|"
            r"คือ)[ \t]*[:：]?[ \t]*)")
@@ -419,7 +421,7 @@ class Patterns:
             # (`keyPassword =`: a stronger name later in the key is the one read)
             r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
-            r"(?P<sep>[\"']?[ \t]*(?::=|=>|=|:(?!:))[ \t]*)"  # (`::` is a scope: `test_x.py::TestY`, `Token::new`)
+            r"(?P<sep>[\"']?\]?[ \t]*(?::=|=>|=|:(?!:))[ \t]*)"  # (`::` is a scope: `test_x.py::TestY`, `Token::new`)
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
         self.list_lead = re.compile(
