@@ -241,7 +241,8 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
+    r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
+    r"pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|"
     r"pw(?=[ \t]*(?:[:=]|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
