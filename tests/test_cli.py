@@ -151,6 +151,15 @@ def test_mine_missing_path_is_one_clear_line(tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_mine_a_pipe_is_named_for_what_it_is(tmp_path):
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(main, ["mine", str(fifo)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {fifo} is not a file or a folder; pass transcript files "
+                                                  "or folders"]
+
+
 def test_mine_a_folder_without_transcripts_says_so_in_one_line(tmp_path):
     (tmp_path / "notes.txt").write_text("not a transcript")
     result = CliRunner().invoke(main, ["mine", str(tmp_path)])

@@ -359,6 +359,28 @@ def test_basic_auth_credentials_are_redacted(text):
     ("pswd: Civet#Night27", "Civet#Night27"),
     ("p/w: Fossa#Leap49", "Fossa#Leap49"),
     ("পাসওয়ার্ড হল Mishti#92", "Mishti#92"),
+    # A user and a password given to a call, a builder's method, a Go DSN, SQL without quotes or with SET PASSWORD.
+    ('requests.get(url, auth=("ann", "Vervet#Leaf31"))', "Vervet#Leaf31"),
+    ('HTTPBasicAuth("deploy", "Mangabey!Tree42")', "Mangabey!Tree42"),
+    ('smtp.login("alerts@example.com", "Guenon#Red97")', "Guenon#Red97"),
+    ('DriverManager.getConnection(url, "sa", "Talapoin!Face73")', "Talapoin!Face73"),
+    ('.basic_auth("app", Some("Patas#Run19"))', "Patas#Run19"),
+    ("CALL dbms.security.createUser('bob', 'Douc!Grip74', false)", "Douc!Grip74"),
+    ('.user("app").password("Proboscis#Nose27")', "Proboscis#Nose27"),
+    ('sql.Open("mysql", "root:Drill#Rock84@tcp(localhost:3306)/shop")', "Drill#Rock84"),
+    ("ALTER USER scott IDENTIFIED BY Ocelot5tripe;", "Ocelot5tripe"),
+    ("ALTER CURRENT USER SET PASSWORD FROM 'Old#Pass11' TO 'New#Pass22'", "Old#Pass11"),
+    ("ALTER CURRENT USER SET PASSWORD FROM 'Old#Pass11' TO 'New#Pass22'", "New#Pass22"),
+    ("SET PASSWORD FOR 'bob'@'%' = 'Saki#Fruit75';", "Saki#Fruit75"),
+    ("bin/elasticsearch-users useradd bob -p Bushbaby#96 -r superuser", "Bushbaby#96"),
+    # What a tool that makes or shows a secret printed under it; an ACL token's SecretID.
+    ("Password for the [elastic] user successfully reset.\nNew value: q7Wz+Lp9_Xv2Nc4Tb8Rm", "q7Wz+Lp9_Xv2Nc4Tb8Rm"),
+    ("$ sudo cat /var/lib/jenkins/secrets/initialAdminPassword\n9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b",
+     "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"),
+    ("$ wg genkey\nqBmz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fAnk=", "qBmz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fAnk="),
+    ("$ openssl rand -hex 16\n4f9a8c7e6d5b4a3928171615141312ab", "4f9a8c7e6d5b4a3928171615141312ab"),
+    ("$ pwgen -s 20 1\nkU5jX8yR3wP6tQ9mZ2nV", "kU5jX8yR3wP6tQ9mZ2nV"),
+    ("SecretID:         0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6e", "0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6e"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -496,6 +518,12 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "the password's length is 12 and the password's hash is bcrypt",
     "items[key] = value; if arr['token'] == None: pass",
     "the p/w ratio is high, and docker secret create reads the value from a file",
+    # A test's literal words, values read at run time, an empty DSN password, prose about users; a code fence.
+    'self.client.login("user", "password"); auth=("user", os.environ["PW"]); lexer.token("EOF")',
+    'sql.Open("mysql", "root:@tcp(localhost:3306)/shop"); CREATE USER bob IDENTIFIED BY :pw',
+    "Each user is identified by their email address",
+    "Install pwgen:\n```bash\napt install pwgen",
+    "secret_id_ttl: 24h",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -63,6 +63,8 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
             files += find_transcripts(target)
         elif target.is_file():
             files.append(str(target))
+        elif target.exists():
+            raise click.ClickException(f"{target} is not a file or a folder; pass transcript files or folders")
         else:
             raise click.ClickException(f"{target} does not exist; pass transcript files or folders")
     if mine_all:

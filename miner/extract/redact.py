@@ -64,6 +64,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # 7: pulumi's and netlify's secrets, rabbitmqctl, mosquitto_passwd, mc alias, ngrok, cargo login, Tailscale keys,
 # Apple's altool, notarytool and keychain, IPsec secrets, Gradle's storePassword "…", keyPassword =, "password's X"
 # and a key indexed in brackets (`$db['password'] =`), docker secret create, pswd and p/w, Bengali's "is"
+# and `secret_calls`' code and SQL (auth=("u", "…"), .login("u", "…"), SET PASSWORD), Elasticsearch's users, what
+# generators and first-password files printed (wg genkey, openssl rand, pwgen, initialAdminPassword), a SecretID
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

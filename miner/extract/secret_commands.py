@@ -63,14 +63,25 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\b(?:npm|yarn|pnpm)[ \t]+config[ \t]+set[ \t]+\S*(?:_authToken|_auth|_password|npmAuthToken)"
                  r"[ \t]+" + _ARG, ("config set",)),
     # What a command that prints a secret printed, alone on the next line: heroku auth:token, op read, gcloud auth
-    # print-access-token, vault … -field=…, doppler secrets get … --plain, aws ssm get-parameter --with-decryption.
+    # print-access-token, vault … -field=…, doppler secrets get … --plain, aws ssm get-parameter --with-decryption,
+    # a first password or a join token read from its file (Jenkins, GitLab, k3s), argocd's initial password, and
+    # what makes a key or a password: wg genkey, openssl rand, pwgen, Python's secrets.token_….
     ("token", r"(?m:^[^\n]{0,40}?\b(?:heroku[ \t]+auth:token|op[ \t]+read[ \t]+\S+|"
               r"gcloud[ \t]+auth[ \t]+print-(?:access|identity)-token|vault[ \t]+(?:kv[ \t]+get|read)[ \t]+-field=\S+|"
               r"doppler[ \t]+secrets[ \t]+get\b[^\n]*--plain|"
-              r"aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption)[^\n]*\n"
-              r"[ \t]*(?P<secret>(?![$<{])\S{6,400})[ \t]*$)",
+              r"aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption|"
+              r"cat[ \t]+\S*(?:initialAdminPassword|initial_root_password|node-token)|"
+              r"argocd[ \t]+admin[ \t]+initial-password|wg[ \t]+genkey|openssl[ \t]+rand[ \t]+-(?:base64|hex)|"
+              r"pwgen(?=(?:[ \t]+(?:-\w+|\d+))*[ \t]*$)|"
+              r"[^\n]*secrets\.token_(?:hex|urlsafe|bytes))[^\n]*\n"
+              r"[ \t]*(?P<secret>(?![$<{]|```)\S{6,400})[ \t]*$)",
      ("auth:token", "op read", "print-access-token", "print-identity-token", "-field=", "--plain",
-      "--with-decryption")),
+      "--with-decryption", "initialAdminPassword", "initial_root_password", "node-token", "initial-password",
+      "genkey", "openssl rand", "pwgen", "secrets.token_")),
+    # Elasticsearch's: a user's password (elasticsearch-users useradd/passwd … -p …), and the one its reset printed.
+    ("password", r"\belasticsearch-users\b[^\n]{0,80}?[ \t]-p[ \t]+" + _ARG, ("elasticsearch-users",)),
+    ("password", r"successfully[ \t]+reset\.?[ \t]*\n[ \t]*New[ \t]+value:[ \t]*(?P<secret>\S{6,400})",
+     ("New value:",)),
     # A parameter stored as a secret: aws ssm put-parameter --type SecureString --value ….
     ("password", r"\baws[ \t]+ssm[ \t]+put-parameter\b(?=[^\n]*SecureString)[^\n]{0,200}?--value[ \t=]+" + _ARG,
      ("put-parameter",)),

@@ -352,6 +352,9 @@ _SETTING_KEY_RE = re.compile(
     r"version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|secretkeys|passwordkey|"
     r"existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
 
+# Ids that are secrets themselves: Vault's AppRole secret_id, Consul's and Nomad's SecretID (an ACL token).
+_SECRET_IDS = ("secretid", "secret_id", "secret-id")
+
 
 def _assignment(m: re.Match, run: _Pass) -> str:
     """`password=…`, `"client_secret": "…"`, `export X_TOKEN=…`: the key stays, the value goes."""
@@ -369,7 +372,8 @@ def _assignment(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
     value, quoted = strip_quotes(raw)
-    if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
+    setting = _SETTING_KEY_RE.search(low_key) and low_key not in _SECRET_IDS
+    if setting or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")

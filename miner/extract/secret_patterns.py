@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
+from .secret_calls import CALL_SHAPES
 from .secret_commands import COMMAND_SHAPES
 
 # A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
@@ -129,6 +130,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
     # Command lines' passwords (`secret_commands`): mongosh -p, ldapsearch -w, sqlcmd -P, ipmitool -P, …
     *COMMAND_SHAPES,
+    # Code's and SQL's (`secret_calls`): auth=("u", "…"), smtp.login("u", "…"), .password("…"), SET PASSWORD '…'.
+    *CALL_SHAPES,
     # A password piped to a login that reads it from stdin (echo 'X' | docker login --password-stdin), or to a
     # secret's store (printf 'X' | docker secret create NAME -).
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"

@@ -1,0 +1,42 @@
+"""Passwords in code and in SQL: a call given a user and a password as literals, a method given one, a Go DSN, and
+the SQL that sets one without quotes or with "SET PASSWORD". Only the group named `secret` is hidden.
+`secret_patterns.SHAPES` holds them after the command lines' (standard library only, as all of redaction).
+"""
+
+from __future__ import annotations
+
+# A string literal (the user's), and one that looks made up (a digit or a symbol in it, no space, never a variable
+# or a placeholder): `login("user", "password")` in a test names no secret.
+_LITERAL = r"(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')"
+_MADE_UP = r"['\"](?P<secret>(?![$<{%])(?=[^'\"\s]*[0-9!@#%^&*+])[^'\"\s]{3,200})['\"]"
+
+CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
+    # A user and a password given to a call: requests' auth=("u", "…"), HTTPBasicAuth("u", "…"),
+    # smtp.login("u", "…"), withCredentials("u", "…"), DriverManager.getConnection(url, "u", "…"),
+    # reqwest's .basic_auth("u", Some("…")), Neo4j's createUser('u', '…'), NetworkCredential("u", "…").
+    ("password", r"\bauth[ \t]*=[ \t]*\([ \t]*" + _LITERAL + r"[ \t]*,[ \t]*" + _MADE_UP, ("auth=(", "auth = (")),
+    ("password", r"\b(?:\w*(?:Basic|Digest)Auth|login|withCredentials|getConnection|basic_auth|createUser|"
+                 r"NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication)\([ \t]*"
+                 r"(?:[\w.]+[ \t]*,[ \t]*)?" + _LITERAL + r"[ \t]*,[ \t]*(?:Some\([ \t]*)?" + _MADE_UP,
+     ("Auth(", "login(", "Credentials(", "getConnection(", "basic_auth(", "createUser(", "Credential(",
+      "Authentication(")),
+    ("password", r"\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?" + _LITERAL + r"[ \t]*,[ \t]*"
+                 r"(?:@passwd[ \t]*=[ \t]*)?N?" + _MADE_UP, ("sp_addlogin",)),
+    # A builder's method given a literal: .password("…"), .token("…"), .api_key("…").
+    ("password", r"\.(?:password|passwd|secret|token|api_key|apiKey|auth_token)\([ \t]*" + _MADE_UP + r"[ \t]*\)",
+     (".password(", ".passwd(", ".secret(", ".token(", ".api_key(", ".apiKey(", ".auth_token(")),
+    # Go's MySQL DSN: user:…@tcp(host:3306)/db.
+    ("password", r"(?<![\w/.:@-])[\w.-]{1,32}:(?P<secret>(?![$<{%])[^\s@:'\"/]{3,})@(?:tcp|unix|udp)\(",
+     ("@tcp(", "@unix(", "@udp(")),
+    # SQL: Oracle's CREATE or ALTER USER … IDENTIFIED BY without quotes (not "BY PASSWORD '*…'", "BY VALUES '…'"
+    # or a bind variable),
+    # and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD FROM '…' TO '…'", MySQL's
+    # "SET PASSWORD FOR 'u'@'%' = '…'".
+    ("password", r"(?i:\b(?:create|alter)[ \t]+user\b[^\n]{0,160}?\bidentified[ \t]+by)[ \t]+(?!(?i:password|values)\b)"
+                 r"(?P<secret>(?![$<{:&])[^\s'\";]{3,})", ("IDENTIFIED", "identified", "Identified")),
+    ("password", r"(?i:\bset[ \t]+password[ \t]+from)[ \t]+['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
+     ("SET PASSWORD", "set password")),
+    ("password", r"(?i:\bset[ \t]+password\b)(?:[ \t]+(?i:for)[ \t]+[^\s=]+)?(?:[ \t]+(?i:from)[ \t]+" + _LITERAL
+                 + r"[ \t]+(?i:to))?[ \t]*=?[ \t]*(?i:password\()?[ \t]*['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
+     ("SET PASSWORD", "set password")),
+]
