@@ -86,8 +86,10 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     """
     r = patterns()
     run = _Pass()
-    # The shapes whose hints the text holds, in their order: each distinct hint is looked for once.
-    due = sorted({i for hint, shapes in SHAPE_HINTS if hint in text for i in shapes})
+    # The shapes whose hints the text holds, in their order: each distinct hint is looked for once, and only when
+    # the text holds its rarest character.
+    due = sorted({i for gate, hints in SHAPE_HINTS if gate in text for hint, shapes in hints if hint in text
+                  for i in shapes})
     for kind, source, _ in map(SHAPES.__getitem__, due):
         pattern = r.shape(kind, source)
         if "secret" in pattern.groupindex:  # the value only, its context stays

@@ -222,15 +222,24 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 
 
-def _shape_hints() -> tuple[tuple[str, tuple[int, ...]], ...]:
+# Letters from the most common to the least, in English and in code; any other character is rarer still.
+_COMMON_LETTERS = " etaoinsrhldcumfpgwybvkxjqz"
+
+
+def _shape_hints() -> tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
     shapes: dict[str, list[int]] = {}
     for i, (_, _, hints) in enumerate(SHAPES):
         for hint in hints:
             shapes.setdefault(hint, []).append(i)
-    return tuple((hint, tuple(indexes)) for hint, indexes in shapes.items())
+    gates: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for hint, indexes in shapes.items():
+        rarest = max(hint, key=lambda c: _COMMON_LETTERS.find(c) if c in _COMMON_LETTERS else len(_COMMON_LETTERS))
+        gates.setdefault(rarest, []).append((hint, tuple(indexes)))
+    return tuple((gate, tuple(hints)) for gate, hints in gates.items())
 
 
-# Each distinct hint of `SHAPES` and the shapes (their indexes) it lets run: many shapes share one.
+# Each distinct hint of `SHAPES` and the shapes (their indexes) it lets run (many shapes share one), grouped under
+# the hint's rarest character: a text without that character holds none of its hints, and one look skips them all.
 SHAPE_HINTS = _shape_hints()
 
 # --- words --------------------------------------------------------------------------------------
