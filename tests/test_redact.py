@@ -381,6 +381,23 @@ def test_basic_auth_credentials_are_redacted(text):
     ("$ openssl rand -hex 16\n4f9a8c7e6d5b4a3928171615141312ab", "4f9a8c7e6d5b4a3928171615141312ab"),
     ("$ pwgen -s 20 1\nkU5jX8yR3wP6tQ9mZ2nV", "kU5jX8yR3wP6tQ9mZ2nV"),
     ("SecretID:         0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6e", "0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6e"),
+    # Windows' schtasks and psexec, Redis' AUTH and flags, vault login, Azure's database servers.
+    ("schtasks /create /tn backup /sc daily /ru svc_backup /rp Kudu#Horn31", "Kudu#Horn31"),
+    ("psexec \\\\srv01 -u admin -p Oryx#Desert53 cmd", "Oryx#Desert53"),
+    ("127.0.0.1:6379> AUTH default Springhare#97", "Springhare#97"),
+    ("redis-cli AUTH Dikdik!Small18", "Dikdik!Small18"),
+    ("CONFIG SET requirepass Klipspringer#29", "Klipspringer#29"),
+    ("command: redis-server --requirepass Steenbok!Rock30 --appendonly yes", "Steenbok!Rock30"),
+    ("vault login s.Xq9Lm2Vb7Nc4Zr8Tp1Wd6Yf3", "s.Xq9Lm2Vb7Nc4Zr8Tp1Wd6Yf3"),
+    ("az sql server create -n srv -g rg -u sqladmin -p 'Blesbok#Face50'", "Blesbok#Face50"),
+    # A card's security code, a DSN with no scheme, a URL-encoded form, JSON inside a string, a YAML anchor.
+    ("card ends 4242, exp 12/27, CVV 731", "731"),
+    ("the CVC is 8842 on the amex", "8842"),
+    ("DATABASE_URL is bob:Waterbuck#16@db.internal:5432/app", "Waterbuck#16"),
+    ("password%3DOribi%23Small48%26user%3Dbob", "Oribi%23Small48"),
+    ('"{\\"password\\":\\"Puku!Grass37\\"}"', "Puku!Grass37"),
+    ("  admin_password: &adminpw Lechwe#Swamp26", "Lechwe#Swamp26"),
+    ("Password: !Sub 'Kudu#Horn32'", "Kudu#Horn32"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -524,6 +541,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "Each user is identified by their email address",
     "Install pwgen:\n```bash\napt install pwgen",
     "secret_id_ttl: 24h",
+    # YAML tags before a value read at run time; a DSN password that is no made-up value; other uses of "@" and ":".
+    "password: !ENV ${DB_PASS}\nPassword: !Ref DbPassword\ndb_password: !vault |",
+    "user:pass@host:5432, git@github.com:org/repo.git, node:18@sha256:1234",
+    "the cvv field is 3 digits; CVC syllables",
+    'vault login -method=userpass username=bob; redis-cli AUTH "$REDIS_PASSWORD"',
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -66,6 +66,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # and a key indexed in brackets (`$db['password'] =`), docker secret create, pswd and p/w, Bengali's "is"
 # and `secret_calls`' code and SQL (auth=("u", "…"), .login("u", "…"), SET PASSWORD), Elasticsearch's users, what
 # generators and first-password files printed (wg genkey, openssl rand, pwgen, initialAdminPassword), a SecretID
+# and schtasks, psexec, Redis' AUTH and flags, vault login, az sql, a card's CVV, a DSN with no scheme, a URL-encoded
+# form, JSON inside a string, a value after a YAML anchor or tag (and the tag itself no longer taken for the value)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

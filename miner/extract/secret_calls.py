@@ -1,6 +1,7 @@
-"""Passwords in code and in SQL: a call given a user and a password as literals, a method given one, a Go DSN, and
-the SQL that sets one without quotes or with "SET PASSWORD". Only the group named `secret` is hidden.
-`secret_patterns.SHAPES` holds them after the command lines' (standard library only, as all of redaction).
+"""Passwords in code, in SQL and in data: a call given a user and a password as literals, a method given one, a DSN
+with no scheme, the SQL that sets one without quotes or with "SET PASSWORD", a URL-encoded form's, and a card's
+security code. Only the group named `secret` is hidden. `secret_patterns.SHAPES` holds them after the command
+lines' (standard library only, as all of redaction).
 """
 
 from __future__ import annotations
@@ -25,9 +26,20 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A builder's method given a literal: .password("…"), .token("…"), .api_key("…").
     ("password", r"\.(?:password|passwd|secret|token|api_key|apiKey|auth_token)\([ \t]*" + _MADE_UP + r"[ \t]*\)",
      (".password(", ".passwd(", ".secret(", ".token(", ".api_key(", ".apiKey(", ".auth_token(")),
-    # Go's MySQL DSN: user:…@tcp(host:3306)/db.
+    # Go's MySQL DSN: user:…@tcp(host:3306)/db; a DSN with no scheme, a made-up value before the host and its port
+    # (user:…@db.internal:5432/app).
     ("password", r"(?<![\w/.:@-])[\w.-]{1,32}:(?P<secret>(?![$<{%])[^\s@:'\"/]{3,})@(?:tcp|unix|udp)\(",
      ("@tcp(", "@unix(", "@udp(")),
+    # (the ":" first, the user's name checked behind it: a pattern that opens with a literal is searched faster)
+    ("password", r":(?<=[\w.-]:)(?P<secret>(?![$<{%])(?=[^\s@:/]*[0-9!#%^&*])[^\s@:'\"/]{3,64})"
+                 r"@[\w-]+(?:\.[\w-]+)*:\d{2,5}(?![\w.])", ("@",)),
+    # A URL-encoded form's secret: password%3D…%26.
+    ("password", r"(?i:pass(?:word|wd)?|pwd|secret|token|api_?key)%3[Dd]"
+                 r"(?P<secret>[^%&\s]+(?:%[0-9A-Fa-f]{2}[^%&\s]*)*?)(?=%26|&|\s|$)", ("%3D", "%3d")),
+    # A card's security code named as one: CVV 731, "the CVC is 8842".
+    ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
+                           r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",
+     ("CVV", "cvv", "Cvv", "CVC", "cvc", "Cvc", "CSC", "security code")),
     # SQL: Oracle's CREATE or ALTER USER … IDENTIFIED BY without quotes (not "BY PASSWORD '*…'", "BY VALUES '…'"
     # or a bind variable),
     # and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD FROM '…' TO '…'", MySQL's

@@ -108,6 +108,21 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("unlock-keychain", "create-keychain")),
     ("password", r"\bsecurity[ \t]+add-(?:generic|internet)-password\b[^\n]{0,200}?[ \t]-w[ \t]+" + _ARG,
      ("add-generic-password", "add-internet-password")),
+    # Windows: schtasks' /rp (the task's user's password; "*" asks), psexec's and paexec's -p.
+    ("password", r"(?i:\bschtasks)\b[^\n]{0,200}?[ \t]/(?i:rp)[ \t]+" + _ARG, ("schtasks", "SCHTASKS")),
+    ("password", r"(?i:\b(?:psexec|paexec))(?:64)?(?:\.exe)?\b[^\n]{0,200}?[ \t]-p[ \t]+" + _ARG,
+     ("psexec", "PsExec", "PSEXEC", "paexec", "PAExec")),
+    # Redis: AUTH in redis-cli or at its prompt (with a user or without), CONFIG SET and the server's flags.
+    ("password", r"(?:\bredis-cli\b[^\n]{0,120}?|:\d{2,5}>)[ \t]*(?i:auth)[ \t]+(?:(?![-$<{])[\w.-]{1,64}[ \t]+)?"
+                 + _ARG, ("redis-cli", "> AUTH", "> auth", ">AUTH", ">auth")),
+    ("password", r"(?:(?i:\bconfig[ \t]+set)[ \t]+|(?<![\w-])--)(?:requirepass|masterauth)[ \t=]+" + _ARG,
+     ("requirepass", "masterauth")),
+    # vault login TOKEN (not its flags or a method's key=value).
+    ("token", r"\bvault[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+['\"]?"
+              r"(?P<secret>(?![-$<{])(?![^\s'\"]*=)[^\s'\"]{8,})", ("vault login",)),
+    # Azure's database servers: az sql/postgres/mysql … -p / --admin-password ….
+    ("password", r"\baz[ \t]+(?:sql|postgres|mysql)\b[^\n]{0,160}?[ \t](?:-p|--admin-password)[ \t=]+" + _ARG,
+     ("az sql", "az postgres", "az mysql")),
     # An IPsec secret (ipsec.secrets): ": PSK \"…\"", "user : XAUTH \"…\"", "cert.pem : RSA key.pem \"…\"".
     ("password", r"(?m:^[^\n#:]{0,80}:[ \t]*(?:PSK|XAUTH|EAP|NTLM|(?:RSA|ECDSA|P12)[ \t]+\S+)[ \t]+"
                  r"\"(?P<secret>[^\"\n]{3,})\")", ("PSK", "XAUTH", "EAP", "NTLM", "RSA ", "ECDSA ", "P12 ")),

@@ -180,6 +180,9 @@ def _in_marker(m: re.Match) -> bool:
     return bool(kind) and all(c.isascii() and (c.isalnum() or c == "-") and not c.isupper() for c in kind)
 
 
+_YAML_TAG_RE = re.compile(r"!!?[A-Za-z][\w-]{0,40}")
+
+
 def _forward(m: re.Match, run: _Pass) -> str:
     """"the password is X", "Your password `X` is …", "密码是 X", "PIN 4821"."""
     if _in_marker(m):
@@ -194,6 +197,8 @@ def _forward(m: re.Match, run: _Pass) -> str:
     conn = m.group("conn")
     assertive = bool(_ASSERTIVE_RE.search(conn))
     after = m.string[m.end():m.end() + 24]
+    if after[:1] in (" ", "\t") and after.strip() and _YAML_TAG_RE.fullmatch(bare):
+        return m.group(0)  # a YAML tag: the value follows it (`password: !ENV ${DB_PASS}`, `!Ref DbPassword`)
     if keypad and not any(c.isdigit() for c in bare):
         return m.group(0)  # "the door code is broken": a door's or an alarm's code holds a digit
     if "," in conn and not random_like(bare):

@@ -434,8 +434,11 @@ class Patterns:
             # (`keyPassword =`: a stronger name later in the key is the one read)
             r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
-            r"(?P<sep>[\"']?\]?[ \t]*(?::=|=>|=|:(?!:))[ \t]*)"  # (`::` is a scope: `test_x.py::TestY`, `Token::new`)
-            r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|[^\s\"',;]{1,4000})")
+            # (`::` is a scope: `test_x.py::TestY`, `Token::new`; YAML may put an anchor or a tag before the value)
+            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|=|:(?!:))[ \t]*(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
+            # (a JSON text inside a string escapes its quotes: {\"password\":\"…\"})
+            r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|\\\"[^\"\\\n]{1,400}\\\"|"
+            r"[^\s\"',;]{1,4000})")
         self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
         self.list_lead = re.compile(
             rf"(?i:(?:{_STRONG_WORDS})|credentials?|creds|logins?|accounts?|test[ \t]+users?)|{_PIN}")

@@ -57,7 +57,8 @@ TAGGED_RE = re.compile(r"<(b|strong|code|kbd|tt|em|i|mark)>([^<\n]{1,120})</\1>"
 
 def strip_quotes(value: str) -> tuple[str, bool]:
     """(the value without its quotes or bold markers, whether it was quoted)."""
-    for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")")):
+    for open_, close in (("`", "`"), ('"', '"'), ("'", "'"), ("「", "」"), ("“", "”"), ("**", "**"), ("(", ")"),
+                         ('\\"', '\\"')):
         if len(value) > len(open_) + len(close) and value.startswith(open_) and value.endswith(close):
             return value[len(open_):-len(close)].strip(), True
     tagged = TAGGED_RE.fullmatch(value) if value.startswith("<") else None  # <b>…</b>, <code>…</code>
