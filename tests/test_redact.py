@@ -398,6 +398,24 @@ def test_basic_auth_credentials_are_redacted(text):
     ('"{\\"password\\":\\"Puku!Grass37\\"}"', "Puku!Grass37"),
     ("  admin_password: &adminpw Lechwe#Swamp26", "Lechwe#Swamp26"),
     ("Password: !Sub 'Kudu#Horn32'", "Kudu#Horn32"),
+    # Chat: "pass X", a word of a script without spaces right before its value, a question answered, an arrow,
+    # a label then a blank line, short words (mk, sandi), the key emoji, a card's pin.
+    ("user bob pass Wallaby#Jump23", "Wallaby#Jump23"),
+    ("用户名root，密码Root@2024", "Root@2024"),
+    ("the staging password? it's Narwhal#Tusk67 now", "Narwhal#Tusk67"),
+    ("prod db pw -> Seal#Pup01", "Seal#Pup01"),
+    ("Your temporary password is:\n\n    Vole#Field56\n\nPlease change it.", "Vole#Field56"),
+    ("tk: admin mk: Meo#Den78", "Meo#Den78"),
+    ("akun admin sandi Kucing#Hitam89", "Kucing#Hitam89"),
+    ("🔑 Marmot#Hole34", "Marmot#Hole34"),
+    ("the card pin for the company card is 9027", "9027"),
+    # A made-up value after root/ (no spaces), a build script's literal mid-line, Express' signed cookie, an API
+    # key named in Portuguese. (An exported OpenPGP secret key's body: rules/secrets.yaml and its examples.)
+    ("ok so root/Zebra!crossing77 on the pi", "Zebra!crossing77"),
+    ("the keystore pass is storePassword 'AndR01d!Sign' in gradle.properties", "AndR01d!Sign"),
+    ("I copied s%3AqZ8vLm3Xx9Rk2Wp7Ny4Bc.H6d1Fs5Jg0QaEuYiOtKlMnVbCx from devtools",
+     "s%3AqZ8vLm3Xx9Rk2Wp7Ny4Bc.H6d1Fs5Jg0QaEuYiOtKlMnVbCx"),
+    ("a chave da API do frete é fr_live_Q7mZ2vXp9LkW4nB7yHcJ", "fr_live_Q7mZ2vXp9LkW4nB7yHcJ"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -546,6 +564,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "user:pass@host:5432, git@github.com:org/repo.git, node:18@sha256:1234",
     "the cvv field is 3 digits; CVC syllables",
     'vault login -method=userpass username=bob; redis-cli AUTH "$REDIS_PASSWORD"',
+    # Hash names after a word for a password, routes after admin/, "pin" as a verb, "pass" before a flag.
+    "密码SHA256加密, 密钥AES256, admin/#section2, admin/users/list, pin the card pin version, pass --no-verify",
+    "plain password -> bcrypt hash; the password? no idea; Password:\n\nSee the vault.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -7,7 +7,7 @@ Three kinds of evidence, each checked only when a cheap hint is in the text
 (most prose has none, so most prose costs a few substring searches):
 
 - **Shape.** Tokens whose form gives them away: cloud and SaaS keys, JWTs,
-  private-key blocks, credentials in URLs (`secret_patterns.SHAPES`).
+  private-key blocks, credentials in URLs (`secret_shapes.SHAPES`).
 - **Assignment.** `password=…`, `"client_secret": "…"`, `export X_TOKEN=…`:
   the key names a secret. A password-like key hides any value that is not a
   placeholder, a type or a reference to another variable; a token-like key
@@ -68,6 +68,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # generators and first-password files printed (wg genkey, openssl rand, pwgen, initialAdminPassword), a SecretID
 # and schtasks, psexec, Redis' AUTH and flags, vault login, az sql, a card's CVV, a DSN with no scheme, a URL-encoded
 # form, JSON inside a string, a value after a YAML anchor or tag (and the tag itself no longer taken for the value)
+# and "pass X", "密码X", "password? it's X", "pw -> X", a label and a blank line, mk, sandi, 🔑, a card's pin,
+# root/X, storePassword '…' mid-line, Express' signed cookies, OpenPGP secret key bodies, "chave da API"
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -1,6 +1,6 @@
 """Passwords in code, in SQL and in data: a call given a user and a password as literals, a method given one, a DSN
 with no scheme, the SQL that sets one without quotes or with "SET PASSWORD", a URL-encoded form's, and a card's
-security code. Only the group named `secret` is hidden. `secret_patterns.SHAPES` holds them after the command
+security code. Only the group named `secret` is hidden. `secret_shapes.SHAPES` holds them after the command
 lines' (standard library only, as all of redaction).
 """
 

@@ -1,6 +1,6 @@
 """Passwords on command lines: the shapes of the tools that take one as an argument (database clients, remote
 desktops, archivers, package managers' credentials, …), each with the hints without which it cannot match. Only
-the group named `secret` is hidden. `secret_patterns.SHAPES` holds them in its order (standard library only, as all
+the group named `secret` is hidden. `secret_shapes.SHAPES` holds them in its order (standard library only, as all
 of redaction: the hooks redact their log lines with it).
 """
 

@@ -5,8 +5,9 @@ the text: the token shapes and the extra kinds from YAML, `key = value`
 assignments, a value next to a word that names a secret ("the password is
 X", "X as the initial password"), a user and password in a login context,
 the items of a credentials list, the secret columns of a CSV file or a
-Markdown table, an AWS secret access key near its key id. The patterns are `secret_patterns`',
-the tests a value must pass `secret_values`', the tables `secret_tables`';
+Markdown table, an AWS secret access key near its key id. The patterns are
+`secret_patterns`' and `secret_shapes`', the tests a value must pass
+`secret_values`', the tables `secret_tables`';
 `redact` is the public face.
 """
 
@@ -21,12 +22,11 @@ from .secret_patterns import (
     KEYPAD_NAMES,
     LOGIN_HINTS,
     PROMPTED_HINTS,
-    SHAPE_HINTS,
-    SHAPES,
     STRONG_HINTS,
     WEAK_HINTS,
     patterns,
 )
+from .secret_shapes import SHAPE_HINTS, SHAPES, gated, holds_any
 from .secret_tables import (
     ACCOUNT_HINTS,
     account_rows,
@@ -79,6 +79,10 @@ class _Pass:
 _leads: dict[re.Pattern, frozenset[str] | None] = {}  # an extra kind's `regex_analysis.required_literals`
 
 
+# The context passes' hints, grouped: most texts hold none, and each hint looked for cost as much as a pass.
+_HINTS, _STRONG_HINTS, _LOGIN_HINTS = gated(HINTS), gated(STRONG_HINTS), gated(LOGIN_HINTS)
+
+
 def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
     """`redact` on a non-empty text: every pass in turn, then the secrets learnt hidden wherever they appear.
 
@@ -115,8 +119,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
     pin = "PIN" in text
-    if pin or any(map(within, HINTS)):
-        strong = pin or any(map(within, STRONG_HINTS))
+    if pin or holds_any(low, _HINTS):
+        strong = pin or holds_any(low, _STRONG_HINTS)
         if strong:
             text = r.forward.sub(lambda m: _forward(m, run), text)
         if any(map(within, WEAK_HINTS)):
@@ -132,7 +136,7 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = csv_rows(text, run.hidden)
         if "|" in text:
             text = table_rows(text, run.hidden)
-    if any(map(within, LOGIN_HINTS)):
+    if holds_any(low, _LOGIN_HINTS):
         text = r.pair.sub(lambda m: _pair(m, run), text)
     if "|" in text and any(map(within, ACCOUNT_HINTS)):
         text = account_rows(text, run.hidden)

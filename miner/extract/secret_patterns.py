@@ -1,246 +1,17 @@
-"""What secrets look like to redaction: the shapes of known kinds, the words that name a secret, and the
-patterns built from them.
+"""What secrets look like to redaction: the words that name a secret, and the patterns built from them and from
+the shapes of known kinds (`secret_shapes`).
 
-`SHAPES` is the table of token shapes (cloud and SaaS keys, JWTs, private-key
-blocks, credentials in URLs) and of the command lines (most of them in
-`secret_commands`) and configuration formats that hold a password, each with
-the hints without which it cannot match; of a shape with a group named
-`secret`, only that group is hidden.
 The words (password-like and key-like), the joins between a name and its
 value, and the hints that let a text skip the context patterns make up the
-rest. `patterns()` compiles them all on first use: the hooks import
-`redact` without redacting. `secret_finders` runs them; `secret_rules` adds
-kinds from YAML.
+context patterns. `patterns()` compiles them on first use, and each shape when
+first needed: the hooks import `redact` without redacting. `secret_finders`
+runs them; `secret_rules` adds kinds from YAML.
 """
 
 from __future__ import annotations
 
 import re
 from functools import cached_property
-
-from .secret_calls import CALL_SHAPES
-from .secret_commands import COMMAND_SHAPES
-
-# A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
-# cases (a key or a token, never a word or a name).
-_GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|"
-              r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{24,}|"
-              r"(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])[\w+/=\-]{16,})(?![\w+/=\-])")
-
-# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
-# (a shape that takes any case lists each casing). Order matters: specific kinds first.
-SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
-    ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-                    r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),
-    # A private key's body without its armour: the DER openings, in base64, of an RSA key (PKCS#1, and PKCS#8) and
-    # of an EC key (SEC 1). A certificate or a public key opens otherwise.
-    ("private-key", r"\bMII[A-Za-z0-9+/]{3}(?:IBAAK[BC]|IBADANBgkqhkiG9w0BAQEFAASC)[A-Za-z0-9+/=]*|"
-                    r"\bMHcCAQEEI[A-Za-z0-9+/=]{20,}",
-     ("IBAAK", "IBADANBgkqhkiG9w0BAQEFAASC", "MHcCAQEEI")),
-    # Django's generated secret key, and a BitLocker recovery key (eight groups of six digits).
-    ("django-secret", r"\bdjango-insecure-[^\s'\"`]{20,}", ("django-insecure-",)),
-    ("recovery-key", r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])", ("-",)),
-    # A US social security number named as one.
-    ("ssn", r"(?i:\bssn\b|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?)[^\n\d]{0,20}?"
-            r"(?P<secret>(?<!\d)\d{3}-\d{2}-\d{4}(?!\d))", ("SSN", "ssn", "Ssn", "ocial security", "ocial Security")),
-    ("private-key", r"-----BEGIN OpenVPN Static key V1-----.*?(?:-----END OpenVPN Static key V1-----|\Z)",
-     ("OpenVPN",)),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)(?![A-Z0-9]*EXAMPLE)[A-Z0-9]{16}\b",
-     ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA")),
-    ("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", ("AIza",)),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
-     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    ("gitlab-token", r"\b(?:glpat|gldt|glrt|glptt|glft)-[A-Za-z0-9_\-]{20,}", ("glpat-", "gldt-", "glrt-", "glptt-", "glft-")),
-    ("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
-    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}", ("hooks.slack.com",)),
-    ("stripe-key", r"\b(?:(?:sk|rk)_(?:live_|test_(?=[A-Za-z]*[0-9]))[A-Za-z0-9]{16,}\b|whsec_[A-Za-z0-9+/]{24,}={0,2})",
-     ("_live_", "_test_", "whsec_")),
-    # A cookie's value: the first pair of a Cookie or Set-Cookie header, and a session id set in prose
-    # ("sessionid=…"): long enough to be one, not a number.
-    ("session-cookie", r"(?i:\b(?:set-)?cookie)[ \t]*:[ \t]*[\w.\-]{1,64}=(?P<secret>(?!\d+\b)[^;\s,]{12,})",
-     ("ookie:", "OOKIE:")),
-    ("session-cookie", r"(?i:sess(?:ion)?(?:[_-]?id)?|connect\.sid|remember_token|csrftoken)="
-                       r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})",
-     ("sess", "Sess", "SESS", ".sid", "remember_", "csrf")),
-    # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
-    ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t-]phrase|mnemonic|"
-                   r"frase[ \t]+(?:de[ \t]+)?(?:recupera[çc][ãa]o|semilla|secreta|acesso)|phrase[ \t]+de[ \t]+"
-                   r"(?:récupération|passe)|wiederherstellungsphrase|seed-фраза|сид-фраза|助记词|助記詞)s?)"
-                   r"(?:[ \t]+(?:for|of|to|del?|da|do|für|pour|der|des|du|для)[ \t]+[^\n:=]{1,40}?)?"
-                   r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*[:=：][ \t]*)"
-                   r"(?P<secret>\"[^\"\n]{8,200}\"|“[^”\n]{8,200}”|'[^'\n]{8,200}'|`[^`\n]{8,200}`|"
-                   r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
-                   r"with|stored|saved|kept|set|required|optional|missing|needed|used)\b)"
-                   r"[^\W\d_]{3,}[ \t]+){3,23}(?:[^\W\d_]{3,}|\d{1,6}))",
-     ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "frase", "Frase", "фраза", "助记词", "助記詞")),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
-    ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
-    # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
-    ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?i:password|passwd|pass|pwd|secret|changeme)@|(?:\*+|[xX]+|<[^>@]*>|"
-                        r"\$\{?\w+\}?)@)[^/\s@]+(?=@)", ("://",)),
-    # Not a word of prose after "basic" ("basic provisioning", "Basic Authentication"): one case, or a capital first.
-    ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
-                   r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
-    # A password on a command line: `mysql -u root -pX`, `sshpass -p X`, `echo X | sudo -S`; not the long flags
-    # that open with a p (gcc -pthread, find -print, openssl -passin).
-    ("password", r"(?<=\s-p)(?!assword|(?:thread|edantic|ipe|rint0?|rintf|rune|ath|erm|ass(?:in|out)?|ub(?:in|out)|"
-                 r"keyopt|rofile|rod|latform|reset|rogress|roject|roxy|ort|refix|ackage|arallel|retty|ersist|lugin|"
-                 r"lain)\b)[^\s'\"]{4,}(?=[ \t\n]|$)(?<=\S)|(?<=\bsshpass -p )\S{3,}|"
-                 r"(?<=\becho )['\"]?[^\s'\"|]{3,}(?=['\"]?[ \t]*\|[ \t]*sudo[ \t]+-S)",
-     (" -p", "sshpass", "sudo -S")),
-    # Command lines that take a password as an argument: only the group named "secret" is hidden.
-    ("password", r"\blogin\b[^\n]{0,120}?[ \t](?:-p|--password)[ \t=]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
-     ("login",)),  # docker, podman, helm, az, oc login
-    # "use X to log in", "root / X": a made-up value (a digit or a symbol in it) said as a login's.
-    ("password", r"(?i:\b(?:use|with|try)[ \t]+)['\"`]?(?P<secret>(?=[^\s'\"`]*[0-9!@#$%^&*])[^\s'\"`]{6,})['\"`]?"
-                 r"(?i:[ \t]+to[ \t]+(?:log[ \t]*in|sign[ \t]*in|login|authenticate|connect))", ("to log", "to sign",
-                                                                                          "to login", "to auth",
-                                                                                          "to connect")),
-    # (spaced: "root/…" and "admin/…" are paths: /root/app1, pytest-of-root/…)
-    ("password", r"(?<![\w/.-])(?i:(?:root|admin|administrator)[ \t]+/[ \t]+)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
-                 r"[^\s,;'\"]{6,})", ("root /", "admin /", "Root /", "Admin /")),
-    # "it's admin:X on the router": a made-up value (a letter, and a digit or a symbol) given as the admin's.
-    ("password", r"(?<![\w/.:@-])(?i:root|admin|administrator):(?P<secret>(?=[^\s,;'\"]*[A-Za-z])"
-                 r"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{6,})(?![^\s,;'\"])", ("root:", "admin:", "Root:", "Admin:",
-                                                                             "administrator:")),
-    # A setting named for a password or a secret, said in prose: "the STAGING_DB_PASSWORD is X", "SECRET_KEY is 'X'".
-    ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is[ \t]+[`'\"]?"
-                 r"(?P<secret>(?=[^\s`'\"]*[0-9!@#$%^&*])[^\s`'\"]{6,})",
-     ("_SECRET is", "_PASSWORD is", "_PASSWD is", "_PASS is", "_PWD is", "SECRET_KEY is")),
-    # … or with no word between ("DB_PASSWORD Quartz#Lime91"): a made-up value, not a variable or a placeholder.
-    ("password", r"\b(?:[A-Z0-9]+_)+(?:PASSWORD|PASSWD|PWD)[ \t]+(?P<secret>(?![$<{%])(?=[^\s`'\"]*[A-Za-z])"
-                 r"(?=[^\s`'\"]*[0-9])(?=[^\s`'\"]*[!@#$%^&*])[^\s`'\"]{8,})",
-     ("_PASSWORD ", "_PASSWD ", "_PWD ")),
-    # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<network>;P:<password>;;
-    ("password", r"\bWIFI:(?:[^;\n]{0,80};){0,4}?P:(?P<secret>(?:\\.|[^;\\\n]){3,64});", ("WIFI:",)),
-    # Wi-Fi and firmware settings: psk="X" (wpa_supplicant), #define WIFI_PASS "X".
-    ("password", r"\bpsk[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{8,63})\"", ("psk",)),
-    ("password", r"#define[ \t]+\w*(?i:pass|pwd|secret|token|api_?key)\w*[ \t]+\"(?P<secret>[^\"\n]{3,})\"",
-     ("#define",)),
-    ("password", r"(?<![\w-])--pass(?:word|wd|phrase)?[ \t=]+['\"]?(?P<secret>(?![-$<{*@])[^\s'\"]{3,})", ("--pass",)),
-    # XML configuration: <password>X</password>, <add key="ClearTextPassword" value="X" />.
-    ("password", r"<(?P<tag>(?i:password|passwd|passphrase|secret|token|api[_-]?key|client[_-]?secret))>"
-                 r"(?P<secret>(?![$<{*])[^<\s]{3,})</(?P=tag)>", ("assword>", "ASSWORD>", "ecret>", "oken>", "ey>")),
-    ("password", r"\bkey=\"[^\"]*(?i:password|secret|token|apikey)[^\"]*\"[ \t]+"
-                 r"value=\"(?P<secret>(?![$<{*])[^\"]{3,})\"", ("key=",)),
-    # ~/.docker/config.json: "auth": "<base64 of user:password>".
-    ("password", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\"", ('"auth"',)),
-    ("password", r"(?<=\s-p')[^'\n]{4,}(?=')|(?<=\s-p\")[^\"\n]{4,}(?=\")", (" -p'", ' -p"')),
-    # Command lines' passwords (`secret_commands`): mongosh -p, ldapsearch -w, sqlcmd -P, ipmitool -P, …
-    *COMMAND_SHAPES,
-    # Code's and SQL's (`secret_calls`): auth=("u", "…"), smtp.login("u", "…"), .password("…"), SET PASSWORD '…'.
-    *CALL_SHAPES,
-    # A password piped to a login that reads it from stdin (echo 'X' | docker login --password-stdin), or to a
-    # secret's store (printf 'X' | docker secret create NAME -).
-    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
-                 r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?"
-                 r"(?:--password-stdin|\b(?:docker|podman)[ \t]+secret[ \t]+create\b)",
-     ("--password-stdin", "secret create")),
-    # A here-string fed to a command that names a secret: gpg --passphrase-fd 0 <<< '…', read -s PASS <<< '…',
-    # vercel env add DB_PASS production <<< '…'. PowerShell's ConvertTo-SecureString; Windows' net user.
-    ("password", r"(?:(?i:pass|pwd|secret|token)|[A-Z0-9]_KEY\b)[^\n]{0,80}?<<<[ \t]*['\"]?"
-                 r"(?P<secret>(?![$<{])(?=[^\s'\"]*[0-9!@#%^&*])[^\s'\"]{3,})", ("<<<",)),
-    # gh secret set NAME --body '…'; PHP's define('DB_PASSWORD', '…').
-    ("password", r"\bgh[ \t]+secret[ \t]+set\b[^\n]{0,80}?(?:--body|-b)[ \t=]+['\"]?"
-                 r"(?P<secret>(?![$<{-])[^\s'\"]{3,})",
-     ("gh secret",)),
-    ("password", r"\bdefine[ \t]*\([ \t]*['\"]\w*(?i:pass|pwd|secret|token|key|salt)\w*['\"][ \t]*,[ \t]*['\"]"
-                 r"(?P<secret>(?![$<{]|put your unique phrase here)[^'\"\n]{3,})['\"]", ("define(", "define (")),
-    # A setter given a literal: ds.setPassword("…"), client.set_api_key('…').
-    ("password", r"\bset_?(?i:pass(?:word|wd)?|secret|token|api_?key|credentials?)\w*[ \t]*\([ \t]*['\"]"
-                 r"(?P<secret>(?![$<{])[^'\"\n]{3,})['\"][ \t]*\)",
-     ("setPass", "set_pass", "setSecret", "set_secret", "setToken", "set_token", "setApiKey", "setApi_key",
-      "set_api_key", "setCredential", "set_credential")),
-    # A build script's call given a literal, alone on its line: Gradle's `storePassword "…"`, `keyPassword '…'`.
-    ("password", r"(?m:^[ \t]*[a-z]\w*(?:Password|Passwd|Secret|Token)[ \t]+(?P<q>['\"])"
-                 r"(?P<secret>(?![$<{])[^'\"\n]{3,})(?P=q)[ \t]*$)", ("Password ", "Passwd ", "Secret ", "Token ")),
-    # An e-mail address and a made-up value beside it ("Apple ID: ann@example.com / …"): an account's login.
-    # (the "@" first, the address's name checked behind it: a pattern that opens with a literal is searched faster)
-    ("password", r"@(?<=[\w.+-]@)[\w-]{1,63}(?:\.[\w-]{1,63})+[ \t]+/[ \t]+['\"`]?"
-                 r"(?P<secret>(?=[^\s'\"`,;]*[A-Za-z])(?=[^\s'\"`,;]*[0-9!#$%^&*])[^\s'\"`,;/|]{6,64})['\"`]?"
-                 r"(?![^\s,;])", (" / ",)),
-    # A secret's name given a string literal wrapped in a call: String::from("…"), SecretStr("…"), Some("…").
-    ("password", r"(?i:password|passwd|pwd|secret|token|api_?key)\w*[ \t]*(?::[ \t]*[\w<>:&' ]{1,30})?=[ \t]*"
-                 r"[\w:.]{1,40}\([ \t]*['\"](?P<secret>(?![$<{])(?![^'\"\n]*/)(?![^'\"\n]*\.[a-z]{2,4}['\"])"
-                 r"(?=[^'\"\n]*[0-9!@#%^&*])[^'\"\n]{3,})['\"][ \t]*\)",
-     ("password", "Password", "PASSWORD", "passwd", "pwd", "PWD", "secret", "Secret", "SECRET", "token", "Token",
-      "TOKEN", "api_key", "apiKey", "API_KEY", "apikey")),
-    ("password", r"(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
-     ("ConvertTo-SecureString", "convertto-securestring")),
-    ("password", r"(?i:\bnet[ \t]+user)[ \t]+[^\s/]+[ \t]+(?P<secret>(?![*$%<{/])[^\s/]{3,})"
-                 r"(?=[ \t]+/(?i:add|domain)\b)",
-     ("net user", "NET USER")),
-    # SQL that sets a password: MySQL's IDENTIFIED BY '…' (the others say PASSWORD '…', which the words find).
-    ("password", r"(?i:\b(?:user|grant)\b[^\n]{0,160}?\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by)[ \t]+['\"]"
-                 r"(?P<secret>[^'\"\n]{3,})['\"]",
-     ("IDENTIFIED", "identified", "Identified")),
-    # redis.conf: requirepass …, masterauth ….
-    ("password", r"(?m:^[ \t]*(?:requirepass|masterauth)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,}))",
-     ("requirepass", "masterauth")),
-    # An expect script answering a password prompt: send "X\r" on the line after it.
-    ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\""
-                 r"(?P<secret>[^\"\n\\]{3,})\\r\"",
-     ("send ",)),
-    ("password", r"(?<![\w-])--(?:new-)?(?:pin|puk)[ \t=]+(?P<secret>\d{4,12})\b", ("--pin", "--new-pin", "--puk")),
-    # A flag whose name ends in what it carries: --git_basic_authorization X, --slack-bot-token X.
-    ("token", r"(?<![\w-])--[\w-]*(?:token|secret|authorization|api[_-]?key)[ \t=]+['\"]?"
-              r"(?P<secret>(?![-$<{])(?=[^\s'\"]*[0-9])[^\s'\"]{16,})",
-     ("token", "secret", "authorization", "_key", "-key")),
-    ("token", r"(?<![\w-])--(?:auth|token|api-key|apikey|access-token|auth-token)[ \t=]+['\"]?"
-              r"(?P<secret>(?![-$<{])[^\s'\"]{16,})", ("--auth", "--token", "--api", "--access")),
-    # A signed URL's signature (an Azure SAS, a presigned S3 or GCS link): it grants access until it expires.
-    ("url-signature", r"[?&](?:sig|signature|Signature|X-Amz-Signature|X-Goog-Signature)=(?P<secret>[^&\s#]{16,})",
-     ("sig=", "ignature=")),
-    # A token as the whole user part of a URL: "https://<sentry key>@o1.ingest.sentry.io", "https://ghp_…@github.com".
-    ("url-credentials", r"(?<=://)[A-Za-z0-9_\-]{20,}(?=@)", ("://",)),
-    ("password", r"\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)[ \t=]*['\"]?[^\s:'\"$]+:(?P<secret>(?!\d+\b)[^\s'\"$()]+)",
-     ("curl",)),
-    ("password", r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
-                 r"['\"]?(?P<secret>[^\s'\"]+)", ("htpasswd",)),
-    # "Set `DB_PASSWORD` to `X`": a setting named for a secret, given a quoted value.
-    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
-                 r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
-     ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
-    # … or a value left unquoted that looks generated (`_GENERATED`).
-    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
-                 r"[ \t]+to[ \t]+" + _GENERATED,
-     ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
-    # A setting named for a key or a token, then its value ("the `HEROKU_API_KEY` is …", "TWILIO_AUTH_TOKEN …"):
-    # only a value that looks generated, as a cache's or an object's key is a name.
-    ("token", r"\b(?:[A-Z0-9]+_)+(?:KEY|TOKEN)`?(?:[ \t]+(?:is|was)(?:[ \t]+now)?)?[ \t]+" + _GENERATED,
-     ("_KEY", "_TOKEN")),
-    # "username admin, password X": a password named right after the user it goes with.
-    ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
-                 r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
-                 r"(?P<secret>(?![<$*{]|your|(?:str|string|int|number|bool|boolean|any|none|null|undefined|object)\b)"
-                 r"[^\s,;'\"`()]{3,})",
-     ("pass", "Pass", "PASS", "pwd", "PWD", "pw", "PW")),  # (the password's name, rarer than the user's)
-    # A line of ~/.pgpass, named: host:port:database:user:password. (`secret_tables` finds one alone on its line.)
-    ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),
-]
-
-
-# Letters from the most common to the least, in English and in code; any other character is rarer still.
-_COMMON_LETTERS = " etaoinsrhldcumfpgwybvkxjqz"
-
-
-def _shape_hints() -> tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
-    shapes: dict[str, list[int]] = {}
-    for i, (_, _, hints) in enumerate(SHAPES):
-        for hint in hints:
-            shapes.setdefault(hint, []).append(i)
-    gates: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
-    for hint, indexes in shapes.items():
-        rarest = max(hint, key=lambda c: _COMMON_LETTERS.find(c) if c in _COMMON_LETTERS else len(_COMMON_LETTERS))
-        gates.setdefault(rarest, []).append((hint, tuple(indexes)))
-    return tuple((gate, tuple(hints)) for gate, hints in gates.items())
-
-
-# Each distinct hint of `SHAPES` and the shapes (their indexes) it lets run (many shapes share one), grouped under
-# the hint's rarest character: a text without that character holds none of its hints, and one look skips them all.
-SHAPE_HINTS = _shape_hints()
 
 # --- words --------------------------------------------------------------------------------------
 
@@ -255,9 +26,13 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
     r"pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
-    r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,})|"
-    r"pw(?=[ \t]*(?:[:=]|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
+    r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"
+    # ("user bob pass X": a value with letters, a digit and a symbol)
+    r"[ \t]+(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])[^\s,;]{6,})|"
+    r"pw(?=[ \t]*(?:[:=]|->|→|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
+    # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
+    r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin))|"
     r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
@@ -281,6 +56,8 @@ _STRONG_LATIN = (
     r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
     r"код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
+    # Vietnamese "mk" (mật khẩu) and Indonesian "sandi" alone, before a made-up value
+    r"(?:mk|sandi)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri"
@@ -288,21 +65,24 @@ _STRONG_LATIN = (
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
     r"סיסמ[הא]|رمز\s+عبور|گذرواژه|پاس\s+ورڈ|পাসওয়ার্ড|கடவுச்சொல்|รหัสผ่าน|密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
-    r"كلمة\s+(?:المرور|السر)"
+    r"كلمة\s+(?:المرور|السر)|🔑"
 )
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token (any key: "the sandbox key is X"): only a value that looks random is hidden.
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
-    r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+)?api|chave[\s_-]+(?:de[\s_-]+)?api|api[\s_-]?schlüssel"
+    r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
+    r"api[\s_-]?schlüssel"
 )
-_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
+_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|"
+        r"\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
-_WEAK_NAMES = ("clé", "clave api", "clave de api", "chave", "schlüssel")
+_WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "secret", "contrase", "clave", "senha", "mot de passe", "kennw",
+HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "card pin", "bank pin", "atm pin",
+         "debit pin", "credit pin", "sim pin", "secret", "contrase", "clave", "senha", "mot de passe", "kennw",
          "wachtwoord", "hasło", "hasła", "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
@@ -344,7 +124,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
 _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|ay|är|je|este|yra|"
-           r"είναι|היא|הוא|هي|هو|است|है|হল|হলো|হচ্ছে|—|–|-|→|=>)[ \t]+"
+           r"είναι|היא|הוא|هي|هو|است|है|হল|হলো|হচ্ছে|—|–|-|→|=>|->)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
            r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|改成了?|设成了?|設成了?|换成了?|換成了?|は|が|を|는|은|이|"
            r"คือ)[ \t]*[:：]?[ \t]*)")
@@ -391,8 +171,12 @@ class Patterns:
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
-            # a label alone on its line, a made-up value on the next ("Password:⏎X")
-            rf"[ \t]*[*_]{{0,2}}[:：][*_]{{0,2}}[ \t]*\n[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
+            # a question answered ("the wifi password? it's X")
+            rf"[ \t]*\?[ \t]+(?:it['’]s|it[ \t]+is)[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
+            # a label alone on its line, a made-up value on the next or after a blank line ("Password:⏎X",
+            # "Your temporary password is:⏎⏎    X")
+            rf"(?:[ \t]+(?:is|was))?[ \t]*[*_]{{0,2}}[:：][*_]{{0,2}}[ \t]*\n(?:[ \t]*\n)?[ \t]*"
+            rf"(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"

@@ -186,7 +186,7 @@ def sql_inserts(text: str, hidden: Callable[[str, str], str]) -> str:
 
 
 # A `.pgpass` line, `hostname:port:database:username:password` (any of the first four may be `*`), alone on its
-# line: `cat ~/.pgpass` shows no word for it. (Within a line, the shape in `secret_patterns` needs the file named.)
+# line: `cat ~/.pgpass` shows no word for it. (Within a line, the shape in `secret_shapes` needs the file named.)
 _PGPASS = (r"(?m)^[ \t]*(?:[\w.-]{1,253}|\*):(?:\d{2,5}|\*):(?:[\w.$-]{1,63}|\*):(?:[\w.@$-]{1,63}|\*):"
            r"(?P<value>[^\s:]\S{0,200})[ \t]*$")
 _PGPASS_PORT_RE = re.compile(r":(?:\d{2,5}|\*):")  # what every such line holds (searched fast: a literal first)
