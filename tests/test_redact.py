@@ -416,6 +416,12 @@ def test_basic_auth_credentials_are_redacted(text):
     ("I copied s%3AqZ8vLm3Xx9Rk2Wp7Ny4Bc.H6d1Fs5Jg0QaEuYiOtKlMnVbCx from devtools",
      "s%3AqZ8vLm3Xx9Rk2Wp7Ny4Bc.H6d1Fs5Jg0QaEuYiOtKlMnVbCx"),
     ("a chave da API do frete é fr_live_Q7mZ2vXp9LkW4nB7yHcJ", "fr_live_Q7mZ2vXp9LkW4nB7yHcJ"),
+    # What an assistant reports: a setting updated to a value, default credentials in backquotes, a fenced password,
+    # and a Windows password hash.
+    ("I've updated `DB_PASSWORD` to `Kudu#Horn33` in .env", "Kudu#Horn33"),
+    ("default credentials (`admin`/`Dikdik!Small10`)", "Dikdik!Small10"),
+    ("The generated password is shown below:\n\n```\nSpringbok#Pronk21\n```", "Springbok#Pronk21"),
+    ("NTLM hash 8846f7eaee8fb117ad06bdd830b7586c for the svc account", "8846f7eaee8fb117ad06bdd830b7586c"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -567,6 +573,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     # Hash names after a word for a password, routes after admin/, "pin" as a verb, "pass" before a flag.
     "密码SHA256加密, 密钥AES256, admin/#section2, admin/users/list, pin the card pin version, pass --no-verify",
     "plain password -> bcrypt hash; the password? no idea; Password:\n\nSee the vault.",
+    "The token is below:\n```bash\nnpm run build\n```\nNT hash of the empty password; (`admin`/`password`)",
+    "Raise the token limit:\n\n```bash\nMAX_TOKENS=4000\n```",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])
@@ -612,6 +620,10 @@ def test_an_extra_kind_is_looked_for_only_in_text_holding_what_each_match_holds(
             for example in rule.get("examples", {}).get("match", []):
                 assert f"[REDACTED:{rule['kind']}]" in redact(example)[0], rule["kind"]
         assert redact("no token of any vendor here, npm or hf")[1] == []
+        # two kinds in one text: the second is still looked for once the first has hidden its token
+        both = "npm_" + "aB3dE5fG7h" * 3 + "aB3dE5 then hf_" + "Qw8eR7tY6u" * 3
+        assert redact(both) == ("[REDACTED:npm-token] then [REDACTED:huggingface-token]",
+                                ["npm-token", "huggingface-token"])
     finally:
         redact_mod.load_extra([])
 

@@ -70,6 +70,9 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # form, JSON inside a string, a value after a YAML anchor or tag (and the tag itself no longer taken for the value)
 # and "pass X", "密码X", "password? it's X", "pw -> X", a label and a blank line, mk, sandi, 🔑, a card's pin,
 # root/X, storePassword '…' mid-line, Express' signed cookies, OpenPGP secret key bodies, "chave da API"
+# and the keys of Groq, Replicate, xAI, Perplexity, LangSmith, Tavily, NVIDIA, Google OAuth, 1Password, PostHog,
+# Brevo, Resend, Fly.io, Mapbox, Slack apps, RubyGems, Tencent; Teams' and Zapier's webhooks; NTLM hashes; a
+# setting "updated to" a value; `admin`/`…`; a password in a fenced block under its name
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -36,6 +36,14 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A URL-encoded form's secret: password%3D…%26.
     ("password", r"(?i:pass(?:word|wd)?|pwd|secret|token|api_?key)%3[Dd]"
                  r"(?P<secret>[^%&\s]+(?:%[0-9A-Fa-f]{2}[^%&\s]*)*?)(?=%26|&|\s|$)", ("%3D", "%3d")),
+    # A password hash named as Windows' (NTLM hash …): it logs in as well as the password ("pass the hash").
+    ("password-hash", r"(?i:\b(?:ntlm|nt|lm)[ \t]+hash(?:es)?\b)[^\n0-9a-fA-F]{0,12}"
+                      r"(?P<secret>(?<![0-9a-fA-F])[0-9a-fA-F]{32})(?![0-9a-fA-F])", ("NTLM", "ntlm", "NT hash", "LM hash", "nt hash", "lm hash")),
+    # A line naming a password, then a fenced block of one made-up token ("The generated password is below:⏎```⏎…").
+    # (the name a word of its own: not "tokens"; the line no assignment: `MAX_TOKENS=4000`)
+    ("password", r"(?i:\b(?:password|passphrase|secret|token)\b)[^\n]{0,60}:[ \t]*\n(?:[ \t]*\n)?[ \t]*```[\w-]*"
+                 r"[ \t]*\n[ \t]*(?P<secret>(?![A-Za-z_][\w.]*=)(?=\S*[0-9!@#$%^&*])\S{6,200})[ \t]*\n[ \t]*```",
+     (":\n```", ":\n\n```")),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

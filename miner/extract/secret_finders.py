@@ -26,7 +26,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_shapes import SHAPE_HINTS, SHAPES, gated, holds_any
+from .secret_shapes import SHAPE_HINTS, SHAPES, gated, holds_any, rarest
 from .secret_tables import (
     ACCOUNT_HINTS,
     account_rows,
@@ -76,7 +76,33 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
-_leads: dict[re.Pattern, frozenset[str] | None] = {}  # an extra kind's `regex_analysis.required_literals`
+# The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's), grouped under
+# their rarest character, each with the kinds (their indexes) it lets run, and the kinds that run always; built once
+# for a list of kinds.
+_ExtraIndex = tuple[tuple[int, ...], tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]]
+_extra_index: list = [None, ()]  # [the list of kinds, its index]
+
+
+def _extra_due(extra: list[tuple[str, re.Pattern]], lowered: str, after: int = -1) -> list[int]:
+    """The extra kinds (their indexes, past `after`, in order) that may match in `lowered`."""
+    if _extra_index[0] is not extra:
+        from .regex_analysis import required_literals  # (the hooks load no extra kind)
+
+        always: list[int] = []
+        by_literal: dict[str, list[int]] = {}
+        for i, (_, pattern) in enumerate(extra):
+            needed = required_literals(pattern.pattern)
+            if not needed:
+                always.append(i)
+            for literal in needed or ():
+                by_literal.setdefault(literal, []).append(i)
+        groups: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+        for literal, kinds in by_literal.items():
+            groups.setdefault(rarest(literal), []).append((literal, tuple(kinds)))
+        _extra_index[:] = [extra, (tuple(always), tuple((gate, tuple(group)) for gate, group in groups.items()))]
+    always, groups = _extra_index[1]
+    due = {i for gate, group in groups if gate in lowered for literal, kinds in group if literal in lowered for i in kinds}
+    return sorted(i for i in due.union(always) if i > after)
 
 
 # The context passes' hints, grouped: most texts hold none, and each hint looked for cost as much as a pass.
@@ -101,19 +127,16 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         else:
             text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         run.kinds += [kind] * count
-    lowered = text.lower() if extra else ""
-    for kind, pattern in extra:
-        if pattern not in _leads:
-            from .regex_analysis import required_literals  # (the hooks load no extra kind)
-
-            _leads[pattern] = required_literals(pattern.pattern)
-        needed = _leads[pattern]
-        if needed and not any(map(lowered.__contains__, needed)):
-            continue  # every match holds one of them: a scan of each text per kind cost as much as the rest
+    # The extra kinds whose literals the text holds (a scan of each text per kind cost as much as the rest), looked
+    # for again past each kind that hid something.
+    due = _extra_due(extra, text.lower()) if extra else []
+    while due:
+        i = due.pop(0)
+        kind, pattern = extra[i]
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         if count:
             run.kinds += [kind] * count
-            lowered = text.lower()
+            due = _extra_due(extra, text.lower(), i)
     low = text.lower()
     within = low.__contains__
     if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):

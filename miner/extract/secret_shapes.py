@@ -98,6 +98,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?<![\w/.-])(?i:root|admin|administrator)/(?P<secret>(?![!@#$%^&*])(?=[^\s,;'\"/]*[A-Za-z])"
                  r"(?=[^\s,;'\"/]*[0-9])(?=[^\s,;'\"/]*[!@#$%^&*])[^\s,;'\"/]{6,})(?![^\s,;'\"])",
      ("root/", "admin/", "Root/", "Admin/", "istrator/")),
+    # … and each in backquotes: "(`admin`/`X`)".
+    ("password", r"`(?i:root|admin|administrator)`[ \t]*/[ \t]*`(?P<secret>(?=[^`\n]*[0-9!@#$%^&*])[^`\s]{4,})`",
+     ("`admin`", "`root`", "`Admin`", "`Root`", "istrator`")),
     # "it's admin:X on the router": a made-up value (a letter, and a digit or a symbol) given as the admin's.
     ("password", r"(?<![\w/.:@-])(?i:root|admin|administrator):(?P<secret>(?=[^\s,;'\"]*[A-Za-z])"
                  r"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{6,})(?![^\s,;'\"])", ("root:", "admin:", "Root:", "Admin:",
@@ -206,9 +209,9 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("curl",)),
     ("password", r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+['\"]?[^\s'\"]+['\"]?[ \t]+"
                  r"['\"]?(?P<secret>[^\s'\"]+)", ("htpasswd",)),
-    # "Set `DB_PASSWORD` to `X`": a setting named for a secret, given a quoted value.
-    ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
-                 r"[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
+    # "Set `DB_PASSWORD` to `X`", "updated `DB_PASSWORD` to `X`": a setting named for a secret, given a quoted value.
+    ("password", r"(?i:\b(?:set|updated?|changed?|rotated?)\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|"
+                 r"API_KEY)[A-Za-z0-9_]*`?[ \t]+to[ \t]+[`'\"](?P<secret>(?!your|<|\$|\{)[^\s`'\"]{3,})[`'\"]",
      ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY")),
     # … or a value left unquoted that looks generated (`_GENERATED`).
     ("password", r"(?i:\bset\b)[ \t]+`?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)[A-Za-z0-9_]*`?"
@@ -236,7 +239,8 @@ _COMMON_LETTERS = " etaoinsrhldcumfpgwybvkxjqz"
 Gated = tuple[tuple[str, tuple[str, ...]], ...]
 
 
-def _rarest(hint: str) -> str:
+def rarest(hint: str) -> str:
+    """The character of `hint` least common in text."""
     return max(hint, key=lambda c: _COMMON_LETTERS.find(c) if c in _COMMON_LETTERS else len(_COMMON_LETTERS))
 
 
@@ -244,7 +248,7 @@ def gated(hints: tuple[str, ...]) -> Gated:
     """`hints` grouped under their rarest character."""
     groups: dict[str, list[str]] = {}
     for hint in hints:
-        groups.setdefault(_rarest(hint), []).append(hint)
+        groups.setdefault(rarest(hint), []).append(hint)
     return tuple((gate, tuple(group)) for gate, group in groups.items())
 
 
@@ -260,7 +264,7 @@ def _shape_hints() -> tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]],
             shapes.setdefault(hint, []).append(i)
     gates: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     for hint, indexes in shapes.items():
-        gates.setdefault(_rarest(hint), []).append((hint, tuple(indexes)))
+        gates.setdefault(rarest(hint), []).append((hint, tuple(indexes)))
     return tuple((gate, tuple(hints)) for gate, hints in gates.items())
 
 
