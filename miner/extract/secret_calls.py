@@ -38,7 +38,8 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>[^%&\s]+(?:%[0-9A-Fa-f]{2}[^%&\s]*)*?)(?=%26|&|\s|$)", ("%3D", "%3d")),
     # A password hash named as Windows' (NTLM hash …): it logs in as well as the password ("pass the hash").
     ("password-hash", r"(?i:\b(?:ntlm|nt|lm)[ \t]+hash(?:es)?\b)[^\n0-9a-fA-F]{0,12}"
-                      r"(?P<secret>(?<![0-9a-fA-F])[0-9a-fA-F]{32})(?![0-9a-fA-F])", ("NTLM", "ntlm", "NT hash", "LM hash", "nt hash", "lm hash")),
+                      r"(?P<secret>(?<![0-9a-fA-F])[0-9a-fA-F]{32})(?![0-9a-fA-F])",
+     ("NTLM", "ntlm", "NT hash", "LM hash", "nt hash", "lm hash")),
     # A line naming a password, then a fenced block of one made-up token ("The generated password is below:⏎```⏎…").
     # (the name a word of its own: not "tokens"; the line no assignment: `MAX_TOKENS=4000`)
     ("password", r"(?i:\b(?:password|passphrase|secret|token)\b)[^\n]{0,60}:[ \t]*\n(?:[ \t]*\n)?[ \t]*```[\w-]*"

@@ -101,7 +101,8 @@ def _extra_due(extra: list[tuple[str, re.Pattern]], lowered: str, after: int = -
             groups.setdefault(rarest(literal), []).append((literal, tuple(kinds)))
         _extra_index[:] = [extra, (tuple(always), tuple((gate, tuple(group)) for gate, group in groups.items()))]
     always, groups = _extra_index[1]
-    due = {i for gate, group in groups if gate in lowered for literal, kinds in group if literal in lowered for i in kinds}
+    due = {i for gate, group in groups if gate in lowered
+           for literal, kinds in group if literal in lowered for i in kinds}
     return sorted(i for i in due.union(always) if i > after)
 
 
