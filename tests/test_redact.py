@@ -422,6 +422,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("default credentials (`admin`/`Dikdik!Small10`)", "Dikdik!Small10"),
     ("The generated password is shown below:\n\n```\nSpringbok#Pronk21\n```", "Springbok#Pronk21"),
     ("NTLM hash 8846f7eaee8fb117ad06bdd830b7586c for the svc account", "8846f7eaee8fb117ad06bdd830b7586c"),
+    # A value before "is what I set as the … pw", an app password in four groups, a voicemail's pin.
+    ("Qz7!mW2p is what I set as the root pw on the new box", "Qz7!mW2p"),
+    ("smtp user is alerts@example.com and the app password is wxqz mtrb hplk yenc", "wxqz mtrb hplk yenc"),
+    ("voicemail pin 0472, call back later", "0472"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -575,6 +579,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "plain password -> bcrypt hash; the password? no idea; Password:\n\nSee the vault.",
     "The token is below:\n```bash\nnpm run build\n```\nNT hash of the empty password; (`admin`/`password`)",
     "Raise the token limit:\n\n```bash\nMAX_TOKENS=4000\n```",
+    "main is what we use as the default branch; make an app password in your account settings",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

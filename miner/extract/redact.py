@@ -72,7 +72,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # root/X, storePassword '…' mid-line, Express' signed cookies, OpenPGP secret key bodies, "chave da API"
 # and the keys of Groq, Replicate, xAI, Perplexity, LangSmith, Tavily, NVIDIA, Google OAuth, 1Password, PostHog,
 # Brevo, Resend, Fly.io, Mapbox, Slack apps, RubyGems, Tencent; Teams' and Zapier's webhooks; NTLM hashes; a
-# setting "updated to" a value; `admin`/`…`; a password in a fenced block under its name
+# setting "updated to" a value; `admin`/`…`; a password in a fenced block under its name; "X is what I set as the
+# pw"; an app password in four groups; a voicemail's pin
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -45,6 +45,11 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\b(?:password|passphrase|secret|token)\b)[^\n]{0,60}:[ \t]*\n(?:[ \t]*\n)?[ \t]*```[\w-]*"
                  r"[ \t]*\n[ \t]*(?P<secret>(?![A-Za-z_][\w.]*=)(?=\S*[0-9!@#$%^&*])\S{6,200})[ \t]*\n[ \t]*```",
      (":\n```", ":\n\n```")),
+    # An app password as Google and Apple give them, four groups of four small letters ("the gmail app password
+    # is abcd efgh ijkl mnop").
+    ("password", r"(?i:\bapp(?:[ \t-]specific)?[ \t-]+passwords?\b)[^\n]{0,40}?(?<![A-Za-z])"
+                 r"(?P<secret>[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4})(?![A-Za-z])",
+     ("app password", "App password", "app-specific", "App-specific", "app specific", "App specific")),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

@@ -32,7 +32,7 @@ _STRONG_LATIN = (
     r"pw(?=[ \t]*(?:[:=]|->|→|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
-    r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin))|"
+    r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin)|(?<=voicemail pin))|"
     r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
@@ -82,8 +82,8 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "chave", "schlüssel")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "card pin", "bank pin", "atm pin",
-         "debit pin", "credit pin", "sim pin", "secret", "contrase", "clave", "senha", "mot de passe", "kennw",
-         "wachtwoord", "hasło", "hasła", "haseł", "heslo",
+         "debit pin", "credit pin", "sim pin", "voicemail pin", "secret", "contrase", "clave", "senha", "mot de passe",
+         "kennw", "wachtwoord", "hasło", "hasła", "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
@@ -186,7 +186,10 @@ class Patterns:
         # name after the value. The pattern finds the name; the value is read back from the text before it.
         self.backward = re.compile(
             rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm)|"
-            rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is))"
+            rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is)|"
+            # "X is what I set as the root pw"
+            rf"[ \t]+is[ \t]+what[ \t]+(?:i|we)(?:['’](?:ve|d))?[ \t]+(?:set|used?|chose|picked|made|put|gave|typed)"
+            rf"(?:[ \t]+it)?[ \t]+(?:as|for))"
             rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
             rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
             rf"[ \t]+){{0,3}}|"
