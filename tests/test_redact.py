@@ -426,6 +426,18 @@ def test_basic_auth_credentials_are_redacted(text):
     ("Qz7!mW2p is what I set as the root pw on the new box", "Qz7!mW2p"),
     ("smtp user is alerts@example.com and the app password is wxqz mtrb hplk yenc", "wxqz mtrb hplk yenc"),
     ("voicemail pin 0472, call back later", "0472"),
+    # Romance, Japanese and Dutch chat: "pw dell'admin:", a pair joined by "e"/"y", "chiave segreta", "X de
+    # contraseña", "la clave a X", "PWは", "le mdp c'est", "en X", "ww:".
+    ("pw dell'admin: Gondola#Rio12", "Gondola#Rio12"),
+    ("le credenziali del db sono root e Ponte!Vecchio23", "Ponte!Vecchio23"),
+    ("entra con admin y Paella#Valencia78", "Paella#Valencia78"),
+    ("la chiave segreta è Xq9Lm2Vb7Nc4Zr8Tp1Wd6Yf", "Xq9Lm2Vb7Nc4Zr8Tp1Wd6Yf"),
+    ("le puse Tortilla!Patata67 de contraseña", "Tortilla!Patata67"),
+    ("cambié la clave a Sangria!Roja89", "Sangria!Roja89"),
+    ("PWは Soba!Nagano34", "Soba!Nagano34"),
+    ("le mdp c'est Croissant#Paris01", "Croissant#Paris01"),
+    ("j'ai changé le mot de passe en Macaron#Rose23", "Macaron#Rose23"),
+    ("ww: Stroopwafel!Gouda78", "Stroopwafel!Gouda78"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -580,6 +592,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The token is below:\n```bash\nnpm run build\n```\nNT hash of the empty password; (`admin`/`password`)",
     "Raise the token limit:\n\n```bash\nMAX_TOKENS=4000\n```",
     "main is what we use as the default branch; make an app password in your account settings",
+    # A word with an apostrophe is no made-up value; a policy is no value.
+    "la password l'ho cambiata ieri; una política de contraseña nueva; le mot de passe en clair",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -74,6 +74,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # Brevo, Resend, Fly.io, Mapbox, Slack apps, RubyGems, Tencent; Teams' and Zapier's webhooks; NTLM hashes; a
 # setting "updated to" a value; `admin`/`…`; a password in a fenced block under its name; "X is what I set as the
 # pw"; an app password in four groups; a voicemail's pin
+# and "pw dell'admin:", pairs joined by e/y/et/und, chiave segreta, "X de contraseña", "a"/"en" X, PWは,
+# "mdp c'est", "ww:" (and a word with an apostrophe no longer looks made up)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

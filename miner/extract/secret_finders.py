@@ -293,7 +293,7 @@ def _pair(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
         return m.group(0)
-    if sep.strip() in ("and", "with") and not random_like(bare):
+    if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec") and not random_like(bare):
         return m.group(0)  # "credentials for staging and production": only a made-up value after a word
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.
     if not (quoted or secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):

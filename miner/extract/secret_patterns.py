@@ -29,11 +29,12 @@ _STRONG_LATIN = (
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"
     # ("user bob pass X": a value with letters, a digit and a symbol)
     r"[ \t]+(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])[^\s,;]{6,})|"
-    r"pw(?=[ \t]*(?:[:=]|->|→|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|[ \t]+(?:for|on|of|at)[ \t])|"
+    r"pw(?=[ \t]*(?:[:=：]|->|→|は|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|"
+    r"[ \t]+(?:for|on|of|at|del?|della|do|da|du)[ \t]|[ \t]+dell['’])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
     r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin)|(?<=voicemail pin))|"
-    r"mdp(?=[ \t]*(?:[:=]|est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
+    r"mdp(?=[ \t]*(?:[:=]|est[ \t]|c['’]est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
     # the Wi-Fi itself stated as a made-up value ("wifi 是 X", "pass wifi là X"; not "the wifi is down")
@@ -56,8 +57,8 @@ _STRONG_LATIN = (
     r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
     r"код\s+доступа|κωδικός|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
-    # Vietnamese "mk" (mật khẩu) and Indonesian "sandi" alone, before a made-up value
-    r"(?:mk|sandi)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
+    # Vietnamese "mk" (mật khẩu), Indonesian "sandi" and Dutch "ww" (wachtwoord) alone, before a made-up value
+    r"(?:mk|sandi|ww)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri"
@@ -72,6 +73,7 @@ _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
+    r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
 )
@@ -79,7 +81,7 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
         r"\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
-_WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "chave", "schlüssel")
+_WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "card pin", "bank pin", "atm pin",
          "debit pin", "credit pin", "sim pin", "voicemail pin", "secret", "contrase", "clave", "senha", "mot de passe",
@@ -130,13 +132,14 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
            r"คือ)[ \t]*[:：]?[ \t]*)")
 # "to"/"as", and copulas that are also common prepositions or pronouns elsewhere (Finnish and Estonian "on",
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
-_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|à|auf|на|olarak)[ \t]+)"
+_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
-_GAP = (r"(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|pour|"
-        r"du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)[ \t]+"
+_GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|"
+        r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)[ \t]+|"
+        r"[ \t]+(?:dell|d)['’])"
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
@@ -185,7 +188,7 @@ class Patterns:
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.
         self.backward = re.compile(
-            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm)|"
+            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm|de)|"
             rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is)|"
             # "X is what I set as the root pw"
             rf"[ \t]+is[ \t]+what[ \t]+(?:i|we)(?:['’](?:ve|d))?[ \t]+(?:set|used?|chose|picked|made|put|gave|typed)"
@@ -210,7 +213,7 @@ class Patterns:
             r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"
             r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
             r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|"
-            r"[ \t]+(?:and|with)[ \t]+)"
+            r"[ \t]+(?:and|with|e|y|et|und|con|com|mit|avec)[ \t]+)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
         self.assignment = re.compile(

@@ -87,7 +87,8 @@ def secret_like(value: str) -> bool:
     if has_digit and has_alpha:
         return True
     # Letters alone are a word, even in mixed case (GitHub, PostgreSQL): only an assertive context makes one a secret.
-    return any(c not in "-_." for c in value if not c.isalnum()) and (has_alpha or has_digit)
+    # So are words with an apostrophe in them ("l'ho", "don't").
+    return any(c not in "-_.'’" for c in value if not c.isalnum()) and (has_alpha or has_digit)
 
 
 def random_like(value: str) -> bool:
