@@ -34,7 +34,8 @@ _STRONG_LATIN = (
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
     r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin)|(?<=voicemail pin))|"
-    r"mdp(?=[ \t]*(?:[:=]|est[ \t]|c['’]est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
+    r"mdp(?=[ \t]*(?:[:=]|est[ \t]|c['’]est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|"
+    r"(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
     r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
     # the Wi-Fi itself stated as a made-up value ("wifi 是 X", "pass wifi là X"; not "the wifi is down")
@@ -138,7 +139,8 @@ _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literall
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|"
-        r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)[ \t]+|"
+        r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)"
+        r"[ \t]+|"
         r"[ \t]+(?:dell|d)['’])"
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
