@@ -438,6 +438,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ("le mdp c'est Croissant#Paris01", "Croissant#Paris01"),
     ("j'ai changé le mot de passe en Macaron#Rose23", "Macaron#Rose23"),
     ("ww: Stroopwafel!Gouda78", "Stroopwafel!Gouda78"),
+    # Config formats: a plist's key, an Android string resource, a Terraform variable's default, Make's ?=.
+    ("<key>Password</key>\n<string>Caracal#Plist31</string>", "Caracal#Plist31"),
+    ('<string name="db_password">Serval!Xml42</string>', "Serval!Xml42"),
+    ('variable "db_password" {\n  default = "Meerkat#Hcl18"\n}', "Meerkat#Hcl18"),
+    ("DB_PASS ?= Binturong!Make74", "Binturong!Make74"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -594,6 +599,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "main is what we use as the default branch; make an app password in your account settings",
     # A word with an apostrophe is no made-up value; a policy is no value.
     "la password l'ho cambiata ieri; una política de contraseña nueva; le mot de passe en clair",
+    '<string name="prompt_password">Password</string><key>PasswordPolicy</key><string>strict</string>',
+    'variable "db_password" {\n  type = string\n  sensitive = true\n}\nCFLAGS ?= -O2',
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

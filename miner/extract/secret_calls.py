@@ -50,6 +50,16 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\bapp(?:[ \t-]specific)?[ \t-]+passwords?\b)[^\n]{0,40}?(?<![A-Za-z])"
                  r"(?P<secret>[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4})(?![A-Za-z])",
      ("app password", "App password", "app-specific", "App-specific", "app specific", "App specific")),
+    # XML that names a secret in a key or an attribute: a plist's <key>DBPassword</key><string>…</string> (the key
+    # ends with the word: not "PasswordPolicy"), an Android resource's <string name="db_password">…</string> (a
+    # made-up value: "Password" is a label's text there).
+    ("password", r"<key>[^<\n]{0,40}(?i:password|passwd|passphrase|secret)</key>\s*<string>"
+                 r"(?P<secret>(?![$<{])[^<\s]{3,})</string>", ("</key>",)),
+    ("password", r"<string[ \t]+name=\"[^\"\n]{0,40}(?i:password|passwd|secret|api_?key|token)[^\"\n]{0,40}\"[^>\n]*>"
+                 r"(?P<secret>(?![$@<{])(?=[^<\s]*[0-9!#%^&*])[^<\s]{3,})</string>", ("<string name=",)),
+    # Terraform: a variable named for a secret, and its default (variable "db_password" { default = "…" }).
+    ("password", r"\bvariable[ \t]+\"[^\"\n]{0,40}(?i:password|passwd|secret|token|api_?key)[^\"\n]{0,40}\"[ \t]*\{"
+                 r"[^{}]{0,300}?\bdefault[ \t]*=[ \t]*\"(?P<secret>(?![$<{])[^\"\n]{3,})\"", ('variable "',)),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

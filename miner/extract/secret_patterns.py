@@ -227,7 +227,7 @@ class Patterns:
             r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             # (`::` is a scope: `test_x.py::TestY`, `Token::new`; YAML may put an anchor or a tag before the value)
-            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|=|:(?!:))[ \t]*(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
+            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|\?=|=|:(?!:))[ \t]*(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
             # (a JSON text inside a string escapes its quotes: {\"password\":\"…\"})
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|\\\"[^\"\\\n]{1,400}\\\"|"
             r"[^\s\"',;]{1,4000})")
