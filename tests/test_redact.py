@@ -599,6 +599,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "main is what we use as the default branch; make an app password in your account settings",
     # A word with an apostrophe is no made-up value; a policy is no value.
     "la password l'ho cambiata ieri; una política de contraseña nueva; le mot de passe en clair",
+    # What a password is said to be, not what it is, in other languages too.
+    "the password is forgotten. la política de contraseña es estricta. la password è sbagliata. das Passwort ist "
+    "falsch. le mot de passe est incorrecte. a senha é fraca.",
     '<string name="prompt_password">Password</string><key>PasswordPolicy</key><string>strict</string>',
     'variable "db_password" {\n  type = string\n  sensitive = true\n}\nCFLAGS ?= -O2',
 ])

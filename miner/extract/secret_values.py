@@ -18,6 +18,14 @@ ok fine good bad default standard usual normal regular never always sometimes us
 true false yes on off auto manual field parameter param argument value variable option setting config file
 files env key keys token tokens password passwords secret secrets pin login user username admin credentials
 please just then same stored manager vault prompt dialog screen page form
+forgotten lost leaked compromised broken outdated obsolete temporary strict complex simple
+estricta estricto incorrecta incorrecto obligatoria obligatorio segura seguro débil fuerte vacía vacío caducada
+caducado válida inválida nueva nuevo diferente igual misma mismo larga corta cifrada requerida opcional correcta
+sbagliata errata obbligatoria scaduta sicura debole forte vuota nuova diversa stessa lunga cifrata richiesta
+opzionale corretta errada incorreta obrigatória expirada fraca vazia nova mesma longa curta criptografada correta
+incorrecte obligatoire expiré expirée sécurisé faible vide nouveau nouvelle différent différente même longue courte
+chiffré requis facultatif oublié falsch abgelaufen sicher schwach stark leer neu gleich lang kurz verschlüsselt
+erforderlich richtig vergessen
 """.split())
 NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
                        "less", "ance", "ence", "ity")
