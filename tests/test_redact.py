@@ -443,6 +443,18 @@ def test_basic_auth_credentials_are_redacted(text):
     ('<string name="db_password">Serval!Xml42</string>', "Serval!Xml42"),
     ('variable "db_password" {\n  default = "Meerkat#Hcl18"\n}', "Meerkat#Hcl18"),
     ("DB_PASS ?= Binturong!Make74", "Binturong!Make74"),
+    # A value before its name: after a comma or a colon ("X, that's the wifi password"), a verb ("X works as the
+    # router password"), a parenthesis, a dash, and a copula in other languages.
+    ("Yh6$nB4v, that's the wifi password", "Yh6$nB4v"),
+    ("Nb8#wQ3e works as the router password", "Nb8#wQ3e"),
+    ("Tg4^xC9z goes in as the keystore password", "Tg4^xC9z"),
+    ("Ui7$rT2y (the jenkins password) expires friday", "Ui7$rT2y"),
+    ("Op6%eW1q - jenkins admin password", "Op6%eW1q"),
+    ("Wq1@hJ6l es la contraseña del wifi", "Wq1@hJ6l"),
+    ("Rf8$kL4x ist das Passwort für den Server", "Rf8$kL4x"),
+    ("Tg7%lM3c c'est le mot de passe du wifi", "Tg7%lM3c"),
+    ("Re2!fG7k 是数据库的密码", "Re2!fG7k"),
+    ("Hg4&dF9x がパスワードです", "Hg4&dF9x"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -604,6 +616,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "falsch. le mot de passe est incorrecte. a senha é fraca.",
     '<string name="prompt_password">Password</string><key>PasswordPolicy</key><string>strict</string>',
     'variable "db_password" {\n  type = string\n  sensitive = true\n}\nCFLAGS ?= -O2',
+    # Names of something else after a password's name; a list's dash; a line's number as a tool shows it.
+    "Step3 (the password step) fails; OAuth2 is the password grant replacement; Node18 ist das Passwort-Tool",
+    "v2.1 - the password reset flow\n   205→   - If tests pass: go on",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -149,7 +149,8 @@ _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']
 _NOT_A_SECRET_AFTER = (
     r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
-    r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta)\b)")
+    r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta|grant|flow|step|screen|"
+    r"page|form|tool|hint|input|box|dialog)\b|[-‐]\w)")
 # Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
@@ -189,22 +190,32 @@ class Patterns:
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.
+        filler = (r"(?:(?:the|my|our|your|his|her|their|a|an|o|new|initial|default|temporary|temp|admin|root|"
+                  r"sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w'’-]{2,20})[ \t]+){0,3}")
         self.backward = re.compile(
-            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm|de)|"
-            rf"[ \t]+[—–-]{{1,2}}[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is)|"
+            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm|de|"
+            # "X es la contraseña", "X è la password", "X ist das Passwort", "X c'est le mot de passe"
+            rf"es|è|é|ist|est|c['’]est)|"
+            rf"(?:[ \t]+[—–-]{{1,2}}|[,:])[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is)|"
+            rf"(?<=\S) (?:-|--|–|—)(?= )|"  # "X - jenkins admin password" (one space each side: not a list's dash)
             # "X is what I set as the root pw"
             rf"[ \t]+is[ \t]+what[ \t]+(?:i|we)(?:['’](?:ve|d))?[ \t]+(?:set|used?|chose|picked|made|put|gave|typed)"
             rf"(?:[ \t]+it)?[ \t]+(?:as|for))"
-            rf"[ \t]+(?:(?:the|my|our|your|his|her|their|a|an|new|initial|default|temporary|"
-            rf"temp|admin|root|sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w-]{{2,20}})"
-            rf"[ \t]+){{0,3}}|"
-            # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน"
-            rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น)[ \t]*)(?:{_STRONG_WORDS}|pw)){latin_after}"
+            rf"[ \t]+{filler}|"
+            # "X (the jenkins password)": the name closes the parenthesis
+            rf"[ \t]+\({filler}(?=(?:{_STRONG_WORDS}|pw)\))|"
+            # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน", "X 是数据库的密码",
+            # "X がパスワードです", "X 가 비밀번호예요"
+            rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*[^\x00-\x7f\s]{{0,8}}?)"
+            rf"(?:{_STRONG_WORDS}|pw)){latin_after}"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
-            rf"{_VALUE}\Z")
+            # (a verb between the value and its name: "X works as the router password", "X goes in as …")
+            rf"{_VALUE}(?:[ \t]+(?i:(?:still[ \t]+)?(?:works|worked|goes[ \t]+in|went[ \t]+in|is[ \t]+used|"
+            rf"was[ \t]+used)))?"
+            rf"\Z")
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:auth-user-pass|"
