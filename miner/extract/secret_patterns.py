@@ -203,11 +203,11 @@ class Patterns:
             rf"(?:[ \t]+it)?[ \t]+(?:as|for))"
             rf"[ \t]+{filler}|"
             # "X (the jenkins password)": the name closes the parenthesis
-            rf"[ \t]+\({filler}(?=(?:{_STRONG_WORDS}|pw)\))|"
+            rf"[ \t]+(?P<paren>\(){filler}|"
             # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน", "X 是数据库的密码",
             # "X がパスワードです", "X 가 비밀번호예요"
             rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*[^\x00-\x7f\s]{{0,8}}?)"
-            rf"(?:{_STRONG_WORDS}|pw)){latin_after}"
+            rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
