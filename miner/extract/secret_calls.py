@@ -1,7 +1,8 @@
 """Passwords in code, in SQL and in data: a call given a user and a password as literals, a method given one, a DSN
-with no scheme, the SQL that sets one without quotes or with "SET PASSWORD", a URL-encoded form's, and a card's
-security code. Only the group named `secret` is hidden. `secret_shapes.SHAPES` holds them after the command
-lines' (standard library only, as all of redaction).
+(Go's, or one with no scheme), a URL-encoded form's, a Windows password hash, a password in a fenced block under its
+name, an app password, the XML and HCL that name one (a plist's key, an Android resource, a Terraform variable), a
+card's security code, and the SQL that sets one without quotes or with "SET PASSWORD". Only the group named `secret`
+is hidden. `secret_shapes.SHAPES` holds them after the command lines' (standard library only, as all of redaction).
 """
 
 from __future__ import annotations
@@ -65,9 +66,8 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",
      ("CVV", "cvv", "Cvv", "CVC", "cvc", "Cvc", "CSC", "security code")),
     # SQL: Oracle's CREATE or ALTER USER … IDENTIFIED BY without quotes (not "BY PASSWORD '*…'", "BY VALUES '…'"
-    # or a bind variable),
-    # and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD FROM '…' TO '…'", MySQL's
-    # "SET PASSWORD FOR 'u'@'%' = '…'".
+    # or a bind variable), and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD FROM '…' TO '…'",
+    # MySQL's "SET PASSWORD FOR 'u'@'%' = '…'".
     ("password", r"(?i:\b(?:create|alter)[ \t]+user\b[^\n]{0,160}?\bidentified[ \t]+by)[ \t]+(?!(?i:password|values)\b)"
                  r"(?P<secret>(?![$<{:&])[^\s'\";]{3,})", ("IDENTIFIED", "identified", "Identified")),
     ("password", r"(?i:\bset[ \t]+password[ \t]+from)[ \t]+['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",

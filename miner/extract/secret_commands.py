@@ -123,7 +123,7 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Azure's database servers: az sql/postgres/mysql … -p / --admin-password ….
     ("password", r"\baz[ \t]+(?:sql|postgres|mysql)\b[^\n]{0,160}?[ \t](?:-p|--admin-password)[ \t=]+" + _ARG,
      ("az sql", "az postgres", "az mysql")),
-    # An IPsec secret (ipsec.secrets): ": PSK \"…\"", "user : XAUTH \"…\"", "cert.pem : RSA key.pem \"…\"".
+    # An IPsec secret (ipsec.secrets): `: PSK "…"`, `user : XAUTH "…"`, `cert.pem : RSA key.pem "…"`.
     ("password", r"(?m:^[^\n#:]{0,80}:[ \t]*(?:PSK|XAUTH|EAP|NTLM|(?:RSA|ECDSA|P12)[ \t]+\S+)[ \t]+"
                  r"\"(?P<secret>[^\"\n]{3,})\")", ("PSK", "XAUTH", "EAP", "NTLM", "RSA ", "ECDSA ", "P12 ")),
 ]

@@ -79,7 +79,6 @@ class _Pass:
 # The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's), grouped under
 # their rarest character, each with the kinds (their indexes) it lets run, and the kinds that run always; built once
 # for a list of kinds.
-_ExtraIndex = tuple[tuple[int, ...], tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]]
 _extra_index: list = [None, ()]  # [the list of kinds, its index]
 
 
