@@ -117,7 +117,7 @@ def rejected(value: str) -> bool:
     if low in NOT_VALUES or ENV_NAME_RE.match(value) or PATH_RE.search(value) or code_reference(value):
         return True
     if "→" in value:
-        return True  # a line's number in a file as a tool shows it ("205→")
+        return True  # a line's number in a file as a tool shows it ("12→")
     return len(set(value)) == 1 or "(" in value or value.endswith(")")
 
 
