@@ -429,6 +429,15 @@ class TestTestMode:
         assert (repo / ".venv" / "bin" / "pytest").exists()
         assert "Successfully" not in result.output, "pip's output belongs in the log"
 
+    def test_a_quieter_run_is_judged_by_its_junit_report(self, probe_repo):
+        """`--test -q` makes pytest -qq, which prints no closing line: the JUnit report still says what passed."""
+        repo, env = probe_repo
+        _suite(repo, test_two="def test_alpha():\n    pass\n\ndef test_beta():\n    pass\n")
+        result = _test_run(repo, env, "-q")
+        assert result.returncode == 0, result
+        assert " passed in " not in result.stdout, result  # (no closing line to read)
+        assert "- 2 passed (pytest's JUnit report" in result.stdout, result
+
     def test_failing_suite_fails_with_one_line(self, probe_repo):
         repo, env = probe_repo
         _suite(repo, test_bad="def test_bad():\n    assert 1 == 2\n")
@@ -456,7 +465,7 @@ class TestTestMode:
                                      capture_output=True, text=True).stdout.strip()
             assert (repo / f".venv-{version}" / "bin" / "python").exists(), result
 
-    @pytest.mark.parametrize("case", ["none-collected", "exit-0-forced", "all-skipped"])
+    @pytest.mark.parametrize("case", ["none-collected", "exit-0-forced", "all-skipped", "all-skipped-quietly"])
     def test_suite_that_tests_nothing_fails(self, probe_repo, case):
         repo, env = probe_repo
         if case == "none-collected":  # pytest exits 5
@@ -467,7 +476,7 @@ class TestTestMode:
             result = _test_run(repo, env)
         else:
             _suite(repo, test_skip="import pytest\n\n@pytest.mark.skip(reason='probe')\ndef test_s():\n    pass\n")
-            result = _test_run(repo, env)
+            result = _test_run(repo, env, *(["-q"] if case == "all-skipped-quietly" else []))
         assert result.returncode != 0, result
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1, result
