@@ -455,6 +455,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ("Tg7%lM3c c'est le mot de passe du wifi", "Tg7%lM3c"),
     ("Re2!fG7k 是数据库的密码", "Re2!fG7k"),
     ("Hg4&dF9x がパスワードです", "Hg4&dF9x"),
+    # Secrets put into a cloud's secret manager, as an argument or through stdin.
+    ("aws secretsmanager create-secret --name prod/db --secret-string 'Topi!Grass18'", "Topi!Grass18"),
+    ("az keyvault secret set --vault-name kv --name dbpass --value 'Bongo!Forest30'", "Bongo!Forest30"),
+    ("echo -n 'Springbok#97' | gcloud secrets create db-pass --data-file=-", "Springbok#97"),
+    ("echo -n 'Gazelle!Leap86' | vercel env add DB_PASSWORD production", "Gazelle!Leap86"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)

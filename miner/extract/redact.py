@@ -78,6 +78,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # "mdp c'est", "ww:" (and a word with an apostrophe no longer looks made up)
 # and a plist's key, an Android string, a Terraform default, Make's ?=, a value before its name (", that's the
 # …", "works as the …", "(the … password)", " - … password", "es la contraseña", "是…密码")
+# and aws secretsmanager --secret-string, az keyvault secret set --value, a value piped into gcloud secrets,
+# vercel env add or wrangler secret put
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

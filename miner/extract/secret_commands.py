@@ -82,6 +82,11 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\belasticsearch-users\b[^\n]{0,80}?[ \t]-p[ \t]+" + _ARG, ("elasticsearch-users",)),
     ("password", r"successfully[ \t]+reset\.?[ \t]*\n[ \t]*New[ \t]+value:[ \t]*(?P<secret>\S{6,400})",
      ("New value:",)),
+    # A secret stored in a cloud's secret manager: aws secretsmanager … --secret-string …, az keyvault secret set …
+    # --value … (a JSON string is the key-value pass's).
+    ("password", r"\baws[ \t]+secretsmanager[ \t]+(?:create-secret|put-secret-value|update-secret)\b[^\n]{0,200}?"
+                 r"--secret-string[ \t=]+" + _ARG, ("secretsmanager",)),
+    ("password", r"\baz[ \t]+keyvault[ \t]+secret[ \t]+set\b[^\n]{0,200}?--value[ \t=]+" + _ARG, ("keyvault",)),
     # A parameter stored as a secret: aws ssm put-parameter --type SecureString --value ….
     ("password", r"\baws[ \t]+ssm[ \t]+put-parameter\b(?=[^\n]*SecureString)[^\n]{0,200}?--value[ \t=]+" + _ARG,
      ("put-parameter",)),

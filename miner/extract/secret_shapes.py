@@ -133,11 +133,14 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Code's and SQL's (`secret_calls`): auth=("u", "…"), smtp.login("u", "…"), .password("…"), SET PASSWORD '…'.
     *CALL_SHAPES,
     # A password piped to a login that reads it from stdin (echo 'X' | docker login --password-stdin), or to a
-    # secret's store (printf 'X' | docker secret create NAME -).
+    # secret's store (printf 'X' | docker secret create NAME -, gcloud secrets create, vercel env add, wrangler
+    # secret put).
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:['\"]%s[^'\"\n]*['\"][ \t]+)?['\"]?"
                  r"(?P<secret>(?![$<{%])[^\s'\"|]{3,})['\"]?[ \t]*\|[^\n]{0,80}?"
-                 r"(?:--password-stdin|\b(?:docker|podman)[ \t]+secret[ \t]+create\b)",
-     ("--password-stdin", "secret create")),
+                 r"(?:--password-stdin|\b(?:docker|podman)[ \t]+secret[ \t]+create\b|"
+                 r"\bgcloud[ \t]+secrets[ \t]+(?:create|versions[ \t]+add)\b|\bvercel[ \t]+env[ \t]+add\b|"
+                 r"\bwrangler[ \t]+secret[ \t]+put\b)",
+     ("--password-stdin", "secret create", "gcloud secrets", "env add", "secret put")),
     # A here-string fed to a command that names a secret: gpg --passphrase-fd 0 <<< '…', read -s PASS <<< '…',
     # vercel env add DB_PASS production <<< '…'. PowerShell's ConvertTo-SecureString; Windows' net user.
     ("password", r"(?:(?i:pass|pwd|secret|token)|[A-Z0-9]_KEY\b)[^\n]{0,80}?<<<[ \t]*['\"]?"
