@@ -460,6 +460,14 @@ def test_basic_auth_credentials_are_redacted(text):
     ("az keyvault secret set --vault-name kv --name dbpass --value 'Bongo!Forest30'", "Bongo!Forest30"),
     ("echo -n 'Springbok#97' | gcloud secrets create db-pass --data-file=-", "Springbok#97"),
     ("echo -n 'Gazelle!Leap86' | vercel env add DB_PASSWORD production", "Gazelle!Leap86"),
+    # A signing key as a literal, a secret's variable set in code, "ssh in as user / X", a value before a comma and
+    # its name, a Japanese name with a word of ours in it.
+    ("const t = jwt.sign(claims, 'Qa8$zW2sXe4!', { expiresIn: '1h' })", "Qa8$zW2sXe4!"),
+    ('mac = hmac.new(b"Rd5%tG7yHu9#", body, hashlib.sha256)', "Rd5%tG7yHu9#"),
+    ('os.Setenv("SERVICE_TOKEN", "svc_9Kq2Lx7Vb4Nm") in the test', "svc_9Kq2Lx7Vb4Nm"),
+    ("ssh in as ops / Heron#7734 and check the disk", "Heron#7734"),
+    ("Wy3!pLo9Ks, c'est le mot de passe du staging", "Wy3!pLo9Ks"),
+    ("Qm2#vBn8Tz が本番のadminパスワードです", "Qm2#vBn8Tz"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -624,6 +632,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     # Names of something else after a password's name; a list's dash; a line's number as a tool shows it.
     "Step3 (the password step) fails; OAuth2 is the password grant replacement; Node18 ist das Passwort-Tool",
     "v2.1 - the password reset flow\n    12→   - lint pass: ok",
+    # A path of three parts is no value; nor is a list of platforms.
+    "vault kv get -field=password kv/team/db fails; | 地图 | maps | iOS/Android/HarmonyOS |",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -80,6 +80,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # …", "works as the …", "(the … password)", " - … password", "es la contraseña", "是…密码")
 # and aws secretsmanager --secret-string, az keyvault secret set --value, a value piped into gcloud secrets,
 # vercel env add or wrangler secret put
+# and jwt.sign/hmac.new literals, os.Setenv("…_TOKEN", …), "ssh in as user / X", "X, c'est le mot de passe", a
+# Telegram token in the Bot API's URL (and a path of three parts or more is no value)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -24,6 +24,13 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
       "Authentication(")),
     ("password", r"\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?" + _LITERAL + r"[ \t]*,[ \t]*"
                  r"(?:@passwd[ \t]*=[ \t]*)?N?" + _MADE_UP, ("sp_addlogin",)),
+    # A signing key given as a literal: jwt.sign(payload, '…'), hmac.new(b'…'), HmacSha256::new_from_slice(b"…");
+    # an environment variable named for a secret set in code: os.Setenv("API_TOKEN", "…"), putenv.
+    ("password", r"\bjwt\.sign\([^,\n]{1,80},[ \t]*" + _MADE_UP, ("jwt.sign(",)),
+    ("password", r"\b(?:hmac\.new|new_from_slice|createHmac\([^,\n]{1,20},)[ \t]*\(?[ \t]*b?" + _MADE_UP,
+     ("hmac.new", "new_from_slice", "createHmac")),
+    ("password", r"(?i:\b(?:setenv|putenv))\([ \t]*['\"][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASS|KEY)"
+                 r"[A-Za-z0-9_]*['\"][ \t]*,[ \t]*" + _MADE_UP, ("Setenv(", "setenv(", "putenv(")),
     # A builder's method given a literal: .password("…"), .token("…"), .api_key("…").
     ("password", r"\.(?:password|passwd|secret|token|api_key|apiKey|auth_token)\([ \t]*" + _MADE_UP + r"[ \t]*\)",
      (".password(", ".passwd(", ".secret(", ".token(", ".api_key(", ".apiKey(", ".auth_token(")),

@@ -110,7 +110,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
 WEAK_HINTS = ("key", "token", "credential", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "signing in",
-               "credential", "creds", "логин", "учетн", "登录", "登入",
+               "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
@@ -206,20 +206,21 @@ class Patterns:
             rf"[ \t]+(?P<paren>\(){filler}|"
             # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน", "X 是数据库的密码",
             # "X がパスワードです", "X 가 비밀번호예요"
-            rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*[^\x00-\x7f\s]{{0,8}}?)"
+            rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*\S{{0,12}}?)"
             rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
             # (a verb between the value and its name: "X works as the router password", "X goes in as …")
-            rf"{_VALUE}(?:[ \t]+(?i:(?:still[ \t]+)?(?:works|worked|goes[ \t]+in|went[ \t]+in|is[ \t]+used|"
+            rf"{_VALUE},?(?:[ \t]+(?i:(?:still[ \t]+)?(?:works|worked|goes[ \t]+in|went[ \t]+in|is[ \t]+used|"
             rf"was[ \t]+used)))?"
             rf"\Z")
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:auth-user-pass|"
             r"log[ \t]*in|login|logon|sign[ \t]*in|signin|logging[ \t]+in|signing[ \t]+in|credentials?|creds|"
+            r"ssh(?:[ \t]+in)?[ \t]+as|"
             r"usuario[ \t]+y[ \t]+contraseña|"
             r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*|"
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"

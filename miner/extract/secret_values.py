@@ -37,6 +37,7 @@ PLACEHOLDER_RE = re.compile(
 ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 PATH_RE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:[\\/]|[a-z][a-z0-9+.-]*://)|\.(?:json|ya?ml|toml|env|txt|nix|ini|cfg|conf|"
                       r"py|js|ts|tsx|rb|go|sh|md|pem|key|crt|pgpass|netrc|html|css)$", re.IGNORECASE)
+RELATIVE_PATH_RE = re.compile(r"^[\w.-]+(?:/[\w.-]+){2,}/?$")
 CODE_REFERENCE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[a-z_$][\w$]*\[[^\]]*\]$")
 
 
@@ -118,6 +119,8 @@ def rejected(value: str) -> bool:
         return True
     if "→" in value:
         return True  # a line's number in a file as a tool shows it ("12→")
+    if RELATIVE_PATH_RE.match(value):
+        return True  # a path of three parts or more: secret/app/db, src/lib/auth.ts
     return len(set(value)) == 1 or "(" in value or value.endswith(")")
 
 
