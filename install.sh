@@ -196,8 +196,9 @@ pip_install() { # pip_install WHAT-FOR-THE-MESSAGE PIP-ARGS...
 
 # ------------------------------------------------------------------------- --test
 
-# How many tests passed, from the JUnit report $1 that pytest wrote (nothing when there is none).
-junit_passed() {
+# How many tests passed and how many failed, from the JUnit report $1 that pytest wrote ("PASSED FAILED"; nothing
+# when there is none).
+junit_counts() {
     [ -f "$1" ] || return 0
     "$VENV/bin/python" - "$1" 2>/dev/null <<'PY' || true
 import sys
@@ -205,15 +206,16 @@ import xml.etree.ElementTree as ET
 
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-print(sum(int(s.get(k, 0)) * (1 if k == "tests" else -1) for s in suites
-          for k in ("tests", "failures", "errors", "skipped")))
+count = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+failed = count["failures"] + count["errors"]
+print(count["tests"] - failed - count["skipped"], failed)
 PY
 }
 
 # Run the suite in the venv $1 (created with $PY): pytest's closing line is the verdict (or, when arguments like
 # -qq silence it, the JUnit report); a failure dies.
 run_suite() {
-    local venv=$1 out rc summary name junit passed
+    local venv=$1 out rc summary name junit passed failed
     shift
     name=${venv#"$REPO"/}
     VENV=$venv
@@ -239,7 +241,10 @@ run_suite() {
         die "the test suite failed on Python $PY_VERSION (pytest exit code $rc${summary:+: $summary})"
     fi
     if ! [[ $summary =~ (^|[^0-9])[1-9][0-9]*\ (passed|tests?\ collected) ]]; then
-        passed=$(junit_passed "$junit")
+        read -r passed failed <<<"$(junit_counts "$junit")"
+        if [[ ${failed:-0} != 0 ]]; then
+            die "the test suite failed on Python $PY_VERSION ($failed failed, by pytest's JUnit report)"
+        fi
         if ! [[ $passed =~ ^[1-9][0-9]*$ ]]; then
             die "pytest exited 0 on Python $PY_VERSION but no test ran (${summary:-no summary line}); that is not a pass"
         fi

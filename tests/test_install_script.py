@@ -438,6 +438,16 @@ class TestTestMode:
         assert " passed in " not in result.stdout, result  # (no closing line to read)
         assert "- 2 passed (pytest's JUnit report" in result.stdout, result
 
+    def test_a_quieter_run_that_hides_a_failure_still_fails(self, probe_repo):
+        """A plugin turns a failure into exit 0 and -qq hides the closing line: the JUnit report still counts it."""
+        repo, env = probe_repo
+        _suite(repo, test_bad="def test_bad():\n    assert 1 == 2\n\ndef test_ok():\n    pass\n",
+               conftest="def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n")
+        result = _test_run(repo, env, "-q")
+        assert result.returncode != 0, result
+        ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
+        assert len(ours) == 1 and "1 failed" in ours[0], result
+
     def test_failing_suite_fails_with_one_line(self, probe_repo):
         repo, env = probe_repo
         _suite(repo, test_bad="def test_bad():\n    assert 1 == 2\n")
