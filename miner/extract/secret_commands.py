@@ -11,24 +11,23 @@ _ARG = r"['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})"
 
 COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # mongosh -p, ldapsearch -w, smbclient -U user%…, keytool -storepass/-keypass.
-    ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+['\"]?"
-                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("mongo",)),
-    ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+['\"]?"
-                 r"(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("ldap",)),
+    ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+" + _ARG, ("mongo",)),
+    ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+" + _ARG,
+     ("ldap",)),
     ("password", r"\b(?:smbclient|rpcclient|smbcacls|smbget)\b[^\n]{0,120}?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
                  r"(?P<secret>[^\s'\"]{3,})", ("smbclient", "rpcclient", "smbcacls", "smbget")),
-    ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+    ("password", r"(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+" + _ARG,
      ("storepass", "keypass")),
     # A key's passphrase given to ssh-keygen: -N (the new one), -P (the old one), each its own match.
-    *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+    *(("password", r"\bssh-keygen\b[^\n]{0,120}?[ \t]-" + flag + r"[ \t]+" + _ARG,
        ("ssh-keygen",)) for flag in "NP"),
     # redis-cli's -a, zip's and unzip's -P (zip's -a converts line ends, and 7z takes its password onto -p).
-    ("password", r"\bredis-cli\b[^\n]{0,120}?[ \t]-a[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("redis-cli",)),
-    ("password", r"\b(?:un)?zip\b[^\n]{0,120}?[ \t]-P[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("zip",)),
+    ("password", r"\bredis-cli\b[^\n]{0,120}?[ \t]-a[ \t]+" + _ARG, ("redis-cli",)),
+    ("password", r"\b(?:un)?zip\b[^\n]{0,120}?[ \t]-P[ \t]+" + _ARG, ("zip",)),
     # SQL Server's tools (-P), openssl's -k, rar's -p/-hp written onto the flag.
-    ("password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,120}?[ \t]-P[ \t]*['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})",
+    ("password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,120}?[ \t]-P[ \t]*" + _ARG,
      ("sqlcmd", "bcp", "osql", "isql")),
-    ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("openssl",)),
+    ("password", r"\bopenssl\b[^\n]{0,160}?[ \t]-k[ \t]+" + _ARG, ("openssl",)),
     ("password", r"\b(?:un)?rar\b[^\n]{0,120}?[ \t]-h?p(?P<secret>(?![-$<{])[^\s'\"]{3,})", ("rar",)),
     # A password hashed on the command line (openssl passwd -6 '…'), and user:password lines piped to chpasswd.
     ("password", r"\bopenssl[ \t]+passwd\b(?:[ \t]+-(?:1|5|6|apr1|aixmd5|crypt|salt[ \t]+\S+|stdin))*[ \t]+['\"]?"

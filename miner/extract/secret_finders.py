@@ -26,7 +26,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_shapes import SHAPE_HINTS, SHAPES, gated, holds_any, rarest
+from .secret_shapes import SHAPE_HINTS, SHAPES, gated, hint_index, hinted, holds_any
 from .secret_tables import (
     ACCOUNT_HINTS,
     account_rows,
@@ -76,10 +76,9 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
-# The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's), grouped under
-# their rarest character, each with the kinds (their indexes) it lets run, and the kinds that run always; built once
-# for a list of kinds.
-_extra_index: list = [None, ()]  # [the list of kinds, its index]
+# The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's) indexed, and
+# the kinds that run always; built once for a list of kinds.
+_extra_index: list = [None, ()]  # [the list of kinds, (the kinds that run always, the index)]
 
 
 def _extra_due(extra: list[tuple[str, re.Pattern]], lowered: str, after: int = -1) -> list[int]:
@@ -87,22 +86,10 @@ def _extra_due(extra: list[tuple[str, re.Pattern]], lowered: str, after: int = -
     if _extra_index[0] is not extra:
         from .regex_analysis import required_literals  # (the hooks load no extra kind)
 
-        always: list[int] = []
-        by_literal: dict[str, list[int]] = {}
-        for i, (_, pattern) in enumerate(extra):
-            needed = required_literals(pattern.pattern)
-            if not needed:
-                always.append(i)
-            for literal in needed or ():
-                by_literal.setdefault(literal, []).append(i)
-        groups: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
-        for literal, kinds in by_literal.items():
-            groups.setdefault(rarest(literal), []).append((literal, tuple(kinds)))
-        _extra_index[:] = [extra, (tuple(always), tuple((gate, tuple(group)) for gate, group in groups.items()))]
-    always, groups = _extra_index[1]
-    due = {i for gate, group in groups if gate in lowered
-           for literal, kinds in group if literal in lowered for i in kinds}
-    return sorted(i for i in due.union(always) if i > after)
+        needed = [required_literals(pattern.pattern) or () for _, pattern in extra]
+        _extra_index[:] = [extra, (tuple(i for i, literals in enumerate(needed) if not literals), hint_index(needed))]
+    always, index = _extra_index[1]
+    return sorted(i for i in hinted(lowered, index).union(always) if i > after)
 
 
 # The context passes' hints, grouped: most texts hold none, and each hint looked for cost as much as a pass.
@@ -116,10 +103,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     """
     r = patterns()
     run = _Pass()
-    # The shapes whose hints the text holds, in their order: each distinct hint is looked for once, and only when
-    # the text holds its rarest character.
-    due = sorted({i for gate, hints in SHAPE_HINTS if gate in text for hint, shapes in hints if hint in text
-                  for i in shapes})
+    # The shapes whose hints the text holds, in their order.
+    due = sorted(hinted(text, SHAPE_HINTS))
     for kind, source, _ in map(SHAPES.__getitem__, due):
         pattern = r.shape(kind, source)
         if "secret" in pattern.groupindex:  # the value only, its context stays
@@ -129,15 +114,16 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         run.kinds += [kind] * count
     # The extra kinds whose literals the text holds (a scan of each text per kind cost as much as the rest), looked
     # for again past each kind that hid something.
-    due = _extra_due(extra, text.lower()) if extra else []
+    low = text.lower()
+    due = _extra_due(extra, low) if extra else []
     while due:
         i = due.pop(0)
         kind, pattern = extra[i]
         text, count = pattern.subn(f"[REDACTED:{kind}]", text)
         if count:
             run.kinds += [kind] * count
-            due = _extra_due(extra, text.lower(), i)
-    low = text.lower()
+            low = text.lower()
+            due = _extra_due(extra, low, i)
     within = low.__contains__
     if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
@@ -379,15 +365,13 @@ def _aws_secrets(text: str, run: _Pass) -> str:
 
 
 # Key names holding a setting about secrets, not a secret: password_min_length, max_tokens, token_url, SECRET_NAME.
+# (An id is a setting, except a secret's own: Vault's AppRole secret_id, Consul's and Nomad's SecretID, an ACL token.)
 _SETTING_KEY_RE = re.compile(
     r"(?i)(?:length|len|min|max|count|size|policy|field|column|file|path|dir|env|name|label|placeholder|hint|prompt|"
     r"regex|pattern|reset|expir\w*|ttl|timeout|rotation|required|type|hash|hashed|url|uri|endpoint|header|limit|"
-    r"usage|used|budget|id|ids|namespace|strength|format|mode|enabled|provider|manager|store|ref|arn|location|"
-    r"version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|secretkeys|passwordkey|"
-    r"existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
-
-# Ids that are secrets themselves: Vault's AppRole secret_id, Consul's and Nomad's SecretID (an ACL token).
-_SECRET_IDS = ("secretid", "secret_id", "secret-id")
+    r"usage|used|budget|(?<!secret)(?<!secret[_-])ids?|namespace|strength|format|mode|enabled|provider|manager|store|"
+    r"ref|arn|location|version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|"
+    r"secretkeys|passwordkey|existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
 
 
 def _assignment(m: re.Match, run: _Pass) -> str:
@@ -406,8 +390,7 @@ def _assignment(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
     value, quoted = strip_quotes(raw)
-    setting = _SETTING_KEY_RE.search(low_key) and low_key not in _SECRET_IDS
-    if setting or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
+    if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")

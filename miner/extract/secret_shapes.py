@@ -2,7 +2,8 @@
 JWTs, private-key blocks, credentials in URLs) and of the command lines (most of them in `secret_commands`), the
 code and SQL (`secret_calls`) and the configuration formats that hold a password, each with the hints without which
 it cannot match; of a shape with a group named `secret`, only that group is hidden. `SHAPE_HINTS` groups the hints
-so that a text is looked through for few of them; `gated` and `holds_any` do the same for other hints.
+so that a text is looked through for few of them (`hint_index`, `hinted`); `gated` and `holds_any` do the
+same for other hints.
 `secret_patterns.patterns()` compiles each shape when first needed; `secret_finders` runs them.
 """
 
@@ -10,6 +11,10 @@ from __future__ import annotations
 
 from .secret_calls import CALL_SHAPES
 from .secret_commands import COMMAND_SHAPES
+
+TYPE_CHECKING = False  # typing costs import time on the hook path (see redact)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # A value that looks generated: a UUID, 24 hex digits or more, or sixteen characters or more with digits and both
 # cases (a key or a token, never a word or a name).
@@ -260,17 +265,28 @@ def holds_any(text: str, hints: Gated) -> bool:
     return any(hint in text for gate, group in hints if gate in text for hint in group)
 
 
-def _shape_hints() -> tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
-    shapes: dict[str, list[int]] = {}
-    for i, (_, _, hints) in enumerate(SHAPES):
+# Each distinct hint with the items (their indexes) it lets run, grouped under the hint's rarest character.
+HintIndex = tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
+
+
+def hint_index(hints_of: Iterable[Iterable[str]]) -> HintIndex:
+    """The hints of items 0, 1, … indexed: each distinct hint once (many items share one), under its rarest
+    character."""
+    items: dict[str, list[int]] = {}
+    for i, hints in enumerate(hints_of):
         for hint in hints:
-            shapes.setdefault(hint, []).append(i)
-    gates: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
-    for hint, indexes in shapes.items():
-        gates.setdefault(rarest(hint), []).append((hint, tuple(indexes)))
-    return tuple((gate, tuple(hints)) for gate, hints in gates.items())
+            items.setdefault(hint, []).append(i)
+    groups: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for hint, indexes in items.items():
+        groups.setdefault(rarest(hint), []).append((hint, tuple(indexes)))
+    return tuple((gate, tuple(group)) for gate, group in groups.items())
 
 
-# Each distinct hint of `SHAPES` and the shapes (their indexes) it lets run (many shapes share one), grouped under
-# the hint's rarest character.
-SHAPE_HINTS = _shape_hints()
+def hinted(text: str, index: HintIndex) -> set[int]:
+    """The items whose hints `text` holds: each hint looked for once, and only when the text holds its rarest
+    character."""
+    return {i for gate, group in index if gate in text for hint, items in group if hint in text for i in items}
+
+
+# `SHAPES`' hints: a shape runs only on a text that holds one of its own.
+SHAPE_HINTS = hint_index(hints for _, _, hints in SHAPES)
