@@ -468,6 +468,21 @@ def test_basic_auth_credentials_are_redacted(text):
     ("ssh in as ops / Heron#7734 and check the disk", "Heron#7734"),
     ("Wy3!pLo9Ks, c'est le mot de passe du staging", "Wy3!pLo9Ks"),
     ("Qm2#vBn8Tz が本番のadminパスワードです", "Qm2#vBn8Tz"),
+    # A value set rather than stated, or the same as another's; Spanish "la contra"; a phone's unlock code; a card's
+    # pin in other languages; a default login written with a bare slash; a value put into a field; a GitHub "PAT".
+    ("the password, I changed it to Lynx!Mead42", "Lynx!Mead42"),
+    ("la password l'ho impostata a Faro#2211", "Faro#2211"),
+    ("la contraseña la puse como Nube$4410", "Nube$4410"),
+    ("le mot de passe, je l'ai mis à Pomme!883", "Pomme!883"),
+    ("asked for the password and I typed Otter#5521 there", "Otter#5521"),
+    ("the vpn pw is the same as the old box: Quill!7743", "Quill!7743"),
+    ("la contra del router es Wq4mTz9p", "Wq4mTz9p"),
+    ("the unlock code of the test phone is 736251", "736251"),
+    ("el pin de la tarjeta es 6620; il pin del telefono è 90417", "6620"),
+    ("el pin de la tarjeta es 6620; il pin del telefono è 90417", "90417"),
+    ("the default creds are root/toor5512 on the image", "toor5512"),
+    ("Put Mk7pQ2wZ into the password box", "Mk7pQ2wZ"),
+    ("my github pat is 4c1e7b2d9a0f3e6c8b5d2a7f0e9c1b4d6a3f8e2c", "4c1e7b2d9a0f3e6c8b5d2a7f0e9c1b4d6a3f8e2c"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -634,6 +649,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "v2.1 - the password reset flow\n    12→   - lint pass: ok",
     # A path of three parts is no value; nor is a list of platforms.
     "vault kv get -field=password kv/team/db fails; | 地图 | maps | iOS/Android/HarmonyOS |",
+    # "la contra" is also a drawback; a length set, a root cause, a path after a user's name, a pinned version.
+    "la contra del plan es que tarda; la contra de usar Redis es la memoria",
+    "la password l'ho impostata a 12 caratteri minimo; the root cause is the same as before: a race",
+    "the creds live in admin/credentials.yaml and root/.ssh; pin de dependency to 2.3.1",
+    "the unlock code path is in PhoneLock.swift; the github pat scopes are repo and workflow",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

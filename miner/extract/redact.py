@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -82,6 +82,8 @@ REDACTION_VERSION = 7  # 3: command-line passwords, vendor shapes, more language
 # vercel env add or wrangler secret put
 # and jwt.sign/hmac.new literals, os.Setenv("…_TOKEN", …), "ssh in as user / X", "X, c'est le mot de passe", a
 # Telegram token in the Bot API's URL (and a path of three parts or more is no value)
+# 8: a value set rather than stated ("I changed it to X", "l'ho impostata a X", "la puse como X"), "the same as
+# before: X", Spanish "la contra", a phone's unlock code, a card's pin in four more languages, admin/X, a GitHub PAT
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -52,6 +52,9 @@ from .secret_values import (
     value_of,
 )
 
+# The accounts a default login names before a slash ("default creds are admin/…").
+_ACCOUNT_NAMES = frozenset(("admin", "administrator", "root", "user", "test", "guest", "demo", "postgres", "sa", "pi",
+                            "ubuntu", "elastic", "superuser", "operator"))
 MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
@@ -223,7 +226,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
         if len(bare) < 4 or COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
     elif not (quoted or secret_like(bare)):
-        if low in ("pass", "pw") or not (assertive and plain_word(bare) and CLAUSE_END_RE.match(after)):
+        if low in ("pass", "pw", "contra") or not (assertive and plain_word(bare) and CLAUSE_END_RE.match(after)):
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
@@ -278,6 +281,8 @@ def _pair(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
         return m.group(0)
+    if sep == "/" and not (user.lower() in _ACCOUNT_NAMES and secret_like(bare) and "/" not in bare):
+        return m.group(0)  # "admin/admin123" is a pair; "config/secrets.yaml" is a path
     if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec") and not random_like(bare):
         return m.group(0)  # "credentials for staging and production": only a made-up value after a word
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.

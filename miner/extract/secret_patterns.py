@@ -16,7 +16,7 @@ from functools import cached_property
 # --- words --------------------------------------------------------------------------------------
 
 # What a code of digits opens ("the door code is 4821"): such a code needs no "is" before it (`secret_finders`).
-KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage")
+KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage", "unlock")
 # What names such a code in the words of `_STRONG_LATIN` (the other languages' too): its value holds a digit.
 KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digicode", "porte", "portail", "entrée",
                 "puerta", "portal", "porta", "portão", "portao", "portone", "cancello", "allarm", "türcode", "turcode",
@@ -62,7 +62,9 @@ _STRONG_LATIN = (
     r"(?:mk|sandi|ww)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
-    r"nenosiri"
+    r"nenosiri|"
+    # Spanish "la contra" (la contraseña) names a password; "la contra" is also a drawback, so only a made-up value
+    r"(?<=\bla[ \t])contra(?![\w-])"
 )
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
@@ -74,12 +76,16 @@ _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
+    r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|"
     r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|"
         r"\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
+        # "il pin del bancomat", "el pin de la tarjeta", "le pin de la carte", "o pin do cartão"
+        r"\b[Pp]in[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+(?:bancomat|carta|tarjeta|"
+        r"carte|cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|SIM)\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
@@ -92,7 +98,8 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
          "haslo", "hasla", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
-         "pin code", "pin number", "пин", "пін", "puk", "mdp", "totp",
+         "pin code", "pin number", "unlock pin", "github pat", "gitlab pat", "gh pat", "gitea pat", "pin del", "pin de", "pin du", "pin da", "pin do",
+         "la contra", "пин", "пін", "puk", "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
          "lock code", "the safe", "the locker", "padlock", "the lock", "security question", "security answer",
@@ -107,7 +114,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
          "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_NAMES)
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
-WEAK_HINTS = ("key", "token", "credential", *_WEAK_NAMES)
+WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "signing in",
                "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -138,6 +145,16 @@ _TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak)[ \t]
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
+# A value set rather than stated ("the password, I set it to X", "la password l'ho impostata a X", "la contraseña la
+# puse como X", "le mot de passe, je l'ai mis à X"), or stated as the same as another's ("the root pw is the same as
+# before: X"): `Patterns.forward` takes only a made-up value after these.
+_SET_TO = (r"(?:,?[ \t]+(?:(?:i|we)[ \t]+(?:set|changed|reset|updated)[ \t]+it[ \t]+to|"
+           r"l['’](?:ho|abbiamo|hanno)[ \t]+(?:impostat|cambiat|settat|mess)[ao][ \t]+(?:a|in|come)|"
+           r"la[ \t]+(?:puse|pusimos|cambi[ée]|cambiamos|configur[ée]|dej[ée])[ \t]+(?:a|en|como)|"
+           r"(?:je[ \t]+)?l['’](?:ai|avons)[ \t]+(?:mis|chang[ée]|d[ée]fini|r[ée]gl[ée])e?[ \t]+(?:à|a|en|sur|comme)|"
+           r"(?:eu[ \t]+)?a[ \t]+(?:coloquei|mudei|defini|troquei)[ \t]+(?:para|como)|"
+           r"and[ \t]+(?:i|we)[ \t]+(?:typed|entered|used|put[ \t]+in))[ \t]+|"
+           r"[ \t]+(?:is|was)[ \t]+(?:still[ \t]+)?the[ \t]+same[ \t]+as[ \t]+[^\n:：]{1,40}?[:：][ \t]*)")
 _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|"
         r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)"
         r"[ \t]+|"
@@ -172,7 +189,7 @@ class Patterns:
         # or before a value with a digit or a symbol; tried before a bare apposition, which would take the gap's first
         # word for the value.
         self.forward = re.compile(
-            rf"{word}{latin_after}(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
+            rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
@@ -210,7 +227,7 @@ class Patterns:
             rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
-            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted))[ \t]+)|"
+            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
             # (a verb between the value and its name: "X works as the router password", "X goes in as …")
             rf"{_VALUE},?(?:[ \t]+(?i:(?:still[ \t]+)?(?:works|worked|goes[ \t]+in|went[ \t]+in|is[ \t]+used|"
@@ -226,7 +243,7 @@ class Patterns:
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"
             r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"
             r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
-            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|"
+            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|/|"
             r"[ \t]+(?:and|with|e|y|et|und|con|com|mit|avec)[ \t]+)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
