@@ -483,6 +483,22 @@ def test_basic_auth_credentials_are_redacted(text):
     ("the default creds are root/toor5512 on the image", "toor5512"),
     ("Put Mk7pQ2wZ into the password box", "Mk7pQ2wZ"),
     ("my github pat is 4c1e7b2d9a0f3e6c8b5d2a7f0e9c1b4d6a3f8e2c", "4c1e7b2d9a0f3e6c8b5d2a7f0e9c1b4d6a3f8e2c"),
+    # PHP's database calls; GRANT … IDENTIFIED BY without quotes; a directive named for a secret; a value written to
+    # a password file; a decoded Kubernetes secret; a generated password under a line that names it; a key named
+    # with words before its "is"; "X is what I typed at the prompt"; Indonesian "-nya".
+    ("$db = new PDO('pgsql:host=db;dbname=app', 'app', 'Birch%Tide62');", "Birch%Tide62"),
+    ("$c = mysqli_connect('127.0.0.1', 'shop', 'Kiwi7#Lagoon');", "Kiwi7#Lagoon"),
+    ("GRANT SELECT TO report IDENTIFIED BY Falcon8Mesa;", "Falcon8Mesa"),
+    ('<Directory /srv>\n  SMTPRelayPassword "Ember_Crane77"\n</Directory>', "Ember_Crane77"),
+    ("echo 'plum-harbor-6652' > ~/.vault_pass.txt && ansible-playbook site.yml", "plum-harbor-6652"),
+    ("$ kubectl get secret grafana -o jsonpath='{.data.admin-password}' | base64 --decode\nQx7Vr2-LmTa9",
+     "Qx7Vr2-LmTa9"),
+    ("A password was generated for you, copy it now:\n\n9c2f7e1a0b4d6e8f3a5c7b9d1e2f4a6c\n\nIt is shown once.",
+     "9c2f7e1a0b4d6e8f3a5c7b9d1e2f4a6c"),
+    ("the maps API key the client sent over is 5be83c0d17a94f26e0b9d3a8c71f4e52, for staging only",
+     "5be83c0d17a94f26e0b9d3a8c71f4e52"),
+    ("Sparrow_9921x is what I typed at the login prompt", "Sparrow_9921x"),
+    ("kata sandi email-nya Kopi#Susu88 ya", "Kopi#Susu88"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -654,6 +670,12 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "la password l'ho impostata a 12 caratteri minimo; the root cause is the same as before: a race",
     "the creds live in admin/credentials.yaml and root/.ssh; pin de dependency to 2.3.1",
     "the unlock code path is in PhoneLock.swift; the github pat scopes are repo and workflow",
+    # A directive set to no or to a path, a command typed at a prompt, a key's fingerprint, a heading with a colon,
+    # an echo into a file named for nothing secret, a value from a variable.
+    "PermitEmptyPasswords no\nAuthUserFile /etc/apache2/.htpasswd\n`npm test` is what I typed at the prompt",
+    "Host key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 on first connect",
+    "Key design: `BASE_URL=\"${API_URL:-http://localhost:8080}\"`; echo 'build-42' > version.txt",
+    'echo "$DB_PASSWORD" > ~/.pgpass_tmp; password hashing changed in these commits:\n\nsee git log',
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

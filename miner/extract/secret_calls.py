@@ -15,13 +15,15 @@ _MADE_UP = r"['\"](?P<secret>(?![$<{%])(?=[^'\"\s]*[0-9!@#%^&*+])[^'\"\s]{3,200}
 CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A user and a password given to a call: requests' auth=("u", "…"), HTTPBasicAuth("u", "…"),
     # smtp.login("u", "…"), withCredentials("u", "…"), DriverManager.getConnection(url, "u", "…"),
-    # reqwest's .basic_auth("u", Some("…")), Neo4j's createUser('u', '…'), NetworkCredential("u", "…").
+    # reqwest's .basic_auth("u", Some("…")), Neo4j's createUser('u', '…'), NetworkCredential("u", "…"),
+    # PHP's new PDO('mysql:…', 'u', '…') and mysqli_connect('host', 'u', '…').
     ("password", r"\bauth[ \t]*=[ \t]*\([ \t]*" + _LITERAL + r"[ \t]*,[ \t]*" + _MADE_UP, ("auth=(", "auth = (")),
     ("password", r"\b(?:\w*(?:Basic|Digest)Auth|login|withCredentials|getConnection|basic_auth|createUser|"
-                 r"NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication)\([ \t]*"
-                 r"(?:[\w.]+[ \t]*,[ \t]*)?" + _LITERAL + r"[ \t]*,[ \t]*(?:Some\([ \t]*)?" + _MADE_UP,
+                 r"NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication|PDO|mysqli(?:_connect)?)\("
+                 r"[ \t]*(?:(?:[\w.]+|" + _LITERAL + r")[ \t]*,[ \t]*)?" + _LITERAL
+                 + r"[ \t]*,[ \t]*(?:Some\([ \t]*)?" + _MADE_UP,
      ("Auth(", "login(", "Credentials(", "getConnection(", "basic_auth(", "createUser(", "Credential(",
-      "Authentication(")),
+      "Authentication(", "PDO(", "mysqli(", "mysqli_connect(")),
     ("password", r"\bsp_addlogin[ \t]+(?:@loginame[ \t]*=[ \t]*)?N?" + _LITERAL + r"[ \t]*,[ \t]*"
                  r"(?:@passwd[ \t]*=[ \t]*)?N?" + _MADE_UP, ("sp_addlogin",)),
     # A signing key given as a literal: jwt.sign(payload, '…'), hmac.new(b'…'), HmacSha256::new_from_slice(b"…");
@@ -68,14 +70,20 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # Terraform: a variable named for a secret, and its default (variable "db_password" { default = "…" }).
     ("password", r"\bvariable[ \t]+\"[^\"\n]{0,40}(?i:password|passwd|secret|token|api_?key)[^\"\n]{0,40}\"[ \t]*\{"
                  r"[^{}]{0,300}?\bdefault[ \t]*=[ \t]*\"(?P<secret>(?![$<{])[^\"\n]{3,})\"", ('variable "',)),
+    # A configuration directive named for a secret, its value after spaces and alone on its line (Apache's
+    # `AuthLDAPBindPassword "…"`, `ProxyPass`-style files): a made-up value (not `PermitEmptyPasswords no`).
+    ("password", r"(?m:^[ \t]*[A-Za-z][A-Za-z0-9_.]{0,40}(?i:password|passwd|passphrase|secret)[ \t]+\"?"
+                 r"(?P<secret>(?![$<{%])(?=[^\s\"]*[0-9!#%^&*+])[^\s\"]{3,200})\"?[ \t]*$)",
+     ("assword ", "ASSWORD ", "asswd ", "ASSWD ", "assphrase ", "ecret ", "ECRET ", "assword\t", "ecret\t")),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",
      ("CVV", "cvv", "Cvv", "CVC", "cvc", "Cvc", "CSC", "security code")),
-    # SQL: Oracle's CREATE or ALTER USER … IDENTIFIED BY without quotes (not "BY PASSWORD '*…'", "BY VALUES '…'"
-    # or a bind variable), and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD FROM '…' TO '…'",
-    # MySQL's "SET PASSWORD FOR 'u'@'%' = '…'".
-    ("password", r"(?i:\b(?:create|alter)[ \t]+user\b[^\n]{0,160}?\bidentified[ \t]+by)[ \t]+(?!(?i:password|values)\b)"
+    # SQL: Oracle's CREATE or ALTER USER (or GRANT … TO u) … IDENTIFIED BY without quotes (not "BY PASSWORD '*…'",
+    # "BY VALUES '…'" or a bind variable), and SET PASSWORD, its old value and its new one: Neo4j's "SET PASSWORD
+    # FROM '…' TO '…'", MySQL's "SET PASSWORD FOR 'u'@'%' = '…'".
+    ("password", r"(?i:\b(?:(?:create|alter)[ \t]+user|grant)\b[^\n]{0,160}?\bidentified[ \t]+by)[ \t]+"
+                 r"(?!(?i:password|values)\b)"
                  r"(?P<secret>(?![$<{:&])[^\s'\";]{3,})", ("IDENTIFIED", "identified", "Identified")),
     ("password", r"(?i:\bset[ \t]+password[ \t]+from)[ \t]+['\"](?P<secret>(?![$<{])[^'\"\n]{3,})['\"]",
      ("SET PASSWORD", "set password")),

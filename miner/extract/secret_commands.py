@@ -34,6 +34,10 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>(?![-$<{])[^\s'\")]{3,})", ("openssl passwd",)),
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?['\"]?[\w.-]{1,32}:(?P<secret>(?![$<{])[^\s'\"|:]{3,})"
                  r"['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b", ("chpasswd",)),
+    # A value written into a file named for a secret: echo '…' > ~/.vault_pass (not a variable).
+    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<q>['\"]?)(?P<secret>(?![-$<{])[^\s'\"|>;]{6,200})(?P=q)"
+                 r"[ \t]*>>?[ \t]*['\"]?[^\s'\";|]*(?i:pass|secret|token|pwd|credential)[^\s'\";|]*",
+     ("echo", "printf")),
     # Oracle's tools (user/password@db), lftp -u user,password, remote desktops (xfreerdp /p:, rdesktop -p),
     # ipmitool -P, cqlsh -p, twine -p, SNMP's community and v3 pass phrases (not the default communities).
     ("password", r"\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:[ \t]+-\w+)*[ \t]+['\"]?[\w$#.-]{1,30}/"
@@ -63,7 +67,8 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"[ \t]+" + _ARG, ("config set",)),
     # What a command that prints a secret printed, alone on the next line: heroku auth:token, op read, gcloud auth
     # print-access-token, vault … -field=…, doppler secrets get … --plain, aws ssm get-parameter --with-decryption,
-    # a first password or a join token read from its file (Jenkins, GitLab, k3s), argocd's initial password, and
+    # a first password or a join token read from its file (Jenkins, GitLab, k3s), argocd's initial password, a
+    # Kubernetes secret decoded (kubectl get secret … | base64 -d), and
     # what makes a key or a password: wg genkey, openssl rand, pwgen, Python's secrets.token_….
     ("token", r"(?m:^[^\n]{0,40}?\b(?:heroku[ \t]+auth:token|op[ \t]+read[ \t]+\S+|"
               r"gcloud[ \t]+auth[ \t]+print-(?:access|identity)-token|vault[ \t]+(?:kv[ \t]+get|read)[ \t]+-field=\S+|"
@@ -71,12 +76,13 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
               r"aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption|"
               r"cat[ \t]+\S*(?:initialAdminPassword|initial_root_password|node-token)|"
               r"argocd[ \t]+admin[ \t]+initial-password|wg[ \t]+genkey|openssl[ \t]+rand[ \t]+-(?:base64|hex)|"
+              r"kubectl\b[^\n]*\bget[ \t]+secrets?\b[^\n]*\bbase64[ \t]+(?:-d|-D|--decode)\b|"
               r"pwgen(?=(?:[ \t]+(?:-\w+|\d+))*[ \t]*$)|"
               r"[^\n]*secrets\.token_(?:hex|urlsafe|bytes))[^\n]*\n"
               r"[ \t]*(?P<secret>(?![$<{]|```)\S{6,400})[ \t]*$)",
      ("auth:token", "op read", "print-access-token", "print-identity-token", "-field=", "--plain",
       "--with-decryption", "initialAdminPassword", "initial_root_password", "node-token", "initial-password",
-      "genkey", "openssl rand", "pwgen", "secrets.token_")),
+      "genkey", "openssl rand", "pwgen", "secrets.token_", "get secret")),
     # Elasticsearch's: a user's password (elasticsearch-users useradd/passwd … -p …), and the one its reset printed.
     ("password", r"\belasticsearch-users\b[^\n]{0,80}?[ \t]-p[ \t]+" + _ARG, ("elasticsearch-users",)),
     ("password", r"successfully[ \t]+reset\.?[ \t]*\n[ \t]*New[ \t]+value:[ \t]*(?P<secret>\S{6,400})",

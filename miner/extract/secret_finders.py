@@ -262,6 +262,8 @@ def _backward(m: re.Match, run: _Pass, verb_needed: bool = False) -> str:
         return m.group(0)
     if not (quoted or secret_like(bare) or (verb and plain_word(bare))):
         return m.group(0)
+    if m.groupdict().get("prompt") and (" " in bare or not random_like(bare)):
+        return m.group(0)  # "`npm test` is what I typed at the prompt" names a command
     # The value lies before this match: remember it, and the end-of-text pass hides it wherever it is.
     run.hidden("password", bare)
     run.here.add(bare)

@@ -98,8 +98,9 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
          "haslo", "hasla", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
-         "pin code", "pin number", "unlock pin", "github pat", "gitlab pat", "gh pat", "gitea pat", "pin del", "pin de", "pin du", "pin da", "pin do",
-         "la contra", "пин", "пін", "puk", "mdp", "totp",
+         "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
+         "gh pat", "gitea pat", "pin del", "pin de", "pin du", "pin da", "pin do", "la contra", "пин", "пін", "puk",
+         "mdp", "totp",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
          "lock code", "the safe", "the locker", "padlock", "the lock", "security question", "security answer",
@@ -158,7 +159,8 @@ _SET_TO = (r"(?:,?[ \t]+(?:(?:i|we)[ \t]+(?:set|changed|reset|updated)[ \t]+it[ 
 _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|"
         r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)"
         r"[ \t]+|"
-        r"[ \t]+(?:dell|d)['’])"
+        r"[ \t]+(?:dell|d)['’]|"
+        r"[ \t]+(?=[\w.-]{1,30}-nya[ \t]))"  # Indonesian: "kata sandi database-nya X"
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
@@ -167,7 +169,7 @@ _NOT_A_SECRET_AFTER = (
     r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
     r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta|grant|flow|step|screen|"
-    r"page|form|tool|hint|input|box|dialog)\b|[-‐]\w)")
+    r"page|form|tool|hint|input|box|dialog|fingerprints?)\b|[-‐]\w)")
 # Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
@@ -189,7 +191,11 @@ class Patterns:
         # or before a value with a digit or a symbol; tried before a bare apposition, which would take the gap's first
         # word for the value.
         self.forward = re.compile(
-            rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
+            rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            # a line naming it with words after the name, the value alone on a later line ("Please use the following
+            # password to proceed:⏎⏎X"; before "is"/"was", which would take "was generated" for the value)
+            rf"[ \t]+[^\n:：]{{1,60}}[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])(?=\S+[ \t]*(?:\n|\Z))|"
+            rf"{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
@@ -199,11 +205,13 @@ class Patterns:
             # a label alone on its line, a made-up value on the next or after a blank line ("Password:⏎X",
             # "Your temporary password is:⏎⏎    X")
             rf"(?:[ \t]+(?:is|was))?[ \t]*[*_]{{0,2}}[:：][*_]{{0,2}}[ \t]*\n(?:[ \t]*\n)?[ \t]*"
-            rf"(?=[^\s,;]*[0-9!@#$%^&*])|{_TO}|{_APPOSITION}))"
+            rf"(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
-            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_APPOSITION}))"
+            # (words between the name and "is": "the API key they gave us is X"; not a colon: "Key design: `…`")
+            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_BARE_GAP}[ \t]+(?:is|was)[ \t]+|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.
@@ -224,7 +232,10 @@ class Patterns:
             # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน", "X 是数据库的密码",
             # "X がパスワードです", "X 가 비밀번호예요"
             rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*\S{{0,12}}?)"
-            rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
+            rf"(?:{_STRONG_WORDS}|pw)|"
+            # "X is what I typed at the prompt" (`secret_finders`: a made-up value)
+            rf"[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the[ \t]+"
+            rf"(?:[\w-]{{2,20}}[ \t]+)?(?P<prompt>prompt)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))[ \t]+)|"
