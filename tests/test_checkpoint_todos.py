@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from miner.extract import secret_turns
 from miner.extract.model import Turn
 from miner.memory.records import NewMemory
 from miner.recall import checkpoint
@@ -123,7 +124,9 @@ def test_a_huge_prompt_costs_the_checkpoint_a_bounded_read_and_a_cut_before_clea
     cleaned, redacted = [], []
     clean, redact = checkpoint.clean_prose, checkpoint.redact
     monkeypatch.setattr(checkpoint, "clean_prose", lambda text: cleaned.append(len(text)) or clean(text))
-    monkeypatch.setattr(checkpoint, "redact", lambda text: redacted.append(len(text)) or redact(text))
+    spy = lambda text, known=None: redacted.append(len(text)) or redact(text, known)  # noqa: E731
+    monkeypatch.setattr(checkpoint, "redact", spy)
+    monkeypatch.setattr(secret_turns, "redact", spy)  # the pass that learns the secrets the turns name
     requests, reply = checkpoint.session_context(str(session.path), session.session_id)
     assert requests[0] == "First: sketch the billing schema."
     assert requests[1].startswith("Third: fix the exporter; the log follows.") and len(requests[1]) <= 600

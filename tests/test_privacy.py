@@ -221,6 +221,8 @@ def test_purge_deletes_every_row_of_a_project_and_vacuums(tmp_path, store, pipel
     with store.atomic():  # the project had joined a team: its sync state goes too
         store.set_team_state("acme", "/work/gone", {"memories": 12})
         store.set_team_map("acme", [(gone_id, 7, "synced")])
+        for session in (gone, kept):  # each ended on a request for a password, which names its transcript
+            store.set_secret_asked(str(session.path.resolve()), True)
     result = CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"])
     assert result.exit_code == 0, result.output
     assert "purged /work/gone:" in result.output and "database vacuumed." in result.output
@@ -228,6 +230,7 @@ def test_purge_deletes_every_row_of_a_project_and_vacuums(tmp_path, store, pipel
     for table in ("memories", "sessions", "checkpoints", "watermarks", "recall_log", "archive", "team_sync"):
         assert store.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
     assert store.team_map("acme") == {}
+    assert not store.secret_asked(str(gone.path.resolve())) and store.secret_asked(str(kept.path.resolve()))
     assert store.db.execute("SELECT COUNT(*) FROM archive WHERE project = '/work/kept'").fetchone()[0] == 1
     assert store.search_archive("Zanzibarquux") == [] and len(store.search_archive("MySQL")) == 1
     assert store.db.execute("SELECT COUNT(*) FROM evidence WHERE session_id = 'gone-1'").fetchone()[0] == 0

@@ -109,6 +109,46 @@ def test_secrets_typed_and_echoed_leave_no_byte_anywhere(tmp_path, claude_dir):
             assert needle.encode("utf-8") not in data, (name, path)
 
 
+def test_a_secret_used_bare_in_a_later_stop_or_given_on_request_leaves_no_byte_anywhere(tmp_path, claude_dir):
+    """Each Stop's miner mines only the lines added since the last, in a process of its own: a password named
+    in one prompt and used bare three Stops later, and a value the user gives when the assistant asks for one
+    (question and answer mined by different processes), are hidden everywhere all the same."""
+    cwd = tmp_path / "work" / "billing"
+    cwd.mkdir(parents=True)
+    rng = random.Random(23)
+    named, given = generated(rng, 8) + "!" + generated(rng, 3), generated(rng, 6) + "#" + generated(rng, 5)
+    session = Session(cwd)
+    steps = [(f"Connect to staging; the staging db password is {named} and the user is app.",
+              "Connected to the staging database. Which password should I set for the new admin account?"),
+             (given, "Done: the admin account exists now, and we'll use PostgreSQL for the reports too."),
+             ("Add an export of the invoices to CSV, one row per line item.", "Added the CSV export."),
+             (f"now try {named} against the prod database as well", "Prod accepted it.")]
+    for request, reply in steps:
+        session.turn(request, reply)
+        assert run_hook("stop", session.payload("stop.json")).returncode == 0
+        wait_for_workers()
+    assert run_hook("pre-compact", session.payload("pre-compact.manual.json")).returncode == 0
+    wait_for_workers()
+    with Store(readonly=True) as store:
+        salt, digests = store.secret_digests()
+    assert salt and len(digests) >= 2  # what the processes learnt was kept, as digests
+    session.compaction("This session is being continued from a previous conversation.")
+    block = additional_context(run_hook("session-start", session.payload("session-start.compact.json")))
+    assert "the staging db password is [REDACTED:password]" in block  # the session's latest words are there
+    assert "now try [REDACTED:known-secret] against the prod database" in block
+    outputs = [block]
+    for args in (("search", "prod", "--all"), ("recall", "prod database", "--project", str(cwd)), ("export",)):
+        result = run_cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        outputs.append(result.stdout.decode("utf-8"))
+    assert "[REDACTED:known-secret] against the prod database" in outputs[1]  # the archive holds the later prompt
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file()]
+    for secret in (named, given):
+        assert not any(secret.lower() in out.lower() for out in outputs), secret
+        for path in files:
+            assert secret.lower().encode("utf-8") not in path.read_bytes().lower(), (secret, path)
+
+
 def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_path):
     """Rows written raw (as an older version stored them) are found by `doctor` and cleaned by `doctor --fix`:
     text, subject, value, keywords, evidence, earlier wordings, supersede notes, checkpoints, recall log,

@@ -367,6 +367,21 @@ def m012_common_terms(db: sqlite3.Connection) -> None:
     )
 
 
+def m013_secret_digests(db: sqlite3.Connection) -> None:
+    """Salted digests of the secrets mining found by their context (never the secrets), so that a later miner
+    process hides a bare repeat of one (`secret_turns`); the salt is this store's own. And the transcripts whose
+    mined lines end with the assistant asking for a secret: the user's answer opens the next lines."""
+    run_script(
+        db,
+        """
+        CREATE TABLE secret_digests (digest BLOB PRIMARY KEY, added INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE secret_salt (salt BLOB NOT NULL);
+        INSERT INTO secret_salt (salt) VALUES (randomblob(16));
+        CREATE TABLE secret_asked (transcript TEXT PRIMARY KEY) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
-              m011_team, m012_common_terms]
+              m011_team, m012_common_terms, m013_secret_digests]

@@ -39,6 +39,10 @@ def purge(store, project: str) -> dict[str, int]:
         db.execute("DELETE FROM memory_hashes WHERE project = ?", (project,))
         db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
         counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
+        # (which of its transcripts ended on a request for a secret, by the path; the store's secret digests name
+        # no project and hold nothing of a secret: they stay)
+        db.execute("DELETE FROM secret_asked WHERE transcript IN (SELECT transcript FROM watermarks WHERE project = ?)",
+                   (project,))
         for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive", "team_sync"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE project = ?", (project,)).rowcount
         # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.

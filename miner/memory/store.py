@@ -286,6 +286,40 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
+    # --- secrets found by context: their salted digests only (`extract.secret_turns`) ----------------
+
+    def secret_digests(self) -> tuple[bytes, frozenset[bytes]]:
+        """(this store's salt, the digests of the secrets mining found by their context)."""
+        try:
+            row = self.db.execute("SELECT salt FROM secret_salt").fetchone()
+            digests = frozenset(r[0] for r in self.db.execute("SELECT digest FROM secret_digests"))
+        except sqlite3.OperationalError:  # a store read before its migration ran (a read-only hook)
+            return b"", frozenset()
+        return (row[0] if row else b""), digests
+
+    def add_secret_digests(self, digests: Iterable[bytes], keep: int) -> None:
+        """Keep these digests too (inside `atomic()`), and no more than `keep` in all, the newest."""
+        added = self.db.execute("SELECT COALESCE(MAX(added), 0) FROM secret_digests").fetchone()[0] + 1
+        self.db.executemany("INSERT OR IGNORE INTO secret_digests (digest, added) VALUES (?, ?)",
+                            [(d, added) for d in digests])
+        self.db.execute("DELETE FROM secret_digests WHERE digest IN (SELECT digest FROM secret_digests "
+                        "ORDER BY added DESC LIMIT -1 OFFSET ?)", (keep,))
+
+    def secret_asked(self, transcript: str) -> bool:
+        """Whether the lines of `transcript` mined so far end with the assistant asking for a secret."""
+        try:
+            return self.db.execute("SELECT 1 FROM secret_asked WHERE transcript = ?", (transcript,)).fetchone() \
+                is not None
+        except sqlite3.OperationalError:
+            return False
+
+    def set_secret_asked(self, transcript: str, asked: bool) -> None:
+        """Record whether they do (inside `atomic()`, with what was mined)."""
+        if asked:
+            self.db.execute("INSERT OR IGNORE INTO secret_asked (transcript) VALUES (?)", (transcript,))
+        else:
+            self.db.execute("DELETE FROM secret_asked WHERE transcript = ?", (transcript,))
+
     # --- counters, watermarks, seen entries ---------------------------------------------------
 
     def bump(self, name: str, by: int = 1) -> None:

@@ -33,6 +33,7 @@ from functools import lru_cache
 from ..extract.clean import clean_prose
 from ..extract.model import Turn
 from ..extract.redact import redact
+from ..extract.secret_turns import Conversation
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
 from ..memory.records import StoredMemory, now_iso
 from ..memory.store import Store
@@ -65,20 +66,33 @@ _FILLER = frozenset(
 _PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 
 
-def request_text(raw: str) -> str:
-    """A user prompt as a task line: wrappers, code, commands and secrets out; '' when nothing is left."""
+def request_text(raw: str, known: set[str] | None = None) -> str:
+    """A user prompt as a task line: wrappers, code, commands and secrets out (and the secrets of `known`, which
+    earlier turns named); '' when nothing is left."""
     cleaned = clean_prose(cut_text(raw, REQUEST_SCAN_CHARS))
     text = " ".join(cleaned.split())
     if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
         return ""
     if len(text) < 40 and " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
         return ""
-    return clip(_redacted(cleaned, MAX_REQUEST_CHARS), MAX_REQUEST_CHARS)
+    return clip(_redacted(cleaned, MAX_REQUEST_CHARS, known), MAX_REQUEST_CHARS)
 
 
-def _redacted(cleaned: str, keep: int) -> str:
+def _redacted(cleaned: str, keep: int, known: set[str] | None = None) -> str:
     """Cleaned text redacted as it was written (its lines tell a password list from prose), a margin past `keep`."""
-    return redact(cut_text(cleaned.strip(), keep + REDACT_MARGIN))[0]
+    return redact(cut_text(cleaned.strip(), keep + REDACT_MARGIN), known)[0]
+
+
+def _secrets_said(turns, secrets: tuple[bytes, frozenset[bytes]] | None) -> set[str]:
+    """The secrets these turns name, read in order: by the words around them, as the answer to the assistant's
+    request for one, or as a bare repeat of one an earlier miner found (`secrets`: the store's salt and digests).
+    Each turn is redacted with them, so that a password named in one prompt is hidden where a later one repeats
+    it."""
+    conversation = Conversation(*(secrets or (b"", frozenset())))
+    for turn in turns:
+        if not turn.is_sidechain:  # (as much of each as any part of the checkpoint shows)
+            conversation.redact(turn.role, cut_text(turn.text, max(MAX_REPLY_CHARS, RECENT_TURN_CHARS) + REDACT_MARGIN))
+    return conversation.known
 
 
 def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> tuple[list[str], list[str]]:
@@ -163,31 +177,32 @@ def _tail_turns(transcript: str, budget: int | None = None):
             yield turn
 
 
-def _last_reply(turns) -> str:
+def _last_reply(turns, known: set[str] | None = None) -> str:
     """The assistant's latest prose of the main thread, cleaned, redacted and clipped."""
     for turn in reversed(turns):
         if turn.role == "assistant" and not turn.is_sidechain:
             cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
             if len(" ".join(cleaned.split())) >= 20:
-                return clip(_redacted(cleaned, MAX_REPLY_CHARS), MAX_REPLY_CHARS)
+                return clip(_redacted(cleaned, MAX_REPLY_CHARS, known), MAX_REPLY_CHARS)
     return ""
 
 
-def _said(turn, texts: dict | None = None) -> str:
+def _said(turn, texts: dict | None = None, known: set[str] | None = None) -> str:
     """A main-thread turn as the recent state shows it: a request as a task line, a reply cleaned; redacted,
     clipped to whole sentences; '' for a filler, a command, a turn without prose."""
     if turn.is_sidechain:
         return ""
     if turn.role == "user":
-        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
+        text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text, known)
         return text
     cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
     if len(" ".join(cleaned.split())) < 20:
         return ""
-    return clip(_redacted(cleaned, RECENT_TURN_CHARS), RECENT_TURN_CHARS)
+    return clip(_redacted(cleaned, RECENT_TURN_CHARS, known), RECENT_TURN_CHARS)
 
 
-def _recent(turns, texts: dict | None = None, session_id: str = "") -> list[list[str]]:
+def _recent(turns, texts: dict | None = None, session_id: str = "",
+            known: set[str] | None = None) -> list[list[str]]:
     """The latest [role, text] of the session's main thread, oldest first, up to `RECENT_CHARS` in all."""
     if session_id and not any(turn.session_id == session_id for turn in turns):
         session_id = ""  # a resumed session may write under another id: the transcript's latest words stand in
@@ -198,7 +213,7 @@ def _recent(turns, texts: dict | None = None, session_id: str = "") -> list[list
             break
         if not _is_own(turn, session_id):
             continue
-        text = _said(turn, texts)
+        text = _said(turn, texts, known)
         if text and not (recent and recent[-1] == [turn.role, text]):
             recent.append([turn.role, text])
             size += len(text)
@@ -206,14 +221,18 @@ def _recent(turns, texts: dict | None = None, session_id: str = "") -> list[list
 
 
 def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
-             limit: int = MAX_REQUESTS) -> tuple[list, list[str], str, list[list[str]]]:
-    """(the turns read, oldest first; the latest requests; the assistant's latest reply; the recent state): see
-    `session_context` and `_recent`."""
+             limit: int = MAX_REQUESTS, secrets: tuple[bytes, frozenset[bytes]] | None = None,
+             ) -> tuple[list, list[str], str, list[list[str]], set[str]]:
+    """(the turns read, oldest first; the latest requests; the assistant's latest reply; the recent state; the
+    secrets the turns name): see `session_context`, `_recent` and `_secrets_said`."""
     if stop_after_uuid is not None:
         # Evaluation cuts: everything up to the cut, read from the start.
         turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
-        own, anyone = _requests_from_turns(turns, session_id)
-        return turns, (own or anyone)[-limit:], _last_reply(turns), _recent(turns, None, session_id)
+        known = _secrets_said(turns, secrets)
+        texts = {t.uuid: request_text(t.text, known) for t in turns if t.role == "user" and not t.is_sidechain}
+        own, anyone = _requests_from_turns(turns, session_id, texts)
+        return (turns, (own or anyone)[-limit:], _last_reply(turns, known), _recent(turns, texts, session_id, known),
+                known)
     newest_first = []
     texts: dict[str, str] = {}
     own: set[str] = set()
@@ -234,8 +253,13 @@ def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None 
         if len(own) >= limit and replied and prose >= RECENT_CHARS:
             break  # the latest requests, reply and state are in: the rest of the file is not read
     turns = newest_first[::-1]
+    known = _secrets_said(turns, secrets)
+    if known:  # worked out again with what the turns taught
+        texts = {uuid: request_text(turn.text, known) if text else text
+                 for uuid, text, turn in ((t.uuid, texts.get(t.uuid, ""), t) for t in turns if t.uuid in texts)}
     own_requests, anyone = _requests_from_turns(turns, session_id, texts)
-    return turns, (own_requests or anyone)[-limit:], _last_reply(turns), _recent(turns, texts, session_id)
+    return (turns, (own_requests or anyone)[-limit:], _last_reply(turns, known),
+            _recent(turns, texts, session_id, known), known)
 
 
 def session_context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
@@ -314,7 +338,7 @@ def done_sentences(turns) -> list[tuple[Turn, str, set[str]]]:
     return found
 
 
-def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, str]]:
+def done_todos(store: Store, project: str, turns, known: set[str] | None = None) -> list[tuple[StoredMemory, str]]:
     """The project's open todos that a later sentence of these turns reports done, with that sentence.
 
     A sentence counts when it reports something finished ("…is done now", "added …", 已完成), is no
@@ -352,14 +376,15 @@ def done_todos(store: Store, project: str, turns) -> list[tuple[StoredMemory, st
             cjk = len(own & set(char_bigrams(text)))  # character pairs of scripts written without spaces
             needed = SHARED_SHARE * (len(own) - cjk) + CJK_SHARE * cjk
             if shared[k] >= needed:
-                found[memory_id] = clip(redact(written.strip())[0], 200)
+                found[memory_id] = clip(redact(written.strip(), known)[0], 200)
     memories = {m.id: m for m in store.memories_by_id(found)}
     return [(memories[memory_id], sentence) for memory_id, sentence in found.items() if memory_id in memories]
 
 
-def close_done_todos(store: Store, project: str, turns) -> list[int]:
-    """Move the todos these turns report done to cold storage (said again, they come back); their ids."""
-    done = done_todos(store, project, turns)
+def close_done_todos(store: Store, project: str, turns, known: set[str] | None = None) -> list[int]:
+    """Move the todos these turns report done to cold storage (said again, they come back); their ids. `known`:
+    secrets the turns named (`_secrets_said`), hidden in the sentence kept as the reason."""
+    done = done_todos(store, project, turns, known)
     if done:
         with store.atomic():
             for todo, sentence in done:
@@ -370,9 +395,10 @@ def close_done_todos(store: Store, project: str, turns) -> list[int]:
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
     """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
-    turns, requests, last_reply, recent = _context(transcript, session_id, stop_after_uuid)
+    turns, requests, last_reply, recent, known = _context(transcript, session_id, stop_after_uuid,
+                                                          secrets=store.secret_digests())
     if not store.readonly:
-        close_done_todos(store, project, turns)
+        close_done_todos(store, project, turns, known)
     decisions, todos = session_memory_ids(store, session_id, project)
     body = {
         "session_id": session_id,

@@ -23,9 +23,10 @@ from ..extract.classify import Classifier, contexts, unit_tokens
 from ..extract.clean import turns_to_units
 from ..extract.model import CATEGORIES, ROLES, Candidate, Turn, Unit
 from ..extract.redact import load_extra as load_secret_kinds
-from ..extract.redact import mostly_redacted, redact, redact_memory
+from ..extract.redact import mostly_redacted, redact_memory
 from ..extract.refine import Refiner
 from ..extract.rule_matching import CLASSIFIER_RULE_PREFIX, Hit, Rule, RuleSet
+from ..extract.secret_turns import MAX_DIGESTS, Conversation
 from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.dedup import Deduper
@@ -38,7 +39,6 @@ from . import exclusions, locks
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
-KNOWN_SECRETS = 1024  # secrets found by context, hidden wherever they appear again in this process
 # Reader skip reasons that mean an entry of an unknown shape, not a known non-prose entry.
 MALFORMED_REASONS = frozenset({"unknown-type", "unknown-role", "not-an-object", "no-message", "no-uuid", "malformed"})
 _THREE_LATIN_LETTERS_RE = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z][^A-Za-z]*[A-Za-z]")
@@ -107,8 +107,9 @@ class Miner:
         # Refinement and redaction depend on the unit's role, text, previous unit and rule only: a unit seen
         # before (a prompt repeated in a subagent, a resumed session that rewrites history) is not refined again.
         self._refined: OrderedDict[tuple, tuple[str, Candidate | None]] = OrderedDict()
-        # A password typed in one prompt and echoed later without a word around it is still hidden there.
-        self.known_secrets: set[str] = set()
+        # A password typed in one prompt and echoed later without a word around it is still hidden there, in this
+        # process and in later ones: the store keeps the digests of what this learns (`secret_turns`).
+        self.conversation = Conversation(store.secret_digests()[0])
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
         refresh_glossary()  # the words across languages that the prompt hook searches for, compiled for it
         try:  # compile the default and user rules now, rather than on the first units
@@ -305,17 +306,6 @@ class Miner:
 
     # --- files -------------------------------------------------------------------------
 
-    def redact_turns(self, turns: list[Turn]) -> list[Turn]:
-        """The turns with their secrets hidden, each read whole: a password is known by the words around it
-        ("the password is …", a list under "Credentials:"), which a single sentence may not hold."""
-        out = []
-        for turn in turns:
-            text, kinds = redact(turn.text, self.known_secrets)
-            out.append(dataclasses.replace(turn, text=text) if kinds else turn)
-        if len(self.known_secrets) > KNOWN_SECRETS:
-            self.known_secrets = set(sorted(self.known_secrets, key=len, reverse=True)[:KNOWN_SECRETS])
-        return out
-
     def mine_file(self, path: str | Path, stop_after_uuid: str | None = None) -> Summary:
         """Mine what was added to one transcript since its watermark."""
         path = str(Path(path).resolve())
@@ -340,7 +330,9 @@ class Miner:
             if excluded:
                 summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
                 turns = [t for t in turns if project_of(t) not in excluded]
-            units = turns_to_units(self.redact_turns(turns))
+            # Secrets hidden with what earlier turns taught, in this process or another (`secret_turns`).
+            self.conversation.digests, asked = self.store.secret_digests()[1], self.store.secret_asked(path)
+            units = turns_to_units(self.conversation.redact_turns(turns, asked))
             scores: list = []
             candidates = self.extract(units, project_of, summary, scores_out=scores)
             # Made before the write lock is taken, needing none: prompts, archive rows, dedup's look-up expressions.
@@ -385,6 +377,11 @@ class Miner:
                             git_branch=turn.git_branch, tentative=voice.tentative, keywords=voice.keywords))
                         summary.new += 1
                 self.store.mark_seen(t.uuid for t in turns)
+                if self.conversation.learnt:
+                    self.store.add_secret_digests(self.conversation.learnt, MAX_DIGESTS)
+                    self.conversation.learnt.clear()
+                if turns and self.conversation.asked != asked:
+                    self.store.set_secret_asked(path, self.conversation.asked)
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
                 self.store.set_watermark(path, chunk.watermark.offset, chunk.watermark.inode, chunk.watermark.head,
                                          project)

@@ -8,8 +8,8 @@ are taken biggest first: a process that finishes a project takes the next one no
 project can cost three times the CPU of another's (how much of it is prose, and in which language), so shares
 dealt out ahead by size left one process mining alone at the end.
 
-What a process learns as it mines stays in it: a secret found by the words around it is hidden wherever it comes
-again in the same process (`Miner.known_secrets`), which is the projects that process mines, as for a hook.
+A secret found by the words around it is hidden wherever it comes again: in the process that found it, and in the
+files any process mines after it has stored what it found (the salted digests of `secret_turns`).
 
 Children are started fresh (`spawn`): a forked child would share the parent's SQLite connection.
 """

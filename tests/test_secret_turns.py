@@ -1,0 +1,93 @@
+"""Redaction across turns and across miner processes (`extract.secret_turns`), and the store's digests."""
+
+from __future__ import annotations
+
+import pytest
+
+from miner.extract.secret_turns import Conversation, answer_values, asks_for_secret, digest, tokens
+from miner.memory.store import Store
+
+
+@pytest.mark.parametrize("text", [
+    "Connected. Which password should I set for the new admin account?",
+    "What is the staging database password? I'll put it in the vault.",
+    "Please paste the API token here.",
+    "Could you share the staging credentials so I can run the smoke test",
+    "好的。数据库密码是多少？",
+])
+def test_a_request_for_a_secret_is_seen(text):
+    assert asks_for_secret(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I need to update the TokenResponse interface to support both `token` and `access_token` fields:",
+    "The workflows are ready - you just need to add that npm token to GitHub secrets!",
+    "Which port should the API listen on?",
+    "Should I hash the password with argon2? Done with the token parser, by the way.\n\nAll tests pass.",
+])
+def test_talk_about_secrets_is_no_request(text):
+    assert not asks_for_secret(text)
+
+
+def test_a_made_up_value_given_on_request_is_hidden_there_and_later():
+    conversation = Conversation()
+    conversation.redact("user", "Create the admin account for the billing service.")
+    conversation.redact("assistant", "Which password should I set for the admin account?")
+    assert conversation.redact("user", "use Qa7!wZ9xLm for it") == ("use [REDACTED:known-secret] for it",
+                                                                    ["known-secret"])
+    text, _ = conversation.redact("assistant", "The admin account now logs in with Qa7!wZ9xLm.")
+    assert "Qa7!wZ9xLm" not in text
+
+
+def test_a_reply_is_read_as_an_answer_only_right_after_the_request_and_only_for_made_up_values():
+    conversation = Conversation()
+    conversation.redact("assistant", "Which password should I set for the admin account?")
+    assert conversation.redact("user", "whatever you like, something long like horse-staple") == (
+        "whatever you like, something long like horse-staple", [])  # words, not a made-up value
+    conversation.redact("assistant", "Which password should I set for the admin account?")
+    conversation.redact("user", "hold on")
+    assert conversation.redact("user", "Qa7!wZ9xLm") == ("Qa7!wZ9xLm", [])  # the request was answered already
+    assert answer_values("see https://x.io/a7B!9Qz and ops7@corp.io") == set()  # a link, an address
+    assert answer_values("ok: Qa7!wZ9xLm.") == {"Qa7!wZ9xLm"}
+    assert answer_values("Qa7!wZ9xLm " + "and more words " * 20) == set()  # more than a value given on request
+
+
+def test_a_secret_named_once_is_hidden_where_a_later_turn_repeats_it_bare():
+    conversation = Conversation()
+    conversation.redact("user", "the staging db password is Hx9!kq2LmP and the user is app")
+    assert conversation.redact("user", "now try Hx9!kq2LmP on prod") == ("now try [REDACTED:known-secret] on prod",
+                                                                       ["known-secret"])
+
+
+def test_what_one_process_learnt_reaches_the_next_as_digests_only():
+    first = Conversation(b"salt-1")
+    first.redact("user", "the staging db password is Hx9!kq2LmP and the user is app")
+    assert first.learnt == {digest(b"salt-1", "Hx9!kq2LmP")}
+    later = Conversation(b"salt-1", frozenset(first.learnt))
+    assert later.redact("user", "now try Hx9!kq2LmP, or `Hx9!kq2LmP`.") == (
+        "now try [REDACTED:known-secret], or `[REDACTED:known-secret]`.", ["known-secret", "known-secret"])
+    other_store = Conversation(b"salt-2", frozenset(first.learnt))  # another store's salt matches nothing
+    assert other_store.redact("user", "now try Hx9!kq2LmP") == ("now try Hx9!kq2LmP", [])
+
+
+def test_tokens_are_the_made_up_words_and_their_values():
+    assert tokens("try Hx9!kq2LmP. Or PASS=Zk93fLqpW, `build` 123456 and v2.1") == {
+        "Hx9!kq2LmP.", "Hx9!kq2LmP", "PASS=Zk93fLqpW", "Zk93fLqpW"}
+
+
+def test_the_store_keeps_digests_salted_per_store_and_bounded(tmp_path):
+    with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        salt_a, salt_b = a.secret_digests()[0], b.secret_digests()[0]
+        assert len(salt_a) == 16 and salt_a != salt_b
+        with a.atomic():
+            a.add_secret_digests([digest(salt_a, f"secret-{i}!") for i in range(5)], keep=3)
+        with a.atomic():
+            a.add_secret_digests([digest(salt_a, "newest-1!")], keep=3)
+        kept = a.secret_digests()[1]
+        assert len(kept) == 3 and digest(salt_a, "newest-1!") in kept
+        with a.atomic():
+            a.set_secret_asked("/t.jsonl", True)
+        assert a.secret_asked("/t.jsonl") and not a.secret_asked("/other.jsonl")
+        with a.atomic():
+            a.set_secret_asked("/t.jsonl", False)
+        assert not a.secret_asked("/t.jsonl")
