@@ -499,6 +499,34 @@ def test_basic_auth_credentials_are_redacted(text):
      "5be83c0d17a94f26e0b9d3a8c71f4e52"),
     ("Sparrow_9921x is what I typed at the login prompt", "Sparrow_9921x"),
     ("kata sandi email-nya Kopi#Susu88 ya", "Kopi#Susu88"),
+    # The slang and the shapes of other languages: "el pass de …", "senha nova como …", Finnish and Swahili "on"/"ni"
+    # after a few words, "PW fürs …:", "ww van …:", "mk wifi …:", "sandinya", Russian "пасс" and "…, вводи X",
+    # Turkish "şifreyi", Arabic and Persian slang, Japanese "パス：", a German alarm code, a typo of "password".
+    ("el pass del servidor es `Lim4_Verde!x`", "Lim4_Verde!x"),
+    ("mudei a senha nova como 'pao#Queijo7'", "pao#Queijo7"),
+    ("Salasana palvelimeen on Kuusi#4410", "Kuusi#4410"),
+    ("Nenosiri la router ni Tembo_2281#", "Tembo_2281#"),
+    ("PW fürs Gäste-WLAN: Brezel_Ofen_77", "Brezel_Ofen_77"),
+    ("ww van de NAS: Molen-5521-Blauw", "Molen-5521-Blauw"),
+    ("mk wifi nhà: banhmi4477", "banhmi4477"),
+    ("sandinya 'Rendang#19x', jangan dibagi", "Rendang#19x"),
+    ("пасс от роутера — Zelenyi_7713", "Zelenyi_7713"),
+    ("Когда спросит пароль, вводи Volga_1999#", "Volga_1999#"),
+    ("Yeni şifreyi Galata!5520 yaptım", "Galata!5520"),
+    ("الباسورد بتاع الراوتر Qz9$kebab44 خلاص", "Qz9$kebab44"),
+    ("パス：Sakura_2291 で入れます", "Sakura_2291"),
+    ("Der Code für die Alarmanlage ist 5813.", "5813"),
+    ("the pasword for the build box is Orca!Tide7", "Orca!Tide7"),
+    # Set rather than stated in English; a key named with words before its colon; a login with "logged in as";
+    # Bundler's gem server credentials; a licence key; Go's header map; a setting "is set to".
+    ("admin pw got reset to Willow!Creek88 this morning", "Willow!Creek88"),
+    ("la clé API Mistral que j'utilise : Hq4kZ9mWpL2xN7vR4tY8bC1dJ6", "Hq4kZ9mWpL2xN7vR4tY8bC1dJ6"),
+    ("Logged in as admin with `Cedar-Brook-5521`, the queue is empty", "Cedar-Brook-5521"),
+    ("bundle config set --global gems.vendor.io 8c2e4a6f:3d9b1f7c", "3d9b1f7c"),
+    ("License for the CI runner: 4RT7K-9XQMZ-2PLWB-7NCVD-5HJYS (10 seats)", "4RT7K-9XQMZ-2PLWB-7NCVD-5HJYS"),
+    ('headers="map[Content-Type:[application/json] X-Api-Key:[b4e9d2c7a1f08e3d6c5b9a2f7e1d4c8b]]"',
+     "b4e9d2c7a1f08e3d6c5b9a2f7e1d4c8b"),
+    ("SESSION_SECRET is set to 9e1f4c7a2b8d5e3f60a1c9b7d2e4f8a3 in prod", "9e1f4c7a2b8d5e3f60a1c9b7d2e4f8a3"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -676,6 +704,12 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "Host key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 on first connect",
     "Key design: `BASE_URL=\"${API_URL:-http://localhost:8080}\"`; echo 'build-42' > version.txt",
     'echo "$DB_PASSWORD" > ~/.pgpass_tmp; password hashing changed in these commits:\n\nsee git log',
+    # Words whose letters carry marks (Bengali "reset", Persian "Wi-Fi"); a Greek error code; a templated URL; a
+    # workflow's `secrets: inherit`; a grep pattern after "token|"; an ellipsis after "password:".
+    "পাসওয়ার্ড রিসেট লিংক কাজ করছে না; پسورد وای‌فای را عوض کن; Ο κωδικός σφάλματος είναι E2210",
+    "url = postgresql://%(DB_USER)s:%(DB_PASS)s@%(DB_HOST)s/app and `secrets: inherit` in the workflow",
+    "grep -E 'route.*=.*token|route.*=.*refresh'; login(username: string, password:...)",
+    "the password length on the form should be 12 for now; PW para 2FA no es obligatorio",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

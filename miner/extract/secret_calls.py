@@ -75,6 +75,9 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?m:^[ \t]*[A-Za-z][A-Za-z0-9_.]{0,40}(?i:password|passwd|passphrase|secret)[ \t]+\"?"
                  r"(?P<secret>(?![$<{%])(?=[^\s\"]*[0-9!#%^&*+])[^\s\"]{3,200})\"?[ \t]*$)",
      ("assword ", "ASSWORD ", "asswd ", "ASSWD ", "assphrase ", "ecret ", "ECRET ", "assword\t", "ecret\t")),
+    # A licence key in groups after its name ("License for the build agent: 7QH4K-2VRXM-…"): letters and digits.
+    ("license-key", r"(?i:\blicen[cs]e)[^\n]{0,60}?(?<![\w-])(?P<secret>(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])"
+                    r"[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,7})(?![\w-])", ("icense", "icence", "ICENSE", "ICENCE")),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

@@ -34,6 +34,9 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?P<secret>(?![-$<{])[^\s'\")]{3,})", ("openssl passwd",)),
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?['\"]?[\w.-]{1,32}:(?P<secret>(?![$<{])[^\s'\"|:]{3,})"
                  r"['\"]?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b", ("chpasswd",)),
+    # Bundler's credentials for a gem server: bundle config [set] [--global] gems.example.io USER:….
+    ("password", r"\bbundle[ \t]+config(?:[ \t]+set)?(?:[ \t]+--(?:global|local))?[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]+"
+                 r"['\"]?[^\s:'\"]+:(?P<secret>(?![$<{])[^\s'\"]{3,})", ("bundle config",)),
     # A value written into a file named for a secret: echo '…' > ~/.vault_pass (not a variable).
     ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<q>['\"]?)(?P<secret>(?![-$<{])[^\s'\"|>;]{6,200})(?P=q)"
                  r"[ \t]*>>?[ \t]*['\"]?[^\s'\";|]*(?i:pass|secret|token|pwd|credential)[^\s'\";|]*",

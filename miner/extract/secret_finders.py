@@ -226,7 +226,8 @@ def _forward(m: re.Match, run: _Pass) -> str:
         if len(bare) < 4 or COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
     elif not (quoted or secret_like(bare)):
-        if low in ("pass", "pw", "contra") or not (assertive and plain_word(bare) and CLAUSE_END_RE.match(after)):
+        if low in ("pass", "pw", "contra", "пасс", "パス") or not (assertive and plain_word(bare)
+                                                                and CLAUSE_END_RE.match(after)):
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
@@ -242,6 +243,8 @@ def _weak(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
+    if "://" in bare or "${" in bare or "=" in bare.rstrip("="):
+        return m.group(0)  # code ("Key design: `BASE_URL=\"${API_URL:-http://…}\"`"), not a generated key
     return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
 
 

@@ -19,18 +19,23 @@ from functools import cached_property
 KEYPAD_WORDS = ("door", "gate", "alarm", "keypad", "lockbox", "garage", "unlock")
 # What names such a code in the words of `_STRONG_LATIN` (the other languages' too): its value holds a digit.
 KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digicode", "porte", "portail", "entrée",
+                "tür", "tresor",
                 "puerta", "portal", "porta", "portão", "portao", "portone", "cancello", "allarm", "türcode", "turcode",
                 "torcode")
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
     r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
-    r"pass(?=[ \t]*[:=]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
+    # (typed fast: "pasword", "passowrd", "passwrod")
+    r"pasword|passowrd|passwrod|"
+    r"pass(?=[ \t]*[:=]|[ \t]+(?:de|del|do|da|du|di|dla|für|fürs|van|voor)[ \t]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"
     # ("user bob pass X": a value with letters, a digit and a symbol)
     r"[ \t]+(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])[^\s,;]{6,})|"
-    r"pw(?=[ \t]*(?:[:=：]|->|→|は|(?:is|è|é|est|ist|es|är)[ \t])|[ \t]+[^\s,;]*[0-9]|"
-    r"[ \t]+(?:for|on|of|at|del?|della|do|da|du)[ \t]|[ \t]+dell['’])|"
+    r"pw(?=[ \t]*(?:[:=：]|->|→|は|(?:is|è|é|est|ist|es|är|got|has)[ \t])|[ \t]+[^\s,;]*[0-9]|"
+    r"[ \t]+(?:for|on|of|at|del?|della|do|da|du|für|fürs|voor|van|dla|untuk)[ \t]|[ \t]+dell['’]|"
+    # ("pw wifi kantor: X": a few words, then a colon)
+    r"(?:[ \t]+[^\s:=：]{1,20}){1,3}[ \t]*[:：])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
     r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin)|(?<=voicemail pin))|"
@@ -52,14 +57,18 @@ _STRONG_LATIN = (
     r"c[óo]digo[\s_-]+(?:de[\s_-]+la[\s_-]+puerta|del[\s_-]+portal|de[\s_-]+la[\s_-]+alarma|da[\s_-]+porta|"
     r"do[\s_-]+port[ãa]o|do[\s_-]+alarme)|codice[\s_-]+(?:del[\s_-]+portone|del[\s_-]+cancello|della[\s_-]+porta|"
     r"dell['’]allarme)|(?:t[üu]r|tor|alarm)code|"
+    r"code[\s_-]+f[üu]r[\s_-]+(?:die|den|das)[\s_-]+(?:alarmanlage|t[üu]r|haust[üu]r|garage|tor|tresor)|"
     r"wlan[\s_-]?(?:schlüssel|key)|"
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
-    r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
-    r"код\s+доступа|κωδικός|"
+    r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m|yi|ni|niz)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
+    r"пасс|"
+    r"код\s+доступа|κωδικός(?!\s+(?:σφάλματος|λάθους|προϊόντος|παραγγελίας|κράτησης|ταχυδρομικός))|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
     # Vietnamese "mk" (mật khẩu), Indonesian "sandi" and Dutch "ww" (wachtwoord) alone, before a made-up value
-    r"(?:mk|sandi|ww)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
+    r"(?:mk|sandi(?:nya)?|ww)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,}|"
+    # ("ww van de router: X", "mk wifi quán: X")
+    r"(?:[ \t]+[^\s:=：]{1,20}){1,3}[ \t]*[:：][ \t]*(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri|"
@@ -69,7 +78,7 @@ _STRONG_LATIN = (
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
     r"סיסמ[הא]|رمز\s+عبور|گذرواژه|پاس\s+ورڈ|পাসওয়ার্ড|கடவுச்சொல்|รหัสผ่าน|密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
-    r"كلمة\s+(?:المرور|السر)|🔑"
+    r"كلمة\s+(?:المرور|السر)|باسورد|پسورد|パス(?=[ \t]*[:：=])|🔑"
 )
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token (any key: "the sandbox key is X"): only a value that looks random is hidden.
@@ -90,9 +99,9 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
-HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "card pin", "bank pin", "atm pin",
-         "debit pin", "credit pin", "sim pin", "voicemail pin", "secret", "contrase", "clave", "senha", "mot de passe",
-         "kennw", "wachtwoord", "hasło", "hasła", "haseł", "heslo",
+HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww ", "sandi", "🔑", "card pin", "bank pin",
+         "atm pin", "debit pin", "credit pin", "sim pin", "voicemail pin", "secret", "contrase", "clave", "senha",
+         "mot de passe", "kennw", "wachtwoord", "hasło", "hasła", "haseł", "heslo",
          "lösenord", "κωδικός", "mật khẩu", "kata sandi", "รหัสผ่าน", "kata laluan", "passord", "adgangskode", "kodeord",
          "salasana", "lykilorð", "parool", "parole", "slaptažod", "geslo", "lozink", "лозинк", "jelsz", "şifrə",
          "nenosiri", "סיסמ", "رمز عبور", "گذرواژه", "پاس ورڈ", "পাসওয়ার্ড", "கடவுச்சொல்",
@@ -100,7 +109,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "pin del", "pin de", "pin du", "pin da", "pin do", "la contra", "пин", "пін", "puk",
-         "mdp", "totp",
+         "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد", "パス",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
          "lock code", "the safe", "the locker", "padlock", "the lock", "security question", "security answer",
@@ -108,7 +117,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
          "code du portail", "code d'entrée", "code d’entrée", "code de l'alarme", "code de l’alarme",
          "digo de la puerta", "digo del portal", "digo de la alarma", "digo da porta", "digo do port",
          "digo do alarme", "codice del portone", "codice del cancello", "codice della porta", "codice dell'allarme",
-         "codice dell’allarme", "türcode", "turcode", "torcode", "alarmcode",
+         "codice dell’allarme", "türcode", "turcode", "torcode", "alarmcode", "code für", "code fur",
          "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
@@ -117,8 +126,8 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "sandi", "🔑", "
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
-LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "signing in",
-               "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
+LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
+               "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
                "entra con", "inicia sesi", "entre com", "entrar com", "connecte-toi", "зайди", "войди", "заходи",
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
@@ -141,7 +150,7 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
            r"คือ)[ \t]*[:：]?[ \t]*)")
 # "to"/"as", and copulas that are also common prepositions or pronouns elsewhere (Finnish and Estonian "on",
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
-_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak)[ \t]+)"
+_TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak|como|comme|come|als)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
@@ -154,7 +163,10 @@ _SET_TO = (r"(?:,?[ \t]+(?:(?:i|we)[ \t]+(?:set|changed|reset|updated)[ \t]+it[ 
            r"la[ \t]+(?:puse|pusimos|cambi[ée]|cambiamos|configur[ée]|dej[ée])[ \t]+(?:a|en|como)|"
            r"(?:je[ \t]+)?l['’](?:ai|avons)[ \t]+(?:mis|chang[ée]|d[ée]fini|r[ée]gl[ée])e?[ \t]+(?:à|a|en|sur|comme)|"
            r"(?:eu[ \t]+)?a[ \t]+(?:coloquei|mudei|defini|troquei)[ \t]+(?:para|como)|"
-           r"and[ \t]+(?:i|we)[ \t]+(?:typed|entered|used|put[ \t]+in))[ \t]+|"
+           r"and[ \t]+(?:i|we)[ \t]+(?:typed|entered|used|put[ \t]+in)|"
+           # "when it asks for the password, type X" ("Когда спросит пароль, вводи X")
+           r"type|enter|вводи|введи|пиши|напиши|набери|escribe|escribí|pon|digita|digite|tape|tapez|tippe|gib|"
+           r"inserisci|scrivi|metti)[ \t]+|"
            r"[ \t]+(?:is|was)[ \t]+(?:still[ \t]+)?the[ \t]+same[ \t]+as[ \t]+[^\n:：]{1,40}?[:：][ \t]*)")
 _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']|della|des|der|zum|zur|para|für|von|"
         r"pour|du|im|am|beim|van|voor|för|till|til|dla|pro|pentru|ke?|ve?|για|του|της|στο|στη|στην|для|от|до|від)"
@@ -175,7 +187,7 @@ _NOT_A_SECRET_AFTER = (
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
 _BARE_GAP = (_NOT_A_SECRET_AFTER +
-             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff.@'’-]{1,30}){1,4}?")
+             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
 
 
 class Patterns:
@@ -199,6 +211,10 @@ class Patterns:
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_ASSERT}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            # (words, then "to"/"as" or nothing: "senha nova como X", "Salasana tietokantaan on X", "الباسورد بتاع
+            # السيرفر X"; with nothing, a value with a digit and a symbol)
+            rf"{_BARE_GAP}{_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"{_BARE_GAP}{_APPOSITION}(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a question answered ("the wifi password? it's X")
             rf"[ \t]*\?[ \t]+(?:it['’]s|it[ \t]+is)[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
@@ -210,8 +226,9 @@ class Patterns:
             rf"(?P<rest>{_VALUE})")
         self.weak = re.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
-            # (words between the name and "is": "the API key they gave us is X"; not a colon: "Key design: `…`")
-            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_BARE_GAP}[ \t]+(?:is|was)[ \t]+|{_APPOSITION}))"
+            # (words between the name and "is": "the API key they gave us is X", "la clé API Mistral que j'utilise :
+            # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
+            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_BARE_GAP}{_ASSERT}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.
@@ -247,7 +264,8 @@ class Patterns:
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
         self.pair = re.compile(
             r"(?i:\b(?:auth-user-pass|"
-            r"log[ \t]*in|login|logon|sign[ \t]*in|signin|logging[ \t]+in|signing[ \t]+in|credentials?|creds|"
+            r"log[ \t]*in|login|logon|sign[ \t]*in|signin|logging[ \t]+in|logged[ \t]+in|signing[ \t]+in|credentials?|"
+            r"creds|"
             r"ssh(?:[ \t]+in)?[ \t]+as|"
             r"usuario[ \t]+y[ \t]+contraseña|"
             r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*|"
@@ -267,7 +285,9 @@ class Patterns:
             r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             # (`::` is a scope: `test_x.py::TestY`, `Token::new`; YAML may put an anchor or a tag before the value)
-            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|\?=|=|:(?!:))[ \t]*(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
+            # (Go prints a header map as `Api-Key:[…]`)
+            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|\?=|=|:\[(?!REDACTED:)(?=[^\s\[\]\"']{8,}\])|:(?!:))[ \t]*"
+            r"(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
             # (a JSON text inside a string escapes its quotes: {\"password\":\"…\"})
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|\\\"[^\"\\\n]{1,400}\\\"|"
             r"[^\s\"',;]{1,4000})")

@@ -74,9 +74,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
      ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "frase", "Frase", "фраза", "助记词", "助記詞")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
-    # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@" hold a placeholder
+    # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@", "%(DB_USER)s:%(DB_PASS)s@" hold a
+    # placeholder
     ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?i:password|passwd|pass|pwd|secret|changeme)@|(?:\*+|[xX]+|<[^>@]*>|"
-                        r"\$\{?\w+\}?)@)[^/\s@]+(?=@)", ("://",)),
+                        r"\$\{?\w+\}?|%\(\w+\)s|\{\{[^{}@]*\}\})@)[^/\s@]+(?=@)", ("://",)),
     # Not a word of prose after "basic" ("basic provisioning", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),
@@ -111,7 +112,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                  r"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{6,})(?![^\s,;'\"])", ("root:", "admin:", "Root:", "Admin:",
                                                                              "administrator:")),
     # A setting named for a password or a secret, said in prose: "the STAGING_DB_PASSWORD is X", "SECRET_KEY is 'X'".
-    ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is[ \t]+[`'\"]?"
+    ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is"
+                 r"(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+[`'\"]?"
                  r"(?P<secret>(?=[^\s`'\"]*[0-9!@#$%^&*])[^\s`'\"]{6,})",
      ("_SECRET is", "_PASSWORD is", "_PASSWD is", "_PASS is", "_PWD is", "SECRET_KEY is")),
     # … or with no word between ("DB_PASSWORD Quartz#Lime91"): a made-up value, not a variable or a placeholder.
@@ -233,7 +235,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\b(?:user(?:name)?|login)\b[ \t]*[:=]?[ \t]*[^\s,;]{1,64}[ \t]*[,;/][ \t]*"
                  r"(?:password|passwd|pass|pwd|pw)\b[ \t]*[:=]?[ \t]*)['\"`]?"
                  r"(?P<secret>(?![<$*{]|your|(?:str|string|int|number|bool|boolean|any|none|null|undefined|object)\b)"
-                 r"[^\s,;'\"`()]{3,})",
+                 r"(?=[^\s,;'\"`()]*\w)[^\s,;'\"`()]{3,})",  # (a letter or a digit in it: not an ellipsis)
      ("pass", "Pass", "PASS", "pwd", "PWD", "pw", "PW")),  # (the password's name, rarer than the user's)
     # A line of ~/.pgpass, named: host:port:database:user:password. (`secret_tables` finds one alone on its line.)
     ("password", r"(?<![\w.-])[\w.-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]+)", ("pgpass",)),

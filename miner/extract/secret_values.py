@@ -4,6 +4,7 @@ code. `secret_finders` and `secret_tables` judge each value a pattern finds with
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Lower-case words that follow "password is …" without being one.
 NOT_VALUES = frozenset("""
@@ -18,7 +19,7 @@ ok fine good bad default standard usual normal regular never always sometimes us
 true false yes on off auto manual field parameter param argument value variable option setting config file
 files env key keys token tokens password passwords secret secrets pin login user username admin credentials
 please just then same stored manager vault prompt dialog screen page form
-forgotten lost leaked compromised broken outdated obsolete temporary strict complex simple
+forgotten lost leaked compromised broken outdated obsolete temporary strict complex simple inherit
 estricta estricto incorrecta incorrecto obligatoria obligatorio segura seguro débil fuerte vacía vacío caducada
 caducado válida inválida nueva nuevo diferente igual misma mismo larga corta cifrada requerida opcional correcta
 sbagliata errata obbligatoria scaduta sicura debole forte vuota nuova diversa stessa lunga cifrata richiesta
@@ -96,8 +97,14 @@ def secret_like(value: str) -> bool:
     if has_digit and has_alpha:
         return True
     # Letters alone are a word, even in mixed case (GitHub, PostgreSQL): only an assertive context makes one a secret.
-    # So are words with an apostrophe in them ("l'ho", "don't").
-    return any(c not in "-_.'’" for c in value if not c.isalnum()) and (has_alpha or has_digit)
+    # So are words with an apostrophe in them ("l'ho", "don't"), and words whose letters carry marks that are not
+    # letters themselves (the vowel signs of Bengali or Hindi, Persian's zero-width non-joiner: "রিসেট", "وای‌فای").
+    return any(c not in "-_.'’" and not _mark(c) for c in value if not c.isalnum()) and (has_alpha or has_digit)
+
+
+def _mark(c: str) -> bool:
+    """A combining mark, or a joiner that shapes a word's letters."""
+    return c in "\u200c\u200d" or (c > "\u02ff" and unicodedata.category(c)[0] == "M")
 
 
 def random_like(value: str) -> bool:
