@@ -141,6 +141,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = r.backward.sub(lambda m: _backward(m, run), text)
             if any(map(within, PROMPTED_HINTS)):
                 text = r.prompted.sub(lambda m: _backward(m, run, verb_needed=True), text)
+                if "what i typed" in low or "what we typed" in low:
+                    text = r.typed_at_prompt.sub(lambda m: _backward(m, run), text)
             text = _code_lists(text, run)
         if "\n" in text:
             text = _credential_lists(text, run)
@@ -265,7 +267,7 @@ def _backward(m: re.Match, run: _Pass, verb_needed: bool = False) -> str:
         return m.group(0)
     if not (quoted or secret_like(bare) or (verb and plain_word(bare))):
         return m.group(0)
-    if m.groupdict().get("prompt") and (" " in bare or not random_like(bare)):
+    if "prompt" in m.groupdict() and (" " in bare or not random_like(bare)):
         return m.group(0)  # "`npm test` is what I typed at the prompt" names a command
     # The value lies before this match: remember it, and the end-of-text pass hides it wherever it is.
     run.hidden("password", bare)

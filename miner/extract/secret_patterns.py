@@ -25,9 +25,8 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 
 # Words that name a password-like secret: any value stated for them is hidden.
 _STRONG_LATIN = (
-    r"pass(?:word|wd|phrase|code)s?|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
-    # (typed fast: "pasword", "passowrd", "passwrod")
-    r"pasword|passowrd|passwrod|"
+    # (and typed fast: "passowrd", "passwrod", "pasword")
+    r"pass(?:word|wd|phrase|code|owrd|wrod)s?|pasword|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
     r"pass(?=[ \t]*[:=]|[ \t]+(?:de|del|do|da|du|di|dla|für|fürs|van|voor)[ \t]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"
     # ("user bob pass X": a value with letters, a digit and a symbol)
@@ -73,7 +72,7 @@ _STRONG_LATIN = (
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri|"
     # Spanish "la contra" (la contraseña) names a password; "la contra" is also a drawback, so only a made-up value
-    r"(?<=\bla[ \t])contra(?![\w-])"
+    r"contra(?<=\bla[ \t]contra)(?![\w-])"
 )
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
@@ -91,10 +90,10 @@ _WEAK_WORDS = (
     r"api[\s_-]?schlüssel"
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|"
-        r"\b[Pp]in[\s-]?(?:code|number)\b|\bcódigo\s+PIN\b|"
-        # "il pin del bancomat", "el pin de la tarjeta", "le pin de la carte", "o pin do cartão"
-        r"\b[Pp]in[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+(?:bancomat|carta|tarjeta|"
-        r"carte|cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|SIM)\b|"
+        # (and "il pin del bancomat", "el pin de la tarjeta", "le pin de la carte", "o pin do cartão")
+        r"\b[Pp]in(?:[\s-]?(?:code|number)\b|[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+"
+        r"(?:bancomat|carta|tarjeta|carte|cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|"
+        r"SIM)\b)|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
@@ -249,10 +248,7 @@ class Patterns:
             # scripts without spaces: "用 X 作为密码", "X をパスワードに", "X 로 비밀번호", "ใช้ X เป็นรหัสผ่าน", "X 是数据库的密码",
             # "X がパスワードです", "X 가 비밀번호예요"
             rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*\S{{0,12}}?)"
-            rf"(?:{_STRONG_WORDS}|pw)|"
-            # "X is what I typed at the prompt" (`secret_finders`: a made-up value)
-            rf"[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the[ \t]+"
-            rf"(?:[\w-]{{2,20}}[ \t]+)?(?P<prompt>prompt)){latin_after}(?(paren)(?=\)))"
+            rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))[ \t]+)|"
@@ -326,6 +322,13 @@ class Patterns:
             rf"(?i:(?:[ \t]+(?P<at>at|in|into)|[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+"
             rf"(?:asks|prompts)[ \t]+(?:you[ \t]+)?for)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
             rf"(?:{_STRONG_WORDS}|pw)(?(at)[ \t]+(?:prompt|field|box|dialog|input)))(?![A-Za-z0-9_])")
+
+    @cached_property
+    def typed_at_prompt(self) -> re.Pattern:
+        """"X is what I typed at the prompt": the value before (`secret_finders`: a made-up one). Compiled when first
+        needed: few texts say "what I typed"."""
+        return re.compile(r"(?i:[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the"
+                          r"[ \t]+(?:[\w-]{2,20}[ \t]+)?(?P<prompt>prompt))(?![A-Za-z0-9_])")
 
     def shape(self, kind: str, source: str) -> re.Pattern:
         """A shape of `SHAPES`, compiled the first time a text holds one of its hints: a hook that redacts one log
