@@ -83,7 +83,11 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # and jwt.sign/hmac.new literals, os.Setenv("…_TOKEN", …), "ssh in as user / X", "X, c'est le mot de passe", a
 # Telegram token in the Bot API's URL (and a path of three parts or more is no value)
 # 8: a value set rather than stated ("I changed it to X", "l'ho impostata a X", "la puse como X"), "the same as
-# before: X", Spanish "la contra", a phone's unlock code, a card's pin in four more languages, admin/X, a GitHub PAT
+# before: X", Spanish "la contra", a phone's unlock code, a card's pin in four more languages, admin/X, a GitHub PAT,
+# PDO and mysqli_connect, GRANT … IDENTIFIED BY, a directive named for a secret, echo '…' > a password file, a decoded
+# Kubernetes secret, a generated value under a line naming it, "X is what I typed at the prompt", the slang and shapes
+# of more languages (el pass de, senha como, PW fürs, ww van, mk wifi, sandinya, пасс, şifreyi, باسورد, پسورد, パス),
+# password typos, "logged in as … with", Bundler's credentials, licence keys, Go's header maps, "SECRET is set to"
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -91,9 +91,9 @@ _WEAK_WORDS = (
 )
 _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|"
         # (and "il pin del bancomat", "el pin de la tarjeta", "le pin de la carte", "o pin do cartão")
-        r"\b[Pp]in(?:[\s-]?(?:code|number)\b|[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+"
-        r"(?:bancomat|carta|tarjeta|carte|cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|"
-        r"SIM)\b)|\bcódigo\s+PIN\b|"
+        r"\b[Pp]in(?:[\s-]?(?:code|number)\b|"
+        r"[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+(?:bancomat|carta|tarjeta|carte|"
+        r"cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|SIM)\b)|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
