@@ -11,7 +11,9 @@ in place and says what it changed:
 - the FTS indexes (rebuilt), and the file itself: `secure_delete` and VACUUM
   so no freed page keeps the old bytes, and the WAL truncated;
 - the block caches (deleted: the next write renders them again) and the
-  logs (each line redacted).
+  logs (each line redacted);
+- the secrets it found, kept as salted digests (never the secrets): a later
+  text that repeats one bare is redacted there too (`extract.secret_turns`).
 
 `miner doctor` runs `scan`; `miner doctor --fix` (which `./install.sh`
 runs on every install and upgrade) runs `fix`, then records
@@ -27,6 +29,8 @@ from pathlib import Path
 
 from .. import paths
 from ..extract.redact import REDACTION_VERSION, redact, redact_memory
+from ..extract.secret_turns import MAX_DIGESTS
+from ..extract.secret_turns import digest as secret_digest
 from ..textutil import char_bigrams, content_hash
 from .store import Store
 
@@ -193,6 +197,9 @@ def fix(store: Store) -> Repair:
                 done.count(f"{table}.{column}")
         for index in _indexes(store):
             db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
+        salt = store.secret_digests()[0]
+        if salt and known:  # what mining learns next hides a bare repeat of them too (`secret_turns`)
+            store.add_secret_digests({secret_digest(salt, secret) for secret in known}, MAX_DIGESTS)
         store.bump(VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
     if done.total:
         _scrub_file(store)
