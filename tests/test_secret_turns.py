@@ -91,3 +91,33 @@ def test_the_store_keeps_digests_salted_per_store_and_bounded(tmp_path):
         with a.atomic():
             a.set_secret_asked("/t.jsonl", False)
         assert not a.secret_asked("/t.jsonl")
+
+
+def learnt(store: Store, secret: str) -> None:
+    """A secret mining found by its context, as the store keeps it (a digest)."""
+    salt = store.secret_digests()[0]
+    with store.atomic():
+        store.add_secret_digests([digest(salt, secret)], keep=100)
+
+
+def test_a_learnt_secret_typed_bare_into_a_correction_is_hidden(store):
+    from miner.memory import corrections
+    from tests.test_corrections import add
+
+    old = add(store, "Use MySQL for the reporting database.", 1)
+    learnt(store, "Hx9!kq2LmP")
+    change = corrections.correct(store, old, "Use PostgreSQL for the reporting database; it logs in with Hx9!kq2LmP.")
+    assert "Hx9!kq2LmP" not in store.get(change.new_id).text and "[REDACTED:" in store.get(change.new_id).text
+
+
+def test_a_learnt_secret_stored_bare_through_mcp_is_hidden(tmp_path):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    with Store() as store:
+        learnt(store, "Qa7!wZ9xLm")
+    session = mcp_tools.Session(project=str(root), config=config.load())
+    result = mcp_tools.store_memory(session, "The reporting job connects to the replica with Qa7!wZ9xLm now.", "fact")
+    assert "Qa7!wZ9xLm" not in result["text"] and result["redacted"] == ["known-secret"]

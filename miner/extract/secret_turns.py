@@ -63,6 +63,12 @@ def tokens(text: str) -> set[str]:
     return out
 
 
+def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes]) -> set[str]:
+    """The tokens of `text` that are secrets learnt earlier (their digests are among `digests`): for a text that
+    enters the store by another way than mining (a memory stored or corrected on request)."""
+    return {token for token in tokens(text) if digest(salt, token) in digests} if digests else set()
+
+
 def asks_for_secret(text: str) -> bool:
     """Whether an assistant's turn ends by asking for a password, a PIN, a key or a token: one of its last two
     sentences names one and is a question or a request ("Which password should I set?", "Please paste the API
@@ -114,10 +120,7 @@ class Conversation:
     def redact(self, role: str, text: str) -> tuple[str, list[str]]:
         """One turn, redacted with what the turns before it taught."""
         known = self.known
-        if self.digests:
-            for token in tokens(text):
-                if token not in known and digest(self.salt, token) in self.digests:
-                    known.add(token)
+        known.update(known_in(text, self.salt, self.digests))
         if role == "user" and self.asked:
             known.update(answer_values(text))
         self.asked = role == "assistant" and asks_for_secret(text)

@@ -183,6 +183,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                  supersedes: int | None = None, scope: str = "project", project: str | None = None) -> dict:
     """Store one memory through redaction, the quality gate, dedup and conflict marking."""
     from ..extract.redact import mostly_redacted, redact, redact_memory
+    from ..extract.secret_turns import known_in
     from ..extract.sentences import passes_quality_gate
     from ..memory.dedup import Deduper
     from ..textutil import keywords as text_keywords
@@ -204,7 +205,9 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     given = [_text(k, "each keyword", MAX_KEYWORD_CHARS).lower() for k in keywords]
     old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
 
-    text, _, _, given, kinds = redact_memory(text, keywords=given)
+    with session.store() as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
+        known = known_in(text, *store.secret_digests())
+    text, _, _, given, kinds = redact_memory(text, keywords=given, known=known)
     given = [k for k in given if not redact(k)[1]]  # a keyword that is a secret by its shape or its key
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing stored (memories never keep secrets)")

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..extract.redact import mostly_redacted, redact, redact_text
+from ..extract.secret_turns import known_in
 from ..textutil import content_hash, short
 from .records import NewMemory, StoredMemory, now_iso
 from .store import Store
@@ -102,7 +103,9 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
 def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change:
     """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one."""
     memory = _get(store, memory_id)
-    text, kinds = redact(text)  # redacted whole, before its white space is collapsed (lists keep their lines)
+    # Redacted whole, before its white space is collapsed (lists keep their lines), and with the secrets mining
+    # learnt: one typed bare into a correction is hidden too.
+    text, kinds = redact(text, known_in(text, *store.secret_digests()))
     text = " ".join(text.split())
     reason = redact_text(reason)
     if not text:
