@@ -527,6 +527,20 @@ def test_basic_auth_credentials_are_redacted(text):
     ('headers="map[Content-Type:[application/json] X-Api-Key:[b4e9d2c7a1f08e3d6c5b9a2f7e1d4c8b]]"',
      "b4e9d2c7a1f08e3d6c5b9a2f7e1d4c8b"),
     ("SESSION_SECRET is set to 9e1f4c7a2b8d5e3f60a1c9b7d2e4f8a3 in prod", "9e1f4c7a2b8d5e3f60a1c9b7d2e4f8a3"),
+    # Backup codes named in Portuguese and Arabic, in two groups of four digits; a Wi-Fi key in French; key-like
+    # names in Ukrainian and Korean; a Ukrainian seed phrase; requirepass in backquotes in prose; a fallback value
+    # for a secret's variable; words in Devanagari between a name and its colon.
+    ("Os códigos de backup da conta: 5501 2984 e 7730 1146", "5501 2984"),
+    ("رمز الاسترداد الخاص بي هو 6612-9034", "6612-9034"),
+    ("la clé WPA du routeur est 7C31A90E55D2B8F4A6E1C0D9B2", "7C31A90E55D2B8F4A6E1C0D9B2"),
+    ("Ключ API сервісу: 5c91e07d2ab34f6881c0de9a7b2f4e13, вставив у .env", "5c91e07d2ab34f6881c0de9a7b2f4e13"),
+    ("지도 API 키가 7e2d9c0a4b1f86e35d7c2a9b0e4f1d68 인데 안 돼요", "7e2d9c0a4b1f86e35d7c2a9b0e4f1d68"),
+    ("Мнемонічна фраза робочого гаманця: amber stool violin harbor sketch rapid nephew plaza cousin ember moral tube",
+     "amber stool violin harbor sketch rapid nephew plaza cousin ember moral tube"),
+    ("完成：在 `redis.conf` 里加了 `requirepass Lz8!mQ2wXk4p`。", "Lz8!mQ2wXk4p"),
+    ("'password' => env('DB_PASSWORD', 'Satay#Ayam77'),", "Satay#Ayam77"),
+    ('const key = process.env.STRIPE_API_KEY || "sk9_Vb3nQ7xLp2Rt";', "sk9_Vb3nQ7xLp2Rt"),
+    ("Stripe की secret key यह है: Xk2pLq9ZtR7vN4mW8sB1yC6d", "Xk2pLq9ZtR7vN4mW8sB1yC6d"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -710,6 +724,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "url = postgresql://%(DB_USER)s:%(DB_PASS)s@%(DB_HOST)s/app and `secrets: inherit` in the workflow",
     "grep -E 'route.*=.*token|route.*=.*refresh'; login(username: string, password:...)",
     "the password length on the form should be 12 for now; PW para 2FA no es obligatorio",
+    # A fallback that is a placeholder or empty; a Wi-Fi key's setting; Korean prose about an API key.
+    "os.getenv('DB_PASSWORD', ''); env('APP_KEY', 'base64:'); la clé WPA doit faire 8 caractères",
+    "API 키가 없어서 401 에러가 나요; process.env.API_TOKEN || undefined",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -87,7 +87,9 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # PDO and mysqli_connect, GRANT … IDENTIFIED BY, a directive named for a secret, echo '…' > a password file, a decoded
 # Kubernetes secret, a generated value under a line naming it, "X is what I typed at the prompt", the slang and shapes
 # of more languages (el pass de, senha como, PW fürs, ww van, mk wifi, sandinya, пасс, şifreyi, باسورد, پسورد, パス),
-# password typos, "logged in as … with", Bundler's credentials, licence keys, Go's header maps, "SECRET is set to"
+# password typos, "logged in as … with", Bundler's credentials, licence keys, Go's header maps, "SECRET is set to",
+# backup codes in Portuguese and Arabic (and in two groups of four digits), la clé WPA, ключ API, API 키, a Ukrainian
+# seed phrase, requirepass in backquotes, a secret variable's fallback literal (env('DB_PASSWORD', '…'))
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")

@@ -78,6 +78,13 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A licence key in groups after its name ("License for the build agent: 7QH4K-2VRXM-…"): letters and digits.
     ("license-key", r"(?i:\blicen[cs]e)[^\n]{0,60}?(?<![\w-])(?P<secret>(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])"
                     r"[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,7})(?![\w-])", ("icense", "icence", "ICENSE", "ICENCE")),
+    # A fallback literal for a variable named for a secret: env('DB_PASSWORD', '…'), os.getenv("API_TOKEN", "…"),
+    # os.environ.get(…, "…"), process.env.DB_PASS || "…" (a made-up value: not "" or "changeme").
+    ("password", r"\b(?:env|getenv|environ\.get|Getenv|GetEnvironmentVariable|fetch)\([ \t]*['\"][A-Za-z0-9_]*"
+                 r"(?i:password|passwd|pass|pwd|secret|token|api_?key)[A-Za-z0-9_]*['\"][ \t]*,[ \t]*" + _MADE_UP,
+     ("env(", "getenv(", "environ.get(", "Getenv(", "EnvironmentVariable(", "fetch(")),
+    ("password", r"\bprocess\.env\.[A-Za-z0-9_]*(?i:password|passwd|pass|pwd|secret|token|api_?key)[A-Za-z0-9_]*"
+                 r"[ \t]*(?:\|\||\?\?)[ \t]*" + _MADE_UP, ("process.env.",)),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

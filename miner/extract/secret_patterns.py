@@ -58,7 +58,7 @@ _STRONG_LATIN = (
     r"dell['’]allarme)|(?:t[üu]r|tor|alarm)code|"
     r"code[\s_-]+f[üu]r[\s_-]+(?:die|den|das)[\s_-]+(?:alarmanlage|t[üu]r|haust[üu]r|garage|tor|tresor)|"
     r"wlan[\s_-]?(?:schlüssel|key)|"
-    r"chave[\s_-]+d[oa][\s_-]+wi-?fi|"
+    r"chave[\s_-]+d[oa][\s_-]+wi-?fi|(?:cl[ée]|clave|chiave)[\s_-]+(?:wpa2?|wep|wi-?fi)|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m|yi|ni|niz)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
     r"пасс|"
@@ -84,7 +84,7 @@ _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
-    r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|"
+    r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|ключ[ \t]+(?:api|доступа)|api[\s_-]?ключ|api[ \t]?키|"
     r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
@@ -107,7 +107,8 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "haslo", "hasla", "şifre", "parol", "парол", "код доступа", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "パスワード",
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
-         "gh pat", "gitea pat", "pin del", "pin de", "pin du", "pin da", "pin do", "la contra", "пин", "пін", "puk",
+         "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
+         "la contra", "пин", "пін", "puk",
          "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد", "パス",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
@@ -117,13 +118,15 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "digo de la puerta", "digo del portal", "digo de la alarma", "digo da porta", "digo do port",
          "digo do alarme", "codice del portone", "codice del cancello", "codice della porta", "codice dell'allarme",
          "codice dell’allarme", "türcode", "turcode", "torcode", "alarmcode", "code für", "code fur",
-         "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "code de récup",
+         "código de recupera", "códigos de recupera", "código de respaldo", "códigos de respaldo", "digo de backup",
+         "digos de backup", "استرداد", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
          "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_NAMES)
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
-WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", *_WEAK_NAMES)
+WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
+              *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -145,7 +148,7 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|ay|är|je|este|yra|"
            r"είναι|היא|הוא|هي|هو|است|है|হল|হলো|হচ্ছে|—|–|-|→|=>|->)[ \t]+"
            r"|[ \t]*[*_]{0,2}[ \t]*[:=：][ \t]*[*_]{0,2}[ \t]*|[ \t]*\|[ \t]*"
-           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|改成了?|设成了?|設成了?|换成了?|換成了?|は|が|を|는|은|이|"
+           r"|[ \t]*(?:是|为|為|设为|設為|设置为|設置為|改为|改為|改成了?|设成了?|設成了?|换成了?|換成了?|は|が|を|는|은|이|가|"
            r"คือ)[ \t]*[:：]?[ \t]*)")
 # "to"/"as", and copulas that are also common prepositions or pronouns elsewhere (Finnish and Estonian "on",
 # Norwegian and Danish "er", Swahili "ni", Latvian "ir", Bulgarian "е"): these need a value that looks made up.
@@ -186,7 +189,8 @@ _NOT_A_SECRET_AFTER = (
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
 _BARE_GAP = (_NOT_A_SECRET_AFTER +
-             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
+             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u09ff\u1e00-\u1eff"
+             r"\u200c.@'’-]{1,30}){1,4}?")
 
 
 class Patterns:
@@ -296,12 +300,14 @@ class Patterns:
         # Recovery codes listed after their name, and what one looks like (a digit in it).
         self.codes_lead = re.compile(
             r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b|\bwiederherstellungscodes?\b|"
-            r"\bbackup-codes?\b|\bc[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|recupera[çc][ãa]o|respaldo)\b|"
+            r"\bbackup-codes?\b|\bc[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|recupera[çc][ãa]o|respaldo|backup)\b|"
+            r"رمو?ز[ \t]+(?:ال)?استرداد|"
             r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodic[ei][ \t]+di[ \t]+recupero\b|"
             r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|\bрезервный[ \t]+код|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
             r"(?:복구|백업)[ \t]?코드)")
         self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
-                                     r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
+                                     r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{4} [0-9]{4}|[0-9]{6,10}|"
+                                     r"[A-Za-z0-9]{8,12})(?![\w-])")
         self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
         # A payment card's number: four groups of four digits (and up to seven more), Amex's 4-6-5, or 13 to 19
         # digits in a row; `secret_finders` keeps those that pass the Luhn check.

@@ -64,8 +64,10 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
     ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t-]phrase|mnemonic|"
                    r"frase[ \t]+(?:de[ \t]+)?(?:recupera[çc][ãa]o|semilla|secreta|acesso)|phrase[ \t]+de[ \t]+"
-                   r"(?:récupération|passe)|wiederherstellungsphrase|seed-фраза|сид-фраза|助记词|助記詞)s?)"
-                   r"(?:[ \t]+(?:for|of|to|del?|da|do|für|pour|der|des|du|для)[ \t]+[^\n:=]{1,40}?)?"
+                   r"(?:récupération|passe)|wiederherstellungsphrase|seed-фраза|сид-фраза|сід-фраза|"
+                   r"мнемоні?[чк]\w*[ \t]+фраз\w*|助记词|助記詞)s?)"
+                   r"(?:[ \t]+(?:for|of|to|del?|da|do|für|pour|der|des|du|для)[ \t]+[^\n:=]{1,40}?|"
+                   r"(?:[ \t]+[\u0400-\u04ff]+){1,3})?"  # (Ukrainian and Russian need no preposition)
                    r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*[:=：][ \t]*)"
                    r"(?P<secret>\"[^\"\n]{8,200}\"|“[^”\n]{8,200}”|'[^'\n]{8,200}'|`[^`\n]{8,200}`|"
                    r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
@@ -196,8 +198,8 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"(?i:\b(?:user|grant)\b[^\n]{0,160}?\bidentified[ \t]+(?:with[ \t]+\w+[ \t]+)?by)[ \t]+['\"]"
                  r"(?P<secret>[^'\"\n]{3,})['\"]",
      ("IDENTIFIED", "identified", "Identified")),
-    # redis.conf: requirepass …, masterauth ….
-    ("password", r"(?m:^[ \t]*(?:requirepass|masterauth)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"]{3,}))",
+    # redis.conf: requirepass …, masterauth … (or the line in backquotes, in prose).
+    ("password", r"(?m:(?:^[ \t]*|`)(?:requirepass|masterauth)[ \t]+['\"]?(?P<secret>(?![$<{])[^\s'\"`]{3,}))",
      ("requirepass", "masterauth")),
     # An expect script answering a password prompt: send "X\r" on the line after it.
     ("password", r"(?i:pass(?:word|phrase)?)[^\n]{0,80}\n[ \t]*send[ \t]+(?:--[ \t]+)?\""
