@@ -255,7 +255,8 @@ class Patterns:
             rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + _NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
-            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))[ \t]+)|"
+            rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))"
+            rf"[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
             # (a verb between the value and its name: "X works as the router password", "X goes in as …")
             rf"{_VALUE},?(?:[ \t]+(?i:(?:still[ \t]+)?(?:works|worked|goes[ \t]+in|went[ \t]+in|is[ \t]+used|"
