@@ -14,6 +14,8 @@ from miner.memory.store import Store
     "Please paste the API token here.",
     "Could you share the staging credentials so I can run the smoke test",
     "好的。数据库密码是多少？",
+    "Which password should I use for staging.example.com?",
+    "Which password should I set?\n\n1. Generate one\n2. Give me one",
 ])
 def test_a_request_for_a_secret_is_seen(text):
     assert asks_for_secret(text)
@@ -23,7 +25,10 @@ def test_a_request_for_a_secret_is_seen(text):
     "I need to update the TokenResponse interface to support both `token` and `access_token` fields:",
     "The workflows are ready - you just need to add that npm token to GitHub secrets!",
     "Which port should the API listen on?",
-    "Should I hash the password with argon2? Done with the token parser, by the way.\n\nAll tests pass.",
+    "Should I hash the password with argon2?",
+    "Should I store the session token in localStorage or a cookie?",
+    "What is the password hashing library you want?",
+    "Do you want me to rotate the tokens now?",
 ])
 def test_talk_about_secrets_is_no_request(text):
     assert not asks_for_secret(text)
@@ -121,3 +126,71 @@ def test_a_learnt_secret_stored_bare_through_mcp_is_hidden(tmp_path):
     session = mcp_tools.Session(project=str(root), config=config.load())
     result = mcp_tools.store_memory(session, "The reporting job connects to the replica with Qa7!wZ9xLm now.", "fact")
     assert "Qa7!wZ9xLm" not in result["text"] and result["redacted"] == ["known-secret"]
+
+
+def test_a_learnt_secret_is_found_again_wrapped_or_inside_other_text():
+    first = Conversation(b"salt")
+    first.redact("user", "the vpn password is Hx9kq2Lm! and the user is ops")
+    later = Conversation(b"salt", frozenset(first.learnt))
+    for text in ("now try Hx9kq2Lm!.", "use **Hx9kq2Lm!** there", "已更新Hx9kq2Lm!密码", "`Hx9kq2Lm!`/prod"):
+        out, _ = later.redact("user", text)
+        assert "Hx9kq2Lm" not in out, text
+    asked = Conversation()
+    asked.redact("assistant", "Which password should I set for the admin account?")
+    asked.redact("user", "**Qa7!wZ9xLm**")
+    assert asked.redact("user", "Retried Qa7!wZ9xLm on prod.")[0] == "Retried [REDACTED:known-secret] on prod."
+
+
+def test_a_subagents_turns_use_and_teach_the_learnt_secrets_but_answer_no_request():
+    from miner.extract.model import Turn
+
+    def turn(text, role="user", sidechain=False):
+        return Turn("u", "s", role, text, "2026-01-01T00:00:00Z", "/p", "main", sidechain, "/t.jsonl")
+
+    first = Conversation(b"salt")
+    out = first.redact_turns([turn("the db password is Pz8!mmQ2xw", sidechain=True)])
+    assert "Pz8!mmQ2xw" not in out[0].text and first.learnt  # learnt in a subagent's turn, kept
+    later = Conversation(b"salt", frozenset(first.learnt))
+    asked = [turn("Which password should I set?", role="assistant"), turn("Wq7!zzLp9x", sidechain=True)]
+    out = later.redact_turns([turn("connect with Pz8!mmQ2xw", sidechain=True), *asked])
+    assert "Pz8!mmQ2xw" not in out[0].text and out[2].text == "Wq7!zzLp9x" and later.asked
+
+
+def test_every_new_secret_is_kept_even_after_the_known_set_was_trimmed(monkeypatch):
+    from miner.extract import secret_turns
+    from miner.extract.model import Turn
+
+    monkeypatch.setattr(secret_turns, "MAX_KNOWN", 2)
+    conversation = Conversation(b"salt")
+    said = "the vpn password is Aa1!aaaaa1, the db password is Bb2!bbbbb2, the wifi password is Cc3!ccccc3"
+    conversation.redact_turns([Turn("u", "s", "user", said, "", "/p", "main", False, "/t.jsonl")])
+    conversation.learnt.clear()
+    conversation.redact("user", "the new password is Dd4!ddddd4")
+    assert conversation.learnt == {digest(b"salt", "Dd4!ddddd4")}
+
+
+def test_a_digest_seen_again_is_the_newest_and_a_secret_with_a_blank_is_not_kept(store):
+    salt = store.secret_digests()[0]
+    old, other, third = digest(salt, "Oo1!ooooo1"), digest(salt, "Pp2!ppppp2"), digest(salt, "Qq3!qqqqq3")
+    for batch in ([old], [other], [old], [third]):
+        with store.atomic():
+            store.add_secret_digests(batch, keep=2)
+    assert store.secret_digests()[1] == {old, third}  # the one seen again outlives the one seen once
+    conversation = Conversation(salt)
+    conversation.redact("user", "the passphrase is 'violet otter lamp ninety'")
+    assert conversation.learnt == set()
+
+
+def test_a_learnt_secret_given_as_an_mcp_keyword_is_dropped(tmp_path):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    with Store() as store:
+        learnt(store, "Qa7!wZ9xLm")
+    session = mcp_tools.Session(project=str(root), config=config.load())
+    result = mcp_tools.store_memory(session, "The reporting job now connects to the read replica.", "fact",
+                                    keywords=["Qa7!wZ9xLm", "replica"])
+    with Store(readonly=True) as store:
+        assert "qa7!wz9xlm" not in store.get(result["id"]).keywords

@@ -83,16 +83,18 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # and jwt.sign/hmac.new literals, os.Setenv("…_TOKEN", …), "ssh in as user / X", "X, c'est le mot de passe", a
 # Telegram token in the Bot API's URL (and a path of three parts or more is no value)
 # 8: a value set rather than stated ("I changed it to X", "l'ho impostata a X", "la puse como X"), "the same as
-# before: X", Spanish "la contra", a phone's unlock code, a card's pin in four more languages, admin/X, a GitHub PAT,
+# before: X", Spanish "la contra", a phone's unlock code, a card's pin in four more languages, a GitHub PAT,
 # PDO and mysqli_connect, GRANT … IDENTIFIED BY, a directive named for a secret, echo '…' > a password file, a decoded
 # Kubernetes secret, a generated value under a line naming it, "X is what I typed at the prompt", the slang and shapes
-# of more languages (el pass de, senha como, PW fürs, ww van, mk wifi, sandinya, пасс, şifreyi, باسورد, پسورد, パス),
+# of more languages (el pass de, senha como, PW fürs, ww van, mk wifi, sandinya, пасс, şifreyi, باسورد, پسورد),
 # password typos, "logged in as … with", Bundler's credentials, licence keys, Go's header maps, "SECRET is set to",
 # backup codes in Portuguese and Arabic (and in two groups of four digits), la clé WPA, ключ API, API 키, a Ukrainian
-# seed phrase, requirepass in backquotes, a secret variable's fallback literal (env('DB_PASSWORD', '…'))
+# seed phrase, requirepass in backquotes, a secret variable's fallback literal (env('DB_PASSWORD', '…')); a text
+# with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
+_BLANK_RUN_RE = re.compile(r"([ \t]{64,})")
 
 
 def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
@@ -106,7 +108,25 @@ def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
     # loaded on first use: the hooks import this module on every call
     from .secret_finders import hide_secrets
 
+    if "        " in text and _BLANK_RUN_RE.search(text):
+        return _by_pieces(text, known, hide_secrets)
     return hide_secrets(text, _extra, known)
+
+
+def _by_pieces(text: str, known: set[str] | None, hide) -> tuple[str, list[str]]:
+    """A text with long runs of blanks (a padded table, a pasted log), redacted piece by piece: no secret's context
+    spans such a run, and a pattern that tried every length of one would take time as its square."""
+    learnt: set[str] = set() if known is None else known
+    pieces, kinds = _BLANK_RUN_RE.split(text), []
+    for i in range(0, len(pieces), 2):  # (the runs themselves, at odd places, stay as they are)
+        pieces[i], found = hide(pieces[i], _extra, learnt)
+        kinds += found
+    out = "".join(pieces)
+    for secret in sorted(learnt, key=len, reverse=True):  # a secret learnt in a later piece, said in an earlier one
+        if secret in out:
+            kinds += ["known-secret"] * out.count(secret)
+            out = out.replace(secret, "[REDACTED:known-secret]")
+    return out, kinds
 
 
 def redact_memory(text: str, subject: str = "", value: str = "", keywords: tuple[str, ...] | list[str] = (),

@@ -73,18 +73,26 @@ CALL_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A configuration directive named for a secret, its value after spaces and alone on its line (Apache's
     # `AuthLDAPBindPassword "…"`, `ProxyPass`-style files): a made-up value (not `PermitEmptyPasswords no`).
     ("password", r"(?m:^[ \t]*[A-Za-z][A-Za-z0-9_.]{0,40}(?i:password|passwd|passphrase|secret)[ \t]+\"?"
-                 r"(?P<secret>(?![$<{%])(?=[^\s\"]*[0-9!#%^&*+])[^\s\"]{3,200})\"?[ \t]*$)",
-     ("assword ", "ASSWORD ", "asswd ", "ASSWD ", "assphrase ", "ecret ", "ECRET ", "assword\t", "ecret\t")),
+                 r"(?P<secret>(?![$<{%])(?!v?\d+(?:\.\d+)+[\"\s]*$)(?=[^\s\"]*[A-Za-z])(?=[^\s\"]*[0-9!#%^&*+])"
+                 r"[^\s\"]{3,200})\"?[ \t]*$)",
+     ("assword ", "ASSWORD ", "asswd ", "ASSWD ", "assphrase ", "ASSPHRASE ", "ecret ", "ECRET ", "assword\t",
+      "ASSWORD\t", "ecret\t", "ECRET\t")),
     # A licence key in groups after its name ("License for the build agent: 7QH4K-2VRXM-…"): letters and digits.
-    ("license-key", r"(?i:\blicen[cs]e)[^\n]{0,60}?(?<![\w-])(?P<secret>(?=[A-Z0-9-]*[0-9])(?=[A-Z0-9-]*[A-Z])"
+    # (three groups or more that mix letters and digits: not "ACME-CORP-TEST-0001" or "ABCD-1234-EFGH-5678")
+    ("license-key", r"(?i:\blicen[cs]e(?:[ \t_-]?keys?)?\b)[^\n]{0,60}?(?<![\w-])"
+                    r"(?P<secret>(?=(?:[A-Z0-9]*-)*(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*"
+                    r"(?:-(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*){2})"
                     r"[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,7})(?![\w-])", ("icense", "icence", "ICENSE", "ICENCE")),
     # A fallback literal for a variable named for a secret: env('DB_PASSWORD', '…'), os.getenv("API_TOKEN", "…"),
     # os.environ.get(…, "…"), process.env.DB_PASS || "…" (a made-up value: not "" or "changeme").
-    ("password", r"\b(?:env|getenv|environ\.get|Getenv|GetEnvironmentVariable|fetch)\([ \t]*['\"][A-Za-z0-9_]*"
-                 r"(?i:password|passwd|pass|pwd|secret|token|api_?key)[A-Za-z0-9_]*['\"][ \t]*,[ \t]*" + _MADE_UP,
+    # (the variable's name ends with the word: not TOKEN_TTL or COMPASS_URL; the value holds a letter, and is no URL)
+    ("password", r"\b(?:env|getenv|environ\.get|Getenv|GetEnvironmentVariable|fetch)\([ \t]*['\"][A-Za-z0-9_]{0,60}?"
+                 r"(?i:password|passwd|_pass|pwd|secret|token|api_?key)['\"][ \t]*,[ \t]*(?=['\"][^'\"]*[A-Za-z])"
+                 r"(?![^'\"\n]*://)" + _MADE_UP,
      ("env(", "getenv(", "environ.get(", "Getenv(", "EnvironmentVariable(", "fetch(")),
-    ("password", r"\bprocess\.env\.[A-Za-z0-9_]*(?i:password|passwd|pass|pwd|secret|token|api_?key)[A-Za-z0-9_]*"
-                 r"[ \t]*(?:\|\||\?\?)[ \t]*" + _MADE_UP, ("process.env.",)),
+    ("password", r"\bprocess\.env\.[A-Za-z0-9_]{0,60}?(?i:password|passwd|_pass|pwd|secret|token|api_?key)"
+                 r"(?![A-Za-z0-9_])[ \t]*(?:\|\||\?\?)[ \t]*(?=['\"][^'\"]*[A-Za-z])(?![^'\"\n]*://)" + _MADE_UP,
+     ("process.env.",)),
     # A card's security code named as one: CVV 731, "the CVC is 8842".
     ("card-security-code", r"(?i:\b(?:cvv2?|cvc2?|csc|card[ \t]+security[ \t]+code)\b)[ \t]*(?::|=|-|is|was)?[ \t]*"
                            r"['\"]?(?P<secret>(?<!\d)\d{3,4})(?![\d/.,:-]\d|\d)",

@@ -38,7 +38,8 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("password", r"\bbundle[ \t]+config(?:[ \t]+set)?(?:[ \t]+--(?:global|local))?[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]+"
                  r"['\"]?[^\s:'\"]+:(?P<secret>(?![$<{])[^\s'\"]{3,})", ("bundle config",)),
     # A value written into a file named for a secret: echo '…' > ~/.vault_pass (not a variable).
-    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<q>['\"]?)(?P<secret>(?![-$<{])[^\s'\"|>;]{6,200})(?P=q)"
+    ("password", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<q>['\"]?)"
+                 r"(?P<secret>(?![-$<{\[])(?=[^\s'\"|>;]*[A-Za-z])(?=[^\s'\"|>;]*[0-9!@#%^&*])[^\s'\"|>;]{6,200})(?P=q)"
                  r"[ \t]*>>?[ \t]*['\"]?[^\s'\";|]*(?i:pass|secret|token|pwd|credential)[^\s'\";|]*",
      ("echo", "printf")),
     # Oracle's tools (user/password@db), lftp -u user,password, remote desktops (xfreerdp /p:, rdesktop -p),
@@ -79,7 +80,7 @@ COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
               r"aws[ \t]+ssm[ \t]+get-parameters?\b[^\n]*--with-decryption|"
               r"cat[ \t]+\S*(?:initialAdminPassword|initial_root_password|node-token)|"
               r"argocd[ \t]+admin[ \t]+initial-password|wg[ \t]+genkey|openssl[ \t]+rand[ \t]+-(?:base64|hex)|"
-              r"kubectl\b[^\n]*\bget[ \t]+secrets?\b[^\n]*\bbase64[ \t]+(?:-d|-D|--decode)\b|"
+              r"kubectl\b[^\n]{0,80}?\bget[ \t]+secrets?\b[^\n]{0,200}?\bbase64[ \t]+(?:-d|-D|--decode)\b|"
               r"pwgen(?=(?:[ \t]+(?:-\w+|\d+))*[ \t]*$)|"
               r"[^\n]*secrets\.token_(?:hex|urlsafe|bytes))[^\n]*\n"
               r"[ \t]*(?P<secret>(?![$<{]|```)\S{6,400})[ \t]*$)",

@@ -52,9 +52,6 @@ from .secret_values import (
     value_of,
 )
 
-# The accounts a default login names before a slash ("default creds are admin/…").
-_ACCOUNT_NAMES = frozenset(("admin", "administrator", "root", "user", "test", "guest", "demo", "postgres", "sa", "pi",
-                            "ubuntu", "elastic", "superuser", "operator"))
 MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
@@ -224,12 +221,14 @@ def _forward(m: re.Match, run: _Pass) -> str:
     if pin:
         if not (quoted or (bare.isdigit() and 4 <= len(bare) <= 12) or random_like(bare)):
             return m.group(0)
+    elif low in ("pass", "pw", "contra", "пасс") and not any(c.isalpha() for c in bare):
+        return m.group(0)  # "tests pass de nuevo: 42/42": these short names take a value with a letter
     elif bare.isdigit():
         if len(bare) < 4 or COUNT_AFTER_RE.match(after) or not (quoted or assertive or keypad):
             return m.group(0)  # "passwords of 12 characters", "password 2 of 3"
     elif not (quoted or secret_like(bare)):
-        if low in ("pass", "pw", "contra", "пасс", "パス") or not (assertive and plain_word(bare)
-                                                                and CLAUSE_END_RE.match(after)):
+        if low in ("pass", "pw", "contra", "пасс") or not (assertive and plain_word(bare)
+                                                        and CLAUSE_END_RE.match(after)):
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
@@ -247,6 +246,9 @@ def _weak(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
     if "://" in bare or "${" in bare or "=" in bare.rstrip("="):
         return m.group(0)  # code ("Key design: `BASE_URL=\"${API_URL:-http://…}\"`"), not a generated key
+    if m.group("bare") and not (len(bare) >= 16 and bare.replace("_", "").replace("-", "").isalnum()
+                                and sum(c.isdigit() for c in bare) >= 4):
+        return m.group(0)  # past words ("the key difference is python3.12"), only a long generated token
     return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
 
 
@@ -288,8 +290,6 @@ def _pair(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
         return m.group(0)
-    if sep == "/" and not (user.lower() in _ACCOUNT_NAMES and secret_like(bare) and "/" not in bare):
-        return m.group(0)  # "admin/admin123" is a pair; "config/secrets.yaml" is a path
     if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec") and not random_like(bare):
         return m.group(0)  # "credentials for staging and production": only a made-up value after a word
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.

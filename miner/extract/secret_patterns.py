@@ -32,9 +32,7 @@ _STRONG_LATIN = (
     # ("user bob pass X": a value with letters, a digit and a symbol)
     r"[ \t]+(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])[^\s,;]{6,})|"
     r"pw(?=[ \t]*(?:[:=：]|->|→|は|(?:is|è|é|est|ist|es|är|got|has)[ \t])|[ \t]+[^\s,;]*[0-9]|"
-    r"[ \t]+(?:for|on|of|at|del?|della|do|da|du|für|fürs|voor|van|dla|untuk)[ \t]|[ \t]+dell['’]|"
-    # ("pw wifi kantor: X": a few words, then a colon)
-    r"(?:[ \t]+[^\s:=：]{1,20}){1,3}[ \t]*[:：])|"
+    r"[ \t]+(?:for|on|of|at|del?|della|do|da|du|für|fürs|voor|van|dla|untuk)[ \t]|[ \t]+dell['’])|"
     r"code[\s_-]+(?:du[\s_-]+)?wi-?fi|"
     # a card's, a bank's or a SIM's pin (the word "pin" first, its owner behind it: fewer places to try)
     r"pin\b(?:(?<=card pin)|(?<=bank pin)|(?<=atm pin)|(?<=debit pin)|(?<=credit pin)|(?<=sim pin)|(?<=voicemail pin))|"
@@ -61,13 +59,14 @@ _STRONG_LATIN = (
     r"chave[\s_-]+d[oa][\s_-]+wi-?fi|(?:cl[ée]|clave|chiave)[\s_-]+(?:wpa2?|wep|wi-?fi)|"
     r"contraseñas?|clave(?:\s+de\s+acceso)?|senhas?|mot\s+de\s+passe|passw[oö]rt(?:e|es)?|kennw[oö]rt|wachtwoord|"
     r"has[łl](?:o|a|em)|heslo|lösenord(?:et)?|şifre(?:si|m|yi|ni|niz)?|parola(?:\s+d['’]ordine)?|парол[ьяюем]\w*|"
-    r"пасс|"
+    r"пасс(?![а-яё])|"
     r"код\s+доступа|κωδικός(?!\s+(?:σφάλματος|λάθους|προϊόντος|παραγγελίας|κράτησης|ταχυδρομικός))|"
     r"mật\s+khẩu|kata\s+sandi(?:nya)?|kata\s+laluan(?:nya)?|"
     # Vietnamese "mk" (mật khẩu), Indonesian "sandi" and Dutch "ww" (wachtwoord) alone, before a made-up value
     r"(?:mk|sandi(?:nya)?|ww)(?=[ \t]*[:=]?[ \t]*(?<=[ \t:=])(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,}|"
-    # ("ww van de router: X", "mk wifi quán: X")
-    r"(?:[ \t]+[^\s:=：]{1,20}){1,3}[ \t]*[:：][ \t]*(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
+    # ("ww van de router: X", "mk wifi quán: X": a word for what has one among a few before the colon)
+    r"(?:[ \t]+[^\s:=：]{1,20}){0,2}?[ \t]+(?i:wi-?fi|wlan|router|modem|nas|admin|server|e-?mail|mail)"
+    r"(?:[ \t]+[^\s:=：]{1,20}){0,2}[ \t]*[:：][ \t]*(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9!@#$%^&*])[^\s,;]{6,})|"
     r"passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|salasana(?:n)?|"
     r"lykilorð(?:ið)?|parool(?:i)?|parole|slaptažodis|geslo|lozink[aeu]|лозинк[аеу]|парол[аи]|jelsz[óoa]\w*|şifrə|"
     r"nenosiri|"
@@ -77,7 +76,7 @@ _STRONG_LATIN = (
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
     r"סיסמ[הא]|رمز\s+عبور|گذرواژه|پاس\s+ورڈ|পাসওয়ার্ড|கடவுச்சொல்|รหัสผ่าน|密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
-    r"كلمة\s+(?:المرور|السر)|باسورد|پسورد|パス(?=[ \t]*[:：=])|🔑"
+    r"كلمة\s+(?:المرور|السر)|باسورد|پسورد|🔑"
 )
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
 # Words that name a key or token (any key: "the sandbox key is X"): only a value that looks random is hidden.
@@ -109,7 +108,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
          "la contra", "пин", "пін", "puk",
-         "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد", "パス",
+         "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
          "lock code", "the safe", "the locker", "padlock", "the lock", "security question", "security answer",
@@ -184,13 +183,17 @@ _NOT_A_SECRET_AFTER = (
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
     r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta|grant|flow|step|screen|"
     r"page|form|tool|hint|input|box|dialog|fingerprints?)\b|[-‐]\w)")
+NOT_A_SECRET_AFTER = _NOT_A_SECRET_AFTER  # (`secret_turns`: a request names a password, not its manager)
 # Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
 _BARE_GAP = (_NOT_A_SECRET_AFTER +
-             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u09ff\u1e00-\u1eff"
-             r"\u200c.@'’-]{1,30}){1,4}?")
+             r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
+# … and in Cyrillic, Devanagari and Bengali too, before a key's generated value only (`Patterns.weak`: "Ключ API
+# сервісу: X"; a password's name before a colon there could name a path: "Пароль хранится в vault, путь: …").
+_KEY_GAP = (_NOT_A_SECRET_AFTER + r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff"
+            r"\u0900-\u09ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
 
 
 class Patterns:
@@ -209,7 +212,8 @@ class Patterns:
             rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
             # a line naming it with words after the name, the value alone on a later line ("Please use the following
             # password to proceed:⏎⏎X"; before "is"/"was", which would take "was generated" for the value)
-            rf"[ \t]+[^\n:：]{{1,60}}[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])(?=\S+[ \t]*(?:\n|\Z))|"
+            rf"{_NOT_A_SECRET_AFTER}[ \t]+[^\n:：]{{1,60}}[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])"
+            rf"(?=\S+[ \t]*(?:\n|\Z))|"
             rf"{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
             rf"{_GAP}(?:{_TO}|{_APPOSITION})(?=[^\s,;]*[0-9!@#$%^&*])|"
@@ -231,14 +235,16 @@ class Patterns:
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
             # (words between the name and "is": "the API key they gave us is X", "la clé API Mistral que j'utilise :
             # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
-            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|{_BARE_GAP}{_ASSERT}|{_APPOSITION}))"
+            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|(?P<bare>{_KEY_GAP}){_ASSERT}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.
         filler = (r"(?:(?:the|my|our|your|his|her|their|a|an|o|new|initial|default|temporary|temp|admin|root|"
                   r"sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w'’-]{2,20})[ \t]+){0,3}")
+        # (never from inside a run of blanks: each start there would scan the whole run again)
         self.backward = re.compile(
-            rf"(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|làm|de|"
+            rf"(?<![ \t])(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|"
+            rf"làm|de|"
             # "X es la contraseña", "X è la password", "X ist das Passwort", "X c'est le mot de passe"
             rf"es|è|é|ist|est|c['’]est)|"
             rf"(?:[ \t]+[—–-]{{1,2}}|[,:])[ \t]+(?:that['’]s|that[ \t]+is|it['’]s|this[ \t]+is)|"
@@ -273,7 +279,7 @@ class Patterns:
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"
             r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"
             r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
-            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|/|"
+            r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|[ \t]+\|[ \t]+|:|"
             r"[ \t]+(?:and|with|e|y|et|und|con|com|mit|avec)[ \t]+)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.

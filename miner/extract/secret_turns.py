@@ -9,7 +9,9 @@ a later one:
   last one, in a process of its own, so what one process learnt must outlive
   it: the store keeps a salted digest of each secret found this way, never the
   secret, and a later text's made-up tokens are looked up among them
-  (`Conversation`, with `Store.secret_digests`).
+  (`Conversation`, with `Store.secret_digests`). The salt is in the same file:
+  a digest keeps the secret out of sight, not out of reach of a guess (the
+  transcripts on the same disk hold it in clear anyway).
 - The assistant asks "Which password should I set for the admin account?" and
   the user answers "Zk93fLqpW#1": a made-up value in a short reply to a
   request for a password, a key or a token is a secret too.
@@ -25,6 +27,9 @@ import re
 
 from .redact import redact
 from .secret_finders import MIN_PROPAGATED
+from .secret_patterns import NOT_A_SECRET_AFTER
+
+_NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 from .secret_values import random_like, rejected, secret_like
 
 MAX_DIGESTS = 10_000  # the digests the store keeps, newest last (`Store.add_secret_digests`)
@@ -32,16 +37,23 @@ MAX_KNOWN = 1024  # secrets kept in a process's `known` set (the longest)
 MAX_ANSWER_CHARS = 240  # a reply longer than this is more than a value given on request
 _ASKED_TAIL = 600  # the end of the assistant's turn where a request for a secret is looked for
 
-# A made-up token: no space, no quote or bracket around it.
-_TOKEN_RE = re.compile(r"[^\s'\"`()<>\[\]{},;]{%d,200}" % MIN_PROPAGATED)
+# A made-up token: no space, no quote or bracket around it, and no letter of a script written without spaces (a
+# secret is said inside such text with none: "已更新X密码").
+_TOKEN_RE = re.compile(r"[^\s'\"`()<>\[\]{},;\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]{%d,200}"
+                       % MIN_PROPAGATED)
+_WRAPPERS = "*_~«»“”‘’"  # Markdown's emphasis and quotes around a token
+_TRAILING = ".,:;?!"
 # What names a secret in a request for one, in the languages the context passes know (`Patterns.strong_lead`) and
 # the key-like names.
 _KEY_WORDS_RE = re.compile(r"(?i:\b(?:api[ _-]?keys?|access[ _-]?keys?|secret[ _-]?keys?|tokens?|credentials?|"
                            r"creds)\b)")
-# A request in English without a question mark ("Please paste the API token here.", "Share the key and I'll …").
-_REQUEST_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ \t]+you)[ \t,]+)"
-                         r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b)")
-_SENTENCE_RE = re.compile(r"[^.!?。？！\n]*(?:[.!?。？！]+|\n|$)")
+# A request for a value: in English, a verb of giving ("Please paste the API token here.", "Could you share the
+# key?") or a question asking which or what ("Which password should I set?", "What's the database password?"); in
+# any language, a question that names one ("数据库密码是多少？").
+_GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ \t]+you)[ \t,]+)"
+                      r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b)")
+_WHICH_RE = re.compile(r"(?i:\b(?:which|what)\b)")  # ("Should I hash the password with argon2?" asks for none)
+_SENTENCE_RE = re.compile(r"\S(?:[^.!?。？！\n]|[.!?](?=\S))*(?:[.!?。？！]+|\n|$)")
 
 
 def digest(salt: bytes, secret: str) -> bytes:
@@ -50,14 +62,20 @@ def digest(salt: bytes, secret: str) -> bytes:
 
 
 def tokens(text: str) -> set[str]:
-    """The made-up tokens of a text that a secret learnt earlier may be: whole, without trailing punctuation, and
-    the value after a `key=` or `key:`."""
+    """The made-up tokens of a text that a secret learnt earlier may be: whole; out of Markdown's emphasis or
+    quotes; without trailing punctuation, one mark or all (a secret may end with "!"); the value after a `key=` or
+    `key:`; each part of a path or of a word joined with "-"."""
     out = set()
     for token in _TOKEN_RE.findall(text):
-        stripped = token.rstrip(".,:;!?")
-        if stripped.isalpha():
+        core = token.strip(_WRAPPERS)
+        if core.rstrip(_TRAILING).isalpha():
             continue  # a word (most tokens): no secret is learnt that is one
-        for part in {token, stripped, token.rpartition("=")[2], stripped.rpartition(":")[2]}:
+        parts = {token, core, core[:-1] if core[-1:] in _TRAILING else core, core.rstrip(_TRAILING),
+                 core.rpartition("=")[2], core.rstrip(_TRAILING).rpartition(":")[2]}
+        for joined in ("/", "-", "’", "'"):
+            if joined in core:
+                parts.update(core.rstrip(_TRAILING).split(joined))
+        for part in parts:
             if len(part) >= MIN_PROPAGATED and not part.isdigit() and secret_like(part):
                 out.add(part)
     return out
@@ -70,31 +88,36 @@ def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes]) -> 
 
 
 def asks_for_secret(text: str) -> bool:
-    """Whether an assistant's turn ends by asking for a password, a PIN, a key or a token: one of its last two
-    sentences names one and is a question or a request ("Which password should I set?", "Please paste the API
-    token."; not "I need to update the token parser.")."""
+    """Whether the end of an assistant's turn asks for a password, a PIN, a key or a token: a sentence names one and
+    asks for its value ("Which password should I set?", "Please paste the API token."; not "I need to update the
+    token parser.", "Should I hash the password with argon2?", "What is the password hashing library you want?")."""
     from .secret_patterns import patterns
 
     tail = text[-_ASKED_TAIL:]
-    if "?" not in tail and "？" not in tail and _REQUEST_RE.search(tail) is None:
+    if "?" not in tail and "？" not in tail and _GIVE_RE.search(tail) is None:
         return False  # (most turns: one look)
     strong = patterns().strong_lead
-    sentences = [s.strip() for s in _SENTENCE_RE.findall(tail) if s.strip()]
-    for sentence in sentences[-2:]:
-        if (strong.search(sentence) or _KEY_WORDS_RE.search(sentence)) and (
-                sentence.endswith(("?", "？")) or _REQUEST_RE.search(sentence)):
+    for sentence in _SENTENCE_RE.findall(tail):
+        sentence = sentence.strip()
+        named = strong.search(sentence) or _KEY_WORDS_RE.search(sentence)
+        if named is None or _NAMES_A_SECRET_RE.match(sentence, named.end()) is None:
+            continue  # ("What is the password hashing library you want?")
+        if _GIVE_RE.search(sentence) or sentence.endswith(("?", "？")) and (
+                _WHICH_RE.search(sentence) or not sentence.isascii()):
             return True
     return False
 
 
 def answer_values(text: str) -> set[str]:
-    """The made-up values of a short reply (a value given on request): tokens that look generated."""
+    """The made-up values of a short reply (a value given on request): tokens that look generated, out of Markdown's
+    emphasis or quotes."""
     if len(text) > MAX_ANSWER_CHARS or text.count("\n") > 3:
         return set()
     out = set()
     for token in _TOKEN_RE.findall(text):
-        token = token.rstrip(".,:;?")
-        if random_like(token) and not rejected(token) and "://" not in token and "@" not in token[1:]:
+        token = token.strip(_WRAPPERS).rstrip(".,:;?")
+        if random_like(token) and not rejected(token) and "://" not in token and "@" not in token[1:] \
+                and "=" not in token:
             out.add(token)
     return out
 
@@ -117,18 +140,22 @@ class Conversation:
         self._digested: set[str] = set()
         self.asked = False
 
-    def redact(self, role: str, text: str) -> tuple[str, list[str]]:
-        """One turn, redacted with what the turns before it taught."""
+    def redact(self, role: str, text: str, main: bool = True) -> tuple[str, list[str]]:
+        """One turn, redacted with what the turns before it taught. A turn off the main thread (a subagent's) uses
+        and teaches the secrets, and answers no request of the main thread's."""
         known = self.known
         known.update(known_in(text, self.salt, self.digests))
-        if role == "user" and self.asked:
-            known.update(answer_values(text))
-        self.asked = role == "assistant" and asks_for_secret(text)
+        if main:
+            if role == "user" and self.asked:
+                known.update(answer_values(text))
+            self.asked = role == "assistant" and asks_for_secret(text)
         out = redact(text, known)
-        if self.salt and len(known) != len(self._digested):
+        if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
+            # (a secret with a blank in it is never one token of a later text: it is not kept)
             for secret in known - self._digested:
-                self.learnt.add(digest(self.salt, secret))
-            self._digested = set(known)
+                if not any(c.isspace() or c == "," for c in secret):
+                    self.learnt.add(digest(self.salt, secret))
+            self._digested.update(known)
         return out
 
     def redact_turns(self, turns: list, asked: bool = False) -> list:
@@ -141,10 +168,11 @@ class Conversation:
         self.asked = asked
         out = []
         for turn in turns:
-            text, kinds = redact(turn.text, self.known) if turn.is_sidechain else self.redact(turn.role, turn.text)
+            text, kinds = self.redact(turn.role, turn.text, main=not turn.is_sidechain)
             out.append(dataclasses.replace(turn, text=text) if kinds else turn)
         if len(self.known) > MAX_KNOWN:
             kept = sorted(self.known, key=len, reverse=True)[:MAX_KNOWN]
             self.known.clear()
             self.known.update(kept)
+            self._digested.intersection_update(kept)
         return out

@@ -202,11 +202,12 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         keywords = []
     if not isinstance(keywords, list) or len(keywords) > MAX_KEYWORDS:
         raise ToolInputError(f"keywords must be a list of at most {MAX_KEYWORDS} words")
-    given = [_text(k, "each keyword", MAX_KEYWORD_CHARS).lower() for k in keywords]
+    raw_given = [_text(k, "each keyword", MAX_KEYWORD_CHARS) for k in keywords]
     old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
 
     with session.store() as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
-        known = known_in(text, *store.secret_digests())
+        known = known_in(" ".join([text, *raw_given]), *store.secret_digests())
+    given = [k.lower() for k in raw_given if k not in known]
     text, _, _, given, kinds = redact_memory(text, keywords=given, known=known)
     given = [k for k in given if not redact(k)[1]]  # a keyword that is a secret by its shape or its key
     if kinds and mostly_redacted(text):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from ..extract.redact import mostly_redacted, redact, redact_text
+from ..extract.redact import mostly_redacted, redact
 from ..extract.secret_turns import known_in
 from ..textutil import content_hash, short
 from .records import NewMemory, StoredMemory, now_iso
@@ -83,12 +83,17 @@ def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> C
     return CorrectionError(f"memory #{memory.id} is {memory.state}; only a current memory can be {done}")
 
 
+def _redacted_reason(store: Store, reason: str) -> str:
+    """A reason typed by hand, redacted, with the secrets mining learnt too."""
+    return redact(reason, known_in(reason, *store.secret_digests()))[0] if reason else reason
+
+
 def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     """Never recall this memory again; mining the same text again does not bring it back."""
     memory = _get(store, memory_id)
     if memory.state == "forgotten":
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
-    reason = redact_text(reason)  # a reason typed by hand is stored and printed like any text
+    reason = _redacted_reason(store, reason)  # a reason typed by hand is stored and printed like any text
     note = reason.strip() or "forgotten by hand"
     with store.atomic():
         store.set_state(memory_id, "forgotten", note)
@@ -107,7 +112,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     # learnt: one typed bare into a correction is hidden too.
     text, kinds = redact(text, known_in(text, *store.secret_digests()))
     text = " ".join(text.split())
-    reason = redact_text(reason)
+    reason = _redacted_reason(store, reason)
     if not text:
         raise CorrectionError("the new text is empty; give the corrected memory in quotes")
     if kinds and mostly_redacted(text):

@@ -40,7 +40,7 @@ def purge(store, project: str) -> dict[str, int]:
         db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
         counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
         # (which of its transcripts ended on a request for a secret, by the path; the store's secret digests name
-        # no project and hold nothing of a secret: they stay)
+        # no project, and stay: one holding the file could test a guess against them, as against the transcripts)
         db.execute("DELETE FROM secret_asked WHERE transcript IN (SELECT transcript FROM watermarks WHERE project = ?)",
                    (project,))
         for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive", "team_sync"):

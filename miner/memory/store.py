@@ -298,10 +298,11 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         return (row[0] if row else b""), digests
 
     def add_secret_digests(self, digests: Iterable[bytes], keep: int) -> None:
-        """Keep these digests too (inside `atomic()`), and no more than `keep` in all, the newest."""
+        """Keep these digests too (inside `atomic()`), and no more than `keep` in all, the newest (one seen again is
+        new again)."""
         added = self.db.execute("SELECT COALESCE(MAX(added), 0) FROM secret_digests").fetchone()[0] + 1
-        self.db.executemany("INSERT OR IGNORE INTO secret_digests (digest, added) VALUES (?, ?)",
-                            [(d, added) for d in digests])
+        self.db.executemany("INSERT INTO secret_digests (digest, added) VALUES (?, ?) "
+                            "ON CONFLICT (digest) DO UPDATE SET added = excluded.added", [(d, added) for d in digests])
         self.db.execute("DELETE FROM secret_digests WHERE digest IN (SELECT digest FROM secret_digests "
                         "ORDER BY added DESC LIMIT -1 OFFSET ?)", (keep,))
 

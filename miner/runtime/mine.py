@@ -379,7 +379,6 @@ class Miner:
                 self.store.mark_seen(t.uuid for t in turns)
                 if self.conversation.learnt:
                     self.store.add_secret_digests(self.conversation.learnt, MAX_DIGESTS)
-                    self.conversation.learnt.clear()
                 if turns and self.conversation.asked != asked:
                     self.store.set_secret_asked(path, self.conversation.asked)
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
@@ -391,6 +390,7 @@ class Miner:
                 self.store.bump("turns_cut", chunk.stats.cut_turns)  # prose over the reader's cap, cut
                 self.store.bump("entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
+            self.conversation.learnt.clear()  # (committed)
             if not chunk.more or chunk.reached_stop:
                 break
         return summary
