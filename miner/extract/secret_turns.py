@@ -28,8 +28,6 @@ import re
 from .redact import redact
 from .secret_finders import MIN_PROPAGATED
 from .secret_patterns import NOT_A_SECRET_AFTER
-
-_NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 from .secret_values import random_like, rejected, secret_like
 
 MAX_DIGESTS = 10_000  # the digests the store keeps, newest last (`Store.add_secret_digests`)
@@ -54,6 +52,7 @@ _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ 
                       r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b)")
 _WHICH_RE = re.compile(r"(?i:\b(?:which|what)\b)")  # ("Should I hash the password with argon2?" asks for none)
 _SENTENCE_RE = re.compile(r"\S(?:[^.!?。？！\n]|[.!?](?=\S))*(?:[.!?。？！]+|\n|$)")
+_NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 
 
 def digest(salt: bytes, secret: str) -> bytes:
