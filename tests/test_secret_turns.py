@@ -115,15 +115,22 @@ def test_a_learnt_secret_typed_bare_into_a_correction_is_hidden(store):
     assert "Hx9!kq2LmP" not in store.get(change.new_id).text and "[REDACTED:" in store.get(change.new_id).text
 
 
-def test_a_learnt_secret_stored_bare_through_mcp_is_hidden(tmp_path):
+def mcp_session_that_learnt(tmp_path, secret: str):
+    """An MCP tool session in a project, with `secret` learnt by the store."""
     from miner import config
     from miner.mcp import tools as mcp_tools
 
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
     with Store() as store:
-        learnt(store, "Qa7!wZ9xLm")
-    session = mcp_tools.Session(project=str(root), config=config.load())
+        learnt(store, secret)
+    return mcp_tools.Session(project=str(root), config=config.load())
+
+
+def test_a_learnt_secret_stored_bare_through_mcp_is_hidden(tmp_path):
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_session_that_learnt(tmp_path, "Qa7!wZ9xLm")
     result = mcp_tools.store_memory(session, "The reporting job connects to the replica with Qa7!wZ9xLm now.", "fact")
     assert "Qa7!wZ9xLm" not in result["text"] and result["redacted"] == ["known-secret"]
 
@@ -182,14 +189,9 @@ def test_a_digest_seen_again_is_the_newest_and_a_secret_with_a_blank_is_not_kept
 
 
 def test_a_learnt_secret_given_as_an_mcp_keyword_is_dropped(tmp_path):
-    from miner import config
     from miner.mcp import tools as mcp_tools
 
-    root = tmp_path / "proj"
-    (root / ".git").mkdir(parents=True)
-    with Store() as store:
-        learnt(store, "Qa7!wZ9xLm")
-    session = mcp_tools.Session(project=str(root), config=config.load())
+    session = mcp_session_that_learnt(tmp_path, "Qa7!wZ9xLm")
     result = mcp_tools.store_memory(session, "The reporting job now connects to the read replica.", "fact",
                                     keywords=["Qa7!wZ9xLm", "replica"])
     with Store(readonly=True) as store:
