@@ -22,8 +22,8 @@ def test_a_request_for_a_secret_is_seen(text):
 
 
 @pytest.mark.parametrize("text", [
-    "I need to update the TokenResponse interface to support both `token` and `access_token` fields:",
-    "The workflows are ready - you just need to add that npm token to GitHub secrets!",
+    "Next I'll change the SessionToken type so it accepts both `token` and `refresh_token` keys:",
+    "The release job is set up - all that's left is putting the PyPI token into the repo secrets!",
     "Which port should the API listen on?",
     "Should I hash the password with argon2?",
     "Should I store the session token in localStorage or a cookie?",

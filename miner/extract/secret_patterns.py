@@ -177,22 +177,22 @@ _GAP = (r"(?:(?:[ \t]+(?:for|of|on|to|in|at|del?|de[ \t]+la|d[oa]s?|di|dell[ao']
         r"(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|la[ \t]+|el[ \t]+|le[ \t]+)?"
         r"[\w.@'’-]{1,40}(?:[ \t]+[\w.@'’-]{1,30}){0,4}?)")  # the shortest gap first: a value is no gap word
 
-# Words after a secret's name that make it name something else ("password manager", "clave primaria").
-_NOT_A_SECRET_AFTER = (
+# Words after a secret's name that make it name something else ("password manager", "clave primaria"); also what
+# `secret_turns` asks of a request for a secret.
+NOT_A_SECRET_AFTER = (
     r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
     r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta|grant|flow|step|screen|"
     r"page|form|tool|hint|input|box|dialog|fingerprints?)\b|[-‐]\w)")
-NOT_A_SECRET_AFTER = _NOT_A_SECRET_AFTER  # (`secret_turns`: a request names a password, not its manager)
 # Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is
 # 1Password").
-_BARE_GAP = (_NOT_A_SECRET_AFTER +
+_BARE_GAP = (NOT_A_SECRET_AFTER +
              r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0590-\u06ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
 # … and in Cyrillic, Devanagari and Bengali too, before a key's generated value only (`Patterns.weak`: "Ключ API
 # сервісу: X"; a password's name before a colon there could name a path: "Пароль хранится в vault, путь: …").
-_KEY_GAP = (_NOT_A_SECRET_AFTER + r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff"
+_KEY_GAP = (NOT_A_SECRET_AFTER + r"(?:,?[ \t]+[A-Za-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff"
             r"\u0900-\u09ff\u1e00-\u1eff\u200c.@'’-]{1,30}){1,4}?")
 
 
@@ -212,7 +212,7 @@ class Patterns:
             rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
             # a line naming it with words after the name, the value alone on a later line ("Please use the following
             # password to proceed:⏎⏎X"; before "is"/"was", which would take "was generated" for the value)
-            rf"{_NOT_A_SECRET_AFTER}[ \t]+[^\n:：]{{1,60}}[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])"
+            rf"{NOT_A_SECRET_AFTER}[ \t]+[^\n:：]{{1,60}}[:：][ \t]*\n(?:[ \t]*\n)?[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])"
             rf"(?=\S+[ \t]*(?:\n|\Z))|"
             rf"{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|"
             rf"[ \t]?[^\x00-\x7f\s:：=]{{1,24}}?{_ASSERT}|"
@@ -259,7 +259,7 @@ class Patterns:
             # "X がパスワードです", "X 가 비밀번호예요"
             rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*\S{{0,12}}?)"
             rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
-            + _NOT_A_SECRET_AFTER)
+            + NOT_A_SECRET_AFTER)
         self.value_before = re.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))"
             rf"[ \t]+)|"

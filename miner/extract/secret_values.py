@@ -4,7 +4,6 @@ code. `secret_finders` and `secret_tables` judge each value a pattern finds with
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # Lower-case words that follow "password is …" without being one.
 NOT_VALUES = frozenset("""
@@ -104,6 +103,8 @@ def secret_like(value: str) -> bool:
 
 def _mark(c: str) -> bool:
     """A combining mark, or a joiner that shapes a word's letters."""
+    import unicodedata  # (only for a text with such a character: the hooks import this module)
+
     return c in "\u200c\u200d" or (c > "\u02ff" and unicodedata.category(c)[0] == "M")
 
 

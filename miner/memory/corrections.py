@@ -83,9 +83,9 @@ def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> C
     return CorrectionError(f"memory #{memory.id} is {memory.state}; only a current memory can be {done}")
 
 
-def _redacted_reason(store: Store, reason: str) -> str:
-    """A reason typed by hand, redacted, with the secrets mining learnt too."""
-    return redact(reason, known_in(reason, *store.secret_digests()))[0] if reason else reason
+def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
+    """A text typed by hand, redacted, with the secrets mining learnt too (one typed bare is hidden)."""
+    return redact(text, known_in(text, *store.secret_digests()))
 
 
 def forget(store: Store, memory_id: int, reason: str = "") -> Change:
@@ -93,7 +93,7 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     memory = _get(store, memory_id)
     if memory.state == "forgotten":
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
-    reason = _redacted_reason(store, reason)  # a reason typed by hand is stored and printed like any text
+    reason = _redacted(store, reason)[0]  # a reason typed by hand is stored and printed like any text
     note = reason.strip() or "forgotten by hand"
     with store.atomic():
         store.set_state(memory_id, "forgotten", note)
@@ -110,9 +110,9 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     memory = _get(store, memory_id)
     # Redacted whole, before its white space is collapsed (lists keep their lines), and with the secrets mining
     # learnt: one typed bare into a correction is hidden too.
-    text, kinds = redact(text, known_in(text, *store.secret_digests()))
+    text, kinds = _redacted(store, text)
     text = " ".join(text.split())
-    reason = _redacted_reason(store, reason)
+    reason = _redacted(store, reason)[0]
     if not text:
         raise CorrectionError("the new text is empty; give the corrected memory in quotes")
     if kinds and mostly_redacted(text):
