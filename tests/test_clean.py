@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from miner.extract import clean
-from miner.extract.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, has_cjk, split_units, turns_to_units
+from miner.extract.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, drop_wrappers, has_cjk, split_units, turns_to_units
 from miner.extract.model import Turn
 
 
@@ -348,3 +348,19 @@ def test_ordinary_prose_splits_as_spacys_sentencizer_did(sentencizer, text):
 ])
 def test_hard_wrapped_lines_are_joined(text, expected):
     assert split_units([text]) == [expected]
+
+
+def test_a_private_nested_in_a_private_does_not_end_it():
+    text = ("Keep the exports nightly <private>first <Private>second</private> the vault code is 4417</private> "
+            "and compress them.")
+    assert units(text) == ["Keep the exports nightly and compress them."]
+
+
+def test_a_private_never_closed_hides_the_rest_even_past_a_nested_one():
+    assert units("We bill in euros. <private>note <private>x</private> the vault code is 4417") == ["We bill in euros."]
+
+
+def test_a_closing_tag_outside_any_private_is_text_and_another_wrapper_inside_does_not_end_it():
+    assert drop_wrappers("a </private> b") == "a </private> b"
+    assert drop_wrappers("a <private>b <system-reminder>c</system-reminder> d</private> e") == "a   e"
+    assert drop_wrappers("a <private>b</private > c</private> e") == "a   e"  # `</private >` is no closing tag

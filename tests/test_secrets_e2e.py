@@ -248,3 +248,36 @@ def test_hand_edits_never_keep_a_secret(tmp_path):
     with Store(readonly=True) as store:
         memory = store.get(stored["id"])
         assert "[REDACTED:" in memory.text and "staging" in memory.keywords and secret.lower() not in memory.keywords
+
+
+def test_private_text_nested_or_never_closed_leaves_no_byte_anywhere(tmp_path, claude_dir):
+    """`<private>` holds everything up to its own closing tag: one nested inside it does not end it, and one
+    never closed holds the rest of the turn. What it holds is nowhere after the hooks ran, the words around it are
+    mined."""
+    cwd = tmp_path / "work" / "ledger"
+    cwd.mkdir(parents=True)
+    hidden = ("quokkamarmalade", "wombatcustard", "numbatbrioche")
+    session = Session(cwd)
+    session.turn(f"<private>first note <private>second note</private> the vault code is {hidden[0]}</private> "
+                 "We'll keep the ledger export nightly.", "Noted: the ledger export stays nightly.")
+    session.turn(f"We decided to bill in euros. <PRIVATE note>my manager is {hidden[1]} <private>x</private> "
+                 f"and he signs off on {hidden[2]}", "Billing is in euros from now on.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    assert run_hook("pre-compact", session.payload("pre-compact.manual.json")).returncode == 0
+    wait_for_workers()
+    session.compaction("This session is being continued from a previous conversation.")
+    outputs = [additional_context(run_hook("session-start", session.payload("session-start.compact.json"))),
+               additional_context(run_hook("session-start", Session(cwd).payload("session-start.startup.json")))]
+    wait_for_workers()
+    assert "ledger export" in outputs[0] and "euros" in outputs[0], outputs[0]
+    for args in (("search", "ledger", "--all"), ("search", "euros", "--all"), ("export",)):
+        result = run_cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        outputs.append(result.stdout.decode("utf-8"))
+    assert "ledger export" in outputs[2] and "euros" in outputs[3], outputs[2:4]
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file()]
+    for word in hidden:
+        assert not any(word in out for out in outputs), word
+        for path in files:
+            assert word.encode("utf-8") not in path.read_bytes(), (word, path)

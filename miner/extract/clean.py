@@ -40,10 +40,9 @@ WRAPPER_TAGS = (
     BLOCK_TAG,
 )
 
-_WRAPPER_RE = re.compile(
-    r"<(" + "|".join(re.escape(t) for t in WRAPPER_TAGS) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)",
-    re.DOTALL | re.IGNORECASE,
-)
+_WRAPPER_NAMES = "|".join(re.escape(t) for t in WRAPPER_TAGS)
+# A wrapper's opening tag (group 1: its name; attributes allowed) or closing tag (group 2).
+_WRAPPER_TAG_RE = re.compile(rf"<(?:({_WRAPPER_NAMES})(?:\s[^>]*)?|/({_WRAPPER_NAMES}))>", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _INTERRUPT_RE = re.compile(r"\[Request interrupted by user[^\]]*\]")
 _HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -59,9 +58,33 @@ MAX_UNIT_CHARS = 1200  # longer "sentences" are pasted data, not statements
 MAX_LINE_CHARS = 100_000
 
 
+def drop_wrappers(text: str) -> str:
+    """`text` without its wrappers (`WRAPPER_TAGS`), each replaced by a blank with all it holds: up to the closing
+    tag that matches its opening one, the same tag nested inside it counted (`<private>a <private>b</private> c
+    </private>` is one wrapper), or to the end of the text when it is never closed. A closing tag outside any
+    wrapper is left as text."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    kept_from, depth, name = 0, 0, ""
+    for match in _WRAPPER_TAG_RE.finditer(text):
+        opening, closing = match.group(1), match.group(2)
+        if not depth:
+            if opening:
+                out.append(text[kept_from:match.start()])
+                name, depth = opening.lower(), 1
+        elif (opening or closing).lower() == name:
+            depth += 1 if opening else -1
+            if not depth:
+                out.append(" ")
+                kept_from = match.end()
+    out.append(" " if depth else text[kept_from:])
+    return "".join(out)
+
+
 def clean_prose(text: str) -> str:
     """Remove wrappers, our own block, code fences, comments and interruption markers."""
-    text = _WRAPPER_RE.sub(" ", text)
+    text = drop_wrappers(text)
     text = _FENCE_RE.sub("\n", text)
     text = _HTML_COMMENT_RE.sub(" ", text)
     text = _INTERRUPT_RE.sub(" ", text)
