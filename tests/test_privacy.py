@@ -191,6 +191,56 @@ def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):
     assert texts == ["We decided to use Redis for the session cache."]
 
 
+@pytest.fixture
+def linked(tmp_path):
+    """(a project folder, the same folder through a symbolic link to its parent)."""
+    real = tmp_path / "disk" / "clients" / "acme"
+    real.mkdir(parents=True)
+    (tmp_path / "clients").symlink_to(tmp_path / "disk" / "clients")
+    return real, tmp_path / "clients" / "acme"
+
+
+@pytest.mark.parametrize("excluded, used", [("link", "real"), ("real", "link"), ("link's parent/*", "real"),
+                                            ("real's parent/*", "link")])
+def test_a_folder_excluded_by_one_path_is_excluded_by_another_through_a_symbolic_link(linked, excluded, used):
+    real, link = linked
+    folder = {"real": real, "link": link}
+    name, _, pattern = excluded.partition("'s parent")
+    glob = str(folder[name].parent) + pattern if pattern else str(folder[name])
+    assert not exclusions.is_excluded(str(folder[used]))
+    exclusions.add_exclusion(glob)
+    assert exclusions.is_excluded(str(folder[used])) and exclusions.is_excluded(str(folder[used] / "api"))
+    assert not exclusions.is_excluded(str(real.parent.parent / "other"))
+
+
+def test_a_session_in_a_folder_excluded_through_a_symbolic_link_is_never_mined(tmp_path, linked, store, pipeline):
+    real, link = linked
+    exclusions.add_exclusion(str(link))
+    hidden = Session(tmp_path / "a.jsonl", cwd=str(real), session_id="hidden")
+    hidden.user("We decided to use MySQL for the billing service.")
+    mine(store, pipeline, hidden)
+    assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    assert store.session("hidden") is None
+
+
+def test_purge_by_another_path_to_the_folder_deletes_its_rows(tmp_path, linked, store, pipeline):
+    real, link = linked
+    for n, cwd in enumerate((real, link)):  # sessions started from either path: stored under both
+        session = Session(tmp_path / f"{n}.jsonl", cwd=str(cwd), session_id=f"acme-{n}")
+        session.user(f"We decided to use Zanzibarquux for the permission service, step {n}.")
+        mine(store, pipeline, session)
+    kept = Session(tmp_path / "kept.jsonl", cwd="/work/kept", session_id="kept-1")
+    kept.user("We decided to use MySQL for the billing service.")
+    mine(store, pipeline, kept)
+    assert {r[0] for r in store.db.execute("SELECT project FROM memories")} == {str(real), str(link), "/work/kept"}
+    result = CliRunner().invoke(main, ["purge", "--project", str(link)], input="y\n")
+    assert result.exit_code == 0, result.output
+    assert f"(and {real}, the same folder)?" in result.output
+    assert f"purged {link}:" in result.output and f"purged {real}:" in result.output
+    assert {r[0] for r in store.db.execute("SELECT project FROM memories")} == {"/work/kept"}
+    assert b"zanzibarquux" not in data_bytes().lower()
+
+
 def test_is_excluded_reads_only_the_standard_library():
     import json
     import subprocess

@@ -99,13 +99,16 @@ def purge(folder: str, yes: bool) -> None:
     you also `miner exclude add` the project.
     """
     project = project_dir(folder)
-    if not yes:
-        click.confirm(f"Delete everything stored for {project}?", abort=True)
     with open_store() as store:
-        counts = privacy.purge(store, project)
-    click.echo(f"purged {project}:")
-    for name, count in counts.items():
-        click.echo(f"  {count:>6} {name}")
+        projects = privacy.same_folder(store, project)
+        if not yes:
+            also = f" (and {', '.join(projects[1:])}, the same folder)" if projects[1:] else ""
+            click.confirm(f"Delete everything stored for {project}{also}?", abort=True)
+        for each in projects:
+            counts = privacy.purge(store, each)
+            click.echo(f"purged {each}:")
+            for name, count in counts.items():
+                click.echo(f"  {count:>6} {name}")
     click.echo("database vacuumed.")
 
 

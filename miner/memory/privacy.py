@@ -55,6 +55,16 @@ def purge(store, project: str) -> dict[str, int]:
     return counts
 
 
+def same_folder(store, project: str) -> list[str]:
+    """`project`, then the other projects the store keeps under another path to the same folder (a symbolic
+    link, followed or not): a purge of one path must not leave the rows filed under the other."""
+    real = os.path.realpath(project)
+    stored = (row[0] for row in store.db.execute(
+        "SELECT project FROM memories UNION SELECT project FROM sessions UNION SELECT project FROM watermarks "
+        "UNION SELECT project FROM checkpoints UNION SELECT project FROM archive"))
+    return [project] + sorted(p for p in stored if p and p != project and os.path.realpath(p) == real)
+
+
 def clear_block_cache() -> int:
     """Remove every pre-rendered recall block: a block of another project may show this one's global memories."""
     removed = 0

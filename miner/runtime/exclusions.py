@@ -102,13 +102,28 @@ def is_excluded(path: str, globs: list[str] | None = None) -> bool:
             return True
     if not globs:
         return False
-    candidates = {os.path.normpath(os.path.abspath(path))}
+    folder = os.path.normpath(os.path.abspath(path))
+    candidates = {folder, os.path.realpath(folder)}
     try:
-        candidates.add(os.path.normpath(paths.project_root(path)))
+        root = os.path.normpath(paths.project_root(path))
+        candidates |= {root, os.path.realpath(root)}
     except Exception:  # noqa: BLE001 - a probe failure only means one candidate fewer
         pass
-    for candidate in candidates:
-        for glob in globs:
+    # A folder reached through a symbolic link is the same folder: each side is compared as given and resolved.
+    for glob in {g for glob in globs for g in (glob, resolved_glob(glob))}:
+        for candidate in candidates:
             if fnmatch.fnmatchcase(candidate, glob) or fnmatch.fnmatchcase(candidate, glob.rstrip("/") + "/*"):
                 return True
     return False
+
+
+def resolved_glob(glob: str) -> str:
+    """`glob` with the symbolic links of its folders resolved, up to its first wildcard (`/link/*` → `/real/*`);
+    a glob that starts with a wildcard is kept as it is."""
+    parts = glob.split("/")
+    fixed = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts))
+    if not glob.startswith("/"):
+        return glob
+    if fixed == len(parts):
+        return os.path.realpath(glob)
+    return os.path.realpath("/".join(parts[:fixed]) or "/").rstrip("/") + "/" + "/".join(parts[fixed:])
