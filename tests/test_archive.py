@@ -127,6 +127,30 @@ def test_forget_hides_what_the_memory_was_drawn_from(tmp_path, store):
     assert store.search_archive("exponential backoff")  # the rest is still there
 
 
+def test_a_forgotten_memory_said_again_stays_hidden_in_the_archive_too(tmp_path, store):
+    """Said again later, word for word or in other words, a forgotten memory absorbs the new sighting (it stays
+    forgotten), and the archived unit of that sighting is hidden as `forget` hid the first one."""
+    said = "We'll use Stripe webhooks, with the idempotency keys kept in Redis."
+    first = Session(tmp_path / "f1.jsonl", PROJECT, session_id="f1", start="2026-03-01T10:00:00")
+    first.user(said)
+    mine(store, first)
+    memory = next(m for m in store.list_memories(limit=100) if "Stripe" in m.text)
+    corrections.forget(store, memory.id, "wrong")
+    assert store.search_archive("idempotency Redis") == []
+    later = Session(tmp_path / "f2.jsonl", PROJECT, session_id="f2", start="2026-03-05T10:00:00")
+    later.user(said)
+    later.user("We'll use Stripe webhooks, with the idempotency keys kept in Redis for now.")
+    later.user("Keep the billing cron at 2am UTC.")
+    mine(store, later)
+    assert store.get(memory.id).state == "forgotten"
+    assert store.db.execute("SELECT COUNT(*) FROM evidence WHERE memory_id = ? AND session_id = 'f2'",
+                            (memory.id,)).fetchone()[0] == 2
+    assert store.search_archive("idempotency Redis") == []
+    assert store.search_archive("billing cron")  # what else was said then is archived as ever
+    block = build(store, PROJECT, CONFIG, situation="query", query="where are the idempotency keys kept", log=False)
+    assert "Redis" not in block.text and not block.said
+
+
 def test_doctor_fix_redacts_a_secret_an_older_version_archived(tmp_path, store):
     """A unit archived raw (as an older redaction left it) is redacted in place by the repair, its search terms
     with it: the secret is no longer found, and the rest of the unit still is."""

@@ -7,7 +7,8 @@ On top of it, for each new memory, inside the miner's transaction:
 - Layer 2, near-duplicate. Within a project and category, a memory close to
   an existing one (`similarity.Comparer.duplicate_score`) merges into it: the
   newer wording is kept, every evidence row stays. A forgotten memory absorbs
-  its paraphrases too, so that it stays forgotten.
+  its paraphrases too, so that it stays forgotten, and the archived units
+  they were said in are hidden as `forget` hid the first ones.
 - Layer 3, conflict. A new memory supersedes an older current one
   (`Comparer.supersedes`): the older one is closed (`valid_to`, state
   superseded, a link with a short "was" note), never deleted. Time decides
@@ -144,6 +145,7 @@ class Deduper:
 
     def _exact(self, memory: StoredMemory, new: NewMemory) -> Outcome:
         added = self.store.merge_evidence(memory.id, new)
+        self._still_forgotten(memory, added)
         reopened = False
         if added and memory.state == "cold":
             self.store.set_state(memory.id, "active", "said again")
@@ -161,9 +163,17 @@ class Deduper:
                 best, best_score = memory, score
         return best
 
+    def _still_forgotten(self, memory: StoredMemory, added: bool) -> None:
+        """A forgotten memory said again stays forgotten, and so does the new sighting's archived unit (archived
+        before its memories are stored, in the same transaction): it is hidden as `forget` hid the first ones."""
+        if added and memory.state == "forgotten":
+            self.store.hide_archived(memory.id)
+
     def _near_duplicate(self, memory: StoredMemory, new: NewMemory) -> Outcome:
         store = self.store
-        if store.merge_evidence(memory.id, new):
+        added = store.merge_evidence(memory.id, new)
+        self._still_forgotten(memory, added)
+        if added:
             if (new.ts or "") >= memory.last_seen and memory.state != "forgotten":
                 store.reword(memory.id, new)  # keep the newer wording
             if memory.state == "cold":
