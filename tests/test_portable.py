@@ -69,6 +69,36 @@ def test_export_import_export_is_identical(tmp_path, pipeline):
         assert restored.search("PostgreSQL", states=())
 
 
+def test_a_store_restored_from_an_export_does_not_mine_a_purged_project_again(tmp_path, pipeline):
+    """Mining state stays on the machine, but what was purged stays purged: the export carries the purged entries'
+    uuids (and no word of theirs), and a store restored from it skips them when it mines the transcripts again."""
+    from miner.memory import privacy
+
+    gone = Session(tmp_path / "gone" / "g1.jsonl", cwd="/work/gone")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    gone.assistant("The Zanzibarquux tables live in the auth schema.")
+    config = validated({"spacy_model": None})
+    with mined_store(tmp_path, pipeline) as store:
+        Miner(store, config, pipeline=pipeline).mine_paths([str(gone.path)])
+        assert store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/gone'").fetchone()[0]
+        privacy.purge(store, "/work/gone")
+        exported = export_text(store)
+        assert '"record":"purged"' not in export_text(store, "/work/shop")
+    purged = [json.loads(line) for line in exported.splitlines() if '"record":"purged"' in line]
+    assert len(purged) == 2 and "zanzibarquux" not in exported.lower() and "/work/gone" not in exported
+    with Store(tmp_path / "restored.db") as restored:
+        summary = portable.import_records(restored, io.StringIO(exported))
+        assert summary.purged == 2 and "2 entries of purged projects" in summary.line()
+        assert export_text(restored) == exported
+        Miner(restored, config, pipeline=pipeline).mine_paths([str(gone.path)])
+        for table in ("memories", "sessions", "archive"):
+            assert restored.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
+        gone.user("We decided to keep the audit log for a year.")  # said after the purge: mined as ever
+        Miner(restored, config, pipeline=pipeline).mine_paths([str(gone.path)])
+        texts = [r[0] for r in restored.db.execute("SELECT text FROM memories WHERE project = '/work/gone'")]
+        assert texts == ["We decided to keep the audit log for a year."]
+
+
 def test_import_into_a_store_that_has_them_merges_instead_of_doubling(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline) as store:
         before = export_text(store)

@@ -287,9 +287,11 @@ def test_purge_deletes_every_row_of_a_project_and_vacuums(tmp_path, store, pipel
     assert store.search("Zanzibarquux") == [] and len(store.search("MySQL")) == 1
     assert store.integrity_ok()
     assert b"zanzibarquux" not in data_bytes().lower()
-    # The purged transcript is not mined again.
+    # The purged transcript is not mined again: not a memory, not a session of the project comes back.
     mine(store, pipeline, gone)
-    assert store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/gone'").fetchone()[0] == 0
+    for table in ("memories", "sessions", "archive"):
+        assert store.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
+    assert store.db.execute("SELECT COUNT(*) FROM purged_entries").fetchone()[0] == 2
 
 
 def test_purge_asks_first_without_yes(store):

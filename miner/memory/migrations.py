@@ -382,6 +382,12 @@ def m013_secret_digests(db: sqlite3.Connection) -> None:
     )
 
 
+def m014_purged_entries(db: sqlite3.Connection) -> None:
+    """The transcript entries of purged projects (uuids only): an export carries them, so that a store restored
+    from it does not mine them again."""
+    run_script(db, "CREATE TABLE purged_entries (uuid TEXT PRIMARY KEY) WITHOUT ROWID;")
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
-              m011_team, m012_common_terms, m013_secret_digests]
+              m011_team, m012_common_terms, m013_secret_digests, m014_purged_entries]

@@ -4,11 +4,13 @@ Export writes JSONL: a header line, then one line per record, each tagged
 with its `record` type: `memory` (every column, state and validity included),
 `wording` (earlier wordings kept for exact dedup), `evidence`, `link`,
 `session`, `checkpoint` and `archive` (a unit of what was said, with its
-provenance; version 2). Records come in a fixed order and carry no
+provenance; version 2), and `purged` (the uuid of an entry of a purged
+project; version 3). Records come in a fixed order and carry no
 export time, so export → import into an empty store → export gives the
 same bytes. Mining state (watermarks, seen entries) is local to a machine
 and is not exported: mining the same transcripts again after an import
-merges into the imported memories instead of doubling them.
+merges into the imported memories instead of doubling them. Only what was
+purged stays seen: its entries are not mined again after an import either.
 
 Import runs in one transaction: a file with a bad line changes nothing.
 Into an empty store the memory ids are kept; into a store that already has
@@ -39,7 +41,7 @@ from ..textutil import char_bigrams, content_hash
 from .store import Store
 
 FORMAT = "transcript-miner-export"
-VERSION = 2  # 2: archive records
+VERSION = 3  # 2: archive records; 3: purged entries
 
 # Text columns that may hold what a user said, per record kind.
 _REDACTED_FIELDS = {
@@ -66,6 +68,7 @@ class ImportSummary:
     sessions: int = 0
     checkpoints: int = 0
     archived: int = 0
+    purged: int = 0
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     remapped: dict[int, int] = field(default_factory=dict)
@@ -73,7 +76,8 @@ class ImportSummary:
     def line(self) -> str:
         return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
                 f"{self.evidence} evidence rows, {self.links} links, {self.wordings} earlier wordings, "
-                f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units")
+                f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units"
+                + (f", {self.purged} entries of purged projects (not mined again)" if self.purged else ""))
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -125,6 +129,9 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         where_archive = "WHERE project = ?" if project else ""
         for row in db.execute(f"SELECT * FROM archive {where_archive} ORDER BY id", args):
             yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}})
+        if not project:  # a purged project is no project any more: a whole export carries its entries
+            for (uuid,) in db.execute("SELECT uuid FROM purged_entries ORDER BY uuid"):
+                yield {"record": "purged", "uuid": uuid}
     finally:
         db.execute("COMMIT")
 
@@ -223,6 +230,12 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     summary.checkpoints += _insert(db, "checkpoints", record, columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
                     summary.archived += _import_archived(db, record, columns["archive"])
+                elif kind == "purged":
+                    if not isinstance(record.get("uuid"), str) or not record["uuid"]:
+                        raise PortableError(f"line {number}: a purged record needs the entry's uuid")
+                    db.execute("INSERT OR IGNORE INTO seen_entries (uuid) VALUES (?)", (record["uuid"],))
+                    summary.purged += db.execute("INSERT OR IGNORE INTO purged_entries (uuid) VALUES (?)",
+                                                 (record["uuid"],)).rowcount
                 else:
                     raise PortableError(f"line {number}: unknown record kind {kind!r}")
             except sqlite3.IntegrityError as exc:

@@ -21,12 +21,22 @@ def purge(store, project: str) -> dict[str, int]:
 
     Entry uuids stay in `seen_entries` (they hold no text): the purged
     transcripts are not mined again; what is said in the project later is,
-    unless it is excluded too.
+    unless it is excluded too. They are also kept as `purged_entries`, which
+    an export carries: a store restored from it does not mine them again.
     """
     db = store.db
     counts: dict[str, int] = {}
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
     with store.atomic() as db:
+        mined = set()
+        for transcript, offset in db.execute("SELECT transcript, offset FROM watermarks WHERE project = ?", (project,)):
+            mined |= _entry_uuids(transcript, offset)
+        mined.update(row[0] for row in db.execute(
+            "SELECT entry_uuid FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?) "
+            "UNION SELECT entry_uuid FROM archive WHERE project = ?", (project, project)))
+        mined.discard("")
+        for table in ("purged_entries", "seen_entries"):
+            db.executemany(f"INSERT OR IGNORE INTO {table} (uuid) VALUES (?)", ((uuid,) for uuid in sorted(mined)))
         ids = "SELECT id FROM memories WHERE project = ?"
         for table, where in (("evidence", f"memory_id IN ({ids})"),
                              ("links", f"src IN ({ids}) OR dst IN ({ids})"),
@@ -53,6 +63,29 @@ def purge(store, project: str) -> dict[str, int]:
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     counts["cached blocks"] = clear_block_cache()
     return counts
+
+
+def _entry_uuids(transcript: str, offset: int) -> set[str]:
+    """The uuids of a transcript's entries in its first `offset` bytes (what was mined of it); none when it is gone."""
+    import json
+
+    found: set[str] = set()
+    try:
+        with open(transcript, "rb") as handle:
+            read = 0
+            for line in handle:
+                read += len(line)
+                if read > offset:
+                    break
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and isinstance(entry.get("uuid"), str):
+                    found.add(entry["uuid"])
+    except OSError:
+        pass
+    return found
 
 
 def same_folder(store, project: str) -> list[str]:

@@ -343,7 +343,7 @@ class Miner:
             with self.store.atomic():
                 self.store.upsert_sessions((
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
-                    for turn in chunk.turns if turn.session_id and project_of(turn) not in excluded))
+                    for turn in turns if turn.session_id))  # (an entry seen before, a purged one too, is not again)
                 self.store.add_user_prompts(prompts)
                 summary.archived += self.store.archive_units(archive)
                 for candidate in candidates:
