@@ -168,6 +168,32 @@ def test_export_file_is_private(tmp_path, pipeline):
     assert out.read_text(encoding="utf-8").startswith('{"format":"transcript-miner-export"')
 
 
+def test_export_and_backup_never_replace_what_is_not_a_file(tmp_path, pipeline):
+    """A pipe (like a device) at the path is refused in one line and left as it was; so is a missing folder."""
+    with mined_store(tmp_path, pipeline):
+        pass
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for command, args in ((export_cmd, ["--output", str(pipe)]), (backup_cmd, [str(pipe)]),
+                          (backup_cmd, [str(pipe), "--force"])):
+        result = CliRunner().invoke(command, args)
+        assert result.exit_code == 1 and "exists and is not a regular file" in result.output, result.output
+        assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    result = CliRunner().invoke(export_cmd, ["--output", str(tmp_path / "missing" / "x.jsonl")])
+    assert result.exit_code == 1 and f"folder {tmp_path / 'missing'} does not exist" in result.output
+    assert "Traceback" not in result.output and ".tmp" not in result.output
+
+
+def test_two_backups_into_a_folder_keep_both(tmp_path, pipeline):
+    with mined_store(tmp_path, pipeline):
+        pass
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    for _ in range(2):
+        assert CliRunner().invoke(backup_cmd, [str(folder)]).exit_code == 0
+    assert len(list(folder.glob("memory-*.db"))) == 2
+
+
 def test_import_of_a_bad_file_changes_nothing(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline) as store:
         good = export_text(store).splitlines()

@@ -32,7 +32,10 @@ def export_(project: str | None, output: Path | None) -> None:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:
-            count = portable.export_to_file(store, output, project_root)
+            try:
+                count = portable.export_to_file(store, output, project_root)
+            except (portable.PortableError, OSError) as exc:
+                raise click.ClickException(f"export failed: {exc}") from None
     if output is not None:
         click.echo(f"{count} memories exported to {output}", err=True)
 
@@ -70,7 +73,7 @@ def backup(path: Path, force: bool) -> None:
     with open_store() as store:
         try:
             written = portable.backup(store, path)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, portable.PortableError) as exc:
             raise click.ClickException(f"backup failed: {exc}") from None
     click.echo(f"backup written to {written}")
 

@@ -145,9 +145,21 @@ def export(store: Store, out: IO[str], project: str | None = None) -> int:
     return count
 
 
+def writable_target(path: Path) -> Path:
+    """`path` if a file may be written there (atomically: a new file takes its name); PortableError, naming what is
+    wrong, when something other than a file is there (a device, a pipe: replacing `/dev/null` would break the
+    system) or its folder does not exist."""
+    path = Path(path)
+    if os.path.lexists(path) and not (path.is_symlink() or path.is_file()):
+        raise PortableError(f"{path} exists and is not a regular file; give the path of a file to write")
+    if not path.parent.is_dir():
+        raise PortableError(f"folder {path.parent} does not exist; create it first or give another path")
+    return path
+
+
 def export_to_file(store: Store, path: Path, project: str | None = None) -> int:
     """Export to `path`, readable by its owner only, replaced atomically (never half-written)."""
-    path = Path(path)
+    path = writable_target(path)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
     try:
         os.fchmod(fd, 0o600)
@@ -316,8 +328,14 @@ def backup(store: Store, target: Path) -> Path:
     if target.is_dir():
         from datetime import datetime, timezone
 
-        target = target / f"memory-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}.db"
+        stamp = f"memory-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
+        target = target / f"{stamp}.db"
+        for n in range(2, 1000):  # two backups within a second: the second gets a name of its own
+            if not os.path.lexists(target):
+                break
+            target = target.with_name(f"{stamp}-{n}.db")
     target.parent.mkdir(parents=True, exist_ok=True)
+    writable_target(target)
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
     os.close(fd)
     os.chmod(temp, 0o600)
