@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from miner.extract import clean
-from miner.extract.clean import BLOCK_TAG, WRAPPER_TAGS, clean_prose, drop_wrappers, has_cjk, split_units, turns_to_units
+from miner.extract.clean import (
+    BLOCK_TAG,
+    WRAPPER_TAGS,
+    clean_prose,
+    drop_wrappers,
+    has_cjk,
+    split_units,
+    turns_to_units,
+)
 from miner.extract.model import Turn
 
 

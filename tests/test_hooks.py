@@ -93,6 +93,11 @@ def hook_log_lines() -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
+def worker_log() -> str:
+    path = paths.logs_dir() / "worker.log"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def memory_texts(project: str | None = None) -> list[str]:
     """Active memory texts; [] while a worker is still creating the store."""
     if not paths.db_path().exists():
@@ -477,6 +482,23 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
                        f"- the user: {EXPECTED_TASK[1]}"]
     assert block.count("PostgreSQL") == 1
     assert not list(paths.locks_dir().glob("*.checkpoint")) and not list(paths.locks_dir().glob("*.wait"))
+
+
+def test_a_lone_surrogate_in_a_turn_is_replaced_and_the_turn_kept_by_the_checkpoint_and_the_miner(session):
+    """An emoji cut in half is written as a lone `\\ud83d` escape: valid JSON, which no UTF-8 text holds."""
+    session.turn("We decided to use Sentry for error tracking. Broken emoji HIGH here.", "Sentry is set up LOW.")
+    written = session.transcript.read_bytes()
+    session.transcript.write_bytes(written.replace(b"HIGH", b"\\ud83d").replace(b"LOW", b"\\udc00"))
+    result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert checkpoint_of(session.session_id)["task"] == ["We decided to use Sentry for error tracking. Broken emoji "
+                                                        "\ufffd here."]
+    wait_for_workers()
+    assert hook_log_lines() == [] and "Traceback" not in worker_log()
+    assert "We decided to use Sentry for error tracking." in memory_texts()
+    with Store(readonly=True) as store:
+        recent = store.checkpoint(session.session_id)["recent"]
+    assert ["user", "We decided to use Sentry for error tracking. Broken emoji \ufffd here."] in recent, recent
 
 
 def test_pre_compact_waits_for_its_miner_up_to_precompact_timeout_s(session):

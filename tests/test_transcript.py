@@ -194,6 +194,23 @@ def test_chinese_text_survives_reading():
     assert chunk.stats.skipped_entries == {"no-prose": 2}  # thinking and a tool result
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["json", "orjson"])
+def test_a_lone_surrogate_becomes_a_replacement_character_and_the_entry_is_kept(tmp_path, monkeypatch, fast):
+    if fast:
+        import orjson
+
+        monkeypatch.setattr(transcript_mod, "_loads", orjson.loads)
+        monkeypatch.setattr(transcript_mod, "_DecodeErrors", (orjson.JSONDecodeError, ValueError, TypeError))
+    path = tmp_path / "s.jsonl"
+    write(path, entry(1, text="We use Sentry. Broken emoji \ud83d here."),
+          entry(2, "assistant", text="A whole pair \ud83d\ude00 stays whole."), entry(3, text="\udc00 alone"))
+    assert path.read_bytes().count(b"\\ud") == 4  # each half of the pair escaped too
+    chunk = read_transcript(str(path))
+    assert [t.text for t in chunk.turns] == ["We use Sentry. Broken emoji \ufffd here.",
+                                             "A whole pair \U0001f600 stays whole.", "\ufffd alone"]
+    assert chunk.stats.skipped_lines == 0
+
+
 @pytest.mark.parametrize(
     ("value", "reason"),
     [

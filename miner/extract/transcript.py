@@ -50,6 +50,28 @@ def use_fast_json() -> None:
     _loads = orjson.loads
     _DecodeErrors = (orjson.JSONDecodeError, ValueError, TypeError)
 
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def parse_line(line: bytes) -> Any:
+    """One JSON line. A surrogate escaped alone (`\\ud83d` without its pair: an emoji cut in half by a program
+    that counts UTF-16 units) is valid JSON that orjson refuses and no UTF-8 text can hold: it becomes U+FFFD,
+    and the entry is kept."""
+    if b"\\ud" not in line and b"\\uD" not in line:
+        return _loads(line)
+    return _without_lone_surrogates(json.loads(line))
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 HEAD_BYTES = 512
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a line longer than this is skipped, not parsed
 # Prose kept of one turn. Past this a prompt is pasted data (a log, a file); its head says what was asked.
@@ -369,7 +391,7 @@ def read_transcript(
             if line.isspace():  # a blank line (`strip` would copy a line of megabytes to find that out)
                 continue
             try:
-                entry = _loads(line)
+                entry = parse_line(line)
             except _DecodeErrors:
                 stats.skipped_lines += 1
                 continue

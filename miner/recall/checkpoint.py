@@ -25,7 +25,6 @@ redacted (`REQUEST_SCAN_CHARS`, `DONE_SCAN_CHARS`).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import lru_cache
@@ -34,7 +33,7 @@ from ..extract.clean import clean_prose
 from ..extract.model import Turn
 from ..extract.redact import redact
 from ..extract.secret_turns import Conversation
-from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, read_transcript
+from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, parse_line, read_transcript
 from ..memory.records import StoredMemory, now_iso
 from ..memory.store import Store
 from ..textutil import char_bigrams, clip, keywords, simple_stem
@@ -166,8 +165,8 @@ def _tail_turns(transcript: str, budget: int | None = None):
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
+            entry = parse_line(line)
+        except (ValueError, TypeError, RecursionError):
             continue
         try:
             turn = entry_to_turn(entry, transcript, stats)
