@@ -127,6 +127,20 @@ def file_stem(key: str) -> str:
     return blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
+def is_utf8(text: str) -> bool:
+    """True when `text` (a file name) holds nothing but UTF-8: no byte the file system kept undecoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(text: str) -> str:
+    """`text` with what is not UTF-8 written as escapes: a file name as a terminal can show it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def encode_project(cwd: str) -> str:
     """Claude Code's folder name for a cwd: every character but an ASCII letter or digit becomes '-'."""
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
@@ -191,6 +205,8 @@ def _git_root(cwd: str) -> str:
         except OSError as exc:  # a folder it may not look into (EACCES): the cwd is its own project, as it was
             if exc.errno not in (errno.EBADF, errno.ELOOP):
                 return clean
+        except ValueError:  # no path of this machine: a NUL, a surrogate no file name can hold (UnicodeEncodeError)
+            return clean
         parent = os.path.dirname(candidate) or "."
         if parent == candidate:
             return clean

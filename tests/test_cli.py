@@ -305,3 +305,58 @@ def test_recall_explain_shows_the_words_of_what_a_question_ranked_past_the_short
     assert result.exit_code == 0, result.output
     left = result.output.split("LEFT OUT (over budget)", 1)[1]
     assert left.count("[fact] Widget ") == 15 and "not read" not in left
+
+
+def test_a_store_this_user_may_not_write_is_read_by_the_reading_commands_and_refused_in_one_line_by_the_rest(
+        tmp_path, monkeypatch):
+    from miner.memory import store as store_mod
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/shop", category="decision", confidence=0.9, rule_id="t",
+                                   text="We decided to use Redis for the session cache.", role="user",
+                                   session_id="s", transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))
+    db = str(paths.db_path())
+    os.chmod(db, 0o400)
+    if os.geteuid() == 0:  # the superuser may write any file: what the system answers anyone else is answered here
+        real_access = os.access
+        monkeypatch.setattr(store_mod.os, "access", lambda p, mode: False if p == db else real_access(p, mode))
+    runner = CliRunner()
+    for args in (["recall", "--project", "/work/shop"], ["list", "--project", "/work/shop"], ["search", "Redis"],
+                 ["show", "1"], ["stats"], ["export"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0 and "Redis" in result.output or args[0] == "stats", (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+    session = Session(tmp_path / "s.jsonl", cwd="/work/shop")
+    session.user("We decided to use Postgres for the orders.")
+    for args in (["forget", "1"], ["pin", "1"], ["mine", str(session.path)]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 1 and f"cannot write to {db}: it is read-only for you" in result.output, (
+            args, result.output)
+        assert "Traceback" not in result.output
+    with Store(readonly=True) as store:
+        assert store.get(1).state == "active"
+        assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 0
+
+
+def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(tmp_path):
+    """A file name that is not UTF-8 cannot be kept in the store: that transcript is named (printable) and left,
+    the others are mined, and the exit status says that something was not done."""
+    folder = paths.projects_dir() / "-work-shop"
+    good = Session(folder / "good.jsonl", cwd="/work/shop")
+    good.user("We decided to use Redis for the session cache.")
+    bad = os.fsencode(folder / "bad.jsonl").replace(b"bad", b"bad\xff")
+    with open(bad, "wb") as handle:
+        handle.write(good.path.read_bytes().replace(b"Redis", b"Valkey"))
+    result = CliRunner().invoke(main, ["mine", "--all"])
+    assert result.exit_code == 1, result.output
+    assert "2 files" in result.output and "1 new memories" in result.output
+    assert "bad\\udcff.jsonl: its name is not UTF-8, which the store cannot keep; rename it" in result.output
+    assert "Error: 1 transcript(s) not mined (see above)" in result.output and "Traceback" not in result.output
+    with Store(readonly=True) as store:
+        assert [m.text for m in store.list_memories()] == ["We decided to use Redis for the session cache."]
+
+
+def test_a_cwd_no_file_name_can_hold_is_its_own_project():
+    assert paths.project_root("/work/shop/\ud800half") == "/work/shop/\ud800half"
+    assert paths.project_root("/work/shop/a\x00b") == "/work/shop/a\x00b"

@@ -655,7 +655,7 @@ def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
 # --- failing open ---------------------------------------------------------------------------
 
 TRANSCRIPT_HOSTILE = ["missing-transcript", "outside-claude", "symlink-outside", "directory", "fifo"]
-ANY_HOSTILE = ["empty", "invalid-json", "non-object", "wrong-types"]
+ANY_HOSTILE = ["empty", "invalid-json", "non-object", "wrong-types", "lone-surrogate"]
 
 
 def hostile_cases():

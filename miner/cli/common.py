@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from .. import config as config_mod
 from .. import paths
-from ..memory.store import Store, StoreError
+from ..memory.store import ReadOnlyStoreError, Store, StoreError
 
 
 def load_config() -> dict:
@@ -19,10 +20,15 @@ def load_config() -> dict:
         raise click.ClickException(str(exc)) from None
 
 
-def open_store(readonly: bool = False) -> Store:
-    """The memory store; one that cannot be opened is one line."""
+def open_store(readonly: bool = False, or_readonly: bool = False) -> Store:
+    """The memory store; one that cannot be opened is one line. `or_readonly`: a store this user may not write is
+    opened read-only instead (for a command that only reads, but records what it read when it can)."""
     try:
         return Store(readonly=readonly)
+    except ReadOnlyStoreError:
+        if not or_readonly:
+            raise click.ClickException(f"{sys.exc_info()[1]}") from None
+        return open_store(readonly=True)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -79,10 +79,16 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
                                        "Claude Code transcript files or folders, or pass --all")
         raise click.UsageError("name transcripts to mine, or pass --all")
     config = load_config()
+    # A file name that is not UTF-8 (bytes the file system allows) cannot be kept in the store, which names the
+    # transcripts it mined.
+    unnamed = [file for file in files if not paths.is_utf8(file)]
+    files = [file for file in files if paths.is_utf8(file)]
     with open_store() as store:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
-        total = Summary(files=len(files) - len(todo))
+        total = Summary(files=len(files) - len(todo) + len(unnamed), errors=[
+            f"{paths.printable(file)}: its name is not UTF-8, which the store cannot keep; rename it"
+            for file in unnamed])
         groups = project_groups(todo)
         processes = min(jobs or default_jobs(todo), len(groups))
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
@@ -107,6 +113,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
+    if total.errors:  # what was mined is kept; the next run tries the rest again
+        raise click.ClickException(f"{len(total.errors)} transcript(s) not mined (see above); fix what the errors "
+                                   "name and run it again")
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -129,7 +138,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
 
     config = load_config()
     situation = situation or ("query" if query else "startup")
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         result = build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
                        budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
                        void=False if no_void else None, log=not explain)
@@ -140,7 +149,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory (default: cwd).")
 def zones(project: str | None) -> None:
     """Show the void zones of the last recall for a project."""
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         row = store.last_recall(project_dir(project))
     if row is None:
         click.echo("No recall logged for this project yet.")
@@ -164,7 +173,7 @@ def zones(project: str | None) -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
 def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
     """List memories, newest first."""
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         rows = store.list_memories(project_dir(project) if project else None, category, states or ("active",), limit)
     for m in rows:
         flag = " (unconfirmed)" if m.tentative else ""
@@ -177,7 +186,7 @@ def list_(project: str | None, category: str | None, states: tuple[str, ...], li
 @click.argument("memory_id", type=int)
 def show(memory_id: int) -> None:
     """Show one memory with its provenance and evidence."""
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         memory = store.get(memory_id)
         if memory is None:
             raise click.ClickException(f"no memory {memory_id}; `miner list` shows the ids")
@@ -217,7 +226,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
     forms = glossary.query_forms(query)
     where = project_dir(project) if project else None
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit,
                             forms=forms)
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit, forms=forms)
@@ -262,7 +271,7 @@ def gc(dry_run: bool, project: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats(as_json: bool) -> None:
     """Counts of memories, sessions, transcripts and skipped input."""
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         data = store.stats()
     if as_json:
         click.echo(json.dumps(data, indent=2))

@@ -28,7 +28,7 @@ def export_(project: str | None, output: Path | None) -> None:
     from ..memory import portable
 
     project_root = project_dir(project) if project else None
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:
@@ -70,7 +70,7 @@ def backup(path: Path, force: bool) -> None:
 
     if path.is_file() and not force:
         raise click.ClickException(f"{path} exists; pass --force to replace it")
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         try:
             written = portable.backup(store, path)
         except (OSError, sqlite3.Error, portable.PortableError) as exc:

@@ -49,6 +49,10 @@ class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says what to do."""
 
 
+class ReadOnlyStoreError(StoreError):
+    """The database is there, but this user may not write it."""
+
+
 class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
@@ -64,6 +68,9 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         self._shares: dict[str, tuple[float, int]] = {}  # {project: (its share of the memories, the newest id then)}
         if not readonly:
             paths.ensure_private_dir(os.path.dirname(self._file) or ".")
+            if os.path.exists(self._file) and not os.access(self._file, os.W_OK):  # SQLite would fail at the first write
+                raise ReadOnlyStoreError(f"cannot write to {self._file}: it is read-only for you; make it writable "
+                                         "(`chmod u+w`) or run as its owner")
         elif not os.path.exists(self._file):
             raise StoreError(f"no memory database at {self._file}: run `miner mine --all` first")
         try:

@@ -413,9 +413,9 @@ class Miner:
             except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
                 with self.store.atomic():
                     self.store.bump("transcripts_vanished")
-                result = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
+                result = Summary(files=1, errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
             except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
-                result = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
+                result = Summary(files=1, errors=[f"{file}: {type(exc).__name__}: {exc}"])
             finally:
                 locks.release(fd)
             total.add(result)
