@@ -107,6 +107,8 @@ REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_s
                      "startup_restated_bonus", "startup_half_life_share", "startup_shares",
                      "startup_recall_feedback", "session_bonus"})
 NULLABLE = frozenset({"spacy_model"})  # null: the blank pipeline
+POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-lives divide an age
+MAX_NUMBER = 1e12  # far above any sensible setting, far below what overflows
 
 
 class ConfigError(ValueError):
@@ -189,8 +191,13 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
             and (not isinstance(default, int) or float(value).is_integer()))
     if not fits:
         refuse(f"must be {_kind(default)}, not {_shown(value)}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-        refuse(f"must not be negative ({value})")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value != value or abs(value) > MAX_NUMBER:  # NaN, Infinity (JSON parsers take both), or 1e308
+            refuse(f"must be a number from 0 to {MAX_NUMBER:.0e}, not {value}")
+        if value < 0:
+            refuse(f"must not be negative ({value})")
+        if value == 0 and name.split(".")[0] in POSITIVE:
+            refuse("must be more than 0 (it is a half-life)")
 
 
 def validated(user: dict[str, Any], where: str = "settings") -> Settings:

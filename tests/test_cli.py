@@ -360,3 +360,16 @@ def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(t
 def test_a_cwd_no_file_name_can_hold_is_its_own_project():
     assert paths.project_root("/work/shop/\ud800half") == "/work/shop/\ud800half"
     assert paths.project_root("/work/shop/a\x00b") == "/work/shop/a\x00b"
+
+
+ID_COMMANDS = [(path, command) for path, command in COMMANDS
+               if any(getattr(p, "name", "") == "memory_id" for p in command.params)]
+
+
+@pytest.mark.parametrize("path,command", ID_COMMANDS, ids=[" ".join(p) for p, _ in ID_COMMANDS])
+def test_a_memory_id_no_store_can_hold_is_refused_in_one_line(path, command):
+    with Store():
+        pass
+    result = CliRunner().invoke(main, [*path, str(10**23)])
+    assert result.exit_code == 2 and "is not in the range 1<=x<=" in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -414,3 +414,18 @@ def test_store_takes_the_mining_conflict_path(project):
     with pytest.raises(mcp_tools.ToolInputError, match="keywords must be a list"):
         mcp_tools.store_memory(session, "We decided to keep the API versioned by URL path.", "decision",
                                keywords="api")  # type: ignore[arg-type]
+
+
+def test_an_id_past_what_the_store_can_hold_is_a_tool_error_that_says_so(project):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    stored_id = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the main database.", "decision")["id"]
+    huge = 10**23
+    for call in (lambda: mcp_tools.forget(session, huge, "wrong"), lambda: mcp_tools.explain(session, huge),
+                 lambda: mcp_tools.correct(session, huge, "We decided to use MySQL."),
+                 lambda: mcp_tools.store_memory(session, "We decided to use MySQL.", "decision", supersedes=huge)):
+        with pytest.raises(mcp_tools.ToolInputError, match="must be a positive integer memory id"):
+            call()
+    assert stored(stored_id)[0].state == "active"

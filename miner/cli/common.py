@@ -11,6 +11,9 @@ from .. import config as config_mod
 from .. import paths
 from ..memory.store import ReadOnlyStoreError, Store, StoreError
 
+# A memory id as an argument: SQLite's integers are 64-bit, a larger number would be a traceback, not "no memory".
+MEMORY_ID = click.IntRange(1, 2**63 - 1)
+
 
 def load_config() -> dict:
     """The settings; a bad one is one line that names the key, not a traceback."""

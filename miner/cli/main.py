@@ -14,7 +14,7 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
-from .common import load_config, open_store, project_dir
+from .common import MEMORY_ID, load_config, open_store, project_dir
 
 
 class _Group(click.Group):
@@ -183,7 +183,7 @@ def list_(project: str | None, category: str | None, states: tuple[str, ...], li
 
 
 @main.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 def show(memory_id: int) -> None:
     """Show one memory with its provenance and evidence."""
     with open_store(or_readonly=True) as store:

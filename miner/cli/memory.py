@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from ..memory import corrections
-from .common import open_store
+from .common import MEMORY_ID, open_store
 
 
 def _run(action, *args):
@@ -26,7 +26,7 @@ def _echo(change: corrections.Change) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 @click.option("--reason", default="", help="Why; kept with the memory and shown by `miner show`.")
 def forget(memory_id: int, reason: str) -> None:
     """Never recall memory MEMORY_ID again, even when its transcript is mined again.
@@ -37,7 +37,7 @@ def forget(memory_id: int, reason: str) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 @click.argument("text")
 @click.option("--reason", default="", help="Why; kept on the link between the old and the new text.")
 def correct(memory_id: int, text: str, reason: str) -> None:
@@ -50,7 +50,7 @@ def correct(memory_id: int, text: str, reason: str) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 @click.option("--global", "everywhere", is_flag=True, help="Recall it in every project, not only its own.")
 def pin(memory_id: int, everywhere: bool) -> None:
     """Always recall memory MEMORY_ID; it never decays."""
@@ -58,14 +58,14 @@ def pin(memory_id: int, everywhere: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 def unpin(memory_id: int) -> None:
     """Rank and decay memory MEMORY_ID like any other again."""
     _echo(_run(corrections.unpin, memory_id))
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 def history(memory_id: int) -> None:
     """Show every version of memory MEMORY_ID: what it replaced, what replaced it, and why."""
     found = _run(corrections.history, memory_id)

@@ -11,7 +11,7 @@ import click
 from ..extract import trust
 from ..memory import privacy
 from ..runtime import exclusions
-from .common import open_store, project_dir
+from .common import MEMORY_ID, open_store, project_dir
 
 
 def _privacy(action, *args):
@@ -79,7 +79,7 @@ def quarantine(project: str | None, limit: int) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 def approve(memory_id: int) -> None:
     """Release quarantined memory MEMORY_ID: it becomes active and can be recalled."""
     with open_store() as store:

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .common import open_store, project_dir
+from .common import MEMORY_ID, open_store, project_dir
 
 _NO_DRIVER = ("team memory needs the team extra (psycopg is missing): pip install 'transcript-miner[team]', "
               "or run ./install.sh again")
@@ -231,7 +231,7 @@ def leave(project: str | None, every: bool) -> None:
 
 
 @team.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 @click.option("--stop", is_flag=True, help="Stop sharing it (what the team has stays there).")
 def share(memory_id: int, stop: bool) -> None:
     """Share one of your preferences with the team (preferences are personal otherwise)."""

@@ -106,7 +106,7 @@ def _text(value: Any, name: str, limit: int, required: bool = True) -> str:
 
 
 def _memory_id(value: Any, name: str = "id") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:  # (SQLite's integers)
         raise ToolInputError(f"{name} must be a positive integer memory id (memory_recall lists them)")
     return value
 
