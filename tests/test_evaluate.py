@@ -185,3 +185,20 @@ def test_rules_stats_on_synthetic_gold(synthetic_gold):
     rows = [line.split() for line in lines[1:] if not line.startswith("    ")]
     assert sum(int(r[2]) for r in rows) >= 1
     assert any("only: We'll use PostgreSQL" in line for line in lines) or sum(int(r[2]) for r in rows) > 1
+
+
+def test_eval_with_nothing_to_score_and_train_into_no_folder_are_one_line_each(tmp_path):
+    gold, transcripts = tmp_path / "gold", tmp_path / "transcripts"
+    (gold / "extraction").mkdir(parents=True)
+    transcripts.mkdir()
+    (gold / "extraction" / "absent-session.jsonl").write_text("")
+    runner = CliRunner()
+    result = runner.invoke(main, ["eval", "--gold", str(gold), "--transcripts", str(transcripts)])
+    assert result.exit_code == 1, result.output
+    assert f"nothing to score: {gold} has labels (extraction/*.jsonl, restore/*.jsonl) for 1 transcript(s), none " \
+           f"of them under {transcripts}" in result.output
+    result = runner.invoke(main, ["eval", "--gold", str(gold), "--multi", str(transcripts)])
+    assert result.exit_code == 1 and "nothing to score:" in result.output and "for 0 project(s)" in result.output
+    out = tmp_path / "missing" / "model"  # said before the training runs, not after
+    result = runner.invoke(main, ["train", "--data", str(tmp_path), "--out", str(out)])
+    assert result.exit_code == 1 and f"cannot write the model to {out}" in result.output, result.output

@@ -821,6 +821,18 @@ def test_a_broken_secrets_file_is_one_clear_line(tmp_path, body, message):
     assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_rules_secrets_or_synonyms_file_not_in_utf8_is_one_clear_line(tmp_path):
+    from miner.memory.lexicon import SynonymError, read_synonym_file
+
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("rules:\n  - id: user.café\n".encode("latin-1"))
+    for read, error in ((rules_mod.load_file, rules_mod.RuleError), (secret_rules.parse_secret_file, SecretRuleError),
+                        (read_synonym_file, SynonymError)):
+        with pytest.raises(error) as err:
+            read(bad)
+        assert str(err.value) == f"{bad}: not UTF-8 text (byte 23); save it as UTF-8"
+
+
 def test_the_secrets_file_is_not_an_extraction_rule_file():
     assert "secrets.yaml" not in {p.name for p in rules_mod.default_rule_files()}
 

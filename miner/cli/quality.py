@@ -69,11 +69,19 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
         from ..evaluation.transcripts import evaluate, format_report
 
         report = evaluate(gold, transcripts, config, only=only)
+        if not any(not r.get("missing") for r in report["sources"]):
+            raise click.ClickException(f"nothing to score: {gold} has labels (extraction/*.jsonl, restore/*.jsonl) "
+                                       f"for {len(report['sources'])} transcript(s), none of them under "
+                                       f"{transcripts}; give the folders that go together")
         click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
     if multi:
         from ..evaluation.multi import evaluate_multi, format_multi
 
         report = evaluate_multi(multi, gold, config, prompt=prompt)
+        if not any(not p.get("missing") for p in report["projects"]):
+            raise click.ClickException(f"nothing to score: {gold} has questions (multi/*.jsonl) for "
+                                       f"{len(report['projects'])} project(s), none of them a folder of {multi}; "
+                                       "give the folders that go together")
         click.echo(json.dumps(report, indent=2) if as_json else format_multi(report))
 
 
@@ -93,6 +101,10 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     folder = data or _shared_data()
     if folder is None:
         raise click.UsageError("no shared data folder beside this checkout; give it with --data DIR")
+    target = out or MODEL_DIR
+    if target.exists() and not target.is_dir() or not target.exists() and not target.parent.is_dir():
+        raise click.ClickException(f"cannot write the model to {target}: give --out a folder, or a new one in a "
+                                   "folder that exists")  # said before the training, not after it
     try:
         result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
                           labels=labels)

@@ -56,7 +56,7 @@ class RuleError(ValueError):
 def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
     where = f"{source}:{line}" if line else source
     who = f" rule {rule_id}" if rule_id else ""
-    return RuleError(f"{where}:{who}: {message}".replace(": :", ":"))
+    return RuleError(f"{where}:{who}: {message}" if who else f"{where}: {message}")
 
 
 def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pattern, tuple[frozenset[str], ...]]:
@@ -174,6 +174,8 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
             loader.dispose()
     except OSError as exc:
         raise _fail(source, 0, "", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(source, 0, "", f"not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 0

@@ -45,6 +45,8 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8") if text is None else text)
     except OSError as exc:
         raise SecretRuleError(f"{source}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SecretRuleError(f"{source}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise SecretRuleError(f"{source}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     if data is None:

@@ -124,6 +124,8 @@ def read_synonym_file(path: Path) -> list[list[str]]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise SynonymError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SynonymError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
