@@ -236,11 +236,15 @@ def load(path: Path | str | None = None) -> Settings:
     """The settings: defaults, overlaid with the user's config file when there is one, validated."""
     path = os.fspath(path) if path else paths.config_file()
     if not os.path.isfile(path):
+        if os.path.exists(path):  # a folder where the file goes is no settings file, and no settings to ignore
+            raise ConfigError(f"{path} is not a file; remove it, or put the settings file there")
         return validated({})
     try:
         with open(path, encoding="utf-8") as handle:
             user = jsonlite.loads(handle.read())
-    except (OSError, ValueError, RecursionError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror}); check its permissions") from None
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
     if not isinstance(user, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or remove it")

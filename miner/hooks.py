@@ -154,15 +154,15 @@ def safe_transcript(path: str) -> str:
     root = os.path.realpath(paths.claude_root())
     real = os.path.realpath(path)
     if not real.endswith(".jsonl"):
-        raise HookInputError(f"refused transcript_path {path!r}: not a .jsonl file")
+        raise HookInputError(f"refused transcript_path {path!r}, which is not a .jsonl file")
     if os.path.commonpath([root, real]) != root:
-        raise HookInputError(f"refused transcript_path {path!r}: outside {root}")
+        raise HookInputError(f"refused transcript_path {path!r}, which is not under {root}")
     try:
         mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook
     except OSError:
         raise HookInputError(f"transcript_path {path!r} does not exist") from None
     if not stat.S_ISREG(mode):
-        raise HookInputError(f"refused transcript_path {path!r}: not a regular file")
+        raise HookInputError(f"refused transcript_path {path!r}, which is not a regular file")
     return real
 
 

@@ -276,6 +276,14 @@ def test_rules_test_transcript(transcript):
     assert "PostgreSQL" in result.stdout
 
 
+def test_rules_test_on_a_transcript_without_prose_says_so(tmp_path):
+    empty = tmp_path / "tools-only.jsonl"
+    empty.write_bytes(b"\x00\x01 not a transcript\n")
+    result = CliRunner().invoke(main, ["rules", "test", "--transcript", str(empty)])
+    assert result.exit_code == 0 and f"No prose to test in {empty}" in result.output
+    assert "no classifier is installed" not in result.output
+
+
 def test_rules_test_needs_exactly_one_input(transcript):
     result = CliRunner().invoke(main, ["rules", "test"])
     assert result.exit_code == 2 and "give TEXT or --transcript FILE" in result.output
@@ -373,3 +381,15 @@ def test_a_memory_id_no_store_can_hold_is_refused_in_one_line(path, command):
     result = CliRunner().invoke(main, [*path, str(10**23)])
     assert result.exit_code == 2 and "is not in the range 1<=x<=" in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_team_share_in_a_project_that_joined_no_team_says_so():
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/solo", category="preference", confidence=0.9, rule_id="t",
+                                   text="Please always squash commits before merging.", role="user", session_id="s",
+                                   transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))
+    result = CliRunner().invoke(main, ["team", "share", "1"])
+    assert result.exit_code == 1, result.output
+    assert "#1 belongs to /work/solo, which has not joined a team: `miner team join` there first" in result.output

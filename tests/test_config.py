@@ -81,3 +81,10 @@ def test_a_command_refuses_a_bad_setting_in_one_line(isolated_home):
     assert result.output.strip().splitlines() == [
         f"Error: {folder / 'config.json'}: unknown setting 'prompt_block_char' (did you mean 'prompt_block_chars'?); "
         "fix it or remove it"]
+
+
+def test_a_folder_where_the_settings_file_goes_is_one_line(tmp_path):
+    folder = tmp_path / "config.json"
+    folder.mkdir()
+    with pytest.raises(config.ConfigError, match=f"^{folder} is not a file; remove it, or put the settings file"):
+        config.load(folder)

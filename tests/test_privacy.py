@@ -407,3 +407,9 @@ def test_export_output_holds_no_secret(tmp_path, store, pipeline):
     for secret in secrets:
         assert secret not in dumped and secret[-16:] not in dumped
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_glob_under_the_home_of_no_such_user_is_refused():
+    result = CliRunner().invoke(main, ["exclude", "add", "~no-such-user-here/clients"])
+    assert result.exit_code == 1 and "cannot expand '~no-such-user-here': no such user" in result.output
+    assert exclusions.load_exclusions() == []

@@ -94,7 +94,7 @@ def check_lag() -> Iterator[Check]:
         yield True, f"no transcripts under {paths.projects_dir()} yet", ""
     elif behind:
         lag_bytes = sum(row[2] for row in behind)
-        yield False, f"{found} transcripts found; {len(behind)} behind by {lag_bytes / 1e6:.1f} MB", "miner mine --all"
+        yield False, f"{found} transcripts found; {len(behind)} behind by {_size(lag_bytes)}", "miner mine --all"
     else:
         yield True, f"{found} transcripts found, all mined", ""
 
@@ -195,3 +195,8 @@ def run_checks(config: dict) -> Iterator[Check]:
     yield from check_glossary()
     yield from check_lag()
     yield from check_hook_errors()
+
+
+def _size(count: int) -> str:
+    """A byte count as people read it: 2.4 MB, 310 KB, 12 bytes."""
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.0f} KB" if count >= 1000 else f"{count} bytes"

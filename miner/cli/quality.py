@@ -213,8 +213,11 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
             extra = f"   subject: {c.subject}   value: {c.value}" if c.subject or c.value else ""
             click.echo(f"    {c.category}{' (unconfirmed)' if c.tentative else ''}: {c.text}{extra}")
             click.echo(f"    keywords: {', '.join(c.keywords)}")
-    if not any(t.rules for t in traced):
-        click.echo("No rule fired." if traced and traced[0].scores is not None
+    if not traced:
+        click.echo(f"No prose to test in {transcript}: no unit of what the user or the assistant said."
+                   if transcript else "No prose to test in TEXT once it is cleaned (code, commands, markup).")
+    elif not any(t.rules for t in traced):
+        click.echo("No rule fired." if traced[0].scores is not None
                    else "No rule fired (and no classifier is installed: `miner train` builds it).")
 
 

@@ -239,6 +239,9 @@ def share(memory_id: int, stop: bool) -> None:
         memory = store.get(memory_id)
         if memory is None:
             raise click.ClickException(f"no memory #{memory_id} (`miner list` shows ids)")
+        if not stop and memory.scope == "project" and memory.project not in _settings().projects:
+            raise click.ClickException(f"#{memory_id} belongs to {memory.project}, which has not joined a team: "
+                                       "`miner team join` there first")
         if memory.category != "preference":
             raise click.ClickException(f"#{memory_id} is a {memory.category}: decisions, facts and todos of a "
                                        "joined project are shared already")

@@ -61,6 +61,8 @@ def normalise_glob(glob: str, cwd: str | None = None) -> str:
     glob = os.path.expanduser(glob.strip())
     if not glob:
         raise PrivacyError("an empty glob would exclude nothing; give a project folder or a pattern")
+    if glob.startswith("~"):  # `~name` of no user on this machine: not a folder under the current one
+        raise PrivacyError(f"cannot expand {glob.split('/')[0]!r}: no such user; give the folder's full path")
     if not glob.startswith(("*", "?", "[", "/")):
         glob = os.path.join(cwd or os.getcwd(), glob)
     glob = glob.rstrip("/") or "/"
