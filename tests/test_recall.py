@@ -433,3 +433,15 @@ def test_a_long_prompt_is_cut_at_a_sentence_end_in_any_script():
     unbroken = "x" * 500
     assert clip(unbroken, 40) == "x" * 38 + " …"
     assert clip("short enough", 40) == "short enough"
+
+
+def test_the_same_words_said_in_two_projects_are_shown_once(store):
+    """Each project keeps its own global memory of a rule said in both; a block (a new session's, after a
+    compaction, or a question's) says it once."""
+    for n, project in enumerate(("/p", "/q", "/r")):
+        add(store, "Always  run the linter before committing.", "preference", n, project=project, scope="global")
+    add(store, "always run the linter before committing.", "preference", 5, project="/q", scope="global")
+    add(store, "We deploy on Render with SQLite.", "decision", 6)
+    for situation, query in (("startup", ""), ("compact", ""), ("query", "linter")):
+        text = build(store, "/p", CONFIG, situation=situation, query=query, log=False).text
+        assert text.casefold().count("before committing.") == 1, (situation, text)

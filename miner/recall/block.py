@@ -297,6 +297,8 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     used = reserved
     taken: set[int] = set()
+    # The same words said in two projects are two global memories: the block says them once.
+    said: set[str] = set()
     opened: set[str] = set()  # sections begun
     dated: set[tuple[str, str]] = set()  # (section, day) lines begun
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
@@ -308,10 +310,14 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
             headings += len(date_line(day)) + 1
         return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + headings
 
+    def wording(item: Item) -> str:
+        return " ".join(item.memory.text.casefold().split())
+
     def take(item: Item, price: int) -> None:
         nonlocal used
         used += price
         taken.add(item.memory.id)
+        said.add(wording(item))
         opened.add(item.memory.category)
         dated.add((item.memory.category, item_date(item.memory)))
 
@@ -319,14 +325,14 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     for category, share in (shares or {}).items():
         quota, spent = float(share) * room, 0
         for item in items:
-            if item.memory.category != category:
+            if item.memory.category != category or wording(item) in said:
                 continue
             price = cost(item)
             if spent + price <= quota and used + price <= budget_chars:
                 take(item, price)
                 spent += price
     for item in items:
-        if item.memory.id not in taken:
+        if item.memory.id not in taken and wording(item) not in said:
             price = cost(item)
             if used + price <= budget_chars:
                 take(item, price)

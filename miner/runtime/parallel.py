@@ -2,7 +2,10 @@
 
 What one memory becomes (exact repeat, paraphrase, a correction that supersedes) is decided among the memories of
 its own project, so a project mined whole by one process ends as it would in a backfill of one process; the
-processes only wait on each other's write transactions, as hooks and the watcher already do. Files are grouped by
+processes only wait on each other's write transactions, as hooks and the watcher already do. (Nearly: which of its
+project's memories a look-up finds first weighs words by their rarity in the whole store, which the other processes
+are filling meanwhile. The eight real projects of the dev data end the same, memory for memory; synthetic projects
+that share most of their words differ in a few supersede decisions.) Files are grouped by
 their folder under Claude Code's projects folder (a subagent's file goes with its session's folder), and the groups
 are taken biggest first: a process that finishes a project takes the next one not yet taken. A megabyte of one
 project can cost three times the CPU of another's (how much of it is prose, and in which language), so shares
