@@ -313,7 +313,7 @@ def _turn(entry: dict, role: str, text: str, transcript: str, stats: ReadStats) 
         session_id=_str(entry.get("sessionId")),
         role=role,
         text=text,
-        ts=_str(entry.get("timestamp")),
+        ts=_timestamp(entry.get("timestamp")),
         cwd=_str(entry.get("cwd")),
         git_branch=_str(entry.get("gitBranch")),
         is_sidechain=bool(entry.get("isSidechain")),
@@ -323,6 +323,16 @@ def _turn(entry: dict, role: str, text: str, transcript: str, stats: ReadStats) 
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+# An ISO 8601 time as Claude Code writes it ("2026-01-02T10:00:00.000Z"); its date must be a real one.
+_TIMESTAMP_RE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T[0-2]\d:[0-5]\d")
+
+
+def _timestamp(value: Any) -> str:
+    """An entry's time, or '' for anything else ("not a date", a number): a memory's dates head the block's lines,
+    and an undated one is dated when it is stored."""
+    return value if isinstance(value, str) and _TIMESTAMP_RE.match(value) else ""
 
 
 def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
