@@ -393,3 +393,20 @@ def test_team_share_in_a_project_that_joined_no_team_says_so():
     result = CliRunner().invoke(main, ["team", "share", "1"])
     assert result.exit_code == 1, result.output
     assert "#1 belongs to /work/solo, which has not joined a team: `miner team join` there first" in result.output
+
+
+def test_a_correction_typed_with_private_text_keeps_none_of_it():
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/shop", category="decision", confidence=0.9, rule_id="t",
+                                   text="We decided to use Redis for the session cache.", role="user", session_id="s",
+                                   transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))
+    result = CliRunner().invoke(main, ["correct", "1", "We decided to use Valkey <private>on quokkahost</private> for "
+                                       "the session cache.", "--reason", "<private>wombatcustard</private> moved"])
+    assert result.exit_code == 0, result.output
+    with Store(readonly=True) as store:
+        texts = [m.text for m in store.list_memories(states=("active", "superseded"))]
+        data = " ".join(texts) + " ".join(r[0] for r in store.db.execute("SELECT state_reason FROM memories"))
+    assert "We decided to use Valkey for the session cache." in texts
+    assert "quokkahost" not in data and "wombatcustard" not in data

@@ -429,3 +429,89 @@ def test_an_id_past_what_the_store_can_hold_is_a_tool_error_that_says_so(project
         with pytest.raises(mcp_tools.ToolInputError, match="must be a positive integer memory id"):
             call()
     assert stored(stored_id)[0].state == "active"
+
+
+def store_bytes() -> bytes:
+    """Every byte under $MINER_HOME (the database, its WAL, caches), lower-cased: keywords are."""
+    from miner import paths
+
+    return b"".join(p.read_bytes() for p in paths.data_dir().rglob("*") if p.is_file()).lower()
+
+
+def test_a_keyword_that_is_a_secret_by_its_shape_is_dropped_before_it_is_lower_cased(project):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    aws, gcp = "AKIA" + "Q7ZK2M4XW9P3T6VB", "AIza" + "SyDq8Kx2Lm7Vb4Nz9Pw3Rt6Yh1Jc5Fg0Ae8"
+    result = mcp_tools.store_memory(session, "We decided to deploy the exporter with the deploy user's keys.",
+                                    "decision", keywords=["exporter", aws, gcp])
+    assert "exporter" in stored(result["id"])[0].keywords
+    data = store_bytes()
+    assert aws.lower().encode() not in data and gcp.lower().encode() not in data
+
+
+def test_private_text_typed_through_mcp_is_never_stored(project):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    first = mcp_tools.store_memory(session, "We decided to use Nomad for the workers. <private>The vault code is "
+                                            "quokkamarmalade.</private> It is final.", "decision")
+    assert stored(first["id"])[0].text == "We decided to use Nomad for the workers. It is final."
+    second = mcp_tools.store_memory(session, "We decided to keep the nightly export. <private>wombatcustard",
+                                    "decision")
+    mcp_tools.correct(session, second["id"], "We decided to keep the hourly export. <private>numbatbrioche</private>",
+                      "<private>bilbyscone</private> changed")
+    data = store_bytes()
+    for word in (b"quokkamarmalade", b"wombatcustard", b"numbatbrioche", b"bilbyscone"):
+        assert word not in data, word
+
+
+def test_an_excluded_project_is_neither_stored_nor_shown_through_mcp(project, tmp_path):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.runtime import exclusions
+
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    secret = mcp_tools.Session(project=str(project), config=config.load())
+    kept = mcp_tools.store_memory(secret, "Always mention the wombat client in every release note.", "preference",
+                                  scope="global")
+    mcp_tools.store_memory(secret, "We decided to host the wombat client's data in Frankfurt.", "decision")
+    elsewhere = mcp_tools.Session(project=str(other), config=config.load())
+    assert "wombat" in mcp_tools.recall(elsewhere, "")["block"]  # a global preference, before the exclusion
+    exclusions.add_exclusion(str(project))
+    for call in (lambda: mcp_tools.store_memory(secret, "We decided to use Redis for the wombat cache.", "decision"),
+                 lambda: mcp_tools.recall(secret, "wombat"), lambda: mcp_tools.recall(elsewhere, "wombat", project=str(project)),
+                 lambda: mcp_tools.explain(elsewhere, kept["id"]), lambda: mcp_tools.zones(secret)):
+        with pytest.raises(mcp_tools.ToolInputError, match="is excluded"):
+            call()
+    # Its global preference is shown nowhere else: not at the start of a session, not on a question, not on a prompt.
+    assert "wombat" not in mcp_tools.recall(elsewhere, "")["block"]
+    assert "wombat" not in mcp_tools.recall(elsewhere, "wombat client release note")["block"]
+    from miner import paths
+    from miner.memory import reader
+    from miner.recall.prompt import candidates
+
+    db = reader.open_readonly(str(paths.db_path()))
+    try:
+        assert candidates(db, str(other), "What do we mention about the wombat client in release notes?") == []
+        assert candidates(db, str(other), "What do we mention about the wombat client in release notes?",
+                          kinds=("memory",)) == []
+    finally:
+        db.close()
+
+
+def test_an_id_is_an_integer_not_true_nor_a_string(sdk, project):
+    """The SDK's validation would take `true` for 1: `memory_forget(true)` forgot the first memory."""
+    async def script(client):
+        first = await client.ok("memory_store", content="We decided to use PostgreSQL for the main database.",
+                                category="decision")
+        refused = [await client.error("memory_forget", id=value, reason="wrong") for value in (True, "1", 1.0)]
+        refused.append(await client.error("memory_correct", id=True, content="We decided to use MySQL for it."))
+        return first, refused
+
+    first, refused = with_server(project, script)
+    assert first["id"] == 1 and all("id" in text for text in refused), refused
+    assert stored(1)[0].state == "active"

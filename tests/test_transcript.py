@@ -581,13 +581,15 @@ def test_queued_task_notifications_and_our_own_block_never_become_turns(tmp_path
     session.queued("<task-notification>\n<summary>We decided to use Cassandra</summary>\n</task-notification>",
                    mode="task-notification")
     session.queued("<task-notification>We decided to use Cassandra</task-notification>")  # no mode given
+    session.queued("<bash-notification>\n<shell-id>b1</shell-id>\n<summary>We decided to use Cassandra</summary>\n"
+                   "</bash-notification>")  # a background shell's report, queued as a prompt
     session.queued("We decided to use Cassandra.", origin={"kind": "task-notification"})
     session.queued("We decided to use Cassandra.", mode="bash")
     session.queued("We decided to use Cassandra.", isSidechain=True)  # for a subagent: the assistant's brief
     session.queued("   ")
     chunk = read_transcript(str(session.path))
     assert chunk.turns == []
-    assert chunk.stats.skipped_entries == {"attachment": 2, "not-human": 4, "sidechain-prompt": 1, "no-prose": 1}
+    assert chunk.stats.skipped_entries == {"attachment": 2, "not-human": 5, "sidechain-prompt": 1, "no-prose": 1}
 
 
 def test_metadata_entries_are_known_not_malformed(tmp_path):

@@ -313,6 +313,14 @@ def test_an_unknown_memory_is_a_404_that_says_where_to_look(world, client):
     assert status == 404 and "no memory #999999" in body
 
 
+def test_an_id_no_store_can_hold_is_a_404_not_a_server_error(world, client):
+    huge = 2**63
+    assert client.get(page(world, f"/memory/{huge}"))[0] == 404
+    token = csrf_token(client.get(page(world, f"/memory/{find_id(world['env'], 'Python 3.12')}"))[2])
+    status, _, body = client.post(page(world, f"/memory/{huge}/forget"), {"csrf_token": token, "reason": "x"})
+    assert status == 404 and "Traceback" not in body
+
+
 def test_a_busy_port_is_one_line_and_a_non_zero_exit(world):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -51,7 +51,10 @@ def main() -> None:
                    "are more than 16 MB to mine; else 1).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
 def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet: bool) -> None:
-    """Mine transcripts (files or folders) into the memory store."""
+    """Mine transcripts (files or folders) into the memory store.
+
+    Exits with status 1 when a transcript could not be mined (each is named; what was mined is kept).
+    """
     from ..runtime.mine import Miner, Summary, find_transcripts
     from ..runtime.parallel import default_jobs, mine_parallel, project_groups
     from ..runtime.pending import has_work

@@ -31,6 +31,7 @@ WRAPPER_TAGS = (
     "ide_selection",
     "ide_diagnostics",
     "task-notification",
+    "bash-notification",  # a background shell's report, queued like a prompt: Claude Code's words, not the user's
     "user-prompt-submit-hook",
     "bash-input",
     "bash-stdout",
@@ -80,6 +81,13 @@ def drop_wrappers(text: str) -> str:
                 kept_from = match.end()
     out.append(" " if depth else text[kept_from:])
     return "".join(out)
+
+
+def typed_text(text: str) -> str:
+    """A text typed by hand (a memory stored through MCP, a correction, a reason) without its wrappers: what it holds
+    inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up."""
+    dropped = drop_wrappers(text)
+    return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
 
 
 def clean_prose(text: str) -> str:

@@ -54,9 +54,8 @@ _LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def parse_line(line: bytes) -> Any:
-    """One JSON line. A surrogate escaped alone (`\\ud83d` without its pair: an emoji cut in half by a program
-    that counts UTF-16 units) is valid JSON that orjson refuses and no UTF-8 text can hold: it becomes U+FFFD,
-    and the entry is kept."""
+    """One JSON line. A surrogate escaped alone (`\\ud83d`: an emoji cut in half) is valid JSON that orjson
+    refuses and no UTF-8 text holds: it becomes U+FFFD, and the entry is kept."""
     if b"\\ud" not in line and b"\\uD" not in line:
         return _loads(line)
     return _without_lone_surrogates(json.loads(line))
@@ -275,7 +274,8 @@ def _queued_prompt(entry: dict, transcript: str, stats: ReadStats) -> Turn | Non
     Claude Code records such a prompt only as this attachment (no user entry
     follows). Task notifications are queued the same way (`commandMode:
     task-notification`): Claude Code's words, not the human's. Every other
-    attachment, our own SessionStart block among them, is skipped.
+    attachment, our own SessionStart block among them, is skipped, and so is a background shell's report
+    (`<bash-notification>`) queued as a prompt.
     """
     attachment = entry.get("attachment")
     if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
@@ -294,7 +294,7 @@ def _queued_prompt(entry: dict, transcript: str, stats: ReadStats) -> Turn | Non
     if not text.strip():
         stats.skip("no-prose")
         return None
-    if text.lstrip().startswith("<task-notification>"):
+    if text.lstrip().startswith(("<task-notification>", "<bash-notification>")):
         stats.skip("not-human")
         return None
     if entry.get("isSidechain"):
@@ -330,8 +330,7 @@ _TIMESTAMP_RE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T[0-
 
 
 def _timestamp(value: Any) -> str:
-    """An entry's time, or '' for anything else ("not a date", a number): a memory's dates head the block's lines,
-    and an undated one is dated when it is stored."""
+    """An entry's time, or '' for anything else ("not a date", a number): it would head a block's lines."""
     return value if isinstance(value, str) and _TIMESTAMP_RE.match(value) else ""
 
 

@@ -33,6 +33,12 @@ TOOL_NAMES = ("memory_recall", "memory_store", "memory_forget", "memory_correct"
               "memory_explain")
 
 
+# A memory id as the tools take it: `build_server` makes it strict with the SDK's own validation (pydantic), which
+# would otherwise take `true`, "4" or 4.0 for an id (`memory_forget(true)` forgot #1). Imported there, not here: the
+# CLI imports this module, and pydantic costs every command its import.
+MemoryId = int
+
+
 class MissingSDK(RuntimeError):
     """The `mcp` package is not installed."""
 
@@ -58,6 +64,9 @@ def build_server(session: Session):
     from ..memory.store import StoreError
 
     MCPServer, ToolError = _sdk()
+    from pydantic import StrictInt
+
+    globals()["MemoryId"] = StrictInt  # read by the tools' annotations below, when the SDK inspects them
     kwargs: dict[str, Any] = {"instructions": INSTRUCTIONS, "log_level": "WARNING"}
     try:
         server = MCPServer(SERVER_NAME, version=__version__, **kwargs)
@@ -82,7 +91,7 @@ def build_server(session: Session):
 
     @server.tool()
     def memory_store(content: str, category: Literal["decision", "preference", "fact", "todo"],
-                     keywords: list[str] | None = None, supersedes: int | None = None,
+                     keywords: list[str] | None = None, supersedes: MemoryId | None = None,
                      scope: Literal["project", "global"] = "project", project: str | None = None) -> dict[str, Any]:
         """Remember something the user asked you to remember, for this project.
 
@@ -94,12 +103,12 @@ def build_server(session: Session):
         return call(mcp_tools.store_memory, content, category, keywords, supersedes, scope, project)
 
     @server.tool()
-    def memory_forget(id: int, reason: str) -> dict[str, Any]:  # noqa: A002 - the tool's parameter name
+    def memory_forget(id: MemoryId, reason: str) -> dict[str, Any]:  # noqa: A002 - the tool's parameter name
         """Never recall memory `id` again (the user said it is wrong or unwanted). reason: why, kept with it."""
         return call(mcp_tools.forget, id, reason)
 
     @server.tool()
-    def memory_correct(id: int, content: str, reason: str = "") -> dict[str, Any]:  # noqa: A002
+    def memory_correct(id: MemoryId, content: str, reason: str = "") -> dict[str, Any]:  # noqa: A002
         """Replace memory `id` with corrected `content`; the old text stays as history and is no longer recalled."""
         return call(mcp_tools.correct, id, content, reason)
 
@@ -114,7 +123,7 @@ def build_server(session: Session):
         return call(mcp_tools.zones, project)
 
     @server.tool()
-    def memory_explain(id: int | None = None, project: str | None = None) -> dict[str, Any]:  # noqa: A002
+    def memory_explain(id: MemoryId | None = None, project: str | None = None) -> dict[str, Any]:  # noqa: A002
         """Why memory `id` was or was not recalled; without an id, how recall works and the last recall's scores."""
         return call(mcp_tools.explain, id, project)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import paths
+from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
 from ..textutil import short
@@ -97,7 +98,7 @@ def _text(value: Any, name: str, limit: int, required: bool = True) -> str:
         raise ToolInputError(f"{name} must be a string")
     if "\x00" in value:
         raise ToolInputError(f"{name} holds a NUL character")
-    text = " ".join(value.split())
+    text = " ".join(typed_text(value).split())  # what it says in `<private>` is never stored, as when mining
     if required and not text:
         raise ToolInputError(f"{name} is empty")
     if len(text) > limit:
@@ -113,6 +114,16 @@ def _memory_id(value: Any, name: str = "id") -> int:
 
 def _project_of(session: Session, project: str | None) -> str:
     return session.project if project in (None, "") else resolve_project(project)
+
+
+def _allowed(project: str) -> str:
+    """`project`, unless it is excluded: what MCP answers goes into a session, and an excluded project's memory is
+    never stored or shown there."""
+    from ..runtime.exclusions import is_excluded
+
+    if is_excluded(project):
+        raise ToolInputError(f"{project} is excluded (`miner exclude list`): its memory is never stored or shown")
+    return project
 
 
 def _writable(session: Session, store: Store, memory_id: int, verb: str) -> StoredMemory:
@@ -145,7 +156,7 @@ def recall(session: Session, query: str = "", budget: int | None = None, project
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
                                or not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]):
         raise ToolInputError(f"budget must be an integer number of tokens from {BUDGET_RANGE[0]} to {BUDGET_RANGE[1]}")
-    target = _project_of(session, project)
+    target = _allowed(_project_of(session, project))
     with session.store() as store:
         result = build(store, target, session.config, situation="query" if query else "startup", query=query,
                        budget_chars=config_mod.budget_chars(session.config, budget))
@@ -191,6 +202,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     if project not in (None, "") and resolve_project(project) != session.project:
         raise ToolInputError(f"memory_store writes only to the current project ({session.project}); "
                              f"{resolve_project(project)} is another one")
+    _allowed(session.project)
     text = _text(content, "content", MAX_CONTENT_CHARS)
     if category not in CATEGORIES:
         raise ToolInputError(f"category must be one of {', '.join(CATEGORIES)}")
@@ -207,9 +219,11 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
 
     with session.store() as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
         known = known_in(" ".join([text, *raw_given]), *store.secret_digests())
-    given = [k.lower() for k in raw_given if k not in known]
+    # A keyword that is a secret by its shape or its key is dropped, as typed: lower-cased first, a key whose shape
+    # has capitals (AKIA…) would no longer be one.
+    given = [k.lower() for k in raw_given if k not in known and not redact(k)[1]]
     text, _, _, given, kinds = redact_memory(text, keywords=given, known=known)
-    given = [k for k in given if not redact(k)[1]]  # a keyword that is a secret by its shape or its key
+    given = [k for k in given if not redact(k)[1]]
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing stored (memories never keep secrets)")
     if not passes_quality_gate(text):
@@ -296,7 +310,7 @@ def stats(session: Session, project: str | None = None) -> dict:
 
 def zones(session: Session, project: str | None = None) -> dict:
     """The void zones of the project's last recall (SessionStart hook or memory_recall)."""
-    target = _project_of(session, project)
+    target = _allowed(_project_of(session, project))
     with session.store() as store:
         row = store.last_recall(target)
     if row is None:
@@ -313,7 +327,7 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
     """Why memory `id` was or was not recalled; without an id, how recall works and the last recall."""
     from ..recall.block import build, explain_lines
 
-    target = _project_of(session, project)
+    target = _allowed(_project_of(session, project))
     memory_id = _memory_id(id) if id is not None else None
     with session.store() as store:
         last = store.last_recall(target)
@@ -325,6 +339,7 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
         memory = store.get(memory_id)
         if memory is None:
             raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
+        _allowed(memory.project)
         lines = [f"#{memory.id} [{memory.category}] {memory.text}",
                  f"state {memory.state}, scope {memory.scope}, confidence {memory.confidence:.2f}, "
                  f"source {memory.source}, recalled {memory.recall_count} times"]

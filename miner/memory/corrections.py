@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from ..extract.clean import typed_text
 from ..extract.redact import mostly_redacted, redact
 from ..extract.secret_turns import known_in
 from ..textutil import content_hash, short
@@ -84,7 +85,9 @@ def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> C
 
 
 def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
-    """A text typed by hand, redacted, with the secrets mining learnt too (one typed bare is hidden)."""
+    """A text typed by hand, without what it says in `<private>`, redacted, with the secrets mining learnt too (one
+    typed bare is hidden)."""
+    text = typed_text(text)
     return redact(text, known_in(text, *store.secret_digests()))
 
 

@@ -167,6 +167,10 @@ class PgStore:
         with self.db.pipeline():
             yield
 
+    def hide_archived(self, memory_id: int) -> int:
+        """The team server keeps no archive of what was said: nothing to hide (see `Store.hide_archived`)."""
+        return 0
+
     def merge_evidence(self, memory_id: int, new: NewMemory) -> bool:
         """One more evidence row for a memory said again; False when this entry already counted.
 

@@ -107,14 +107,15 @@ def index_size(db: sqlite3.Connection, index: str) -> int:
     return db.execute(f"SELECT MAX(rowid) FROM {_index(index)}_fts").fetchone()[0] or 1
 
 
-def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: int) -> list[tuple]:
+def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: int, skip=None) -> list[tuple]:
     """(id, text, last_seen, category) of the active, confirmed memories of a project (or global ones) that match
-    an FTS5 expression, best first."""
-    return db.execute(
-        """SELECT m.id, m.text, m.last_seen, m.category FROM memories_fts
+    an FTS5 expression, best first; without those of a project `skip` is true of."""
+    rows = db.execute(
+        """SELECT m.id, m.text, m.last_seen, m.category, m.project FROM memories_fts
         JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.state = 'active'
         AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
         (match, project, limit)).fetchall()
+    return [row[:4] for row in rows if skip is None or not skip(row[4])]
 
 
 def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: int, worth_floor: float) -> list[tuple]:

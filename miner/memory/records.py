@@ -131,7 +131,7 @@ class MemoryHead(Record):
     """What ranking a memory needs of it, without its words: a ranking reads hundreds of candidates and shows
     a few dozen, whose whole records are read after it (`StoredMemory`)."""
 
-    __slots__ = ("id", "category", "tentative", "confidence", "pinned", "role", "last_seen", "recall_count")
+    __slots__ = ("id", "category", "tentative", "confidence", "pinned", "role", "last_seen", "recall_count", "project")
     flags = ("tentative", "pinned")
 
 

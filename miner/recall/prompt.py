@@ -131,7 +131,13 @@ def _matches(db, kind: str, match: str, project: str, limit: int) -> list[tuple]
     from ..memory import reader
 
     if kind == "memory":
-        return reader.matching_memories(db, match, project, limit)
+        # The usual case, no exclusions file, is decided without importing `exclusions` (its `fnmatch` loads `re`).
+        skip = None
+        if os.path.exists(os.path.join(paths.config_root(), "exclusions.json")):
+            from ..runtime.exclusions import excluded_elsewhere
+
+            skip = excluded_elsewhere(project)
+        return reader.matching_memories(db, match, project, limit, skip)
     if kind == "archive":
         return reader.matching_archive(db, match, project, limit, WORTH_FLOOR)
     raise ValueError(f"unknown kind of recall: {kind!r} (memory or archive)")

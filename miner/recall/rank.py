@@ -16,6 +16,7 @@ from collections import Counter
 
 from ..memory.records import MemoryHead, StoredMemory, parse_ts
 from ..memory.store import Store
+from ..runtime.exclusions import excluded_elsewhere
 from .history import history_ids
 from .void import Zone, suppress_hubs, void_mark
 
@@ -251,7 +252,9 @@ def rank(store: Store, project: str, config: dict[str, Any], query: str, current
     for memory in store.memories_by_id({i: None for i in [*matched, *also] if i not in candidates}, record):
         candidates[memory.id] = memory
     tentative_ok = include_tentative or (startup and float(config["startup_tentative"]) > 0)
-    pool = [m for m in candidates.values() if tentative_ok or not m.tentative]
+    elsewhere = excluded_elsewhere(project)  # a global memory of an excluded project is shown nowhere
+    pool = [m for m in candidates.values() if (tentative_ok or not m.tentative)
+            and (elsewhere is None or m.project == project or not elsewhere(m.project))]
     if startup:
         items = score_items(pool, relevance, config, half_life_s, config["startup_weights"], typed=False,
                             recall_stage=False)

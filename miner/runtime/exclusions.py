@@ -119,6 +119,19 @@ def is_excluded(path: str, globs: list[str] | None = None) -> bool:
     return False
 
 
+def excluded_elsewhere(project: str):
+    """A test that is true of the projects other than `project` that are excluded: a global memory said in one is
+    never shown in another project either. None when nothing is excluded (the usual case, decided without reading
+    a file); a broken exclusions file excludes every other project."""
+    if not os.path.exists(os.path.join(paths.config_root(), EXCLUSIONS_FILE)):
+        return None
+    try:
+        globs = load_exclusions()
+    except PrivacyError:
+        return lambda other: other != project
+    return (lambda other: other != project and is_excluded(other, globs)) if globs else None
+
+
 def resolved_glob(glob: str) -> str:
     """`glob` with the symbolic links of its folders resolved, up to its first wildcard (`/link/*` → `/real/*`);
     a glob that starts with a wildcard is kept as it is."""

@@ -122,7 +122,7 @@ def create_app(project: str, token: str) -> Flask:
         units = pages.archive_hits(store(), current(), query, forms=glossary.query_forms(query)) if query.strip() else []
         return render_template("said.html", query=query, units=units)
 
-    @app.get("/memory/<int:memory_id>")
+    @app.get("/memory/<int(min=1, max=9223372036854775807):memory_id>")
     def memory(memory_id: int):
         shown = pages.memory_page(store(), memory_id)
         if shown is None:
@@ -144,24 +144,24 @@ def create_app(project: str, token: str) -> Flask:
         target = getattr(change, "new_id", None) or memory_id
         return redirect(url_for("memory", memory_id=target))
 
-    @app.post("/memory/<int:memory_id>/forget")
+    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/forget")
     def forget(memory_id: int):
         return edit(memory_id, corrections.forget, request.form.get("reason", "")[:500])
 
-    @app.post("/memory/<int:memory_id>/correct")
+    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/correct")
     def correct(memory_id: int):
         return edit(memory_id, corrections.correct, request.form.get("text", "")[:4000],
                     request.form.get("reason", "")[:500])
 
-    @app.post("/memory/<int:memory_id>/pin")
+    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/pin")
     def pin(memory_id: int):
         return edit(memory_id, corrections.pin, request.form.get("everywhere") == "1")
 
-    @app.post("/memory/<int:memory_id>/unpin")
+    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/unpin")
     def unpin(memory_id: int):
         return edit(memory_id, corrections.unpin)
 
-    @app.post("/memory/<int:memory_id>/approve")
+    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/approve")
     def approve(memory_id: int):
         from ..extract import trust
 
