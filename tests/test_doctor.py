@@ -167,3 +167,9 @@ def test_doctor_names_a_broken_glossary_and_compiles_a_good_one(claude_dir):
     assert result.exit_code == 0, result.stdout
     assert "ok    glossary compiled for the prompt hook from" in result.stdout and str(user) in result.stdout
     assert "上线" in {member[0] for members in glossary.expand("deploy it", ["deploy"]).values() for member in members}
+
+
+def test_the_mining_lag_is_said_in_the_unit_that_shows_it():
+    from miner.cli.doctor import _size
+
+    assert [_size(n) for n in (12, 45_000, 99_999, 2_400_000)] == ["12 bytes", "45 KB", "100 KB", "2.4 MB"]

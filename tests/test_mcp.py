@@ -483,7 +483,8 @@ def test_an_excluded_project_is_neither_stored_nor_shown_through_mcp(project, tm
     assert "wombat" in mcp_tools.recall(elsewhere, "")["block"]  # a global preference, before the exclusion
     exclusions.add_exclusion(str(project))
     for call in (lambda: mcp_tools.store_memory(secret, "We decided to use Redis for the wombat cache.", "decision"),
-                 lambda: mcp_tools.recall(secret, "wombat"), lambda: mcp_tools.recall(elsewhere, "wombat", project=str(project)),
+                 lambda: mcp_tools.recall(secret, "wombat"),
+                 lambda: mcp_tools.recall(elsewhere, "wombat", project=str(project)),
                  lambda: mcp_tools.explain(elsewhere, kept["id"]), lambda: mcp_tools.zones(secret)):
         with pytest.raises(mcp_tools.ToolInputError, match="is excluded"):
             call()

@@ -199,4 +199,6 @@ def run_checks(config: dict) -> Iterator[Check]:
 
 def _size(count: int) -> str:
     """A byte count as people read it: 2.4 MB, 310 KB, 12 bytes."""
-    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.0f} KB" if count >= 1000 else f"{count} bytes"
+    if count >= 100_000:
+        return f"{count / 1e6:.1f} MB"
+    return f"{count / 1e3:.0f} KB" if count >= 1000 else f"{count} bytes"

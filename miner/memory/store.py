@@ -68,7 +68,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         self._shares: dict[str, tuple[float, int]] = {}  # {project: (its share of the memories, the newest id then)}
         if not readonly:
             paths.ensure_private_dir(os.path.dirname(self._file) or ".")
-            if os.path.exists(self._file) and not os.access(self._file, os.W_OK):  # SQLite would fail at the first write
+            if os.path.exists(self._file) and not os.access(self._file, os.W_OK):  # SQLite would fail at a write
                 raise ReadOnlyStoreError(f"cannot write to {self._file}: it is read-only for you; make it writable "
                                          "(`chmod u+w`) or run as its owner")
         elif not os.path.exists(self._file):
