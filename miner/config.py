@@ -185,6 +185,8 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
                 refuse(f"has no key {key!r} (known: {', '.join(sorted(default))})")
             _check(f"{name}.{key}", item, default[key], where)
         return
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (value != value or abs(value) > MAX_NUMBER):
+        refuse(f"must be a number from 0 to {MAX_NUMBER:.0e}, not {_shown(value)}")  # NaN, Infinity, 1e308, 10**400
     fits = (isinstance(value, bool) if isinstance(default, bool)
             else isinstance(value, str) if isinstance(default, str)
             else isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -192,8 +194,6 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
     if not fits:
         refuse(f"must be {_kind(default)}, not {_shown(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value != value or abs(value) > MAX_NUMBER:  # NaN, Infinity (JSON parsers take both), or 1e308
-            refuse(f"must be a number from 0 to {MAX_NUMBER:.0e}, not {value}")
         if value < 0:
             refuse(f"must not be negative ({value})")
         if value == 0 and name.split(".")[0] in POSITIVE:

@@ -48,9 +48,10 @@ def test_an_object_merges_key_by_key_and_everything_else_replaces():
     ({"budget_share": -0.1}, "setting 'budget_share' must not be negative (-0.1)"),
     ({"spacy_model": 3}, "setting 'spacy_model' must be a string, not 3"),
     ({"dedup": {"threshold": "x"}}, "setting 'dedup.threshold' must be a number"),
-    ({"budget_share": float("nan")}, "setting 'budget_share' must be a number from 0 to 1e+12, not nan"),
-    ({"budget_share": float("inf")}, "setting 'budget_share' must be a number from 0 to 1e+12, not inf"),
+    ({"budget_share": float("nan")}, "setting 'budget_share' must be a number from 0 to 1e+12, not NaN"),
+    ({"budget_share": float("inf")}, "setting 'budget_share' must be a number from 0 to 1e+12, not Infinity"),
     ({"context_window_tokens": 1e308}, "setting 'context_window_tokens' must be a number from 0 to 1e+12, not 1e+308"),
+    ({"max_candidates": 10**400}, "setting 'max_candidates' must be a number from 0 to 1e+12, not 1000000000"),
     ({"half_life_days": 0}, "setting 'half_life_days' must be more than 0 (it is a half-life)"),
     ({"category_half_life_scale": {"fact": 0}}, "setting 'category_half_life_scale.fact' must be more than 0"),
 ])

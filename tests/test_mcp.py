@@ -485,7 +485,9 @@ def test_an_excluded_project_is_neither_stored_nor_shown_through_mcp(project, tm
     for call in (lambda: mcp_tools.store_memory(secret, "We decided to use Redis for the wombat cache.", "decision"),
                  lambda: mcp_tools.recall(secret, "wombat"),
                  lambda: mcp_tools.recall(elsewhere, "wombat", project=str(project)),
-                 lambda: mcp_tools.explain(elsewhere, kept["id"]), lambda: mcp_tools.zones(secret)):
+                 lambda: mcp_tools.explain(elsewhere, kept["id"]), lambda: mcp_tools.zones(secret),
+                 lambda: mcp_tools.forget(elsewhere, kept["id"], "wrong"),
+                 lambda: mcp_tools.correct(secret, kept["id"], "Always mention the wombat client in the changelog.")):
         with pytest.raises(mcp_tools.ToolInputError, match="is excluded"):
             call()
     # Its global preference is shown nowhere else: not at the start of a session, not on a question, not on a prompt.

@@ -438,10 +438,12 @@ def test_a_long_prompt_is_cut_at_a_sentence_end_in_any_script():
 def test_the_same_words_said_in_two_projects_are_shown_once(store):
     """Each project keeps its own global memory of a rule said in both; a block (a new session's, after a
     compaction, or a question's) says it once."""
-    for n, project in enumerate(("/p", "/q", "/r")):
+    for n, project in enumerate(("/q", "/r", "/p")):
         add(store, "Always  run the linter before committing.", "preference", n, project=project, scope="global")
     add(store, "always run the linter before committing.", "preference", 5, project="/q", scope="global")
     add(store, "We deploy on Render with SQLite.", "decision", 6)
     for situation, query in (("startup", ""), ("compact", ""), ("query", "linter")):
-        text = build(store, "/p", CONFIG, situation=situation, query=query, log=False).text
-        assert text.casefold().count("before committing.") == 1, (situation, text)
+        recall = build(store, "/p", CONFIG, situation=situation, query=query, log=False)
+        assert recall.text.casefold().count("before committing.") == 1, (situation, recall.text)
+        assert not recall.left_out and "left out" not in recall.text  # a copy is not a memory left out
+        assert [i.memory.project for i in recall.shown if "linter" in i.memory.text] == ["/p"]  # its own, first

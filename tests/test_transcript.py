@@ -213,9 +213,10 @@ def test_a_lone_surrogate_becomes_a_replacement_character_and_the_entry_is_kept(
 
 def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
     path = tmp_path / "s.jsonl"
-    stamps = ["not a date", "9999-99-99T10:00:00Z", 1700000000, "2026-02-30x", "2026-01-02T10:00:00.000Z"]
+    stamps = ["not a date", "9999-99-99T10:00:00Z", 1700000000, "2026-02-30T10:00:00Z", "2026-01-02T29:00:00Z",
+              "2026-01-02T10:00garbage", "2026-01-02T10:00:00.000Z"]
     write(path, *(entry(n + 1, timestamp=stamp) for n, stamp in enumerate(stamps)))
-    assert [t.ts for t in read_transcript(str(path)).turns] == ["", "", "", "", "2026-01-02T10:00:00.000Z"]
+    assert [t.ts for t in read_transcript(str(path)).turns] == [""] * 6 + ["2026-01-02T10:00:00.000Z"]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
@@ -28,9 +27,9 @@ def open_store(readonly: bool = False, or_readonly: bool = False) -> Store:
     opened read-only instead (for a command that only reads, but records what it read when it can)."""
     try:
         return Store(readonly=readonly)
-    except ReadOnlyStoreError:
+    except ReadOnlyStoreError as exc:
         if not or_readonly:
-            raise click.ClickException(f"{sys.exc_info()[1]}") from None
+            raise click.ClickException(str(exc)) from None
         return open_store(readonly=True)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None

@@ -117,7 +117,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
     if total.errors:  # what was mined is kept; the next run tries the rest again
-        raise click.ClickException(f"{len(total.errors)} transcript(s) not mined (see above); fix what the errors "
+        raise click.ClickException(f"not everything was mined ({len(total.errors)} error(s) above); fix what they "
                                    "name and run it again")
 
 

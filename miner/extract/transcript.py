@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..memory.records import parse_ts
 from .model import Turn
 
 _loads = json.loads
@@ -331,7 +332,7 @@ _TIMESTAMP_RE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T[0-
 
 def _timestamp(value: Any) -> str:
     """An entry's time, or '' for anything else ("not a date", a number): it would head a block's lines."""
-    return value if isinstance(value, str) and _TIMESTAMP_RE.match(value) else ""
+    return value if isinstance(value, str) and _TIMESTAMP_RE.match(value) and parse_ts(value) is not None else ""
 
 
 def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:

@@ -127,10 +127,13 @@ def _allowed(project: str) -> str:
 
 
 def _writable(session: Session, store: Store, memory_id: int, verb: str) -> StoredMemory:
-    """The memory, if this session may change it: one of its project, or a global one its recall shows."""
+    """The memory, if this session may change it: one of its project, or a global one its recall shows (neither of
+    an excluded project)."""
+    _allowed(session.project)
     memory = store.get(memory_id)
     if memory is None:
         raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
+    _allowed(memory.project)
     if memory.project != session.project and memory.scope != "global":
         raise ToolInputError(f"memory #{memory_id} belongs to another project; {verb} works on {session.project} only")
     return memory

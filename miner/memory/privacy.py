@@ -95,7 +95,8 @@ def same_folder(store, project: str) -> list[str]:
     stored = (row[0] for row in store.db.execute(
         "SELECT project FROM memories UNION SELECT project FROM sessions UNION SELECT project FROM watermarks "
         "UNION SELECT project FROM checkpoints UNION SELECT project FROM archive"))
-    return [project] + sorted(p for p in stored if p and p != project and os.path.realpath(p) == real)
+    # (a project recorded on another system, "C:\\work", is no path here: resolved, it would be one under the cwd)
+    return [project] + sorted(p for p in stored if os.path.isabs(p) and p != project and os.path.realpath(p) == real)
 
 
 def clear_block_cache() -> int:

@@ -114,8 +114,8 @@ def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: i
         """SELECT m.id, m.text, m.last_seen, m.category, m.project FROM memories_fts
         JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.state = 'active'
         AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
-        (match, project, limit)).fetchall()
-    return [row[:4] for row in rows if skip is None or not skip(row[4])]
+        (match, project, limit if skip is None else 4 * limit)).fetchall()  # (room for those left out)
+    return [row[:4] for row in rows if skip is None or not skip(row[4])][:limit]
 
 
 def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: int, worth_floor: float) -> list[tuple]:

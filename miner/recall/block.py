@@ -280,6 +280,23 @@ def said_in(lines: list[str]) -> str:
     return " ".join(" ".join(line.lower().split()) for line in lines)
 
 
+def _wording(item: Item) -> str:
+    return " ".join(getattr(item.memory, "text", "").casefold().split())  # (a `MemoryHead` past the shortlist: '')
+
+
+def one_wording_each(items: list[Item], beyond: list[Item], project: str) -> tuple[list[Item], list[Item]]:
+    """`items` and `beyond` (those that cannot make it) in their order, the same words kept once: a rule said in two
+    projects is two global memories. The project's own memory stays where it has one, else the first; a copy is
+    not counted as left out either."""
+    kept: dict[str, Item] = {}
+    for item in items:
+        first = kept.get(_wording(item))
+        if first is None or (first.memory.project != project and item.memory.project == project):
+            kept[_wording(item)] = item
+    chosen = {id(item) for item in kept.values()}
+    return [i for i in items if id(i) in chosen], [i for i in beyond if not _wording(i) or _wording(i) not in kept]
+
+
 def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, Any],
         was: dict[int, str] | None = None, shares: dict[str, float] | None = None,
         novelty: float = 0.0) -> tuple[list[Item], list[Item]]:
@@ -297,8 +314,6 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
         items = sorted(items, key=lambda i: (-i.score / (len(i.memory.text) + 20) ** exponent, -i.memory.id))
     used = reserved
     taken: set[int] = set()
-    # The same words said in two projects are two global memories: the block says them once.
-    said: set[str] = set()
     opened: set[str] = set()  # sections begun
     dated: set[tuple[str, str]] = set()  # (section, day) lines begun
     section_cost = {cat: len(title) + 5 for cat, title in SECTION_ORDER}
@@ -310,14 +325,10 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
             headings += len(date_line(day)) + 1
         return len(format_item(item.memory, (was or {}).get(item.memory.id, ""))) + 1 + headings
 
-    def wording(item: Item) -> str:
-        return " ".join(item.memory.text.casefold().split())
-
     def take(item: Item, price: int) -> None:
         nonlocal used
         used += price
         taken.add(item.memory.id)
-        said.add(wording(item))
         opened.add(item.memory.category)
         dated.add((item.memory.category, item_date(item.memory)))
 
@@ -325,14 +336,14 @@ def fit(items: list[Item], budget_chars: int, reserved: int, config: dict[str, A
     for category, share in (shares or {}).items():
         quota, spent = float(share) * room, 0
         for item in items:
-            if item.memory.category != category or wording(item) in said:
+            if item.memory.category != category:
                 continue
             price = cost(item)
             if spent + price <= quota and used + price <= budget_chars:
                 take(item, price)
                 spent += price
     for item in items:
-        if item.memory.id not in taken and wording(item) not in said:
+        if item.memory.id not in taken:
             price = cost(item)
             if used + price <= budget_chars:
                 take(item, price)
@@ -392,6 +403,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
         items = [i for i in items if " ".join(i.memory.text.lower().split()) not in recent_said]
     shares = STANDING_SHARES if startup else None
     items, beyond, zones = shortlist(items, config, budget_chars, shares, current_ids, startup, void)
+    items, beyond = one_wording_each(items, beyond, project)
 
     heading = header(project)
     reserve = len(heading) + len(footer(99999, zones)) + 2

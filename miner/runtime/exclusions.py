@@ -129,7 +129,17 @@ def excluded_elsewhere(project: str):
         globs = load_exclusions()
     except PrivacyError:
         return lambda other: other != project
-    return (lambda other: other != project and is_excluded(other, globs)) if globs else None
+    if not globs:
+        return None
+    globs = sorted({g for glob in globs for g in (glob, resolved_glob(glob))})  # resolved once, not per memory
+    answers: dict[str, bool] = {project: False}  # a block weighs dozens of memories of a few projects
+
+    def excluded(other: str) -> bool:
+        if other not in answers:
+            answers[other] = is_excluded(other, globs)
+        return answers[other]
+
+    return excluded
 
 
 def resolved_glob(glob: str) -> str:

@@ -406,7 +406,8 @@ class Miner:
             resolved = str(Path(file).resolve())
             fd = locks.try_lock(resolved, lock_wait_s)
             if fd is None:
-                total.add(Summary(errors=[f"{file}: another miner held it for {lock_wait_s:.0f}s; run again later"]))
+                total.add(Summary(files=1, errors=[f"{file}: another miner held it for {lock_wait_s:.0f}s; run again "
+                                                   "later"]))
                 continue
             try:
                 result = self.mine_file(resolved)

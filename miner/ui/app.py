@@ -48,6 +48,10 @@ def page_args(number: int) -> dict:
     return {**args, **(request.view_args or {}), "page": number}
 
 
+# A memory id in a URL: one past SQLite's integers is no memory (404), not a server error.
+MEMORY_ID = "<int(min=1, max=9223372036854775807):memory_id>"
+
+
 def create_app(project: str, token: str) -> Flask:
     """The viewer for `project` (the project a page shows unless its address names another)."""
     app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
@@ -122,7 +126,7 @@ def create_app(project: str, token: str) -> Flask:
         units = pages.archive_hits(store(), current(), query, forms=glossary.query_forms(query)) if query.strip() else []
         return render_template("said.html", query=query, units=units)
 
-    @app.get("/memory/<int(min=1, max=9223372036854775807):memory_id>")
+    @app.get(f"/memory/{MEMORY_ID}")
     def memory(memory_id: int):
         shown = pages.memory_page(store(), memory_id)
         if shown is None:
@@ -144,24 +148,24 @@ def create_app(project: str, token: str) -> Flask:
         target = getattr(change, "new_id", None) or memory_id
         return redirect(url_for("memory", memory_id=target))
 
-    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/forget")
+    @app.post(f"/memory/{MEMORY_ID}/forget")
     def forget(memory_id: int):
         return edit(memory_id, corrections.forget, request.form.get("reason", "")[:500])
 
-    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/correct")
+    @app.post(f"/memory/{MEMORY_ID}/correct")
     def correct(memory_id: int):
         return edit(memory_id, corrections.correct, request.form.get("text", "")[:4000],
                     request.form.get("reason", "")[:500])
 
-    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/pin")
+    @app.post(f"/memory/{MEMORY_ID}/pin")
     def pin(memory_id: int):
         return edit(memory_id, corrections.pin, request.form.get("everywhere") == "1")
 
-    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/unpin")
+    @app.post(f"/memory/{MEMORY_ID}/unpin")
     def unpin(memory_id: int):
         return edit(memory_id, corrections.unpin)
 
-    @app.post("/memory/<int(min=1, max=9223372036854775807):memory_id>/approve")
+    @app.post(f"/memory/{MEMORY_ID}/approve")
     def approve(memory_id: int):
         from ..extract import trust
 
