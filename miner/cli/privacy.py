@@ -96,7 +96,8 @@ def purge(folder: str, yes: bool) -> None:
     Memories, evidence, links, sessions, checkpoints, watermarks and the
     recall log of the project go; cached recall blocks are cleared. The
     purged transcripts are not mined again; new sessions there are, unless
-    you also `miner exclude add` the project.
+    you also `miner exclude add` the project. A project that joined a team
+    leaves it (the team's copy stays on its server).
     """
     project = project_dir(folder)
     with open_store() as store:
@@ -110,6 +111,22 @@ def purge(folder: str, yes: bool) -> None:
             for name, count in counts.items():
                 click.echo(f"  {count:>6} {name}")
     click.echo("database vacuumed.")
+    _leave_team(projects)
+
+
+def _leave_team(projects: list[str]) -> None:
+    """A purged project that joined a team leaves it: its next sync would pull everything back."""
+    from ..team import settings as settings_mod
+
+    try:
+        settings = settings_mod.load()
+    except settings_mod.TeamError as exc:
+        raise click.ClickException(f"purged, but the team settings cannot be read to leave the team: {exc}") from None
+    left = [p for p in projects if settings.projects.pop(p, None) is not None]
+    if left:
+        settings_mod.save(settings)
+        click.echo(f"left team {settings.team!r} for {', '.join(left)}: the team's copy stays on its server "
+                   "(`miner team join` there syncs it back)")
 
 
 COMMANDS = (exclude, quarantine, approve, purge)

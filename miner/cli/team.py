@@ -144,6 +144,8 @@ def _sync_one(settings, root: str, errors) -> None:
             if bar is not None:
                 bar.__exit__(None, None, None)
     click.echo(f"{settings.key_of(root)}: {report.line()}")
+    for note in report.notes:  # (what was left out or redacted here, and why)
+        click.echo(f"  note: {note}")
 
 
 @team.command()

@@ -62,6 +62,16 @@ def instruction_reason(text: str) -> str:
     return ""
 
 
+def takeover_reason(text: str) -> str:
+    """Why `text` reads like an attempt on the assistant (overriding its instructions, addressing it, fetching and
+    running code), or '': an instruction-like text minus the standing orders ("always run the linter", "from now
+    on …"), which people say of their own work and teammates share."""
+    for reason, pattern in _INSTRUCTION_PATTERNS:
+        if reason != "standing order" and pattern.search(text):
+            return reason
+    return ""
+
+
 def quarantine_reason(role: str, text: str) -> str:
     """Why a memory from `role` must be quarantined, or ''. The user's own words are trusted."""
     if role == "user":

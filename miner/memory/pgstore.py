@@ -33,6 +33,7 @@ from .store_memories import MemoryQueries
 _COLUMNS = StoredMemory.columns()
 _M_COLUMNS = StoredMemory.columns("m")
 _LINK_COLUMNS = Link.columns()
+PROJECT_LOCK_WAIT_S = 30
 
 
 class PgStoreError(RuntimeError):
@@ -95,8 +96,14 @@ class PgStore:
             self._depth -= 1
 
     def lock_project(self, project: str) -> None:
-        """Serialise this project's writers until the transaction ends (an advisory lock, inside `atomic`)."""
-        self.db.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.team, project))
+        """Serialise this project's writers until the transaction ends (an advisory lock, inside `atomic`); a hung
+        sync of another member's holds the others `PROJECT_LOCK_WAIT_S` at most."""
+        self.db.execute(f"SET LOCAL lock_timeout = '{PROJECT_LOCK_WAIT_S}s'")
+        try:
+            self.db.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.team, project))
+        except psycopg.errors.LockNotAvailable:
+            raise PgStoreError(f"another member's sync held {project!r} on the server for {PROJECT_LOCK_WAIT_S} s; "
+                               "run `miner team sync` again later") from None
 
     def _rows(self, sql: str, args: Iterable = ()) -> list[tuple]:
         return self.db.execute(sql, tuple(args)).fetchall()
@@ -167,8 +174,7 @@ class PgStore:
         with self.db.pipeline():
             yield
 
-    def hide_archived(self, memory_id: int) -> int:
-        """The team server keeps no archive of what was said: nothing to hide (see `Store.hide_archived`)."""
+    def hide_archived(self, memory_id: int) -> int:  # (the server keeps no archive of what was said)
         return 0
 
     def merge_evidence(self, memory_id: int, new: NewMemory) -> bool:

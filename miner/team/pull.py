@@ -8,6 +8,13 @@ into one become one here. A row changed here since it was last in step is re-rea
 after the next push; a link whose memories are not here yet stops the link cursor
 before it once. A forget or quarantine here, and a memory of this machine's own
 that says the same words, are never changed by a pull.
+
+What the server holds is not trusted: another member's version, or anyone who can
+write its tables, may have put it there. A row is taken as a mined one would be:
+redacted in every field (with the secrets this machine learnt), left out when it is
+mostly secrets or longer than `MAX_TEAM_TEXT`, and quarantined when it reads like an
+attempt on the assistant (`trust.takeover_reason`), whatever role the server says
+said it; the standing orders people share ("always run the linter") are not that.
 """
 
 from __future__ import annotations
@@ -15,12 +22,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ..extract.redact import mostly_redacted, redact, redact_memory
+from ..extract.secret_turns import known_in
+from ..extract.trust import takeover_reason
 from ..memory.dedup import CURRENT_STATES
 from ..memory.records import NewMemory, StoredMemory
 from ..textutil import content_hash, short
 from .shared import VETOES, shareable, signature
 
 PULL_PAGE = 2000
+MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
 
 
 class Pull:
@@ -75,6 +86,10 @@ class Pull:
         again: set[int] = set()
         for _seq, team_memory, member, reason in rows:
             self.report.pulled += 1
+            team_memory, refused = self._as_taken(team_memory)
+            if refused:
+                self.report.notes.append(refused)
+                continue
             try:
                 with store.atomic():  # one row at a time: a row this machine cannot take stops only itself
                     if not self._take_one(team_memory, member, reason, by_remote, mapped):
@@ -103,7 +118,8 @@ class Pull:
         # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
         # preference, a memory of every project) that happens to say the same words is never changed by it.
         if local.state not in VETOES and shareable(local, self._shared):
-            if content_hash(local.text) != digest and (holder is None or holder.id == head):
+            if content_hash(local.text) != digest and (holder is None or holder.id == head) \
+                    and not takeover_reason(team_memory.text):  # (an attempt on the assistant is no new wording)
                 store.reword(head, self._as_new(team_memory))
             if team_memory.state in CURRENT_STATES:
                 if local.state == "superseded":
@@ -127,6 +143,26 @@ class Pull:
                                           content_hash(states[i].text) != digest,
                                           states[i].state not in CURRENT_STATES, i))
 
+    def _as_taken(self, team_memory: StoredMemory) -> tuple[StoredMemory, str]:
+        """(the team row as this machine takes it, redacted in every field; why it is not taken at all, or '')."""
+        if len(team_memory.text) > MAX_TEAM_TEXT:
+            return team_memory, (f"team memory #{team_memory.id} not taken here: {len(team_memory.text):,} "
+                                 f"characters (at most {MAX_TEAM_TEXT:,})")
+        fields = [team_memory.text, team_memory.subject, team_memory.value, team_memory.keywords]
+        known = known_in(" ".join(fields), *self.store.secret_digests())
+        given = fields[3].split()
+        words = [k for k in given if k not in known and not redact(k)[1]]  # a secret by its shape, as written
+        text, subject, value, keywords, kinds = redact_memory(fields[0], fields[1], fields[2], words, known=known)
+        if kinds and mostly_redacted(text):
+            return team_memory, f"team memory #{team_memory.id} not taken here: it is mostly secrets"
+        if not kinds and words == given:
+            return team_memory, ""
+        values = {name: getattr(team_memory, name) for name in StoredMemory.__slots__}
+        values.update(text=text, subject=subject, value=value, keywords=" ".join(keywords))
+        kinds = sorted(set(kinds)) or ["a secret keyword"]
+        self.report.notes.append(f"team memory #{team_memory.id}: {', '.join(kinds)} redacted here")
+        return StoredMemory(**values), ""
+
     def _as_new(self, team_memory: StoredMemory) -> NewMemory:
         return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
                          confidence=team_memory.confidence, rule_id=team_memory.rule_id or "team",
@@ -136,9 +172,14 @@ class Pull:
                          keywords=tuple(team_memory.keywords.split()), source="team")
 
     def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
-        memory_id = self.store.insert_memory(self._as_new(team_memory), state=team_memory.state)
-        self.store.set_state(memory_id, team_memory.state, reason or f"from the team ({member})",
-                             until=team_memory.valid_to or "")
+        takeover = takeover_reason(team_memory.text)
+        if takeover:  # held out of recall until `miner approve`, as the assistant's instruction-like words are
+            state, reason = "quarantined", f"quarantined: team text reads like an instruction to the assistant " \
+                                           f"({takeover}), from {member}"
+        else:
+            state, reason = team_memory.state, reason or f"from the team ({member})"
+        memory_id = self.store.insert_memory(self._as_new(team_memory), state=state)
+        self.store.set_state(memory_id, state, reason, until=team_memory.valid_to or "")
         return memory_id
 
     def _take_links(self, links: list[tuple[int, object]], stalled: int) -> tuple[int, int]:
