@@ -185,8 +185,11 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
                 refuse(f"has no key {key!r} (known: {', '.join(sorted(default))})")
             _check(f"{name}.{key}", item, default[key], where)
         return
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (value != value or abs(value) > MAX_NUMBER):
-        refuse(f"must be a number from 0 to {MAX_NUMBER:.0e}, not {_shown(value)}")  # NaN, Infinity, 1e308, 10**400
+    numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+    if numeric and isinstance(value, (int, float)) and not isinstance(value, bool) and (
+            value != value or abs(value) > MAX_NUMBER):  # NaN, Infinity (JSON takes both), 1e308, 10**400
+        shown = f"a number of {len(str(abs(value)))} digits" if isinstance(value, int) else _shown(value)
+        refuse(f"must be a number from 0 to {MAX_NUMBER:.0e}, not {shown}")
     fits = (isinstance(value, bool) if isinstance(default, bool)
             else isinstance(value, str) if isinstance(default, str)
             else isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -51,7 +51,9 @@ def test_an_object_merges_key_by_key_and_everything_else_replaces():
     ({"budget_share": float("nan")}, "setting 'budget_share' must be a number from 0 to 1e+12, not NaN"),
     ({"budget_share": float("inf")}, "setting 'budget_share' must be a number from 0 to 1e+12, not Infinity"),
     ({"context_window_tokens": 1e308}, "setting 'context_window_tokens' must be a number from 0 to 1e+12, not 1e+308"),
-    ({"max_candidates": 10**400}, "setting 'max_candidates' must be a number from 0 to 1e+12, not 1000000000"),
+    ({"max_candidates": 10**400}, "setting 'max_candidates' must be a number from 0 to 1e+12, not a number of 401 "
+                                  "digits"),
+    ({"spacy_model": 1e308}, "setting 'spacy_model' must be a string, not 1e+308"),
     ({"half_life_days": 0}, "setting 'half_life_days' must be more than 0 (it is a half-life)"),
     ({"category_half_life_scale": {"fact": 0}}, "setting 'category_half_life_scale.fact' must be more than 0"),
 ])

@@ -105,13 +105,13 @@ def purge(folder: str, yes: bool) -> None:
         if not yes:
             also = f" (and {', '.join(projects[1:])}, the same folder)" if projects[1:] else ""
             click.confirm(f"Delete everything stored for {project}{also}?", abort=True)
+        _leave_team(projects)  # first: a background sync during the purge must not pull it back
         for each in projects:
             counts = privacy.purge(store, each)
             click.echo(f"purged {each}:")
             for name, count in counts.items():
                 click.echo(f"  {count:>6} {name}")
     click.echo("database vacuumed.")
-    _leave_team(projects)
 
 
 def _leave_team(projects: list[str]) -> None:

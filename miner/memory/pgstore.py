@@ -101,6 +101,7 @@ class PgStore:
         self.db.execute(f"SET LOCAL lock_timeout = '{PROJECT_LOCK_WAIT_S}s'")
         try:
             self.db.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.team, project))
+            self.db.execute("SET LOCAL lock_timeout = 0")  # the rest of the batch waits as it always did
         except psycopg.errors.LockNotAvailable:
             raise PgStoreError(f"another member's sync held {project!r} on the server for {PROJECT_LOCK_WAIT_S} s; "
                                "run `miner team sync` again later") from None

@@ -131,8 +131,7 @@ def excluded_elsewhere(project: str):
         return lambda other: other != project
     if not globs:
         return None
-    globs = sorted({g for glob in globs for g in (glob, resolved_glob(glob))})  # resolved once, not per memory
-    answers: dict[str, bool] = {project: False}  # a block weighs dozens of memories of a few projects
+    answers: dict[str, bool] = {project: False}  # a block weighs dozens of memories of a few projects: once each
 
     def excluded(other: str) -> bool:
         if other not in answers:

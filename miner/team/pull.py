@@ -86,6 +86,7 @@ class Pull:
         again: set[int] = set()
         for _seq, team_memory, member, reason in rows:
             self.report.pulled += 1
+            reason = self._note(reason)
             team_memory, refused = self._as_taken(team_memory)
             if refused:
                 self.report.notes.append(refused)
@@ -107,6 +108,10 @@ class Pull:
         holder = store.find_exact(self.project, digest)  # a memory here already saying the team's words
         if holder is not None and holder.id not in locals_ and holder.id not in mapped:
             locals_.append(holder.id)
+        if not locals_ and holder is not None:  # two team rows that differ only in a secret redacted here
+            self.report.notes.append(f"team memory #{team_memory.id} not taken here: redacted, it says what team "
+                                     f"memory #{mapped[holder.id][0]} says")
+            return True
         if not locals_:
             locals_ = [self._add_here(team_memory, member, reason)]
             self.report.added += 1
@@ -118,9 +123,12 @@ class Pull:
         # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
         # preference, a memory of every project) that happens to say the same words is never changed by it.
         if local.state not in VETOES and shareable(local, self._shared):
-            if content_hash(local.text) != digest and (holder is None or holder.id == head) \
-                    and not takeover_reason(team_memory.text):  # (an attempt on the assistant is no new wording)
-                store.reword(head, self._as_new(team_memory))
+            if content_hash(local.text) != digest and (holder is None or holder.id == head):
+                if takeover_reason(team_memory.text):  # an attempt on the assistant is no new wording
+                    self.report.notes.append(f"team memory #{team_memory.id}: its new wording reads like an "
+                                             "instruction to the assistant; not taken here")
+                else:
+                    store.reword(head, self._as_new(team_memory))
             if team_memory.state in CURRENT_STATES:
                 if local.state == "superseded":
                     store.reopen(head, reason or "current again on the team")
@@ -145,16 +153,18 @@ class Pull:
 
     def _as_taken(self, team_memory: StoredMemory) -> tuple[StoredMemory, str]:
         """(the team row as this machine takes it, redacted in every field; why it is not taken at all, or '')."""
-        if len(team_memory.text) > MAX_TEAM_TEXT:
-            return team_memory, (f"team memory #{team_memory.id} not taken here: {len(team_memory.text):,} "
-                                 f"characters (at most {MAX_TEAM_TEXT:,})")
+        if max(len(team_memory.text), len(team_memory.subject), len(team_memory.value),
+               len(team_memory.keywords)) > MAX_TEAM_TEXT:
+            return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
+                                 f"on the team): {len(team_memory.text):,} characters (at most {MAX_TEAM_TEXT:,})")
         fields = [team_memory.text, team_memory.subject, team_memory.value, team_memory.keywords]
         known = known_in(" ".join(fields), *self.store.secret_digests())
         given = fields[3].split()
         words = [k for k in given if k not in known and not redact(k)[1]]  # a secret by its shape, as written
         text, subject, value, keywords, kinds = redact_memory(fields[0], fields[1], fields[2], words, known=known)
         if kinds and mostly_redacted(text):
-            return team_memory, f"team memory #{team_memory.id} not taken here: it is mostly secrets"
+            return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
+                                 "on the team): it is mostly secrets")
         if not kinds and words == given:
             return team_memory, ""
         values = {name: getattr(team_memory, name) for name in StoredMemory.__slots__}
@@ -162,6 +172,14 @@ class Pull:
         kinds = sorted(set(kinds)) or ["a secret keyword"]
         self.report.notes.append(f"team memory #{team_memory.id}: {', '.join(kinds)} redacted here")
         return StoredMemory(**values), ""
+
+    def _note(self, text: str) -> str:
+        """A note the server holds (a state's reason, a link's reason or "was"), as this machine keeps it: redacted,
+        and none at all when it is long or reads like an attempt on the assistant (a "was" note is in every block)."""
+        if not text:
+            return text
+        text = redact(text, known_in(text, *self.store.secret_digests()))[0]
+        return "" if len(text) > 500 or takeover_reason(text) else text
 
     def _as_new(self, team_memory: StoredMemory) -> NewMemory:
         return NewMemory(project=self.project, category=team_memory.category, text=team_memory.text,
@@ -172,7 +190,7 @@ class Pull:
                          keywords=tuple(team_memory.keywords.split()), source="team")
 
     def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
-        takeover = takeover_reason(team_memory.text)
+        takeover = takeover_reason(team_memory.text) if team_memory.state in CURRENT_STATES else ""
         if takeover:  # held out of recall until `miner approve`, as the assistant's instruction-like words are
             state, reason = "quarantined", f"quarantined: team text reads like an instruction to the assistant " \
                                            f"({takeover}), from {member}"
@@ -203,10 +221,10 @@ class Pull:
             if store.get(older).state in CURRENT_STATES:
                 team_memory = self.remote.get(link.dst)
                 if team_memory is None or team_memory.state in CURRENT_STATES:  # reopened on the team since
-                    store.note_replacement(newer, older, link.reason, link.created_at)
+                    store.note_replacement(newer, older, self._note(link.reason), link.created_at)
                     continue
             # The link with its "was" note; closes the older memory here when it is still open.
-            store.supersede(newer, older, link.reason, link.was, at=link.created_at)
+            store.supersede(newer, older, self._note(link.reason), short(self._note(link.was)), at=link.created_at)
             done.append((older, link.dst, signature(store.get(older))))
         store.set_team_map(self.team, done)
         return taken, 0
