@@ -96,11 +96,9 @@ class HookEvent:
                 raise HookInputError(f"payload field {key!r} is a {type(value).__name__}, not a string")
             if "\x00" in value:
                 raise HookInputError(f"payload field {key!r} holds a NUL character")
-            if key != "prompt" and not value.isascii():
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate (`\ud800`): no path, no id, nothing a store can keep
-                    raise HookInputError(f"payload field {key!r} holds a lone surrogate, not text") from None
+            if key != "prompt" and not value.isascii() and not paths.is_utf8(value):
+                # a lone surrogate (`\ud800`): no path, no id, nothing a store can keep
+                raise HookInputError(f"payload field {key!r} holds a lone surrogate, not text")
             return value
 
         return cls(event, text("session_id"), text("transcript_path"), text("cwd"), text("source"),

@@ -67,19 +67,17 @@ def purge(store, project: str) -> dict[str, int]:
 
 def _entry_uuids(transcript: str, offset: int) -> set[str]:
     """The uuids of a transcript's entries in its first `offset` bytes (what was mined of it); none when it is gone."""
-    import json
+    from ..extract.transcript import iter_lines, parse_line
 
     found: set[str] = set()
     try:
         with open(transcript, "rb") as handle:
-            read = 0
-            for line in handle:
-                read += len(line)
-                if read > offset:
+            for line, end in iter_lines(handle, 0):
+                if end > offset:
                     break
                 try:
-                    entry = json.loads(line)
-                except ValueError:
+                    entry = parse_line(line) if line else None
+                except (ValueError, TypeError, RecursionError):
                     continue
                 if isinstance(entry, dict) and isinstance(entry.get("uuid"), str):
                     found.add(entry["uuid"])

@@ -290,9 +290,10 @@ def one_wording_each(items: list[Item], beyond: list[Item], project: str) -> tup
     not counted as left out either."""
     kept: dict[str, Item] = {}
     for item in items:
-        first = kept.get(_wording(item))
+        key = _wording(item)
+        first = kept.get(key)
         if first is None or (first.memory.project != project and item.memory.project == project):
-            kept[_wording(item)] = item
+            kept[key] = item
     chosen = {id(item) for item in kept.values()}
     return [i for i in items if id(i) in chosen], [i for i in beyond if not _wording(i) or _wording(i) not in kept]
 

@@ -121,10 +121,8 @@ def is_excluded(path: str, globs: list[str] | None = None) -> bool:
 
 def excluded_elsewhere(project: str):
     """A test that is true of the projects other than `project` that are excluded: a global memory said in one is
-    never shown in another project either. None when nothing is excluded (the usual case, decided without reading
-    a file); a broken exclusions file excludes every other project."""
-    if not os.path.exists(os.path.join(paths.config_root(), EXCLUSIONS_FILE)):
-        return None
+    never shown in another project either. None when nothing is excluded (the usual case: no file to read); a
+    broken exclusions file excludes every other project."""
     try:
         globs = load_exclusions()
     except PrivacyError:

@@ -41,6 +41,7 @@ class Pull:
         """Take in what changed on the team after this machine's cursors. A row this machine changed since it
         was last in step is re-read after the next push (`retry`); a link whose memories are not here yet stops
         the link cursor before it, once."""
+        self._secrets = self.store.secret_digests()  # (read once: each row's fields are looked up among them)
         state = self.store.team_state(self.team, self.project)
         cursor, link_cursor = int(state.get("memories", 0)), int(state.get("links", 0))
         retry = {int(i) for i in json.loads(state.get("retry", "[]"))}
@@ -158,7 +159,7 @@ class Pull:
             return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
                                  f"on the team): {len(team_memory.text):,} characters (at most {MAX_TEAM_TEXT:,})")
         fields = [team_memory.text, team_memory.subject, team_memory.value, team_memory.keywords]
-        known = known_in(" ".join(fields), *self.store.secret_digests())
+        known = known_in(" ".join(fields), *self._secrets)
         given = fields[3].split()
         words = [k for k in given if k not in known and not redact(k)[1]]  # a secret by its shape, as written
         text, subject, value, keywords, kinds = redact_memory(fields[0], fields[1], fields[2], words, known=known)
@@ -178,7 +179,7 @@ class Pull:
         and none at all when it is long or reads like an attempt on the assistant (a "was" note is in every block)."""
         if not text:
             return text
-        text = redact(text, known_in(text, *self.store.secret_digests()))[0]
+        text = redact(text, known_in(text, *self._secrets))[0]
         return "" if len(text) > 500 or takeover_reason(text) else text
 
     def _as_new(self, team_memory: StoredMemory) -> NewMemory:
