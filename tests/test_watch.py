@@ -89,7 +89,10 @@ def test_appended_lines_become_memories_within_seconds_and_it_survives_deletion(
     doomed = Session(workdir)
     doomed.turn("Queue?", "Let's go with RabbitMQ for the invoice queue.")
     wait_until(has("RabbitMQ"), timeout=60, what="the first memory")
+    watching = watch.read_status()["files_watched"]
     doomed.transcript.unlink()
+    wait_until(lambda: watch.read_status()["files_watched"] == watching - 1, timeout=60,
+               what="the status to stop counting the deleted transcript")
 
     replaced = Session(workdir)
     replaced.turn("Search?", "We'll use Meilisearch for the product search.")

@@ -326,6 +326,7 @@ class Watcher:
                 ready = self.due()
                 if ready:
                     self.mine_round(ready)
+                if ready or len(self.known) != self.status.data["files_watched"]:  # a deletion mines nothing
                     self.status.write(files_watched=len(self.known))
                 self.stopping.wait(TICK_S)
         finally:
