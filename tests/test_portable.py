@@ -20,6 +20,7 @@ from miner.memory import corrections, portable
 from miner.memory.records import NewMemory
 from miner.memory.store import Store
 from miner.runtime.mine import Miner
+from miner.textutil import content_hash
 from tests.builders import Session
 
 
@@ -299,3 +300,63 @@ def test_import_merges_evidence_from_another_machine(tmp_path, pipeline):
     finally:
         a.close()
         b.close()
+
+
+def test_a_merge_takes_on_what_the_user_decided_on_the_other_machine(tmp_path, pipeline):
+    """Both machines mined the same sessions; one forgot, corrected and pinned. After its export is imported into the
+    other, the forgotten memory is not recalled there, the corrected one is history and the pinned one is pinned.
+    What the store forgot itself stays forgotten, whatever the file says."""
+    from miner.recall.block import build
+
+    with mined_store(tmp_path, pipeline) as there:
+        exported = export_text(there)
+        states = {m.text: (m.state, m.pinned) for m in there.list_memories(states=(), limit=100)}
+    transcripts = [str(tmp_path / "proj" / "s1.jsonl"), str(tmp_path / "proj" / "s2.jsonl")]
+    with Store(tmp_path / "here.db") as here:
+        Miner(here, validated({"spacy_model": None}), pipeline=pipeline).mine_paths(transcripts)
+        own = {m.text: m.id for m in here.list_memories(limit=100)}
+        kept_here = next(text for text, (state, pinned) in states.items()
+                         if state == "active" and not pinned and text in own)
+        corrections.forget(here, own[kept_here])
+        summary = portable.import_records(here, io.StringIO(exported))
+        assert summary.merged >= 4 and summary.states == 3, summary.line()
+        assert "3 merged memories forgotten, superseded or pinned as in the file" in summary.line()
+        after = {m.text: (m.state, m.pinned) for m in here.list_memories(states=(), limit=100)}
+        assert after == {**states, kept_here: ("forgotten", False)}
+        block = build(here, "/work/shop", validated({"spacy_model": None}), "startup", log=False).text
+        for text, (state, _pinned) in after.items():
+            if state in ("active", "forgotten"):
+                assert (text in block) == (state == "active"), (text, state)
+
+
+def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline):
+    """An export edited by hand or written by an older miner: its secrets are redacted on the way in (memories,
+    evidence, archive, checkpoints), and a state or category this miner does not know is refused whole."""
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    with mined_store(tmp_path, pipeline) as store:
+        lines = [json.loads(line) for line in export_text(store).splitlines()]
+    for record in lines:
+        if record["record"] in ("memory", "evidence", "archive"):
+            record["text"] = f"{record['text']} The deploy token is {secret} now."
+        elif record["record"] == "checkpoint":
+            record["body"] = json.dumps({"task": [f"Use the token {secret} to deploy"], "todos": []})
+    edited = "\n".join(json.dumps(record) for record in lines) + "\n"
+    with Store(tmp_path / "restored.db") as restored:
+        summary = portable.import_records(restored, io.StringIO(edited))
+        assert summary.memories >= 4 and summary.checkpoints == 1
+        dump = "\n".join(restored.db.iterdump())
+        assert secret not in dump and "[REDACTED:github-token]" in dump
+        assert all(digest == content_hash(text)
+                   for text, digest in restored.db.execute("SELECT text, hash FROM memories"))
+
+    for name, bad in (("state", "bogus"), ("category", "nonsense"), ("pinned", 7), ("scope", "everyone")):
+        broken = [dict(record) for record in lines]
+        next(record for record in broken if record["record"] == "memory")[name] = bad
+        with Store(tmp_path / f"{name}.db") as target:
+            try:
+                portable.import_records(target, io.StringIO("\n".join(json.dumps(r) for r in broken) + "\n"))
+            except portable.PortableError as exc:
+                assert f"{name} {bad!r} is not one of" in str(exc)
+            else:
+                raise AssertionError(f"a memory with {name} {bad!r} was imported")
+            assert target.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0

@@ -16,14 +16,19 @@ Import runs in one transaction: a file with a bad line changes nothing.
 Into an empty store the memory ids are kept; into a store that already has
 memories, a memory whose text the project already holds merges its evidence
 into that one, and the others get fresh ids where theirs are taken (links
-and evidence follow the mapping).
+and evidence follow the mapping). What a user decided on the other machine
+comes along with a merge: a memory forgotten or superseded there is so here
+too (unless it is closed here already), and one pinned there is pinned here.
+Nothing merged is reopened: a memory forgotten here stays forgotten.
 
 Backup uses SQLite's online backup API: a consistent copy while miners and
 hooks keep writing.
 
 Text fields pass through `redact` on the way out as defence in depth:
 memories are redacted when mined, but rules change and older rows may
-predate a pattern.
+predate a pattern. They pass through it on the way in too, checkpoints'
+texts included, since a file may have been edited or written by an older
+miner; a memory's state, category, scope and pin are checked.
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
+from ..extract.model import CATEGORIES
 from ..extract.redact import redact
 from ..textutil import char_bigrams, content_hash
+from .records import STATES
 from .store import Store
 
 FORMAT = "transcript-miner-export"
@@ -45,7 +52,7 @@ VERSION = 3  # 2: archive records; 3: purged entries
 
 # Text columns that may hold what a user said, per record kind.
 _REDACTED_FIELDS = {
-    "memory": ("text", "value", "subject", "state_reason"),
+    "memory": ("text", "value", "subject", "keywords", "state_reason"),
     "wording": ("text",),
     "evidence": ("text",),
     "link": ("was", "reason"),
@@ -69,15 +76,19 @@ class ImportSummary:
     checkpoints: int = 0
     archived: int = 0
     purged: int = 0
+    states: int = 0  # merged memories that took on a forget, supersession or pin from the file
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
+    carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
     remapped: dict[int, int] = field(default_factory=dict)
 
     def line(self) -> str:
         return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
                 f"{self.evidence} evidence rows, {self.links} links, {self.wordings} earlier wordings, "
                 f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units"
-                + (f", {self.purged} entries of purged projects (not mined again)" if self.purged else ""))
+                + (f", {self.purged} entries of purged projects (not mined again)" if self.purged else "")
+                + (f"; {self.states} merged memories forgotten, superseded or pinned as in the file"
+                   if self.states else ""))
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -89,6 +100,31 @@ def _redacted(kind: str, record: dict) -> dict:
         value = record.get(name)
         if isinstance(value, str) and value:
             record[name] = redact(value)[0]
+    return record
+
+
+def _redacted_json(value):
+    """A checkpoint's body (JSON) with each of its strings redacted."""
+    if isinstance(value, str):
+        return redact(value)[0] if value else value
+    if isinstance(value, list):
+        return [_redacted_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted_json(item) for key, item in value.items()}
+    return value
+
+
+def _redacted_body(record: dict) -> dict:
+    body = record.get("body")
+    if not isinstance(body, str):
+        raise PortableError("a checkpoint needs its body as a JSON text")
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        raise PortableError("a checkpoint's body is not JSON") from None
+    clean = _redacted_json(parsed)
+    if clean != parsed:
+        record["body"] = json.dumps(clean, ensure_ascii=False)
     return record
 
 
@@ -212,6 +248,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         header_seen = False
         for number, record in _read_records(lines):
             kind = record.pop("record")
+            record = _redacted(kind, record)
             try:
                 if kind == "header":
                     if record.get("format") != FORMAT:
@@ -224,7 +261,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 if not header_seen:
                     raise PortableError(f"line {number}: the header line is missing")
                 if kind == "memory":
-                    _import_memory(db, record, columns["memories"], id_map, summary)
+                    _import_memory(store, record, columns["memories"], id_map, summary)
                 elif kind == "wording":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
                     summary.wordings += _insert(db, "memory_hashes", record, columns["memory_hashes"], "OR IGNORE")
@@ -239,7 +276,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 elif kind == "session":
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
-                    summary.checkpoints += _insert(db, "checkpoints", record, columns["checkpoints"], "OR IGNORE")
+                    summary.checkpoints += _insert(db, "checkpoints", _redacted_body(record), columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
                     summary.archived += _import_archived(db, record, columns["archive"])
                 elif kind == "purged":
@@ -258,6 +295,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 raise PortableError(f"line {number}: bad {kind} record ({exc})") from None
         if not header_seen:
             raise PortableError("empty file: not an export")
+        for memory_id, record in summary.carried:  # once its evidence is in: a forget hides the archive it names
+            summary.states += _carry_over(store, memory_id, record)
         for memory_id in sorted(summary.merged_into):
             # Evidence the file added to a memory the store already had counts, as when mining merges.
             db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),
@@ -274,12 +313,47 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
     return id_map[old]
 
 
-def _import_memory(db: sqlite3.Connection, record: dict, columns: list[str], id_map: dict[int, int],
-                   summary: ImportSummary) -> None:
+_CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "global"), "pinned": (0, 1)}
+
+
+def _checked_memory(record: dict) -> dict:
     old_id = record.get("id")
-    if not isinstance(old_id, int) or not record.get("text") or not record.get("project"):
+    if type(old_id) is not int or not isinstance(record.get("text"), str) or not record["text"].strip() \
+            or not isinstance(record.get("project"), str) or not record["project"]:
         raise PortableError("a memory needs an integer id, a project and a text")
-    record["hash"] = record.get("hash") or content_hash(record["text"])
+    for name, allowed in _CHOICES.items():
+        if name in record and (record[name] not in allowed or type(record[name]) is bool):
+            raise PortableError(f"memory {old_id}: {name} {record[name]!r} is not one of "
+                                f"{', '.join(map(str, allowed))}")
+    if not record.get("hash") or record["hash"] != content_hash(record["text"]):
+        record["hash"] = content_hash(record["text"])  # redacted on the way in, or written by hand
+    return record
+
+
+def _carry_over(store: Store, memory_id: int, record: dict) -> bool:
+    """A merged memory takes on what the user decided about it on the other machine; nothing is reopened."""
+    here = store.db.execute("SELECT state, pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    state, reason = record.get("state"), record.get("state_reason") or "imported"
+    if state == "forgotten" and here["state"] != "forgotten":
+        store.set_state(memory_id, "forgotten", reason)
+        store.set_pinned(memory_id, False)
+        store.hide_archived(memory_id)
+    elif state == "superseded" and here["state"] in ("active", "cold", "quarantined"):
+        store.set_state(memory_id, "superseded", reason, until=record.get("valid_to") or "")
+    elif record.get("pinned") == 1 and not here["pinned"] and here["state"] in ("active", "cold"):
+        store.set_pinned(memory_id, True)
+        if here["state"] == "cold":
+            store.set_state(memory_id, "active", "pinned")
+    else:
+        return False
+    return True
+
+
+def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[int, int],
+                   summary: ImportSummary) -> None:
+    db = store.db
+    record = _checked_memory(record)
+    old_id = record["id"]
     existing = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ?",
                           (record["project"], record["hash"])).fetchone()
     if existing is None:
@@ -289,6 +363,7 @@ def _import_memory(db: sqlite3.Connection, record: dict, columns: list[str], id_
         id_map[old_id] = existing[0]
         summary.merged += 1
         summary.merged_into.add(existing[0])
+        summary.carried.append((existing[0], record))
         return
     if db.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}
