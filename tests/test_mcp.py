@@ -386,8 +386,27 @@ def test_plugin_declares_the_server():
     manifest = _read(REPO / ".claude-plugin" / "plugin.json")
     server = manifest["mcpServers"]["transcript-miner"]
     assert server["command"] == "sh" and server["args"][0] == "-c"
-    assert server["args"][1].endswith('exec "$p" -m miner.mcp_server')
+    assert server["args"][1].endswith('exec "$p" -I -m miner.mcp_server')
     assert "${" not in server["args"][1]  # Claude Code expands ${VAR} in plugin MCP configs itself
+
+
+def test_the_plugins_server_never_runs_code_from_the_project_folder(tmp_path):
+    """Claude Code starts the plugin's server in the user's project: a `miner` package there must not stand in for
+    ours (the server runs isolated, as the one `miner install --mcp` registers does)."""
+    script = _read(REPO / ".claude-plugin" / "plugin.json")["mcpServers"]["transcript-miner"]["args"][1]
+    venv_bin = tmp_path / "data" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    project = tmp_path / "project"
+    (project / "miner").mkdir(parents=True)
+    (project / "miner" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "miner" / "mcp_server.py").write_text("print('code of the project folder ran')\n", encoding="utf-8")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "MINER_HOME": str(tmp_path / "data")}
+    result = subprocess.run(["sh", "-c", script], cwd=project, input="", capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert "code of the project folder ran" not in result.stdout + result.stderr
+    assert "not installed" not in result.stderr  # the launcher found the interpreter and ran it
 
 
 def test_plugin_launcher_reports_a_missing_install(tmp_path):
