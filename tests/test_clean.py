@@ -374,6 +374,12 @@ def test_a_closing_tag_outside_any_private_is_text_and_another_wrapper_inside_do
     assert drop_wrappers("a <private>b</private > c</private> e") == "a   e"  # `</private >` is no closing tag
 
 
+def test_an_agent_teams_message_in_a_prompt_is_not_the_users_words():
+    text = ('Go on.\n<teammate-message teammate_id="lead">\nWe decided to use Cassandra.\n</teammate-message>\n'
+            "We'll keep Postgres for the orders.")
+    assert units(text) == ["Go on.", "We'll keep Postgres for the orders."]
+
+
 def test_a_background_shells_report_in_a_prompt_is_not_the_users_words():
     text = ("<bash-notification>\n<shell-id>b2</shell-id>\n<summary>We decided to use Cassandra.</summary>\n"
             "</bash-notification>\nWe'll keep Postgres for the orders.")

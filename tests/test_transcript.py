@@ -593,6 +593,21 @@ def test_queued_task_notifications_and_our_own_block_never_become_turns(tmp_path
     assert chunk.stats.skipped_entries == {"attachment": 2, "not-human": 5, "sidechain-prompt": 1, "no-prose": 1}
 
 
+def test_an_agent_teams_message_is_not_the_users_words(tmp_path):
+    """Agent teams deliver a teammate's message as a user entry in an envelope, announced by a line or not: an
+    agent's words, never the user's preferences. A prompt the user typed around such a tag keeps the user's words."""
+    session = Session(tmp_path / "t.jsonl", "/srv/app")
+    envelope = ('<teammate-message teammate_id="reviewer" color="blue" summary="style">\nWe always indent with tabs '
+                'in this repo.\n</teammate-message>')
+    session.user(envelope)
+    session.user("Another Claude session sent a message:\n" + envelope)
+    session.queued(envelope)
+    typed = session.user("I prefer spaces, whatever the reviewer says in <teammate-message> envelopes.")
+    chunk = read_transcript(str(session.path))
+    assert [t.uuid for t in chunk.turns] == [typed["uuid"]]
+    assert chunk.stats.skipped_entries == {"not-human": 3}
+
+
 def test_metadata_entries_are_known_not_malformed(tmp_path):
     session = Session(tmp_path / "t.jsonl", "/srv/app")
     for kind, fields in METADATA.items():

@@ -32,6 +32,7 @@ WRAPPER_TAGS = (
     "ide_diagnostics",
     "task-notification",
     "bash-notification",  # a background shell's report, queued like a prompt: Claude Code's words, not the user's
+    "teammate-message",  # another agent's words (agent teams), delivered as a prompt
     "user-prompt-submit-hook",
     "bash-input",
     "bash-stdout",

@@ -10,15 +10,13 @@ Contract:
   Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are
   skipped and counted by type; an entry of a type nobody knows is counted as
   `unknown-type` (format drift).
-- A "user" entry is kept only when a human could have written it: in a
-  subagent's transcript (`isSidechain`) the user is the main assistant
-  briefing the subagent, and task notifications come from Claude Code.
-- A turn's prose is cut to `MAX_PROSE_CHARS` (at a word boundary) before
-  anything else sees it: a pasted 50 MB log must not cost the cleaner, the
-  splitter or the redactor more than a few hundred KB does.
-- Reading starts at a `Watermark` (byte offset plus file identity). A file
-  that was truncated or replaced is read again from the start; replays are
-  harmless because entries are deduplicated by `uuid` downstream.
+- A "user" entry is kept only when a human could have written it: in a subagent's transcript (`isSidechain`)
+  the user is the main assistant briefing the subagent; task notifications and agent teams' messages come from
+  Claude Code.
+- A turn's prose is cut to `MAX_PROSE_CHARS` (at a word boundary) before anything else sees it: a pasted 50 MB
+  log must not cost the cleaner, the splitter or the redactor more than a few hundred KB does.
+- Reading starts at a `Watermark` (byte offset plus file identity). A file that was truncated or replaced is
+  read again from the start; replays are harmless because entries are deduplicated by `uuid` downstream.
 - A partial last line (no newline yet) is left for the next run; lines that
   do not parse are skipped and counted.
 """
@@ -195,6 +193,8 @@ NON_PROSE_TYPES = frozenset(
 
 # `origin.kind` values of user entries that Claude Code writes itself, not the human.
 NON_HUMAN_ORIGINS = frozenset({"task-notification"})
+# A prompt Claude Code wrote: a background task's or shell's report, or an agent team's message (announced or not).
+NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-message", "Another Claude session sent")
 
 
 def extract_prose(content: Any, limit: int = MAX_PROSE_CHARS) -> str:
@@ -262,8 +262,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
         stats.skip("sidechain-prompt")
         return None
     origin = entry.get("origin")
-    if role == "user" and isinstance(origin, dict) and isinstance(origin.get("kind"), str) \
-            and origin["kind"] in NON_HUMAN_ORIGINS:
+    if role == "user" and (isinstance(origin, dict) and isinstance(origin.get("kind"), str)
+                           and origin["kind"] in NON_HUMAN_ORIGINS or text.lstrip().startswith(NOT_HUMAN_OPENINGS)):
         stats.skip("not-human")
         return None
     return _turn(entry, role, text, transcript, stats)
@@ -295,7 +295,7 @@ def _queued_prompt(entry: dict, transcript: str, stats: ReadStats) -> Turn | Non
     if not text.strip():
         stats.skip("no-prose")
         return None
-    if text.lstrip().startswith(("<task-notification>", "<bash-notification>")):
+    if text.lstrip().startswith(NOT_HUMAN_OPENINGS):
         stats.skip("not-human")
         return None
     if entry.get("isSidechain"):
