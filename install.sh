@@ -4,7 +4,8 @@
 # Install mode (default), for the current user:
 #   1. check ${PYTHON:-python3} (3.10 or newer, with venv)
 #   2. create or reuse the virtual environment $MINER_HOME/venv
-#      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner)
+#      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner), and write MINER_HOME into it
+#      ($MINER_HOME/venv/miner-home): the hooks and commands it installs use that store without the variable
 #   3. pip install a copy of this repository into it, with the web viewer's and team memory's extras (pip's
 #      output goes to $MINER_HOME/venv/install.log; the checkout itself is left untouched)
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
@@ -500,6 +501,8 @@ run_install() {
     chmod 700 "$MINER_HOME" 2>/dev/null || true # memories are private data
     VENV=$MINER_HOME/venv
     ensure_venv "$VENV"
+    # The store this install is for: its hooks and commands use it when they start without MINER_HOME.
+    printf '%s\n' "$MINER_HOME" >"$VENV/miner-home" || die "cannot write $VENV/miner-home; check the permissions"
     stage_source
     pip_install "the package" "$STAGE[ui,team]"
     version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""

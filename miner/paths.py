@@ -1,6 +1,10 @@
 """One place decides where data lives (standard library only: the hooks use it).
 
-`MINER_HOME` wins, then `$XDG_DATA_HOME/miner`, then `~/.local/share/miner`.
+`MINER_HOME` wins, then the folder `./install.sh` installed into (written
+beside the interpreter it installed, as `<venv>/miner-home`: its hooks and
+commands keep using that store when they start without `MINER_HOME`, as
+Claude Code starts hooks), then `$XDG_DATA_HOME/miner`, then
+`~/.local/share/miner`.
 Claude Code's folder is `CLAUDE_CONFIG_DIR`, else `~/.claude`.
 
 Import cost is hook latency: this module imports neither `pathlib` nor `re`
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
@@ -25,6 +30,8 @@ except ImportError:  # pragma: no cover - every CPython has _blake2
     from hashlib import blake2b
 
 DB_NAME = "memory.db"
+INSTALLED_HOME_FILE = "miner-home"  # in the venv ./install.sh made: the data folder it installed into
+_installed_home: str | None = None
 
 
 def _path(text: str) -> Path:
@@ -49,10 +56,26 @@ def home_root() -> str:
     return os.environ.get("HOME") or _expanded("~")
 
 
+def installed_home() -> str:
+    """The data folder `./install.sh` installed this interpreter's venv for ('' when it did not: a checkout's venv).
+    Read once per process."""
+    global _installed_home
+    if _installed_home is None:
+        try:
+            with open(os.path.join(sys.prefix, INSTALLED_HOME_FILE), encoding="utf-8") as handle:
+                found = handle.read(4096).strip()
+        except (OSError, ValueError):
+            found = ""
+        _installed_home = found if os.path.isabs(found) else ""
+    return _installed_home
+
+
 def data_root() -> str:
     explicit = os.environ.get("MINER_HOME")
     if explicit:
         return _expanded(explicit)
+    if installed_home():
+        return installed_home()
     xdg = os.environ.get("XDG_DATA_HOME")
     base = _expanded(xdg) if xdg else os.path.join(home_root(), ".local", "share")
     return os.path.join(base, "miner")

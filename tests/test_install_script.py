@@ -366,6 +366,28 @@ class TestInstall:
         assert json.loads(proc.stdout)["memories"] >= 1, proc.stdout
         assert "pnpm instead of npm" in result.stdout, result
 
+    def test_the_install_and_its_hooks_share_one_store_without_miner_home(self, installed, installed_no_hooks):
+        """Installed with MINER_HOME set, the tool keeps that store when MINER_HOME is not set, as Claude Code starts
+        hooks from wherever it was launched: no second store appears where the variable's default points."""
+        result, home = installed_no_hooks
+        assert result.returncode == 0, result
+        bare = script_env(home)  # HOME only: no MINER_HOME
+        default_store = home / ".local" / "share" / "miner"
+        proc = subprocess.run([str(installed.venv / "bin" / "miner"), "stats", "--json"], env=bare,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["transcripts"] == 1, proc.stdout
+        command = json.loads(installed.first_settings)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        project = home.parent / "work" / "shop"
+        payload = {"session_id": "s-2", "transcript_path": str(home / "none.jsonl"), "cwd": str(project),
+                   "hook_event_name": "SessionStart", "source": "startup"}
+        hook = subprocess.run(["sh", "-c", command], input=json.dumps(payload), env=bare, cwd=home,
+                              capture_output=True, text=True, timeout=120)
+        assert hook.returncode == 0, hook.stderr
+        assert "pnpm instead of npm" in hook.stdout, hook.stdout
+        assert not default_store.exists(), sorted(p.name for p in default_store.rglob("*"))
+        assert (installed.venv / "miner-home").read_text().strip() == str(installed.miner_home)
+
 
 # ------------------------------------------------------------------------- slow: --test never passes on nothing
 

@@ -300,6 +300,34 @@ def test_non_object_json_is_refused(user_settings, content):
     assert backups(user_settings) == []
 
 
+@pytest.mark.parametrize(("content", "said"), [
+    ('{"x": {"big": 1e400}}\n', "the number 1e400"),
+    ('{"x": NaN}\n', "NaN"),
+    ('{"x": -Infinity}\n', "-Infinity"),
+    ('{"x": "\\ud800"}\n', "lone surrogate"),
+])
+def test_what_json_cannot_write_back_is_refused_before_anything_is_written(user_settings, content, said):
+    """Python reads these, Claude Code's JSON parser does not: writing them back would turn a file Claude Code read
+    into one it rejects (a lone surrogate cannot be written at all)."""
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(content, encoding="utf-8")
+    with pytest.raises(st.SettingsError, match=said) as err:
+        st.install("user", None, PY_A)
+    assert str(user_settings) in str(err.value) and "\n" not in str(err.value)
+    assert user_settings.read_text(encoding="utf-8") == content
+    assert backups(user_settings) == [] and leftovers(user_settings) == []
+
+
+def test_a_folder_that_cannot_be_written_is_one_line(monkeypatch):
+    """Whatever stops the write (permissions, a read-only file system) is a SettingsError naming the file, not a
+    traceback; /proc/self stands for a folder no one can create files in, root included."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/proc/self")
+    with pytest.raises(st.SettingsError, match=r"^cannot write /proc/self/settings\.json \(.+\); check the perm"):
+        st.install("user", None, PY_A)
+
+
 def test_hooks_not_an_object_is_refused_with_the_path(user_settings):
     user_settings.parent.mkdir(parents=True)
     content = dump({"hooks": ["nope"]})

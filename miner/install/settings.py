@@ -208,8 +208,9 @@ def plan_uninstall(settings: dict) -> dict:
 
     Matcher groups, event lists and the `hooks` object are dropped only when
     our removal emptied them, so install followed by uninstall gives back the
-    original object, `hooks` key absent included. (A `"hooks": {}` that
-    existed before install is the one thing not restored: it is dropped too.)
+    original object, `hooks` key absent included. (A `"hooks": {}` or an
+    empty event list that existed before install is the one thing not
+    restored: install filled it, so uninstall empties and drops it.)
     """
     new = _copy(settings)
     hooks = new.get("hooks")
@@ -272,16 +273,33 @@ _JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a num
                bool: "a boolean", type(None): "null"}
 
 
+class _NotWritable(ValueError):
+    """What JSON reads but cannot write back as it was: NaN, Infinity, a number past a float's range."""
+
+
+def _constant(name: str):
+    raise _NotWritable(f"it holds {name}, which JSON does not allow")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise _NotWritable(f"it holds the number {text[:40]}, too large to be written back as it was")
+    return number
+
+
 def _parse(path: Path, text: str) -> dict:
     body = text[1:] if text.startswith("\ufeff") else text
     if not body.strip():
         return {}
     try:
-        obj = json.loads(body)
+        obj = json.loads(body, parse_constant=_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path} is not valid JSON (line {exc.lineno} col {exc.colno}); {_FIX}"
         ) from None
+    except _NotWritable as exc:
+        raise SettingsError(f"{path}: {exc}; {_FIX}") from None
     if not isinstance(obj, dict):
         kind = _JSON_TYPES.get(type(obj), "not an object")
         raise SettingsError(f"{path} is not a JSON object (it holds {kind}); {_FIX}")
@@ -356,7 +374,7 @@ def _atomic_write(target: Path, text: str, mode: int) -> None:
 
 
 def render(settings: dict) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(settings, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bool) -> str:
@@ -378,17 +396,26 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         backup = f" (backup as {path.name}.bak-<timestamp>)" if original_text is not None else ""
         return f"dry run: would {verb} {path}{backup}; nothing written"
 
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if _read_text(target) != original_text:
-        raise SettingsError(f"{path} changed while it was being edited; nothing written, run again")
     text = render(new_settings)
-    if original_text is None:
-        _atomic_write(target, text, _default_mode())
-        return f"created {path}"
-    backup = _backup_path(path)
-    shutil.copy2(target, backup)
-    _atomic_write(target, text, os.stat(target).st_mode & 0o7777)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SettingsError(f"{path} holds a lone surrogate (a \\ud800-style escape), which cannot be written back; "
+                            f"{_FIX}") from None
+    try:
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if _read_text(target) != original_text:
+            raise SettingsError(f"{path} changed while it was being edited; nothing written, run again")
+        if original_text is None:
+            _atomic_write(target, text, _default_mode())
+            return f"created {path}"
+        backup = _backup_path(path)
+        shutil.copy2(target, backup)
+        _atomic_write(target, text, os.stat(target).st_mode & 0o7777)
+    except OSError as exc:
+        raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); check the permissions of "
+                            f"{path.parent}, then run again") from None
     return f"updated {path} (backup: {backup})"
 
 
