@@ -103,8 +103,27 @@ def test_a_project_given_with_a_tilde_is_the_folder_in_home(isolated_home):
     (isolated_home / "shop").mkdir()
     assert project_dir("~/shop") == str(isolated_home / "shop")
     assert project_dir(str(isolated_home / "shop")) == str(isolated_home / "shop")
+    Store().close()
     block = CliRunner().invoke(main, ["recall", "--project=~/shop"])
     assert block.exit_code == 0 and f"Project memory for {isolated_home / 'shop'}," in block.output
+
+
+@pytest.mark.parametrize("args", [["list"], ["stats"], ["show", "1"], ["search", "postgres"], ["recall"], ["zones"],
+                                  ["export"], ["backup", "copy.db"], ["quarantine"], ["gc", "--dry-run"],
+                                  ["history", "1"], ["forget", "1"], ["pin", "1"], ["approve", "1"],
+                                  ["purge", "--project", "/work/shop", "--yes"]])
+def test_a_command_that_reads_or_changes_the_store_never_makes_one(isolated_home, monkeypatch, args):
+    """A mistyped MINER_HOME must not look like an empty memory: the command says where it looked, and the folder
+    stays as it was."""
+    home = isolated_home / "typo"
+    monkeypatch.setenv("MINER_HOME", str(home))
+    monkeypatch.chdir(isolated_home)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: no memory store at {home / 'memory.db'} yet: mine transcripts first (`miner mine --all`), or set "
+        "MINER_HOME to the folder that holds it"]
+    assert not home.exists()
 
 
 MINE_PROBE = """

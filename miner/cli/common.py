@@ -22,9 +22,14 @@ def load_config() -> dict:
         raise click.ClickException(str(exc)) from None
 
 
-def open_store(readonly: bool = False, or_readonly: bool = False) -> Store:
+def open_store(readonly: bool = False, or_readonly: bool = False, create: bool | None = None) -> Store:
     """The memory store; one that cannot be opened is one line. `or_readonly`: a store this user may not write is
-    opened read-only instead (for a command that only reads, but records what it read when it can)."""
+    opened read-only instead (for a command that only reads, but records what it read when it can). `create`: a
+    missing store is made (by default only for a command that may write: a command that reads or changes what is
+    there says where it looked instead, so a mistyped MINER_HOME is not an empty store)."""
+    if not (not or_readonly if create is None else create) and not paths.db_path().exists():
+        raise click.ClickException(f"no memory store at {paths.db_path()} yet: mine transcripts first "
+                                   "(`miner mine --all`), or set MINER_HOME to the folder that holds it")
     try:
         return Store(readonly=readonly)
     except ReadOnlyStoreError as exc:

@@ -226,10 +226,10 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     from ..memory.records import STATES
     from ..recall import glossary
 
-    glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
-    forms = glossary.query_forms(query)
     where = project_dir(project) if project else None
     with open_store(or_readonly=True) as store:
+        glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
+        forms = glossary.query_forms(query)
         hits = store.search(query, project=where, states=STATES if all_states else ("active",), limit=limit,
                             forms=forms)
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit, forms=forms)
@@ -259,7 +259,7 @@ def gc(dry_run: bool, project: str | None) -> None:
     from ..memory.decay import cold_candidates, go_cold
 
     config = load_config()
-    with open_store() as store:
+    with open_store(create=False) as store:
         cold = cold_candidates(store, config, project_dir(project) if project else None)
         for item in cold:
             click.echo(f"{item.memory.id:>6}  heat {item.heat:.3f}  {item.age_days:>5.0f} days  "

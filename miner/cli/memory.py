@@ -13,7 +13,7 @@ from .common import MEMORY_ID, open_store
 
 
 def _run(action, *args):
-    with open_store() as store:
+    with open_store(create=False) as store:
         try:
             return action(store, *args)
         except corrections.CorrectionError as exc:

@@ -67,7 +67,7 @@ def quarantine(project: str | None, limit: int) -> None:
 
     `miner approve ID` releases one; `miner forget ID` drops it for good.
     """
-    with open_store() as store:
+    with open_store(or_readonly=True) as store:
         rows = trust.quarantined(store, project_dir(project) if project else None, limit)
         for memory in rows:
             click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
@@ -82,7 +82,7 @@ def quarantine(project: str | None, limit: int) -> None:
 @click.argument("memory_id", type=MEMORY_ID)
 def approve(memory_id: int) -> None:
     """Release quarantined memory MEMORY_ID: it becomes active and can be recalled."""
-    with open_store() as store:
+    with open_store(create=False) as store:
         click.echo(_privacy(trust.approve, store, memory_id))
 
 
@@ -100,7 +100,7 @@ def purge(folder: str, yes: bool) -> None:
     leaves it (the team's copy stays on its server).
     """
     project = project_dir(folder)
-    with open_store() as store:
+    with open_store(create=False) as store:
         projects = privacy.same_folder(store, project)
         if not yes:
             also = f" (and {', '.join(projects[1:])}, the same folder)" if projects[1:] else ""
