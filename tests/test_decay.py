@@ -6,7 +6,8 @@ from click.testing import CliRunner
 
 from miner import config as config_mod
 from miner.cli.main import main
-from miner.memory.decay import cold_candidates, heat
+from miner.memory import corrections
+from miner.memory.decay import cold_candidates, go_cold, heat
 from miner.memory.records import NewMemory
 from miner.memory.store import Store
 
@@ -68,3 +69,25 @@ def test_standing_kinds_stay_warm_longer(tmp_path):
         cold = {h.memory.id for h in cold_candidates(store, CONFIG, now=now)}
         assert detail in cold and rule not in cold
         assert heat(store.get(rule), CONFIG, now).heat > 4 * heat(store.get(detail), CONFIG, now).heat
+
+
+def test_gc_weighs_each_memory_again_when_it_writes(tmp_path):
+    """Another process forgets, pins or recalls a memory after gc chose it and before gc could write (it waits for
+    the write lock while a miner holds it): the forget is not undone, the pinned one never goes cold, the one used
+    again stays warm."""
+    path = tmp_path / "m.db"
+    with Store(path) as store:
+        texts = ("The old fact about the legacy cron job.", "The old fact about the fax gateway.",
+                 "The old fact about the tape backups.", "The old fact about the mainframe bridge.")
+        ids = [add(store, text, "2024-01-01T00:00:00Z") for text in texts]
+        chosen = cold_candidates(store, CONFIG)
+        assert sorted(h.memory.id for h in chosen) == sorted(ids)
+        with Store(path) as other:  # the other process
+            corrections.forget(other, ids[0], "wrong")
+            corrections.pin(other, ids[1])
+            other.note_recalled([ids[2]])
+        moved = go_cold(store, chosen, CONFIG)
+        assert [h.memory.id for h in moved] == [ids[3]]
+        after = {i: (store.get(i).state, store.get(i).pinned) for i in ids}
+    assert after == {ids[0]: ("forgotten", False), ids[1]: ("active", True), ids[2]: ("active", False),
+                     ids[3]: ("cold", False)}

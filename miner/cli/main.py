@@ -267,7 +267,10 @@ def gc(dry_run: bool, project: str | None) -> None:
         if dry_run:
             click.echo(f"{len(cold)} memories would go cold (threshold {config['cold_threshold']}); nothing changed.")
         else:
-            click.echo(f"{go_cold(store, cold)} memories moved to cold storage; `miner search --all` still finds them.")
+            moved = go_cold(store, cold, config)
+            click.echo(f"{len(moved)} memories moved to cold storage; `miner search --all` still finds them."
+                       + (f" ({len(cold) - len(moved)} pinned, closed or used again meanwhile stayed)"
+                          if len(moved) < len(cold) else ""))
 
 
 @main.command()

@@ -45,8 +45,18 @@ def cold_candidates(store: Store, config: dict[str, Any], project: str | None = 
     return sorted(cold, key=lambda h: h.heat)
 
 
-def go_cold(store: Store, heats: list[Heat]) -> int:
+def go_cold(store: Store, heats: list[Heat], config: dict[str, Any], now: float | None = None) -> list[Heat]:
+    """Move the memories of `heats` to cold storage, each weighed again inside the write: one pinned, forgotten,
+    superseded or seen again since it was chosen (by a hook or a command meanwhile) stays as it is. Returns those
+    moved."""
+    threshold = float(config["cold_threshold"])
+    moved = []
     with store.atomic():
+        current = {memory.id: memory for memory in store.unpinned_active(None)}
         for item in heats:
-            store.set_state(item.memory.id, "cold", f"heat {item.heat:.3f} below threshold")
-    return len(heats)
+            memory = current.get(item.memory.id)
+            again = heat(memory, config, now) if memory is not None else None
+            if again is not None and again.heat < threshold:
+                store.set_state(memory.id, "cold", f"heat {again.heat:.3f} below threshold")
+                moved.append(again)
+    return moved
