@@ -368,15 +368,24 @@ def pre_compact(event: HookEvent, config: dict) -> str:
         raise HookInputError("payload has no session_id: transcript handed to a miner, no checkpoint written")
     deadline = STARTED + min(max(0.0, float(config["precompact_timeout_s"])), PRECOMPACT_MAX_S)
     # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
+    import sqlite3
+
     from .memory.store import Store
     from .recall.checkpoint import session_project, write_checkpoint
     from .runtime.pending import has_work
 
+    project = paths.project_root(event.cwd) if event.cwd else ""
+    mined = False
     with Store() as store:
-        project = session_project(store, event.session_id, paths.project_root(event.cwd) if event.cwd else "")
-        if project:
-            write_checkpoint(store, event.session_id, project, transcript)
-        mined = bool(project) and not has_work(store, transcript)
+        # Its writes wait for another process's lock (a backfill's batch) no longer than the hook may run.
+        store.lock_wait_s = max(0.0, deadline - time.monotonic())
+        project = session_project(store, event.session_id, project)
+        try:
+            if project:
+                write_checkpoint(store, event.session_id, project, transcript)
+            mined = bool(project) and not has_work(store, transcript)
+        except sqlite3.OperationalError as exc:  # the lock was not let go in time: the miner writes it
+            log("pre-compact", f"the store is busy ({exc}): the checkpoint is left to the miner")
     # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
     if mined:  # every line is mined already: the checkpoint just written is the one it would write, no wait
         hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)

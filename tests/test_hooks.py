@@ -501,6 +501,27 @@ def test_a_lone_surrogate_in_a_turn_is_replaced_and_the_turn_kept_by_the_checkpo
     assert ["user", "We decided to use Sentry for error tracking. Broken emoji \ufffd here."] in recent, recent
 
 
+def test_pre_compact_waits_no_longer_than_its_budget_for_a_store_another_process_holds(session):
+    """A backfill's batch holds the write lock: the hook does not wait for it past its budget (Claude Code's
+    compaction waits on the hook), and the miner it hands the transcript to writes the checkpoint once the lock is
+    let go."""
+    pre_compact_session(session)
+    Store().close()
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
+        assert result.returncode == 0 and result.stdout == b""
+        assert checkpoint_of(session.session_id) is None  # not written: the store was not free
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert any("the store is busy" in line and "the checkpoint is left to the miner" in line
+               for line in hook_log_lines()), hook_log_lines()
+    wait_for_workers()
+    assert checkpoint_of(session.session_id)["task"] == EXPECTED_TASK
+
+
 def test_pre_compact_waits_for_its_miner_up_to_precompact_timeout_s(session):
     pre_compact_session(session)
     paths.config_dir().mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,8 @@ class ReadOnlyStoreError(StoreError):
 class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
+    lock_wait_s = WRITE_LOCK_WAIT_S  # how long a write waits for another process's lock (a hook sets its budget)
+
     def __init__(self, path: Path | str | None = None, readonly: bool = False):
         # The file as a string, as the hook path names its files (`paths.data_file`): `pathlib` (with `urllib.parse`
         # and `ipaddress` behind it) costs a SessionStart that renders its block milliseconds; `path` makes the
@@ -129,7 +131,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
 
     def _retry(self, action):
         """Run `action`, asked again while another process holds the write lock: every `LOCK_POLL_S` for the first
-        second, then every 20 ms, for up to `WRITE_LOCK_WAIT_S`. SQLite's own wait sleeps longer each time (up to
+        second, then every 20 ms, for up to `lock_wait_s` (`WRITE_LOCK_WAIT_S` unless set shorter). SQLite's own wait sleeps longer each time (up to
         100 ms), so a lock let go just after a sleep began lay unused until it ended; with this polling (and the
         work that needs no lock done before it), each of the two processes of `miner mine --jobs 2` waited
         0.44-0.50 s for the other instead of 0.69-0.77 s."""
@@ -141,7 +143,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                     return action()
                 except sqlite3.OperationalError as exc:
                     waited = time.monotonic() - started
-                    if "locked" not in str(exc) and "busy" not in str(exc) or waited >= WRITE_LOCK_WAIT_S:
+                    if "locked" not in str(exc) and "busy" not in str(exc) or waited >= self.lock_wait_s:
                         raise
                     time.sleep(LOCK_POLL_S if waited < 1.0 else 0.02)
         finally:
