@@ -23,7 +23,7 @@ from miner import paths
 from miner.extract.transcript import head_digest
 from miner.memory.records import NewMemory
 from miner.memory.store import Store, StoreError
-from miner.runtime import locks
+from miner.runtime import locks, passes
 from miner.worker import running_workers
 
 PAYLOADS = Path(__file__).resolve().parent / "fixtures" / "payloads"
@@ -559,7 +559,7 @@ def test_pre_compact_while_a_miner_runs_leaves_the_checkpoint_and_block_to_it(se
 
     rendered = []
     with Store() as store:
-        assert worker.mine_locked(NoMining(), transcript, store=store,
+        assert passes.mine_locked(NoMining(), transcript, store=store,
                                   on_checkpoint=lambda sid, project: rendered.append((sid, project)))
     assert rendered == [(session.session_id, str(session.cwd))]
     assert not list(paths.locks_dir().glob("*.wait")) and not list(paths.locks_dir().glob("*.checkpoint"))
@@ -649,8 +649,6 @@ def test_session_end_mines_in_the_background_then_writes_the_checkpoint(session)
 
 
 def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
-    from miner import worker
-
     session.turn("Choose how we ship the CLI.", "Let's go with pnpm as the package manager.")
     transcript = str(session.transcript.resolve())
     held = locks.try_lock(transcript)
@@ -669,7 +667,7 @@ def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
         store.put_checkpoint("unrelated", "/elsewhere", {"task": []})
         with store.atomic():
             store.upsert_session(session.session_id, str(session.cwd), str(session.cwd), "main", transcript, "")
-        assert worker.mine_locked(NoMining(), transcript, store=store)
+        assert passes.mine_locked(NoMining(), transcript, store=store)
         assert store.checkpoint(session.session_id)["task"] == ["Choose how we ship the CLI."]
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from miner import hooks, worker
 from miner.memory.store import Store
-from miner.runtime import locks
+from miner.runtime import locks, passes
 
 TRANSCRIPT = "/home/me/.claude/projects/-home-me-shop/0b6c1f.jsonl"
 
@@ -110,7 +110,7 @@ def test_a_stop_during_a_pass_becomes_another_pass(monkeypatch):
             assert hooks.hand_off(TRANSCRIPT) is False  # the lock is ours: the hook only marks
 
     miner = FakeMiner(hook_arrives)
-    assert worker.mine_locked(miner, TRANSCRIPT)
+    assert passes.mine_locked(miner, TRANSCRIPT)
     assert miner.passes == 2 and started == []
     assert not locks.is_locked(TRANSCRIPT) and not os.path.exists(locks.pending_file(TRANSCRIPT))
 
@@ -119,7 +119,7 @@ def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
     held = locks.try_lock(TRANSCRIPT)
     try:
         miner = FakeMiner()
-        assert worker.mine_locked(miner, TRANSCRIPT) is False
+        assert passes.mine_locked(miner, TRANSCRIPT) is False
         assert miner.passes == 0 and os.path.exists(locks.pending_file(TRANSCRIPT))
     finally:
         locks.release(held)
@@ -128,7 +128,7 @@ def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
 def test_the_handed_down_lock_is_used_and_released():
     fd = locks.try_lock(TRANSCRIPT)
     miner = FakeMiner(lambda n: assert_locked())
-    assert worker.mine_locked(miner, TRANSCRIPT, lock_fd=fd)
+    assert passes.mine_locked(miner, TRANSCRIPT, lock_fd=fd)
     assert miner.passes == 1 and not locks.is_locked(TRANSCRIPT)
     with pytest.raises(OSError):
         os.fstat(fd)
@@ -161,15 +161,15 @@ def test_checkpoint_requests_are_served_after_the_pass(claude_dir, monkeypatch):
                                       "message": {"role": "user", "content": "Ship the parser today."}}) + "\n")
     locks.request_checkpoint(str(transcript), "s1", "/work/shop")
     order = []
-    original = worker.write_requested_checkpoints
+    original = passes.write_requested_checkpoints
 
     def recording(store, path, requests):
         order.append("checkpoint")
         original(store, path, requests)
 
-    monkeypatch.setattr(worker, "write_requested_checkpoints", recording)
+    monkeypatch.setattr(passes, "write_requested_checkpoints", recording)
     with Store() as store:
-        assert worker.mine_locked(FakeMiner(lambda n: order.append("mine")), str(transcript), store=store)
+        assert passes.mine_locked(FakeMiner(lambda n: order.append("mine")), str(transcript), store=store)
         body = store.checkpoint("s1")
     assert order == ["mine", "checkpoint"]
     # The session was never mined (fake miner): its project comes from the cwd of the request.
@@ -197,3 +197,34 @@ def test_lagging_transcripts_ignore_a_half_written_last_line(claude_dir):
             store.set_watermark(str(done.resolve()), done.stat().st_size, 0, "")
             store.set_watermark(str(growing.resolve()), len('{"a": 1}\n'), 0, "")
         assert worker.lagging_transcripts(store, folder) == [str(fresh.resolve())]
+
+
+def test_miner_mine_does_what_a_hook_asked_while_it_held_the_transcript(tmp_path, pipeline):
+    """`miner mine` (a backfill) holds a transcript while the session goes on: a Stop finds the lock taken and marks
+    the new lines pending, a SessionEnd asks for its checkpoint. The backfill mines them and writes it before it lets
+    go, as the hooks' own miners do; nothing is left for a next session that may never come."""
+    from miner.config import validated
+    from miner.runtime.mine import Miner
+    from tests.builders import Session
+
+    session = Session(tmp_path / "s.jsonl", cwd="/work/shop")
+    session.user("We decided to use PostgreSQL for the main database.")
+    path = str(session.path.resolve())
+
+    class Backfill(Miner):
+        def mine_file(self, transcript, stop_after_uuid=None):
+            summary = super().mine_file(transcript, stop_after_uuid)
+            if not session.path.read_text().count("RabbitMQ"):  # the session goes on during the first pass
+                session.user("We decided to use RabbitMQ for the job queue.")
+                locks.mark_pending(path)  # Stop: the lock was taken
+                locks.request_checkpoint(path, session.session_id, "/work/shop")  # SessionEnd
+            return summary
+
+    with Store() as store:
+        summary = Backfill(store, validated({"spacy_model": None}), pipeline=pipeline).mine_paths([str(session.path)])
+        texts = [m.text for m in store.list_memories(limit=10)]
+        checkpoint = store.checkpoint(session.session_id)
+    assert summary.files == 1 and summary.errors == []
+    assert "We decided to use RabbitMQ for the job queue." in texts
+    assert checkpoint is not None and checkpoint["project"] == "/work/shop"
+    assert not locks.is_pending(path) and locks.take_checkpoint_requests(path) == []

@@ -13,6 +13,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable, Iterable
 
 from .. import paths
@@ -35,7 +36,7 @@ from ..memory.store import Store
 from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
-from . import exclusions, locks
+from . import exclusions
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
@@ -397,28 +398,29 @@ class Miner:
 
     def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None,
                    lock_wait_s: float = 300.0) -> Summary:
-        """Mine many transcripts, each under its lock (hooks and the watcher take the same one).
+        """Mine many transcripts, each under its lock, as the hooks' miners do (`passes.mine_locked`): again while a
+        hook announced lines meanwhile, then the checkpoints hooks asked for. One broken file is reported, not fatal."""
+        from .passes import mine_locked
 
-        One broken file is reported, not fatal.
-        """
         total = Summary()
         for file in files:
-            resolved = str(Path(file).resolve())
-            fd = locks.try_lock(resolved, lock_wait_s)
-            if fd is None:
-                total.add(Summary(files=1, errors=[f"{file}: another miner held it for {lock_wait_s:.0f}s; run again "
-                                                   "later"]))
-                continue
-            try:
-                result = self.mine_file(resolved)
-            except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
-                with self.store.atomic():
-                    self.store.bump("transcripts_vanished")
-                result = Summary(files=1, errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
-            except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
-                result = Summary(files=1, errors=[f"{file}: {type(exc).__name__}: {exc}"])
-            finally:
-                locks.release(fd)
+            result = Summary(files=1)
+
+            def one_pass(path: str, file: str = file, result: Summary = result) -> None:
+                try:
+                    done = self.mine_file(path)
+                    done.files = 0  # one file, however many passes
+                except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
+                    with self.store.atomic():
+                        self.store.bump("transcripts_vanished")
+                    done = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
+                except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
+                    done = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
+                result.add(done)
+
+            passes = SimpleNamespace(mine_file=one_pass)
+            if not mine_locked(passes, str(Path(file).resolve()), lock_wait_s, store=self.store):
+                result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
             total.add(result)
             if progress:
                 progress(file, result)

@@ -266,7 +266,8 @@ class Watcher:
         return sorted(ready)
 
     def mine_round(self, transcripts: list[str]) -> None:
-        from ..worker import keep_indexes, mine_locked, refresh_blocks, refresh_compact_blocks, transcript_projects
+        from ..worker import keep_indexes, refresh_blocks, refresh_compact_blocks, transcript_projects
+        from .passes import mine_locked
 
         mined = []
         compact: list[tuple[str, str]] = []

@@ -1,0 +1,99 @@
+"""Mining one transcript under its lock until no pass is pending, then the checkpoints hooks asked for.
+
+Every miner goes through `mine_locked`: the hooks' workers, the watcher, and `miner mine` (`Miner.mine_paths`), so
+that lines a hook announced while one of them held the lock (the hook's pending mark) are mined, and a session's
+checkpoint that SessionEnd or PreCompact asked for is written, whichever of them holds the transcript.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Callable
+
+from .. import paths
+from ..extract.redact import redact_text
+from ..memory.store import Store
+from . import locks
+
+PASSES_BEFORE_CHECKPOINT = 3
+
+
+def note(message: str) -> None:
+    """One line on stderr, which the hooks point at logs/worker.log."""
+    print(f"[worker {os.getpid()}] {redact_text(message)}", file=sys.stderr, flush=True)
+
+
+def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
+    """Write the checkpoint of each session that asked for one (after its transcript was mined).
+
+    Returns the (session, project) pairs whose request also asked for the
+    block after the compaction (PreCompact's); the hook waiting for such a
+    checkpoint is told (`locks.stop_waiting`) once it was written or could not be.
+    """
+    from ..recall.checkpoint import session_project, write_checkpoint
+
+    blocks = []
+    for request in requests:
+        session_id = request["session_id"]
+        try:
+            fallback = paths.project_root(request.get("cwd") or "") if request.get("cwd") else ""
+            project = session_project(store, session_id, fallback)
+            if not project:
+                note(f"no project known for session {session_id}: checkpoint not written")
+                continue
+            try:
+                write_checkpoint(store, session_id, project, transcript)
+            except (OSError, ValueError) as exc:
+                note(f"checkpoint of {session_id} not written: {exc}")
+                continue
+            if request.get("compact_block"):
+                blocks.append((session_id, project))
+        finally:
+            if request.get("compact_block"):
+                locks.stop_waiting(transcript, session_id)
+    return blocks
+
+
+def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None = None,
+                store: Store | None = None, on_checkpoint: Callable[[str, str], None] | None = None) -> bool:
+    """Mine `transcript` until no pass is pending. False when another miner has it.
+
+    With `lock_fd`, the lock was taken by the hook that started this process.
+    Checkpoint requests are served under the lock, after a pass that left no
+    pending mark (lines a hook announced meanwhile are mined first, for a few
+    passes at most), so a checkpoint always sees the transcript mined at least
+    up to the request. `on_checkpoint(session, project)` is told of each
+    session whose block after the compaction is to be rendered (by the caller,
+    once its store is closed).
+    """
+    fd = lock_fd if lock_fd is not None else locks.try_lock(transcript, wait_s)
+    if fd is None:
+        locks.mark_pending(transcript)
+        return False
+    while True:
+        try:
+            for _ in range(PASSES_BEFORE_CHECKPOINT):
+                locks.take_pending(transcript)
+                try:
+                    miner.mine_file(transcript)
+                except FileNotFoundError:
+                    note(f"{transcript} is gone")
+                except Exception:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
+                    note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+                if not locks.is_pending(transcript):
+                    break
+            requests = locks.take_checkpoint_requests(transcript)
+            if requests and store is not None:
+                blocks = write_requested_checkpoints(store, transcript, requests) or []
+                for session_id, project in blocks if on_checkpoint is not None else ():
+                    on_checkpoint(session_id, project)
+        finally:
+            locks.release(fd)
+        # Released first, then looked: a hook that marked while we held the lock is seen here.
+        if not locks.take_pending(transcript):
+            return True
+        fd = locks.try_lock(transcript)
+        if fd is None:
+            return True  # a newer miner holds it and mines everything appended so far
