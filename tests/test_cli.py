@@ -429,3 +429,29 @@ def test_a_correction_typed_with_private_text_keeps_none_of_it():
         data = " ".join(texts) + " ".join(r[0] for r in store.db.execute("SELECT state_reason FROM memories"))
     assert "We decided to use Valkey for the session cache." in texts
     assert "quokkahost" not in data and "wombatcustard" not in data
+
+
+def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch):
+    """A backfill's batch or a stuck process holds the write lock past the wait: the command says so in one line and
+    changed nothing."""
+    import sqlite3
+
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        memory_id = store.add_memory(NewMemory(project="/p", category="fact", text="The API listens on port 8080.",
+                                               confidence=0.7, rule_id="r", role="user", session_id="s",
+                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))[0]
+    monkeypatch.setattr(Store, "lock_wait_s", 0.2)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["forget", str(memory_id)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1
+    assert result.output.splitlines() == ["Error: the memory store is busy: another process kept it locked (database "
+                                          "is locked); nothing was changed, run the command again in a moment"]
+    with Store(readonly=True) as store:
+        assert store.get(memory_id).state == "active"

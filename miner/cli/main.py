@@ -18,9 +18,12 @@ from .common import MEMORY_ID, load_config, open_store, project_dir
 
 
 class _Group(click.Group):
-    """Turns a broken rule or secrets file met by any command into one line, not a traceback."""
+    """Turns a broken rule or secrets file, or a store another process keeps locked, met by any command into one line,
+    not a traceback."""
 
     def invoke(self, ctx):
+        import sqlite3
+
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
 
@@ -28,6 +31,11 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); nothing "
+                                       "was changed, run the command again in a moment") from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
