@@ -290,8 +290,8 @@ def session_start_scenarios(hook: list[str], env: dict[str, str], size: int, pro
 
                 entry = f"blockcache.session_path({sid!r})" if source == "compact" else \
                     f"blockcache.startup_path({project!r})"
-                code = ("from miner import config\nfrom miner.recall import blockcache\n"
-                        f"blockcache.refresh({entry}, {project!r}, config.load(), {source!r}, "
+                code = ("from miner.recall import blockcache\n"
+                        f"blockcache.refresh({entry}, {project!r}, {source!r}, "
                         f"{sid if source == 'compact' else ''!r})")
                 subprocess.run([hook[0], "-I", "-c", code], env=mode_env, check=True)
 

@@ -153,24 +153,24 @@ def transcript_projects(store: Store, transcripts: list[str]) -> set[str]:
     return projects
 
 
-def refresh_blocks(projects: set[str], config: dict) -> None:
+def refresh_blocks(projects: set[str]) -> None:
     """Render the startup block of each project from the store as this worker leaves it (see `blockcache`)."""
     from .recall import blockcache
 
     for project in sorted(projects):
         try:
-            blockcache.refresh(blockcache.startup_path(project), project, config, "startup")
+            blockcache.refresh(blockcache.startup_path(project), project, "startup")
         except Exception:  # noqa: BLE001 - SessionStart renders it itself then
             note(f"startup block of {project} not rendered:\n{traceback.format_exc()}")
 
 
-def refresh_compact_blocks(sessions: list[tuple[str, str]], config: dict) -> None:
+def refresh_compact_blocks(sessions: list[tuple[str, str]]) -> None:
     """Render the block of each (session, project) for the SessionStart(compact) after its compaction."""
     from .recall import blockcache
 
     for session_id, project in sessions:
         try:
-            blockcache.refresh(blockcache.session_path(session_id), project, config, "compact", session_id)
+            blockcache.refresh(blockcache.session_path(session_id), project, "compact", session_id)
         except Exception:  # noqa: BLE001 - SessionStart renders it itself then
             note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
 
@@ -237,9 +237,9 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
         keep_indexes(store)
     # After the store is closed: a block is rendered from what the next SessionStart will find.
     if config["recall_cache"]:
-        refresh_compact_blocks(compact, config)
+        refresh_compact_blocks(compact)
         if not getattr(args, "no_render", False):
-            refresh_blocks(projects, config)
+            refresh_blocks(projects)
     # Last, and only for projects joined to a team: the network is never in the way of a block.
     sync_team(projects)
     return 0

@@ -105,10 +105,9 @@ def test_a_restored_file_is_another_state(store):
 
 
 def test_an_entry_is_used_only_while_its_state_holds(store, isolated_home):
-    from miner import config
 
     path = blockcache.startup_path(HERE)
-    assert blockcache.refresh(path, HERE, config.load(), "startup")
+    assert blockcache.refresh(path, HERE, "startup")
     entry = blockcache.load(path)
     assert entry is not None and "Kamal" in entry["text"]
     store.log_recall(HERE, "startup", "", [1], [], [], 120, 3.2)

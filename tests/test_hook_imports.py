@@ -87,7 +87,7 @@ def test_session_start_from_its_rendered_block_loads_no_regular_expressions_and_
     project = str(session.cwd)
     seed_store(project, count=6)
     path = blockcache.startup_path(project)
-    assert blockcache.refresh(path, project, config.load(), "startup")
+    assert blockcache.refresh(path, project, "startup")
     with Store(readonly=True) as store:
         live, _ = blockcache.render(store, project, config.load(), "startup")
 

@@ -466,13 +466,12 @@ def test_pre_compact_writes_the_checkpoint_at_once_and_its_miner_writes_it_again
                                     ["user", EXPECTED_TASK[1]]]
     # And it rendered the block of the SessionStart(compact) that follows, opening with the checkpoint.
     session.compaction("This session is being continued from a previous conversation.")
-    from miner import config
     from miner.recall import blockcache
 
     path = Path(blockcache.session_path(session.session_id))
     project = str(session.cwd)
     after = probe_rendered(session.payload("session-start.compact.json"), path,
-                           lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
+                           lambda: blockcache.refresh(path, project, "compact", session.session_id))
     assert not after["store_loaded"]
     block = after["block"]
     # It opens with those words, in order; the decision they hold is not listed a second time as a memory.
@@ -563,9 +562,8 @@ def test_pre_compact_while_a_miner_runs_leaves_the_checkpoint_and_block_to_it(se
                                   on_checkpoint=lambda sid, project: rendered.append((sid, project)))
     assert rendered == [(session.session_id, str(session.cwd))]
     assert not list(paths.locks_dir().glob("*.wait")) and not list(paths.locks_dir().glob("*.checkpoint"))
-    from miner import config
 
-    worker.refresh_compact_blocks(rendered, config.load())
+    worker.refresh_compact_blocks(rendered)
     entry = blockcache.load(blockcache.session_path(session.session_id))
     assert entry is not None and EXPECTED_TASK[-1] in entry["text"]
 
@@ -589,12 +587,11 @@ def test_pre_compact_auto_on_a_mined_transcript_writes_the_checkpoint(session):
     wait_for_workers()
     # PreCompact also rendered the block of the SessionStart(compact) that follows.
     session.compaction("This session is being continued from a previous conversation.")
-    from miner import config
     from miner.recall import blockcache
 
     path = Path(blockcache.session_path(session.session_id))
     after = probe_rendered(session.payload("session-start.compact.json"), path,
-                           lambda: blockcache.refresh(path, project, config.load(), "compact", session.session_id))
+                           lambda: blockcache.refresh(path, project, "compact", session.session_id))
     assert not after["store_loaded"]
     assert after["block"].index(EXPECTED_TASK[-1]) < after["block"].index("Memory number 0:")
 
@@ -861,8 +858,7 @@ def test_session_start_uses_the_block_a_worker_rendered_until_the_store_changes(
     assert os.path.exists(blockcache.startup_path(project))
 
     second = probe_rendered(session.payload("session-start.startup.json"), Path(blockcache.startup_path(project)),
-                            lambda: blockcache.refresh(blockcache.startup_path(project), project, config.load(),
-                                                       "startup"))
+                            lambda: blockcache.refresh(blockcache.startup_path(project), project, "startup"))
     assert not second["store_loaded"]  # answered from the rendered block: neither the store nor recall loaded
     with Store(readonly=True) as store:
         live, _ = blockcache.render(store, project, config.load(), "startup")

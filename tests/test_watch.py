@@ -166,6 +166,32 @@ def test_a_round_of_the_watcher_merges_the_indexes_it_grew(workdir):
     assert merged
 
 
+def test_the_watcher_renders_blocks_with_the_settings_as_they_are_now(workdir, pipeline):
+    """The watcher loaded the settings when it started; the user then made the block smaller. What it renders after
+    a round is the block SessionStart would render now, not one made with the old settings but stamped as new."""
+    from miner import config
+    from miner.recall import blockcache
+    from miner.runtime.mine import Miner
+
+    session = Session(workdir)
+    for n in range(30):
+        session.turn(f"Set up the service number {n}.", f"We'll use the queue q{n} with worker pool w{n} for the "
+                     f"service number {n}, and keep its retry budget at {n + 2} attempts per job.")
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.miner = Miner(store, watcher.config, pipeline=pipeline)
+        paths.config_dir().mkdir(parents=True, exist_ok=True)
+        (paths.config_dir() / "config.json").write_text(json.dumps({"max_block_chars": 800}), encoding="utf-8")
+        watcher.rescan()
+        watcher.mine_round(watcher.due())
+    project = str(workdir)
+    entry = blockcache.load(blockcache.startup_path(project))
+    assert entry is not None
+    with Store(readonly=True) as store:
+        now, _ = blockcache.render(store, project, config.load(), "startup")
+    assert entry["text"] == now and len(now) <= 1000
+
+
 def test_the_watcher_daemon_ignores_symlinks(workdir, watcher, tmp_path):
     session = Session(workdir)
     plant_symlinks(session, tmp_path / "outside")

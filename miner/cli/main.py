@@ -120,7 +120,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
             keep_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
         projects = transcript_projects(store, [str(Path(file).resolve()) for file in todo])
     if projects and config["recall_cache"]:  # the next session of each finds its block rendered, as after a worker
-        refresh_blocks(projects, config)
+        refresh_blocks(projects)
     click.echo(total.line())
     for error in total.errors:
         click.echo(f"error: {error}", err=True)

@@ -177,13 +177,15 @@ def render_recall(store, project: str, config: dict, situation: str, session_id:
     return text, log_record(recall, len(text)), recall
 
 
-def refresh(path: str | Path, project: str, config: dict, situation: str, session_id: str = "") -> bool:
+def refresh(path: str | Path, project: str, situation: str, session_id: str = "") -> bool:
     """Render and save the entry at `path` unless it is current; True when one was written.
 
-    `config` must be what `config.load()` makes of the settings file as it is
-    now. Call it with no write transaction open in this process: the state is
-    taken before reading, and an entry whose store changed meanwhile is not saved.
+    Rendered with the settings as the file holds them now (not as a long-running caller, the watcher, loaded them
+    when it started: the entry is stamped with the file it was rendered from). Call it with no write transaction
+    open in this process: the state is taken before reading, and an entry whose store or settings changed meanwhile
+    is not saved.
     """
+    from .. import config as config_mod
     from ..memory.store import Store
 
     if load(path) is not None:
@@ -191,9 +193,10 @@ def refresh(path: str | Path, project: str, config: dict, situation: str, sessio
     state, settings = store_state(project, situation), config_state()
     if state is None:
         return False
+    config = config_mod.load()
     with Store(readonly=True) as store:
         text, record = render(store, project, config, situation, session_id)
-    if store_state(project, situation) != state:
+    if store_state(project, situation) != state or config_state() != settings:
         return False  # written meanwhile: the next worker renders it
     save(path, {"format": FORMAT, "state": state, "code": code_state(), "config_file": settings,
                 "project": project, "situation": situation, "session_id": session_id, "text": text,

@@ -289,9 +289,9 @@ class Watcher:
         if mined:
             keep_indexes(self.store)
         if self.config["recall_cache"]:
-            refresh_compact_blocks(compact, self.config)
+            refresh_compact_blocks(compact)
             if mined:
-                refresh_blocks(transcript_projects(self.store, mined), self.config)
+                refresh_blocks(transcript_projects(self.store, mined))
 
     def run(self) -> None:
         from watchdog.events import FileSystemEventHandler
