@@ -197,8 +197,12 @@ def test_commands_print_what_they_changed(cli):
     assert f"#{new} unpinned" in runner.invoke(cli, ["unpin", str(new)]).output
     history = runner.invoke(cli, ["history", str(old)])
     assert history.exit_code == 0 and "2 version(s)" in history.output
-    forgot = runner.invoke(cli, ["forget", str(new), "--reason", "test"])
-    assert forgot.exit_code == 0 and f"#{new} forgotten" in forgot.output and "reason: test" in forgot.output
+    forgot = runner.invoke(cli, ["forget", str(new), "--reason", "we moved off it"])
+    assert forgot.exit_code == 0 and f"#{new} forgotten" in forgot.output and "reason: we moved off it" in forgot.output
+    from miner.cli.main import main
+
+    shown = runner.invoke(main, ["show", str(new)])  # as `forget --help` says: the reason is shown by `miner show`
+    assert shown.exit_code == 0 and "  why forgotten: we moved off it" in shown.output.splitlines()
     missing = runner.invoke(cli, ["pin", "12345"])
     assert missing.exit_code == 1 and "no memory #12345" in missing.output and "Traceback" not in missing.output
 

@@ -203,9 +203,12 @@ def show(memory_id: int) -> None:
             raise click.ClickException(f"no memory {memory_id}; `miner list` shows the ids")
         evidence = store.evidence(memory_id)
         links = store.links(memory_id)
+        reason = store.state_reason(memory_id)
     click.echo(f"#{memory.id} [{memory.category}] {memory.text}")
     click.echo(f"  state: {memory.state}   confidence: {memory.confidence:.2f}   scope: {memory.scope}"
                f"{'   tentative' if memory.tentative else ''}{'   pinned' if memory.pinned else ''}")
+    if reason:  # why it is forgotten, quarantined, cold or current again, as `forget --reason` promises
+        click.echo(f"  why {memory.state}: {reason}")
     click.echo(f"  project: {memory.project}")
     click.echo(f"  rule: {memory.rule_id}   role: {memory.role}   source: {memory.source}")
     click.echo(f"  first seen {memory.first_seen}, last seen {memory.last_seen}; recalled {memory.recall_count} times")
