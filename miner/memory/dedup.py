@@ -149,6 +149,10 @@ class Deduper:
         reopened = False
         if added and memory.state == "cold":
             self.store.set_state(memory.id, "active", "said again")
+        elif added and memory.state == "quarantined" and new.role == "user" and new.source == "mined":
+            # The user said it in a session of theirs: the user's own words are trusted (`trust`), as a new memory
+            # in them would have been.
+            self.store.set_state(memory.id, "active", "said by the user")
         elif added and memory.state == "superseded" and new.ts and memory.valid_to and new.ts > memory.valid_to:
             reopened = self.restate(memory, new)
         return Outcome(memory.id, "exact", reopened=reopened)
