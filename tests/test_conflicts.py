@@ -237,6 +237,20 @@ def test_a_superseded_memory_said_again_later_is_current_again(store, deduper):
     assert not replay.reopened and store.get(second.memory_id).state == "superseded"  # the old entry again: nothing
 
 
+def test_a_superseded_memory_said_again_before_its_replacement_became_current_stays_history(store, deduper):
+    """An older session mined late says MySQL again: after the switch to PostgreSQL, but before the change to what is
+    current now (a later change, or a correction made since). What is current stays current; the span stays whole."""
+    mysql = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    current = add(store, deduper, "Use CockroachDB for the database.", 8, subject="database", value="CockroachDB")
+    late = add(store, deduper, "Use MySQL for the database.", 5, subject="database", value="MySQL")
+    assert late.action == "exact" and not late.reopened
+    assert store.get(mysql.memory_id).state == "superseded"
+    assert store.get(current.memory_id).state == "active" and store.get(current.memory_id).valid_to is None
+    again = add(store, deduper, "Use MySQL for the database.", 9, subject="database", value="MySQL")
+    assert again.reopened and store.get(current.memory_id).state == "superseded"  # said after it: current again
+
+
 def test_a_pin_moves_to_the_replacement(store, deduper):
     old = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
     with store.atomic():

@@ -212,9 +212,10 @@ class Deduper:
         return superseded, None
 
     def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
-        """A superseded memory said again later becomes current again and closes what replaced it."""
+        """A superseded memory said again later becomes current again and closes what replaced it; not when it was
+        said before what replaced it became current (an older session mined late, against a correction made since)."""
         heads = self.current_heads(memory.id)
-        if not heads:
+        if not heads or any((self.store.get(head).valid_from or "") > new.ts for head in heads):
             return False
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for head in heads:
