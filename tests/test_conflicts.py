@@ -251,6 +251,18 @@ def test_a_superseded_memory_said_again_before_its_replacement_became_current_st
     assert again.reopened and store.get(current.memory_id).state == "superseded"  # said after it: current again
 
 
+def test_a_superseded_memory_said_again_after_its_replacement_was_forgotten_is_current_again(store, deduper):
+    """The user forgot the version that replaced MySQL, then says MySQL again: MySQL is current again (the forgotten
+    one stays forgotten), not absorbed into history with nothing current."""
+    mysql = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    postgres = add(store, deduper, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    with store.atomic():
+        store.set_state(postgres.memory_id, "forgotten", "forgotten by hand")
+    again = add(store, deduper, "Use MySQL for the database.", 5, subject="database", value="MySQL")
+    assert again.action == "exact" and again.reopened
+    assert store.get(mysql.memory_id).state == "active" and store.get(postgres.memory_id).state == "forgotten"
+
+
 def test_a_pin_moves_to_the_replacement(store, deduper):
     old = add(store, deduper, "Use MySQL for the database.", 1, subject="database", value="MySQL")
     with store.atomic():

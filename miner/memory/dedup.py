@@ -214,8 +214,8 @@ class Deduper:
     def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
         """A superseded memory said again later becomes current again and closes what replaced it; not when it was
         said before what replaced it became current (an older session mined late, against a correction made since)."""
-        heads = self.current_heads(memory.id)
-        if not heads or any((self.store.get(head).valid_from or "") > new.ts for head in heads):
+        heads = self.current_heads(memory.id)  # none when what replaced it was forgotten since: nothing to close
+        if any((self.store.get(head).valid_from or "") > new.ts for head in heads):
             return False
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for head in heads:
