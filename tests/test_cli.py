@@ -455,3 +455,26 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
                                           "is locked); nothing was changed, run the command again in a moment"]
     with Store(readonly=True) as store:
         assert store.get(memory_id).state == "active"
+
+
+def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, isolated_home):
+    """`miner mine` of sessions no hook saw (the install's backfill): a todo a later session reports done goes cold,
+    as the SessionEnd hook's checkpoint would have closed it, and the recall no longer lists it as open."""
+    first = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    first.user("TODO: add pagination to the plant list endpoint.")
+    second = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-03-02T10:00:00")
+    second.user("Let's finish the plant list work.")
+    second.assistant("Pagination for the plant list endpoint is done now.")
+    assert CliRunner().invoke(main, ["mine", str(first.path), str(second.path)]).exit_code == 0
+    with Store(readonly=True) as store:
+        (todo,) = [m for m in store.list_memories(states=(), limit=10) if m.category == "todo"]
+        assert todo.state == "cold" and store.state_reason(todo.id).startswith("done: ")
+    recall = CliRunner().invoke(main, ["recall", "--project", "/work/shop"])
+    assert recall.exit_code == 0 and "pagination" not in recall.output.lower()
+    marked = {"session_id": second.session_id, "project": "/work/shop", "task": ["left as it was"]}
+    with Store() as store:
+        store.put_checkpoint(second.session_id, "/work/shop", marked)
+    again = CliRunner().invoke(main, ["mine", str(first.path), str(second.path)])  # nothing new: nothing written
+    assert again.exit_code == 0 and "0 entries" in again.output
+    with Store(readonly=True) as store:
+        assert store.checkpoint(second.session_id) == marked

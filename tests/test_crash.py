@@ -9,6 +9,7 @@ pauses inside its transaction, so that kills land mid-transaction too.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import random
@@ -69,6 +70,11 @@ def snapshot(store: Store, ignore: tuple[str, ...] = (), kinds: tuple[str, ...] 
                 item[key] = texts[item[key]]
         if record["record"] == "memory" and record["state"] == "superseded":
             item.pop("valid_to", None)  # closed "now" when no later timestamp is known
+        if record["record"] == "checkpoint":  # its body: the time it was written, and memories by id
+            body = {k: v for k, v in json.loads(item["body"]).items() if k not in volatile}
+            for key in ("decisions", "todos"):
+                body[key] = sorted(texts.get(i, "") for i in body.get(key, []))
+            item["body"] = json.dumps(body, sort_keys=True)
         out.append(sorted(item.items(), key=lambda kv: kv[0]))
     return sorted(map(repr, out))
 

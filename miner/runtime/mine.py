@@ -11,9 +11,7 @@ import functools
 import os
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Callable, Iterable
 
 from .. import paths
@@ -37,40 +35,13 @@ from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
 from . import exclusions
+from .passes import Summary
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
 # Reader skip reasons that mean an entry of an unknown shape, not a known non-prose entry.
 MALFORMED_REASONS = frozenset({"unknown-type", "unknown-role", "not-an-object", "no-message", "no-uuid", "malformed"})
 _THREE_LATIN_LETTERS_RE = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z][^A-Za-z]*[A-Za-z]")
-
-
-@dataclass
-class Summary:
-    files: int = 0
-    entries: int = 0
-    turns: int = 0
-    units: int = 0
-    candidates: int = 0
-    new: int = 0
-    merged: int = 0
-    skipped_lines: int = 0
-    replayed: int = 0
-    archived: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-
-    def add(self, other: "Summary") -> None:
-        for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed",
-                     "archived"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for key, value in other.dropped.items():
-            self.dropped[key] = self.dropped.get(key, 0) + value
-        self.errors += other.errors
-
-    def line(self) -> str:
-        return (f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
-                f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped")
 
 
 UNIT_LANGS = ((), ("en",), ("zh",), ("zh", "en"))  # what `unit_langs` can return
@@ -398,33 +369,10 @@ class Miner:
 
     def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None,
                    lock_wait_s: float = 300.0) -> Summary:
-        """Mine many transcripts, each under its lock, as the hooks' miners do (`passes.mine_locked`): again while a
-        hook announced lines meanwhile, then the checkpoints hooks asked for. One broken file is reported, not fatal."""
-        from .passes import mine_locked
+        """Mine many transcripts, each under its lock, as the hooks' miners do (`passes.mine_paths`)."""
+        from .passes import mine_paths
 
-        total = Summary()
-        for file in files:
-            result = Summary(files=1)
-
-            def one_pass(path: str, file: str = file, result: Summary = result) -> None:
-                try:
-                    done = self.mine_file(path)
-                    done.files = 0  # one file, however many passes
-                except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
-                    with self.store.atomic():
-                        self.store.bump("transcripts_vanished")
-                    done = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
-                except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
-                    done = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
-                result.add(done)
-
-            passes = SimpleNamespace(mine_file=one_pass)
-            if not mine_locked(passes, str(Path(file).resolve()), lock_wait_s, store=self.store):
-                result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
-            total.add(result)
-            if progress:
-                progress(file, result)
-        return total
+        return mine_paths(self, files, progress, lock_wait_s)
 
 
 _NO_UNIT = Unit(Turn("", "", "", "", "", "", "", False, ""), 0, "")

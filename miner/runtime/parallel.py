@@ -24,7 +24,7 @@ import queue as queue_mod
 from pathlib import Path
 from typing import Callable
 
-from .mine import Summary
+from .passes import Summary
 
 MAX_JOBS = 4
 MIN_PARALLEL_BYTES = 16 * 1024 * 1024  # below this, a second process costs its start-up (spaCy) for little

@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 from .. import paths
@@ -18,6 +21,34 @@ from ..memory.store import Store
 from . import locks
 
 PASSES_BEFORE_CHECKPOINT = 3
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    entries: int = 0
+    turns: int = 0
+    units: int = 0
+    candidates: int = 0
+    new: int = 0
+    merged: int = 0
+    skipped_lines: int = 0
+    replayed: int = 0
+    archived: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, other: "Summary") -> None:
+        for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed",
+                     "archived"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for key, value in other.dropped.items():
+            self.dropped[key] = self.dropped.get(key, 0) + value
+        self.errors += other.errors
+
+    def line(self) -> str:
+        return (f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
+                f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped")
 
 
 def note(message: str) -> None:
@@ -97,3 +128,51 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
         fd = locks.try_lock(transcript)
         if fd is None:
             return True  # a newer miner holds it and mines everything appended so far
+
+
+def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None] | None = None,
+               lock_wait_s: float = 300.0) -> Summary:
+    """Mine many transcripts with `miner` (a `Miner`), each under its lock, as the hooks' miners do (`mine_locked`):
+    again while a hook announced lines meanwhile, then the checkpoints hooks asked for. A transcript with new entries
+    then has the checkpoint of each session it holds written, as its SessionEnd would have (a backfill's sessions
+    ended before any hook saw them): a todo a session reports done goes cold, and the next session is ranked
+    against the latest. One broken file is reported, not fatal."""
+    store = miner.store
+    total = Summary()
+    for file in files:
+        result = Summary(files=1)
+
+        def one_pass(path: str, file: str = file, result: Summary = result) -> None:
+            try:
+                done = miner.mine_file(path)
+                done.files = 0  # one file, however many passes
+            except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
+                with store.atomic():
+                    store.bump("transcripts_vanished")
+                done = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
+            except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
+                done = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
+            result.add(done)
+
+        resolved = str(Path(file).resolve())
+        if not mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store):
+            result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
+        elif result.entries:
+            result.errors += session_checkpoints(store, resolved)
+        total.add(result)
+        if progress:
+            progress(file, result)
+    return total
+
+
+def session_checkpoints(store: Store, transcript: str) -> list[str]:
+    """Write the checkpoint of each session `transcript` holds; what could not be written, said in a line each."""
+    from ..recall.checkpoint import write_checkpoint
+
+    errors = []
+    for session in store.transcript_sessions(transcript):
+        try:
+            write_checkpoint(store, session.session_id, session.project, transcript)
+        except (OSError, ValueError) as exc:
+            errors.append(f"{transcript}: the checkpoint of session {session.session_id} was not written ({exc})")
+    return errors
