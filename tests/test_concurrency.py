@@ -142,3 +142,41 @@ def test_many_miners_and_hooks_at_once_equal_one_sequential_run(tmp_path, claude
         assert duplicates == 0
         for session in sessions:
             assert store.watermark(str(session.transcript.resolve()))[0] == session.transcript.stat().st_size
+
+
+def test_two_miners_reading_the_same_entries_at_once_mine_them_once(tmp_path, pipeline):
+    """A resumed session's file repeats the entries of the session it resumes, under their uuids. One miner reads
+    the resumed copy while another mines the original and commits first: the copy's entries are replays, as when
+    the two run one after the other; no session row is made of them and no prompt counted twice."""
+    from miner.config import validated
+    from miner.memory.dedup import Deduper
+    from miner.runtime.mine import Miner
+    from tests.builders import Session as Transcript
+
+    original = Transcript(tmp_path / "s1.jsonl", cwd="/work/shop", session_id="s-1")
+    for n in range(6):
+        original.user(f"We decided to keep the retry budget of worker {n} at {n + 2} attempts.")
+    copy = tmp_path / "s2.jsonl"
+    copy.write_text(original.path.read_text(encoding="utf-8").replace('"s-1"', '"s-2"'), encoding="utf-8")
+    config = validated({"spacy_model": None})
+    prepare = Deduper.prepare
+
+    def the_other_miner_commits_first(self, texts):  # after this batch was read, before its write lock
+        Deduper.prepare = prepare
+        with Store() as other:
+            Miner(other, config, pipeline=pipeline).mine_file(original.path)
+        return prepare(self, texts)
+
+    Deduper.prepare = the_other_miner_commits_first
+    try:
+        with Store() as store:
+            summary = Miner(store, config, pipeline=pipeline).mine_file(copy)
+            prompts = dict(store.db.execute("SELECT session_id, user_prompts FROM sessions").fetchall())
+            replayed = store.db.execute("SELECT COALESCE(SUM(value), 0) FROM counters WHERE name = 'entries_replayed'"
+                                        ).fetchone()[0]
+            evidence = store.db.execute("SELECT COUNT(*) FROM evidence").fetchone()[0]
+    finally:
+        Deduper.prepare = prepare
+    assert prompts == {"s-1": 6}
+    assert summary.replayed == 6 and replayed == 6 and summary.new == 0
+    assert evidence == 6

@@ -313,6 +313,13 @@ class Miner:
             deduper = Deduper.from_config(self.store, self.config)
             deduper.prepare(candidate.text for candidate in candidates)
             with self.store.atomic():
+                late = self.store.seen_uuids(t.uuid for t in turns)
+                if late:  # mined by another process while this batch was made (a resumed session's copy of them)
+                    turns = [t for t in turns if t.uuid not in late]
+                    candidates = [c for c in candidates if c.unit.turn.uuid not in late]
+                    archive = [row for row in archive if row[3] not in late]
+                    prompts, replayed = _user_prompts(turns), replayed + len(late)
+                    summary.turns, summary.replayed = summary.turns - len(late), summary.replayed + len(late)
                 self.store.upsert_sessions((
                     (turn.session_id, project_of(turn), cwd_of(turn), turn.git_branch, path, turn.ts)
                     for turn in turns if turn.session_id))  # (an entry seen before, a purged one too, is not again)
