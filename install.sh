@@ -428,7 +428,7 @@ get_model() {
 register_hooks() {
     local out
     if [ "$HOOKS" -eq 0 ]; then
-        say "- hooks: not registered (--no-hooks); run 'miner install' to register them"
+        say "- hooks: not registered (--no-hooks): the plugin's hooks run instead, or run 'miner install' to register them"
         return
     fi
     if ! out=$("$VENV/bin/miner" install </dev/null 2>&1); then

@@ -56,6 +56,29 @@ def test_doctor_after_install_and_mining(claude_dir, tmp_path, monkeypatch):
     assert "1 behind" in out
 
 
+def test_with_the_plugin_enabled_install_registers_nothing_and_doctor_counts_the_plugin(claude_dir):
+    """The plugin runs the hooks: registering ours as well would run each twice and inject the block twice."""
+    settings = claude_dir / "settings.json"
+    text = json.dumps({"enabledPlugins": {"transcript-miner@local": True, "other@market": True}}, indent=2) + "\n"
+    settings.write_text(text, encoding="utf-8")
+    runner = CliRunner()
+    install = runner.invoke(main, ["install"])
+    assert install.exit_code == 0 and "the transcript-miner plugin is enabled (transcript-miner@local)" in install.output
+    assert settings.read_text(encoding="utf-8") == text
+    doctor = runner.invoke(main, ["doctor"])
+    assert "ok    hooks run through the transcript-miner plugin (transcript-miner@local" in doctor.stdout
+    assert "hooks not registered" not in doctor.stdout
+
+    settings.write_text(json.dumps({"enabledPlugins": {"transcript-miner@local": False}}), encoding="utf-8")
+    assert runner.invoke(main, ["install"]).exit_code == 0  # disabled: ours are registered
+    both = json.loads(settings.read_text(encoding="utf-8"))
+    both["enabledPlugins"]["transcript-miner@local"] = True  # then the plugin is enabled again
+    settings.write_text(json.dumps(both), encoding="utf-8")
+    doctor = runner.invoke(main, ["doctor"])
+    assert doctor.exit_code == 1 and "every hook runs twice" in doctor.stdout
+    assert "fix: miner uninstall" in doctor.stdout
+
+
 def test_doctor_flags_hook_pointing_at_missing_interpreter(claude_dir):
     settings = claude_dir / "settings.json"
     command = "'/nonexistent/python' -m miner.hooks session-start"

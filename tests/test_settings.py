@@ -478,7 +478,7 @@ def test_launch_fails_open_when_not_installed(tmp_path):
     assert result.returncode == 0
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "transcript-miner is not installed: run ./install.sh from its repository"
+        "transcript-miner is not installed: run ./install.sh --no-hooks from its repository (the plugin runs the hooks)"
     ]
 
 

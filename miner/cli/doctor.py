@@ -23,10 +23,18 @@ def check_hooks() -> Iterator[Check]:
         yield False, str(exc), f"fix {path} by hand, then run `miner install`"
         return
     commands = registered_commands(settings)
-    from ..install.settings import EVENTS
+    from ..install.settings import EVENTS, PLUGIN, enabled_plugin
 
     wanted = tuple(EVENTS)
     missing = [e for e in wanted if not commands.get(e)]
+    plugin = enabled_plugin(settings)
+    if plugin and commands:
+        yield False, (f"the {PLUGIN} plugin ({plugin}) and hooks in {path} are both registered: every hook runs "
+                      "twice and the block is injected twice"), "miner uninstall (the plugin's hooks stay)"
+        return
+    if plugin:
+        yield True, f"hooks run through the {PLUGIN} plugin ({plugin}, enabled in {path})", ""
+        return
     if missing:
         yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"
     else:

@@ -58,6 +58,7 @@ OLD_MARKER = " -m miner.hooks "  # what versions before ENTRY registered
 # user's site-packages reach `sys.path`, so nothing in a project folder can stand in for a module we import.
 ISOLATED = "-I"
 SCOPES = ("user", "project", "local")
+PLUGIN = "transcript-miner"  # the plugin's name (`.claude-plugin/plugin.json`); enabled as "<name>@<marketplace>"
 _SCOPE_FILES = {"project": "settings.json", "local": "settings.local.json"}
 _FIX = "fix or move it, then run again"
 
@@ -136,6 +137,14 @@ def _our_handlers(settings: object) -> dict[str, list[dict]]:
         if mine:
             found[event] = mine
     return found
+
+
+def enabled_plugin(settings: object) -> str:
+    """The key under which our plugin is enabled in these settings (`enabledPlugins`), or ''."""
+    plugins = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    if not isinstance(plugins, dict):
+        return ""
+    return next((key for key, on in plugins.items() if on is True and key.split("@")[0] == PLUGIN), "")
 
 
 def registered_commands(settings: dict) -> dict[str, list[str]]:
@@ -430,10 +439,21 @@ def plan_at(path: Path, planner, *args):
         raise SettingsError(f"{path}: {exc}") from None
 
 
+def _user_plugin() -> str:
+    try:
+        return enabled_plugin(load_settings(settings_path("user"))[1])
+    except SettingsError:  # `miner doctor` names a broken user settings file
+        return ""
+
+
 def install(scope: str, project_dir: str | None, python: str, dry_run: bool = False) -> list[str]:
     """Register our hooks in the scope's settings file; lines say what changed."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
+    plugin = enabled_plugin(settings) or (_user_plugin() if scope != "user" else "")
+    if plugin:  # its hooks run already: ours as well would run every hook twice, and inject the block twice
+        return [f"the {PLUGIN} plugin is enabled ({plugin}): its hooks run already, so none are registered in {path} "
+                "(to use these instead, disable the plugin, then run `miner install` again)"]
     new = plan_at(path, plan_install, settings, python)
     lines = _describe(settings, new)
     exe = os.path.abspath(os.path.expanduser(python))
