@@ -69,6 +69,28 @@ def test_forgotten_memories_stay_forgotten_when_the_transcript_is_mined_again(tm
     assert "linter" not in recalled(store, "/work/shop") and "MySQL" in recalled(store, "/work/shop")
 
 
+def test_a_forgotten_memory_is_not_said_again_by_where_the_session_left_off(tmp_path, store, pipeline):
+    """The next session's block opens with the last session's latest requests, and the block after a compaction
+    with the session's latest words: a line that says what was forgotten is left out of both, the others stay."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    session.user("Please always run the linter before you commit.")
+    session.assistant("Understood, the linter runs before each commit.")
+    session.user("We'll use MySQL for the main database.")
+    session.assistant("Noted: MySQL for the main database.")
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    startup = build(store, "/work/shop", CONFIG, "startup", session_id="next", log=False).text
+    assert "Where the last session left off" in startup and "always run the linter" in startup
+    linter = store.db.execute("SELECT id FROM memories WHERE text LIKE '%linter%'").fetchone()["id"]
+    corrections.forget(store, linter)
+    for situation, session_id in (("startup", "next"), ("compact", session.session_id)):
+        block = build(store, "/work/shop", CONFIG, situation, session_id=session_id, log=False).text
+        assert "always run the linter" not in block.lower(), (situation, block)
+        assert "MySQL for the main database" in block, (situation, block)
+
+
 # --- correct ----------------------------------------------------------------------------------------------
 
 

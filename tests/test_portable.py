@@ -185,6 +185,22 @@ def test_export_and_backup_never_replace_what_is_not_a_file(tmp_path, pipeline):
     assert "Traceback" not in result.output and ".tmp" not in result.output
 
 
+def test_a_backup_never_replaces_the_store_it_copies(tmp_path, pipeline):
+    """`--force` onto the live database (or its write-ahead log) would swap the file under every open connection."""
+    with mined_store(tmp_path, pipeline) as store:
+        live = store.path
+        count = store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    before = live.read_bytes()
+    link = tmp_path / "link.db"
+    link.symlink_to(live)
+    for target in (live, link, live.with_name(live.name + "-wal")):
+        result = CliRunner().invoke(backup_cmd, [str(target), "--force"])
+        assert result.exit_code == 1 and "is the memory store itself" in result.output, result.output
+    assert live.read_bytes() == before
+    with Store(live) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == count
+
+
 def test_two_backups_into_a_folder_keep_both(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline):
         pass
@@ -343,7 +359,7 @@ def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline):
     edited = "\n".join(json.dumps(record) for record in lines) + "\n"
     with Store(tmp_path / "restored.db") as restored:
         summary = portable.import_records(restored, io.StringIO(edited))
-        assert summary.memories >= 4 and summary.checkpoints == 1
+        assert summary.memories >= 4 and summary.checkpoints == 2  # one per session
         dump = "\n".join(restored.db.iterdump())
         assert secret not in dump and "[REDACTED:github-token]" in dump
         assert all(digest == content_hash(text)

@@ -411,6 +411,9 @@ def backup(store: Store, target: Path) -> Path:
             target = target.with_name(f"{stamp}-{n}.db")
     target.parent.mkdir(parents=True, exist_ok=True)
     writable_target(target)
+    live = os.path.realpath(store.path)
+    if os.path.realpath(target) in (live, live + "-wal", live + "-shm", live + "-journal"):
+        raise PortableError(f"{target} is the memory store itself (or its log); give a path outside {store.path}")
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
     os.close(fd)
     os.chmod(temp, 0o600)

@@ -129,6 +129,11 @@ class MemoryQueries:
         found = self._memories("WHERE id = ?", (memory_id,))
         return found[0] if found else None
 
+    def forgotten_texts(self, project: str) -> list[str]:
+        """The texts of the memories forgotten in a project (global ones too): what a block must not say again."""
+        return [row[0] for row in self.db.execute(
+            "SELECT text FROM memories WHERE state = 'forgotten' AND (project = ? OR scope = 'global')", (project,))]
+
     def state_reason(self, memory_id: int) -> str:
         """Why a memory is in its state ('' when nothing was said, or no such memory)."""
         row = self.db.execute("SELECT state_reason FROM memories WHERE id = ?", (memory_id,)).fetchone()

@@ -296,17 +296,40 @@ def project_name(project: str) -> str:
     return parts[-1] if parts else ""
 
 
+def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> dict | None:
+    """A checkpoint without the words that say a forgotten memory again: a session's words are shown as they were
+    said, but never what the user asked never to be recalled."""
+    forgotten = [text for text in map(_folded, store.forgotten_texts(project)) if text] if checkpoint else []
+    if not forgotten:
+        return checkpoint
+
+    def says(text: object) -> bool:
+        return isinstance(text, str) and any(words in _folded(text) for words in forgotten)
+
+    kept = dict(checkpoint, task=[t for t in checkpoint.get("task") or [] if not says(t)],
+                recent=[r for r in checkpoint.get("recent") or [] if not (isinstance(r, list) and says(r[-1]))])
+    if says(kept.get("last_reply")):
+        kept["last_reply"] = ""
+    return kept
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
 def situation_query(store: Store, project: str, situation: str, session_id: str,
                     query: str) -> tuple[str, dict | None, dict | None]:
-    """What to rank against, the checkpoint that opens the block, and the last session's checkpoint."""
+    """What to rank against, the checkpoint that opens the block, and the last session's checkpoint (without what
+    was forgotten)."""
     checkpoint = last = None
     if situation in ("compact", "resume"):
         checkpoint = (store.checkpoint(session_id) if session_id else None) or store.latest_checkpoint(project)
+        checkpoint = without_forgotten(store, project, checkpoint)
         if checkpoint and not query:
             query = " ".join(checkpoint.get("task", []))
     elif situation in ("startup", "clear"):
         # A new session: the project, its branch, and where the last session left off.
-        last = store.latest_checkpoint(project, exclude=session_id)
+        last = without_forgotten(store, project, store.latest_checkpoint(project, exclude=session_id))
         if not query:
             session = store.last_session(project, exclude=session_id)
             parts = [project_name(project), session.git_branch if session else ""]
