@@ -173,6 +173,8 @@ def session_checkpoints(store: Store, transcript: str) -> list[str]:
     for session in store.transcript_sessions(transcript):
         try:
             write_checkpoint(store, session.session_id, session.project, transcript)
+        except FileNotFoundError:
+            break  # deleted since it was mined: what it said is stored, and no session there goes on
         except (OSError, ValueError) as exc:
             errors.append(f"{transcript}: the checkpoint of session {session.session_id} was not written ({exc})")
     return errors
