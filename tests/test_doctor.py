@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from miner.cli.main import main
@@ -77,6 +78,30 @@ def test_with_the_plugin_enabled_install_registers_nothing_and_doctor_counts_the
     doctor = runner.invoke(main, ["doctor"])
     assert doctor.exit_code == 1 and "every hook runs twice" in doctor.stdout
     assert "fix: miner uninstall" in doctor.stdout
+
+
+def test_doctor_flags_an_interpreter_that_cannot_import_the_hooks(claude_dir):
+    """The interpreter is there but the package is not (a venv emptied by hand, another Python): each event would
+    fail. The base interpreter of this test's venv stands for it."""
+    base = getattr(sys, "_base_executable", "") or sys.executable
+    if base == sys.executable:
+        pytest.skip("this interpreter is not a venv's")
+    from miner.install import settings
+
+    settings.install("user", None, base)
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert f"FAIL  the hooks' interpreter {base} cannot import them (ModuleNotFoundError" in out, out
+    assert "fix: ./install.sh" in out
+
+
+def test_doctor_counts_hooks_registered_for_this_project_only(claude_dir, tmp_path, monkeypatch):
+    project = tmp_path / "shop"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert CliRunner().invoke(main, ["install", "--scope", "project"]).exit_code == 0
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert f"ok    hooks registered in {project / '.claude' / 'settings.json'} (this project's settings" in out
+    assert "hooks not registered" not in out and "cannot import" not in out
 
 
 def test_doctor_flags_hook_pointing_at_missing_interpreter(claude_dir):

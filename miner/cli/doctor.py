@@ -15,19 +15,37 @@ from ..memory import reader
 Check = tuple[bool, str, str]
 
 
+def _registered() -> tuple[Path, dict, dict[str, list[str]]] | SettingsError:
+    """The settings file our hooks are registered in: the user's, else this project's (project or local scope),
+    with its settings and our commands; the user's when none has them."""
+    found = None
+    for scope in ("user", "project", "local"):
+        path = settings_path(scope)
+        try:
+            _, settings = load_settings(path)
+        except SettingsError as exc:
+            if scope == "user":
+                return exc
+            continue
+        commands = registered_commands(settings)
+        found = found or (path, settings, commands)
+        if commands:
+            return path, settings, commands
+    return found
+
+
 def check_hooks() -> Iterator[Check]:
-    path = settings_path("user")
-    try:
-        _, settings = load_settings(path)
-    except SettingsError as exc:
-        yield False, str(exc), f"fix {path} by hand, then run `miner install`"
+    registered = _registered()
+    if isinstance(registered, SettingsError):
+        path = settings_path("user")
+        yield False, str(registered), f"fix {path} by hand, then run `miner install`"
         return
-    commands = registered_commands(settings)
-    from ..install.settings import EVENTS, PLUGIN, enabled_plugin
+    path, settings, commands = registered
+    from ..install.settings import EVENTS, PLUGIN, enabled_plugin, user_plugin
 
     wanted = tuple(EVENTS)
     missing = [e for e in wanted if not commands.get(e)]
-    plugin = enabled_plugin(settings)
+    plugin = enabled_plugin(settings) or user_plugin()
     if plugin and commands:
         yield False, (f"the {PLUGIN} plugin ({plugin}) and hooks in {path} are both registered: every hook runs "
                       "twice and the block is injected twice"), "miner uninstall (the plugin's hooks stay)"
@@ -35,18 +53,28 @@ def check_hooks() -> Iterator[Check]:
     if plugin:
         yield True, f"hooks run through the {PLUGIN} plugin ({plugin}, enabled in {path})", ""
         return
+    scope = "" if path == settings_path("user") else " (this project's settings: its sessions only)"
     if missing:
-        yield False, f"hooks not registered in {path} for {', '.join(missing)}", "miner install"
+        yield False, f"hooks not registered in {path}{scope} for {', '.join(missing)}", "miner install"
     else:
-        yield True, f"hooks registered in {path}", ""
+        yield True, f"hooks registered in {path}{scope}", ""
+    yield from _commands(commands)
+
+
+def _commands(commands: dict[str, list[str]]) -> Iterator[Check]:
+    """Each registered command runs an interpreter that is there, imports our hooks, and runs isolated."""
     from ..install.settings import ISOLATED, OLD_MARKER, is_current
 
-    exposed, older = [], []
+    exposed, older, working = [], [], {}
     for event, cmds in sorted(commands.items()):
         for command in cmds:
             exe = command_executable(command)
             if not exe or not os.access(exe, os.X_OK):
                 yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
+            elif exe not in working:
+                working[exe] = _imports_the_hooks(exe)
+                if working[exe]:
+                    yield False, f"the hooks' interpreter {exe} cannot import them ({working[exe]})", "./install.sh"
             if f" {ISOLATED} " not in f"{command} ":
                 exposed.append(event)
             elif not is_current(command):
@@ -59,6 +87,19 @@ def check_hooks() -> Iterator[Check]:
     if older:
         yield False, (f"{', '.join(older)} hook(s) not registered as this version registers them (an older "
                       f"version's `{OLD_MARKER.strip()}` starts slower: it loads runpy first)"), "miner install"
+
+
+def _imports_the_hooks(python: str) -> str:
+    """'' when `python` imports our hooks as a hook would (isolated, from another folder); else why not."""
+    import subprocess
+
+    try:
+        done = subprocess.run([python, "-I", "-c", "import miner.hooks"], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, cwd="/", timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    lines = done.stderr.strip().splitlines()
+    return "" if done.returncode == 0 else (lines[-1] if lines else f"exit status {done.returncode}")
 
 
 def check_database() -> Iterator[Check]:

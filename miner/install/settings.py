@@ -439,7 +439,8 @@ def plan_at(path: Path, planner, *args):
         raise SettingsError(f"{path}: {exc}") from None
 
 
-def _user_plugin() -> str:
+def user_plugin() -> str:
+    """The key under which our plugin is enabled in the user's settings, or '' (a broken file too)."""
     try:
         return enabled_plugin(load_settings(settings_path("user"))[1])
     except SettingsError:  # `miner doctor` names a broken user settings file
@@ -450,7 +451,7 @@ def install(scope: str, project_dir: str | None, python: str, dry_run: bool = Fa
     """Register our hooks in the scope's settings file; lines say what changed."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
-    plugin = enabled_plugin(settings) or (_user_plugin() if scope != "user" else "")
+    plugin = enabled_plugin(settings) or (user_plugin() if scope != "user" else "")
     if plugin:  # its hooks run already: ours as well would run every hook twice, and inject the block twice
         return [f"the {PLUGIN} plugin is enabled ({plugin}): its hooks run already, so none are registered in {path} "
                 "(to use these instead, disable the plugin, then run `miner install` again)"]
