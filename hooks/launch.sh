@@ -5,14 +5,19 @@
 # (session-start, user-prompt-submit, stop, pre-compact, session-end) and the event JSON on stdin.
 # It finds the interpreter installed by ./install.sh and hands over to it with
 # exec, so stdin, stdout and the exit code are the hook's own:
-#   1. $MINER_HOME/venv/bin/python                              (if MINER_HOME is set)
+#   1. $MINER_HOME/venv/bin/python                              (if MINER_HOME is set; a leading ~ is $HOME)
 #   2. ${XDG_DATA_HOME:-$HOME/.local/share}/miner/venv/bin/python
 # Not installed: one line on stderr, nothing on stdout, exit 0 (fail open:
 # Claude Code must never break because of us).
 
 python=""
-if [ -n "${MINER_HOME:-}" ] && [ -x "$MINER_HOME/venv/bin/python" ]; then
-    python="$MINER_HOME/venv/bin/python"
+home=${MINER_HOME:-}
+case $home in  # a settings.json "env" block hands the value over as written: ~ is the home folder, as for the miner
+    "~") home=${HOME:-} ;;
+    "~/"*) home=${HOME:-}/${home#"~/"} ;;
+esac
+if [ -n "$home" ] && [ -x "$home/venv/bin/python" ]; then
+    python="$home/venv/bin/python"
 else
     candidate="${XDG_DATA_HOME:-${HOME:-}/.local/share}/miner/venv/bin/python"
     if [ -x "$candidate" ]; then

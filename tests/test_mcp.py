@@ -390,13 +390,19 @@ def test_plugin_declares_the_server():
     assert "${" not in server["args"][1]  # Claude Code expands ${VAR} in plugin MCP configs itself
 
 
+def installed_python(miner_home: Path) -> None:
+    """`MINER_HOME/venv/bin/python` as the install leaves it: an interpreter that runs this test's miner."""
+    python = miner_home / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+
+
 def test_the_plugins_server_never_runs_code_from_the_project_folder(tmp_path):
     """Claude Code starts the plugin's server in the user's project: a `miner` package there must not stand in for
     ours (the server runs isolated, as the one `miner install --mcp` registers does)."""
     script = _read(REPO / ".claude-plugin" / "plugin.json")["mcpServers"]["transcript-miner"]["args"][1]
-    venv_bin = tmp_path / "data" / "venv" / "bin"
-    venv_bin.mkdir(parents=True)
-    (venv_bin / "python").symlink_to(sys.executable)
+    installed_python(tmp_path / "data")
     project = tmp_path / "project"
     (project / "miner").mkdir(parents=True)
     (project / "miner" / "__init__.py").write_text("", encoding="utf-8")
@@ -407,6 +413,15 @@ def test_the_plugins_server_never_runs_code_from_the_project_folder(tmp_path):
                             timeout=60)
     assert "code of the project folder ran" not in result.stdout + result.stderr
     assert "not installed" not in result.stderr  # the launcher found the interpreter and ran it
+
+
+def test_plugin_launcher_reads_a_leading_tilde_in_miner_home_as_the_home_folder(tmp_path):
+    script = _read(REPO / ".claude-plugin" / "plugin.json")["mcpServers"]["transcript-miner"]["args"][1]
+    installed_python(tmp_path / "data")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "MINER_HOME": "~/data"}
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, input="", capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert "not installed" not in result.stderr and result.returncode == 0, result.stderr
 
 
 def test_plugin_launcher_reports_a_missing_install(tmp_path):

@@ -502,6 +502,13 @@ def test_launch_execs_the_installed_python_with_args_and_stdin(tmp_path):
     assert result.returncode == 3  # exec: the hook's own exit code comes through
 
 
+def test_launch_reads_a_leading_tilde_in_miner_home_as_the_home_folder(tmp_path):
+    """A settings.json `env` block hands MINER_HOME over unexpanded; the miner itself reads `~` as the home."""
+    _fake_python(tmp_path / "memory")
+    result = _run_launch({"HOME": str(tmp_path), "MINER_HOME": "~/memory"}, ("stop",), "{}")
+    assert result.stdout == f"args: -I -c {st.ENTRY} stop\n{{}}"
+
+
 def test_launch_falls_back_to_the_xdg_data_dir(tmp_path):
     xdg = tmp_path / "xdg"
     _fake_python(xdg / "miner")
