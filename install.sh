@@ -386,6 +386,15 @@ link_commands() {
             warn "$link exists and is not a link: left alone (the command is $target)"
             continue
         fi
+        if [ -L "$link" ]; then
+            case $(readlink "$link") in
+                "$target" | */venv/bin/"$cmd") ;; # ours, from this install or another one's MINER_HOME
+                *)
+                    warn "$link links to $(readlink "$link"), another tool's: left alone (the command is $target)"
+                    continue
+                    ;;
+            esac
+        fi
         ln -sfn "$target" "$link" || die "cannot link $link to $target"
         linked+=("$cmd")
     done

@@ -231,6 +231,8 @@ def installed_no_hooks(installed, tmp_path_factory) -> tuple[Run, Path]:
          "message": {"role": "user", "content": "Use pnpm instead of npm for this repo."}},
     ]
     (folder / "s-1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "miner-hook").symlink_to("/usr/bin/true")  # another tool's command of that name
     result = run_script("--no-hooks", env=script_env(home, installed.miner_home), cwd=root, timeout=600)
     return result, home
 
@@ -347,9 +349,17 @@ class TestInstall:
     def test_no_hooks_writes_no_settings(self, installed_no_hooks):
         result, home = installed_no_hooks
         assert result.returncode == 0, result
-        assert result.stderr == "" or "pipeline" in result.stderr, result
+        said = [line for line in result.stderr.splitlines() if "another tool's" not in line]  # (the next test's)
+        assert said == [] or "pipeline" in result.stderr, result
         assert "--no-hooks" in result.stdout, result
         assert not (home / ".claude" / "settings.json").exists(), result
+
+    def test_a_link_of_another_tool_is_left_alone(self, installed, installed_no_hooks):
+        result, home = installed_no_hooks
+        link = home / ".local" / "bin" / "miner-hook"
+        assert os.readlink(link) == "/usr/bin/true"
+        assert f"{link} links to /usr/bin/true, another tool's: left alone" in result.stderr, result
+        assert Path(os.readlink(home / ".local" / "bin" / "miner")) == installed.venv / "bin" / "miner"
 
     def test_backfill_and_recall_of_the_latest_project(self, installed, installed_no_hooks):
         result, home = installed_no_hooks
