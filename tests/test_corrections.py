@@ -137,6 +137,10 @@ def test_unknown_ids_and_empty_text_are_one_clear_error(store):
     mid = add(store, "Use pnpm for this repo.", 1)
     with pytest.raises(corrections.CorrectionError, match="empty"):
         corrections.correct(store, mid, "   ")
+    with pytest.raises(corrections.CorrectionError, match="the new text is 1,299 characters; a memory holds at most "
+                                                         "1,000: say it shorter"):
+        corrections.correct(store, mid, "Use pnpm. " * 130)
+    assert store.get(mid).text == "Use pnpm for this repo." and store.get(mid).state == "active"
     assert corrections.correct(store, mid, "use pnpm for this repo").action == "unchanged"
 
 

@@ -20,6 +20,7 @@ from .records import NewMemory, StoredMemory, now_iso
 from .store import Store
 
 MANUAL_RULE = "manual"
+MAX_TEXT_CHARS = 1_000  # a corrected memory, as long as one the MCP server stores: a block has room for it
 
 
 class CorrectionError(ValueError):
@@ -118,6 +119,9 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     reason = _redacted(store, reason)[0]
     if not text:
         raise CorrectionError("the new text is empty; give the corrected memory in quotes")
+    if len(text) > MAX_TEXT_CHARS:
+        raise CorrectionError(f"the new text is {len(text):,} characters; a memory holds at most {MAX_TEXT_CHARS:,}: "
+                              "say it shorter (nothing changed)")
     if kinds and mostly_redacted(text):
         raise CorrectionError("the new text is mostly secrets; nothing changed (memories never keep secrets)")
     if memory.state == "superseded":
