@@ -91,3 +91,19 @@ def test_gc_weighs_each_memory_again_when_it_writes(tmp_path):
         after = {i: (store.get(i).state, store.get(i).pinned) for i in ids}
     assert after == {ids[0]: ("forgotten", False), ids[1]: ("active", True), ids[2]: ("active", False),
                      ids[3]: ("cold", False)}
+
+
+def test_looking_at_the_block_is_no_recall():
+    """`miner recall` is a person looking: it is logged for `miner zones`, but the memories it shows do not warm up
+    (a session's block counts; so would the assistant asking through MCP)."""
+    from miner.recall.block import build
+
+    with Store() as store:
+        old = add(store, "The old fact about the legacy cron job.", "2024-01-01T00:00:00Z")
+    result = CliRunner().invoke(main, ["recall", "--project", "/p"])
+    assert result.exit_code == 0 and "legacy cron" in result.output
+    assert "last recall" in CliRunner().invoke(main, ["zones", "--project", "/p"]).output
+    with Store() as store:
+        assert store.get(old).recall_count == 0 and cold_candidates(store, CONFIG)
+        build(store, "/p", CONFIG, "startup")  # a session's block
+        assert store.get(old).recall_count == 1

@@ -144,7 +144,10 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
 @click.option("--no-void", is_flag=True, help="Build the block without void marking.")
 def recall(query: str, project: str | None, budget: int | None, situation: str | None, session: str,
            tentative: bool, explain: bool, no_void: bool) -> None:
-    """Print the recall block for a project, optionally ranked against QUERY."""
+    """Print the recall block for a project, optionally ranked against QUERY.
+
+    Logged for `miner zones`; looking does not count as a recall (the memories shown do not warm up for it).
+    """
     from ..recall.block import build, explain_lines
 
     config = load_config()
@@ -152,7 +155,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
     with open_store(or_readonly=True) as store:
         result = build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
                        budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
-                       void=False if no_void else None, log=not explain)
+                       void=False if no_void else None, log=not explain, counted=False)
         click.echo("\n".join(explain_lines(result, store)) if explain else result.text)
 
 

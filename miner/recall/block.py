@@ -368,8 +368,9 @@ def opening_lines(checkpoint: dict | None, last: dict | None, config: dict[str, 
 
 def build(store: Store, project: str, config: dict[str, Any], situation: str = "startup", query: str = "",
           session_id: str = "", budget_chars: int = 9_800, include_tentative: bool = False,
-          log: bool = True, void: bool | None = None) -> Recall:
-    """The recall block for `project` in a situation: startup, clear, compact, resume or query.
+          log: bool = True, void: bool | None = None, counted: bool = True) -> Recall:
+    """The recall block for `project` in a situation: startup, clear, compact, resume or query. `log`: recorded for
+    `miner zones`; `counted`: its memories count as recalled (not when a person only looks: `miner recall`).
 
     Three stages: score the candidates (`rank`), shortlist them and void-mark weak clusters (`shortlist`),
     fit the budget (`fit`); then the block is rendered.
@@ -431,7 +432,7 @@ def build(store: Store, project: str, config: dict[str, Any], situation: str = "
     elapsed = (time.perf_counter() - started) * 1000
     result = Recall(text, project, situation, query, chosen, left_out, elapsed, checkpoint, zones, said)
     if log and not store.readonly:
-        record_recall(store, log_record(result))
+        record_recall(store, log_record(result), counted)
     return result
 
 
@@ -462,10 +463,12 @@ def log_record(recall: Recall, chars: int | None = None) -> dict[str, Any]:
     }
 
 
-def record_recall(store: Store, record: dict[str, Any]) -> None:
-    """Count a block's memories as recalled (confidence grows with it) and log what was shown, voided, left out."""
+def record_recall(store: Store, record: dict[str, Any], counted: bool = True) -> None:
+    """Count a block's memories as recalled (confidence grows with it; unless not `counted`) and log what was shown,
+    voided, left out."""
     ids = [int(i) for i in record.get("shown", [])]
-    store.note_recalled(ids)
+    if counted:
+        store.note_recalled(ids)
     store.log_recall(str(record.get("project", "")), str(record.get("situation", "")), str(record.get("query", "")),
                      ids, list(record.get("voided", [])), [int(i) for i in record.get("left_out", [])],
                      int(record.get("chars", 0)), float(record.get("elapsed_ms", 0.0)))
