@@ -114,6 +114,27 @@ def test_a_correction_wins_over_the_mined_text_even_when_mined_again(store):
     assert store.get(old).state == "superseded" and store.get(new).state == "active"
 
 
+def test_a_correction_of_a_memory_another_process_superseded_meanwhile_is_refused(store, monkeypatch):
+    """The memory was read, then another process (a miner) superseded it before the correction took the write lock:
+    correcting it too would leave two current versions of the topic."""
+    from miner.memory.dedup import Deduper
+
+    old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    redacted = corrections._redacted
+
+    def meanwhile(store_, text):
+        with Store(store.path) as other, other.atomic():
+            Deduper(other).add(memory("Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL"))
+        monkeypatch.setattr(corrections, "_redacted", redacted)
+        return redacted(store_, text)
+
+    monkeypatch.setattr(corrections, "_redacted", meanwhile)
+    with pytest.raises(corrections.CorrectionError, match=f"memory #{old} is superseded by #"):
+        corrections.correct(store, old, "Use MariaDB for the database.")
+    current = [m.text for m in store.list_memories(limit=10)]
+    assert current == ["Use PostgreSQL for the database."]
+
+
 def test_correcting_back_to_an_older_version_makes_it_current(store):
     first = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
     second = add(store, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")

@@ -139,6 +139,9 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     )
     lines = []
     with store.atomic():
+        memory = _get(store, memory_id)  # again, under the write lock: another process may have superseded it
+        if memory.state == "superseded":
+            raise _closed_error(store, memory, "correct", "corrected")
         existing = store.find_exact(memory.project, content_hash(text))
         if existing is not None and existing.id == memory_id:
             # Back to one of its own earlier wordings: the same memory, reworded.
