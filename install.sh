@@ -167,11 +167,15 @@ check_python() {
 
 # Create the venv $1 unless a working one (Python 3.10+ with pip) is there; set LOG to its install.log.
 ensure_venv() {
-    local venv=$1 tmp_log
+    local venv=$1 tmp_log have
     if "$venv/bin/python" -c 'import sys, pip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
         LOG=$venv/install.log
         : >"$LOG" || die "cannot write $LOG; check the permissions of $venv"
-        say "- virtual environment: reusing $(pretty "$venv")"
+        have=$("$venv/bin/python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
+        say "- virtual environment: reusing $(pretty "$venv") (Python $have)"
+        if [ "$have" != "$PY_VERSION" ]; then
+            say "  (made with another Python than $PY, $PY_VERSION: delete $(pretty "$venv") to rebuild it with that one)"
+        fi
         return
     fi
     mkdir -p "$(dirname "$venv")" || die "cannot create $(dirname "$venv"); check the permissions"

@@ -341,7 +341,9 @@ class TestInstall:
     def test_second_run_is_idempotent(self, installed):
         assert installed.second is not None, installed.first
         assert installed.second.returncode == 0, installed.second
-        assert "reusing" in installed.second.stdout, installed.second
+        reused = next(line for line in installed.second.stdout.splitlines() if "reusing" in line)
+        assert reused.endswith("(Python %d.%d.%d)" % sys.version_info[:3]), reused  # BASE_PYTHON's version
+        assert "made with another Python" not in installed.second.stdout  # the same interpreter as the first run
         assert installed.second_settings == installed.first_settings
         assert not list((installed.home / ".claude").glob("settings.json.bak-*")), "nothing changed: no backup"
         assert Path(os.readlink(installed.home / ".local" / "bin" / "miner")) == installed.venv / "bin" / "miner"
