@@ -221,3 +221,15 @@ def test_the_mining_lag_is_said_in_the_unit_that_shows_it():
     from miner.cli.doctor import _size
 
     assert [_size(n) for n in (12, 45_000, 99_999, 2_400_000)] == ["12 bytes", "45 KB", "100 KB", "2.4 MB"]
+
+
+def test_a_database_that_is_not_one_is_named_with_a_fix_that_works(claude_dir):
+    """`miner backup` cannot copy a file SQLite cannot read: the fix keeps it aside and mines again."""
+    from miner import paths
+
+    paths.db_path().parent.mkdir(parents=True, exist_ok=True)
+    paths.db_path().write_bytes(b"not a database, whatever it was" * 100)
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    db = paths.db_path()
+    assert f"FAIL  database {db} is not usable" in out
+    assert f"fix: mv {db} {db}.broken, then miner mine --all" in out

@@ -111,7 +111,8 @@ def check_database() -> Iterator[Check]:
     try:
         result = reader.health_check(db)
     except sqlite3.Error as exc:
-        yield False, f"database {db} is not usable: {exc}", f"miner backup {db}.bak, then move {db} away and run miner mine --all"
+        # SQLite cannot copy what it cannot read: the file is kept aside as it is, and the transcripts mined again.
+        yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"
         return
     if result != "ok":
         yield False, f"database {db} fails integrity_check: {result}", f"move {db} away and run miner mine --all"
