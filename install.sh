@@ -174,7 +174,8 @@ ensure_venv() {
         have=$("$venv/bin/python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)
         say "- virtual environment: reusing $(pretty "$venv") (Python $have)"
         if [ "$have" != "$PY_VERSION" ]; then
-            say "  (made with another Python than $PY, $PY_VERSION: delete $(pretty "$venv") to rebuild it with that one)"
+            say "  (made with another Python than $PY, $PY_VERSION:" \
+                "delete $(pretty "$venv") to rebuild it with that one)"
         fi
         return
     fi
@@ -441,7 +442,8 @@ get_model() {
 register_hooks() {
     local out
     if [ "$HOOKS" -eq 0 ]; then
-        say "- hooks: not registered (--no-hooks): the plugin's hooks run instead, or run 'miner install' to register them"
+        say "- hooks: not registered (--no-hooks): the plugin's hooks run instead," \
+            "or run 'miner install' to register them"
         return
     fi
     if ! out=$("$VENV/bin/miner" install </dev/null 2>&1); then

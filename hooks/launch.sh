@@ -26,7 +26,8 @@ else
 fi
 
 if [ -z "$python" ]; then
-    echo "transcript-miner is not installed: run ./install.sh --no-hooks from its repository (the plugin runs the hooks)" >&2
+    echo "transcript-miner is not installed: run ./install.sh --no-hooks from its repository" \
+        "(the plugin runs the hooks)" >&2
     # Drain the event JSON so Claude Code never writes into a closed pipe.
     if [ ! -t 0 ]; then
         cat >/dev/null 2>&1 || :

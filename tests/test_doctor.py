@@ -64,7 +64,8 @@ def test_with_the_plugin_enabled_install_registers_nothing_and_doctor_counts_the
     settings.write_text(text, encoding="utf-8")
     runner = CliRunner()
     install = runner.invoke(main, ["install"])
-    assert install.exit_code == 0 and "the transcript-miner plugin is enabled (transcript-miner@local)" in install.output
+    assert install.exit_code == 0
+    assert "the transcript-miner plugin is enabled (transcript-miner@local)" in install.output
     assert settings.read_text(encoding="utf-8") == text
     doctor = runner.invoke(main, ["doctor"])
     assert "ok    hooks run through the transcript-miner plugin (transcript-miner@local" in doctor.stdout

@@ -276,7 +276,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 elif kind == "session":
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
-                    summary.checkpoints += _insert(db, "checkpoints", _redacted_body(record), columns["checkpoints"], "OR IGNORE")
+                    summary.checkpoints += _insert(db, "checkpoints", _redacted_body(record), columns["checkpoints"],
+                                                   "OR IGNORE")
                 elif kind == "archive":
                     summary.archived += _import_archived(db, record, columns["archive"])
                 elif kind == "purged":

@@ -131,10 +131,10 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
 
     def _retry(self, action):
         """Run `action`, asked again while another process holds the write lock: every `LOCK_POLL_S` for the first
-        second, then every 20 ms, for up to `lock_wait_s` (`WRITE_LOCK_WAIT_S` unless set shorter). SQLite's own wait sleeps longer each time (up to
-        100 ms), so a lock let go just after a sleep began lay unused until it ended; with this polling (and the
-        work that needs no lock done before it), each of the two processes of `miner mine --jobs 2` waited
-        0.44-0.50 s for the other instead of 0.69-0.77 s."""
+        second, then every 20 ms, for up to `lock_wait_s` (`WRITE_LOCK_WAIT_S` unless set shorter). SQLite's own
+        wait sleeps longer each time (up to 100 ms), so a lock let go just after a sleep began lay unused until it
+        ended; with this polling (and the work that needs no lock done before it), each of the two processes of
+        `miner mine --jobs 2` waited 0.44-0.50 s for the other instead of 0.69-0.77 s."""
         started = time.monotonic()
         self.db.execute("PRAGMA busy_timeout = 0")
         try:
