@@ -465,10 +465,18 @@ def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, 
     second = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-03-02T10:00:00")
     second.user("Let's finish the plant list work.")
     second.assistant("Pagination for the plant list endpoint is done now.")
-    assert CliRunner().invoke(main, ["mine", str(first.path), str(second.path)]).exit_code == 0
+    # A subagent of the second session, done before it (its file is older): the session's checkpoint is still
+    # written from the main conversation, not from the subagent's side of it.
+    helper = Session(tmp_path / second.session_id / "subagents" / "agent-a1.jsonl", cwd="/work/shop",
+                     session_id=second.session_id, start="2026-03-02T10:00:30")
+    helper.assistant("The plant list endpoint reads from the plants table.", isSidechain=True)
+    os.utime(first.path, (1_000, 1_000))
+    os.utime(helper.path, (2_000, 2_000))
+    assert CliRunner().invoke(main, ["mine", str(tmp_path)]).exit_code == 0
     with Store(readonly=True) as store:
         (todo,) = [m for m in store.list_memories(states=(), limit=10) if m.category == "todo"]
         assert todo.state == "cold" and store.state_reason(todo.id).startswith("done: ")
+        assert store.checkpoint(second.session_id)["task"] == ["Let's finish the plant list work."]
     recall = CliRunner().invoke(main, ["recall", "--project", "/work/shop"])
     assert recall.exit_code == 0 and "pagination" not in recall.output.lower()
     marked = {"session_id": second.session_id, "project": "/work/shop", "task": ["left as it was"]}

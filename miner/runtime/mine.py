@@ -318,6 +318,8 @@ class Miner:
                     turns = [t for t in turns if t.uuid not in late]
                     candidates = [c for c in candidates if c.unit.turn.uuid not in late]
                     archive = [row for row in archive if row[3] not in late]
+                    kept = [i for i, unit in enumerate(units) if unit.turn.uuid not in late]  # (the user's voice)
+                    units, scores = [units[i] for i in kept], [scores[i] for i in kept] if scores else scores
                     prompts, replayed = _user_prompts(turns), replayed + len(late)
                     summary.turns, summary.replayed = summary.turns - len(late), summary.replayed + len(late)
                 self.store.upsert_sessions((
@@ -356,6 +358,7 @@ class Miner:
                             git_branch=turn.git_branch, tentative=voice.tentative, keywords=voice.keywords))
                         summary.new += 1
                 self.store.mark_seen(t.uuid for t in turns)
+                summary.sessions.update(t.session_id for t in turns if t.session_id and not t.is_sidechain)
                 if self.conversation.learnt:
                     self.store.add_secret_digests(self.conversation.learnt, MAX_DIGESTS)
                 if turns and self.conversation.asked != asked:

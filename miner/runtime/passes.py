@@ -37,6 +37,7 @@ class Summary:
     archived: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    sessions: set[str] = field(default_factory=set)  # of the main conversation's turns mined (no subagent's)
 
     def add(self, other: "Summary") -> None:
         for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed",
@@ -45,6 +46,7 @@ class Summary:
         for key, value in other.dropped.items():
             self.dropped[key] = self.dropped.get(key, 0) + value
         self.errors += other.errors
+        self.sessions |= other.sessions
 
     def line(self) -> str:
         return (f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
@@ -157,24 +159,28 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
         resolved = str(Path(file).resolve())
         if not mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store):
             result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
-        elif result.entries:
-            result.errors += session_checkpoints(store, resolved)
+        elif result.sessions:
+            result.errors += session_checkpoints(store, resolved, result.sessions)
         total.add(result)
         if progress:
             progress(file, result)
     return total
 
 
-def session_checkpoints(store: Store, transcript: str) -> list[str]:
-    """Write the checkpoint of each session `transcript` holds; what could not be written, said in a line each."""
-    from ..recall.checkpoint import write_checkpoint
+def session_checkpoints(store: Store, transcript: str, sessions: set[str]) -> list[str]:
+    """Write the checkpoint of each of these sessions from `transcript`, which holds their main conversation (not
+    from a subagent's file, which holds only its own side of it); what could not be written, said in a line each."""
+    from ..recall.checkpoint import session_project, write_checkpoint
 
     errors = []
-    for session in store.transcript_sessions(transcript):
+    for session_id in sorted(sessions):
         try:
-            write_checkpoint(store, session.session_id, session.project, transcript)
+            project = session_project(store, session_id)
+            if project:
+                write_checkpoint(store, session_id, project, transcript)
         except FileNotFoundError:
             break  # deleted since it was mined: what it said is stored, and no session there goes on
-        except (OSError, ValueError) as exc:
-            errors.append(f"{transcript}: the checkpoint of session {session.session_id} was not written ({exc})")
+        except Exception as exc:  # noqa: BLE001 - one checkpoint must not stop a backfill
+            errors.append(f"{transcript}: the checkpoint of session {session_id} was not written "
+                          f"({type(exc).__name__}: {exc})")
     return errors
