@@ -452,7 +452,7 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         holder.close()
     assert result.exit_code == 1
     assert result.output.splitlines() == ["Error: the memory store is busy: another process kept it locked (database "
-                                          "is locked); nothing was changed, run the command again in a moment"]
+                                          "is locked); run the command again in a moment"]
     with Store(readonly=True) as store:
         assert store.get(memory_id).state == "active"
 

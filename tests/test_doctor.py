@@ -79,6 +79,19 @@ def test_with_the_plugin_enabled_install_registers_nothing_and_doctor_counts_the
     doctor = runner.invoke(main, ["doctor"])
     assert doctor.exit_code == 1 and "every hook runs twice" in doctor.stdout
     assert "fix: miner uninstall" in doctor.stdout
+    again = runner.invoke(main, ["install"])  # ./install.sh run again: says what is left to do
+    assert f"warning: hooks of ours are registered in {settings} too, so every hook runs twice" in again.output
+
+
+def test_a_plugin_enabled_for_this_project_only_also_counts(claude_dir, tmp_path, monkeypatch):
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"transcript-miner@team": True}}))
+    monkeypatch.chdir(project)
+    install = CliRunner().invoke(main, ["install"])
+    assert "the transcript-miner plugin is enabled (transcript-miner@team)" in install.output
+    assert not (claude_dir / "settings.json").exists()
+    assert "ok    hooks run through the transcript-miner plugin" in CliRunner().invoke(main, ["doctor"]).stdout
 
 
 def test_doctor_flags_an_interpreter_that_cannot_import_the_hooks(claude_dir):

@@ -41,17 +41,17 @@ def check_hooks() -> Iterator[Check]:
         yield False, str(registered), f"fix {path} by hand, then run `miner install`"
         return
     path, settings, commands = registered
-    from ..install.settings import EVENTS, PLUGIN, enabled_plugin, user_plugin
+    from ..install.settings import EVENTS, PLUGIN, enabled_plugin, plugin_enabled_anywhere
 
     wanted = tuple(EVENTS)
     missing = [e for e in wanted if not commands.get(e)]
-    plugin = enabled_plugin(settings) or user_plugin()
+    plugin = enabled_plugin(settings) or plugin_enabled_anywhere()
     if plugin and commands:
         yield False, (f"the {PLUGIN} plugin ({plugin}) and hooks in {path} are both registered: every hook runs "
                       "twice and the block is injected twice"), "miner uninstall (the plugin's hooks stay)"
         return
     if plugin:
-        yield True, f"hooks run through the {PLUGIN} plugin ({plugin}, enabled in {path})", ""
+        yield True, f"hooks run through the {PLUGIN} plugin ({plugin})", ""
         return
     scope = "" if path == settings_path("user") else " (this project's settings: its sessions only)"
     if missing:

@@ -34,8 +34,8 @@ class _Group(click.Group):
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
-            raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); nothing "
-                                       "was changed, run the command again in a moment") from None
+            raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
+                                       "command again in a moment") from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -439,22 +439,31 @@ def plan_at(path: Path, planner, *args):
         raise SettingsError(f"{path}: {exc}") from None
 
 
-def user_plugin() -> str:
-    """The key under which our plugin is enabled in the user's settings, or '' (a broken file too)."""
-    try:
-        return enabled_plugin(load_settings(settings_path("user"))[1])
-    except SettingsError:  # `miner doctor` names a broken user settings file
-        return ""
+def plugin_enabled_anywhere(project_dir: str | None = None) -> str:
+    """The key under which our plugin is enabled in the user's settings or the project's (project or local scope),
+    or '' (a broken file counts as none)."""
+    for scope in SCOPES:
+        try:
+            found = enabled_plugin(load_settings(settings_path(scope, project_dir))[1])
+        except SettingsError:  # `miner doctor` names a broken settings file
+            continue
+        if found:
+            return found
+    return ""
 
 
 def install(scope: str, project_dir: str | None, python: str, dry_run: bool = False) -> list[str]:
     """Register our hooks in the scope's settings file; lines say what changed."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
-    plugin = enabled_plugin(settings) or (user_plugin() if scope != "user" else "")
+    plugin = enabled_plugin(settings) or plugin_enabled_anywhere(project_dir)
     if plugin:  # its hooks run already: ours as well would run every hook twice, and inject the block twice
-        return [f"the {PLUGIN} plugin is enabled ({plugin}): its hooks run already, so none are registered in {path} "
-                "(to use these instead, disable the plugin, then run `miner install` again)"]
+        lines = [f"the {PLUGIN} plugin is enabled ({plugin}): its hooks run already, so none are registered in {path} "
+                 "(to use these instead, disable the plugin, then run `miner install` again)"]
+        if _our_handlers(settings):
+            lines.append(f"warning: hooks of ours are registered in {path} too, so every hook runs twice: "
+                         "`miner uninstall` removes them")
+        return lines
     new = plan_at(path, plan_install, settings, python)
     lines = _describe(settings, new)
     exe = os.path.abspath(os.path.expanduser(python))
