@@ -85,6 +85,8 @@ def test_a_forgotten_memory_is_not_said_again_by_where_the_session_left_off(tmp_
     assert "Where the last session left off" in startup and "always run the linter" in startup
     linter = store.db.execute("SELECT id FROM memories WHERE text LIKE '%linter%'").fetchone()["id"]
     corrections.forget(store, linter)
+    with store.atomic() as db:  # its text as refinement may leave it, other than the words said
+        db.execute("UPDATE memories SET text = 'Run the linter before each commit.' WHERE id = ?", (linter,))
     for situation, session_id in (("startup", "next"), ("compact", session.session_id)):
         block = build(store, "/work/shop", CONFIG, situation, session_id=session_id, log=False).text
         assert "always run the linter" not in block.lower(), (situation, block)

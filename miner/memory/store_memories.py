@@ -130,9 +130,13 @@ class MemoryQueries:
         return found[0] if found else None
 
     def forgotten_texts(self, project: str) -> list[str]:
-        """The texts of the memories forgotten in a project (global ones too): what a block must not say again."""
+        """The texts of the memories forgotten in a project (global ones too), and the words each sighting of them
+        said (before refinement or a rewording): what a block must not say again."""
         return [row[0] for row in self.db.execute(
-            "SELECT text FROM memories WHERE state = 'forgotten' AND (project = ? OR scope = 'global')", (project,))]
+            """SELECT text FROM memories WHERE state = 'forgotten' AND (project = ? OR scope = 'global')
+               UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
+               WHERE m.state = 'forgotten' AND (m.project = ? OR m.scope = 'global') AND e.text <> ''""",
+            (project, project))]
 
     def state_reason(self, memory_id: int) -> str:
         """Why a memory is in its state ('' when nothing was said, or no such memory)."""

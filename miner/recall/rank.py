@@ -296,10 +296,14 @@ def project_name(project: str) -> str:
     return parts[-1] if parts else ""
 
 
+FORGOTTEN_MIN_CHARS = 12  # a shorter forgotten text ("use it") would take ordinary lines with it
+
+
 def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> dict | None:
     """A checkpoint without the words that say a forgotten memory again: a session's words are shown as they were
     said, but never what the user asked never to be recalled."""
-    forgotten = [text for text in map(_folded, store.forgotten_texts(project)) if text] if checkpoint else []
+    forgotten = [text for text in map(_folded, store.forgotten_texts(project)) if len(text) >= FORGOTTEN_MIN_CHARS
+                 ] if checkpoint else []
     if not forgotten:
         return checkpoint
 
