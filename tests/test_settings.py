@@ -311,6 +311,8 @@ def test_what_json_cannot_write_back_is_refused_before_anything_is_written(user_
     into one it rejects (a lone surrogate cannot be written at all)."""
     user_settings.parent.mkdir(parents=True)
     user_settings.write_text(content, encoding="utf-8")
+    with pytest.raises(st.SettingsError, match=said):
+        st.install("user", None, PY_A, dry_run=True)  # a dry run says so too, not "would update"
     with pytest.raises(st.SettingsError, match=said) as err:
         st.install("user", None, PY_A)
     assert str(user_settings) in str(err.value) and "\n" not in str(err.value)

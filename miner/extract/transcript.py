@@ -192,7 +192,8 @@ NON_PROSE_TYPES = frozenset(
 # `origin.kind` values of user entries that Claude Code writes itself, not the human.
 NON_HUMAN_ORIGINS = frozenset({"task-notification"})
 # A prompt Claude Code wrote: a background task's or shell's report, or an agent team's message (announced or not).
-NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-message", "Another Claude session sent")
+NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-message",
+                      "Another Claude session sent a message:")
 
 
 def extract_prose(content: Any, limit: int = MAX_PROSE_CHARS) -> str:

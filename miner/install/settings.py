@@ -401,16 +401,15 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
     if _same(before, new_settings):
         return f"{path}: unchanged, nothing written"
     verb = "update" if original_text is not None else "create"
-    if dry_run:
-        backup = f" (backup as {path.name}.bak-<timestamp>)" if original_text is not None else ""
-        return f"dry run: would {verb} {path}{backup}; nothing written"
-
     text = render(new_settings)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise SettingsError(f"{path} holds a lone surrogate (a \\ud800-style escape), which cannot be written back; "
                             f"{_FIX}") from None
+    if dry_run:
+        backup = f" (backup as {path.name}.bak-<timestamp>)" if original_text is not None else ""
+        return f"dry run: would {verb} {path}{backup}; nothing written"
     try:
         target = Path(os.path.realpath(path)) if path.is_symlink() else path
         target.parent.mkdir(parents=True, exist_ok=True)
