@@ -103,14 +103,17 @@ def _redacted(kind: str, record: dict) -> dict:
     return record
 
 
+_CHECKPOINT_KEYS = ("session_id", "project", "created_at")  # what names the checkpoint: no one's words
+
+
 def _redacted_json(value):
-    """A checkpoint's body (JSON) with each of its strings redacted."""
+    """A checkpoint's body (JSON) with each of its strings redacted, but those that name it."""
     if isinstance(value, str):
         return redact(value)[0] if value else value
     if isinstance(value, list):
         return [_redacted_json(item) for item in value]
     if isinstance(value, dict):
-        return {key: _redacted_json(item) for key, item in value.items()}
+        return {key: item if key in _CHECKPOINT_KEYS else _redacted_json(item) for key, item in value.items()}
     return value
 
 
@@ -264,6 +267,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     _import_memory(store, record, columns["memories"], id_map, summary)
                 elif kind == "wording":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
+                    if isinstance(record.get("text"), str) and "[REDACTED:" in record["text"]:
+                        record["hash"] = content_hash(record["text"])  # as mining hashes the text it redacted
                     summary.wordings += _insert(db, "memory_hashes", record, columns["memory_hashes"], "OR IGNORE")
                 elif kind == "evidence":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
