@@ -247,3 +247,24 @@ def test_a_database_that_is_not_one_is_named_with_a_fix_that_works(claude_dir):
     db = paths.db_path()
     assert f"FAIL  database {db} is not usable" in out
     assert f"fix: mv {db} {db}.broken, then miner mine --all" in out
+
+
+def test_a_database_another_process_keeps_locked_is_busy_not_broken(claude_dir, monkeypatch):
+    import functools
+    import sqlite3
+
+    from miner import paths
+    from miner.memory import reader
+    from miner.memory.store import Store
+
+    Store().close()
+    monkeypatch.setattr(reader, "health_check", functools.partial(reader.health_check, timeout=0.1))
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        out = CliRunner().invoke(main, ["doctor"]).stdout
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert f"FAIL  database {paths.db_path()} is busy: another process kept it locked" in out
+    assert "fix: run miner doctor again" in out and ".broken" not in out

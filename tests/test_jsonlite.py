@@ -141,6 +141,24 @@ def test_string_and_path_answers_name_the_same_folders(tmp_path, monkeypatch):
     assert paths.claude_dir() == Path(os.path.expanduser("~/elsewhere")) == Path(paths.claude_root())
     monkeypatch.delenv("MINER_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(paths, "_installed_home", "")  # as in a checkout's venv, whichever venv runs the tests
+    assert paths.data_dir() == tmp_path / "xdg" / "miner"
+
+
+def test_the_folder_an_install_was_made_for_comes_after_miner_home_and_before_the_default(tmp_path, monkeypatch):
+    """./install.sh writes its data folder into the venv it made; an interpreter of that venv reads it once."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / paths.INSTALLED_HOME_FILE).write_text(f"{tmp_path / 'installed'}\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(paths, "_installed_home", None)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("MINER_HOME", str(tmp_path / "explicit"))
+    assert paths.data_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("MINER_HOME")
+    assert paths.data_dir() == tmp_path / "installed" and paths.data_root() == str(tmp_path / "installed")
+    (venv / paths.INSTALLED_HOME_FILE).write_text("relative/path\n", encoding="utf-8")  # not the install's: ignored
+    monkeypatch.setattr(paths, "_installed_home", None)
     assert paths.data_dir() == tmp_path / "xdg" / "miner"
 
 

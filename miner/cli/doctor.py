@@ -95,7 +95,7 @@ def _imports_the_hooks(python: str) -> str:
 
     try:
         done = subprocess.run([python, "-I", "-c", "import miner.hooks"], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, cwd="/", timeout=60)
+                              stdin=subprocess.DEVNULL, cwd="/", timeout=15)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     lines = done.stderr.strip().splitlines()
@@ -111,8 +111,10 @@ def check_database() -> Iterator[Check]:
     try:
         result = reader.health_check(db)
     except sqlite3.Error as exc:
-        # SQLite cannot copy what it cannot read: the file is kept aside as it is, and the transcripts mined again.
-        yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            yield False, f"database {db} is busy: another process kept it locked ({exc})", "run miner doctor again"
+        else:  # SQLite cannot copy what it cannot read: the file is kept aside as it is, and the transcripts mined again
+            yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"
         return
     if result != "ok":
         yield False, f"database {db} fails integrity_check: {result}", f"move {db} away and run miner mine --all"
