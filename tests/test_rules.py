@@ -107,10 +107,47 @@ def test_user_and_project_rule_files_are_found(tmp_path):
     write(config_dir / "rules", "mine.yaml", GOOD)
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
-    write(project / ".claude", "miner-rules.yaml", "disable: [t.use]\n")
-    files = rules_mod.user_rule_files(config_dir) + rules_mod.project_rule_file(str(project))
+    own = write(project / ".claude", "miner-rules.yaml", "disable: [t.use]\n")
+    assert rules_mod.project_rule_file(str(project), config_dir) == []  # not trusted yet: left out
+    rules_mod.trust(own, config_dir)
+    files = rules_mod.user_rule_files(config_dir) + rules_mod.project_rule_file(str(project), config_dir)
     assert [f.name for f in files] == ["mine.yaml", "miner-rules.yaml"]
     assert load_rules(files).rules == []
+
+
+def test_a_projects_rule_file_applies_only_as_the_user_trusted_it(tmp_path, monkeypatch):
+    """A cloned repository brings its author's rule file: a rule that would make its text recalled in every project
+    (or a pattern that would hang the miner) does nothing until the user has read the file and trusted it; changed
+    since (a pull), it is left out again."""
+    from click.testing import CliRunner
+
+    from miner import paths
+    from miner.cli.main import main
+
+    project = tmp_path / "cloned"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".git").mkdir()
+    own = write(project / ".claude", "miner-rules.yaml", GOOD.replace("t.use", "cloned.use") +
+                "    scope: global\n")
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    listed = runner.invoke(main, ["rules", "list"])
+    assert "cloned.use" not in listed.stdout and f"note: {own} is not applied: it is not trusted" in listed.stderr
+    assert rules_mod.project_rule_file(str(project)) == []
+    trusted = runner.invoke(main, ["rules", "trust"])
+    assert trusted.exit_code == 0 and f"{own} trusted as it is now: 1 rules" in trusted.output
+    assert "cloned.use" in trusted.output and "(global: recalled in every project)" in trusted.output
+    assert "cloned.use" in runner.invoke(main, ["rules", "list"]).stdout
+    assert (paths.config_dir() / rules_mod.TRUST_FILE).is_file()
+    own.write_text(own.read_text(encoding="utf-8") + "# changed by a pull\n", encoding="utf-8")
+    assert "cloned.use" not in runner.invoke(main, ["rules", "list"]).stdout
+    runner.invoke(main, ["rules", "trust"])
+    assert "cloned.use" in runner.invoke(main, ["rules", "list"]).stdout
+    revoked = runner.invoke(main, ["rules", "trust", "--revoke"])
+    assert revoked.exit_code == 0 and "no longer applied" in revoked.output
+    assert "cloned.use" not in runner.invoke(main, ["rules", "list"]).stdout
+    missing = runner.invoke(main, ["rules", "trust", "--project", str(tmp_path)])
+    assert missing.exit_code == 1 and "has no .claude/miner-rules.yaml; nothing to trust" in missing.output
 
 
 @pytest.mark.parametrize("pattern,text", [

@@ -128,9 +128,16 @@ def rules() -> None:
 
 
 def _rule_files(project: str | None) -> list[Path]:
+    """The rule files that apply in the project; a note on stderr when its own file is left out, untrusted."""
+    from .. import paths
     from ..extract import rules as rules_mod
 
-    return rules_mod.rule_files(project_dir(project))
+    root = project_dir(project)
+    own = rules_mod.project_rule_path(root)
+    if own is not None and not rules_mod.is_trusted(own, paths.config_dir()):
+        click.echo(f"note: {own} is not applied: it is not trusted as it is now (read it, then `miner rules trust"
+                   f"{' --project ' + root if project else ''}`)", err=True)
+    return rules_mod.rule_files(root)
 
 
 @rules.command(name="check")
@@ -161,6 +168,39 @@ def _files(count: int) -> str:
     return f"{count} file{'' if count == 1 else 's'}"
 
 
+@rules.command(name="trust")
+@click.option("--project", type=str, help="The project whose .claude/miner-rules.yaml to trust (default: the cwd's).")
+@click.option("--revoke", is_flag=True, help="Stop applying it.")
+def rules_trust(project: str | None, revoke: bool) -> None:
+    """Apply a project's own rules (.claude/miner-rules.yaml) as the file is now.
+
+    A repository brings its author's rule file: it changes nothing of what is mined until you have read it and
+    trusted it here. A change to the file (a pull) leaves it out again until you trust it again.
+    """
+    from .. import paths
+    from ..extract import rules as rules_mod
+
+    root = project_dir(project)
+    path = rules_mod.project_rule_path(root)
+    if path is None:
+        raise click.ClickException(f"{root} has no .claude/miner-rules.yaml; nothing to trust")
+    if revoke:
+        rules_mod.trust(path, paths.config_dir(), revoke=True)
+        click.echo(f"{path} is no longer applied")
+        return
+    try:
+        rules, disabled = rules_mod.load_file(path)
+    except rules_mod.RuleError as exc:
+        raise click.ClickException(f"{exc}; nothing trusted") from None
+    rules_mod.trust(path, paths.config_dir())
+    click.echo(f"{path} trusted as it is now: {len(rules)} rules, {len(disabled)} disabled")
+    for rule in rules:
+        where = "  (global: recalled in every project)" if rule.scope == "global" else ""
+        click.echo(f"  {rule.id:<44} {rule.category:<10} {','.join(rule.roles)}{where}")
+    for rule_id in sorted(disabled):
+        click.echo(f"  disables {rule_id}")
+
+
 @rules.command(name="list")
 @click.option("--project", type=str, help="Include this project's rules.")
 def rules_list(project: str | None) -> None:
@@ -183,7 +223,8 @@ def rules_list(project: str | None) -> None:
               help="Who says TEXT.")
 @click.option("--all-units", is_flag=True,
               help="With --transcript: also show units that no rule fired on and the classifier left out.")
-def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool) -> None:
+@click.option("--project", type=str, help="Whose own (trusted) rules apply too (default: the cwd's project).")
+def rules_test(text: str | None, transcript: str | None, role: str, all_units: bool, project: str | None) -> None:
     """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
     from ..evaluation.tune import text_turn, trace_turns, transcript_turns
     from ..extract.classify import LABELS, threshold_role
@@ -192,9 +233,10 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
     if bool(text) == bool(transcript):
         raise click.UsageError("give TEXT or --transcript FILE (one of them)")
     turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
+    _rule_files(project)  # (says when the project's own file is left out)
     with open_store() as store:
         miner = Miner(store, load_config())
-        traced = trace_turns(miner, turns)
+        traced = trace_turns(miner, turns, project_dir(project))
     for t in traced:
         if not t.rules and not t.candidate and not all_units and transcript:
             continue

@@ -4,6 +4,9 @@ A rule file holds `rules:` (a list) and optionally `disable:` (rule ids).
 Files are read in order: the shipped defaults, then the user's
 `$XDG_CONFIG_HOME/miner/rules/*.yaml`, then a project's
 `.claude/miner-rules.yaml`. A later rule with an existing id replaces it.
+A project's file comes with the repository (a clone brings its author's), so
+it applies only once the user has trusted it as it is (`miner rules trust`
+records its digest); changed since, it is left out until trusted again.
 Any problem is a `RuleError` naming the file, the line and the rule id.
 
 Each rule is validated and compiled here into a `Rule`, and the merged rules
@@ -233,15 +236,67 @@ def user_rule_files(config_dir: Path) -> list[Path]:
     return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
 
 
-def project_rule_file(project: str | None) -> list[Path]:
-    if not project:
-        return []
-    path = Path(project) / ".claude" / "miner-rules.yaml"
-    return [path] if path.is_file() else []
+TRUST_FILE = "trusted-project-rules.json"  # in the user's config folder: {rule file's real path: its SHA-256}
+
+
+def project_rule_path(project: str | None) -> Path | None:
+    """The project's own rule file, trusted or not (None when it has none)."""
+    path = Path(project) / ".claude" / "miner-rules.yaml" if project else None
+    return path if path is not None and path.is_file() else None
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _trusted(config_dir: Path) -> dict[str, str]:
+    import json
+
+    try:
+        found = json.loads((config_dir / TRUST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def is_trusted(path: Path, config_dir: Path) -> bool:
+    """True when the user trusted this rule file as it is now."""
+    try:
+        return _trusted(config_dir).get(str(path.resolve())) == _digest(path)
+    except OSError:
+        return False
+
+
+def trust(path: Path, config_dir: Path, revoke: bool = False) -> None:
+    """Record (or, with `revoke`, drop) the user's trust in a project's rule file as it is now."""
+    import json
+    import os
+
+    trusted = _trusted(config_dir)
+    key = str(path.resolve())
+    if revoke:
+        trusted.pop(key, None)
+    else:
+        trusted[key] = _digest(path)
+    config_dir.mkdir(parents=True, exist_ok=True)
+    temp = config_dir / f".{TRUST_FILE}.{os.getpid()}.tmp"
+    temp.write_text(json.dumps(trusted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temp, config_dir / TRUST_FILE)
+
+
+def project_rule_file(project: str | None, config_dir: Path | None = None) -> list[Path]:
+    """The project's rule file when the user trusts it as it is now, else none."""
+    from .. import paths
+
+    path = project_rule_path(project)
+    return [path] if path is not None and is_trusted(path, config_dir or paths.config_dir()) else []
 
 
 def rule_files(project: str | None = None) -> list[Path]:
-    """Every rule file that applies to `project`, in the order they load: shipped, the user's, the project's."""
+    """Every rule file that applies to `project`, in the order they load: shipped, the user's, the project's (when
+    trusted)."""
     from .. import paths
 
     return default_rule_files() + user_rule_files(paths.config_dir()) + project_rule_file(project)
