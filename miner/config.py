@@ -108,6 +108,14 @@ REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_s
                      "startup_recall_feedback", "session_bonus"})
 NULLABLE = frozenset({"spacy_model"})  # null: the blank pipeline
 POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-lives divide an age
+# Counts and sizes below 1 leave no room or no candidate (an empty block, or a division by zero).
+AT_LEAST_ONE = frozenset({"context_window_tokens", "chars_per_token", "max_block_chars", "startup_max_candidates",
+                          "max_candidates", "startup_stretches"})
+# Shares of a budget or a score, weights and thresholds between 0 and 1.
+AT_MOST_ONE = frozenset({"budget_share", "void_share", "void_jaccard", "restore_recent_share", "restore_user_share",
+                         "query_neighbour_weight", "startup_entry_decay", "startup_context_bound", "cold_threshold"})
+MAX_EXPONENT = 10.0  # `density_exponent`, `startup_novelty`: a power of a share; far above it, floats overflow
+EXPONENTS = frozenset({"density_exponent", "startup_novelty"})
 MAX_NUMBER = 1e12  # far above any sensible setting, far below what overflows
 
 
@@ -201,6 +209,12 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
             refuse(f"must not be negative ({value})")
         if value == 0 and name.split(".")[0] in POSITIVE:
             refuse("must be more than 0 (it is a half-life)")
+        if value < 1 and name in AT_LEAST_ONE:
+            refuse(f"must be 1 or more, not {_shown(value)} (less leaves the block no room)")
+        if value > 1 and name in AT_MOST_ONE:
+            refuse(f"must be from 0 to 1, not {_shown(value)} (it is a share)")
+        if value > MAX_EXPONENT and name in EXPONENTS:
+            refuse(f"must be from 0 to {MAX_EXPONENT:g}, not {_shown(value)} (it is an exponent)")
 
 
 def validated(user: dict[str, Any], where: str = "settings") -> Settings:

@@ -56,6 +56,12 @@ def test_an_object_merges_key_by_key_and_everything_else_replaces():
     ({"spacy_model": 1e308}, "setting 'spacy_model' must be a string, not 1e+308"),
     ({"half_life_days": 0}, "setting 'half_life_days' must be more than 0 (it is a half-life)"),
     ({"category_half_life_scale": {"fact": 0}}, "setting 'category_half_life_scale.fact' must be more than 0"),
+    # Values a block cannot be built with (a division by zero, an overflow, no room) are refused, not crashed on.
+    ({"startup_max_candidates": 0}, "setting 'startup_max_candidates' must be 1 or more, not 0"),
+    ({"chars_per_token": 0}, "setting 'chars_per_token' must be 1 or more, not 0"),
+    ({"density_exponent": 400}, "setting 'density_exponent' must be from 0 to 10, not 400 (it is an exponent)"),
+    ({"void_share": 1.5}, "setting 'void_share' must be from 0 to 1, not 1.5 (it is a share)"),
+    ({"restore_user_share": 2}, "setting 'restore_user_share' must be from 0 to 1, not 2"),
 ])
 def test_a_bad_setting_is_one_line_that_names_it(tmp_path, user, message):
     path = tmp_path / "config.json"
