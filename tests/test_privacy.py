@@ -163,6 +163,21 @@ def test_exclude_add_list_remove(tmp_path):
     assert runner.invoke(main, ["exclude", "list"]).output.splitlines() == [target]
 
 
+def test_a_folder_whose_name_looks_like_a_pattern_is_excluded_as_named(tmp_path, monkeypatch):
+    """`miner exclude add .` in `clients[old]`: the folder is named, not a pattern whose `[old]` would match one
+    letter; it and what is below it are excluded, and its neighbours are not."""
+    folder = tmp_path / "clients[old]"
+    (folder / "sub").mkdir(parents=True)
+    (tmp_path / "clientso").mkdir()
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(main, ["exclude", "add", "."])
+    assert result.exit_code == 0 and f"excluded {str(tmp_path)}/clients[[]old]" in result.output  # as a glob
+    assert exclusions.is_excluded(str(folder)) and exclusions.is_excluded(str(folder / "sub"))
+    assert not exclusions.is_excluded(str(tmp_path / "clientso"))
+    assert CliRunner().invoke(main, ["exclude", "remove", "."]).exit_code == 0
+    assert not exclusions.is_excluded(str(folder))
+
+
 def test_a_broken_exclusions_file_excludes_everything_and_the_cli_says_why():
     path = exclusions.exclusions_path()
     path.parent.mkdir(parents=True)

@@ -66,7 +66,13 @@ def normalise_glob(glob: str, cwd: str | None = None) -> str:
     if not glob.startswith(("*", "?", "[", "/")):
         glob = os.path.join(cwd or os.getcwd(), glob)
     glob = glob.rstrip("/") or "/"
-    return os.path.normpath(glob) if not any(c in glob for c in "*?[") else glob
+    if not any(c in glob for c in "*?["):
+        return os.path.normpath(glob)
+    if os.path.exists(glob):  # a folder that is there is named, not a pattern, whatever its name holds (`a[1]`)
+        import glob as glob_mod
+
+        return glob_mod.escape(os.path.normpath(glob))
+    return glob
 
 
 def add_exclusion(glob: str, cwd: str | None = None) -> tuple[str, bool]:
