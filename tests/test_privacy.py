@@ -185,6 +185,8 @@ def test_a_broken_exclusions_file_excludes_everything_and_the_cli_says_why():
     assert exclusions.is_excluded("/any/project")
     result = CliRunner().invoke(main, ["exclude", "list"])
     assert result.exit_code == 1 and "not valid JSON" in result.output and "Traceback" not in result.output
+    doctor = CliRunner().invoke(main, ["doctor"])  # the hooks say nothing of it: the doctor does
+    assert doctor.exit_code == 1 and "until then every project is excluded" in doctor.output
 
 
 def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):

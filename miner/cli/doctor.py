@@ -209,6 +209,17 @@ def check_settings() -> Iterator[Check]:
                       f"answers): {', '.join(removed)}", f"delete them from {config_path()}")
 
 
+def check_exclusions() -> Iterator[Check]:
+    """A broken exclusions file excludes every project (the safe side), which hooks say nowhere."""
+    from ..runtime.exclusions import PrivacyError, load_exclusions
+
+    try:
+        load_exclusions()
+    except PrivacyError as exc:
+        yield False, f"{exc}: until then every project is excluded (nothing is mined or recalled)", \
+            "fix it, then `miner exclude list`"
+
+
 def check_rules() -> Iterator[Check]:
     """The rule files and the secret kinds' files: a broken one stops every miner (and so every hook's mining)."""
     from ..extract import rules as rules_mod
@@ -243,6 +254,7 @@ def run_checks(config: dict) -> Iterator[Check]:
     yield from check_secrets()
     yield from check_pipeline(config)
     yield from check_settings()
+    yield from check_exclusions()
     yield from check_rules()
     yield from check_glossary()
     yield from check_lag()
