@@ -62,6 +62,8 @@ rules:
         ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    colour: red\n", "unknown key"),
         ("rules:\n  - category: fact\n    patterns: [a]\n", "needs an `id`"),
         ("rules: [\n", "not valid YAML"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    tentative: 'no'\n", "`tentative` must be"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    confidence: true\n", "`confidence` must"),
     ],
 )
 def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):

@@ -124,8 +124,10 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     if not patterns:
         raise _fail(source, line, rule_id, "a rule needs at least one pattern in `patterns`")
     confidence = raw.get("confidence", 0.6)
-    if not isinstance(confidence, (int, float)) or not 0 < confidence <= 1:
+    if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 < confidence <= 1:
         raise _fail(source, line, rule_id, "`confidence` must be a number in (0, 1]")
+    if not isinstance(raw.get("tentative", False), bool):
+        raise _fail(source, line, rule_id, "`tentative` must be true or false")
     scope = raw.get("scope", "project")
     if scope not in SCOPES:
         raise _fail(source, line, rule_id, "`scope` must be project or global")
