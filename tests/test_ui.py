@@ -136,6 +136,10 @@ def test_a_long_correction_keeps_the_session_working(world, client):
     token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
     text = "We decided to write the mobile client in Kotlin " + "and keep it small " * 200 + "."
     status, _, body = client.post(page(world, f"/memory/{memory_id}/correct"), {"csrf_token": token, "text": text})
+    assert status == 200 and "a memory holds at most 1,000" in body  # too long to keep: said, nothing changed
+    assert all(len(cookie.value) < 4000 for cookie in client.jar)
+    text = "We decided to write the mobile client in Kotlin " + "and keep it small " * 52 + "."
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/correct"), {"csrf_token": token, "text": text})
     assert status == 200
     assert "superseded by" in body
     assert all(len(cookie.value) < 4000 for cookie in client.jar)
