@@ -311,7 +311,7 @@ def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> di
         return isinstance(text, str) and any(words in _folded(text) for words in forgotten)
 
     kept = dict(checkpoint, task=[t for t in checkpoint.get("task") or [] if not says(t)],
-                recent=[r for r in checkpoint.get("recent") or [] if not (isinstance(r, list) and says(r[-1]))])
+                recent=[r for r in checkpoint.get("recent") or [] if not (isinstance(r, list) and r and says(r[-1]))])
     if says(kept.get("last_reply")):
         kept["last_reply"] = ""
     return kept

@@ -135,10 +135,10 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
 def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None] | None = None,
                lock_wait_s: float = 300.0) -> Summary:
     """Mine many transcripts with `miner` (a `Miner`), each under its lock, as the hooks' miners do (`mine_locked`):
-    again while a hook announced lines meanwhile, then the checkpoints hooks asked for. A transcript with new entries
-    then has the checkpoint of each session it holds written, as its SessionEnd would have (a backfill's sessions
-    ended before any hook saw them): a todo a session reports done goes cold, and the next session is ranked
-    against the latest. One broken file is reported, not fatal."""
+    again while a hook announced lines meanwhile, then the checkpoints hooks asked for. Then each session whose main
+    conversation this run mined from a transcript has its checkpoint written, as its SessionEnd would have (a
+    backfill's sessions ended before any hook saw them): a todo a session reports done goes cold, and the next
+    session is ranked against the latest. One broken file is reported, not fatal."""
     store = miner.store
     total = Summary()
     for file in files:
