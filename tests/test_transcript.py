@@ -233,9 +233,6 @@ def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
          "compact-summary"),
         ({"type": "user", "uuid": "u", "isSidechain": True, "message": {"role": "user", "content": "brief"}},
          "sidechain-prompt"),
-        ({"type": "assistant", "uuid": "u", "isApiErrorMessage": True, "error": "rate_limit",  # Claude Code's text
-          "message": {"role": "assistant", "content": [{"type": "text", "text": "API Error: we always retry."}]}},
-         "api-error"),
         ({"type": "user", "uuid": "u", "origin": {"kind": "task-notification"},
           "message": {"role": "user", "content": "done"}}, "not-human"),
     ],

@@ -1,13 +1,15 @@
 """Claude Code transcript JSONL → prose turns, read incrementally (standard library only).
 
 Contract:
-- Only user and assistant prose is kept: string content and `text` blocks, and the prompts the user typed
-  while the assistant was busy (`queued_command` attachments of `commandMode: prompt`). Thinking, tool_use,
-  tool_result, images, every other attachment (our own SessionStart block comes back as `hook_success` /
-  `hook_additional_context` ones), progress, meta entries (`isMeta`), compact summaries (`isCompactSummary`),
-  API errors Claude Code wrote as the assistant's (`isApiErrorMessage`) and the metadata entries Claude Code
-  writes (titles, tags, modes, agent names, snapshots, ...) are skipped and counted by type; an entry of a
-  type nobody knows is counted as `unknown-type` (format drift).
+- Only user and assistant prose is kept: string content and `text` blocks,
+  and the prompts the user typed while the assistant was busy (`queued_command`
+  attachments of `commandMode: prompt`). Thinking, tool_use, tool_result,
+  images, every other attachment (our own SessionStart block comes back as
+  `hook_success` / `hook_additional_context` ones), progress, meta entries
+  (`isMeta`), compact summaries (`isCompactSummary`) and the metadata entries
+  Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are
+  skipped and counted by type; an entry of a type nobody knows is counted as
+  `unknown-type` (format drift).
 - A "user" entry is kept only when a human could have written it: in a subagent's transcript (`isSidechain`)
   the user is the main assistant briefing the subagent; task notifications and agent teams' messages come from
   Claude Code.
@@ -240,8 +242,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     if entry.get("isMeta"):
         stats.skip("meta")
         return None
-    if entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly") or entry.get("isApiErrorMessage"):
-        stats.skip("api-error" if entry.get("isApiErrorMessage") else "compact-summary")  # Claude Code's words
+    if entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"):
+        stats.skip("compact-summary")
         return None
     message = entry.get("message")
     if not isinstance(message, dict):
