@@ -1,15 +1,12 @@
 """Claude Code transcript JSONL → prose turns, read incrementally (standard library only).
 
 Contract:
-- Only user and assistant prose is kept: string content and `text` blocks,
-  and the prompts the user typed while the assistant was busy (`queued_command`
-  attachments of `commandMode: prompt`). Thinking, tool_use, tool_result,
-  images, every other attachment (our own SessionStart block comes back as
-  `hook_success` / `hook_additional_context` ones), progress, meta entries
-  (`isMeta`), compact summaries (`isCompactSummary`) and the metadata entries
-  Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are
-  skipped and counted by type; an entry of a type nobody knows is counted as
-  `unknown-type` (format drift).
+- Only user and assistant prose is kept: string content and `text` blocks, and the prompts the user typed
+  while the assistant was busy (`queued_command` attachments of `commandMode: prompt`). Thinking, tool_use,
+  tool_result, images, every other attachment (our own SessionStart block comes back as `hook_success` /
+  `hook_additional_context` ones), progress, meta entries (`isMeta`), compact summaries (`isCompactSummary`) and
+  the metadata entries Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are skipped and
+  counted by type; an entry of a type nobody knows is counted as `unknown-type` (format drift).
 - A "user" entry is kept only when a human could have written it: in a subagent's transcript (`isSidechain`)
   the user is the main assistant briefing the subagent; task notifications and agent teams' messages come from
   Claude Code.
