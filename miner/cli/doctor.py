@@ -113,7 +113,7 @@ def check_database() -> Iterator[Check]:
     except sqlite3.Error as exc:
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
             yield False, f"database {db} is busy: another process kept it locked ({exc})", "run miner doctor again"
-        else:  # SQLite cannot copy what it cannot read: the file is kept aside as it is, and the transcripts mined again
+        else:  # SQLite cannot copy what it cannot read: the file is kept aside, and the transcripts mined again
             yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"
         return
     if result != "ok":
