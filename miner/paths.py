@@ -74,8 +74,9 @@ def data_root() -> str:
     explicit = os.environ.get("MINER_HOME")
     if explicit:
         return _expanded(explicit)
-    if installed_home():
-        return installed_home()
+    installed = installed_home()
+    if installed:
+        return installed
     xdg = os.environ.get("XDG_DATA_HOME")
     base = _expanded(xdg) if xdg else os.path.join(home_root(), ".local", "share")
     return os.path.join(base, "miner")

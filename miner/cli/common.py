@@ -27,7 +27,8 @@ def open_store(readonly: bool = False, or_readonly: bool = False, create: bool |
     opened read-only instead (for a command that only reads, but records what it read when it can). `create`: a
     missing store is made (by default only for a command that may write: a command that reads or changes what is
     there says where it looked instead, so a mistyped MINER_HOME is not an empty store)."""
-    if not (not or_readonly if create is None else create) and not paths.db_path().exists():
+    creates = not or_readonly if create is None else create
+    if not creates and not paths.db_path().exists():
         raise click.ClickException(f"no memory store at {paths.db_path()} yet: mine transcripts first "
                                    "(`miner mine --all`), or set MINER_HOME to the folder that holds it")
     try:

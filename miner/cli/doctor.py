@@ -15,22 +15,21 @@ from ..memory import reader
 Check = tuple[bool, str, str]
 
 
-def _registered() -> tuple[Path, dict, dict[str, list[str]]] | SettingsError:
-    """The settings file our hooks are registered in: the user's, else this project's (project or local scope),
-    with its settings and our commands; the user's when none has them."""
+def _registered() -> tuple[Path, dict[str, list[str]]] | SettingsError:
+    """The settings file our hooks are registered in, with our commands: the user's, else this project's (project
+    or local scope); the user's when none has them."""
     found = None
     for scope in ("user", "project", "local"):
         path = settings_path(scope)
         try:
-            _, settings = load_settings(path)
+            commands = registered_commands(load_settings(path)[1])
         except SettingsError as exc:
             if scope == "user":
                 return exc
             continue
-        commands = registered_commands(settings)
-        found = found or (path, settings, commands)
+        found = found or (path, commands)
         if commands:
-            return path, settings, commands
+            return path, commands
     return found
 
 
@@ -40,12 +39,12 @@ def check_hooks() -> Iterator[Check]:
         path = settings_path("user")
         yield False, str(registered), f"fix {path} by hand, then run `miner install`"
         return
-    path, settings, commands = registered
-    from ..install.settings import EVENTS, PLUGIN, enabled_plugin, plugin_enabled_anywhere
+    path, commands = registered
+    from ..install.settings import EVENTS, PLUGIN, plugin_enabled_anywhere
 
     wanted = tuple(EVENTS)
     missing = [e for e in wanted if not commands.get(e)]
-    plugin = enabled_plugin(settings) or plugin_enabled_anywhere()
+    plugin = plugin_enabled_anywhere()
     if plugin and commands:
         yield False, (f"the {PLUGIN} plugin ({plugin}) and hooks in {path} are both registered: every hook runs "
                       "twice and the block is injected twice"), "miner uninstall (the plugin's hooks stay)"

@@ -129,15 +129,15 @@ def rules() -> None:
 
 def _rule_files(project: str | None) -> list[Path]:
     """The rule files that apply in the project; a note on stderr when its own file is left out, untrusted."""
-    from .. import paths
     from ..extract import rules as rules_mod
 
     root = project_dir(project)
+    files = rules_mod.rule_files(root)
     own = rules_mod.project_rule_path(root)
-    if own is not None and not rules_mod.is_trusted(own, paths.config_dir()):
+    if own is not None and own not in files:
         click.echo(f"note: {own} is not applied: it is not trusted as it is now (read it, then `miner rules trust"
                    f"{' --project ' + root if project else ''}`)", err=True)
-    return rules_mod.rule_files(root)
+    return files
 
 
 @rules.command(name="check")

@@ -455,7 +455,7 @@ def install(scope: str, project_dir: str | None, python: str, dry_run: bool = Fa
     """Register our hooks in the scope's settings file; lines say what changed."""
     path = settings_path(scope, project_dir)
     original_text, settings = load_settings(path)
-    plugin = enabled_plugin(settings) or plugin_enabled_anywhere(project_dir)
+    plugin = plugin_enabled_anywhere(project_dir)
     if plugin:  # its hooks run already: ours as well would run every hook twice, and inject the block twice
         lines = [f"the {PLUGIN} plugin is enabled ({plugin}): its hooks run already, so none are registered in {path} "
                  "(to use these instead, disable the plugin, then run `miner install` again)"]

@@ -214,14 +214,14 @@ class Deduper:
     def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
         """A superseded memory said again later becomes current again and closes what replaced it; not when it was
         said before what replaced it became current (an older session mined late, against a correction made since)."""
-        heads = self.current_heads(memory.id)  # none when what replaced it was forgotten since: nothing to close
-        if any((self.store.get(head).valid_from or "") > new.ts for head in heads):
+        # None when what replaced it was forgotten since: nothing to close.
+        replacements = [self.store.get(head) for head in self.current_heads(memory.id)]
+        if any((replacement.valid_from or "") > new.ts for replacement in replacements):
             return False
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
-        for head in heads:
-            replacement = self.store.get(head)
+        for replacement in replacements:
             was = replacement.value or short(replacement.text)
-            self.store.supersede(memory.id, head, "said again", was, at=new.ts)
+            self.store.supersede(memory.id, replacement.id, "said again", was, at=new.ts)
         return True
 
     def current_heads(self, memory_id: int) -> list[int]:

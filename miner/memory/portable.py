@@ -267,8 +267,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     _import_memory(store, record, columns["memories"], id_map, summary)
                 elif kind == "wording":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
-                    if isinstance(record.get("text"), str) and "[REDACTED:" in record["text"]:
-                        record["hash"] = content_hash(record["text"])  # as mining hashes the text it redacted
+                    if isinstance(record.get("text"), str):
+                        record["hash"] = content_hash(record["text"])  # of the text as taken (redacted on the way in)
                     summary.wordings += _insert(db, "memory_hashes", record, columns["memory_hashes"], "OR IGNORE")
                 elif kind == "evidence":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
@@ -331,8 +331,7 @@ def _checked_memory(record: dict) -> dict:
         if name in record and (record[name] not in allowed or type(record[name]) is bool):
             raise PortableError(f"memory {old_id}: {name} {record[name]!r} is not one of "
                                 f"{', '.join(map(str, allowed))}")
-    if not record.get("hash") or record["hash"] != content_hash(record["text"]):
-        record["hash"] = content_hash(record["text"])  # redacted on the way in, or written by hand
+    record["hash"] = content_hash(record["text"])  # of the text as taken: redacted on the way in, or written by hand
     return record
 
 
