@@ -4,8 +4,9 @@ Usage: python bench/worker.py [--runs 7] [--against DIR]
 
 Each run is a fresh process (`python -m miner.worker mine --no-render T`, as the hooks start it) on a fresh
 store, mining one generated turn: small talk that keeps nothing (most turns), or a turn that keeps a decision.
-"cold" starts with no compiled rules on disk (the first miner of an install, or after the rule files changed);
-"warm" starts with the ones a previous miner left (`$MINER_HOME/cache/regex`). p50 wall time and peak RSS,
+"cold" starts with no compiled rules on disk (the first miner of an install, or after the rule files changed) and
+no classifier weights kept for numpy; "warm" starts with the ones a previous miner left (`$MINER_HOME/cache/regex`,
+`$MINER_HOME/cache/textcat`). p50 wall time and peak RSS,
 beside `python -c pass` of the same interpreter (RSS: the largest of the runs). `--against DIR` runs every case
 from another checkout too (an older commit, say), in the same round robin, so that the two are compared on the
 machine as it is at the same moments.
@@ -66,18 +67,17 @@ def mine_once(turns: list[tuple[str, str]], cache: Path | None, keep_cache_in: P
         home = root / "home"
         home.mkdir()
         if cache is not None:
-            shutil.copytree(cache, home / "cache" / "regex")
+            shutil.copytree(cache, home / "cache")
         path = root / "projects" / "-bench-project" / "turn.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text(transcript(turns), encoding="utf-8")
         env = dict(os.environ, MINER_HOME=str(home), XDG_CONFIG_HOME=str(root / "config"))
         result = run_once([sys.executable, "-m", "miner.worker", "mine", "--no-render", str(path)], env, repo)
-        if keep_cache_in is not None:  # (a miner that keeps no compiled rules leaves none: "warm" is then cold)
-            kept = home / "cache" / "regex"
-            if kept.is_dir():
-                shutil.copytree(kept, keep_cache_in, dirs_exist_ok=True)
-            else:
-                keep_cache_in.mkdir(parents=True, exist_ok=True)
+        if keep_cache_in is not None:  # (a miner that keeps nothing leaves nothing: "warm" is then cold)
+            keep_cache_in.mkdir(parents=True, exist_ok=True)
+            for kept in ("regex", "textcat"):
+                if (home / "cache" / kept).is_dir():
+                    shutil.copytree(home / "cache" / kept, keep_cache_in / kept, dirs_exist_ok=True)
         return result
 
 
@@ -88,7 +88,7 @@ def main() -> int:
     args = parser.parse_args()
     repos = [("", REPO)] + ([(f" [{args.against.name}]", args.against.resolve())] if args.against else [])
     with tempfile.TemporaryDirectory(prefix="miner-bench-cache-") as tmp:
-        cache = Path(tmp) / "regex"
+        cache = Path(tmp) / "cache"
         # What a previous miner leaves, from each checkout: the file is named by the miner's version, so another
         # checkout's miner would find none of this one's and run cold.
         for _, repo in repos:

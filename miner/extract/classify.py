@@ -303,6 +303,10 @@ class Classifier:
         self._threshold = threshold
         self._thresholds: dict[str, float] | None = None  # read once: `decide` runs for every unit
         self._orths_only: bool | None = None
+        # The shipped model's weights kept for numpy (`bow`): scoring without importing spaCy. Not for a pipeline
+        # handed in (a fold's, in training) or a model elsewhere (a fold's folder): the cache keeps the shipped one.
+        self._kept = nlp is None and self.path.resolve() == MODEL_DIR
+        self._bow = None
 
     @staticmethod
     def available(path: Path | str | None = None) -> bool:
@@ -340,9 +344,19 @@ class Classifier:
         """P(label) of each unit's tokens, in order."""
         if not token_lists:
             return []
+        if self._kept and self._bow is None and self._nlp is None:
+            from . import bow
+
+            self._bow = bow.load(self.path / "textcat" / "model") or False
+        if self._bow:
+            return self._bow.scores(token_lists)
         textcat = self.nlp.get_pipe("textcat")
         if self._orths_only is None:
             self._orths_only = reads_orths_only(textcat.model)
+            if self._orths_only and self._kept:
+                from . import bow
+
+                bow.export(textcat, self.path / "textcat" / "model")  # for the next process
         if self._orths_only:
             import numpy
             from spacy.attrs import ORTH
