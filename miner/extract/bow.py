@@ -215,10 +215,12 @@ def export(textcat, model_file: Path) -> bool:
     weights = numpy.asarray(linear.get_param("W"), dtype=numpy.float32).reshape(len(labels), width)
     bias = numpy.asarray(linear.get_param("b"), dtype=numpy.float32)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        from .. import paths
+
+        paths.ensure_private_dir(path.parent)
         partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         symbol_ids = numpy.array(list(IDS.values()), dtype=numpy.uint64)
-        with open(partial, "wb") as handle:
+        with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
             numpy.savez(handle, weights=weights, bias=bias, labels=numpy.array(labels),
                         symbol_names=numpy.array(list(IDS)), symbol_ids=symbol_ids)
         os.replace(partial, path)
