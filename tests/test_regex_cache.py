@@ -275,3 +275,32 @@ def test_the_memory_layers_text_patterns_come_from_the_cache_as_they_would_compi
     assert runs[0]["counts"]["compiled"] >= runs[0]["patterns"] > 60
     assert runs[1]["counts"]["compiled"] == 0 and runs[1]["counts"]["cached"] >= runs[1]["patterns"]
     assert all(run["same"] and run["literals"] for run in runs)
+
+
+REDACTION_PROBE = """
+import json, re, sys
+from miner.extract import regex_cache
+from miner.extract.redact import redact
+from miner.extract.secret_patterns import patterns
+text = sys.argv[1]
+redacted = redact(text)[0]
+compiled = patterns()
+found = [p for p in vars(compiled).values() if isinstance(p, re.Pattern)] + list(compiled._shapes.values())
+found = list({id(p): p for p in found + [compiled.prompted, compiled.typed_at_prompt]}.values())
+same = all(p == re.compile(p.pattern, p.flags) for p in found)
+print(json.dumps({"counts": regex_cache.counts, "patterns": len(found), "same": same, "redacted": redacted}))
+"""
+
+
+def test_redactions_patterns_come_from_the_cache_as_they_would_compile():
+    """The context passes and shapes of `secret_patterns` (some sixty milliseconds of compiling, in every miner and
+    in a hook that logs a line) are taken from the file by the second process, and redact as before."""
+    env = subprocess_env()
+    text = "The staging password is Xq7!vR2#pL9 and the key AKIAIOSFODNN7EXAMPLE. Type it when it asks for the pin."
+    runs = [json.loads(subprocess.run([sys.executable, "-c", REDACTION_PROBE, text], env=env, capture_output=True,
+                                      text=True, timeout=120, cwd=REPO, check=True).stdout) for _ in range(2)]
+    assert runs[0]["patterns"] > 20 and runs[0]["counts"]["compiled"] >= runs[0]["patterns"]
+    assert runs[1]["counts"]["compiled"] == 0 and runs[1]["counts"]["cached"] >= runs[1]["patterns"]
+    assert all(run["same"] for run in runs)
+    assert runs[0]["redacted"] == runs[1]["redacted"] and "Xq7!vR2#pL9" not in runs[1]["redacted"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in runs[1]["redacted"]

@@ -23,8 +23,8 @@ equal, code included), without parsing or compiling anything.
   a shortcut. A pattern that does not compile raises `re.error` as `re.compile`.
 
 The file lives in the data folder (`paths.cache_dir()/regex`), private like
-the rest of it. It holds patterns only: the shipped rules' and the user's, and the
-memory layer's text patterns (`memory.text_features`).
+the rest of it. It holds patterns only: the shipped rules' and the user's, the
+memory layer's text patterns (`memory.text_features`) and redaction's (`secret_patterns`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
+from . import regex_cache
+
 # --- words --------------------------------------------------------------------------------------
 
 # What a code of digits opens ("the door code is 4821"): such a code needs no "is" before it (`secret_finders`).
@@ -208,7 +210,7 @@ class Patterns:
         # A gap ("the password for the staging db is X", "пароль от базы X"), the shortest that works: before a join,
         # or before a value with a digit or a symbol; tried before a bare apposition, which would take the gap's first
         # word for the value.
-        self.forward = re.compile(
+        self.forward = regex_cache.compile(
             rf"{word}{latin_after}(?P<conn>(?i:{_SET_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
             # a line naming it with words after the name, the value alone on a later line ("Please use the following
             # password to proceed:⏎⏎X"; before "is"/"was", which would take "was generated" for the value)
@@ -231,7 +233,7 @@ class Patterns:
             rf"(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
-        self.weak = re.compile(
+        self.weak = regex_cache.compile(
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
             # (words between the name and "is": "the API key they gave us is X", "la clé API Mistral que j'utilise :
             # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
@@ -242,7 +244,7 @@ class Patterns:
         filler = (r"(?:(?:the|my|our|your|his|her|their|a|an|o|new|initial|default|temporary|temp|admin|root|"
                   r"sudo|login|db|database|user|account|wifi|wi-fi|master|current|old|same|[\w'’-]{2,20})[ \t]+){0,3}")
         # (never from inside a run of blanks: each start there would scan the whole run again)
-        self.backward = re.compile(
+        self.backward = regex_cache.compile(
             rf"(?<![ \t])(?i:(?:(?:[ \t]+(?:as|is|was|for|como|comme|come|als|как|в[ \t]+качестве|jako|som|sebagai|"
             rf"làm|de|"
             # "X es la contraseña", "X è la password", "X ist das Passwort", "X c'est le mot de passe"
@@ -260,7 +262,7 @@ class Patterns:
             rf"[ \t]*(?:作为|作為|当作|當作|当做|當做|を|로|으로|เป็น|是|が|가|이)[ \t]*\S{{0,12}}?)"
             rf"(?:{_STRONG_WORDS}|pw)){latin_after}(?(paren)(?=\)))"
             + NOT_A_SECRET_AFTER)
-        self.value_before = re.compile(
+        self.value_before = regex_cache.compile(
             rf"(?:(?P<verb>(?i:\b(?:use|using|set|pick|choose|chose|try|typed|entered|type|enter|paste|pasted|put))"
             rf"[ \t]+)|"
             rf"(?<=[ \t(\"'`]))?"
@@ -269,7 +271,7 @@ class Patterns:
             rf"was[ \t]+used)))?"
             rf"\Z")
         # A user and a password in a login context: "log in with admin / X", "credentials: root:X".
-        self.pair = re.compile(
+        self.pair = regex_cache.compile(
             r"(?i:\b(?:auth-user-pass|"
             r"log[ \t]*in|login|logon|sign[ \t]*in|signin|logging[ \t]+in|logged[ \t]+in|signing[ \t]+in|credentials?|"
             r"creds|"
@@ -283,7 +285,7 @@ class Patterns:
             r"[ \t]+(?:and|with|e|y|et|und|con|com|mit|avec)[ \t]+)"
             r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|[^\s,;，。、]{3,200})")
         # key = value where the key names a secret; the key is read back from the text before its keyword.
-        self.assignment = re.compile(
+        self.assignment = regex_cache.compile(
             r"(?i)(?P<kw>password|passwd|passphrase|passcode|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key|"
             # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
             # `REDIS_AUTH=`: "auth" names a secret only as the end of a name in capitals or small letters after "_"
@@ -298,40 +300,40 @@ class Patterns:
             # (a JSON text inside a string escapes its quotes: {\"password\":\"…\"})
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|\\\"[^\"\\\n]{1,400}\\\"|"
             r"[^\s\"',;]{1,4000})")
-        self.key_before = re.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
-        self.list_lead = re.compile(
+        self.key_before = regex_cache.compile(r"[A-Za-z0-9_.\-]{0,60}\Z")
+        self.list_lead = regex_cache.compile(
             rf"(?i:(?:{_STRONG_WORDS})|credentials?|creds|logins?|accounts?|test[ \t]+users?)|{_PIN}")
-        self.strong_lead = re.compile(rf"(?i:{_STRONG_WORDS})|{_PIN}")
-        self.list_item = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<body>.+?)\s*$")
-        self.label_line = re.compile(r"^\s*[\w .'()-]{1,40}\s*[:：]\s+\S")
+        self.strong_lead = regex_cache.compile(rf"(?i:{_STRONG_WORDS})|{_PIN}")
+        self.list_item = regex_cache.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(?P<body>.+?)\s*$")
+        self.label_line = regex_cache.compile(r"^\s*[\w .'()-]{1,40}\s*[:：]\s+\S")
         # Recovery codes listed after their name, and what one looks like (a digit in it).
-        self.codes_lead = re.compile(
+        self.codes_lead = regex_cache.compile(
             r"(?i:\b(?:recovery|backup|2fa|mfa|otp|one[ -]time)[ \t_-]?codes?\b|\bwiederherstellungscodes?\b|"
             r"\bbackup-codes?\b|\bc[óo]digos?[ \t]+de[ \t]+(?:recuperaci[óo]n|recupera[çc][ãa]o|respaldo|backup)\b|"
             r"رمو?ز[ \t]+(?:ال)?استرداد|"
             r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodic[ei][ \t]+di[ \t]+recupero\b|"
             r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|\bрезервный[ \t]+код|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
             r"(?:복구|백업)[ \t]?코드)")
-        self.code_token = re.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
+        self.code_token = regex_cache.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
                                      r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{4} [0-9]{4}|[0-9]{6,10}|"
                                      r"[A-Za-z0-9]{8,12})(?![\w-])")
-        self.aws_secret = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+        self.aws_secret = regex_cache.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
         # A payment card's number: four groups of four digits (and up to seven more), Amex's 4-6-5, or 13 to 19
         # digits in a row; `secret_finders` keeps those that pass the Luhn check.
-        self.card = re.compile(r"(?<![\w.,-])(?:[2-6]\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|"
+        self.card = regex_cache.compile(r"(?<![\w.,-])(?:[2-6]\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|"
                                r"3[47]\d{2}(?P<amex>[ -])\d{6}(?P=amex)\d{5}|[2-6]\d{12,18})(?![\w-]|[.,]\d)")
         # An IBAN: a country's code and two check digits, then the account in a row or in groups of four;
         # `secret_finders` keeps those of their country's length that pass the mod-97 check.
-        self.iban = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
+        self.iban = regex_cache.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
                                r"(?![A-Za-z0-9])")
-        self.split_field = re.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
+        self.split_field = regex_cache.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
     @cached_property
     def prompted(self) -> re.Pattern:
         """"type X when it asks for the password", "enter X at the password prompt": the name after a value typed
         at a prompt (the value is read back from the text before it, after a verb). Compiled when first needed:
         few texts hold `PROMPTED_HINTS`."""
-        return re.compile(
+        return regex_cache.compile(
             rf"(?i:(?:[ \t]+(?P<at>at|in|into)|[ \t]+when[ \t]+(?:it|they|ssh|sudo|git|the[ \t]+\w+)[ \t]+"
             rf"(?:asks|prompts)[ \t]+(?:you[ \t]+)?for)[ \t]+(?:the|a|your|its)[ \t]+(?:[\w-]{{2,20}}[ \t]+){{0,2}}"
             rf"(?:{_STRONG_WORDS}|pw)(?(at)[ \t]+(?:prompt|field|box|dialog|input)))(?![A-Za-z0-9_])")
@@ -340,7 +342,7 @@ class Patterns:
     def typed_at_prompt(self) -> re.Pattern:
         """"X is what I typed at the prompt": the value before (`secret_finders`: a made-up one). Compiled when first
         needed: few texts say "what I typed"."""
-        return re.compile(r"(?i:[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the"
+        return regex_cache.compile(r"(?i:[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the"
                           r"[ \t]+(?:[\w-]{2,20}[ \t]+)?(?P<prompt>prompt))(?![A-Za-z0-9_])")
 
     def shape(self, kind: str, source: str) -> re.Pattern:
@@ -348,7 +350,7 @@ class Patterns:
         line compiles the few shapes that line could hold, not all of them."""
         pattern = self._shapes.get(source)
         if pattern is None:
-            pattern = self._shapes[source] = re.compile(source, re.DOTALL if kind == "private-key" else 0)
+            pattern = self._shapes[source] = regex_cache.compile(source, re.DOTALL if kind == "private-key" else 0)
         return pattern
 
 
