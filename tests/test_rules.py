@@ -328,3 +328,16 @@ def test_a_typographic_apostrophe_reads_as_the_straight_one():
     assert expected and [h.rule.id for h in hits] == expected
     for hit in hits:
         assert curly[hit.match.start():hit.match.end()].replace("\u2019", "'") == hit.match.group(0)
+
+
+def test_the_fast_yaml_loader_reads_every_shipped_file_as_the_pure_python_one():
+    """Rule, secret, synonym and glossary files are read with libyaml's loader where PyYAML has it (every miner
+    process reads them): the values are those of `yaml.safe_load`."""
+    import yaml
+
+    assert rules_mod.YAML_LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+    files = sorted(rules_mod.default_rules_dir().glob("*.yaml"))
+    assert {"secrets.yaml", "synonyms.yaml", "glossary.yaml", "en.yaml"} <= {f.name for f in files}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert yaml.load(text, Loader=rules_mod.YAML_LOADER) == yaml.safe_load(text), path.name

@@ -29,7 +29,9 @@ from .rule_matching import Rule, RuleSet
 
 LANGS = ("en", "zh", "any")
 SCOPES = ("project", "global")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's loader when PyYAML has it (about ten times faster: every miner process reads the rule files, the
+# secrets file and the synonyms), else the pure-Python one; both build the same values.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RULE_KEYS = {
     "id",
     "category",
@@ -171,7 +173,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     try:
         text = Path(path).read_text(encoding="utf-8") if text is None else text
         # One parse: the node tree gives line numbers, the same tree gives the data.
-        loader = _Loader(text)
+        loader = YAML_LOADER(text)
         try:
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else None

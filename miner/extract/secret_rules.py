@@ -16,7 +16,7 @@ import yaml
 
 from ..paths import config_dir
 from .regex_analysis import unsafe_repeat
-from .rules import default_rules_dir
+from .rules import YAML_LOADER, default_rules_dir
 
 _KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
 
@@ -42,7 +42,7 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
     """
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8") if text is None else text)
+        data = yaml.load(Path(path).read_text(encoding="utf-8") if text is None else text, Loader=YAML_LOADER)
     except OSError as exc:
         raise SecretRuleError(f"{source}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

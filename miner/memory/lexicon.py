@@ -120,8 +120,10 @@ def default_synonym_files() -> list[Path]:
 
 
 def read_synonym_file(path: Path) -> list[list[str]]:
+    from ..extract.rules import YAML_LOADER
+
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=YAML_LOADER)
     except OSError as exc:
         raise SynonymError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
