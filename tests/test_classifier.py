@@ -192,9 +192,12 @@ def test_a_label_reference_whose_unit_changed_is_counted_not_used(data, tmp_path
     assert dataset_mod.load(data, labels).mismatched == 1
 
 
-def test_missing_training_data_is_one_clear_error(tmp_path):
-    result = CliRunner().invoke(main, ["train", "--data", str(tmp_path), "--out", str(tmp_path / "m")])
-    assert result.exit_code == 1 and "no training data at" in result.output and "\n" not in result.output.strip()
+def test_missing_training_data_is_one_clear_error_that_names_the_commands_own_option(tmp_path):
+    for argv, option in ((["train", "--data", str(tmp_path), "--out", str(tmp_path / "m")], "--data DIR"),
+                         (["eval", "--cv", str(tmp_path)], "--cv DIR")):
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 1 and "no training data at" in result.output, argv
+        assert "\n" not in result.output.strip() and result.output.strip().endswith(option), result.output
 
 
 def test_training_is_seeded_and_the_model_tells_memories_from_talk(data, model, tmp_path):

@@ -265,6 +265,20 @@ def test_a_broken_secrets_file_is_one_line_for_any_command(isolated_home, claude
             assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
 
 
+def test_testing_the_rules_makes_no_memory_store():
+    result = CliRunner().invoke(main, ["rules", "test", "We'll use pnpm instead of npm for this repo."])
+    assert result.exit_code == 0 and "-> kept" in result.stdout
+    assert not paths.db_path().exists()
+
+
+@pytest.mark.parametrize("command", [["rules", "check"], ["rules", "list"], ["rules", "test", "We use pnpm."]])
+def test_a_project_folder_that_does_not_exist_is_one_clear_error(tmp_path, command):
+    result = CliRunner().invoke(main, [*command, "--project", str(tmp_path / "gone")])
+    assert result.exit_code == 1
+    expected = f"Error: no such folder: {tmp_path / 'gone'}; give the project's folder with --project"
+    assert result.output.strip() == expected
+
+
 def test_rules_check_counts_the_secret_kinds_it_checked():
     result = CliRunner().invoke(main, ["rules", "check"])
     assert result.exit_code == 0 and re.search(r"\. \d+ secret kinds in 1 file: all valid\.$", result.output.strip())

@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from .common import load_config, open_store, project_dir
+from .common import load_config, project_dir
 
 # --- evaluation ----------------------------------------------------------------------------
 
@@ -49,7 +51,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
     config = load_config()
     if data is not None:
         from ..training.cv import cross_validate, format_cv
-        from ..training.dataset import DataError
+        from ..training.dataset import DataError, NoDataError
 
         folder = data if str(data) not in ("", ".") else _shared_data()
         if folder is None:
@@ -58,7 +60,8 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
             report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
                                     prompt=prompt, progress=lambda message: click.echo(message, err=True))
         except DataError as exc:
-            raise click.ClickException(str(exc)) from None
+            hint = "; give the shared data folder: --cv DIR" if isinstance(exc, NoDataError) else ""
+            raise click.ClickException(f"{exc}{hint}") from None
         click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
         return
     if gold is None:
@@ -95,7 +98,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
 def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
     from ..extract.classify import MODEL_DIR, thresholds_text
-    from ..training.dataset import DataError
+    from ..training.dataset import DataError, NoDataError
     from ..training.train import train as do_train
 
     folder = data or _shared_data()
@@ -109,7 +112,8 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
         result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
                           labels=labels)
     except DataError as exc:
-        raise click.ClickException(str(exc)) from None
+        hint = "; give the shared data folder: --data DIR" if isinstance(exc, NoDataError) else ""
+        raise click.ClickException(f"{exc}{hint}") from None
     oof = result["out_of_fold"]
     thresholds = thresholds_text(result["threshold"])
     click.echo(f"model written to {out or MODEL_DIR}: thresholds on P(none) {thresholds} "
@@ -132,6 +136,8 @@ def _rule_files(project: str | None) -> list[Path]:
     from ..extract import rules as rules_mod
 
     root = project_dir(project)
+    if project and not os.path.isdir(os.path.expanduser(project)):
+        raise click.ClickException(f"no such folder: {project}; give the project's folder with --project")
     files = rules_mod.rule_files(root)
     own = rules_mod.project_rule_path(root)
     if own is not None and own not in files:
@@ -215,6 +221,19 @@ def rules_list(project: str | None) -> None:
         click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
 
 
+@contextmanager
+def _tracing_miner():
+    """A miner that traces units and stores nothing, over a throwaway store: testing the rules makes no memory
+    store and reads none."""
+    import tempfile
+
+    from ..memory.store import Store
+    from ..runtime.mine import Miner
+
+    with tempfile.TemporaryDirectory(prefix="miner-rules-") as tmp, Store(Path(tmp) / "trace.db") as store:
+        yield Miner(store, load_config())
+
+
 @rules.command(name="test")
 @click.argument("text", required=False)
 @click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=str),
@@ -228,14 +247,12 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
     """Show which rules fire on each unit, the classifier's probabilities, and what refinement did to it."""
     from ..evaluation.tune import text_turn, trace_turns, transcript_turns
     from ..extract.classify import LABELS, threshold_role
-    from ..runtime.mine import Miner
 
     if bool(text) == bool(transcript):
         raise click.UsageError("give TEXT or --transcript FILE (one of them)")
     turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
     _rule_files(project)  # (says when the project's own file is left out)
-    with open_store() as store:
-        miner = Miner(store, load_config())
+    with _tracing_miner() as miner:
         traced = trace_turns(miner, turns, project_dir(project))
     for t in traced:
         if not t.rules and not t.candidate and not all_units and transcript:
@@ -272,10 +289,9 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
 def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
     """Per rule: hits, precision against the gold, and gold units only it finds."""
     from ..evaluation.tune import rule_stats
-    from ..runtime.mine import Miner
 
-    with open_store() as store:
-        scores = rule_stats(Miner(store, load_config()), gold, transcripts)
+    with _tracing_miner() as miner:
+        scores = rule_stats(miner, gold, transcripts)
     click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
     for rule_id, score in sorted(scores.items(), key=lambda kv: (-kv[1].hits, kv[0])):
         precision = f"{score.precision:.2f}" if score.precision is not None else "-"

@@ -38,6 +38,10 @@ class DataError(ValueError):
     """The training data is missing or does not match the label references; one line says which."""
 
 
+class NoDataError(DataError):
+    """The folder given holds no training data at all (the command says which option names it)."""
+
+
 @dataclass
 class Document:
     """One transcript's units in order, with a label for those that have one (None: unlabelled)."""
@@ -177,8 +181,7 @@ def question_evidence(data: Path) -> list[Document]:
 def load(data: Path, labels_dir: Path = LABELS_DIR) -> Dataset:
     """Every labelled unit of the training data (see the module note)."""
     if not (data / "gold").is_dir():
-        raise DataError(f"no training data at {data} (expected gold/, transcripts/ and multi/ there); "
-                        "give the shared data folder with --data")
+        raise NoDataError(f"no training data at {data} (expected gold/, transcripts/ and multi/ there)")
     documents = gold_transcripts(data)
     sessions, mismatched = labelled_sessions(data, labels_dir)
     documents += sessions
