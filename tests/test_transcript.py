@@ -194,13 +194,18 @@ def test_chinese_text_survives_reading():
     assert chunk.stats.skipped_entries == {"no-prose": 2}  # thinking and a tool result
 
 
-@pytest.mark.parametrize("fast", [False, True], ids=["json", "orjson"])
-def test_a_lone_surrogate_becomes_a_replacement_character_and_the_entry_is_kept(tmp_path, monkeypatch, fast):
-    if fast:
+@pytest.fixture(params=[False, True], ids=["json", "orjson"])
+def parser(request, monkeypatch):
+    """Each test twice: with the standard library's parser (the hooks') and with orjson (the miner's)."""
+    if request.param:
         import orjson
 
         monkeypatch.setattr(transcript_mod, "_loads", orjson.loads)
         monkeypatch.setattr(transcript_mod, "_DecodeErrors", (orjson.JSONDecodeError, ValueError, TypeError))
+
+
+@pytest.mark.usefixtures("parser")
+def test_a_lone_surrogate_becomes_a_replacement_character_and_the_entry_is_kept(tmp_path):
     path = tmp_path / "s.jsonl"
     write(path, entry(1, text="We use Sentry. Broken emoji \ud83d here."),
           entry(2, "assistant", text="A whole pair \ud83d\ude00 stays whole."), entry(3, text="\udc00 alone"))
@@ -301,6 +306,19 @@ def test_appended_lines_come_back_alone(tmp_path):
     third = read_transcript(str(path), second.watermark)
     assert third.turns == []
     assert third.watermark.offset == path.stat().st_size
+
+
+@pytest.mark.usefixtures("parser")
+def test_a_byte_order_mark_before_the_first_line_does_not_cost_its_entry(tmp_path):
+    """A transcript saved by an editor that writes a UTF-8 byte-order mark: the first entry is read (orjson, which
+    the miner parses with, refuses the mark), and the watermark counts its bytes (nothing read twice)."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + line(entry(1)) + line(entry(2, "assistant")))
+    first = read_transcript(str(path))
+    assert short(first.turns) == ["01", "02"] and first.stats.skipped_lines == 0
+    assert first.watermark.offset == path.stat().st_size
+    append(path, line(entry(3)))
+    assert short(read_transcript(str(path), first.watermark).turns) == ["03"]
 
 
 def test_a_small_file_that_grows_past_the_head_is_not_mistaken_for_a_new_one(tmp_path):

@@ -360,6 +360,8 @@ def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
             continue
         if not line.endswith(b"\n"):
             return
+        if offset == 0 and line.startswith(b"\xef\xbb\xbf"):  # a byte-order mark (an editor's) opens the file
+            line, offset = line[3:], 3
         offset += len(line)
         yield line, offset
 
