@@ -199,6 +199,10 @@ def test_eval_with_nothing_to_score_and_train_into_no_folder_are_one_line_each(t
            f"of them under {transcripts}" in result.output
     result = runner.invoke(main, ["eval", "--gold", str(gold), "--multi", str(transcripts)])
     assert result.exit_code == 1 and "nothing to score:" in result.output and "for 0 project(s)" in result.output
+    result = runner.invoke(main, ["rules", "stats", "--gold", str(gold), "--transcripts", str(transcripts)])
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+    assert f"nothing to score: 1 gold file(s) in {gold / 'extraction'}, none with its transcript under " \
+           f"{transcripts}" in result.output
     out = tmp_path / "missing" / "model"  # said before the training runs, not after
     result = runner.invoke(main, ["train", "--data", str(tmp_path), "--out", str(out)])
     assert result.exit_code == 1 and f"cannot write the model to {out}" in result.output, result.output

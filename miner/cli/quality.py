@@ -288,8 +288,13 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
 @click.option("--show-only", default=3, show_default=True, help="Gold units found only by a rule to print, per rule.")
 def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
     """Per rule: hits, precision against the gold, and gold units only it finds."""
+    from ..evaluation.transcripts import transcript_for
     from ..evaluation.tune import rule_stats
 
+    sources = [p.stem for p in (gold / "extraction").glob("*.jsonl")]
+    if not any(transcript_for(source, transcripts) for source in sources):
+        raise click.ClickException(f"nothing to score: {len(sources)} gold file(s) in {gold / 'extraction'}, none with "
+                                   f"its transcript under {transcripts} (<owner>__<repo>/<name>.jsonl)")
     with _tracing_miner() as miner:
         scores = rule_stats(miner, gold, transcripts)
     click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
