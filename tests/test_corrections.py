@@ -109,6 +109,30 @@ def test_correct_supersedes_the_old_text_and_keeps_it_as_history(store):
     assert store.was_notes([change.new_id]) == {change.new_id: "MySQL"}
 
 
+def test_a_correction_hides_the_secret_kinds_of_the_yaml_files_in_a_process_that_never_mined(store, monkeypatch):
+    """`miner correct` runs in a process of its own: the shipped secrets.yaml's kinds (an npm token) are loaded
+    there too, and a broken secrets file is one line that changes nothing."""
+    from miner.extract import redact
+
+    monkeypatch.setattr(redact, "_extra", [])
+    monkeypatch.setattr(redact, "_extra_loaded", False)
+    old = add(store, "The CI publish step logs in to the npm registry with a token.", 1)
+    token = "npm_" + "q7Zk2M4xW9p3T6vB1nL8r5Yc0dF2gH4jK6mN"
+    change = corrections.correct(store, old, f"The CI publish step logs in to the npm registry with {token}.")
+    assert token not in store.get(change.new_id).text and "[REDACTED:npm-token]" in store.get(change.new_id).text
+    monkeypatch.setattr(redact, "_extra_loaded", False)
+    monkeypatch.setattr("miner.extract.secret_rules.user_secret_file", lambda: _broken_secrets(store))
+    with pytest.raises(corrections.CorrectionError, match="fix it .* first: nothing changed"):
+        corrections.correct(store, change.new_id, "The CI publish step logs in to the npm registry with a key.")
+    assert store.get(change.new_id).state == "active"
+
+
+def _broken_secrets(store):
+    path = store.path.parent / "secrets.yaml"
+    path.write_text("secrets:\n  - kind: Bad Kind\n    pattern: 'x'\n")
+    return path
+
+
 def test_a_correction_wins_over_the_mined_text_even_when_mined_again(store):
     old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
     new = corrections.correct(store, old, "Use PostgreSQL for the database.").new_id

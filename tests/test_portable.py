@@ -345,7 +345,7 @@ def test_a_merge_takes_on_what_the_user_decided_on_the_other_machine(tmp_path, p
                 assert (text in block) == (state == "active"), (text, state)
 
 
-def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline):
+def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline, monkeypatch):
     """An export edited by hand or written by an older miner: its secrets are redacted on the way in (memories,
     evidence, archive, checkpoints), and a state or category this miner does not know is refused whole."""
     secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
@@ -364,6 +364,18 @@ def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline):
         assert secret not in dump and "[REDACTED:github-token]" in dump
         assert all(digest == content_hash(text)
                    for text, digest in restored.db.execute("SELECT text, hash FROM memories"))
+
+    from miner.extract import redact  # in a process that never mined, the secrets.yaml kinds count too
+
+    npm = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    for record in lines:
+        if record["record"] == "memory":
+            record["text"] = f"{record['text']} The registry login uses {npm} now."
+    with Store(tmp_path / "npm.db") as restored:
+        monkeypatch.setattr(redact, "_extra", [])
+        monkeypatch.setattr(redact, "_extra_loaded", False)
+        portable.import_records(restored, io.StringIO("\n".join(json.dumps(r) for r in lines) + "\n"))
+        assert npm not in "\n".join(restored.db.iterdump())
 
     for name, bad in (("state", "bogus"), ("category", "nonsense"), ("pinned", 7), ("scope", "everyone")):
         broken = [dict(record) for record in lines]

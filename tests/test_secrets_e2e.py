@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import string
 import subprocess
 import sys
@@ -200,6 +201,25 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
         assert hits == []
         salt, digests = store.secret_digests()
     assert digest(salt, secret) in digests  # what mining learns next hides a bare repeat of it too
+
+
+def test_doctor_finds_and_fixes_a_secret_of_a_kind_the_yaml_files_add(tmp_path):
+    """The shipped secrets.yaml's kinds (an npm token) were loaded only by the miner: doctor neither counted nor
+    fixed them."""
+    from miner.memory.records import NewMemory
+
+    token = "npm_" + generated(random.Random(11), 36)
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(
+            project="/p", category="fact", text=f"The CI publish step logs in to the registry with {token} today.",
+            confidence=0.8, rule_id="r", role="user", session_id="s1", transcript="/t.jsonl", entry_uuid="u1",
+            ts="2025-01-01T00:00:00Z"))
+    found = run_cli("doctor")
+    assert re.search(rb"stored secrets that redaction now hides: .*\b1 memories\b", found.stdout), found.stdout
+    assert run_cli("doctor", "--fix").returncode in (0, 1)
+    with Store(readonly=True) as store:
+        texts = [row[0] for row in store.db.execute("SELECT text FROM memories")]
+    assert texts and all(token not in text and "[REDACTED:npm-token]" in text for text in texts)
 
 
 def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_dir):

@@ -177,6 +177,7 @@ def check_install() -> Iterator[Check]:
 
 def check_secrets() -> Iterator[Check]:
     """Secrets that the current redaction hides but an older one stored."""
+    from ..extract.secret_rules import SecretRuleError
     from ..memory.repair import scan
     from ..memory.store import Store, StoreError
 
@@ -185,7 +186,7 @@ def check_secrets() -> Iterator[Check]:
     try:
         with Store(readonly=True) as store:
             found = scan(store)
-    except (StoreError, sqlite3.Error) as exc:
+    except (StoreError, sqlite3.Error, SecretRuleError) as exc:
         yield False, f"stored secrets not checked: {exc}", ""
         return
     if found.total:

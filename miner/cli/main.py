@@ -363,10 +363,14 @@ def doctor(fix: bool) -> None:
     from .doctor import run_checks
 
     if fix and paths.db_path().exists():
+        from ..extract.secret_rules import SecretRuleError
         from ..memory.repair import fix as repair
 
         with open_store() as store:
-            done = repair(store)
+            try:
+                done = repair(store)
+            except SecretRuleError as exc:
+                raise click.ClickException(f"{exc}; fix it (`miner rules check`), then `miner doctor --fix`") from None
         click.echo(f"fixed: {'redacted ' + done.line() if done.total else 'no stored secret to redact'}")
     try:  # a broken settings file is one of the checks, not a reason to skip the others
         config = config_mod.load()

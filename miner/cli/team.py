@@ -31,9 +31,10 @@ def _errors():
         from ..memory.pgstore import PgStoreError
     except ImportError:
         raise click.ClickException(_NO_DRIVER) from None
+    from ..extract.secret_rules import SecretRuleError
     from ..team.settings import TeamError
 
-    return (PgStoreError, TeamError, psycopg.Error, sqlite3.Error)
+    return (PgStoreError, TeamError, psycopg.Error, sqlite3.Error, SecretRuleError)
 
 
 def _line(exc: Exception) -> str:

@@ -93,6 +93,7 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
+_extra_loaded = False
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 _BLANK_RUN_RE = re.compile(r"([ \t]{64,})")
 
@@ -175,11 +176,19 @@ def load_extra(files: Iterable[Path | str] | None = None) -> list[tuple[str, re.
     """Load extra secret kinds (default: the shipped file, then the user's) for this process; returns them."""
     from .secret_rules import parse_secret_file, shipped_secret_file, user_secret_file
 
-    global _extra
+    global _extra, _extra_loaded
     if files is None:
         files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
     loaded: list[tuple[str, re.Pattern]] = []
     for path in files:
         loaded += parse_secret_file(path)
-    _extra = loaded
+    _extra, _extra_loaded = loaded, True
     return loaded
+
+
+def ensure_extra() -> None:
+    """The extra secret kinds, loaded once in this process: for whatever stores text it did not mine (the MCP
+    server, a correction, an import, a team pull, doctor's scan), which must hide what the miner hides.
+    Raises `secret_rules.SecretRuleError` for a broken file. (Not for the hook path, which reads no YAML.)"""
+    if not _extra_loaded:
+        load_extra()

@@ -60,6 +60,7 @@ def _sdk() -> tuple[Any, Any]:
 def build_server(session: Session):
     """The MCP server with its seven tools, bound to `session`."""
     from ..config import ConfigError
+    from ..extract.secret_rules import SecretRuleError
     from ..memory.corrections import CorrectionError
     from ..memory.store import StoreError
 
@@ -76,7 +77,7 @@ def build_server(session: Session):
     def call(action, *args, **kw) -> dict:
         try:
             return action(session, *args, **kw)
-        except (ToolInputError, CorrectionError, StoreError, ConfigError) as exc:
+        except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
@@ -131,10 +132,13 @@ def build_server(session: Session):
 
 
 def serve(project: str | None = None) -> None:
-    """Run the server on stdio until the client closes it. Raises MissingSDK, ToolInputError, ConfigError."""
+    """Run the server on stdio until the client closes it. Raises MissingSDK, ToolInputError, ConfigError,
+    SecretRuleError."""
     from .. import config as config_mod
+    from ..extract.redact import ensure_extra
 
     _sdk()
+    ensure_extra()  # what the tools store is redacted as mining redacts, the secret kinds of the YAML files too
     session = Session(project=mcp_tools.default_project(project), config=config_mod.load())
     build_server(session).run("stdio")
 
@@ -144,10 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--project", help="project directory (default: $CLAUDE_PROJECT_DIR, else the cwd)")
     args = parser.parse_args(argv)
     from ..config import ConfigError
+    from ..extract.secret_rules import SecretRuleError
 
     try:
         serve(args.project)
-    except (MissingSDK, ToolInputError, ConfigError) as exc:
+    except (MissingSDK, ToolInputError, ConfigError, SecretRuleError) as exc:
         print(f"miner mcp: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -168,9 +173,11 @@ def register(group) -> None:
         Claude Code starts it (`miner install --mcp` registers it); needs
         pip install 'transcript-miner[mcp]'.
         """
+        from ..extract.secret_rules import SecretRuleError
+
         try:
             serve(project)
-        except (MissingSDK, ToolInputError, ConfigError) as exc:
+        except (MissingSDK, ToolInputError, ConfigError, SecretRuleError) as exc:
             raise click.ClickException(str(exc)) from None
 
 

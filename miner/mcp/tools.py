@@ -25,7 +25,7 @@ from .. import paths
 from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import short
+from ..textutil import content_hash, short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -91,19 +91,29 @@ def default_project(explicit: str | None = None) -> str:
     return resolve_project(explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
-def _text(value: Any, name: str, limit: int, required: bool = True) -> str:
+# Control characters but line breaks and tabs (a terminal's escape sequences: `miner list` would print them), and the
+# bidirectional overrides and isolates that make a text display otherwise than it reads.
+_CONTROL = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+for _kept in "\t\n\r":
+    del _CONTROL[ord(_kept)]
+
+
+def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool = False) -> str:
+    """A text argument checked, without `<private>` text and control characters, its white space collapsed
+    (`lines`: kept as typed, for redaction to read lists and tables as such; the caller collapses it after)."""
     if value is None:
         value = ""
     if not isinstance(value, str):
         raise ToolInputError(f"{name} must be a string")
     if "\x00" in value:
         raise ToolInputError(f"{name} holds a NUL character")
-    text = " ".join(typed_text(value).split())  # what it says in `<private>` is never stored, as when mining
+    typed = typed_text(value).translate(_CONTROL)  # what it says in `<private>` is never stored, as when mining
+    text = " ".join(typed.split())
     if required and not text:
         raise ToolInputError(f"{name} is empty")
     if len(text) > limit:
         raise ToolInputError(f"{name} is {len(text)} characters; at most {limit}")
-    return text
+    return typed.strip() if lines else text
 
 
 def _memory_id(value: Any, name: str = "id") -> int:
@@ -196,17 +206,21 @@ def _subject_value(text: str, category: str, project: str) -> tuple[str, str]:
 def store_memory(session: Session, content: str, category: str, keywords: list[str] | None = None,
                  supersedes: int | None = None, scope: str = "project", project: str | None = None) -> dict:
     """Store one memory through redaction, the quality gate, dedup and conflict marking."""
-    from ..extract.redact import mostly_redacted, redact, redact_memory
+    from ..extract import trust
+    from ..extract.redact import ensure_extra, mostly_redacted, redact, redact_memory
+    from ..extract.secret_patterns import patterns
     from ..extract.secret_turns import known_in
+    from ..extract.secret_values import random_like
     from ..extract.sentences import passes_quality_gate
     from ..memory.dedup import Deduper
     from ..textutil import keywords as text_keywords
 
+    ensure_extra()
     if project not in (None, "") and resolve_project(project) != session.project:
         raise ToolInputError(f"memory_store writes only to the current project ({session.project}); "
                              f"{resolve_project(project)} is another one")
     _allowed(session.project)
-    text = _text(content, "content", MAX_CONTENT_CHARS)
+    text = _text(content, "content", MAX_CONTENT_CHARS, lines=True)
     if category not in CATEGORIES:
         raise ToolInputError(f"category must be one of {', '.join(CATEGORIES)}")
     if scope not in SCOPES:
@@ -224,8 +238,11 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         known = known_in(" ".join([text, *raw_given]), *store.secret_digests())
     # A keyword that is a secret by its shape or its key is dropped, as typed: lower-cased first, a key whose shape
     # has capitals (AKIA…) would no longer be one.
-    given = [k.lower() for k in raw_given if k not in known and not redact(k)[1]]
+    # A generated-looking keyword beside a word that names a secret ("the password is the first keyword") is one.
+    named = patterns().strong_lead.search(" ".join([text, *raw_given])) is not None
+    given = [k.lower() for k in raw_given if k not in known and not redact(k)[1] and not (named and random_like(k))]
     text, _, _, given, kinds = redact_memory(text, keywords=given, known=known)
+    text = " ".join(text.split())  # redacted as typed (a list's lines, a table's rows), then made one line
     given = [k for k in given if not redact(k)[1]]
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing stored (memories never keep secrets)")
@@ -246,19 +263,30 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
             if old.state not in CURRENT_STATES:
                 raise ToolInputError(f"memory #{old_id} is {old.state}, not current; nothing to supersede")
         deduper = Deduper.from_config(store, session.config)
+        # The assistant's wording, as mined assistant text is: one that reads like an instruction to the assistant
+        # (it may come from a file or a page the assistant read) waits in quarantine for the user, and can neither
+        # reword nor supersede a trusted memory.
+        untrusted = trust.quarantine_reason(ROLE, text)
         with store.atomic():
-            outcome = deduper.add(new)
-            superseded = list(outcome.superseded)
-            if old_id is not None and old_id != outcome.memory_id and old_id not in superseded:
-                if store.supersede(outcome.memory_id, old_id, "superseded on request (memory_store)",
-                                   old.value or short(old.text), at=stamp):
-                    superseded.append(old_id)
-            store.bump("memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
+            if untrusted:
+                action = "quarantined" if trust.store_quarantined(store, new, untrusted) else "exact"
+                memory_id, superseded = store.find_exact(new.project, content_hash(text)).id, []
+            else:
+                outcome = deduper.add(new)
+                action, memory_id, superseded = outcome.action, outcome.memory_id, list(outcome.superseded)
+                if old_id is not None and old_id != memory_id and old_id not in superseded:
+                    if store.supersede(memory_id, old_id, "superseded on request (memory_store)",
+                                       old.value or short(old.text), at=stamp):
+                        superseded.append(old_id)
+                store.bump("memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
             store.bump("mcp_stored", 1)
-        memory = store.get(outcome.memory_id)
-    result = {"id": memory.id, "action": outcome.action, "state": memory.state, "category": memory.category,
+        memory = store.get(memory_id)
+        why = store.state_reason(memory_id) if memory.state == "quarantined" else ""
+    result = {"id": memory.id, "action": action, "state": memory.state, "category": memory.category,
               "text": memory.text, "scope": memory.scope, "superseded": superseded,
               "redacted": sorted(set(kinds)), "source": memory.source}
+    if memory.state == "quarantined":
+        result["note"] = f"{why or 'quarantined'}; it is not recalled until the user runs `miner approve {memory.id}`"
     if memory.state == "forgotten":
         result["note"] = f"this is memory #{memory.id}, which was forgotten; it stays forgotten and is never recalled"
     return result
@@ -279,20 +307,28 @@ def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the 
 
 def correct(session: Session, id: int, content: str, reason: str = "") -> dict:  # noqa: A002
     """Replace memory `id`'s text; the old text is kept as history and no longer recalled."""
-    from ..extract.redact import mostly_redacted, redact
+    from ..extract import trust
+    from ..extract.redact import ensure_extra, mostly_redacted, redact
     from ..extract.sentences import passes_quality_gate
     from ..memory import corrections
 
+    ensure_extra()
     memory_id = _memory_id(id)
-    text = _text(content, "content", MAX_CONTENT_CHARS)
+    text = _text(content, "content", MAX_CONTENT_CHARS, lines=True)
     why = _text(reason, "reason", MAX_REASON_CHARS, required=False)
     text, kinds = redact(text)  # corrections.correct redacts too; here the quality gate sees the redacted text
+    text = " ".join(text.split())
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing changed")
     if not passes_quality_gate(text):
         raise ToolInputError("content fails the quality gate: at least 20 characters, at least 30% letters")
+    untrusted = trust.quarantine_reason(ROLE, text)  # a correction is the assistant's wording too
+    if untrusted:
+        raise ToolInputError(f"{untrusted}; nothing changed (the user can correct it: `miner correct {memory_id}`)")
     with session.store() as store:
-        _writable(session, store, memory_id, "memory_correct")
+        if _writable(session, store, memory_id, "memory_correct").state == "quarantined":
+            raise ToolInputError(f"memory #{memory_id} is quarantined: only the user releases it (`miner approve "
+                                 f"{memory_id}`) or corrects it (`miner correct {memory_id}`); nothing changed")
         try:
             change = corrections.correct(store, memory_id, text, why or "corrected on request (memory_correct)")
         except corrections.CorrectionError as exc:
@@ -302,7 +338,7 @@ def correct(session: Session, id: int, content: str, reason: str = "") -> dict: 
 
 def stats(session: Session, project: str | None = None) -> dict:
     """Counts for the whole store and for the project."""
-    target = _project_of(session, project)
+    target = _allowed(_project_of(session, project))
     with session.store() as store:
         data = store.stats()
         active = {summary.project: summary.memories for summary in store.projects()}

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..extract.clean import typed_text
-from ..extract.redact import mostly_redacted, redact
+from ..extract.redact import ensure_extra, mostly_redacted, redact
 from ..extract.secret_turns import known_in
 from ..textutil import content_hash, short
 from .records import NewMemory, StoredMemory, now_iso
@@ -88,6 +88,12 @@ def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> C
 def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
     """A text typed by hand, without what it says in `<private>`, redacted, with the secrets mining learnt too (one
     typed bare is hidden)."""
+    from ..extract.secret_rules import SecretRuleError
+
+    try:
+        ensure_extra()  # the secret kinds of the YAML files, as mining hides them
+    except SecretRuleError as exc:
+        raise CorrectionError(f"{exc}; fix it (`miner rules check`) first: nothing changed") from None
     text = typed_text(text)
     return redact(text, known_in(text, *store.secret_digests()))
 

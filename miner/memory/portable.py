@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..extract.model import CATEGORIES
-from ..extract.redact import redact
+from ..extract.redact import ensure_extra, redact
 from ..textutil import char_bigrams, content_hash
 from .records import STATES
 from .store import Store
@@ -242,6 +242,12 @@ def _insert(db: sqlite3.Connection, table: str, record: dict, columns: list[str]
 
 def import_records(store: Store, lines: IO[str]) -> ImportSummary:
     """Restore an export into the store, in one transaction (all or nothing)."""
+    from ..extract.secret_rules import SecretRuleError
+
+    try:
+        ensure_extra()  # redacted with the secret kinds of the YAML files too, as mining redacts
+    except SecretRuleError as exc:
+        raise PortableError(f"{exc}; fix it (`miner rules check`) first") from None
     summary = ImportSummary()
     with store.atomic() as db:
         columns = {table: _columns(db, table) for table in

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..extract.redact import REDACTION_VERSION, redact, redact_memory
+from ..extract.redact import REDACTION_VERSION, ensure_extra, redact, redact_memory
 from ..extract.secret_turns import MAX_DIGESTS
 from ..extract.secret_turns import digest as secret_digest
 from ..textutil import char_bigrams, content_hash
@@ -135,7 +135,8 @@ def _file_holds_secret(path: Path, known: set[str]) -> bool:
 
 
 def scan(store: Store) -> Repair:
-    """What `fix` would change (read only)."""
+    """What `fix` would change (read only). Raises `SecretRuleError` when a secrets file is broken."""
+    ensure_extra()  # what mining hides, the YAML files' kinds included
     found = Repair()
     known = learn_secrets(store)
     found.count("memories", sum(1 for _ in _memory_changes(store, known)))
@@ -163,7 +164,9 @@ def _text_columns(store: Store) -> list[tuple[str, str, str]]:
 
 
 def fix(store: Store) -> Repair:
-    """Redact every stored secret in place (see the module note); what was changed."""
+    """Redact every stored secret in place (see the module note); what was changed. Raises `SecretRuleError` when a
+    secrets file is broken."""
+    ensure_extra()
     done = Repair()
     known = learn_secrets(store)
     with store.atomic() as db:

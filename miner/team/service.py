@@ -23,9 +23,11 @@ def sync_project(store: Store, settings: TeamSettings, project: str, remote=None
                  progress: Callable[[int, int], None] | None = None, wait_s: float = 600) -> Report:
     """Push then pull one joined project, one sync of it at a time on this machine (a second one waits up to
     `wait_s`, then gives up: the running one sends what it finds, the next sync the rest)."""
+    from ..extract.redact import ensure_extra
     from ..runtime import locks
     from ..runtime.exclusions import is_excluded
 
+    ensure_extra()  # what is pulled and pushed is redacted as mining redacts (a broken file: SecretRuleError)
     key = settings.key_of(project)
     if key is None:
         raise TeamError(f"{project} has not joined the team: run `miner team join` in it")
