@@ -176,3 +176,26 @@ def test_the_recent_state_is_the_sessions_own_latest_words_redacted_and_bounded(
     monkeypatch.setattr(checkpoint, "RECENT_CHARS", 100)
     assert [role for role, _ in checkpoint.write_checkpoint(store, "new", "/srv/app", str(session.path))["recent"]] == [
         "assistant"]
+
+
+def test_a_checkpoint_written_on_the_hook_path_hides_the_kinds_the_last_miner_loaded(tmp_path, store, monkeypatch):
+    """PreCompact writes the checkpoint in the hook's process, which reads no YAML: the kinds of secrets.yaml (an
+    npm token here) come from the copy the last miner kept, and match what the files define."""
+    from miner.extract import redact
+
+    kinds = redact.load_extra()  # a miner starting: it keeps a copy for the hook path
+    monkeypatch.setattr(redact, "_extra", [])
+    monkeypatch.setattr(redact, "_extra_loaded", "")  # a hook's process
+    token = "npm_" + "q7Zk2M4xW9p3T6vB1nL8r5Yc0dF2gH4jK6mN"
+    session = Session(tmp_path / "t.jsonl", "/srv/app", session_id="hook")
+    session.user(f"Publish the package from CI with {token} and tag the release afterwards.")
+    body = checkpoint.write_checkpoint(store, "hook", "/srv/app", str(session.path))
+    assert body["task"] and token not in body["task"][0] and "[REDACTED:npm-token]" in body["task"][0]
+    assert [(kind, pattern.pattern, pattern.flags) for kind, pattern in redact._extra] == \
+        [(kind, pattern.pattern, pattern.flags) for kind, pattern in kinds]
+    # A damaged copy leaves the built-in kinds alone (no error on the hook path).
+    (tmp_path / "miner-home" / "cache" / redact.KEPT_FILE).write_text("[[1, 2")
+    monkeypatch.setattr(redact, "_extra_loaded", "")
+    monkeypatch.setattr(redact, "_extra", [])
+    redact.load_kept_extra()
+    assert redact._extra == [] and not redact._extra_loaded

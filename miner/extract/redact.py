@@ -93,7 +93,8 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
-_extra_loaded = False
+_extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy the last miner kept), or not yet
+KEPT_FILE = "secret-kinds.json"  # in the cache folder: the kinds as the last miner loaded them, for the hook path
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 _BLANK_RUN_RE = re.compile(r"([ \t]{64,})")
 
@@ -182,13 +183,61 @@ def load_extra(files: Iterable[Path | str] | None = None) -> list[tuple[str, re.
     loaded: list[tuple[str, re.Pattern]] = []
     for path in files:
         loaded += parse_secret_file(path)
-    _extra, _extra_loaded = loaded, True
+    _extra, _extra_loaded = loaded, "yaml"
+    _keep(loaded)
     return loaded
+
+
+def _kept_path() -> str:
+    import os
+
+    from .. import paths
+
+    return os.path.join(paths.data_file("cache"), KEPT_FILE)
+
+
+def _keep(kinds: list[tuple[str, re.Pattern]]) -> None:
+    """Write the kinds loaded for the hook path, which reads no YAML (only when they changed; private)."""
+    import json
+    import os
+
+    from .. import paths
+
+    try:
+        data = json.dumps([[kind, pattern.pattern, pattern.flags] for kind, pattern in kinds]).encode()
+        path = _kept_path()
+        if os.path.isfile(path):
+            with open(path, "rb") as handle:
+                if handle.read() == data:
+                    return
+        paths.ensure_private_dir(os.path.dirname(path))
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+    except OSError:
+        pass  # the hook path then hides the built-in kinds only, until a miner can write it
+
+
+def load_kept_extra() -> None:
+    """On the hook path: the extra kinds as the last miner loaded them (`KEPT_FILE`), when this process has none;
+    a missing or damaged copy leaves the built-in kinds alone."""
+    global _extra, _extra_loaded
+    if _extra_loaded:
+        return
+    import json
+
+    try:
+        with open(_kept_path(), "rb") as handle:
+            kinds = [(str(kind), re.compile(pattern, int(flags))) for kind, pattern, flags in json.loads(handle.read())]
+    except (OSError, ValueError, TypeError, re.error):
+        return
+    _extra, _extra_loaded = kinds, "kept"
 
 
 def ensure_extra() -> None:
     """The extra secret kinds, loaded once in this process: for whatever stores text it did not mine (the MCP
     server, a correction, an import, a team pull, doctor's scan), which must hide what the miner hides.
     Raises `secret_rules.SecretRuleError` for a broken file. (Not for the hook path, which reads no YAML.)"""
-    if not _extra_loaded:
+    if _extra_loaded != "yaml":
         load_extra()

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from ..extract.clean import clean_prose
 from ..extract.model import Turn
-from ..extract.redact import redact
+from ..extract.redact import load_kept_extra, redact
 from ..extract.secret_turns import Conversation
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, parse_line, read_transcript
 from ..memory.records import StoredMemory, now_iso
@@ -394,6 +394,7 @@ def close_done_todos(store: Store, project: str, turns, known: set[str] | None =
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
     """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
+    load_kept_extra()  # the secret kinds of secrets.yaml, as the last miner kept them (a hook reads no YAML)
     turns, requests, last_reply, recent, known = _context(transcript, session_id, stop_after_uuid,
                                                           secrets=store.secret_digests())
     if not store.readonly:
