@@ -619,3 +619,31 @@ def test_control_characters_are_not_stored_and_an_excluded_projects_counts_are_n
     exclusions.add_exclusion(str(project))
     with pytest.raises(mcp_tools.ToolInputError, match="is excluded"):
         mcp_tools.stats(session)
+
+
+def test_a_store_another_process_keeps_locked_is_one_line_and_recall_still_answers(sdk, project, monkeypatch):
+    """A backfill holding the write lock: recall answers (its log is best effort), a write says in one line that
+    the store is busy, well before a client gives up on the tool (it waited 61 s for a blank error)."""
+    import sqlite3
+
+    from miner import config, paths
+    from miner.mcp import server
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    kept = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the ledger service.", "decision")
+    monkeypatch.setattr(mcp_tools, "STORE_WAIT_S", 0.3)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert "PostgreSQL" in mcp_tools.recall(session, "ledger database")["block"]
+        mcp_server = server.build_server(session)
+        _, tool_error = server._sdk()
+        with pytest.raises(tool_error) as raised:  # (what the client is sent as the tool's error)
+            asyncio.run(mcp_server.call_tool("memory_forget", {"id": kept["id"], "reason": "wrong"}))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert str(raised.value).endswith(": the memory store is busy: another process (a backfill, `miner mine`) kept "
+                                      "it locked; call the tool again in a moment")
+    assert stored(kept["id"])[0].state == "active"

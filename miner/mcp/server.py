@@ -15,6 +15,7 @@ Reading tools may name another project; writing tools never leave this one.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from typing import Any, Literal
 
@@ -79,6 +80,11 @@ def build_server(session: Session):
             return action(session, *args, **kw)
         except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise ToolError("the memory store is busy: another process (a backfill, `miner mine`) kept it locked; "
+                            "call the tool again in a moment") from None
 
     @server.tool()
     def memory_recall(query: str = "", budget: int | None = None, project: str | None = None) -> dict[str, Any]:

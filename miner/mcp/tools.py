@@ -41,6 +41,7 @@ MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 50
 BUDGET_RANGE = (50, 100_000)  # tokens, as `miner recall --budget`
 CURRENT_STATES = ("active", "cold")
+STORE_WAIT_S = 15.0  # how long a write waits for another process's lock: a client gives up on a tool at 60 s
 
 HOW_IT_WORKS = """\
 Transcript Miner keeps memories (decisions, preferences, facts, todos) per project in SQLite.
@@ -71,7 +72,9 @@ class Session:
     session_id: str = field(default_factory=lambda: f"mcp:{uuid.uuid4()}")
 
     def store(self) -> Store:
-        return Store()
+        store = Store()
+        store.lock_wait_s = STORE_WAIT_S
+        return store
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -162,8 +165,10 @@ def _item(memory: StoredMemory, score: float | None = None) -> dict[str, Any]:
 
 def recall(session: Session, query: str = "", budget: int | None = None, project: str | None = None) -> dict:
     """The recall block for the project, ranked against `query` when given, with its items."""
+    import sqlite3
+
     from .. import config as config_mod
-    from ..recall.block import build
+    from ..recall.block import build, log_record, record_recall
 
     query = _text(query, "query", MAX_QUERY_CHARS, required=False)
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
@@ -172,7 +177,14 @@ def recall(session: Session, query: str = "", budget: int | None = None, project
     target = _allowed(_project_of(session, project))
     with session.store() as store:
         result = build(store, target, session.config, situation="query" if query else "startup", query=query,
-                       budget_chars=config_mod.budget_chars(session.config, budget))
+                       budget_chars=config_mod.budget_chars(session.config, budget), log=False)
+        if not store.readonly:
+            store.lock_wait_s = 1.0  # what was shown, for `memory_zones`: the answer matters more, and is not held
+            try:
+                with store.atomic():
+                    record_recall(store, log_record(result))
+            except sqlite3.OperationalError:
+                pass
     return {
         "project": target, "situation": result.situation, "block": result.text,
         "items": [_item(i.memory, i.score) for i in result.shown],
