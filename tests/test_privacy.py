@@ -208,6 +208,27 @@ def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):
     assert texts == ["We decided to use Redis for the session cache."]
 
 
+def test_a_project_excluded_while_a_batch_is_made_gets_nothing_of_it(tmp_path, store, pipeline, monkeypatch):
+    """`miner exclude` (then `purge`) while the watcher mines a big transcript: the batch read before the exclusion
+    is written after it, and brought the project's memories and archive back (the purge had found nothing)."""
+    from miner.memory.dedup import Deduper
+
+    session = Session(tmp_path / "a.jsonl", cwd="/work/secret/api", session_id="racing")
+    session.user("We decided to use MySQL for the billing service.")
+    prepare = Deduper.prepare
+
+    def excluded_meanwhile(self, texts):
+        exclusions.add_exclusion("/work/secret")  # the user, between the read and the write
+        return prepare(self, texts)
+
+    monkeypatch.setattr(Deduper, "prepare", excluded_meanwhile)
+    summary = Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    assert store.db.execute("SELECT count(*) FROM archive").fetchone()[0] == 0
+    assert store.session("racing") is None and store.watermark(str(session.path.resolve())) is not None
+    assert summary.dropped.get("excluded-project") == 1
+
+
 @pytest.fixture
 def linked(tmp_path):
     """(a project folder, the same folder through a symbolic link to its parent)."""

@@ -247,3 +247,27 @@ def test_stop_when_nothing_runs(claude_dir):
     result = CliRunner().invoke(watch_cmd, ["--stop"])
     assert result.exit_code == 0 and "not running" in result.output
     assert paths.data_dir()  # nothing was started
+
+
+def test_a_watcher_that_does_not_stop_in_time_is_one_line_and_keeps_running(claude_dir, monkeypatch):
+    """A watcher in the middle of a long batch stops once the batch is written: `--stop` said so in a traceback."""
+    from miner.runtime import watch as watch_mod
+
+    holder = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
+                               "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                               "from miner.runtime.watch import _take_pidfile\n_take_pidfile()\n"
+                               "print('ready', flush=True)\ntime.sleep(60)\n"],
+                              stdout=subprocess.PIPE, env=dict(os.environ), text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        real_stop = watch_mod.stop
+        monkeypatch.setattr(watch_mod, "stop", lambda: real_stop(timeout_s=1.0))
+        result = CliRunner().invoke(watch_cmd, ["--stop"])
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert result.output.strip() == (f"Error: the watcher (pid {holder.pid}) did not stop within 1s: it stops once "
+                                         "the batch it is mining is written; run `miner watch --stop` again in a "
+                                         "moment")
+        assert holder.poll() is None
+    finally:
+        holder.kill()
+        holder.wait()

@@ -101,7 +101,10 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
             click.echo(line)
         return
     if stop:
-        click.echo(watch_mod.stop())
+        try:
+            click.echo(watch_mod.stop())
+        except watch_mod.WatchError as exc:  # (it did not stop in time: still mining a long transcript)
+            raise click.ClickException(str(exc)) from None
         return
     try:
         watch_mod.run(load_config(), debounce_s=debounce)

@@ -314,11 +314,19 @@ class Miner:
             deduper.prepare(candidate.text for candidate in candidates)
             with self.store.atomic():
                 late = self.store.seen_uuids(t.uuid for t in turns)
-                if late:  # mined by another process while this batch was made (a resumed session's copy of them)
-                    turns = [t for t in turns if t.uuid not in late]
-                    candidates = [c for c in candidates if c.unit.turn.uuid not in late]
-                    archive = [row for row in archive if row[3] not in late]
-                    kept = [i for i, unit in enumerate(units) if unit.turn.uuid not in late]  # (the user's voice)
+                # A project excluded while this batch was made (and purged, maybe: the purge waited for this lock)
+                # gets nothing of it; its entries only advance the watermark, as above.
+                globs = exclusions.load_exclusions()
+                now = {p for p in {project_of(t) for t in turns} if exclusions.is_excluded(p, globs)}
+                gone = {t.uuid for t in turns if t.uuid not in late and project_of(t) in now}
+                if gone:
+                    summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(gone)
+                if late or gone:  # mined by another process while this batch was made (a resumed session's copy)
+                    dropped = late | gone
+                    turns = [t for t in turns if t.uuid not in dropped]
+                    candidates = [c for c in candidates if c.unit.turn.uuid not in dropped]
+                    archive = [row for row in archive if row[3] not in dropped]
+                    kept = [i for i, unit in enumerate(units) if unit.turn.uuid not in dropped]  # (the user's voice)
                     units, scores = [units[i] for i in kept], [scores[i] for i in kept] if scores else scores
                     prompts, replayed = _user_prompts(turns), replayed + len(late)
                     summary.turns, summary.replayed = summary.turns - len(late), summary.replayed + len(late)

@@ -171,7 +171,8 @@ def stop(timeout_s: float = 30.0) -> str:
     deadline = time.monotonic() + timeout_s
     while running_pid() is not None:
         if time.monotonic() > deadline:
-            raise WatchError(f"the watcher (pid {pid}) did not stop within {timeout_s:.0f}s")
+            raise WatchError(f"the watcher (pid {pid}) did not stop within {timeout_s:.0f}s: it stops once the batch "
+                             "it is mining is written; run `miner watch --stop` again in a moment")
         time.sleep(0.05)
     return f"watcher (pid {pid}) stopped"
 
