@@ -321,6 +321,24 @@ def test_a_byte_order_mark_before_the_first_line_does_not_cost_its_entry(tmp_pat
     assert short(read_transcript(str(path), first.watermark).turns) == ["03"]
 
 
+def test_a_file_rewritten_in_place_with_the_same_first_bytes_is_read_again_from_the_start(tmp_path):
+    """Truncated and written again in place (same inode, same first line, at least as long): reading on at the
+    old offset started in the middle of a line, which was lost as an unparsable one."""
+    path = tmp_path / "t.jsonl"
+    opening = entry(1, text="A first request long enough to fill the head the watermark checks. " * 10)
+    write(path, opening, entry(2, "assistant"))
+    first = read_transcript(str(path))
+    assert len(line(opening)) > transcript_mod.HEAD_BYTES
+    with path.open("r+b") as handle:
+        handle.truncate(0)
+        handle.write(line(opening) + line(entry(3, text="a longer line that now straddles the old offset")) +
+                     line(entry(4, "assistant")))
+    assert path.stat().st_size > first.watermark.offset
+    again = read_transcript(str(path), first.watermark, seen={t.uuid for t in first.turns})
+    assert again.stats.restarted and again.stats.skipped_lines == 0
+    assert short(again.turns) == ["03", "04"]
+
+
 def test_a_small_file_that_grows_past_the_head_is_not_mistaken_for_a_new_one(tmp_path):
     path = tmp_path / "t.jsonl"
     write(path, entry(1, text="short"))

@@ -12,10 +12,10 @@ Contract:
   Claude Code.
 - A turn's prose is cut to `MAX_PROSE_CHARS` (at a word boundary) before anything else sees it: a pasted 50 MB
   log must not cost the cleaner, the splitter or the redactor more than a few hundred KB does.
-- Reading starts at a `Watermark` (byte offset plus file identity). A file that was truncated or replaced is
-  read again from the start; replays are harmless because entries are deduplicated by `uuid` downstream.
-- A partial last line (no newline yet) is left for the next run; lines that
-  do not parse are skipped and counted.
+- Reading starts at a `Watermark` (byte offset plus file identity). A file that was truncated, replaced or
+  rewritten in place is read again from the start; replays are harmless because entries are deduplicated by
+  `uuid` downstream. A partial last line (no newline yet) is left for the next run; lines that do not parse are
+  skipped and counted.
 """
 
 from __future__ import annotations
@@ -102,14 +102,19 @@ class Watermark:
     head: str = ""
 
     def matches(self, path: str) -> bool:
-        """True when `path` is still the file this watermark was taken on, not shorter."""
+        """True when `path` is still the file this watermark was taken on, not shorter, and a line still ends where
+        reading stopped (a file rewritten in place keeps its first bytes, but not always its lines)."""
         try:
             st = os.stat(path)
+            if self.offset == 0:
+                return True
+            if st.st_size < self.offset or (self.inode and st.st_ino != self.inode):
+                return False
+            with open(path, "rb") as handle:
+                handle.seek(self.offset - 1)
+                if handle.read(1) != b"\n":
+                    return False
         except OSError:
-            return False
-        if self.offset == 0:
-            return True
-        if st.st_size < self.offset or (self.inode and st.st_ino != self.inode):
             return False
         return head_digest(path, min(self.offset, HEAD_BYTES)) == self.head
 
@@ -196,16 +201,13 @@ NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-m
 
 
 def extract_prose(content: Any, limit: int = MAX_PROSE_CHARS) -> str:
-    """The prose of a message's content: a string, or the text blocks of a list.
-
-    Blocks past `limit` characters are not joined (the caller cuts the rest).
-    """
+    """The prose of a message's content: a string, or the text blocks of a list (blocks past `limit` characters
+    are not joined: the caller cuts the rest)."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
-    parts = []
-    size = 0
+    parts, size = [], 0
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
             text = block.get("text")
@@ -366,13 +368,8 @@ def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
         yield line, offset
 
 
-def read_transcript(
-    path: str,
-    watermark: Watermark | None = None,
-    seen: set[str] | None = None,
-    stop_after_uuid: str | None = None,
-    max_bytes: int | None = None,
-) -> Chunk:
+def read_transcript(path: str, watermark: Watermark | None = None, seen: set[str] | None = None,
+                    stop_after_uuid: str | None = None, max_bytes: int | None = None) -> Chunk:
     """Read the prose turns added to `path` since `watermark`.
 
     `seen` holds entry uuids already mined (from any file); replayed entries are
@@ -471,9 +468,8 @@ def contained_transcript(path: str | Path, root: str | Path) -> str | None:
 def transcript_files(folder: str | Path, root: str | Path) -> list[str]:
     """Real paths of the regular `.jsonl` files under `folder` (subagent folders included), sorted.
 
-    Nothing is reached through a symlink: a symlinked file or folder below
-    `root` is skipped, whether it points outside (it must never be read) or
-    inside (what it points at is found on its own), and a `folder` that is or
+    Nothing is reached through a symlink: a symlinked file or folder below `root` is skipped, whether it points
+    outside (it must never be read) or inside (what it points at is found on its own), and a `folder` that is or
     lies behind a symlink yields nothing. `folder` must lie under `root`.
     """
     start = real_path_below(folder, root)
