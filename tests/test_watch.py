@@ -271,3 +271,27 @@ def test_a_watcher_that_does_not_stop_in_time_is_one_line_and_keeps_running(clau
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_watcher_told_to_stop_leaves_a_long_transcript_between_two_batches(workdir, monkeypatch):
+    """SIGTERM took 90 to 100 s while a big transcript was mined to its end; now the batch being written is the
+    last, and the watermark keeps the place for the next start."""
+    from miner.runtime import mine as mine_mod
+
+    monkeypatch.setattr(mine_mod, "BATCH_BYTES", 600)  # a few lines a batch
+    from miner import config
+
+    session = Session(workdir)
+    for n in range(12):
+        session.user(f"We decided to name the queue number {n} after the team that owns it.")
+    path = str(session.transcript.resolve())
+    size = session.transcript.stat().st_size
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.stopping.set()  # (told while it mines: `mine_round` itself starts no other transcript then)
+        watcher.miner.mine_file(path)
+        assert 0 < store.watermark(path)[0] < size
+        watcher.stopping.clear()
+        watcher.mine_round([path])
+        assert store.watermark(path)[0] == size
+        assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 12

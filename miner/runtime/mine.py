@@ -82,6 +82,7 @@ class Miner:
         # A password typed in one prompt and echoed later without a word around it is still hidden there, in this
         # process and in later ones: the store keeps the digests of what this learns (`secret_turns`).
         self.conversation = Conversation(store.secret_digests()[0])
+        self.stopping: Callable[[], bool] = lambda: False  # asked between batches: a watcher told to stop stops
         load_secret_kinds()  # the shipped and the user's extra secret kinds (YAML), for this process
         refresh_glossary()  # the words across languages that the prompt hook searches for, compiled for it
         try:  # compile the default and user rules now, rather than on the first units
@@ -381,7 +382,7 @@ class Miner:
                 self.store.bump("entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             self.conversation.learnt.clear()  # (committed)
-            if not chunk.more or chunk.reached_stop:
+            if not chunk.more or chunk.reached_stop or self.stopping():  # (the watermark keeps the place)
                 break
         return summary
 

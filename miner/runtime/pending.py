@@ -73,6 +73,7 @@ class LazyMiner:
         self.store = store
         self.config = config
         self._miner = None
+        self.stopping = lambda: False  # handed to the Miner (`Miner.stopping`)
 
     def mine_file(self, transcript: str):
         if not has_work(self.store, transcript):
@@ -81,4 +82,5 @@ class LazyMiner:
             from .mine import Miner  # the miner's modules load here, in the background process
 
             self._miner = Miner(self.store, self.config)
+            self._miner.stopping = self.stopping
         return self._miner.mine_file(transcript)

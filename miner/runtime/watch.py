@@ -216,6 +216,7 @@ class Watcher:
         self.known: set[str] = set()
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.miner.inner.stopping = self.stopping.is_set  # a long transcript is left between two batches
 
     # Called from the observer's thread.
     def touched(self, path: str, deleted: bool = False) -> None:
