@@ -295,3 +295,27 @@ def test_a_watcher_told_to_stop_leaves_a_long_transcript_between_two_batches(wor
         watcher.mine_round([path])
         assert store.watermark(path)[0] == size
         assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 12
+
+
+def test_a_broken_exclusions_file_is_said_once_and_mining_waits_for_it(workdir, capsys):
+    """It logged a traceback for every pending transcript at every rescan (51 lines a minute for one)."""
+    from miner import config
+    from miner.runtime import exclusions
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    path = str(session.transcript.resolve())
+    broken = exclusions.exclusions_path()
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("{not json")
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        for _ in range(3):
+            watcher.mine_round([path])
+        logged = capsys.readouterr().err.strip().splitlines()
+        assert len(logged) == 1 and "nothing is mined until it is fixed" in logged[0] and "not valid JSON" in logged[0]
+        assert watcher.status.data["errors"] == 1 and store.watermark(path) is None
+        broken.write_text('{"exclude": []}')
+        watcher.mine_round([path])
+        assert store.watermark(path) is not None
+        assert "pnpm" in " ".join(r[0] for r in store.db.execute("SELECT text FROM memories"))

@@ -216,6 +216,7 @@ class Watcher:
         self.known: set[str] = set()
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.broken = ""  # the broken exclusions file's error, said once
         self.miner.inner.stopping = self.stopping.is_set  # a long transcript is left between two batches
 
     # Called from the observer's thread.
@@ -269,8 +270,18 @@ class Watcher:
 
     def mine_round(self, transcripts: list[str]) -> None:
         from ..worker import keep_indexes, refresh_blocks, refresh_compact_blocks, transcript_projects
+        from .exclusions import PrivacyError, load_exclusions
         from .passes import mine_locked
 
+        try:  # a broken exclusions file stops all mining (nothing is mined that it may exclude): said once
+            load_exclusions()
+        except PrivacyError as exc:
+            if str(exc) != self.broken:
+                self.broken = str(exc)
+                self.status.error(self.broken)
+                note(f"nothing is mined until it is fixed: {exc}")
+            return
+        self.broken = ""
         mined = []
         compact: list[tuple[str, str]] = []
         for transcript in transcripts:
