@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 9  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -91,6 +91,7 @@ REDACTION_VERSION = 8  # 3: command-line passwords, vendor shapes, more language
 # backup codes in Portuguese and Arabic (and in two groups of four digits), la clé WPA, ключ API, API 키, a Ukrainian
 # seed phrase, requirepass in backquotes, a secret variable's fallback literal (env('DB_PASSWORD', '…')); a text
 # with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
+# 9: the kinds of secrets.yaml in what was stored without mining (MCP tools, corrections, imports), which lacked them
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy the last miner kept), or not yet

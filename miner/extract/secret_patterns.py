@@ -314,18 +314,18 @@ class Patterns:
             r"\bcodes?[ \t]+de[ \t]+(?:récupération|secours)\b|\bcodic[ei][ \t]+di[ \t]+recupero\b|"
             r"\bкоды?[ \t]+восстановления|\bрезервные[ \t]+коды|\bрезервный[ \t]+код|恢复码|备用码|復原碼|リカバリーコード|バックアップコード|"
             r"(?:복구|백업)[ \t]?코드)")
-        self.code_token = regex_cache.compile(r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
-                                     r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{4} [0-9]{4}|[0-9]{6,10}|"
-                                     r"[A-Za-z0-9]{8,12})(?![\w-])")
+        self.code_token = regex_cache.compile(
+            r"(?<![\w\[:/.-])(?=[A-Za-z0-9-]*[0-9])"
+            r"(?:[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){1,3}|[0-9]{4} [0-9]{4}|[0-9]{6,10}|[A-Za-z0-9]{8,12})(?![\w-])")
         self.aws_secret = regex_cache.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
         # A payment card's number: four groups of four digits (and up to seven more), Amex's 4-6-5, or 13 to 19
         # digits in a row; `secret_finders` keeps those that pass the Luhn check.
         self.card = regex_cache.compile(r"(?<![\w.,-])(?:[2-6]\d{3}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,7}|"
-                               r"3[47]\d{2}(?P<amex>[ -])\d{6}(?P=amex)\d{5}|[2-6]\d{12,18})(?![\w-]|[.,]\d)")
+                                        r"3[47]\d{2}(?P<amex>[ -])\d{6}(?P=amex)\d{5}|[2-6]\d{12,18})(?![\w-]|[.,]\d)")
         # An IBAN: a country's code and two check digits, then the account in a row or in groups of four;
         # `secret_finders` keeps those of their country's length that pass the mod-97 check.
         self.iban = regex_cache.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
-                               r"(?![A-Za-z0-9])")
+                                        r"(?![A-Za-z0-9])")
         self.split_field = regex_cache.compile(r"[ \t]+(?:-|—|–|/|\||=|:)[ \t]+|:[ \t]+|\t")
 
     @cached_property
@@ -342,8 +342,9 @@ class Patterns:
     def typed_at_prompt(self) -> re.Pattern:
         """"X is what I typed at the prompt": the value before (`secret_finders`: a made-up one). Compiled when first
         needed: few texts say "what I typed"."""
-        return regex_cache.compile(r"(?i:[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the"
-                          r"[ \t]+(?:[\w-]{2,20}[ \t]+)?(?P<prompt>prompt))(?![A-Za-z0-9_])")
+        return regex_cache.compile(
+            r"(?i:[ \t]+is[ \t]+what[ \t]+(?:i|we)[ \t]+(?:typed|entered)[ \t]+(?:at|in|into)[ \t]+the"
+            r"[ \t]+(?:[\w-]{2,20}[ \t]+)?(?P<prompt>prompt))(?![A-Za-z0-9_])")
 
     def shape(self, kind: str, source: str) -> re.Pattern:
         """A shape of `SHAPES`, compiled the first time a text holds one of its hints: a hook that redacts one log
