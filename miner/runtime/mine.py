@@ -322,7 +322,7 @@ class Miner:
                 gone = {t.uuid for t in turns if t.uuid not in late and project_of(t) in now}
                 if gone:
                     summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(gone)
-                if late or gone:  # mined by another process while this batch was made (a resumed session's copy)
+                if late or gone:  # what another process mined meanwhile (a resumed session's copy), an excluded one's
                     dropped = late | gone
                     turns = [t for t in turns if t.uuid not in dropped]
                     candidates = [c for c in candidates if c.unit.turn.uuid not in dropped]
