@@ -319,3 +319,23 @@ def test_a_broken_exclusions_file_is_said_once_and_mining_waits_for_it(workdir, 
         watcher.mine_round([path])
         assert store.watermark(path) is not None
         assert "pnpm" in " ".join(r[0] for r in store.db.execute("SELECT text FROM memories"))
+
+
+def test_a_rescan_opens_no_transcript_that_is_no_longer_than_its_watermark(workdir, monkeypatch):
+    from miner import config
+    from miner.runtime import pending
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    path = str(session.transcript.resolve())
+    opened = []
+    real = pending.has_unmined_line
+    monkeypatch.setattr(pending, "has_unmined_line", lambda file, offset: opened.append(file) or real(file, offset))
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.mine_round([path])
+        watcher.rescan()
+        assert opened == [] and watcher.dirty == {}
+        session.user("And the lockfile is committed.")
+        watcher.rescan()
+        assert [str(p) for p in opened] == [path] and list(watcher.dirty) == [path]

@@ -253,7 +253,8 @@ class Watcher:
                 continue
             found.add(path)
             mark = marks.get(path)
-            if mark is None or size < mark or has_unmined_line(Path(path), mark):
+            # (a file no longer than its watermark is not opened: a rescan of thousands idle ones cost 0.6 s)
+            if mark is None or size < mark or (size > mark and has_unmined_line(Path(path), mark)):
                 with self.lock:
                     self.dirty.setdefault(path, (0.0, 0.0))
         with self.lock:
