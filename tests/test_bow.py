@@ -125,3 +125,18 @@ def test_another_model_file_is_another_key(tmp_path):
     before = bow.cache_file(model)
     os.utime(model, ns=(1, 1))
     assert bow.cache_file(model) != before
+
+
+@pytest.mark.parametrize("changed", [{"no_output_layer": True}, {"ngram_size": 3}, {"exclusive_classes": False}])
+def test_a_model_of_another_layout_is_not_kept(changed):
+    """Only the layout this module computes as spaCy does (pairs, a softmax over exclusive classes) is kept."""
+    model = {"@architectures": "spacy.TextCatBOW.v3", "exclusive_classes": True, "ngram_size": 2,
+             "no_output_layer": False, **changed}
+    nlp = spacy.blank("xx")
+    textcat = nlp.add_pipe("textcat_multilabel" if not model["exclusive_classes"] else "textcat",
+                           config={"model": model})
+    for label in ("none", "fact"):
+        textcat.add_label(label)
+    nlp.initialize()
+    assert not bow.export(textcat, MODEL_FILE)
+    assert bow.load(MODEL_FILE) is None

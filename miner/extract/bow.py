@@ -168,12 +168,12 @@ class Scorer:
 def cache_file(model_file: Path) -> Path | None:
     """Where the weights of `model_file` are kept for numpy, by its path, size and time; None without a cache
     folder to use."""
+    import hashlib
+
+    from .. import paths
+
     try:
-        from .. import paths
-
         stat = os.stat(model_file)
-        import hashlib
-
         key = hashlib.sha256(f"{FORMAT}|{Path(model_file).resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
         return paths.cache_dir() / "textcat" / f"bow-{key.hexdigest()[:20]}.npz"
     except (OSError, ValueError):
@@ -206,10 +206,11 @@ def export(textcat, model_file: Path) -> bool:
     path = cache_file(model_file)
     if path is None:
         return False
-    linear = next((layer for layer in textcat.model.walk() if layer.name == "sparse_linear"), None)
-    extract = next((layer for layer in textcat.model.walk() if layer.name == "extract_ngrams"), None)
-    if linear is None or extract is None or linear.attrs.get("v1_indexing") or extract.attrs.get("ngram_size") != 2:
-        return False
+    layers = {layer.name: layer for layer in textcat.model.walk()}
+    linear, extract = layers.get("sparse_linear"), layers.get("extract_ngrams")
+    if linear is None or extract is None or "softmax_activation" not in layers or linear.attrs.get("v1_indexing") \
+            or extract.attrs.get("ngram_size") != 2:
+        return False  # (another layout: scored by spaCy)
     labels = list(textcat.labels)
     width = linear.get_dim("length")
     weights = numpy.asarray(linear.get_param("W"), dtype=numpy.float32).reshape(len(labels), width)
