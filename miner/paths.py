@@ -181,6 +181,16 @@ def ensure_private_dir(path):
     return path
 
 
+def write_private(path, data: bytes | str) -> None:
+    """Replace the file at `path` (a `Path` or a string) with `data`, readable by its owner only, in a private
+    folder; a reader never sees half of it (written aside, then moved into place). Raises OSError."""
+    folder = ensure_private_dir(os.path.dirname(os.fspath(path)) or ".")
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(temp, path)
+
+
 _ROOTS: dict[str, str] = {}
 _ROOTS_KEPT = 256
 

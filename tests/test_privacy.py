@@ -451,3 +451,25 @@ def test_a_glob_under_the_home_of_no_such_user_is_refused():
     result = CliRunner().invoke(main, ["exclude", "add", "~no-such-user-here/clients"])
     assert result.exit_code == 1 and "cannot expand '~no-such-user-here': no such user" in result.output
     assert exclusions.load_exclusions() == []
+
+
+def test_a_private_file_is_written_whole_for_its_owner_alone(tmp_path):
+    """`paths.write_private`, which the block cache, the ids shown, the exclusions, the trusted rule files and the
+    kept secret kinds and classifier weights are written with."""
+    import stat
+
+    from miner import paths
+
+    target = tmp_path / "new" / "file.json"
+    paths.write_private(target, "first")
+    paths.write_private(str(target), b"second")
+    assert target.read_bytes() == b"second" and list(target.parent.iterdir()) == [target]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    rules_dir = tmp_path / "config"
+    rule_file = tmp_path / "repo" / ".claude" / "miner-rules.yaml"
+    rule_file.parent.mkdir(parents=True)
+    rule_file.write_text("rules: []\n")
+    from miner.extract import rules as rules_mod
+
+    rules_mod.trust(rule_file, rules_dir)
+    assert stat.S_IMODE((rules_dir / rules_mod.TRUST_FILE).stat().st_mode) == 0o600

@@ -27,6 +27,7 @@ same (tests/test_bow.py compares the two on thousands of units):
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Sequence
@@ -215,16 +216,13 @@ def export(textcat, model_file: Path) -> bool:
     width = linear.get_dim("length")
     weights = numpy.asarray(linear.get_param("W"), dtype=numpy.float32).reshape(len(labels), width)
     bias = numpy.asarray(linear.get_param("b"), dtype=numpy.float32)
+    archive = io.BytesIO()
+    numpy.savez(archive, weights=weights, bias=bias, labels=numpy.array(labels), symbol_names=numpy.array(list(IDS)),
+                symbol_ids=numpy.array(list(IDS.values()), dtype=numpy.uint64))
     try:
         from .. import paths
 
-        paths.ensure_private_dir(path.parent)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        symbol_ids = numpy.array(list(IDS.values()), dtype=numpy.uint64)
-        with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            numpy.savez(handle, weights=weights, bias=bias, labels=numpy.array(labels),
-                        symbol_names=numpy.array(list(IDS)), symbol_ids=symbol_ids)
-        os.replace(partial, path)
+        paths.write_private(path, archive.getvalue())
         for older in path.parent.glob("bow-*.npz"):  # an earlier model's (retrained, reinstalled)
             if older != path:
                 older.unlink(missing_ok=True)

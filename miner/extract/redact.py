@@ -211,11 +211,7 @@ def _keep(kinds: list[tuple[str, re.Pattern]]) -> None:
             with open(path, "rb") as handle:
                 if handle.read() == data:
                     return
-        paths.ensure_private_dir(os.path.dirname(path))
-        partial = f"{path}.{os.getpid()}.tmp"
-        with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            handle.write(data)
-        os.replace(partial, path)
+        paths.write_private(path, data)
     except OSError:
         pass  # the hook path then hides the built-in kinds only, until a miner can write it
 

@@ -276,7 +276,8 @@ def is_trusted(path: Path, config_dir: Path) -> bool:
 def trust(path: Path, config_dir: Path, revoke: bool = False) -> None:
     """Record (or, with `revoke`, drop) the user's trust in a project's rule file as it is now."""
     import json
-    import os
+
+    from .. import paths
 
     trusted = _trusted(config_dir)
     key = str(path.resolve())
@@ -284,10 +285,7 @@ def trust(path: Path, config_dir: Path, revoke: bool = False) -> None:
         trusted.pop(key, None)
     else:
         trusted[key] = _digest(path)
-    config_dir.mkdir(parents=True, exist_ok=True)
-    temp = config_dir / f".{TRUST_FILE}.{os.getpid()}.tmp"
-    temp.write_text(json.dumps(trusted, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temp, config_dir / TRUST_FILE)
+    paths.write_private(config_dir / TRUST_FILE, json.dumps(trusted, indent=2, sort_keys=True) + "\n")
 
 
 def project_rule_file(project: str | None, config_dir: Path | None = None) -> list[Path]:

@@ -102,8 +102,9 @@ def approve(store, memory_id: int) -> str:
     return f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
 
 
-def store_quarantined(store, new, reason: str) -> bool:
-    """Store an untrusted, instruction-like memory as quarantined (exact dedup only); True when a row was created.
+def store_quarantined(store, new, reason: str) -> tuple[int, bool]:
+    """Store an untrusted, instruction-like memory as quarantined (exact dedup only); its id, and True when a row
+    was created.
 
     It bypasses near-duplicate and conflict handling, so it can neither
     reword nor supersede a trusted memory. Runs inside the caller's `Store.atomic()`.
@@ -111,8 +112,8 @@ def store_quarantined(store, new, reason: str) -> bool:
     found = store.find_exact(new.project, content_hash(new.text))
     if found is not None:
         store.merge_evidence(found.id, new)
-        return False
+        return found.id, False
     memory_id = store.insert_memory(new, state="quarantined")
     store.set_state(memory_id, "quarantined", reason)
     store.bump("memories_quarantined")
-    return True
+    return memory_id, True

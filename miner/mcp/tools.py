@@ -25,7 +25,7 @@ from .. import paths
 from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import content_hash, short
+from ..textutil import short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -96,9 +96,8 @@ def default_project(explicit: str | None = None) -> str:
 
 # Control characters but line breaks and tabs (a terminal's escape sequences: `miner list` would print them), and the
 # bidirectional overrides and isolates that make a text display otherwise than it reads.
-_CONTROL = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
-for _kept in "\t\n\r":
-    del _CONTROL[ord(_kept)]
+_CONTROL = dict.fromkeys(c for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
+                                     *range(0x2066, 0x206A)) if chr(c) not in "\t\n\r")
 
 
 def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool = False) -> str:
@@ -281,8 +280,8 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         untrusted = trust.quarantine_reason(ROLE, text)
         with store.atomic():
             if untrusted:
-                action = "quarantined" if trust.store_quarantined(store, new, untrusted) else "exact"
-                memory_id, superseded = store.find_exact(new.project, content_hash(text)).id, []
+                memory_id, created = trust.store_quarantined(store, new, untrusted)
+                action, superseded = "quarantined" if created else "exact", []
             else:
                 outcome = deduper.add(new)
                 action, memory_id, superseded = outcome.action, outcome.memory_id, list(outcome.superseded)

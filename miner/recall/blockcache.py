@@ -118,12 +118,7 @@ def load(path: str | Path) -> dict | None:
 def save(path: str | Path, entry: dict) -> None:
     import json
 
-    folder = paths.ensure_private_dir(os.path.dirname(path))
-    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(entry, handle, ensure_ascii=False)
-    os.replace(temp, path)  # a reader never sees half an entry
+    paths.write_private(path, json.dumps(entry, ensure_ascii=False))  # a reader never sees half an entry
 
 
 # --- rendering ------------------------------------------------------------------------------

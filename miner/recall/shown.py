@@ -7,8 +7,6 @@ file per session beside the block cache.
 
 from __future__ import annotations
 
-import os
-
 from .. import jsonlite, paths
 
 MAX_SHOWN = 2000  # ids remembered per session
@@ -37,10 +35,4 @@ def remember_shown(session_id: str, memories=(), archive=()) -> None:
     shown = load_shown(session_id)
     shown["memories"] = (shown["memories"] + [int(i) for i in memories])[-MAX_SHOWN:]
     shown["archive"] = (shown["archive"] + [int(i) for i in archive])[-MAX_SHOWN:]
-    path = shown_path(session_id)
-    paths.ensure_private_dir(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(jsonlite.dumps(shown))
-    os.replace(tmp, path)
+    paths.write_private(shown_path(session_id), jsonlite.dumps(shown))

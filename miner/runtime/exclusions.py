@@ -43,14 +43,7 @@ def load_exclusions() -> list[str]:
 def _save_exclusions(globs: list[str]) -> None:
     import json
 
-    path = exclusions_path()
-    paths.ensure_private_dir(path.parent)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"exclude": globs}, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    paths.write_private(exclusions_path(), json.dumps({"exclude": globs}, indent=2) + "\n")
 
 
 def normalise_glob(glob: str, cwd: str | None = None) -> str:

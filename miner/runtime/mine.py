@@ -348,7 +348,7 @@ class Miner:
                     reason = _quarantine_reason(turn.role, candidate.text)
                     if reason:
                         # Kept out of dedup: an untrusted text must not reword or supersede a trusted memory.
-                        created = trust.store_quarantined(self.store, new, reason)
+                        created = trust.store_quarantined(self.store, new, reason)[1]
                         summary.new += created
                         summary.merged += not created
                         continue

@@ -12,6 +12,8 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Callable
+
     from ..memory.store import Store
 
 
@@ -69,11 +71,11 @@ class LazyMiner:
     """Builds the Miner (compiled rules; the classifier and spaCy as mining needs them) on first use: a process that
     finds nothing to do never pays for it."""
 
-    def __init__(self, store: Store, config: dict):
+    def __init__(self, store: Store, config: dict, stopping: Callable[[], bool] = lambda: False):
         self.store = store
         self.config = config
         self._miner = None
-        self.stopping = lambda: False  # handed to the Miner (`Miner.stopping`)
+        self.stopping = stopping  # handed to the Miner (`Miner.stopping`)
 
     def mine_file(self, transcript: str):
         if not has_work(self.store, transcript):

@@ -183,10 +183,10 @@ def stop(timeout_s: float = 30.0) -> str:
 class _Miner:
     """The hooks' lazy miner (spaCy loads on first real work), reporting to the status."""
 
-    def __init__(self, store: Store, config: dict, status: Status):
+    def __init__(self, store: Store, config: dict, status: Status, stopping: Callable[[], bool]):
         from .pending import LazyMiner
 
-        self.inner = LazyMiner(store, config)
+        self.inner = LazyMiner(store, config, stopping)  # a long transcript is left between two batches
         self.status = status
 
     def mine_file(self, transcript: str):
@@ -211,13 +211,12 @@ class Watcher:
         self.root = root
         self.debounce_s = debounce_s
         self.status = Status(root)
-        self.miner = _Miner(store, config, self.status)
+        self.stopping = threading.Event()
+        self.miner = _Miner(store, config, self.status, self.stopping.is_set)
         self.dirty: dict[str, tuple[float, float]] = {}  # path -> (first write not yet mined, last write)
         self.known: set[str] = set()
         self.lock = threading.Lock()
-        self.stopping = threading.Event()
         self.broken = ""  # the broken exclusions file's error, said once
-        self.miner.inner.stopping = self.stopping.is_set  # a long transcript is left between two batches
 
     # Called from the observer's thread.
     def touched(self, path: str, deleted: bool = False) -> None:
