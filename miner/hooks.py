@@ -122,15 +122,17 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
     The message is cut before it is redacted (an 8 MB message must not cost
     seconds of regular expressions), with a margin redacted beyond what the
     line keeps, and never inside a word, so no secret is left half visible.
+    The secret kinds of `secrets.yaml` are hidden too, as the last miner kept them.
     """
     try:
-        from .extract.redact import redact
+        from .extract.redact import load_kept_extra, redact
         from .extract.transcript import cut_text
 
         folder = paths.ensure_private_dir(paths.data_file("logs"))
         path = os.path.join(folder, "hooks.log")
         _rotate(path, max_bytes)
         head = cut_text(message, LOG_LINE_CHARS + LOG_REDACT_MARGIN)
+        load_kept_extra()
         line = " ".join(redact(head)[0].split())[:LOG_LINE_CHARS]
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

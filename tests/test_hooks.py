@@ -776,6 +776,23 @@ def test_a_huge_log_message_is_cut_before_it_is_redacted(session):
     assert len(hook_log_lines()) == 11 and " stop " in last and "REDACTED" in last and "a1B2c3D4" not in last
 
 
+def test_a_hook_log_line_hides_the_secret_kinds_the_last_miner_kept(session, monkeypatch):
+    """A hook reads no YAML: the kinds of secrets.yaml (an npm token here, which no built-in kind knows) come from
+    the copy the last miner kept, so a payload quoted in a log line does not write one in clear."""
+    from miner.extract import redact
+
+    token = "npm_" + "w3Rt6Yu9Io2Pa5Sd8Fg1Hj4Kl7Zx0Cv3Bn6M"
+    monkeypatch.setattr(redact, "_extra", redact._extra)
+    monkeypatch.setattr(redact, "_extra_loaded", redact._extra_loaded)
+    redact.load_extra()  # a miner starting: it keeps a copy for the hook path
+    assert redact.redact(token)[0] == "[REDACTED:npm-token]"
+    stdin = json.dumps({"session_id": "s", "cwd": str(session.cwd), "transcript_path": f"/tmp/{token}.jsonl"})
+    result = run_hook("stop", stdin.encode())
+    assert result.returncode == 0 and result.stdout == b""
+    last = hook_log_lines()[-1]
+    assert " stop " in last and "[REDACTED:npm-token]" in last and token[4:] not in last, last
+
+
 # --- the import rule ----------------------------------------------------------------------------
 
 IMPORT_PROBE = """
