@@ -339,3 +339,38 @@ def test_a_rescan_opens_no_transcript_that_is_no_longer_than_its_watermark(workd
         session.user("And the lockfile is committed.")
         watcher.rescan()
         assert [str(p) for p in opened] == [path] and list(watcher.dirty) == [path]
+
+
+def test_an_idle_watcher_sleeps_until_a_transcript_is_written_or_it_is_told_to_stop(workdir, monkeypatch):
+    """It looked for due transcripts ten times a second, idle or not; now a write or a stop wakes it."""
+    import threading
+
+    from miner import config
+
+    looked = []
+    real_due = watch.Watcher.due
+    monkeypatch.setattr(watch.Watcher, "due", lambda self: looked.append(time.monotonic()) or real_due(self))
+    started, box = threading.Event(), []
+
+    def serve():
+        with Store() as store:
+            box.append(watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0))
+            started.set()
+            box[0].run()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30)
+        wait_until(lambda: looked, timeout=30, what="the watcher's first look")
+        time.sleep(1.5)  # idle: no transcript is written
+        assert len(looked) == 1, len(looked)
+        session = Session(workdir)
+        session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+        wait_until(has("pnpm"), timeout=60, what="the new line mined")
+        assert len(looked) >= 2
+    finally:
+        if box:
+            box[0].stop()
+        thread.join(timeout=60)
+    assert not thread.is_alive()

@@ -41,7 +41,6 @@ from ..memory.store import Store
 
 RESCAN_S = 30.0
 MAX_WAIT_S = 10.0  # a transcript written to without pause is still mined this often
-TICK_S = 0.1
 SERVICE_NAME = "transcript-miner-watch"
 LAUNCHD_LABEL = "dev.transcript-miner.watch"
 
@@ -212,6 +211,7 @@ class Watcher:
         self.debounce_s = debounce_s
         self.status = Status(root)
         self.stopping = threading.Event()
+        self.wake = threading.Event()  # set by what can make the loop's next step come sooner (see `run`)
         self.miner = _Miner(store, config, self.status, self.stopping.is_set)
         self.dirty: dict[str, tuple[float, float]] = {}  # path -> (first write not yet mined, last write)
         self.known: set[str] = set()
@@ -227,6 +227,8 @@ class Watcher:
             if key is None:
                 return
             with self.lock:
+                if key in self.known:
+                    self.wake.set()  # the status says how many files are watched
                 self.known.discard(key)
                 self.dirty.pop(key, None)
             return
@@ -237,7 +239,15 @@ class Watcher:
         with self.lock:
             self.known.add(key)
             now = time.monotonic()
+            if key not in self.dirty:
+                self.wake.set()  # a new deadline; a later write to a dirty file only moves its deadline later
             self.dirty[key] = (self.dirty.get(key, (now, now))[0], now)
+
+    def stop(self) -> None:
+        """Ask the loop to stop (from a signal handler or another thread): it stops between two transcripts,
+        or between two batches of a long one."""
+        self.stopping.set()
+        self.wake.set()
 
     def rescan(self) -> None:
         """Every transcript with complete lines past its watermark becomes due (startup, and as a backstop)."""
@@ -267,6 +277,12 @@ class Watcher:
             for path in ready:
                 del self.dirty[path]
         return sorted(ready)
+
+    def next_due_in(self) -> float | None:
+        """Seconds until the first dirty transcript is due, or None when none is dirty."""
+        with self.lock:
+            deadlines = [min(last + self.debounce_s, first + MAX_WAIT_S) for first, last in self.dirty.values()]
+        return min(deadlines) - time.monotonic() if deadlines else None
 
     def mine_round(self, transcripts: list[str]) -> None:
         from ..worker import keep_indexes, refresh_blocks, refresh_compact_blocks, transcript_projects
@@ -334,6 +350,7 @@ class Watcher:
             last_scan = time.monotonic()
             self.status.write(files_watched=len(self.known))
             while not self.stopping.is_set():
+                self.wake.clear()  # before looking: what is touched from now on wakes the wait below
                 if time.monotonic() - last_scan >= RESCAN_S:
                     self.rescan()
                     last_scan = time.monotonic()
@@ -342,7 +359,11 @@ class Watcher:
                     self.mine_round(ready)
                 if ready or len(self.known) != self.status.data["files_watched"]:  # a deletion mines nothing
                     self.status.write(files_watched=len(self.known))
-                self.stopping.wait(TICK_S)
+                # Asleep until the next transcript is due, the next rescan, a new dirty file or a stop; an idle
+                # watcher wakes once per rescan.
+                timeout = RESCAN_S - (time.monotonic() - last_scan)
+                due_in = self.next_due_in()
+                self.wake.wait(max(0.0, timeout if due_in is None else min(timeout, due_in)))
         finally:
             observer.stop()
             observer.join(timeout=10)
@@ -362,7 +383,7 @@ def run(config: dict, debounce_s: float = 1.0, root: Path | None = None,
 
             def request_stop(signum, _frame):
                 note(f"signal {signum}: stopping")
-                watcher.stopping.set()
+                watcher.stop()
 
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, request_stop)
