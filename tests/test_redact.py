@@ -806,6 +806,30 @@ def test_a_user_secrets_file_adds_kinds(isolated_home):
     assert redact("ship it with ACME-20240101 now")[1] == []
 
 
+def test_a_process_that_runs_for_long_hides_a_kind_added_while_it_runs(isolated_home):
+    """The MCP server and the watcher run for days: `ensure_extra` loaded the files once, so a kind the user added
+    meanwhile was not hidden. Now an edited file is read again (and a broken one refused every time)."""
+    from miner.extract.secret_rules import SecretRuleError
+
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True)
+    try:
+        redact_mod.ensure_extra()
+        assert redact("ship it with ACME-20240101 now")[1] == []
+        (folder / "secrets.yaml").write_text("secrets:\n  - kind: acme-key\n    pattern: '\\bACME-[0-9]{8}\\b'\n")
+        redact_mod.ensure_extra()
+        assert redact("ship it with ACME-20240101 now")[0] == "ship it with [REDACTED:acme-key] now"
+        (folder / "secrets.yaml").write_text("secrets:\n  - kind: acme-key\n    pattern: '('\n")
+        for _ in range(2):
+            with pytest.raises(SecretRuleError):
+                redact_mod.ensure_extra()
+        (folder / "secrets.yaml").unlink()
+        redact_mod.ensure_extra()
+        assert redact("ship it with ACME-20240101 now")[1] == []
+    finally:
+        redact_mod.load_extra([])
+
+
 @pytest.mark.parametrize("body,message", [
     ("secrets:\n  - kind: Bad Kind\n    pattern: 'x'\n", "`kind` must be"),
     ("secrets:\n  - kind: bad\n    pattern: '(unclosed'\n", "does not compile"),

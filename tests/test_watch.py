@@ -119,6 +119,9 @@ def test_the_watcher_never_follows_a_symlink_out_of_claudes_folder(workdir, tmp_
     mined = []
 
     class Recording:
+        def refresh(self):
+            pass
+
         def mine_file(self, transcript):
             mined.append(transcript)
 
@@ -149,6 +152,9 @@ def test_a_round_of_the_watcher_merges_the_indexes_it_grew(workdir):
     mined = []
 
     class Recording:
+        def refresh(self):
+            pass
+
         def mine_file(self, transcript):
             mined.append(transcript)
 
@@ -374,3 +380,44 @@ def test_an_idle_watcher_sleeps_until_a_transcript_is_written_or_it_is_told_to_s
             box[0].stop()
         thread.join(timeout=60)
     assert not thread.is_alive()
+
+
+def test_a_running_watcher_hides_the_secret_kinds_and_applies_the_rules_the_user_adds(workdir, pipeline, capsys):
+    """The watcher read secrets.yaml and the rule files once, when it started: a kind the user added while it ran
+    (days, as a service) did not hide its secrets, and a rule added or a project's file trusted did not apply."""
+    from miner import config
+    from miner.extract import redact
+    from miner.runtime.mine import Miner
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    path = str(session.transcript.resolve())
+    key = "ACME-" + "K7Q2M9X4T1P8W3Z6"
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        watcher.miner = Miner(store, watcher.config, pipeline=pipeline)
+        watcher.mine_round([path])
+        assert redact.redact(key)[0] == key  # no kind knows it yet
+        folder = paths.config_dir()
+        (folder / "rules").mkdir(parents=True, exist_ok=True)
+        (folder / "secrets.yaml").write_text(
+            "secrets:\n  - kind: acme-key\n    pattern: '\\bACME-[A-Z0-9]{16}\\b'\n", encoding="utf-8")
+        (folder / "rules" / "mine.yaml").write_text(
+            "rules:\n  - id: user.gateway\n    category: fact\n    roles: [user, assistant]\n"
+            "    patterns: ['(?i)\\bquokka gateway\\b']\n",
+            encoding="utf-8")
+        session.turn("Where does the quokka gateway read its key?",
+                     f"The quokka gateway reads its key {key} from the vault at boot.")
+        watcher.mine_round([path])
+        rows = store.db.execute("SELECT text, rule_id FROM memories WHERE text LIKE '%quokka%'").fetchall()
+        assert rows and all(key not in text and "[REDACTED:acme-key]" in text for text, _ in rows), rows
+        assert {rule for _, rule in rows} == {"user.gateway"}
+        # A broken file stops mining, said once, until it is fixed.
+        (folder / "secrets.yaml").write_text("secrets:\n  - kind: acme-key\n    pattern: '('\n", encoding="utf-8")
+        session.turn("And the fallback?", "The quokka gateway falls back to the cached key after a timeout.")
+        capsys.readouterr()
+        for _ in range(2):
+            watcher.mine_round([path])
+        logged = capsys.readouterr().err.strip().splitlines()
+        assert len(logged) == 1 and "nothing is mined until it is fixed" in logged[0] and "secrets.yaml" in logged[0]
+        assert not store.db.execute("SELECT 1 FROM memories WHERE text LIKE '%falls back%'").fetchall()

@@ -94,6 +94,7 @@ REDACTION_VERSION = 9  # 3: command-line passwords, vendor shapes, more language
 # 9: the kinds of secrets.yaml in what was stored without mining (MCP tools, corrections, imports), which lacked them
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
+_extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)
 _extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy the last miner kept), or not yet
 KEPT_FILE = "secret-kinds.json"  # in the cache folder: the kinds as the last miner loaded them, for the hook path
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
@@ -176,17 +177,36 @@ def was_redacted(text: str) -> bool:
 
 def load_extra(files: Iterable[Path | str] | None = None) -> list[tuple[str, re.Pattern]]:
     """Load extra secret kinds (default: the shipped file, then the user's) for this process; returns them."""
-    from .secret_rules import parse_secret_file, shipped_secret_file, user_secret_file
+    from .secret_rules import parse_secret_file
 
-    global _extra, _extra_loaded
+    global _extra, _extra_loaded, _extra_stamp
+    stamp = _secret_files_stamp() if files is None else None  # (taken first: an edit while it loads is seen)
     if files is None:
-        files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
+        files = [p for p in _secret_files() if p.is_file()]
     loaded: list[tuple[str, re.Pattern]] = []
     for path in files:
         loaded += parse_secret_file(path)
-    _extra, _extra_loaded = loaded, "yaml"
+    _extra, _extra_loaded, _extra_stamp = loaded, "yaml", stamp
     _keep(loaded)
     return loaded
+
+
+def _secret_files() -> list[Path]:
+    from .secret_rules import shipped_secret_file, user_secret_file
+
+    return [shipped_secret_file(), user_secret_file()]
+
+
+def _secret_files_stamp() -> tuple:
+    """The secret kinds' files as they are now (present or not, size, time): it changes when one is edited."""
+    stamp = []
+    for path in _secret_files():
+        try:
+            st = path.stat()
+            stamp.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            stamp.append((str(path), None, None))
+    return tuple(stamp)
 
 
 def _kept_path() -> str:
@@ -233,8 +253,10 @@ def load_kept_extra() -> None:
 
 
 def ensure_extra() -> None:
-    """The extra secret kinds, loaded once in this process: for whatever stores text it did not mine (the MCP
-    server, a correction, an import, a team pull, doctor's scan), which must hide what the miner hides.
-    Raises `secret_rules.SecretRuleError` for a broken file. (Not for the hook path, which reads no YAML.)"""
-    if _extra_loaded != "yaml":
+    """The extra secret kinds as the files say now, loaded again only when one changed (two `stat`s): for
+    whatever stores text it did not mine (the MCP server, a correction, an import, a team pull, doctor's scan),
+    which must hide what the miner hides, and for a long-running miner (the watcher), which must hide a kind the
+    user added while it ran. Raises `secret_rules.SecretRuleError` for a broken file, every time until it is
+    fixed. (Not for the hook path, which reads no YAML.)"""
+    if _extra_loaded != "yaml" or _extra_stamp != _secret_files_stamp():
         load_extra()

@@ -21,6 +21,7 @@ from ..extract import trust
 from ..extract.classify import Classifier, contexts, unit_tokens
 from ..extract.clean import turns_to_units
 from ..extract.model import CATEGORIES, ROLES, Candidate, Turn, Unit
+from ..extract.redact import ensure_extra as ensure_secret_kinds
 from ..extract.redact import load_extra as load_secret_kinds
 from ..extract.redact import mostly_redacted, redact_memory
 from ..extract.refine import Refiner
@@ -76,6 +77,7 @@ class Miner:
         self._rules_by_project: dict[str, RuleSet] = {}
         self._rulesets: dict[tuple[str, ...], RuleSet] = {}
         self._session_projects: dict[str, str] = {}
+        self._rule_stamps: dict[str | None, tuple | None] = {}  # what the rule sets were read from (`refresh`)
         # Refinement and redaction depend on the unit's role, text, previous unit and rule only: a unit seen
         # before (a prompt repeated in a subagent, a resumed session that rewrites history) is not refined again.
         self._refined: OrderedDict[tuple, tuple[str, Candidate | None]] = OrderedDict()
@@ -125,6 +127,18 @@ class Miner:
         """Read the rule files again on next use (a file left unchanged is not parsed again)."""
         self._rules_by_project.clear()
         self._rulesets.clear()
+        self._rule_stamps.clear()
+
+    def refresh(self) -> None:
+        """For a miner that runs for days (the watcher), before a round: the secret kinds and the rule files as they
+        are now. A kind added to secrets.yaml hides its secrets from then on (a broken file raises
+        `SecretRuleError` until it is fixed); a rule file edited, added, removed or trusted applies."""
+        ensure_secret_kinds()
+        stamps = self._rule_stamps
+        if stamps and (stamps.get(None) != rules_mod.files_stamp(paths.config_dir()) or any(
+                stamp != rules_mod.file_stamp(rules_mod.project_rule_path(project))
+                for project, stamp in stamps.items() if project is not None)):
+            self.reload_rules()
 
     def rules_for(self, project: str) -> RuleSet:
         """Default and user rules, plus the project's own `.claude/miner-rules.yaml`."""
@@ -132,6 +146,9 @@ class Miner:
             return self._base_rules
         ruleset = self._rules_by_project.get(project)
         if ruleset is None:
+            if not self._rule_stamps:  # (taken before the files are read: an edit meanwhile is seen next time)
+                self._rule_stamps[None] = rules_mod.files_stamp(paths.config_dir())
+            self._rule_stamps[project] = rules_mod.file_stamp(rules_mod.project_rule_path(project))
             files = rules_mod.rule_files(project)
             key = tuple(str(f) for f in files)  # projects without their own rule file share one rule set
             ruleset = self._rulesets.get(key)

@@ -77,6 +77,11 @@ class LazyMiner:
         self._miner = None
         self.stopping = stopping  # handed to the Miner (`Miner.stopping`)
 
+    def refresh(self) -> None:
+        """`Miner.refresh`, when one was built (one built later reads the files as they are then)."""
+        if self._miner is not None:
+            self._miner.refresh()
+
     def mine_file(self, transcript: str):
         if not has_work(self.store, transcript):
             return None  # no write either: a pass with nothing new would still move the watermark's time

@@ -188,6 +188,9 @@ class _Miner:
         self.inner = LazyMiner(store, config, stopping)  # a long transcript is left between two batches
         self.status = status
 
+    def refresh(self) -> None:
+        self.inner.refresh()
+
     def mine_file(self, transcript: str):
         try:
             result = self.inner.mine_file(transcript)
@@ -285,13 +288,15 @@ class Watcher:
         return min(deadlines) - time.monotonic() if deadlines else None
 
     def mine_round(self, transcripts: list[str]) -> None:
+        from ..extract.secret_rules import SecretRuleError
         from ..worker import keep_indexes, refresh_blocks, refresh_compact_blocks, transcript_projects
         from .exclusions import PrivacyError, load_exclusions
         from .passes import mine_locked
 
-        try:  # a broken exclusions file stops all mining (nothing is mined that it may exclude): said once
+        try:  # a broken exclusions or secret kinds' file stops all mining (it may exclude or hide it): said once
             load_exclusions()
-        except PrivacyError as exc:
+            self.miner.refresh()  # the secret kinds and rules as the user left them, not as they were at start
+        except (PrivacyError, SecretRuleError) as exc:
             if str(exc) != self.broken:
                 self.broken = str(exc)
                 self.status.error(self.broken)
