@@ -40,7 +40,7 @@ def start(env: dict[str, str], project: str = PROJECT) -> tuple[subprocess.Popen
         line = proc.stdout.readline()
         if not line:
             raise SystemExit("miner ui exited before printing its address")
-        found = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/[\w\-]+/\?token=\S+", line)
         url = found.group(0) if found else ""
     opener = client()
     with opener.open(url, timeout=30) as response:

@@ -289,7 +289,7 @@ class TestInstall:
             while not url:
                 line = proc.stdout.readline()
                 assert line, "miner ui exited before printing its address"
-                found = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+                found = re.search(r"http://127\.0\.0\.1:\d+/[\w\-]+/\?token=\S+", line)
                 url = found.group(0) if found else ""
             opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
             base = url.split("/?")[0]

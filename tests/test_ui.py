@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 pytest.importorskip("flask", reason="the viewer's extra (flask) is not installed: pip install -e '.[dev]'")
 pytest.importorskip("waitress", reason="the viewer's extra (waitress) is not installed: pip install -e '.[dev]'")
 
-from ui_support import SCRIPT, Client, Viewer, csrf_token, find_id, seed, session_start_block  # noqa: E402
+from ui_support import SCRIPT, Client, Listener, Viewer, csrf_token, find_id, seed, session_start_block  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +74,70 @@ def test_the_token_address_sets_a_strict_cookie_and_drops_the_token_from_the_add
     fresh = Client()
     status, headers, _ = fresh.get(world["viewer"].url, follow=False)
     assert status == 303
-    assert headers["Location"] == "/"
+    scope = urllib.parse.urlsplit(world["viewer"].base).path
+    assert headers["Location"] == scope + "/"
     cookie = headers["Set-Cookie"]
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and f"Path={scope}/" in cookie
     assert world["viewer"].token in cookie
     # With the cookie alone, every page opens.
     assert fresh.get(world["viewer"].base + "/memories")[0] == 200
+
+
+def test_no_cookie_of_the_viewer_goes_to_another_server_on_the_same_host(world):
+    """Cookies are kept apart by host and path, not by port: with the token's cookie for `/`, a browser that
+    visited another local user's server on 127.0.0.1 handed them the token. The viewer's pages and cookies live
+    under the run's own path, which that server is never asked for."""
+    visitor = world["viewer"].client()
+    body = visitor.get(world["viewer"].base + f"/memory/{find_id(world['env'], 'Python 3.12')}")[2]
+    assert csrf_token(body)  # the session cookie (the form's CSRF secret) is set by now too
+    assert {cookie.name for cookie in visitor.jar} >= {f"miner_ui_{urllib.parse.urlsplit(world['viewer'].base).port}"}
+    assert len(visitor.jar) == 2
+    other = Listener()
+    try:
+        for path in ("/", "/memories", "/static/style.css"):
+            assert visitor.get(other.url + path)[0] == 200
+    finally:
+        other.close()
+    assert other.cookies == ["", "", ""]
+    # The server itself answers nothing outside the run's path, even to the cookie's holder.
+    status, _, body = visitor.get(world["viewer"].root + "/memories")
+    assert status == 403 and "pnpm" not in body
+
+
+def test_the_browser_is_opened_with_a_code_that_works_once_and_names_no_path(world, tmp_path):
+    """A browser's command line can be read by other local users (`ps`): the address `miner ui` opens carries
+    neither the run's token nor its path, only a code that is spent once the browser has used it."""
+    recorder = tmp_path / "browser.sh"
+    opened = tmp_path / "opened.txt"
+    recorder.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}\n")
+    recorder.chmod(0o700)
+    env = dict(world["env"], DISPLAY=":0", BROWSER=str(recorder))
+    proc = subprocess.Popen([sys.executable, "-m", "miner.cli", "ui", "--project", world["app"], "--port", "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        printed = ""
+        while "token=" not in printed:
+            line = proc.stdout.readline()
+            assert line, "miner ui exited before printing its address"
+            printed = line
+        deadline = time.monotonic() + 60
+        while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        launch = opened.read_text()
+        token = printed.split("token=")[1].strip()
+        scope = urllib.parse.urlsplit(printed.strip()).path
+        assert token not in launch and scope.strip("/") not in launch
+        assert urllib.parse.urlsplit(launch).path == "/"
+        first = Client()
+        status, headers, _ = first.get(launch, follow=False)
+        assert status == 303 and headers["Location"] == scope
+        assert first.get(urllib.parse.urljoin(launch, scope) + "memories")[0] == 200
+        status, _, body = Client().get(launch)  # spent: someone who read it on the command line gets nothing
+        assert status == 403 and "pnpm" not in body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stdout.close()
 
 
 def test_another_host_name_is_refused_even_with_the_token(world, client):

@@ -16,7 +16,7 @@ pytest.importorskip("flask", reason="the viewer's extra (flask) is not installed
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="Playwright is not installed: pip install -e '.[dev]' (./install.sh --test)")
 
-from ui_support import CHROMIUM_ARGS, SCRIPT, Viewer, find_id, seed, session_start_block  # noqa: E402
+from ui_support import CHROMIUM_ARGS, SCRIPT, Listener, Viewer, find_id, seed, session_start_block  # noqa: E402
 
 CHROMIUM = os.environ.get("MINER_TEST_CHROMIUM", "/usr/bin/chromium")
 CROWD = 160  # memories in the crowded project: more than a startup block holds
@@ -104,6 +104,19 @@ def test_without_the_token_the_browser_gets_nothing(world, browser):
     assert "needs its token" in tab.inner_text("body")
     assert "pnpm" not in tab.content()
     context.close()
+
+
+def test_the_browser_sends_the_viewers_cookies_to_no_other_server_on_127_0_0_1(world, page):
+    """Chromium keeps cookies apart by host and path, not by port: another local user's server on 127.0.0.1 that
+    this browser visits must not be handed the token (it was, while the cookie was for the path `/`)."""
+    assert page.locator("form").count() >= 1 and len(page.context.cookies()) >= 1
+    other = Listener()
+    try:
+        for path in ("/", "/memories"):
+            assert page.goto(other.url + path).status == 200
+    finally:
+        other.close()
+    assert len(other.cookies) >= 2 and set(other.cookies) == {""}, other.cookies  # (and its favicon.ico)
 
 
 def test_the_token_address_lands_on_the_memories_without_the_token(world, page):

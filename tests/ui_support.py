@@ -4,11 +4,13 @@ miner, `miner ui` as a real process, the SessionStart hook as Claude Code runs i
 from __future__ import annotations
 
 import http.cookiejar
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -90,7 +92,8 @@ def find_id(env: dict[str, str], words: str) -> int:
 
 
 class Viewer:
-    """`miner ui --no-browser` as a process; `url` carries its token, `base` does not."""
+    """`miner ui --no-browser` as a process; `url` carries its token, `base` (the run's path, where every page is)
+    does not, and `root` is the server's address with no path."""
 
     def __init__(self, env: dict[str, str], project: str, port: int = 0):
         self.proc = subprocess.Popen([sys.executable, "-m", "miner.cli", "ui", "--no-browser", "--project", project,
@@ -104,9 +107,9 @@ class Viewer:
             if not line:
                 break
             self.lines.append(line)
-            match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+            match = re.search(r"((http://127\.0\.0\.1:\d+)/[\w\-]+)/\?token=(\S+)", line)
             if match:
-                self.url, self.base, self.token = match.group(0), match.group(1), match.group(2)
+                self.url, self.base, self.root, self.token = match.group(0), *match.group(1, 2, 3)
         if not self.url:
             self.stop()
             raise AssertionError("miner ui printed no address: " + "".join(self.lines))
@@ -158,6 +161,30 @@ class Client:
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+class Listener:
+    """Another HTTP server on 127.0.0.1, run by someone else: it records the Cookie header it is sent."""
+
+    def __init__(self):
+        cookies = self.cookies = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                cookies.append(self.headers.get("Cookie") or "")
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def csrf_token(page: str) -> str:

@@ -1,5 +1,5 @@
 """The viewer's pages: memories, one memory with its provenance and history, what a session will be told,
-sessions, a timeline, health and rules. `create_app(project, token)` builds the Flask app.
+sessions, a timeline, health and rules. `create_app(project, token, scope)` builds the Flask app.
 
 Every read opens the store read-only for the request; every edit is a POST that calls the same library
 function as the CLI and the MCP tools (`memory.corrections`, `extract.trust`), in one transaction, so the
@@ -52,10 +52,11 @@ def page_args(number: int) -> dict:
 MEMORY_ID = "<int(min=1, max=9223372036854775807):memory_id>"
 
 
-def create_app(project: str, token: str) -> Flask:
-    """The viewer for `project` (the project a page shows unless its address names another)."""
+def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
+    """The viewer for `project` (the project a page shows unless its address names another), under `/<scope>/`,
+    opened with `token` (or once with `launch`; see `security`)."""
     app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
-    security.install(app, token)
+    security.install(app, token, scope, launch)
     app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args)
 
     def store() -> Store:
