@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from pathlib import Path
 
 import pytest
 
@@ -384,6 +385,56 @@ def test_an_id_no_store_can_hold_is_a_404_not_a_server_error(world, client):
     assert status == 404 and "Traceback" not in body
 
 
+def test_an_edit_of_a_memory_that_is_not_there_says_so_on_its_page(world, client):
+    """It flashed the miss and redirected to the memory's page, a 404 that shows no flash (the line showed on some
+    later page instead)."""
+    token = csrf_token(client.get(page(world, f"/memory/{find_id(world['env'], 'Python 3.12')}"))[2])
+    status, _, body = client.post(page(world, "/memory/999999/pin"), {"csrf_token": token})
+    assert status == 404 and "no memory #999999; the memories page lists them" in body
+    assert "no memory" not in client.get(page(world, "/memories"))[2]
+
+
+def test_an_edit_while_another_process_holds_the_store_is_one_line_and_changes_nothing(world, client):
+    """It waited a minute holding one of the server's threads, then answered a bare 500."""
+    import sqlite3
+
+    memory_id = find_id(world["env"], "Python 3.12")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    holder = sqlite3.connect(Path(world["env"]["MINER_HOME"]) / "memory.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        status, _, body = client.post(page(world, f"/memory/{memory_id}/pin"), {"csrf_token": token})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert status == 200 and "nothing was changed: the memory store is busy" in body
+    assert "pinned" not in client.get(page(world, f"/memory/{memory_id}"))[2].lower().split("<h1")[1][:400]
+
+
+def test_pages_that_are_not_there_and_forms_too_large_are_one_line(world, client):
+    status, _, body = client.get(page(world, "/nowhere"))
+    assert status == 404 and "no page at /nowhere: check the address" in body
+    token = csrf_token(client.get(page(world, f"/memory/{find_id(world['env'], 'Python 3.12')}"))[2])
+    status, _, body = client.post(page(world, "/memory/1/correct"), {"csrf_token": token, "text": "x" * 300_000})
+    assert status == 413 and "the form is too large (at most 256 KB)" in body
+
+
+def test_a_day_at_the_end_of_the_calendar_is_an_empty_list_not_a_server_error(world, client):
+    status, _, body = client.get(page(world, "/memories", day="9999-12-31"))
+    assert status == 200 and "pnpm" not in body
+
+
+def test_a_broken_rule_file_is_one_line_on_the_rules_page(world, client):
+    rules = Path(world["env"]["XDG_CONFIG_HOME"]) / "miner" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    (rules / "broken.yaml").write_text("rules:\n  - id: user.broken\n    category: nonsense\n    patterns: ['x']\n")
+    try:
+        status, _, body = client.get(page(world, "/rules", text="We decided to use Redis.", role="user"))
+    finally:
+        (rules / "broken.yaml").unlink()
+    assert status == 500 and "broken.yaml" in body and "miner rules check" in body
+
+
 def test_a_busy_port_is_one_line_and_a_non_zero_exit(world):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -448,3 +499,30 @@ def test_paging_past_the_count_cap_ends(tmp_path):
     assert len(last.rows) == 50 and last.has_next
     assert beyond.rows == [] and not beyond.has_next
     assert len(every.rows) == 50 and every.has_next
+
+
+def test_a_session_whose_id_holds_a_slash_opens(tmp_path):
+    """Its link led to a 404: the route took one path segment."""
+    from ui_support import environment
+
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    env = environment(tmp_path)
+    session_id = "team/alpha?x=1#frag"
+    with Store(Path(env["MINER_HOME"]) / "memory.db") as store, store.atomic():
+        store.upsert_session(session_id, "/p", "/p", "main", "t.jsonl", "2026-03-01T10:00:00.00Z")
+        store.insert_memory(NewMemory(
+            project="/p", category="decision", text="We decided to ship the exporter on Fridays.", confidence=0.9,
+            rule_id="test", role="user", session_id=session_id, transcript="t.jsonl", entry_uuid="u1",
+            ts="2026-03-01T10:00:00.00Z"))
+    viewer = Viewer(env, "/p")
+    try:
+        client = viewer.client()
+        listed = client.get(viewer.base + "/sessions?project=%2Fp")[2]
+        link = re.search(r'href="([^"]*/session/[^"]+)"', listed)
+        assert link, listed
+        status, _, body = client.get(viewer.root + html.unescape(link.group(1)))
+    finally:
+        viewer.stop()
+    assert status == 200 and "ship the exporter on Fridays" in body

@@ -43,10 +43,10 @@ def _state_clause(state: str | None) -> tuple[list[str], list]:
     return ["m.state = ?"], [state]
 
 
-def _next_day(day: str) -> str:
-    from datetime import date, timedelta
-
-    return (date.fromisoformat(day) + timedelta(days=1)).isoformat()
+def _day_end(day: str) -> str:
+    """Above every time of `day` as stored ("YYYY-MM-DDT…", ASCII) and below the next day's (even past 9999-12-31,
+    where the next day is no date)."""
+    return day + "~"
 
 
 def memories(store: Store, project: str, category: str | None = None, state: str | None = "active",
@@ -61,7 +61,7 @@ def memories(store: Store, project: str, category: str | None = None, state: str
         args.append(category)
     if day:
         clauses += ["m.last_seen >= ?", "m.last_seen < ?"]
-        args += [day, _next_day(day)]
+        args += [day, _day_end(day)]
     match = fts_match_forms(fts_terms(query), forms) if query.strip() else ""
     if query.strip() and not match:
         return Page([], 0, False, offset, limit)

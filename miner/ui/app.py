@@ -11,9 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Flask, abort, flash, g, redirect, render_template, request, url_for
+from werkzeug.exceptions import NotFound
 
 from .. import __version__
 from .. import config as config_mod
+from ..extract.rules import RuleError
+from ..extract.secret_rules import SecretRuleError
 from ..memory import browse, corrections
 from ..memory.store import Store, StoreError
 from ..recall import glossary
@@ -21,6 +24,9 @@ from . import pages, security
 
 PAGE_SIZE = 50
 FLASH_CHARS = 300
+# How long an edit waits for another process's write lock: the page waits for it, and a wait holds one of the
+# server's few threads (the command line waits a minute).
+EDIT_LOCK_WAIT_S = 5.0
 
 
 def _int(name: str, default: int = 0, low: int = 0, high: int = 10**9) -> int:
@@ -88,7 +94,18 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
     @app.errorhandler(404)
     def not_found(error):
+        if error.description == NotFound.description:  # no such page (not a memory or session we looked for)
+            return security.refuse(f"no page at {request.path[:200]}: check the address", 404)
         return security.refuse(str(error.description), 404)
+
+    @app.errorhandler(413)
+    def too_large(_error):
+        return security.refuse(f"the form is too large (at most {app.config['MAX_CONTENT_LENGTH'] // 1024} KB)", 413)
+
+    @app.errorhandler(RuleError)
+    @app.errorhandler(SecretRuleError)
+    def bad_rules(error):
+        return security.refuse(f"{error} (fix it, then check with `miner rules check`)", 500)
 
     @app.errorhandler(StoreError)
     def no_store(error):
@@ -135,14 +152,25 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         return render_template("memory.html", **shown)
 
     def edit(memory_id: int, action, *args):
+        import sqlite3
+
         from ..runtime import exclusions
 
-        with Store() as writable:
-            try:
+        try:
+            with Store() as writable:
+                if writable.get(memory_id) is None:
+                    abort(404, f"no memory #{memory_id}; the memories page lists them")
+                writable.lock_wait_s = EDIT_LOCK_WAIT_S
                 change = action(writable, memory_id, *args)
-            except (corrections.CorrectionError, exclusions.PrivacyError) as exc:
-                flash(str(exc)[:FLASH_CHARS], "error")
-                return redirect(url_for("memory", memory_id=memory_id))
+        except (corrections.CorrectionError, exclusions.PrivacyError) as exc:
+            flash(str(exc)[:FLASH_CHARS], "error")
+            return redirect(url_for("memory", memory_id=memory_id))
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            flash(f"nothing was changed: the memory store is busy (another process, such as a backfill, kept it "
+                  f"locked for {EDIT_LOCK_WAIT_S:.0f} s); try again in a moment", "error")
+            return redirect(url_for("memory", memory_id=memory_id))
         lines = [change] if isinstance(change, str) else list(change.lines)
         for line in lines:  # flashed through the session cookie, which holds 4 kB: a line is cut
             flash(line if len(line) <= FLASH_CHARS else line[:FLASH_CHARS - 1] + "…", "done")
@@ -183,7 +211,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         page = browse.sessions(store(), current(), offset, PAGE_SIZE)
         return render_template("sessions.html", page=page, number=offset // PAGE_SIZE + 1)
 
-    @app.get("/session/<session_id>")
+    @app.get("/session/<path:session_id>")  # (an id may hold a slash)
     def session(session_id: str):
         offset = _int("page", 1, 1) * PAGE_SIZE - PAGE_SIZE
         found = store().session(session_id)
