@@ -44,6 +44,9 @@ from . import jsonlite, paths
 from .hookio import HookInputError, end_process, read_stdin
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
+USAGE = (f"usage: miner-hook {{{','.join(EVENTS)}}} < payload.json\n\n"
+         "Transcript Miner's hooks, run by Claude Code: each reads its event's JSON payload on stdin and prints what\n"
+         "it adds to the session, if anything. `miner install` registers them; `miner doctor` checks them.\n")
 MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 LOG_MAX_BYTES = 256 * 1024
@@ -435,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     entry = argv is None
     argv = sys.argv[1:] if argv is None else argv
     event_name = argv[0] if argv else ""
+    if event_name in ("-h", "--help") or sys.stdin is not None and sys.stdin.isatty():
+        # Someone at a terminal, not Claude Code (which pipes the payload, and reads stdout as context): no log line.
+        sys.stdout.write(USAGE)
+        sys.stdout.flush()
+        return 0
     try:
         output = run(event_name, read_stdin())
         if output:

@@ -172,10 +172,13 @@ def encode_project(cwd: str) -> str:
 
 def ensure_private_dir(path):
     """Create a directory readable by its owner only (memories are private data); returns `path` as given
-    (a `Path` or a string)."""
+    (a `Path` or a string). An existing one loses what its group and others may do, and its owner keeps what
+    they have: a folder its owner made read-only stays so."""
     os.makedirs(path, exist_ok=True)
     try:
-        os.chmod(path, 0o700)
+        mode = os.stat(path).st_mode & 0o777
+        if mode & 0o077:
+            os.chmod(path, mode & 0o700)
     except OSError:
         pass
     return path

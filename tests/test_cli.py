@@ -380,6 +380,63 @@ def test_a_store_this_user_may_not_write_is_read_by_the_reading_commands_and_ref
         assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 0
 
 
+def test_a_store_in_a_folder_this_user_may_not_write_is_one_line_for_its_readers_and_for_doctor(monkeypatch):
+    """Reading a WAL database writes its -shm file beside it: in a folder the user may not write, every reading
+    command ended in a traceback, and `miner doctor` called the sound file broken and said to move it aside (which
+    loses what the transcripts cannot give back: forgets, corrections, pins). Run as another user when the tests
+    run as root, since the superuser may write anywhere."""
+    import shutil
+    import tempfile
+
+    from miner.cli import doctor
+
+    with Store() as store:
+        store.upsert_session("s", "/work/shop", "/work/shop", "main", "/t.jsonl", "2026-03-01T10:00:00Z")
+    folder = Path(tempfile.mkdtemp(prefix="miner-ro-"))
+    try:
+        shutil.copy(paths.db_path(), folder / "memory.db")
+        os.chmod(folder / "memory.db", 0o644)
+        os.chmod(folder, 0o555)
+        db = str(folder / "memory.db")
+        if os.geteuid() != 0:
+            from miner.memory.store import StoreError
+
+            with pytest.raises(StoreError) as raised:
+                Store(db, readonly=True)
+            said = str(raised.value)
+        else:
+            python = shutil.which("python3", path="/usr/bin:/bin")
+            if shutil.which("setpriv") is None or python is None:
+                pytest.skip("as root, this needs setpriv and a system python3 to read the store as another user")
+            os.chmod(folder, 0o755)
+            code = ("import sys; sys.path.insert(0, sys.argv[1]); from miner.memory.store import Store, StoreError\n"
+                    "try:\n    Store(sys.argv[2], readonly=True)\nexcept StoreError as exc:\n    print(exc)")
+            repo = str(Path(__file__).resolve().parent.parent)
+            ran = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c",
+                                  code, repo, db], capture_output=True, text=True, timeout=60, cwd="/")
+            if "Permission denied" in ran.stderr or "No module named 'miner'" in ran.stderr:
+                pytest.skip(f"the checkout cannot be read by another user here: {ran.stderr.strip()[-200:]}")
+            assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+            said = ran.stdout.strip()
+        assert said.startswith(f"cannot read {db}: SQLite writes beside the file to read it, and {folder} is "
+                               "read-only for you"), said
+    finally:
+        os.chmod(folder, 0o755)
+        shutil.rmtree(folder)
+    # Doctor: the store is said to be unwritable, with the chmod that fixes it, never that it is broken.
+    db, real_access = paths.db_path(), os.access
+    monkeypatch.setattr(doctor.os, "access", lambda p, mode: False if Path(p) == db.parent else real_access(p, mode))
+    if os.geteuid() != 0:
+        monkeypatch.undo()
+        os.chmod(db.parent, 0o555)
+    try:
+        checks = list(doctor.check_database())
+    finally:
+        os.chmod(db.parent, 0o700)
+    assert checks == [(False, f"database {db} cannot be written by you ({db.parent}: read-only)",
+                       f"chmod u+w {db.parent} (or run as their owner)")]
+
+
 def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(tmp_path):
     """A file name that is not UTF-8 cannot be kept in the store: that transcript is named (printable) and left,
     the others are mined, and the exit status says that something was not done."""

@@ -268,3 +268,27 @@ def test_a_database_another_process_keeps_locked_is_busy_not_broken(claude_dir, 
         holder.close()
     assert f"FAIL  database {paths.db_path()} is busy: another process kept it locked" in out
     assert "fix: run miner doctor again" in out and ".broken" not in out
+
+
+def test_install_with_mcp_writes_nothing_when_the_mcp_file_is_broken(claude_dir):
+    """The hooks were written first, then the broken .claude.json stopped it: half an install, and the lines that
+    said what had been written were never printed."""
+    import os
+    from pathlib import Path
+
+    from miner.install.settings import settings_path
+
+    broken = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    broken.write_text("{not json")
+    for args in (["install", "--mcp"], ["uninstall", "--mcp"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1 and ".claude.json" in result.output and "Traceback" not in result.output
+        assert not settings_path("user").exists(), args
+    assert broken.read_text() == "{not json"
+
+
+def test_install_for_a_project_that_is_not_there_is_refused(tmp_path):
+    missing = tmp_path / "no-such-project"
+    result = CliRunner().invoke(main, ["install", "--scope", "project", "--project", str(missing)])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert not missing.exists()

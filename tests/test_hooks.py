@@ -1002,3 +1002,24 @@ def test_after_a_compaction_the_block_holds_what_the_user_said_earlier_in_the_se
     startup = additional_context(run_hook("session-start", session.payload("session-start.startup.json"),
                                           cwd=session.cwd))
     assert "vendored charts" not in startup  # a new session's block never draws on the archive
+
+
+def test_miner_hook_at_a_terminal_prints_its_usage_and_logs_no_error(session):
+    """`miner-hook --help`, or a terminal for stdin, is a person, not Claude Code: it did nothing, logged an error,
+    and `miner doctor` then failed on that error. (Without an event, a payload on a pipe still fails open.)"""
+    import pty
+
+    for args in (["--help"], ["-h"]):
+        result = subprocess.run([sys.executable, "-m", "miner.hooks", *args], capture_output=True, timeout=60,
+                                env=dict(os.environ), stdin=subprocess.DEVNULL)
+        assert result.returncode == 0 and result.stdout.decode().startswith("usage: miner-hook {session-start,")
+    for args in (["stop"], []):
+        leader, follower = pty.openpty()
+        try:
+            result = subprocess.run([sys.executable, "-m", "miner.hooks", *args], capture_output=True, timeout=60,
+                                    env=dict(os.environ), stdin=follower)
+        finally:
+            os.close(leader)
+            os.close(follower)
+        assert result.returncode == 0 and b"reads its event's JSON payload on stdin" in result.stdout
+    assert hook_log_lines() == []

@@ -130,6 +130,18 @@ def test_data_folder_and_files_are_private(tmp_path, store, pipeline):
     assert paths.db_path().exists() and (paths.logs_dir() / "hooks.log").exists()
 
 
+def test_a_private_folder_loses_what_others_may_do_and_keeps_what_its_owner_took_away(tmp_path):
+    """A data folder its owner made read-only was made writable again by the next command that opened it."""
+    opened, locked = tmp_path / "opened", tmp_path / "locked"
+    opened.mkdir(mode=0o755)
+    locked.mkdir()
+    os.chmod(locked, 0o555)
+    assert paths.ensure_private_dir(opened) == opened and paths.ensure_private_dir(str(locked)) == str(locked)
+    assert stat.S_IMODE(opened.stat().st_mode) == 0o700 and stat.S_IMODE(locked.stat().st_mode) == 0o500
+    made = paths.ensure_private_dir(tmp_path / "new" / "folder")
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+
+
 def test_secure_files_fixes_modes(tmp_path):
     root = paths.ensure_private_dir(paths.data_dir())
     loose = root / "loose.txt"

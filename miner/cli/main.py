@@ -311,7 +311,8 @@ def stats(as_json: bool) -> None:
 
 @main.command()
 @click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
-@click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
+@click.option("--project", type=click.Path(exists=True, file_okay=False, path_type=str),
+              help="Project directory for --scope project.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option("--mcp", "with_mcp", is_flag=True,
               help="Also register the MCP server (`miner mcp`) in Claude Code's MCP configuration.")
@@ -321,10 +322,12 @@ def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> N
     from ..install.settings import install as do_install
 
     try:
-        lines = do_install(scope, project, sys.executable, dry_run=dry_run)
         if with_mcp:
             from ..install.mcp_config import install_mcp
 
+            install_mcp(scope, project, sys.executable, dry_run=True)  # its file checked before anything is written
+        lines = do_install(scope, project, sys.executable, dry_run=dry_run)
+        if with_mcp:
             lines += install_mcp(scope, project, sys.executable, dry_run=dry_run)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
@@ -343,10 +346,12 @@ def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) ->
     from ..install.settings import uninstall as do_uninstall
 
     try:
-        lines = do_uninstall(scope, project, dry_run=dry_run)
         if with_mcp:
             from ..install.mcp_config import uninstall_mcp
 
+            uninstall_mcp(scope, project, dry_run=True)  # its file checked before anything is written
+        lines = do_uninstall(scope, project, dry_run=dry_run)
+        if with_mcp:
             lines += uninstall_mcp(scope, project, dry_run=dry_run)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
