@@ -229,6 +229,25 @@ def test_interpreter_change_updates_entry_in_place(user_settings):
     assert len(backups(user_settings)) >= 1
 
 
+def test_reinstalling_keeps_what_the_user_gave_our_handlers(user_settings):
+    """`miner install` (every ./install.sh) reset our handlers to {type, command, timeout}: a status message the user
+    added was lost, and a timeout they raised went back down."""
+    st.install("user", None, PY_A)
+    settings = json.loads(user_settings.read_text(encoding="utf-8"))
+    start = settings["hooks"]["SessionStart"][0]["hooks"][0]
+    start.update(timeout=30, statusMessage="Recalling the project's memory")
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]
+    stop.update(timeout=1)  # lower than ours: an older default, or too short for the hook's budget
+    user_settings.write_text(dump(settings), encoding="utf-8")
+    st.install("user", None, PY_B)
+    again = json.loads(user_settings.read_text(encoding="utf-8"))
+    assert again["hooks"]["SessionStart"][0]["hooks"][0] == {
+        "type": "command", "command": st.hook_command(PY_B, st.EVENTS["SessionStart"]), "timeout": 30,
+        "statusMessage": "Recalling the project's memory"}
+    assert again["hooks"]["Stop"][0]["hooks"][0]["timeout"] == st.TIMEOUTS["Stop"]
+    assert st.plan_install(again, PY_B) == again  # and a second install changes nothing
+
+
 def test_uninstall_restores_byte_identical_original(user_settings):
     user_settings.parent.mkdir(parents=True)
     original = dump(RICH)

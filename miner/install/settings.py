@@ -162,6 +162,19 @@ def _copy(obj):
     return json.loads(json.dumps(obj))
 
 
+_OWN_KEYS = frozenset({"type", "command", "timeout", "async"})  # what `_handler` writes
+
+
+def _merged(current: dict, ours: dict) -> dict:
+    """Our handler as `ours` says, with what the user gave it kept: keys of their own (a `statusMessage`), and a
+    timeout they raised (a lower one is an older default, or too short for the hook's own budget)."""
+    merged = {**{k: v for k, v in current.items() if k not in _OWN_KEYS or k in ours}, **ours}
+    timeout = current.get("timeout")
+    if type(timeout) in (int, float) and timeout > ours["timeout"]:
+        merged["timeout"] = timeout
+    return merged
+
+
 def _rewrite_groups(groups: list, replacement: dict | None) -> tuple[list, int]:
     """Remove our handlers from `groups`; the first one found becomes `replacement`.
 
@@ -183,7 +196,7 @@ def _rewrite_groups(groups: list, replacement: dict | None) -> tuple[list, int]:
                 continue
             found += 1
             if found == 1 and replacement is not None:
-                kept.append(replacement)
+                kept.append(_merged(handler, replacement))
         if kept:
             out.append({**group, "hooks": kept})
     return out, found
