@@ -437,6 +437,34 @@ def test_a_store_in_a_folder_this_user_may_not_write_is_one_line_for_its_readers
                        f"chmod u+w {db.parent} (or run as their owner)")]
 
 
+def test_mine_names_a_project_folder_it_cannot_read_and_exits_with_an_error(monkeypatch):
+    """An unreadable project folder was left out without a word (an unreadable file was an error)."""
+    from miner.extract import transcript as transcript_mod
+
+    good = Session(paths.projects_dir() / "-work-shop" / "good.jsonl", cwd="/work/shop")
+    good.user("We decided to use Redis for the session cache.")
+    locked = paths.projects_dir() / "-work-vault"
+    Session(locked / "hidden.jsonl", cwd="/work/vault").user("We decided to use Vault for the signing keys.")
+    if os.geteuid() == 0:  # the superuser may list any folder: what the system answers anyone else is answered here
+        real_scandir = os.scandir
+
+        def scandir(path):
+            if os.fspath(path) == str(locked):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real_scandir(path)
+
+        monkeypatch.setattr(transcript_mod.os, "scandir", scandir)
+    else:
+        os.chmod(locked, 0)
+    try:
+        result = CliRunner().invoke(main, ["mine", "--all"])
+    finally:
+        os.chmod(locked, 0o700)
+    assert result.exit_code == 1, result.output
+    assert "1 files" in result.output and "1 new memories" in result.output
+    assert f"{locked}: cannot be read (permission denied), so its transcripts were not mined" in result.output
+
+
 def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(tmp_path):
     """A file name that is not UTF-8 cannot be kept in the store: that transcript is named (printable) and left,
     the others are mined, and the exit status says that something was not done."""

@@ -69,9 +69,10 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     from ..worker import keep_indexes, refresh_blocks, transcript_projects
 
     files: list[str] = []
+    unreadable: list[str] = []  # folders that could not be listed: said, and the exit status says so
     for target in transcripts:
         if target.is_dir():
-            files += find_transcripts(target)
+            files += find_transcripts(target, unreadable)
         elif target.is_file():
             files.append(str(target))
         elif target.exists():
@@ -79,8 +80,8 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         else:
             raise click.ClickException(f"{target} does not exist; pass transcript files or folders")
     if mine_all:
-        files += find_transcripts()
-    if not files:
+        files += find_transcripts(unreadable=unreadable)
+    if not files and not unreadable:
         where = paths.projects_dir()
         if mine_all:
             click.echo(f"Nothing to mine: no transcripts under {where}.")
@@ -99,7 +100,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
         total = Summary(files=len(files) - len(todo) + len(unnamed), errors=[
             f"{paths.printable(file)}: its name is not UTF-8, which the store cannot keep; rename it"
-            for file in unnamed])
+            for file in unnamed] + [f"{paths.printable(folder)}: cannot be read (permission denied), so its "
+                                    "transcripts were not mined; make it readable (`chmod u+rx`)"
+                                    for folder in unreadable])
         groups = project_groups(todo)
         processes = min(jobs or default_jobs(todo), len(groups))
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,

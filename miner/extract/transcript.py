@@ -469,13 +469,12 @@ def contained_transcript(path: str | Path, root: str | Path) -> str | None:
     return candidate if stat.S_ISREG(mode) else None
 
 
-def transcript_files(folder: str | Path, root: str | Path) -> list[str]:
-    """Real paths of the regular `.jsonl` files under `folder` (subagent folders included), sorted.
-
-    Nothing is reached through a symlink: a symlinked file or folder below `root` is skipped, whether it points
-    outside (it must never be read) or inside (what it points at is found on its own), and a `folder` that is or
-    lies behind a symlink yields nothing. `folder` must lie under `root`.
-    """
+def transcript_files(folder: str | Path, root: str | Path, unreadable: list[str] | None = None) -> list[str]:
+    """Real paths of the regular `.jsonl` files under `folder` (subagent folders included), sorted; `unreadable`
+    receives the folders that could not be listed (permissions). Nothing is reached through a symlink: a symlinked
+    file or folder below `root` is skipped, whether it points outside (it must never be read) or inside (what it
+    points at is found on its own), and a `folder` that is or lies behind a symlink yields nothing. `folder` must
+    lie under `root`."""
     start = real_path_below(folder, root)
     if start is None or os.path.realpath(start) != start:
         return []
@@ -495,6 +494,7 @@ def transcript_files(folder: str | Path, root: str | Path) -> list[str]:
                             found.append(entry.path)
                     except OSError:
                         continue
-        except OSError:
-            continue  # gone or unreadable: nothing to mine there
+        except OSError as exc:  # gone, or unreadable: nothing to mine there (the caller may say so)
+            if isinstance(exc, PermissionError) and unreadable is not None:
+                unreadable.append(current)
     return sorted(found)

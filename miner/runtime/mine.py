@@ -463,16 +463,16 @@ def _fallback_cwd(path: str, turns: list[Turn]) -> str:
     return str(Path(path).parent)
 
 
-def find_transcripts(root: Path | None = None) -> list[str]:
+def find_transcripts(root: Path | None = None, unreadable: list[str] | None = None) -> list[str]:
     """Every transcript under Claude Code's projects folder (or `root`), subagent files included, oldest first.
 
     Real paths, found without following any symlink below the folder: a link there never leads the miner out of
-    it (see `transcript.transcript_files`).
+    it (see `transcript.transcript_files`, which puts the folders it could not list in `unreadable`).
     """
     from ..extract.transcript import transcript_files
 
     root = root or paths.projects_dir()
-    found = transcript_files(root, root)
+    found = transcript_files(root, root, unreadable)
     found.sort(key=lambda p: (_mtime(p), p))
     return found
 
