@@ -6,8 +6,9 @@
 #   2. create or reuse the virtual environment $MINER_HOME/venv
 #      (MINER_HOME defaults to ${XDG_DATA_HOME:-~/.local/share}/miner), and write MINER_HOME into it
 #      ($MINER_HOME/venv/miner-home): the hooks and commands it installs use that store without the variable
-#   3. pip install a copy of this repository into it, with the web viewer's and team memory's extras (pip's
-#      output goes to $MINER_HOME/venv/install.log; the checkout itself is left untouched)
+#   3. pip install a copy of this repository into it, with the web viewer's and team memory's extras, and with
+#      --no-hooks (the plugin's install) the MCP server's (pip's output goes to $MINER_HOME/venv/install.log; the
+#      checkout itself is left untouched)
 #   4. link miner and miner-hook into ~/.local/bin (and say when that is not on PATH)
 #   5. try the official spaCy English model; offline, carry on with the blank pipeline
 #   6. register the user-scope hooks with `miner install` (unless --no-hooks)
@@ -53,7 +54,9 @@ Without options: install Transcript Miner for the current user.
     mined, and the recall block of the most recent project printed
 
 Options:
-  --no-hooks   do everything but register the hooks (run `miner install` later)
+  --no-hooks   do everything but register the hooks (run `miner install` later),
+               for the Claude Code plugin, whose hooks run instead; with the
+               MCP server's package (mcp), since the plugin declares the server
   --test       make a repo-local .venv with the dev dependencies and run the
                whole test suite: .venv/bin/python -m pytest -q [PYTEST ARGS...]
                (first installs Debian's chromium for the viewer's browser
@@ -519,7 +522,12 @@ run_install() {
     # The store this install is for: its hooks and commands use it when they start without MINER_HOME.
     printf '%s\n' "$MINER_HOME" >"$VENV/miner-home" || die "cannot write $VENV/miner-home; check the permissions"
     stage_source
-    pip_install "the package" "$STAGE[ui,team]"
+    # Without hooks of its own, the install is the plugin's, which also declares the MCP server: its SDK too.
+    if [ "$HOOKS" -eq 0 ]; then
+        pip_install "the package" "$STAGE[ui,team,mcp]"
+    else
+        pip_install "the package" "$STAGE[ui,team]"
+    fi
     version=$("$VENV/bin/miner" --version </dev/null 2>/dev/null | awk '{print $NF}') || version=""
     if [ -z "$version" ]; then
         die "the installed miner does not run (see $LOG); check your Python"

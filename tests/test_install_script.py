@@ -356,6 +356,20 @@ class TestInstall:
         assert "--no-hooks" in result.stdout, result
         assert not (home / ".claude" / "settings.json").exists(), result
 
+    def test_the_plugins_mcp_server_starts_with_the_no_hooks_install(self, installed, installed_no_hooks):
+        """The plugin declares the MCP server, and the --no-hooks install (the plugin's) lacked its package: the
+        server failed at every Claude Code start."""
+        result, home = installed_no_hooks
+        assert result.returncode == 0, result
+        server = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())["mcpServers"]["transcript-miner"]
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+        env = script_env(home, installed.miner_home)
+        proc = subprocess.run([server["command"], *server["args"]], input=json.dumps(hello) + "\n", env=env,
+                              capture_output=True, text=True, timeout=120, cwd=home)
+        answer = json.loads(proc.stdout.splitlines()[0]) if proc.stdout.strip() else {}
+        assert answer.get("result", {}).get("serverInfo", {}).get("name") == "transcript-miner", proc
+
     def test_a_link_of_another_tool_is_left_alone(self, installed, installed_no_hooks):
         result, home = installed_no_hooks
         link = home / ".local" / "bin" / "miner-hook"
