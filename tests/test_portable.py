@@ -388,3 +388,103 @@ def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline, monkeypatc
             else:
                 raise AssertionError(f"a memory with {name} {bad!r} was imported")
             assert target.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+
+
+# --- files this miner refuses, in one line -------------------------------------------------------------------
+
+_STAMP = "2026-01-05T09:00:00Z"
+
+
+def hand_written_export() -> list[dict]:
+    """A small export as a person might write it: two memories, a sighting and a link."""
+    times = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP,
+             "updated_at": _STAMP}
+    return [{"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "",
+             "migrations": []},
+            {"record": "memory", "id": 1, "project": "/work/kiln", "category": "preference", "scope": "global",
+             "text": "Always format with black before a commit.", "state": "active", "confidence": 0.7, **times},
+            {"record": "memory", "id": 2, "project": "/work/kiln", "category": "decision",
+             "text": "The kiln service stores its queue in SQLite.", "state": "active", **times},
+            {"record": "evidence", "memory_id": 2, "session_id": "s1", "entry_uuid": "u1", "role": "user",
+             "ts": _STAMP, "rule_id": "hand", "text": "We store the queue in SQLite."},
+            {"record": "link", "src": 2, "dst": 1, "kind": "supersedes", "reason": "hand", "created_at": _STAMP}]
+
+
+def refused_in_one_line(tmp_path, text: str) -> str:
+    """Import `text` with `miner import`: it must fail with one line and leave the store empty; returns the line."""
+    path = tmp_path / "edited.jsonl"
+    path.write_text(text, encoding="utf-8")
+    os.environ["MINER_HOME"] = str(tmp_path / "fresh-home")
+    result = CliRunner().invoke(import_cmd, [str(path)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (result.output, result.exception)
+    assert result.output.count("\n") == 1 and "nothing was imported" in result.output, result.output
+    with Store() as fresh:
+        assert fresh.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    return result.output
+
+
+def with_field(records: list[dict], index: int, **fields) -> str:
+    changed = [dict(record) for record in records]
+    changed[index].update(fields)
+    return "\n".join(json.dumps(record) for record in changed) + "\n"
+
+
+def test_import_refuses_a_value_not_of_its_columns_type_naming_the_line(tmp_path):
+    """SQLite's columns take a text where a number belongs: imported, `recall`, `show`, `gc` and the hooks then
+    failed on it (in every project, for a memory of every project)."""
+    records = hand_written_export()
+    assert CliRunner().invoke(import_cmd, [str(_written(tmp_path, records))]).exit_code == 0  # the file as it is
+    bad = [(1, {"confidence": "high"}, "line 2: memory record: confidence 'high' is not a finite number"),
+           (2, {"recall_count": "x"}, "line 3: memory record: recall_count 'x' is not an integer"),
+           (2, {"evidence_count": 1.5}, "line 3: memory record: evidence_count 1.5 is not an integer"),
+           (1, {"confidence": 7}, "line 2: memory 1: confidence 7 is not a number from 0 to 1"),
+           (2, {"session_count": -3}, "line 3: memory 2: session_count -3 is below 0"),
+           (2, {"tentative": 5}, "line 3: memory 2: tentative 5 is not one of 0, 1"),
+           (1, {"subject": 42}, "line 2: memory record: subject 42 is not a text"),
+           (3, {"ts": 20260105}, "line 4: evidence record: ts 20260105 is not a text"),
+           (4, {"reason": True}, "line 5: link record: reason True is not a text")]
+    for index, fields, expected in bad:
+        line = refused_in_one_line(tmp_path, with_field(records, index, **fields))
+        assert expected in line, (fields, line)
+    line = refused_in_one_line(tmp_path, with_field(records, 1, confidence=float("nan")))
+    assert "line 2: memory record: confidence nan is not a finite number" in line
+
+
+def _written(tmp_path, records: list[dict]):
+    path = tmp_path / "as-written.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
+    os.environ["MINER_HOME"] = str(tmp_path / "first-home")
+    return path
+
+
+def test_import_of_a_line_the_reader_chokes_on_is_one_line_naming_it(tmp_path):
+    """Nesting past Python's recursion limit, a number past SQLite's integers, an object or a list where a column
+    holds one value: each gave a traceback."""
+    records = hand_written_export()
+    text = with_field(records, 0)
+    deep = text + "[" * 100_000 + "]" * 100_000 + "\n"
+    assert "line 6: nested too deeply" in refused_in_one_line(tmp_path, deep)
+    assert "line 2: memory record: id 1180591620717411303424 is not an integer of 64 bits at most" in \
+        refused_in_one_line(tmp_path, with_field(records, 1, id=2**70))
+    assert "line 2: memory record: keywords {'a': 1} is not a text" in \
+        refused_in_one_line(tmp_path, with_field(records, 1, keywords={"a": 1}))
+    assert "line 4: evidence record: text ['We store'] is not a text" in \
+        refused_in_one_line(tmp_path, with_field(records, 3, text=["We store"]))
+    assert "line 1: bad header record" in refused_in_one_line(tmp_path, with_field(records, 0, version=1e400))
+    body = json.dumps({"task": ["x"]})[:-1] + ", \"deep\": " + "[" * 900 + "]" * 900 + "}"
+    checkpoint = {"record": "checkpoint", "session_id": "s1", "project": "/work/kiln", "created_at": _STAMP,
+                  "body": body}
+    assert "line 6: " in refused_in_one_line(tmp_path, with_field(records + [checkpoint], 0))
+
+
+def test_import_refuses_a_memory_longer_than_a_team_pull_takes(tmp_path):
+    """Mining keeps 1,200 characters of a sentence and a pull 4,000; an import stored 5 MB as it was."""
+    records = hand_written_export()
+    line = refused_in_one_line(tmp_path, with_field(records, 2, text="The kiln queue " + "grows " * 900_000))
+    assert "line 3: memory 2: its text is 5,400,015 characters (at most 4,000)" in line
+    line = refused_in_one_line(tmp_path, with_field(records, 2, subject="kiln " * 1000))
+    assert "line 3: memory 2: its subject is 5,000 characters (at most 4,000)" in line
+    fits = with_field(records, 2, text="The kiln queue " + "grows " * 600)
+    os.environ["MINER_HOME"] = str(tmp_path / "fits-home")
+    (tmp_path / "fits.jsonl").write_text(fits, encoding="utf-8")
+    assert CliRunner().invoke(import_cmd, [str(tmp_path / "fits.jsonl")]).exit_code == 0

@@ -857,3 +857,125 @@ def test_notes_the_server_holds_are_taken_redacted_and_closed_rows_keep_their_st
     report = ben.sync()
     assert "Use Redis for the cache store." in {m.text for m in ben.all_memories()}
     assert any("reads like an instruction to the assistant; not taken here" in note for note in report.notes)
+
+
+# --- rows of a shape this machine cannot hold --------------------------------------------------------------
+
+
+def test_a_team_row_in_an_unknown_state_is_left_out_with_a_note_and_later_syncs_go_on(tmp_path, pg_url, isolated_home):
+    """A state no miner writes, put straight into the server's table, once stopped every member's sync for good
+    (the pull was undone, so its cursor never moved past the row)."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    assert miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--member", "ana",
+                     "--project", str(project)).returncode == 0
+    ben = Machine(tmp_path, "ben", pg_url)
+    try:
+        mined_and_pushed(ben, "We decided to bill every customer in euros.", "We decided to ship on Tuesdays.")
+        rewrite_on_server(pg_url, "%euros%", state="bogus")
+        synced = miner_cli("team", "sync", "--project", str(project))
+        assert synced.returncode == 0, synced.stderr
+        assert "its state 'bogus' is not one of active" in synced.stdout and "Traceback" not in synced.stderr
+        mined_and_pushed(ben, "We decided to keep the audit log for a year.")
+        again = miner_cli("team", "sync", "--project", str(project))
+        assert again.returncode == 0 and "pulled 1 (1 new here)" in again.stdout, again.stdout + again.stderr
+        assert "bogus" not in again.stdout  # not read again unless it changes on the team
+    finally:
+        ben.close()
+    from miner.memory.store import Store
+
+    with Store() as store:
+        assert sorted(m.text for m in store.list_memories(str(project), limit=10)) == [
+            "We decided to keep the audit log for a year.", "We decided to ship on Tuesdays."]
+
+
+def test_team_rows_whose_columns_this_store_cannot_hold_are_left_out_with_a_note(machines, pg_url, tmp_path):
+    """Each column a pulled row brings is checked for the shape recall, the hooks and export rely on: a category
+    no miner knows, an empty text, a confidence that is no number from 0 to 1, a time that is no time, an unknown
+    scope. Taken as they were, the member's own export could not be imported again."""
+    ana, ben, _ = machines
+    mined_and_pushed(ana, "We decided to log every export.", "We decided to keep a weekly backup.",
+                     "We decided to ship on Tuesdays.", "We decided to bill in euros.", "We decided to cache nothing.",
+                     "We decided to pin every dependency.", "We decided to lint in CI.", "We decided to test on ARM.")
+    rewrite_on_server(pg_url, "%export%", category="evilcat")
+    rewrite_on_server(pg_url, "%weekly backup%", text="")
+    rewrite_on_server(pg_url, "%Tuesdays%", confidence=float("nan"))
+    rewrite_on_server(pg_url, "%euros%", confidence=7.0)
+    rewrite_on_server(pg_url, "%cache nothing%", first_seen="yesterday")
+    rewrite_on_server(pg_url, "%dependency%", state="forgotten", valid_to="some day")
+    rewrite_on_server(pg_url, "%lint%", scope="everyone")
+    report = ben.sync()
+    expected = ["its category 'evilcat' is not one of decision, preference, fact, todo", "its text is empty",
+                "its confidence nan is not a number from 0 to 1", "its confidence 7.0 is not a number from 0 to 1",
+                "its first_seen 'yesterday' is not an ISO time", "its valid_to 'some day' is not an ISO time",
+                "its scope 'everyone' is not one of project, global"]
+    for reason in expected:
+        assert any(note.endswith(reason) for note in report.notes), (reason, report.notes)
+    assert [m.text for m in ben.all_memories()] == ["We decided to test on ARM."]
+    exported = tmp_path / "ben.jsonl"
+    from miner.memory import portable
+    from miner.memory.store import Store
+
+    portable.export_to_file(ben.store, exported)
+    with Store(tmp_path / "restored.db") as restored:
+        assert portable.import_file(restored, exported).memories == 1
+
+
+def test_a_note_of_a_row_left_out_for_its_length_names_the_long_field_and_its_length(machines, pg_url):
+    ana, ben, _ = machines
+    mined_and_pushed(ana, "We decided to bill every customer in euros.")
+    rewrite_on_server(pg_url, "%euros%", subject="s" * 5000)
+    report = ben.sync()
+    assert any(note.endswith("its subject is 5,000 characters (at most 4,000)") for note in report.notes), report.notes
+    assert ben.all_memories() == []
+
+
+def test_a_link_whose_time_is_no_time_is_kept_here_with_the_time_of_the_pull(machines, pg_url):
+    from miner.memory.records import parse_ts
+
+    ana, ben, _ = machines
+    say_cache_store(ana, "MySQL", "2026-02-01T10:00:00Z")
+    say_cache_store(ana, "Redis", "2026-02-02T10:00:00Z")
+    ana.sync()
+    rewrite_on_server(pg_url, "%MySQL%", state="active", valid_to=None)  # current again on the team, linked still
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("UPDATE miner.links SET created_at = 'whenever'").rowcount == 1
+    ben.sync()
+    stamps = [row[0] for row in ben.store.db.execute("SELECT created_at FROM links")]
+    assert stamps and all(parse_ts(stamp) is not None for stamp in stamps), stamps
+
+
+# --- what the commands print and leave behind --------------------------------------------------------------
+
+
+def test_a_password_in_a_url_libpq_cannot_read_is_never_printed(tmp_path, isolated_home):
+    """libpq's reason for a URL it cannot read quotes what it stumbled on: the password, or the whole URL."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    settings_mod.save(settings_mod.TeamSettings("postgresql://ana@127.0.0.1:1/teamdb", "acme", "ana",
+                                                {str(project): KEY}))
+    urls = {"pa%zzSECRET1": "postgresql://u:pa%zzSECRET1@127.0.0.1:55432/teamdb",
+            "SECRET2": "mysql://u:SECRET2@db.example.org/teamdb", "SECRET3": "postgresql://u:SECRET3@[::1/teamdb",
+            "SECRET4": 'postgresql://u:SECRET4"x@db.example.org/teamdb?x'}
+    for password, url in urls.items():
+        for args, env in ((("team", "join", url, "--project", str(project)), {}), (("team", "setup", url), {}),
+                          (("team", "status", "--project", str(project)), {settings_mod.URL_ENV: url}),
+                          (("team", "sync", "--project", str(project)), {settings_mod.URL_ENV: url})):
+            done = miner_cli(*args, env=subprocess_env(**env))
+            shown = done.stdout + done.stderr
+            assert "not a PostgreSQL URL" in shown and "Traceback" not in shown, (args, shown)
+            assert password.removeprefix("pa%zz") not in shown, (args, shown)
+    done = miner_cli("team", "join", urls["pa%zzSECRET1"], "--project", str(project))
+    assert "invalid percent-encoded token" in done.stderr  # libpq's reason stays, its quote of the URL goes
+
+
+def test_team_status_offline_never_creates_the_store(tmp_path, isolated_home):
+    from miner import paths
+
+    project = tmp_path / "shop"
+    project.mkdir()
+    settings_mod.save(settings_mod.TeamSettings("postgresql://ana@127.0.0.1:1/teamdb", "acme", "ana",
+                                                {str(project): KEY}))
+    status = miner_cli("team", "status", "--offline", "--project", str(project))
+    assert status.returncode == 1 and "no memory store at" in status.stderr, status.stdout + status.stderr
+    assert "Traceback" not in status.stderr and not paths.db_path().exists()

@@ -34,7 +34,8 @@ def _errors():
     from ..extract.secret_rules import SecretRuleError
     from ..team.settings import TeamError
 
-    return (PgStoreError, TeamError, psycopg.Error, sqlite3.Error, SecretRuleError)
+    # ValueError: what a store refuses (an unknown state, say) stops the command, not the whole terminal.
+    return (PgStoreError, TeamError, psycopg.Error, sqlite3.Error, SecretRuleError, ValueError)
 
 
 def _line(exc: Exception) -> str:
@@ -61,8 +62,10 @@ def setup(url: str) -> None:
     least-privilege role members then use)."""
     errors = _errors()
     from ..memory.pgstore import PgStore, describe
+    from ..team.settings import without_password
 
     try:
+        without_password(url)  # an unreadable URL: libpq's reason, without the password it may quote
         PgStore(url, team="", create=True).close()
     except errors as exc:
         raise click.ClickException(_line(exc)) from None
@@ -183,7 +186,7 @@ def status(project: str | None, offline: bool) -> None:
     click.echo(f"team {settings.team!r} on {server}, member {settings.member!r}")
     root = project_dir(project)
     roots = [root] if settings.key_of(root) else sorted(settings.projects)
-    with open_store(readonly=False) as store:
+    with open_store(or_readonly=True) as store:  # (it only reads: a missing store is said, never made)
         for one in roots:
             key = settings.key_of(one)
             state = store.team_state(settings.team, one)

@@ -49,9 +49,8 @@ class PgStore:
         try:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout,
                                       application_name="transcript-miner")
-        except psycopg.ProgrammingError as exc:
-            raise PgStoreError(f"not a PostgreSQL URL ({str(exc).splitlines()[0]}): give one like "
-                               "postgresql://user@host/database") from None
+        except psycopg.ProgrammingError:  # libpq's reason quotes the URL, password and all (`miner team` says why)
+            raise PgStoreError("not a PostgreSQL URL: give one like postgresql://user@host/database") from None
         except psycopg.OperationalError as exc:
             reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise PgStoreError(f"cannot reach the team server {describe(url)}: {reason}") from None

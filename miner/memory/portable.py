@@ -28,12 +28,16 @@ Text fields pass through `redact` on the way out as defence in depth:
 memories are redacted when mined, but rules change and older rows may
 predate a pattern. They pass through it on the way in too, checkpoints'
 texts included, since a file may have been edited or written by an older
-miner; a memory's state, category, scope and pin are checked.
+miner; every value is checked against its column's type (SQLite would take a
+text where a number belongs, and what reads it later would fail on it), a
+memory's state, category, scope and pin against what this miner knows, and
+its text against the longest a team pull takes (`MAX_TEXT`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import tempfile
@@ -49,6 +53,9 @@ from .store import Store
 
 FORMAT = "transcript-miner-export"
 VERSION = 3  # 2: archive records; 3: purged entries
+MAX_TEXT = 4000  # characters of a memory's text, subject, value or keywords, as a team pull takes (mining keeps 1,200)
+_TABLES = {"memory": "memories", "wording": "memory_hashes", "evidence": "evidence", "link": "links",
+           "session": "sessions", "checkpoint": "checkpoints", "archive": "archive"}
 
 # Text columns that may hold what a user said, per record kind.
 _REDACTED_FIELDS = {
@@ -226,6 +233,8 @@ def _read_records(lines: IO[str]) -> Iterator[tuple[int, dict]]:
             record = json.loads(line)
         except ValueError as exc:
             raise PortableError(f"line {number}: not JSON ({exc})") from None
+        except RecursionError:
+            raise PortableError(f"line {number}: nested too deeply to be an export record") from None
         if not isinstance(record, dict) or not isinstance(record.get("record"), str):
             raise PortableError(f"line {number}: not an export record (no `record` tag)")
         yield number, record
@@ -250,8 +259,9 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         raise PortableError(f"{exc}; fix it (`miner rules check`) first") from None
     summary = ImportSummary()
     with store.atomic() as db:
-        columns = {table: _columns(db, table) for table in
-                   ("memories", "memory_hashes", "evidence", "links", "sessions", "checkpoints", "archive")}
+        types = {table: {row[1]: row[2] for row in db.execute(f"PRAGMA table_info({table})")}
+                 for table in _TABLES.values()}
+        columns = {table: list(names) for table, names in types.items()}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
         id_map: dict[int, int] = {}
         header_seen = False
@@ -259,6 +269,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
             kind = record.pop("record")
             record = _redacted(kind, record)
             try:
+                if kind in _TABLES:
+                    _check_types(kind, record, types[_TABLES[kind]])
                 if kind == "header":
                     if record.get("format") != FORMAT:
                         raise PortableError(f"line {number}: not a {FORMAT} file")
@@ -299,12 +311,14 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                                                  (record["uuid"],)).rowcount
                 else:
                     raise PortableError(f"line {number}: unknown record kind {kind!r}")
+            except PortableError as exc:  # (what names no line is about this one)
+                if str(exc).startswith("line "):
+                    raise
+                raise PortableError(f"line {number}: {exc}") from None
             except sqlite3.IntegrityError as exc:
                 raise PortableError(f"line {number}: {kind} record does not fit the store ({exc})") from None
-            except (KeyError, TypeError, ValueError) as exc:
-                if isinstance(exc, PortableError):
-                    raise
-                raise PortableError(f"line {number}: bad {kind} record ({exc})") from None
+            except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+                raise PortableError(f"line {number}: bad {kind} record ({str(exc) or type(exc).__name__})") from None
         if not header_seen:
             raise PortableError("empty file: not an export")
         for memory_id, record in summary.carried:  # once its evidence is in: a forget hides the archive it names
@@ -325,7 +339,31 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
     return id_map[old]
 
 
-_CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "global"), "pinned": (0, 1)}
+_CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "global"), "pinned": (0, 1),
+            "tentative": (0, 1)}
+_TYPE_NAMES = {"INTEGER": "an integer of 64 bits at most", "REAL": "a finite number", "TEXT": "a text"}
+
+
+def _shown(value) -> str:
+    """A refused value as an error shows it: redacted, and cut when long (it may be a whole memory)."""
+    text = repr(redact(value)[0] if isinstance(value, str) else value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _check_types(kind: str, record: dict, types: dict[str, str]) -> None:
+    """Each value the store will hold has its column's type: SQLite's loose columns would take a text where a number
+    belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later."""
+    for name, declared in types.items():
+        value = record.get(name)
+        if value is None:  # (a column that may not be empty says so itself)
+            continue
+        if declared == "TEXT":
+            fits = type(value) is str
+        else:
+            fits = (type(value) is int and -2**63 <= value < 2**63
+                    or declared == "REAL" and type(value) is float and math.isfinite(value))
+        if not fits:
+            raise PortableError(f"{kind} record: {name} {_shown(value)} is not {_TYPE_NAMES.get(declared, declared)}")
 
 
 def _checked_memory(record: dict) -> dict:
@@ -335,8 +373,17 @@ def _checked_memory(record: dict) -> dict:
         raise PortableError("a memory needs an integer id, a project and a text")
     for name, allowed in _CHOICES.items():
         if name in record and (record[name] not in allowed or type(record[name]) is bool):
-            raise PortableError(f"memory {old_id}: {name} {record[name]!r} is not one of "
+            raise PortableError(f"memory {old_id}: {name} {_shown(record[name])} is not one of "
                                 f"{', '.join(map(str, allowed))}")
+    if not 0 <= record.get("confidence", 0) <= 1:
+        raise PortableError(f"memory {old_id}: confidence {record['confidence']!r} is not a number from 0 to 1")
+    for name in ("evidence_count", "session_count", "recall_count"):
+        if record.get(name, 0) < 0:
+            raise PortableError(f"memory {old_id}: {name} {record[name]!r} is below 0")
+    for name in ("text", "subject", "value", "keywords"):  # a team pull leaves out what is longer: so does an import
+        if len(record.get(name) or "") > MAX_TEXT:
+            raise PortableError(f"memory {old_id}: its {name} is {len(record[name]):,} characters "
+                                f"(at most {MAX_TEXT:,})")
     record["hash"] = content_hash(record["text"])  # of the text as taken: redacted on the way in, or written by hand
     return record
 

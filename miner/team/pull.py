@@ -12,9 +12,10 @@ that says the same words, are never changed by a pull.
 What the server holds is not trusted: another member's version, or anyone who can
 write its tables, may have put it there. A row is taken as a mined one would be:
 redacted in every field (with the secrets this machine learnt), left out when it is
-mostly secrets or longer than `MAX_TEAM_TEXT`, and quarantined when it reads like an
-attempt on the assistant (`trust.takeover_reason`), whatever role the server says
-said it; the standing orders people share ("always run the linter") are not that.
+mostly secrets, longer than `MAX_TEAM_TEXT` or not of the shape the local store and its
+readers rely on (`_unfit`), and quarantined when it reads like an attempt on the
+assistant (`trust.takeover_reason`), whatever role the server says said it; the
+standing orders people share ("always run the linter") are not that.
 """
 
 from __future__ import annotations
@@ -22,16 +23,53 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ..extract.model import CATEGORIES
 from ..extract.redact import mostly_redacted, redact, redact_memory
 from ..extract.secret_turns import known_in
 from ..extract.trust import takeover_reason
 from ..memory.dedup import CURRENT_STATES
-from ..memory.records import NewMemory, StoredMemory
+from ..memory.records import STATES, NewMemory, StoredMemory, now_iso, parse_ts
 from ..textutil import content_hash, short
 from .shared import VETOES, shareable, signature
 
 PULL_PAGE = 2000
 MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
+_CHOICES = (("state", STATES), ("category", CATEGORIES), ("scope", ("project", "global")))
+
+
+def _shown(value: object) -> str:
+    """A refused value as a note shows it: it comes from the server, so redacted, and cut when long."""
+    if not isinstance(value, str):
+        return repr(value)
+    text = redact(value)[0]
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+def _unfit(team_memory: StoredMemory) -> str:
+    """Why a team row cannot be a memory here ('' when it can). A push never sends such a row, but anyone who can
+    write the server's tables may, and the local store's readers (recall, the hooks, export) rely on each column's
+    shape: taken as it is, one bad value would break them, or stop every later pull."""
+    longest = max(("text", "subject", "value", "keywords"), key=lambda name: len(getattr(team_memory, name)))
+    if len(getattr(team_memory, longest)) > MAX_TEAM_TEXT:
+        return f"its {longest} is {len(getattr(team_memory, longest)):,} characters (at most {MAX_TEAM_TEXT:,})"
+    if not team_memory.text.strip():
+        return "its text is empty"
+    for name, allowed in _CHOICES:
+        if getattr(team_memory, name) not in allowed:
+            return f"its {name} {_shown(getattr(team_memory, name))} is not one of {', '.join(allowed)}"
+    confidence = team_memory.confidence
+    if type(confidence) not in (int, float) or not 0 <= confidence <= 1:  # (NaN is neither)
+        return f"its confidence {_shown(confidence)} is not a number from 0 to 1"
+    for name in ("first_seen", "valid_to"):  # what becomes its times here (`valid_to` may be empty: still open)
+        stamp = getattr(team_memory, name)
+        if (stamp or name == "first_seen") and (not isinstance(stamp, str) or parse_ts(stamp) is None):
+            return f"its {name} {_shown(stamp)} is not an ISO time"
+    return ""
+
+
+def _when(stamp: str) -> str:
+    """A time the server gives a link, or now when it is not one (it becomes a memory's end of validity here)."""
+    return stamp if isinstance(stamp, str) and parse_ts(stamp) is not None else now_iso()
 
 
 class Pull:
@@ -96,7 +134,7 @@ class Pull:
                 with store.atomic():  # one row at a time: a row this machine cannot take stops only itself
                     if not self._take_one(team_memory, member, reason, by_remote, mapped):
                         again.add(team_memory.id)
-            except sqlite3.IntegrityError as exc:
+            except (sqlite3.IntegrityError, ValueError) as exc:
                 self.report.notes.append(f"team memory #{team_memory.id} not taken here: {exc}")
         return again
 
@@ -154,10 +192,10 @@ class Pull:
 
     def _as_taken(self, team_memory: StoredMemory) -> tuple[StoredMemory, str]:
         """(the team row as this machine takes it, redacted in every field; why it is not taken at all, or '')."""
-        if max(len(team_memory.text), len(team_memory.subject), len(team_memory.value),
-               len(team_memory.keywords)) > MAX_TEAM_TEXT:
+        unfit = _unfit(team_memory)
+        if unfit:
             return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
-                                 f"on the team): {len(team_memory.text):,} characters (at most {MAX_TEAM_TEXT:,})")
+                                 f"on the team): {unfit}")
         fields = [team_memory.text, team_memory.subject, team_memory.value, team_memory.keywords]
         known = known_in(" ".join(fields), *self._secrets)
         given = fields[3].split()
@@ -222,10 +260,11 @@ class Pull:
             if store.get(older).state in CURRENT_STATES:
                 team_memory = self.remote.get(link.dst)
                 if team_memory is None or team_memory.state in CURRENT_STATES:  # reopened on the team since
-                    store.note_replacement(newer, older, self._note(link.reason), link.created_at)
+                    store.note_replacement(newer, older, self._note(link.reason), _when(link.created_at))
                     continue
             # The link with its "was" note; closes the older memory here when it is still open.
-            store.supersede(newer, older, self._note(link.reason), short(self._note(link.was)), at=link.created_at)
+            store.supersede(newer, older, self._note(link.reason), short(self._note(link.was)),
+                            at=_when(link.created_at))
             done.append((older, link.dst, signature(store.get(older))))
         store.set_team_map(self.team, done)
         return taken, 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..memory.store import Store
-from .settings import TeamError, TeamSettings
+from .settings import TeamError, TeamSettings, without_password
 from .sync import Report, Sync
 
 
@@ -16,6 +16,7 @@ def connect(settings: TeamSettings, connect_timeout: int = 10):
 
     if not settings.server_url():
         raise TeamError("no team server: run `miner team join URL` in the project, or set MINER_TEAM_URL")
+    without_password(settings.server_url())  # an unreadable URL: libpq's reason, without the password it may quote
     return PgStore(settings.server_url(), settings.team, settings.member, connect_timeout=connect_timeout)
 
 

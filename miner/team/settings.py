@@ -86,7 +86,23 @@ def without_password(url: str) -> str:
     try:
         return strip(url)
     except ProgrammingError as exc:
-        raise TeamError(f"not a PostgreSQL URL ({str(exc).splitlines()[0]}): give postgresql://user@host/db") from None
+        raise TeamError(f"not a PostgreSQL URL ({_unreadable_reason(url, exc)}): "
+                        "give postgresql://user@host/db") from None
+
+
+def _unreadable_reason(url: str, exc: Exception) -> str:
+    """libpq's reason it cannot read `url`, without the URL's own words: libpq quotes what it stumbled on, and that
+    may be the password, or the whole URL with it. When the URL holds a quote (so its parts cannot be told from
+    libpq's quotes) or its password may still be there, the reason is only that libpq cannot read it."""
+    lines = str(exc).strip().splitlines()
+    reason = re.sub(r'"[^"]*"', lambda quoted: quoted[0] if len(quoted[0]) <= 3 else '"…"', lines[0] if lines else "")
+    userinfo = url.partition("://")[2].rpartition("@")[0] if "://" in url else ""
+    password = re.search(r"password\s*=\s*'?([^'\s]*)", url)
+    given = userinfo.partition(":")[2]
+    secrets = [part for part in (given, given.split("@")[0], password and password[1]) if part]
+    if not reason or '"' in url or any(secret in reason for secret in secrets):
+        return "libpq cannot read it"
+    return reason
 
 
 def has_password(url: str) -> bool:
