@@ -349,6 +349,17 @@ def test_a_folder_that_cannot_be_written_is_one_line(monkeypatch):
         st.install("user", None, PY_A)
 
 
+def test_a_settings_file_its_owner_made_read_only_is_left_as_it_is(user_settings):
+    """It was replaced (its mode kept) without a word: the owner had made it read-only so that nothing changes it."""
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(dump(RICH), encoding="utf-8")
+    os.chmod(user_settings, 0o444)
+    with pytest.raises(st.SettingsError, match=r"is read-only \(mode 444\): nothing written; make it writable"):
+        st.install("user", None, PY_A)
+    assert user_settings.read_text(encoding="utf-8") == dump(RICH) and backups(user_settings) == []
+    assert st.install("user", None, PY_A, dry_run=True)[-1].startswith("dry run: would update")
+
+
 def test_hooks_not_an_object_is_refused_with_the_path(user_settings):
     user_settings.parent.mkdir(parents=True)
     content = dump({"hooks": ["nope"]})

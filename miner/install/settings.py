@@ -406,8 +406,8 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
     write backs up the existing file as `<name>.bak-<YYYYmmddHHMMSS>` (copy2:
     mode and times kept), replaces it atomically (temp file in the same
     directory + os.replace), keeps its mode, and writes through a symlink
-    instead of replacing it. If the file changed since it was read, nothing is
-    written and SettingsError is raised.
+    instead of replacing it. If the file changed since it was read, or its owner
+    made it read-only, nothing is written and SettingsError is raised.
     """
     path = Path(path)
     before = _parse(path, original_text) if original_text is not None else {}
@@ -431,9 +431,13 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         if original_text is None:
             _atomic_write(target, text, _default_mode())
             return f"created {path}"
+        mode = os.stat(target).st_mode & 0o7777
+        if not mode & 0o200:  # made read-only by its owner, who would not have it changed behind their back
+            raise SettingsError(f"{path} is read-only (mode {mode:o}): nothing written; make it writable "
+                                "(`chmod u+w`) and run again, or see the change with --dry-run")
         backup = _backup_path(path)
         shutil.copy2(target, backup)
-        _atomic_write(target, text, os.stat(target).st_mode & 0o7777)
+        _atomic_write(target, text, mode)
     except OSError as exc:
         raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); check the permissions of "
                             f"{path.parent}, then run again") from None
