@@ -166,8 +166,7 @@ _OWN_KEYS = frozenset({"type", "command", "timeout", "async"})  # what `_handler
 
 
 def _merged(current: dict, ours: dict) -> dict:
-    """Our handler as `ours` says, with what the user gave it kept: keys of their own (a `statusMessage`), and a
-    timeout they raised (a lower one is an older default, or too short for the hook's own budget)."""
+    """Our handler as `ours` says, keeping the user's own keys (a `statusMessage`) and a timeout they raised."""
     merged = {**{k: v for k, v in current.items() if k not in _OWN_KEYS or k in ours}, **ours}
     timeout = current.get("timeout")
     if type(timeout) in (int, float) and timeout > ours["timeout"]:
