@@ -215,6 +215,19 @@ def test_training_is_seeded_and_the_model_tells_memories_from_talk(data, model, 
     assert memory_score["none"] < talk_score["none"]
 
 
+def test_the_shipped_model_is_what_miner_train_builds_from_the_shared_data(shared_data, tmp_path):
+    """The model in the package is the one the code builds: a change to what the reader, the cleaner or the features
+    make of the training data must ship the model it trains (and have its figures measured again). About a minute."""
+    from miner.extract.classify import MODEL_DIR
+
+    built = tmp_path / "model"
+    train_mod.train(shared_data, built)
+    shipped = sorted(p.relative_to(MODEL_DIR) for p in MODEL_DIR.rglob("*") if p.is_file())
+    assert shipped == sorted(p.relative_to(built) for p in built.rglob("*") if p.is_file())
+    for name in shipped:
+        assert (built / name).read_bytes() == (MODEL_DIR / name).read_bytes(), name
+
+
 def test_miner_train_writes_the_model_where_it_is_told(data, tmp_path):
     out = tmp_path / "model"
     result = CliRunner().invoke(main, ["train", "--data", str(data), "--out", str(out), "--labels",
