@@ -64,6 +64,13 @@ rules:
         ("rules: [\n", "not valid YAML"),
         ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    tentative: 'no'\n", "`tentative` must be"),
         ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    confidence: true\n", "`confidence` must"),
+        # A pattern Python cannot build: a repeat count past C's, groups nested past the parser's recursion.
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: ['a{1,4294967295}']\n", "too large or too deeply"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: ['" + "(" * 2000 + "a" + ")" * 2000 + "']\n",
+         "does not compile"),
+        # A key given twice: YAML keeps the last, and the first block's rules would never run.
+        (GOOD + "rules:\n  - id: t.y\n    category: fact\n    patterns: [b]\n", "key 'rules' is given twice"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    patterns: [b]\n", "'patterns' is given twice"),
     ],
 )
 def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):
@@ -73,6 +80,18 @@ def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):
     message = str(info.value)
     assert str(path) in message and fragment in message
     assert "\n" not in message
+
+
+def test_an_alias_bomb_is_refused_in_one_line_before_it_is_expanded(tmp_path):
+    """608 bytes of nested aliases made every rules command, `miner mine` and the trust review of a cloned
+    repository's file run for ever and take gigabytes (the description was turned into a string)."""
+    levels = ["a0: &a0 [" + ", ".join(["lol"] * 10) + "]"]
+    levels += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 10) + "]" for n in range(1, 10)]
+    body = "version: {" + ", ".join(levels) + "}\n" + GOOD.replace("lang: en", "lang: en\n    description: *a9")
+    path = write(tmp_path, "bomb.yaml", body)
+    assert len(body) < 1000
+    with pytest.raises(RuleError, match=rf"{path}:\d+: aliases \(`\*name`\) are not allowed in a rule file"):
+        load_file(path)
 
 
 def test_error_names_the_line_of_the_rule(tmp_path):

@@ -73,8 +73,9 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
     try:
         compiled = regex_cache.compile(pattern)
-    except re.error as exc:
-        raise _fail(source, line, rule_id, f"pattern {pattern!r} does not compile: {exc}") from None
+    except (re.error, OverflowError, RecursionError) as exc:  # (a repeat count past C's, 2,000 nested groups)
+        reason = exc if isinstance(exc, re.error) else f"{type(exc).__name__}: too large or too deeply nested"
+        raise _fail(source, line, rule_id, f"pattern {pattern[:200]!r} does not compile: {reason}") from None
     problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern), _is_analysis)
     if problem:
         raise _fail(source, line, rule_id, problem)
@@ -167,6 +168,31 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     )
 
 
+def _check_tree(node: yaml.Node | None, source: str) -> None:
+    """Refuse what YAML allows and a rule file has no use for: an alias (`*name`), which a few hundred bytes can
+    nest into billions of values (a cloned repository's file is read before the user trusts it), and a key given
+    twice in one mapping, which YAML resolves by dropping the first silently (its rules would never run)."""
+    seen: set[int] = set()
+    pending = [node] if node is not None else []
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            raise _fail(source, current.start_mark.line + 1, "", "aliases (`*name`) are not allowed in a rule file; "
+                        "write the value out")
+        seen.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in keys:
+                        raise _fail(source, key.start_mark.line + 1, "", f"key {key.value!r} is given twice in one "
+                                    "mapping (YAML would keep only the last); merge them")
+                    keys.add(key.value)
+                pending += (key, value)
+        elif isinstance(current, yaml.SequenceNode):
+            pending += current.value
+
+
 def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], set[str]]:
     """Rules and disabled ids of one file."""
     source = str(path)
@@ -176,6 +202,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
         loader = YAML_LOADER(text)
         try:
             node = loader.get_single_node()
+            _check_tree(node, source)
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
