@@ -75,8 +75,15 @@ _LAZY: dict[str, str] = {
     "vowel_points": "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+",
     "latin_accented": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+",
-    "block_tag": r"(?i)<(/?)(\s*" + "".join(c if c.isalnum() else "\\" + c for c in BLOCK_TAG) + r")",
+    # The tag, with blanks or invisible format characters (a zero-width space) anywhere before its name.
+    "block_tag": r"(?i)<([\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*/?)([\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
+                 + "".join(c if c.isalnum() else "\\" + c for c in BLOCK_TAG) + r")",
 }
+# Control characters but tabs and line breaks (a terminal's escape sequences, a NUL), and the bidirectional overrides
+# and isolates that make a text display otherwise than it reads: what text from transcripts must not carry into a
+# terminal or the model's context (`str.translate` table).
+NOT_SHOWN = dict.fromkeys(c for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
+                                      *range(0x2066, 0x206A)) if chr(c) not in "\t\n\r")
 _compiled: dict[str, re.Pattern] = {}
 
 
@@ -382,7 +389,9 @@ def letter_ratio(text: str) -> float:
 
 
 def escape_block_tag(text: str) -> str:
-    """Text that cannot open, close or forge the recall block's tag (memory text, a project path)."""
+    """Text that cannot open, close or forge the recall block's tag (memory text, a project path), nor carry a
+    control character (an escape sequence) into the model's context."""
+    text = text.translate(NOT_SHOWN)
     if "<" not in text:
         return text
     return _pattern("block_tag").sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)

@@ -465,6 +465,40 @@ def test_mine_names_a_project_folder_it_cannot_read_and_exits_with_an_error(monk
     assert f"{locked}: cannot be read (permission denied), so its transcripts were not mined" in result.output
 
 
+def test_a_terminal_is_shown_no_control_character_of_what_was_mined():
+    """Memory text comes from transcripts: an escape sequence in it retitled the terminal, hid text or wrote to the
+    clipboard when `miner show` or `list` printed it. A terminal gets the text without them."""
+    import pty
+
+    from miner.memory.records import NewMemory
+
+    text = "We decided on Redis \x1b]0;retitled\x07 for the \x1b[8mhidden\x1b[0m cache \x1b]52;c;cHduZWQ=\x07\x00 layer."
+    with Store() as store, store.atomic():
+        memory_id = store.add_memory(NewMemory(
+            project="/work/shop", category="decision", confidence=0.9, rule_id="t", text=text, role="user",
+            session_id="s", transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))[0]
+    for args in (["show", str(memory_id)], ["list", "--project", "/work/shop"], ["search", "Redis"]):
+        leader, follower = pty.openpty()
+        try:
+            proc = subprocess.run([sys.executable, "-m", "miner.cli", *args], stdout=follower,
+                                  stderr=subprocess.PIPE, env=dict(os.environ), timeout=120)
+            os.close(follower)
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed: everything was read
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+        finally:
+            os.close(leader)
+        assert proc.returncode == 0, proc.stderr
+        assert b"Redis" in shown and b"cache" in shown, (args, shown)
+        assert not [c for c in shown if c < 0x20 and c not in b"\r\n\t"], (args, shown)
+
+
 def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(tmp_path):
     """A file name that is not UTF-8 cannot be kept in the store: that transcript is named (printable) and left,
     the others are mined, and the exit status says that something was not done."""

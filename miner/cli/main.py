@@ -27,6 +27,9 @@ class _Group(click.Group):
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
 
+        stdout = sys.stdout
+        if stdout is not None and stdout.isatty():  # (a pipe gets every character: an export must stay whole)
+            sys.stdout = _Shown(stdout)
         try:
             return super().invoke(ctx)
         except (RuleError, SecretRuleError) as exc:
@@ -36,6 +39,25 @@ class _Group(click.Group):
                 raise
             raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
                                        "command again in a moment") from None
+        finally:
+            sys.stdout = stdout
+
+
+class _Shown:
+    """A terminal's stdout that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
+    rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
+    the terminal, hide text or write to the clipboard."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from ..textutil import NOT_SHOWN
+
+        return self._stream.write(text.translate(NOT_SHOWN))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

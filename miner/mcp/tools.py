@@ -25,7 +25,7 @@ from .. import paths
 from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import short
+from ..textutil import NOT_SHOWN, short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -94,12 +94,6 @@ def default_project(explicit: str | None = None) -> str:
     return resolve_project(explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
-# Control characters but line breaks and tabs (a terminal's escape sequences: `miner list` would print them), and the
-# bidirectional overrides and isolates that make a text display otherwise than it reads.
-_CONTROL = dict.fromkeys(c for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
-                                     *range(0x2066, 0x206A)) if chr(c) not in "\t\n\r")
-
-
 def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool = False) -> str:
     """A text argument checked, without `<private>` text and control characters, its white space collapsed
     (`lines`: kept as typed, for redaction to read lists and tables as such; the caller collapses it after)."""
@@ -109,7 +103,7 @@ def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool 
         raise ToolInputError(f"{name} must be a string")
     if "\x00" in value:
         raise ToolInputError(f"{name} holds a NUL character")
-    typed = typed_text(value).translate(_CONTROL)  # what it says in `<private>` is never stored, as when mining
+    typed = typed_text(value).translate(NOT_SHOWN)  # what it says in `<private>` is never stored, as when mining
     text = " ".join(typed.split())
     if required and not text:
         raise ToolInputError(f"{name} is empty")
