@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from miner import paths
 from miner.cli.main import main
+from miner.extract import rules as rules_mod
 from miner.memory.store import Store
 from tests.builders import Session
 
@@ -246,6 +247,18 @@ def test_any_command_reports_a_broken_rule_file_in_one_line(isolated_home):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "mine.yaml:2: rule my.rule" in lines[0] and "miner rules check" in lines[0]
+
+
+def test_rules_check_names_a_disabled_id_that_no_rule_has(isolated_home):
+    """A typo in `disable:` turned nothing off, and `rules check` said all was valid."""
+    folder = isolated_home / ".config" / "miner" / "rules"
+    folder.mkdir(parents=True)
+    shipped = next(iter(rules_mod.load_rules(rules_mod.default_rule_files()).rules)).id
+    (folder / "mine.yaml").write_text(f"disable: [{shipped}, {shipped}x]\n")
+    result = CliRunner().invoke(main, ["rules", "check"])
+    assert result.exit_code == 1
+    assert f"mine.yaml: `disable` names no rule: {shipped}x" in result.output
+    assert f"no rule: {shipped}\n" not in result.output and "1 disabled id(s) name no rule" in result.output
 
 
 @pytest.mark.parametrize("command", [["rules", "check"], ["rules", "test", "We use pnpm."], ["mine", "--all"]])

@@ -162,10 +162,12 @@ def rules_check(project: str | None) -> None:
     except (rules_mod.RuleError, SecretRuleError) as exc:
         raise click.ClickException(str(exc)) from None
     problems = rules_mod.check_examples(ruleset)
-    for problem in problems:
+    unknown = rules_mod.unknown_disables(files)
+    for problem in problems + unknown:
         click.echo(problem, err=True)
-    if problems:
-        raise click.ClickException(f"{len(problems)} example(s) fail")
+    if problems or unknown:
+        raise click.ClickException(", ".join(f"{count} {what}" for count, what in (
+            (len(problems), "example(s) fail"), (len(unknown), "disabled id(s) name no rule")) if count))
     click.echo(f"{len(ruleset.rules)} rules in {_files(len(files))}: all valid, all examples behave. "
                f"{len(kinds)} secret kinds in {_files(len(secret_files))}: all valid.")
 

@@ -378,6 +378,14 @@ def load_rules(files: Iterable[Path | str]) -> RuleSet:
     return RuleSet(rules=rules, files=names, disabled=disabled)
 
 
+def unknown_disables(files: Iterable[Path | str]) -> list[str]:
+    """One line per id a file's `disable:` names that no rule file defines (a typo turns nothing off)."""
+    loaded = [(str(path), *load_file_cached(path)) for path in files]
+    known = {rule.id for _, rules, _ in loaded for rule in rules}
+    return [f"{source}: `disable` names no rule: {rule_id}" for source, _, off in loaded
+            for rule_id in sorted(off - known)]
+
+
 def check_examples(ruleset: RuleSet) -> list[str]:
     """One line per rule example that does not behave as declared."""
     problems = []
