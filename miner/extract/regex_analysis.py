@@ -9,7 +9,7 @@ rule (`rules`) or a secret kind (`secret_rules`) that could hang on hostile text
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 try:  # the standard library's own regex parser, to find required literals (re._parser from Python 3.11)
     import re._parser as sre_parse
@@ -148,18 +148,6 @@ def _unbounded(av) -> bool:
 NESTED_PASSES = 5
 
 
-def _has_optional(sub) -> bool:
-    """True when a part of the sequence may match nothing (`?`, `*`, `{0,n}`)."""
-    for op, av in sub:
-        if op in _REPEATS and av[0] == 0:
-            return True
-        if op is sre_parse.SUBPATTERN and _has_optional(av[3]):
-            return True
-        if op is sre_parse.BRANCH and any(_has_optional(b) for b in av[1]):
-            return True
-    return False
-
-
 def _only_repeats(sub) -> bool:
     """True when a sequence is made of repeats only: nothing fixed separates one pass from the next."""
     for op, av in sub:
@@ -173,15 +161,25 @@ def _only_repeats(sub) -> bool:
     return True
 
 
-def _has_unbounded(sub) -> bool:
+def _any_repeat(sub, test: Callable[[Any], bool]) -> bool:
+    """True when a repeat anywhere in the sequence (groups and alternatives included) passes `test(av)`."""
     for op, av in sub:
-        if op in _REPEATS and (_unbounded(av) or _has_unbounded(av[2])):
+        if op in _REPEATS and (test(av) or _any_repeat(av[2], test)):
             return True
-        if op is sre_parse.SUBPATTERN and _has_unbounded(av[3]):
+        if op is sre_parse.SUBPATTERN and _any_repeat(av[3], test):
             return True
-        if op is sre_parse.BRANCH and any(_has_unbounded(b) for b in av[1]):
+        if op is sre_parse.BRANCH and any(_any_repeat(b, test) for b in av[1]):
             return True
     return False
+
+
+def _has_unbounded(sub) -> bool:
+    return _any_repeat(sub, _unbounded)
+
+
+def _has_optional(sub) -> bool:
+    """True when a part of the sequence may match nothing (`?`, `*`, `{0,n}`)."""
+    return _any_repeat(sub, lambda av: av[0] == 0)
 
 
 def _nested_repeat(sub, outer_unbounded: bool = False) -> str | None:
