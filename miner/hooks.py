@@ -429,6 +429,13 @@ def run(event_name: str, raw: str) -> str:
     return "" if excluded(event.cwd) else HANDLERS[event.event](event, config)
 
 
+def _at_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed: not a person typing either
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the hook named by `argv[0]` (the process's own arguments when None) on the payload on stdin; 0.
 
@@ -438,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     entry = argv is None
     argv = sys.argv[1:] if argv is None else argv
     event_name = argv[0] if argv else ""
-    if event_name in ("-h", "--help") or sys.stdin is not None and sys.stdin.isatty():
+    if event_name in ("-h", "--help") or _at_terminal():
         # Someone at a terminal, not Claude Code (which pipes the payload, and reads stdout as context): no log line.
         sys.stdout.write(USAGE)
         sys.stdout.flush()
