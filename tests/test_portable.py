@@ -347,13 +347,18 @@ def test_a_merge_takes_on_what_the_user_decided_on_the_other_machine(tmp_path, p
 
 def test_import_redacts_and_checks_what_it_stores(tmp_path, pipeline, monkeypatch):
     """An export edited by hand or written by an older miner: its secrets are redacted on the way in (memories,
-    evidence, archive, checkpoints), and a state or category this miner does not know is refused whole."""
+    evidence, archive, checkpoints, the branch and working folder a memory or session names), and a state or
+    category this miner does not know is refused whole."""
     secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
     with mined_store(tmp_path, pipeline) as store:
         lines = [json.loads(line) for line in export_text(store).splitlines()]
     for record in lines:
         if record["record"] in ("memory", "evidence", "archive"):
             record["text"] = f"{record['text']} The deploy token is {secret} now."
+        if record["record"] in ("memory", "session"):  # names that are shown and recalled, typed by a person
+            record["git_branch"] = f"deploy/{secret}"
+        if record["record"] == "session":
+            record["cwd"] = f"/srv/{secret}/app"
         elif record["record"] == "checkpoint":
             record["body"] = json.dumps({"task": [f"Use the token {secret} to deploy"], "todos": []})
     edited = "\n".join(json.dumps(record) for record in lines) + "\n"

@@ -58,8 +58,9 @@ _TABLES = {"memory": "memories", "wording": "memory_hashes", "evidence": "eviden
            "session": "sessions", "checkpoint": "checkpoints", "archive": "archive"}
 
 # Text columns that may hold what a user said, per record kind.
-_REDACTED_FIELDS = {
-    "memory": ("text", "value", "subject", "keywords", "state_reason"),
+_REDACTED_FIELDS = {  # (and the names people type that are shown and recalled: a branch, a working folder)
+    "memory": ("text", "value", "subject", "keywords", "state_reason", "git_branch"),
+    "session": ("cwd", "git_branch"),
     "wording": ("text",),
     "evidence": ("text",),
     "link": ("was", "reason"),
