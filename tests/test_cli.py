@@ -485,7 +485,8 @@ def test_a_terminal_is_shown_no_control_character_of_what_was_mined():
 
     from miner.memory.records import NewMemory
 
-    text = "We decided on Redis \x1b]0;retitled\x07 for the \x1b[8mhidden\x1b[0m cache \x1b]52;c;cHduZWQ=\x07\x00 layer."
+    text = ("We decided on Redis \x1b]0;retitled\x07 for the \x1b[8mhidden\x1b[0m cache \x1b]52;c;cHduZWQ=\x07\x00 "
+            "layer.")
     with Store() as store, store.atomic():
         memory_id = store.add_memory(NewMemory(
             project="/work/shop", category="decision", confidence=0.9, rule_id="t", text=text, role="user",

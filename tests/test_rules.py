@@ -70,7 +70,8 @@ rules:
          "does not compile"),
         # A key given twice: YAML keeps the last, and the first block's rules would never run.
         (GOOD + "rules:\n  - id: t.y\n    category: fact\n    patterns: [b]\n", "key 'rules' is given twice"),
-        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    patterns: [b]\n", "'patterns' is given twice"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    patterns: [b]\n",
+         "'patterns' is given twice"),
     ],
 )
 def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):

@@ -108,7 +108,7 @@ def check_database() -> Iterator[Check]:
         yield True, f"no database yet at {db} (the first mined session creates it)", ""
         return
     unwritable = [str(p) for p in (db, db.parent) if not os.access(p, os.W_OK)]
-    if unwritable:  # sound, perhaps, but nothing can be mined into it (and SQLite reads a WAL file by writing beside it)
+    if unwritable:  # sound, perhaps, but nothing can be mined into it (and reading a WAL file writes beside it)
         yield False, f"database {db} cannot be written by you ({' and '.join(unwritable)}: read-only)", \
             f"chmod u+w {' '.join(unwritable)} (or run as their owner)"
         return
