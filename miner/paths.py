@@ -184,6 +184,15 @@ def ensure_private_dir(path):
     return path
 
 
+def file_stamp(path) -> tuple[int, int] | None:
+    """A file as it is now (time and size), to tell that it changed since; None when there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError):  # (no path at all: None)
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def write_private(path, data: bytes | str) -> None:
     """Replace the file at `path` (a `Path` or a string) with `data`, readable by its owner only, in a private
     folder; a reader never sees half of it (written aside, then moved into place). Raises OSError."""

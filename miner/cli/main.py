@@ -14,6 +14,7 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
+from ..textutil import NOT_SHOWN
 from .common import MEMORY_ID, load_config, open_store, project_dir
 
 
@@ -52,8 +53,6 @@ class _Shown:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from ..textutil import NOT_SHOWN
-
         return self._stream.write(text.translate(NOT_SHOWN))
 
     def __getattr__(self, name: str):

@@ -158,6 +158,13 @@ def redact_memory(text: str, subject: str = "", value: str = "", keywords: tuple
     return redacted, out[0], out[1], list(keywords), kinds
 
 
+def shown_value(value: object, limit: int = 40) -> str:
+    """A refused value as an error or a note quotes it: redacted when a text, and cut when long (it may be a whole
+    memory)."""
+    text = repr(redact(value)[0] if isinstance(value, str) else value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def redact_text(text: str) -> str:
     """Just the redacted text (for printing and exporting)."""
     return redact(text)[0]
@@ -199,14 +206,9 @@ def _secret_files() -> list[Path]:
 
 def _secret_files_stamp() -> tuple:
     """The secret kinds' files as they are now (present or not, size, time): it changes when one is edited."""
-    stamp = []
-    for path in _secret_files():
-        try:
-            st = path.stat()
-            stamp.append((str(path), st.st_mtime_ns, st.st_size))
-        except OSError:
-            stamp.append((str(path), None, None))
-    return tuple(stamp)
+    from ..paths import file_stamp
+
+    return tuple((str(path), file_stamp(path)) for path in _secret_files())
 
 
 def _kept_path() -> str:

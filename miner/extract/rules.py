@@ -331,18 +331,11 @@ def rule_files(project: str | None = None) -> list[Path]:
     return default_rule_files() + user_rule_files(paths.config_dir()) + project_rule_file(project)
 
 
-def file_stamp(path: Path | None) -> tuple[int, int] | None:
-    """A file as it is now (time and size), to tell that it changed; None when there is none."""
-    try:
-        st = path.stat() if path is not None else None
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size) if st else None
-
-
 def files_stamp(config_dir: Path) -> tuple:
     """The shipped and the user's rule files and the trust record as they are now: it changes when one of them is
     edited, added or removed, or a project's rule file is trusted."""
+    from ..paths import file_stamp
+
     files = default_rule_files() + user_rule_files(config_dir) + [config_dir / TRUST_FILE]
     return tuple((str(path), file_stamp(path)) for path in files)
 

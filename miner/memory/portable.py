@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..extract.model import CATEGORIES
-from ..extract.redact import ensure_extra, redact
+from ..extract.redact import ensure_extra, redact, shown_value
 from ..textutil import char_bigrams, content_hash
 from .records import STATES
 from .store import Store
@@ -345,12 +345,6 @@ _CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "globa
 _TYPE_NAMES = {"INTEGER": "an integer of 64 bits at most", "REAL": "a finite number", "TEXT": "a text"}
 
 
-def _shown(value) -> str:
-    """A refused value as an error shows it: redacted, and cut when long (it may be a whole memory)."""
-    text = repr(redact(value)[0] if isinstance(value, str) else value)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
 def _check_types(kind: str, record: dict, types: dict[str, str]) -> None:
     """Each value the store will hold has its column's type: SQLite's loose columns would take a text where a number
     belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later."""
@@ -364,7 +358,7 @@ def _check_types(kind: str, record: dict, types: dict[str, str]) -> None:
             fits = (type(value) is int and -2**63 <= value < 2**63
                     or declared == "REAL" and type(value) is float and math.isfinite(value))
         if not fits:
-            raise PortableError(f"{kind} record: {name} {_shown(value)} is not {_TYPE_NAMES.get(declared, declared)}")
+            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not {_TYPE_NAMES.get(declared, declared)}")
 
 
 def _checked_memory(record: dict) -> dict:
@@ -374,7 +368,7 @@ def _checked_memory(record: dict) -> dict:
         raise PortableError("a memory needs an integer id, a project and a text")
     for name, allowed in _CHOICES.items():
         if name in record and (record[name] not in allowed or type(record[name]) is bool):
-            raise PortableError(f"memory {old_id}: {name} {_shown(record[name])} is not one of "
+            raise PortableError(f"memory {old_id}: {name} {shown_value(record[name])} is not one of "
                                 f"{', '.join(map(str, allowed))}")
     if not 0 <= record.get("confidence", 0) <= 1:
         raise PortableError(f"memory {old_id}: confidence {record['confidence']!r} is not a number from 0 to 1")

@@ -136,7 +136,7 @@ class Miner:
         ensure_secret_kinds()
         stamps = self._rule_stamps
         if stamps and (stamps.get(None) != rules_mod.files_stamp(paths.config_dir()) or any(
-                stamp != rules_mod.file_stamp(rules_mod.project_rule_path(project))
+                stamp != paths.file_stamp(rules_mod.project_rule_path(project))
                 for project, stamp in stamps.items() if project is not None)):
             self.reload_rules()
 
@@ -148,7 +148,7 @@ class Miner:
         if ruleset is None:
             if not self._rule_stamps:  # (taken before the files are read: an edit meanwhile is seen next time)
                 self._rule_stamps[None] = rules_mod.files_stamp(paths.config_dir())
-            self._rule_stamps[project] = rules_mod.file_stamp(rules_mod.project_rule_path(project))
+            self._rule_stamps[project] = paths.file_stamp(rules_mod.project_rule_path(project))
             files = rules_mod.rule_files(project)
             key = tuple(str(f) for f in files)  # projects without their own rule file share one rule set
             ruleset = self._rulesets.get(key)

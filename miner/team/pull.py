@@ -24,7 +24,7 @@ import json
 import sqlite3
 
 from ..extract.model import CATEGORIES
-from ..extract.redact import mostly_redacted, redact, redact_memory
+from ..extract.redact import mostly_redacted, redact, redact_memory, shown_value
 from ..extract.secret_turns import known_in
 from ..extract.trust import takeover_reason
 from ..memory.dedup import CURRENT_STATES
@@ -35,14 +35,6 @@ from .shared import VETOES, shareable, signature
 PULL_PAGE = 2000
 MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
 _CHOICES = (("state", STATES), ("category", CATEGORIES), ("scope", ("project", "global")))
-
-
-def _shown(value: object) -> str:
-    """A refused value as a note shows it: it comes from the server, so redacted, and cut when long."""
-    if not isinstance(value, str):
-        return repr(value)
-    text = redact(value)[0]
-    return repr(text if len(text) <= 40 else text[:39] + "…")
 
 
 def _unfit(team_memory: StoredMemory) -> str:
@@ -56,14 +48,14 @@ def _unfit(team_memory: StoredMemory) -> str:
         return "its text is empty"
     for name, allowed in _CHOICES:
         if getattr(team_memory, name) not in allowed:
-            return f"its {name} {_shown(getattr(team_memory, name))} is not one of {', '.join(allowed)}"
+            return f"its {name} {shown_value(getattr(team_memory, name))} is not one of {', '.join(allowed)}"
     confidence = team_memory.confidence
     if type(confidence) not in (int, float) or not 0 <= confidence <= 1:  # (NaN is neither)
-        return f"its confidence {_shown(confidence)} is not a number from 0 to 1"
+        return f"its confidence {shown_value(confidence)} is not a number from 0 to 1"
     for name in ("first_seen", "valid_to"):  # what becomes its times here (`valid_to` may be empty: still open)
         stamp = getattr(team_memory, name)
         if (stamp or name == "first_seen") and (not isinstance(stamp, str) or parse_ts(stamp) is None):
-            return f"its {name} {_shown(stamp)} is not an ISO time"
+            return f"its {name} {shown_value(stamp)} is not an ISO time"
     return ""
 
 
