@@ -240,6 +240,15 @@ def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
          "sidechain-prompt"),
         ({"type": "user", "uuid": "u", "origin": {"kind": "task-notification"},
           "message": {"role": "user", "content": "done"}}, "not-human"),
+        # Claude Code's own notices in the assistant's place: an API error, a usage limit, an interruption.
+        ({"type": "assistant", "uuid": "u", "isApiErrorMessage": True,
+          "message": {"role": "assistant", "model": "<synthetic>", "content": [
+              {"type": "text", "text": "API Error: the request timed out, so we use a retry."}]}}, "not-the-model"),
+        ({"type": "assistant", "uuid": "u", "isApiErrorMessage": True,
+          "message": {"role": "assistant", "content": "Usage limit reached; we decided to wait."}}, "not-the-model"),
+        ({"type": "assistant", "uuid": "u", "message": {"role": "assistant", "model": "<synthetic>",
+                                                       "content": [{"type": "text", "text": "No response."}]}},
+         "not-the-model"),
     ],
 )
 def test_entry_to_turn_skip_reasons(value, reason):

@@ -198,6 +198,7 @@ NON_HUMAN_ORIGINS = frozenset({"task-notification"})
 # A prompt Claude Code wrote: a background task's or shell's report, or an agent team's message (announced or not).
 NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-message",
                       "Another Claude session sent a message:")
+CLAUDE_CODE_MODEL = "<synthetic>"  # named on the assistant entries Claude Code writes: API errors, usage limits
 
 
 def extract_prose(content: Any, limit: int = MAX_PROSE_CHARS) -> str:
@@ -251,6 +252,9 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     role = message.get("role") or kind
     if role not in ("user", "assistant"):
         stats.skip("unknown-role")
+        return None
+    if role == "assistant" and (entry.get("isApiErrorMessage") or message.get("model") == CLAUDE_CODE_MODEL):
+        stats.skip("not-the-model")
         return None
     text = _prose(message.get("content"), stats)
     if not text.strip():
