@@ -66,14 +66,15 @@ def backup(path: Path, force: bool) -> None:
 
     Uses SQLite's online backup API; the copy passes integrity_check.
     """
-    from ..memory import portable
+    from ..memory.backup import backup as copy_store
+    from ..memory.portable import PortableError
 
     if path.is_file() and not force:
         raise click.ClickException(f"{path} exists; pass --force to replace it")
     with open_store(or_readonly=True) as store:
         try:
-            written = portable.backup(store, path)
-        except (OSError, sqlite3.Error, portable.PortableError) as exc:
+            written = copy_store(store, path)
+        except (OSError, sqlite3.Error, PortableError) as exc:
             raise click.ClickException(f"backup failed: {exc}") from None
     click.echo(f"backup written to {written}")
 

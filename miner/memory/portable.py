@@ -21,9 +21,6 @@ comes along with a merge: a memory forgotten or superseded there is so here
 too (unless it is closed here already), and one pinned there is pinned here.
 Nothing merged is reopened: a memory forgotten here stays forgotten.
 
-Backup uses SQLite's online backup API: a consistent copy while miners and
-hooks keep writing.
-
 Text fields pass through `redact` on the way out as defence in depth:
 memories are redacted when mined, but rules change and older rows may
 predate a pattern. They pass through it on the way in too, checkpoints'
@@ -47,6 +44,7 @@ from typing import IO, Iterator
 
 from ..extract.model import CATEGORIES
 from ..extract.redact import ensure_extra, redact, shown_value
+from ..extract.trust import takeover_reason
 from ..textutil import char_bigrams, content_hash
 from .records import STATES
 from .store import Store
@@ -85,6 +83,7 @@ class ImportSummary:
     archived: int = 0
     purged: int = 0
     states: int = 0  # merged memories that took on a forget, supersession or pin from the file
+    quarantined: int = 0  # current memories whose text reads like an attempt on the assistant
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
@@ -96,7 +95,9 @@ class ImportSummary:
                 f"{self.sessions} sessions, {self.checkpoints} checkpoints, {self.archived} archived units"
                 + (f", {self.purged} entries of purged projects (not mined again)" if self.purged else "")
                 + (f"; {self.states} merged memories forgotten, superseded or pinned as in the file"
-                   if self.states else ""))
+                   if self.states else "")
+                + (f"; {self.quarantined} quarantined, as their text reads like an instruction to the assistant "
+                   "(`miner quarantine` lists them, `miner approve ID` releases one)" if self.quarantined else ""))
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -383,6 +384,16 @@ def _checked_memory(record: dict) -> dict:
     return record
 
 
+def _held_back(record: dict) -> bool:
+    """Quarantine a current memory whose text reads like an attempt on the assistant, as a team pull does: a file
+    can come from anyone, and say anything of itself (approved, pinned). True when it did."""
+    reason = takeover_reason(record["text"]) if record.get("state", "active") in ("active", "cold") else ""
+    if reason:
+        record.update(state="quarantined", pinned=0,
+                      state_reason=f"quarantined: imported text reads like an instruction to the assistant ({reason})")
+    return bool(reason)
+
+
 def _carry_over(store: Store, memory_id: int, record: dict) -> bool:
     """A merged memory takes on what the user decided about it on the other machine; nothing is reopened."""
     here = store.db.execute("SELECT state, pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -413,13 +424,14 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
         existing = db.execute("SELECT memory_id FROM memory_hashes WHERE project = ? AND hash = ?",
                               (record["project"], record["hash"])).fetchone()
     if existing is not None:
-        id_map[old_id] = existing[0]
+        id_map[old_id] = existing[0]  # merged: what this store decided of it stands
         summary.merged += 1
         summary.merged_into.add(existing[0])
         summary.carried.append((existing[0], record))
         return
     if db.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}
+    summary.quarantined += _held_back(record)
     _insert(db, "memories", record, columns)
     id_map[old_id] = record.get("id") or db.execute("SELECT last_insert_rowid()").fetchone()[0]
     summary.memories += 1
@@ -440,53 +452,3 @@ def import_file(store: Store, path: Path) -> ImportSummary:
     """Restore an export file (see `import_records`)."""
     with open(path, encoding="utf-8") as handle:
         return import_records(store, handle)
-
-
-# --- backup --------------------------------------------------------------------------------
-
-
-def backup(store: Store, target: Path) -> Path:
-    """A consistent copy of the database at `target` (a file, or a folder to put a dated file in).
-
-    SQLite's online backup API copies a snapshot while others keep writing.
-    The copy is a self-contained file (no WAL beside it), readable by its
-    owner only, checked with integrity_check before it replaces `target`.
-    """
-    target = Path(target)
-    if target.is_dir():
-        from datetime import datetime, timezone
-
-        stamp = f"memory-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
-        target = target / f"{stamp}.db"
-        for n in range(2, 1000):  # two backups within a second: the second gets a name of its own
-            if not os.path.lexists(target):
-                break
-            target = target.with_name(f"{stamp}-{n}.db")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    writable_target(target)
-    live = os.path.realpath(store.path)
-    if os.path.realpath(target) in (live, live + "-wal", live + "-shm", live + "-journal"):
-        raise PortableError(f"{target} is the memory store itself (or its log); give a path outside {store.path}")
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
-    os.close(fd)
-    os.chmod(temp, 0o600)
-    try:
-        copy = sqlite3.connect(temp, isolation_level=None)
-        try:
-            store.db.backup(copy)
-            copy.execute("PRAGMA journal_mode = DELETE")
-            verdict = copy.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            copy.close()
-        if verdict != "ok":
-            raise sqlite3.DatabaseError(f"the copy failed integrity_check: {verdict}")
-        os.replace(temp, target)
-    except BaseException:
-        for leftover in (temp, temp + "-journal"):
-            try:
-                os.unlink(leftover)
-            except OSError:
-                pass
-        raise
-    return target
-
