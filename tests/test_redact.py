@@ -883,9 +883,31 @@ def test_a_catastrophic_rule_pattern_is_refused_at_load_in_bounded_time(tmp_path
     assert "user.slow" in message and "nests an unbounded repeat" in message and "\n" not in message
 
 
+@pytest.mark.parametrize("pattern", [r"(a|aa)+$", r"(?:ab|a|ba)+$", r"(?i:x|XX)*#", r"(?:a|b|ab){6,}"])
+def test_a_repeat_of_alternatives_that_spell_one_text_two_ways_is_refused(tmp_path, pattern):
+    """`(a|aa)+$` splits a run of a's as many ways as the Fibonacci numbers: on 40 of them and a '!' a search takes
+    more than 10 s, on 60 for ever (`miner rules check` runs a rule's examples). Refused when read, as a nested
+    repeat is."""
+    path = tmp_path / "slow.yaml"
+    path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern) + "\n")
+    with pytest.raises(rules_mod.RuleError) as err:
+        rules_mod.load_file(path)
+    message = str(err.value)
+    assert "user.slow" in message and "spell the same text more than one way" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("pattern", [r"(?:\w+|,)+#", r"(?:[a-z]+|\s)*:", r"(?:(?:\d+)|x)+!"])
+def test_a_repeat_whose_one_alternative_is_a_repeat_is_refused(pattern):
+    r"""`(?:\w+|,)+#` passes as `\w+` alone, which two passes split anywhere in a word: a search of one long word
+    that lacks the `#` never ends."""
+    assert "nests an unbounded repeat" in (regex_analysis.unsafe_repeat(pattern) or "")
+
+
 @pytest.mark.parametrize("pattern", [r"(?:\w+\s+){0,3}use", r"(?P<subject>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=",
                                      r"(?:[a-z]+[.-])+com", r"\b(?:we|i)\s+(?:will|'ll)\s+use\b",
-                                     r"(?:\w+\s?){1,5}#", r"(?:\s+[\w./-]+){0,6}\s+sense"])
+                                     r"(?:\w+\s?){1,5}#", r"(?:\s+[\w./-]+){0,6}\s+sense",
+                                     # alternatives that spell each text one way only; a word boundary between passes
+                                     r"(?:foo|bar)+", r"(?:ab|ac)+$", r"(?:a|aa){1,5}$", r"(?:\b\w+)+#"])
 def test_safe_repeats_are_allowed(pattern):
     assert regex_analysis.unsafe_repeat(pattern) is None
 

@@ -115,10 +115,11 @@ def literal_gate(required: tuple[tuple[frozenset[str], ...], ...]) -> frozenset[
 
 
 def unsafe_repeat(pattern: str, parsed: Any = None) -> str | None:
-    """Why a pattern can backtrack catastrophically (a repeat of a repeat, both unbounded), or None.
+    """Why a pattern can backtrack catastrophically (a repeat of a repeat, both unbounded; a repeat of alternatives
+    that spell the same text two ways), or None.
 
     Python's `re` cannot be interrupted, so such patterns are refused at load:
-    `(\\w+\\s*)*` on a long line of words takes exponential time. Bounded
+    `(\\w+\\s*)*` on a long line of words takes exponential time, and `(a|aa)+$` on a long run of a's. Bounded
     outer repeats such as `(?:\\w+\\s+){0,3}` stay allowed. `parsed` is the
     pattern's parse when the caller has it.
     """
@@ -126,7 +127,10 @@ def unsafe_repeat(pattern: str, parsed: Any = None) -> str | None:
         parsed = sre_parse.parse(pattern) if parsed is None else parsed
     except Exception:  # noqa: BLE001 - re.compile reports syntax errors
         return None
-    found = _nested_repeat(parsed)
+    found = _nested_repeat(parsed, parsed.state.flags)
+    if found is AMBIGUOUS:
+        return (f"pattern {pattern!r} repeats alternatives that spell the same text more than one way; it can hang "
+                "on hostile text: make no alternative a run of others, e.g. `a+` for `(a|aa)+`")
     if found:
         return (f"pattern {pattern!r} nests an unbounded repeat inside another ({found}); it can hang on "
                 "hostile text: bound the outer repeat, e.g. {0,5}, or make the inner part fixed-length")
@@ -161,6 +165,63 @@ def _only_repeats(sub) -> bool:
     return True
 
 
+def _loose(sub) -> tuple[bool, bool]:
+    """Whether some way through the sequence (one alternative of each choice) is made of repeats only, and whether
+    such a way can hold an unbounded one: `\\w+|,` can pass as `\\w+` alone, which two passes can split."""
+    loose = False
+    for op, av in sub:
+        if op in _REPEATS:
+            loose = loose or _unbounded(av) or _has_unbounded(av[2])
+            continue
+        ways = [_loose(av[3])] if op is sre_parse.SUBPATTERN else [_loose(b) for b in av[1]] \
+            if op is sre_parse.BRANCH else []
+        ways = [way for way in ways if way[0]]
+        if not ways:
+            return False, False
+        loose = loose or any(way[1] for way in ways)
+    return True, loose
+
+
+AMBIGUOUS = "ambiguous"
+FINITE_LIMIT = 64  # the most texts a repeated part's alternatives are spelt out to
+
+
+def _spelt(sub, flags: int) -> set[str] | None:
+    """Every text a sequence of literals, small classes and choices matches (at most FINITE_LIMIT), or None."""
+    texts = {""}
+    for op, av in sub:
+        if op is sre_parse.LITERAL:
+            options = {chr(av)}
+        elif op is sre_parse.IN and all(o is sre_parse.LITERAL for o, _ in av):
+            options = {chr(c) for _, c in av}
+        elif op is sre_parse.SUBPATTERN:
+            options = _spelt(av[3], flags | av[1])
+        elif op is sre_parse.BRANCH:
+            spelt = [_spelt(b, flags) for b in av[1]]
+            options = None if None in spelt else set().union(*spelt)
+        else:
+            return None
+        if options is None or len(texts) * len(options) > FINITE_LIMIT:
+            return None
+        texts = {t + o for t in texts for o in options}
+    return {t.lower() for t in texts} if flags & sre_parse.SRE_FLAG_IGNORECASE else texts
+
+
+def _ambiguous(words: set[str]) -> bool:
+    """True when two different sequences of `words` spell the same text (`a`, `aa`: "aa" is one or two), by
+    Sardinas and Patterson's test: a dangling suffix that is itself a word."""
+    words = {w for w in words if w}
+    dangling = {b[len(a):] for a in words for b in words if a != b and b.startswith(a)}
+    seen: set[str] = set()
+    while dangling - seen:
+        if dangling & words:
+            return True
+        seen |= dangling
+        dangling = ({w[len(d):] for d in dangling for w in words if w != d and w.startswith(d)}
+                    | {d[len(w):] for d in dangling for w in words if d != w and d.startswith(w)}) - {""}
+    return False
+
+
 def _any_repeat(sub, test: Callable[[Any], bool]) -> bool:
     """True when a repeat anywhere in the sequence (groups and alternatives included) passes `test(av)`."""
     for op, av in sub:
@@ -182,14 +243,16 @@ def _has_optional(sub) -> bool:
     return _any_repeat(sub, lambda av: av[0] == 0)
 
 
-def _nested_repeat(sub, outer_unbounded: bool = False) -> str | None:
+def _nested_repeat(sub, flags: int = 0) -> str | None:
     """A repeat of a repeat where the passes can split the text in many ways: `(a+)+`, `(\\w+\\s*)*`."""
     for op, av in sub:
         children = []
         if op in _REPEATS:
             if op is not getattr(sre_parse, "POSSESSIVE_REPEAT", None):
-                if _unbounded(av) and _only_repeats(av[2]) and _has_unbounded(av[2]):
+                if _unbounded(av) and _loose(av[2]) == (True, True):
                     return "a `*`, `+` or `{n,}` repeating a group made only of repeats"
+                if (_unbounded(av) or av[1] > NESTED_PASSES) and _ambiguous(_spelt(av[2], flags) or set()):
+                    return AMBIGUOUS
                 if av[1] > NESTED_PASSES and _only_repeats(av[2]) and _has_unbounded(av[2]) and _has_optional(av[2]):
                     return (f"{{{av[0]},{av[1]}}} repeating a group made only of repeats, one of them optional: at "
                             f"most {NESTED_PASSES} passes")
@@ -201,7 +264,7 @@ def _nested_repeat(sub, outer_unbounded: bool = False) -> str | None:
         elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
             children = [av[1]]
         for child in children:
-            found = _nested_repeat(child)
+            found = _nested_repeat(child, flags | av[1] if op is sre_parse.SUBPATTERN else flags)
             if found:
                 return found
     return None
