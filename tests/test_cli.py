@@ -633,3 +633,30 @@ def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, 
     assert again.exit_code == 0 and "0 entries" in again.output
     with Store(readonly=True) as store:
         assert store.checkpoint(second.session_id) == marked
+
+
+def test_a_tag_named_in_a_correction_or_through_mcp_is_text_not_a_wrapper_that_swallows_the_rest(tmp_path):
+    """"the <command-name> wrapper is never shown" was stored as "the": an opening tag never closed hid all that
+    followed it, as a wrapper of Claude Code's does in a transcript. Typed by hand, it is named; `<private>` still
+    hides all that follows it."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/shop", category="fact", confidence=0.9, rule_id="t",
+                                   text="The API server listens on port 8080.", role="user", session_id="s",
+                                   transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))
+    typed = "The API server listens on port 8443; the <command-name> wrapper is never shown to users."
+    result = CliRunner().invoke(main, ["correct", "1", typed])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "kiln").mkdir()
+    session = mcp_tools.Session(project=str(tmp_path / "kiln"), config=config.load())
+    stored = mcp_tools.store_memory(session, "We decided the parser strips <system-reminder> blocks before it splits "
+                                             "prose, never after. <private>quokkahost</private>", "decision")
+    assert stored["text"] == "We decided the parser strips <system-reminder> blocks before it splits prose, never after."
+    hidden = mcp_tools.store_memory(session, "We decided to keep the staging database on the shared box. <private> "
+                                             "it is wombathost, the old one", "decision")
+    assert hidden["text"] == "We decided to keep the staging database on the shared box."
+    with Store(readonly=True) as store:
+        assert typed in [m.text for m in store.list_memories(states=("active",))]

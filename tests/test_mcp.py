@@ -647,3 +647,22 @@ def test_a_store_another_process_keeps_locked_is_one_line_and_recall_still_answe
     assert str(raised.value).endswith(": the memory store is busy: another process (a backfill, `miner mine`) kept "
                                       "it locked; call the tool again in a moment")
     assert stored(kept["id"])[0].state == "active"
+
+
+def test_superseding_with_the_text_of_a_forgotten_memory_changes_nothing(project):
+    """The text given with `supersedes` was a memory the user had forgotten: the older memory was closed in favour of
+    the forgotten one, and the project was left with neither."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    fridays = "We decided to deploy the billing service on Fridays after the standup."
+    gone = mcp_tools.store_memory(session, fridays, "decision")["id"]
+    kept = mcp_tools.store_memory(session, "We decided to use Kafka for the event bus between services.", "decision")
+    mcp_tools.forget(session, gone, "wrong")
+    with pytest.raises(mcp_tools.ToolInputError) as err:
+        mcp_tools.store_memory(session, fridays, "decision", supersedes=kept["id"])
+    assert str(err.value) == (f"this text is memory #{gone}, which is forgotten; nothing stored, #{kept['id']} "
+                              f"stays as it is (memory_correct changes #{kept['id']})")
+    assert stored(kept["id"])[0].state == "active" and stored(gone)[0].state == "forgotten"
+    assert "Kafka" in mcp_tools.recall(session, "event bus")["block"]

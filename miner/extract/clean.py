@@ -60,34 +60,39 @@ MAX_UNIT_CHARS = 1200  # longer "sentences" are pasted data, not statements
 MAX_LINE_CHARS = 100_000
 
 
-def drop_wrappers(text: str) -> str:
+def drop_wrappers(text: str, open_ended: bool = True) -> str:
     """`text` without its wrappers (`WRAPPER_TAGS`), each replaced by a blank with all it holds: up to the closing
     tag that matches its opening one, the same tag nested inside it counted (`<private>a <private>b</private> c
     </private>` is one wrapper), or to the end of the text when it is never closed. A closing tag outside any
-    wrapper is left as text."""
+    wrapper is left as text. `open_ended=False`: a tag never closed is text (but `<private>`, which still hides all
+    that follows it)."""
     if "<" not in text:
         return text
     out: list[str] = []
-    kept_from, depth, name = 0, 0, ""
+    kept_from, depth, name, opened = 0, 0, "", None
     for match in _WRAPPER_TAG_RE.finditer(text):
         opening, closing = match.group(1), match.group(2)
         if not depth:
             if opening:
                 out.append(text[kept_from:match.start()])
-                name, depth = opening.lower(), 1
+                name, depth, opened = opening.lower(), 1, match
         elif (opening or closing).lower() == name:
             depth += 1 if opening else -1
             if not depth:
                 out.append(" ")
                 kept_from = match.end()
-    out.append(" " if depth else text[kept_from:])
+    if depth and not open_ended and name != "private":
+        out.append(opened.group(0) + drop_wrappers(text[opened.end():], open_ended=False))
+    else:
+        out.append(" " if depth else text[kept_from:])
     return "".join(out)
 
 
 def typed_text(text: str) -> str:
     """A text typed by hand (a memory stored through MCP, a correction, a reason) without its wrappers: what it holds
-    inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up."""
-    dropped = drop_wrappers(text)
+    inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up. A tag never closed
+    is named, not a wrapper ("the parser strips <system-reminder> blocks"), but `<private>`."""
+    dropped = drop_wrappers(text, open_ended=False)
     return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
 
 

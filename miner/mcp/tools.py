@@ -280,6 +280,10 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                 outcome = deduper.add(new)
                 action, memory_id, superseded = outcome.action, outcome.memory_id, list(outcome.superseded)
                 if old_id is not None and old_id != memory_id and old_id not in superseded:
+                    now = store.get(memory_id)
+                    if now.state not in CURRENT_STATES:  # closing the old one would leave nothing current
+                        raise ToolInputError(f"this text is memory #{memory_id}, which is {now.state}; nothing "
+                                             f"stored, #{old_id} stays as it is (memory_correct changes #{old_id})")
                     if store.supersede(memory_id, old_id, "superseded on request (memory_store)",
                                        old.value or short(old.text), at=stamp):
                         superseded.append(old_id)
