@@ -7,6 +7,8 @@
 # exec, so stdin, stdout and the exit code are the hook's own:
 #   1. $MINER_HOME/venv/bin/python                              (if MINER_HOME is set; a leading ~ is $HOME)
 #   2. ${XDG_DATA_HOME:-$HOME/.local/share}/miner/venv/bin/python
+# A relative MINER_HOME or XDG_DATA_HOME is ignored: it would name a folder of the project Claude Code runs this in
+# (and a repository's .claude/settings.json can set the hooks' environment), whose code would run as ours.
 # Not installed: one line on stderr, nothing on stdout, exit 0 (fail open:
 # Claude Code must never break because of us).
 
@@ -16,11 +18,21 @@ case $home in  # a settings.json "env" block hands the value over as written: ~ 
     "~") home=${HOME:-} ;;
     "~/"*) home=${HOME:-}/${home#"~/"} ;;
 esac
+data=${XDG_DATA_HOME:-}
+case $data in
+    /*) ;;
+    *) data=${HOME:-}/.local/share ;;
+esac
+case $home in
+    /*) ;;
+    *) home="" ;;
+esac
 if [ -n "$home" ] && [ -x "$home/venv/bin/python" ]; then
     python="$home/venv/bin/python"
 else
-    candidate="${XDG_DATA_HOME:-${HOME:-}/.local/share}/miner/venv/bin/python"
-    if [ -x "$candidate" ]; then
+    candidate="$data/miner/venv/bin/python"
+    case $candidate in /*) ;; *) candidate="" ;; esac  # no home folder either: nothing relative is run
+    if [ -n "$candidate" ] && [ -x "$candidate" ]; then
         python="$candidate"
     fi
 fi

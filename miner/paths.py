@@ -43,12 +43,17 @@ def _path(text: str) -> Path:
 # --- plain strings (the hooks' path) ------------------------------------------------------
 
 
+class PathSettingError(RuntimeError):
+    """A folder setting (`MINER_HOME`, `CLAUDE_CONFIG_DIR`) that names no usable folder: the commands say it in one
+    line, the hooks fail open."""
+
+
 def _expanded(value: str) -> str:
     """`~` and `~user` expanded, as `Path.expanduser` does: a home that cannot be found is an error, never a
     folder called `~user` under whatever directory the process runs in (a hook runs in the user's project)."""
     out = os.path.expanduser(value)
     if out.startswith("~"):
-        raise RuntimeError(f"cannot find the home folder in {value!r}; set it to an absolute path")
+        raise PathSettingError(f"cannot find the home folder in {value!r}; set it to an absolute path")
     return out
 
 
@@ -70,27 +75,42 @@ def installed_home() -> str:
     return _installed_home
 
 
+def absolute_env(name: str) -> str:
+    """The folder `$name` names, `~` expanded; '' when unset. A relative one is an error: a hook runs in the user's
+    project, so it would name a folder of whatever repository is open, and a repository's `.claude/settings.json`
+    can set the hooks' environment (the store written into it, its code run as ours)."""
+    value = os.environ.get(name)
+    if not value:
+        return ""
+    out = _expanded(value)
+    if not os.path.isabs(out):
+        raise PathSettingError(f"{name} is {value!r}, a relative path; set it to an absolute one")
+    return out
+
+
+def _xdg(name: str, default: str) -> str:
+    """An XDG base folder: a relative value is ignored, as the XDG specification says (and for the reason above)."""
+    value = os.environ.get(name)
+    out = _expanded(value) if value else ""
+    return out if os.path.isabs(out) else os.path.join(home_root(), default)
+
+
 def data_root() -> str:
-    explicit = os.environ.get("MINER_HOME")
+    explicit = absolute_env("MINER_HOME")
     if explicit:
-        return _expanded(explicit)
+        return explicit
     installed = installed_home()
     if installed:
         return installed
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = _expanded(xdg) if xdg else os.path.join(home_root(), ".local", "share")
-    return os.path.join(base, "miner")
+    return os.path.join(_xdg("XDG_DATA_HOME", os.path.join(".local", "share")), "miner")
 
 
 def config_root() -> str:
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = _expanded(xdg) if xdg else os.path.join(home_root(), ".config")
-    return os.path.join(base, "miner")
+    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), "miner")
 
 
 def claude_root() -> str:
-    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    return _expanded(explicit) if explicit else os.path.join(home_root(), ".claude")
+    return absolute_env("CLAUDE_CONFIG_DIR") or os.path.join(home_root(), ".claude")
 
 
 def config_file() -> str:

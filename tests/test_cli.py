@@ -478,11 +478,33 @@ def test_mine_names_a_project_folder_it_cannot_read_and_exits_with_an_error(monk
     assert f"{locked}: cannot be read (permission denied), so its transcripts were not mined" in result.output
 
 
+def on_a_terminal(args: list[str], stream: str) -> tuple[subprocess.CompletedProcess, bytes]:
+    """`miner ARGS` with its `stream` (stdout or stderr) on a terminal: the process and all the terminal was shown."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        other = "stderr" if stream == "stdout" else "stdout"
+        proc = subprocess.run([sys.executable, "-m", "miner.cli", *args], env=dict(os.environ), timeout=120,
+                              **{stream: follower, other: subprocess.PIPE})
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    return proc, shown
+
+
 def test_a_terminal_is_shown_no_control_character_of_what_was_mined():
     """Memory text comes from transcripts: an escape sequence in it retitled the terminal, hid text or wrote to the
     clipboard when `miner show` or `list` printed it. A terminal gets the text without them."""
-    import pty
-
     from miner.memory.records import NewMemory
 
     text = ("We decided on Redis \x1b]0;retitled\x07 for the \x1b[8mhidden\x1b[0m cache \x1b]52;c;cHduZWQ=\x07\x00 "
@@ -492,22 +514,7 @@ def test_a_terminal_is_shown_no_control_character_of_what_was_mined():
             project="/work/shop", category="decision", confidence=0.9, rule_id="t", text=text, role="user",
             session_id="s", transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))[0]
     for args in (["show", str(memory_id)], ["list", "--project", "/work/shop"], ["search", "Redis"]):
-        leader, follower = pty.openpty()
-        try:
-            proc = subprocess.run([sys.executable, "-m", "miner.cli", *args], stdout=follower,
-                                  stderr=subprocess.PIPE, env=dict(os.environ), timeout=120)
-            os.close(follower)
-            shown = b""
-            while True:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the terminal closed: everything was read
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-        finally:
-            os.close(leader)
+        proc, shown = on_a_terminal(args, "stdout")
         assert proc.returncode == 0, proc.stderr
         assert b"Redis" in shown and b"cache" in shown, (args, shown)
         assert not [c for c in shown if c < 0x20 and c not in b"\r\n\t"], (args, shown)
@@ -660,3 +667,11 @@ def test_a_tag_named_in_a_correction_or_through_mcp_is_text_not_a_wrapper_that_s
     assert hidden["text"] == "We decided to keep the staging database on the shared box."
     with Store(readonly=True) as store:
         assert typed in [m.text for m in store.list_memories(states=("active",))]
+
+
+def test_a_terminal_is_shown_no_control_character_of_an_error_either(tmp_path):
+    """An error names a path as it was given: `miner mine $'/tmp/\\e]0;title\\a'` retitled the terminal through
+    stderr, which the filter of stdout did not cover."""
+    proc, shown = on_a_terminal(["mine", str(tmp_path / "a\x1b]0;retitled\x07b")], "stderr")
+    assert proc.returncode != 0 and b"does not exist" in shown and b"retitled" in shown, shown
+    assert not [c for c in shown if c < 0x20 and c not in b"\r\n\t"], shown

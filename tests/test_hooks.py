@@ -1023,3 +1023,27 @@ def test_miner_hook_at_a_terminal_prints_its_usage_and_logs_no_error(session):
             os.close(follower)
         assert result.returncode == 0 and b"reads its event's JSON payload on stdin" in result.stdout
     assert hook_log_lines() == []
+
+
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "stop", "pre-compact", "session-end"])
+def test_a_relative_miner_home_writes_nothing_into_the_project_and_fails_open(tmp_path, monkeypatch, event):
+    """The hooks run in the project: a relative MINER_HOME (a repository's `.claude/settings.json` can set it) put
+    the store, its caches and logs into the repository, where they could be committed."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    monkeypatch.setenv("MINER_HOME", "mdata")
+    result = run_hook(event, json.dumps({"session_id": "s", "cwd": str(project), "prompt": "which database",
+                                         "source": "startup"}).encode(), cwd=project)
+    assert result.returncode == 0 and result.stdout == b""
+    assert list(project.iterdir()) == []
+
+
+def test_a_relative_miner_home_is_one_line_for_a_command(monkeypatch, tmp_path):
+    project = tmp_path / "repo"
+    project.mkdir()
+    monkeypatch.setenv("MINER_HOME", "mdata")
+    result = subprocess.run([sys.executable, "-I", "-m", "miner.cli", "stats"], capture_output=True, text=True,
+                            cwd=project, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == "Error: MINER_HOME is 'mdata', a relative path; set it to an absolute one\n"
+    assert list(project.iterdir()) == []

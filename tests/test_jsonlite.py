@@ -210,3 +210,21 @@ def test_the_store_file_and_the_project_name_read_paths_as_pathlib_does(tmp_path
     with Store(str(tmp_path) + "//data/./memory.db") as store:
         assert store.path == tmp_path / "data" / "memory.db" and store.path.is_file()
         assert store.stats()["database"] == str(tmp_path / "data" / "memory.db")
+
+
+def test_a_relative_folder_setting_is_an_error_or_ignored_never_a_folder_of_the_cwd(monkeypatch, tmp_path):
+    """A hook runs in the user's project: a relative MINER_HOME put the store (mined conversation text) into the
+    repository, where it could be committed. MINER_HOME and CLAUDE_CONFIG_DIR, which the user sets, are refused in one
+    line; a relative XDG folder is ignored, as the XDG specification says."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MINER_HOME", "mdata")
+    with pytest.raises(paths.PathSettingError, match="MINER_HOME is 'mdata', a relative path; set it to an absolute"):
+        paths.data_root()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "claude")
+    with pytest.raises(paths.PathSettingError, match="CLAUDE_CONFIG_DIR is 'claude', a relative path"):
+        paths.claude_root()
+    monkeypatch.delenv("MINER_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", "data")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "conf")
+    assert paths.data_root() == str(tmp_path / ".local" / "share" / "miner")
+    assert paths.config_root() == str(tmp_path / ".config" / "miner")

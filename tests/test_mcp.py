@@ -666,3 +666,20 @@ def test_superseding_with_the_text_of_a_forgotten_memory_changes_nothing(project
                               f"stays as it is (memory_correct changes #{kept['id']})")
     assert stored(kept["id"])[0].state == "active" and stored(gone)[0].state == "forgotten"
     assert "Kafka" in mcp_tools.recall(session, "event bus")["block"]
+
+
+@pytest.mark.parametrize("env", [{"MINER_HOME": "mdata"}, {"XDG_DATA_HOME": "data"}])
+def test_plugin_launcher_never_runs_an_interpreter_of_the_folder_it_starts_in(tmp_path, env):
+    """The server starts in the project, whose `.claude/settings.json` can set its environment: a relative MINER_HOME
+    or XDG_DATA_HOME named the repository's own interpreter."""
+    script = _read(REPO / ".claude-plugin" / "plugin.json")["mcpServers"]["transcript-miner"]["args"][1]
+    repo = tmp_path / "repo"
+    for planted in (repo / "mdata" / "venv" / "bin", repo / "data" / "miner" / "venv" / "bin"):
+        planted.mkdir(parents=True)
+        (planted / "python").write_text("#!/bin/sh\necho 'code of the project folder ran'\n", encoding="utf-8")
+        (planted / "python").chmod(0o755)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"), **env}
+    result = subprocess.run(["sh", "-c", script], cwd=repo, input="", capture_output=True, text=True, env=base,
+                            timeout=30)
+    assert "code of the project folder ran" not in result.stdout
+    assert result.returncode == 1 and "not installed" in result.stderr

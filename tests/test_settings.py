@@ -556,3 +556,18 @@ def test_launch_default_location_under_home(tmp_path):
     _fake_python(tmp_path / ".local" / "share" / "miner")
     result = _run_launch({"HOME": str(tmp_path)}, ("session-end",), "{}")
     assert result.stdout == f"args: -I -c {st.ENTRY} session-end\n{{}}"
+
+
+@pytest.mark.parametrize("env", [{"MINER_HOME": "mdata"}, {"XDG_DATA_HOME": "data"}, {"MINER_HOME": "./mdata"}])
+def test_launch_never_runs_an_interpreter_of_the_folder_it_runs_in(tmp_path, env):
+    """Claude Code runs the hook in the user's project, and a repository's `.claude/settings.json` can set the hooks'
+    environment: a relative MINER_HOME or XDG_DATA_HOME named the repository's own `mdata/venv/bin/python`, which ran
+    on every event. A relative value is ignored (the XDG specification says so of its own)."""
+    repo = tmp_path / "repo"
+    _fake_python(repo / "mdata")
+    _fake_python(repo / "data" / "miner")
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"), **env}
+    result = subprocess.run(["sh", str(LAUNCH), "stop"], input="{}", capture_output=True, text=True, env=base,
+                            cwd=repo, timeout=30)
+    assert "args:" not in result.stdout and result.returncode == 0
+    assert "transcript-miner is not installed" in result.stderr

@@ -19,8 +19,8 @@ from .common import MEMORY_ID, load_config, open_store, project_dir
 
 
 class _Group(click.Group):
-    """Turns a broken rule or secrets file, or a store another process keeps locked, met by any command into one line,
-    not a traceback."""
+    """Turns a broken rule or secrets file, a folder setting that names no usable folder, or a store another process
+    keeps locked, met by any command into one line, not a traceback."""
 
     def invoke(self, ctx):
         import sqlite3
@@ -33,6 +33,8 @@ class _Group(click.Group):
             sys.stdout = _Shown(stdout)
         try:
             return super().invoke(ctx)
+        except paths.PathSettingError as exc:
+            raise click.ClickException(str(exc)) from None
         except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
         except sqlite3.OperationalError as exc:
@@ -42,6 +44,17 @@ class _Group(click.Group):
                                        "command again in a moment") from None
         finally:
             sys.stdout = stdout
+
+    def main(self, *args, **kwargs):
+        """A terminal's stderr drops control characters too, up to the last line click prints: an error names a path
+        or a text as it was given (`miner mine $'\\e]0;title\\a'`)."""
+        stderr = sys.stderr
+        if stderr is not None and stderr.isatty():
+            sys.stderr = _Shown(stderr)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            sys.stderr = stderr
 
 
 class _Shown:

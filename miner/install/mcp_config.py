@@ -36,8 +36,8 @@ _FIX = "fix or move it, then run again"
 def config_path(scope: str, project_dir: str | None = None) -> Path:
     """The file Claude Code reads the scope's MCP servers from."""
     if scope in ("user", "local"):
-        explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-        return (Path(explicit).expanduser() if explicit else paths.home()) / ".claude.json"
+        explicit = paths.absolute_env("CLAUDE_CONFIG_DIR")
+        return (Path(explicit) if explicit else paths.home()) / ".claude.json"
     if scope == "project":
         return _project_dir(project_dir) / ".mcp.json"
     raise SettingsError(f"unknown scope {scope!r}: use one of {', '.join(SCOPES)}")
