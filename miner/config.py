@@ -257,8 +257,7 @@ def load(path: Path | str | None = None) -> Settings:
             raise ConfigError(f"{path} is not a file; remove it, or put the settings file there")
         return validated({})
     try:
-        with open(path, encoding="utf-8") as handle:
-            user = jsonlite.loads(handle.read())
+        user = jsonlite.loads(paths.read_small(path))
     except OSError as exc:
         raise ConfigError(f"cannot read {path} ({exc.strerror}); check its permissions") from None
     except (ValueError, RecursionError) as exc:
@@ -279,8 +278,7 @@ def changed(settings: dict[str, Any], **values: Any) -> Settings:
 def removed_keys(path: Path | str | None = None) -> list[str]:
     """Keys of the user's config file that earlier versions read and this one ignores, sorted."""
     try:
-        with open(os.fspath(path) if path else paths.config_file(), encoding="utf-8") as handle:
-            user = jsonlite.loads(handle.read())
+        user = jsonlite.loads(paths.read_small(os.fspath(path) if path else paths.config_file()))
     except (OSError, ValueError, RecursionError):
         return []
     return sorted(k for k in user if k in REMOVED) if isinstance(user, dict) else []

@@ -34,6 +34,31 @@ INSTALLED_HOME_FILE = "miner-home"  # in the venv ./install.sh made: the data fo
 _installed_home: str | None = None
 
 
+SMALL_FILE_LIMIT = 4 << 20  # a settings, exclusions or cache file larger than this is not one of ours
+
+
+def read_small(path: str, limit: int = SMALL_FILE_LIMIT) -> str:
+    """The text of a small file the hooks read (settings, exclusions, a cache entry). OSError when it is missing or
+    not a regular file: a FIFO would block the hook for ever, and /dev/zero never ends; ValueError when it is over
+    `limit` bytes or not UTF-8."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if (os.fstat(fd).st_mode & 0o170000) != 0o100000:  # stat.S_ISREG, without importing `stat`
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ValueError(f"{path} is over {limit:,} bytes")
+    return b"".join(chunks).decode("utf-8")
+
+
 def _path(text: str) -> Path:
     from pathlib import Path
 
@@ -67,8 +92,7 @@ def installed_home() -> str:
     global _installed_home
     if _installed_home is None:
         try:
-            with open(os.path.join(sys.prefix, INSTALLED_HOME_FILE), encoding="utf-8") as handle:
-                found = handle.read(4096).strip()
+            found = read_small(os.path.join(sys.prefix, INSTALLED_HOME_FILE), 4096).strip()
         except (OSError, ValueError):
             found = ""
         _installed_home = found if os.path.isabs(found) else ""

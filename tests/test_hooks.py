@@ -1047,3 +1047,35 @@ def test_a_relative_miner_home_is_one_line_for_a_command(monkeypatch, tmp_path):
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == "Error: MINER_HOME is 'mdata', a relative path; set it to an absolute one\n"
     assert list(project.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["exclusions.json", "config.json"])
+def test_a_fifo_or_a_device_in_place_of_a_settings_file_never_blocks_a_hook(session, name):
+    """The hooks read the user's exclusions (every event) and settings (SessionStart checks its cache against them):
+    a FIFO there blocked every hook until Claude Code killed it, and /dev/zero was read until memory ran out. Each
+    hook finishes and fails open, and the same file as a regular file is read as before."""
+    from miner.recall import blockcache
+
+    project = str(session.cwd)
+    seed_store(project)
+    assert blockcache.refresh(blockcache.startup_path(project), project, "startup")  # the cached block is checked
+    folder = paths.config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    payloads = {"session-start": session.payload("session-start.startup.json"),
+                "user-prompt-submit": json.dumps({"session_id": session.session_id, "cwd": project,
+                                                  "prompt": "which module stays"}).encode(),
+                "stop": session.payload("stop.json")}
+    for planted in ("fifo", "/dev/zero"):
+        target = folder / name
+        if planted == "fifo":
+            os.mkfifo(target)
+        else:
+            target.symlink_to(planted)
+        try:
+            for event, stdin in payloads.items():
+                result = run_hook(event, stdin, timeout=60)  # a block here would raise TimeoutExpired
+                assert result.returncode == 0, (planted, event, result.stderr)
+        finally:
+            target.unlink()
+    (folder / name).write_text('{"exclude": []}' if name == "exclusions.json" else "{}", encoding="utf-8")
+    assert "Memory number" in additional_context(run_hook("session-start", payloads["session-start"]))

@@ -87,8 +87,7 @@ def config_state() -> str | None:
     """The user's settings file as it is now (`paths.config_file()`, read without importing `config`,
     whose `typing` import costs milliseconds); the defaults are part of the code."""
     try:
-        with open(paths.config_file(), encoding="utf-8") as handle:
-            return handle.read()
+        return paths.read_small(paths.config_file())
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, ValueError):
@@ -98,8 +97,7 @@ def config_state() -> str | None:
 def load(path: str | Path) -> dict | None:
     """The entry at `path` if it was rendered from the current store, settings and code; else None."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            entry = jsonlite.loads(handle.read())
+        entry = jsonlite.loads(paths.read_small(os.fspath(path)))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:

@@ -21,8 +21,7 @@ def load_shown(session_id: str) -> dict[str, list[int]]:
     if not session_id:
         return {"memories": [], "archive": []}
     try:
-        with open(shown_path(session_id), encoding="utf-8") as handle:
-            data = jsonlite.loads(handle.read())
+        data = jsonlite.loads(paths.read_small(shown_path(session_id)))
         return {"memories": [int(i) for i in data.get("memories", [])], "archive": [int(i) for i in data.get("archive", [])]}
     except (OSError, ValueError, TypeError, AttributeError, RecursionError):
         return {"memories": [], "archive": []}

@@ -28,11 +28,12 @@ def load_exclusions() -> list[str]:
     # A string path and the hooks' JSON reader: a SessionStart that renders its block asks this first, and
     # `pathlib` and `json` would cost it milliseconds.
     try:
-        with open(os.path.join(paths.config_root(), EXCLUSIONS_FILE), encoding="utf-8") as handle:
-            data = jsonlite.loads(handle.read())
+        data = jsonlite.loads(paths.read_small(os.path.join(paths.config_root(), EXCLUSIONS_FILE)))
     except FileNotFoundError:
         return []
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise PrivacyError(f"{exclusions_path()} cannot be read ({exc.strerror}); fix or remove it") from None
+    except (ValueError, RecursionError) as exc:
         raise PrivacyError(f"{exclusions_path()} is not valid JSON ({exc}); fix or remove it") from None
     globs = data.get("exclude") if isinstance(data, dict) else None
     if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
