@@ -23,6 +23,17 @@ def _shared_data() -> Path | None:
     return here if here.is_dir() else None
 
 
+@contextmanager
+def _gold_checked():
+    """A gold file not laid out as GUIDELINES.md says is one line naming the file, the line and what is wrong."""
+    from ..evaluation.transcripts import GoldError
+
+    try:
+        yield
+    except GoldError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @click.command(name="eval")
 @click.option("--gold", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Gold folder (with extraction/, restore/, units/, multi/).")
@@ -50,6 +61,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
     """
     config = load_config()
     if data is not None:
+        from ..evaluation.transcripts import GoldError
         from ..training.cv import cross_validate, format_cv
         from ..training.dataset import DataError, NoDataError
 
@@ -59,7 +71,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
         try:
             report = cross_validate(folder, config, only=only, use_classifier=not rules_only, labels=labels,
                                     prompt=prompt, progress=lambda message: click.echo(message, err=True))
-        except DataError as exc:
+        except (DataError, GoldError) as exc:
             hint = "; give the shared data folder: --cv DIR" if isinstance(exc, NoDataError) else ""
             raise click.ClickException(f"{exc}{hint}") from None
         click.echo(json.dumps(report, indent=2) if as_json else format_cv(report))
@@ -71,7 +83,8 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
     if transcripts:
         from ..evaluation.transcripts import evaluate, format_report
 
-        report = evaluate(gold, transcripts, config, only=only)
+        with _gold_checked():
+            report = evaluate(gold, transcripts, config, only=only)
         if not any(not r.get("missing") for r in report["sources"]):
             raise click.ClickException(f"nothing to score: {gold} has labels (extraction/*.jsonl, restore/*.jsonl) "
                                        f"for {len(report['sources'])} transcript(s), none of them under "
@@ -80,7 +93,8 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
     if multi:
         from ..evaluation.multi import evaluate_multi, format_multi
 
-        report = evaluate_multi(multi, gold, config, prompt=prompt)
+        with _gold_checked():
+            report = evaluate_multi(multi, gold, config, prompt=prompt)
         if not any(not p.get("missing") for p in report["projects"]):
             raise click.ClickException(f"nothing to score: {gold} has questions (multi/*.jsonl) for "
                                        f"{len(report['projects'])} project(s), none of them a folder of {multi}; "
@@ -297,7 +311,7 @@ def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
     if not any(transcript_for(source, transcripts) for source in sources):
         raise click.ClickException(f"nothing to score: {len(sources)} gold file(s) in {gold / 'extraction'}, none with "
                                    f"its transcript under {transcripts} (<owner>__<repo>/<name>.jsonl)")
-    with _tracing_miner() as miner:
+    with _tracing_miner() as miner, _gold_checked():
         scores = rule_stats(miner, gold, transcripts)
     click.echo(f"{'rule':<44} {'hits':>5} {'correct':>7} {'precision':>9} {'only it':>7}")
     for rule_id, score in sorted(scores.items(), key=lambda kv: (-kv[1].hits, kv[0])):

@@ -252,7 +252,7 @@ def evaluate_multi(multi: Path, gold: Path, config: dict, diagnose: bool = False
         if not project_dir.is_dir():
             projects.append({"project": gold_file.stem, "missing": True})
             continue
-        projects.append(evaluate_project(project_dir, read_jsonl(gold_file), config,
+        projects.append(evaluate_project(project_dir, read_jsonl(gold_file, "multi"), config,
                                          lambda store: Miner(store, config, pipeline=pipeline), diagnose, prompt))
     return summarise_projects(projects, pipeline.name)
 

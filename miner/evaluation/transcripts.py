@@ -50,9 +50,75 @@ def texts_match(mined: str, gold: str) -> bool:
     return len(wa & wb) / len(wa | wb) >= 0.5
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+class GoldError(ValueError):
+    """A gold file not laid out as GUIDELINES.md says; one line names the file, the line and what is wrong."""
+
+
+def _answers(value: Any) -> bool:
+    # A string would be searched character by character: " " or "e" is in any block, so it would always count.
+    return isinstance(value, list) and bool(value) and all(isinstance(a, str) and a.strip() for a in value)
+
+
+_TEXT = (lambda value: isinstance(value, str), "a string")
+_FLAG = (lambda value: isinstance(value, bool), "true or false")
+_NUMBER = (lambda value: isinstance(value, int) and not isinstance(value, bool), "a whole number")
+_NUMBERS = (lambda value: isinstance(value, list) and all(_NUMBER[0](n) for n in value), "a list of unit numbers")
+_CATEGORY = (lambda value: isinstance(value, str) and value in CATEGORIES, f"one of {', '.join(CATEGORIES)}")
+_ANSWERS = (_answers, 'a non-empty list of non-empty strings, e.g. ["PostgreSQL", "Postgres"]')
+
+# What the scoring reads of each gold file's records (GUIDELINES.md, "Files"): the required fields, then the
+# optional ones, checked when present. Fields nothing reads are not checked.
+GOLD_RECORDS: dict[str, tuple[str, dict[str, tuple], dict[str, tuple]]] = {
+    "extraction": ("gold unit", {"unit": _NUMBER, "uuid": _TEXT, "text": _TEXT, "category": _CATEGORY},
+                   {"tentative": _FLAG, "doc": _FLAG, "supersedes": _NUMBERS}),
+    "restore": ("restore question", {"cut": _TEXT, "question": _TEXT, "answers": _ANSWERS},
+                {"category": _CATEGORY, "evidence_uuid": _TEXT}),
+    "multi": ("cross-session question", {"before": _TEXT, "question": _TEXT, "answers": _ANSWERS},
+              {"category": _CATEGORY, "evidence_session": _TEXT, "evidence_uuid": _TEXT}),
+}
+_JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false",
+               type(None): "null"}
+
+
+def read_jsonl(path: Path, kind: str = "") -> list[dict]:
+    """The records of a gold file, each checked against what GUIDELINES.md says its `kind` of file holds.
+
+    `kind` (extraction, restore or multi) defaults to the name of the file's folder, as the gold lays them out;
+    any other file is only checked to hold one JSON object a line. Anything else raises `GoldError`.
+    """
+    noun, required, optional = GOLD_RECORDS.get(kind or path.parent.name, ("record", {}, {}))
+    records = []
+    with open(path, "rb") as handle:  # (bytes: a line that is not UTF-8 is then named by its number)
+        for number, raw in enumerate(handle, 1):
+            where = f"{path}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise GoldError(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                                "save the file as UTF-8") from None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                at = "" if exc.msg.endswith(" at") else " at"  # ("Unterminated string starting at")
+                raise GoldError(f"{where}: not valid JSON ({exc.msg}{at} column {exc.colno}); each line must be one "
+                                f"whole JSON object, a {noun}") from None
+            if not isinstance(record, dict):
+                raise GoldError(f"{where}: {_JSON_TYPES.get(type(record), 'a value')}, not a JSON object; each line "
+                                f"must be one JSON object, a {noun}")
+            missing = [name for name in required if name not in record]
+            if missing:
+                *others, last = [f'"{name}"' for name in required]
+                needs = f"{', '.join(others)} and {last}"
+                raise GoldError(f'{where}: no "{missing[0]}"; a {noun} needs {needs} (see GUIDELINES.md)')
+            for name, (check, wanted) in {**required, **optional}.items():
+                if name in record and not check(record[name]):
+                    shown = json.dumps(record[name], ensure_ascii=False)
+                    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                    raise GoldError(f'{where}: "{name}" is {shown}; it must be {wanted}')
+            records.append(record)
+    return records
 
 
 def transcript_for(source: str, transcripts: Path) -> Path | None:
@@ -238,7 +304,7 @@ def answer_distance(question: dict, prose: str, starts: dict[str, int]) -> int:
 
 def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, miner_factory) -> dict[str, Any]:
     restore_file = gold / "restore" / f"{source}.jsonl"
-    questions = read_jsonl(restore_file) if restore_file.is_file() else []
+    questions = read_jsonl(restore_file, "restore") if restore_file.is_file() else []
     by_cut: dict[str, list[dict]] = defaultdict(list)
     for question in questions:
         by_cut[question["cut"]].append(question)
@@ -274,7 +340,7 @@ def evaluate_source(source: str, transcript: Path, gold: Path, config: dict, min
             mined = mined_from_store(store)
             links = store.supersede_pairs()
     extraction_file = gold / "extraction" / f"{source}.jsonl"
-    gold_units = read_jsonl(extraction_file) if extraction_file.is_file() else []
+    gold_units = read_jsonl(extraction_file, "extraction") if extraction_file.is_file() else []
     extraction = score_extraction(mined, gold_units)
     conflicts = score_links(links, memory_units(mined, gold_units), gold_units)
     return {"source": source, "extraction": extraction, "restore": restore, "mined": len(mined),

@@ -71,7 +71,7 @@ def rule_stats(miner: Miner, gold: Path, transcripts: Path) -> dict[str, RuleSco
         if transcript is None:
             continue
         by_uuid: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for unit in read_jsonl(extraction):
+        for unit in read_jsonl(extraction, "extraction"):
             by_uuid[unit["uuid"]].append(unit)
         finders: dict[tuple[str, int], set[str]] = defaultdict(set)
         texts: dict[tuple[str, int], str] = {}
