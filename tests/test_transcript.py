@@ -257,6 +257,18 @@ def test_entry_to_turn_skip_reasons(value, reason):
     assert stats.skipped_entries == {reason: 1}
 
 
+def test_training_reads_claude_codes_notices_as_the_assistants_turn_the_miner_never_reads():
+    """The classifier learns from them what not to keep (the model was trained with them as none); the miner, the
+    archive and the restore lines never see them."""
+    notice = {"type": "assistant", "uuid": "u", "isApiErrorMessage": True, "sessionId": "s",
+              "message": {"role": "assistant", "model": "<synthetic>", "content": [
+                  {"type": "text", "text": "API Error: the request timed out, so we use a retry."}]}}
+    stats = ReadStats()
+    turn = entry_to_turn(notice, "t.jsonl", stats, notices=True)
+    assert turn is not None and turn.role == "assistant" and "timed out" in turn.text and not stats.skipped_entries
+    assert entry_to_turn(notice, "t.jsonl", ReadStats()) is None
+
+
 def test_human_origin_and_assistant_sidechain_are_kept():
     stats = ReadStats()
     human = {"type": "user", "uuid": "u1", "origin": {"kind": "human"}, "message": {"role": "user", "content": "hi"}}

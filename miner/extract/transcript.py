@@ -228,8 +228,9 @@ def _prose(content: Any, stats: ReadStats) -> str:
     return text
 
 
-def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
-    """A prose turn from one parsed entry, or None (and the reason counted)."""
+def entry_to_turn(entry: Any, transcript: str, stats: ReadStats, notices: bool = False) -> Turn | None:
+    """A prose turn from one parsed entry, or None (and the reason counted). `notices`: Claude Code's own notices in
+    the assistant's place are read too (training: they are the assistant's turn a classifier must call none)."""
     if not isinstance(entry, dict):
         stats.skip("not-an-object")
         return None
@@ -253,7 +254,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats) -> Turn | None:
     if role not in ("user", "assistant"):
         stats.skip("unknown-role")
         return None
-    if role == "assistant" and (entry.get("isApiErrorMessage") or message.get("model") == CLAUDE_CODE_MODEL):
+    notice = entry.get("isApiErrorMessage") or message.get("model") == CLAUDE_CODE_MODEL
+    if role == "assistant" and notice and not notices:
         stats.skip("not-the-model")
         return None
     text = _prose(message.get("content"), stats)
@@ -373,13 +375,13 @@ def iter_lines(handle, start: int) -> Iterator[tuple[bytes | None, int]]:
 
 
 def read_transcript(path: str, watermark: Watermark | None = None, seen: set[str] | None = None,
-                    stop_after_uuid: str | None = None, max_bytes: int | None = None) -> Chunk:
+                    stop_after_uuid: str | None = None, max_bytes: int | None = None, notices: bool = False) -> Chunk:
     """Read the prose turns added to `path` since `watermark`.
 
-    `seen` holds entry uuids already mined (from any file); replayed entries are
-    skipped and the set grows. `stop_after_uuid` ends the read after that entry
-    (used to mine a transcript up to a cut). `max_bytes` ends it after the line
-    that crosses that many bytes, so that huge files are mined in bounded batches.
+    `seen` holds entry uuids already mined (from any file); replayed entries are skipped and the set grows.
+    `stop_after_uuid` ends the read after that entry (used to mine a transcript up to a cut). `max_bytes` ends it
+    after the line that crosses that many bytes, so that huge files are mined in bounded batches. `notices`: see
+    `entry_to_turn`.
     """
     stats = ReadStats()
     seen = seen if seen is not None else set()
@@ -403,17 +405,14 @@ def read_transcript(path: str, watermark: Watermark | None = None, seen: set[str
                 continue
             try:
                 entry = parse_line(line)
-            except _DecodeErrors:
-                stats.skipped_lines += 1
-                continue
-            except RecursionError:
+            except (*_DecodeErrors, RecursionError):
                 stats.skipped_lines += 1
                 continue
             stats.entries += 1
             if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
                 sessions.add(entry["sessionId"])
             try:
-                turn = entry_to_turn(entry, path, stats)
+                turn = entry_to_turn(entry, path, stats, notices)
             except (TypeError, ValueError, AttributeError, RecursionError):
                 # A shape no check above foresaw (the format is internal): skip the entry, never the file.
                 stats.skip("malformed")

@@ -73,7 +73,9 @@ class Dataset:
 
 
 def _units(path: Path) -> list[Unit]:
-    return turns_to_units(read_transcript(str(path), Watermark(), seen=set()).turns)
+    # Claude Code's notices in the assistant's place (API errors, usage limits) too: the miner never reads them, and
+    # the classifier learns from them what it is not to keep.
+    return turns_to_units(read_transcript(str(path), Watermark(), seen=set(), notices=True).turns)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
