@@ -228,10 +228,10 @@ def hand_off(transcript: str, checkpoint: tuple[str, str] | None = None, compact
     try:
         args = ["mine", "--lock-fd", str(fd)]
         if checkpoint:
-            args += ["--checkpoint", checkpoint[0], "--cwd", checkpoint[1]]
+            args += [f"--checkpoint={checkpoint[0]}", f"--cwd={checkpoint[1]}"]  # (a value may start with "-")
             if compact_block:
                 args.append("--compact-block")
-        spawn([*args, transcript], keep_fd=fd)
+        spawn([*args, "--", transcript], keep_fd=fd)
     finally:
         os.close(fd)  # the worker holds the lock now (same open file); closing ours does not release it
     return True
@@ -317,10 +317,17 @@ def session_start(event: HookEvent, config: dict | None) -> str:
             notice = f"transcript-miner: no memory injected: {exc}"
     try:
         if record is not None or has_transcripts(event.cwd):
-            args = ["catchup", event.cwd]
-            if record is not None:
-                args += ["--recall-log", jsonlite.dumps(record)]
-            spawn(args)
+            args = ["catchup"]
+            if record is not None:  # in a private file: any local user reads a command line, and this quotes requests
+                handed = paths.data_file("cache", f"recall-{paths.file_stem(event.session_id)}-{os.getpid()}.json")
+                paths.write_private(handed, jsonlite.dumps(record))
+                args.append(f"--recall-file={handed}")
+            try:
+                spawn([*args, "--", event.cwd])
+            except Exception:
+                if record is not None:
+                    os.unlink(handed)
+                raise
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
     if not text:

@@ -11,7 +11,7 @@ the lock taken leaves a mark that makes the running miner do another pass.
   asked for (SessionEnd asks for its session's, so the next startup ranks
   against it; PreCompact for its session's and for the block after the
   compaction, `--compact-block`).
-- `catchup CWD [--recall-log JSON]`: record what a SessionStart block showed,
+- `catchup CWD [--recall-file FILE]`: record what a SessionStart block showed,
   then mine the project's transcripts that lag behind their watermarks
   (regular files under Claude's projects folder only: no symlink is followed).
 
@@ -136,7 +136,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                       help="do not render the project's startup block afterwards (the caller writes more first)")
     catchup = sub.add_parser("catchup", help="mine a project's transcripts that lag behind")
     catchup.add_argument("cwd")
-    catchup.add_argument("--recall-log", default="", help="JSON: what a SessionStart block showed")
+    catchup.add_argument("--recall-file", default="", help="a file of JSON: what a SessionStart block showed (removed "
+                         "once read)")
     args = parser.parse_args(argv)
     if args.command == "mine" and (args.lock_fd is not None or args.checkpoint) and len(args.transcripts) != 1:
         parser.error("--lock-fd and --checkpoint take exactly one transcript")
@@ -225,12 +226,16 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                 lock_fd = None
             projects = transcript_projects(store, transcripts)
         else:
-            if args.recall_log:
+            if args.recall_file:
                 try:
                     from .recall.block import record_recall
 
-                    record_recall(store, json.loads(args.recall_log))
-                except (ValueError, TypeError, AttributeError) as exc:
+                    try:
+                        record = json.loads(paths.read_small(args.recall_file))
+                    finally:
+                        os.unlink(args.recall_file)
+                    record_recall(store, record)
+                except (OSError, ValueError, TypeError, AttributeError) as exc:
                     note(f"recall not logged: {exc}")
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}

@@ -1079,3 +1079,32 @@ def test_a_fifo_or_a_device_in_place_of_a_settings_file_never_blocks_a_hook(sess
             target.unlink()
     (folder / name).write_text('{"exclude": []}' if name == "exclusions.json" else "{}", encoding="utf-8")
     assert "Memory number" in additional_context(run_hook("session-start", payloads["session-start"]))
+
+
+def test_what_a_hook_hands_its_worker_is_no_text_on_a_command_line_and_survives_a_leading_dash(session, monkeypatch):
+    """Command lines are readable by every local user (/proc): SessionStart handed its worker the recall record, which
+    quotes the user's latest requests, as an argument. It goes in a private file the worker reads and removes. And a
+    session id or folder starting with "-" was read by the worker as an option: SessionEnd's last mining never ran."""
+    from miner import hooks
+    from miner.hooks import HookEvent
+
+    project = str(session.cwd)
+    seed_store(project, count=5, text_of=lambda i: f"We decided the quokka pipeline step {i} runs nightly.")
+    handed: list[list[str]] = []
+    monkeypatch.setattr(hooks, "spawn", lambda args, keep_fd=None: handed.append(args) or 0)
+    hooks.session_start(HookEvent("session-start", session_id="-x", cwd=project, source="startup"), None)
+    session.user("We decided the quokka pipeline runs nightly.")
+    hooks.hand_off(str(session.transcript), checkpoint=("-x", "-odd"))
+    catchup, mine = handed
+    assert not any("shown" in arg or "{" in arg for arg in catchup), catchup
+    record_file = catchup[1].removeprefix("--recall-file=")
+    assert catchup == ["catchup", f"--recall-file={record_file}", "--", project]
+    assert os.stat(record_file).st_mode & 0o077 == 0 and '"shown":' in Path(record_file).read_text(encoding="utf-8")
+    assert mine[-4:] == ["--checkpoint=-x", "--cwd=-odd", "--", str(session.transcript)]
+    for args in (catchup, ["mine", "--checkpoint=-x", "--cwd=-odd", "--", str(session.transcript)]):  # as the hook starts it
+        done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", *args], capture_output=True, text=True,
+                              env=dict(os.environ), timeout=120)
+        assert done.returncode == 0, done.stderr
+    assert not os.path.exists(record_file)
+    with Store(readonly=True) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 1
