@@ -55,6 +55,7 @@ LOG_LINE_CHARS = 1000
 # straddles the line's end is still whole (and redacted) when the line is cut.
 LOG_REDACT_MARGIN = 4096
 STARTED = time.monotonic()  # the hook's budgets count from its start
+SESSION_START_BUSY_MS = 2000  # the longest SessionStart waits for a store another process keeps locked
 
 
 class HookEvent:
@@ -280,7 +281,9 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     if not os.path.exists(paths.data_file(paths.DB_NAME)):
         return "", None
     config = config if config is not None else config_mod.load()
-    with Store(readonly=True) as store:
+    # A store another process keeps locked (a crashed tool, a `locking_mode=EXCLUSIVE` reader) is waited for a
+    # moment, not the 10 s Claude Code gives the hook: then there is no block, and the session starts.
+    with Store(readonly=True, busy_ms=SESSION_START_BUSY_MS) as store:
         if by_session:
             row = store.session(event.session_id)
             project = row.project if row and row.project else project
@@ -388,9 +391,9 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 
     project = paths.project_root(event.cwd) if event.cwd else ""
     mined = False
-    with Store() as store:
-        # Its writes wait for another process's lock (a backfill's batch) no longer than the hook may run.
-        store.lock_wait_s = max(0.0, deadline - time.monotonic())
+    # Its writes, and opening the store, wait for another process's lock (a backfill's batch) no longer than the
+    # hook may run.
+    with Store(busy_ms=int(max(0.0, deadline - time.monotonic()) * 1000)) as store:
         project = session_project(store, event.session_id, project)
         try:
             if project:

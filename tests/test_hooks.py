@@ -1108,3 +1108,26 @@ def test_what_a_hook_hands_its_worker_is_no_text_on_a_command_line_and_survives_
     assert not os.path.exists(record_file)
     with Store(readonly=True) as store:
         assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 1
+
+
+def test_a_store_another_process_keeps_locked_costs_a_hook_a_moment_not_its_whole_timeout(session):
+    """A process holding the store in exclusive mode (a crashed tool, a reader with `locking_mode=EXCLUSIVE`) kept
+    SessionStart waiting 11 s, past the 10 s Claude Code gives it, and PreCompact 10 s against its 1 s budget: both
+    waited SQLite's 10 s before anything else. Each now returns inside the time Claude Code gives it, and fails
+    open."""
+    from miner.install.settings import TIMEOUTS
+
+    seed_store(str(session.cwd))
+    session.user("We decided the kiln service keeps its queue in SQLite.")
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("CREATE TABLE IF NOT EXISTS held (x)")
+        holder.execute("COMMIT")  # exclusive mode keeps the lock after the commit
+        for event, name in (("session-start", "session-start.startup.json"), ("pre-compact", "pre-compact.auto.json")):
+            hook_event = "SessionStart" if event == "session-start" else "PreCompact"
+            result = run_hook(event, session.payload(name), timeout=min(TIMEOUTS[hook_event], 10))
+            assert result.returncode == 0, (event, result.stderr)
+    finally:
+        holder.close()

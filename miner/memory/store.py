@@ -58,13 +58,17 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
 
     lock_wait_s = WRITE_LOCK_WAIT_S  # how long a write waits for another process's lock (a hook sets its budget)
 
-    def __init__(self, path: Path | str | None = None, readonly: bool = False):
+    def __init__(self, path: Path | str | None = None, readonly: bool = False, busy_ms: int = BUSY_TIMEOUT_MS):
+        # `busy_ms`: how long a statement waits for another process's lock (a hook passes what is left of its time).
         # The file as a string, as the hook path names its files (`paths.data_file`): `pathlib` (with `urllib.parse`
         # and `ipaddress` behind it) costs a SessionStart that renders its block milliseconds; `path` makes the
         # `Path` when asked.
         self._file = os.fspath(path) if path else paths.data_file(paths.DB_NAME)
         self.readonly = readonly
         self._depth = 0  # how many `atomic()` levels are open
+        self._busy_ms = max(0, int(busy_ms))
+        if self._busy_ms < BUSY_TIMEOUT_MS:  # so does opening it (WAL mode, migrations)
+            self.lock_wait_s = min(self.lock_wait_s, self._busy_ms / 1000)
         # {FTS5 term: (memories holding it, counted up to `common_docs` + 1; the newest memory id then)}
         self._term_docs: dict[str, tuple[int, int]] = {}
         self._shares: dict[str, tuple[float, int]] = {}  # {project: (its share of the memories, the newest id then)}
@@ -77,11 +81,11 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             raise StoreError(f"no memory database at {self._file}: run `miner mine --all` first")
         try:
             if readonly:
-                self.db = sqlite3.connect(f"file:{self._file}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                self.db = sqlite3.connect(f"file:{self._file}?mode=ro", uri=True, timeout=self._busy_ms / 1000,
                                           isolation_level=None, check_same_thread=False)
             else:
                 fresh = not os.path.exists(self._file)
-                self.db = sqlite3.connect(self._file, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                self.db = sqlite3.connect(self._file, timeout=self._busy_ms / 1000, isolation_level=None,
                                           check_same_thread=False)
                 if fresh:
                     _chmod_private(self._file)
@@ -103,7 +107,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                              "the store again from the transcripts, or put a backup in its place") from None
 
     def _configure(self) -> None:
-        self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         self.db.execute("PRAGMA foreign_keys = ON")
         # A big store's FTS pages read through a map, not one `pread` call each (mining into 100k memories spent a
         # fifth of its CPU in the kernel, 1.1-2.2 s; with these, 0.2-0.3 s), and the page cache holds a look-up's
@@ -151,7 +155,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                         raise
                     time.sleep(LOCK_POLL_S if waited < 1.0 else 0.02)
         finally:
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
 
     def _tuples(self, sql: str, args: Iterable = ()) -> sqlite3.Cursor:
         """Run a query whose rows come back as plain tuples (several times faster than `sqlite3.Row`)."""
