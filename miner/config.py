@@ -108,6 +108,10 @@ REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_s
                      "startup_recall_feedback", "session_bonus"})
 NULLABLE = frozenset({"spacy_model"})  # null: the blank pipeline
 POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-lives divide an age
+# The least of each: their product divides an age, and two tiny ones (1e-200 each) made it 0.
+MIN_HALF_LIFE = 0.001
+# Claude Code cuts a hook's additionalContext beyond 10,000 characters (`blockcache.CONTEXT_LIMIT`).
+AT_MOST_CHARS = {"prompt_block_chars": 9_999}
 # Counts and sizes below 1 leave no room or no candidate (an empty block, or a division by zero).
 AT_LEAST_ONE = frozenset({"context_window_tokens", "chars_per_token", "max_block_chars", "startup_max_candidates",
                           "max_candidates", "startup_stretches"})
@@ -207,8 +211,11 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value < 0:
             refuse(f"must not be negative ({value})")
-        if value == 0 and name.split(".")[0] in POSITIVE:
-            refuse("must be more than 0 (it is a half-life)")
+        if value < MIN_HALF_LIFE and name.split(".")[0] in POSITIVE:
+            refuse(f"must be at least {MIN_HALF_LIFE:g}, not {_shown(value)} (it is a half-life)")
+        if value > AT_MOST_CHARS.get(name, value):
+            refuse(f"must be at most {AT_MOST_CHARS[name]:,}, not {_shown(value)} (Claude Code cuts what a hook adds "
+                   "beyond 10,000 characters)")
         if value < 1 and name in AT_LEAST_ONE:
             refuse(f"must be 1 or more, not {_shown(value)} (less leaves the block no room)")
         if value > 1 and name in AT_MOST_ONE:

@@ -363,7 +363,9 @@ def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
     text = prompt_block(paths.project_root(event.cwd), event.session_id, event.prompt[:MAX_QUERY_CHARS], budget)
     if not text:
         return ""
-    return context_output("UserPromptSubmit", text)
+    from .recall.blockcache import fit_block  # characters beyond the BMP count twice where Claude Code cuts
+
+    return context_output("UserPromptSubmit", fit_block(text))
 
 
 def stop(event: HookEvent, config: dict | None) -> str:

@@ -54,8 +54,13 @@ def test_an_object_merges_key_by_key_and_everything_else_replaces():
     ({"max_candidates": 10**400}, "setting 'max_candidates' must be a number from 0 to 1e+12, not a number of 401 "
                                   "digits"),
     ({"spacy_model": 1e308}, "setting 'spacy_model' must be a string, not 1e+308"),
-    ({"half_life_days": 0}, "setting 'half_life_days' must be more than 0 (it is a half-life)"),
-    ({"category_half_life_scale": {"fact": 0}}, "setting 'category_half_life_scale.fact' must be more than 0"),
+    ({"half_life_days": 0}, "setting 'half_life_days' must be at least 0.001, not 0 (it is a half-life)"),
+    ({"category_half_life_scale": {"fact": 0}}, "setting 'category_half_life_scale.fact' must be at least 0.001"),
+    # each above 0, but their product underflowed to 0 and `miner gc` divided by it
+    ({"half_life_days": 1e-200}, "setting 'half_life_days' must be at least 0.001, not 1e-200"),
+    ({"category_half_life_scale": {"fact": 1e-200}}, "setting 'category_half_life_scale.fact' must be at least"),
+    # Claude Code cuts additionalContext beyond 10,000 characters
+    ({"prompt_block_chars": 40_000}, "setting 'prompt_block_chars' must be at most 9,999, not 40000 (Claude Code"),
     # Values a block cannot be built with (a division by zero, an overflow, no room) are refused, not crashed on.
     ({"startup_max_candidates": 0}, "setting 'startup_max_candidates' must be 1 or more, not 0"),
     ({"chars_per_token": 0}, "setting 'chars_per_token' must be 1 or more, not 0"),

@@ -285,3 +285,36 @@ def test_an_oversized_payload_that_is_not_one_long_string_is_refused():
     payload = json.dumps({"cwd": "/work/x", "items": list(range(200_000))}).encode()
     with pytest.raises(hookio.HookInputError):
         hookio.shortened(payload[:1000], payload[-1000:], len(payload))
+
+
+def test_the_block_goes_out_when_what_was_shown_cannot_be_kept(project):
+    """A full or read-only disk: the hook rendered the block, then failed to note what it showed, and threw the block
+    away (SessionStart kept its own). Now the block goes out, and the next prompt may show it again."""
+    from miner.recall.shown import shown_path
+
+    blocked = Path(shown_path("s-full"))  # a folder where the file goes: writing it fails as a full disk does
+    (blocked / "inside").mkdir(parents=True)
+    question = "How does the webhook handler deal with a failed delivery?"
+    for _ in range(2):
+        assert "exponential backoff" in context_of(ask(prompt_payload(project, question, session_id="s-full")))
+    assert "OSError" not in hook_log()
+
+
+def test_a_large_prompt_block_of_characters_beyond_the_bmp_stays_under_claude_codes_cut(tmp_path, claude_dir,
+                                                                                            pipeline):
+    """`prompt_block_chars` counted characters; Claude Code counts UTF-16 units, in which an emoji is two, and cuts
+    additionalContext beyond 10,000: a block of 9,999 characters could be cut mid-line, its closing tag lost."""
+    cwd = tmp_path / "work" / "rockets"
+    cwd.mkdir(parents=True)
+    talk = Session(claude_dir / "projects" / paths.encode_project(str(cwd)) / "r1.jsonl", str(cwd), session_id="r1")
+    for n in range(500):  # the question's word is rare in the project, or it would say little
+        talk.user(f"Note {n}: the garden hose in shed {n} stays green, and the gate code was changed.")
+    for n in range(20):
+        talk.user(f"The quokka launch step {n} keeps its rockets in bay {n}: {'🚀🚀🚀 rocket ' * 60}as decided.")
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(talk.path)
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text('{"prompt_block_chars": 9999}', encoding="utf-8")
+    block = context_of(ask(prompt_payload(cwd, "Which bay keeps the quokka launch rockets?")))
+    assert block.count("🚀") > 1000 and block.endswith(f"</{BLOCK_TAG}>")
+    assert len(block.encode("utf-16-le")) // 2 <= 9_999

@@ -277,5 +277,8 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
     if not found:
         return ""
     text, memories, archive = render(found, shown, budget, texts)
-    remember_shown(session_id, memories, archive)
+    try:
+        remember_shown(session_id, memories, archive)
+    except OSError:  # a full or read-only disk: the block still goes out (a later prompt may show it again)
+        pass
     return text
