@@ -249,6 +249,18 @@ def test_print_service_for_systemd_and_launchd(monkeypatch):
     assert ("[Service]" in printed.output) if sys.platform != "darwin" else ("<plist" in printed.output)
 
 
+def test_a_service_file_carries_each_setting_as_one_word(monkeypatch):
+    """A line break in MINER_HOME wrote a directive of its own into the unit (`ExecStartPre=…`, run by systemd), and
+    `%h` in it was read by systemd as the home folder. The line break is refused in one line, `%` doubled."""
+    monkeypatch.setenv("MINER_HOME", "/data/100%h")
+    unit = watch.service_definition("linux", python="/opt/$v/bin/python")
+    assert "Environment=MINER_HOME=/data/100%%h\n" in unit
+    assert 'ExecStart="/opt/$$v/bin/python" -I -m miner.cli watch' in unit
+    monkeypatch.setenv("MINER_HOME", "/tmp/x\nExecStartPre=/bin/touch /tmp/pwned\nX=")
+    printed = CliRunner().invoke(watch_cmd, ["--print-service"])
+    assert printed.exit_code == 1 and printed.output.count("\n") == 1 and "holds a line break or another control character" in printed.output
+
+
 def test_stop_when_nothing_runs(claude_dir):
     result = CliRunner().invoke(watch_cmd, ["--stop"])
     assert result.exit_code == 0 and "not running" in result.output

@@ -95,7 +95,10 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
     from ..runtime import watch as watch_mod
 
     if print_service:
-        click.echo(watch_mod.service_definition(), nl=False)
+        try:
+            click.echo(watch_mod.service_definition(), nl=False)
+        except watch_mod.WatchError as exc:
+            raise click.ClickException(str(exc)) from None
         return
     if show_status:
         for line in watch_mod.status_lines():

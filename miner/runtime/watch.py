@@ -443,7 +443,7 @@ def service_definition(platform: str | None = None, python: str | None = None) -
 </dict>
 </plist>
 """
-    exec_start = " ".join(_systemd_quote(a) for a in command)
+    exec_start = " ".join(_systemd_quote(a).replace("$", "$$") for a in command)  # ($ expands a variable there)
     env_lines = "".join(f"Environment={_systemd_quote(f'{k}={v}')}\n" for k, v in env.items())
     return f"""# Save as ~/.config/systemd/user/{SERVICE_NAME}.service, then:
 #   systemctl --user daemon-reload && systemctl --user enable --now {SERVICE_NAME}
@@ -465,6 +465,12 @@ WantedBy=default.target
 
 
 def _systemd_quote(value: str) -> str:
-    if value and all(c.isalnum() or c in "/._-=:+@" for c in value):
+    """`value` as one word of a unit file: a line break would start a directive of its own (`ExecStartPre=…`), and
+    `%` starts a specifier (`%h`: the home folder), so the first is refused and the second doubled."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise WatchError(f"{value!r} holds a line break or another control character, which a service file cannot "
+                         "carry; set it to a plain path")
+    value = value.replace("%", "%%")
+    if value and all(c.isalnum() or c in "/._-=:+@%" for c in value):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
