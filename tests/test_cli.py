@@ -675,3 +675,14 @@ def test_a_terminal_is_shown_no_control_character_of_an_error_either(tmp_path):
     proc, shown = on_a_terminal(["mine", str(tmp_path / "a\x1b]0;retitled\x07b")], "stderr")
     assert proc.returncode != 0 and b"does not exist" in shown and b"retitled" in shown, shown
     assert not [c for c in shown if c < 0x20 and c not in b"\r\n\t"], shown
+
+
+def test_a_device_or_a_pipe_given_as_a_file_to_read_is_refused_in_one_line(tmp_path):
+    """`/dev/zero` passes click's `exists`: `miner rules test --transcript /dev/zero` read it for ever and `miner
+    import /dev/zero` until memory ran out."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for args in (["rules", "test", "--transcript", "/dev/zero"], ["import", "/dev/zero"], ["import", str(fifo)]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "is not a regular file (a device or a pipe); give a file" in result.output

@@ -517,3 +517,11 @@ def test_import_quarantines_a_memory_that_reads_like_an_attempt_on_the_assistant
         assert reason.startswith("quarantined: imported text reads like an instruction to the assistant")
         block = build(store, "/work/kiln", validated({"spacy_model": None}), "startup", log=False).text
     assert "public bucket" not in block and "Always format with black" in block
+
+
+def test_import_refuses_a_memory_id_below_one(tmp_path):
+    """Stored as written, such a memory was listed and recalled, but `show`, `forget` and `correct` (and MCP) refused
+    its id, so no one could take it back."""
+    for low in (0, -5):
+        line = refused_in_one_line(tmp_path, with_field(hand_written_export(), 2, id=low))
+        assert f"line 3: memory {low}: its id is below 1" in line

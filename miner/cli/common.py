@@ -14,6 +14,19 @@ from ..memory.store import ReadOnlyStoreError, Store, StoreError
 MEMORY_ID = click.IntRange(1, 2**63 - 1)
 
 
+class ReadableFile(click.Path):
+    """An existing regular file to read: a device or a pipe (/dev/zero) passes `exists`, and was read for ever."""
+
+    def __init__(self, path_type: type = str):
+        super().__init__(exists=True, dir_okay=False, path_type=path_type)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not os.path.isfile(path):
+            self.fail(f"{os.fsdecode(path)!r} is not a regular file (a device or a pipe); give a file", param, ctx)
+        return path
+
+
 def load_config() -> dict:
     """The settings; a bad one is one line that names the key, not a traceback."""
     try:

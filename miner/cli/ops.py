@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .common import load_config, open_store, project_dir
+from .common import ReadableFile, load_config, open_store, project_dir
 
 
 @click.command(name="export")
@@ -41,7 +41,7 @@ def export_(project: str | None, output: Path | None) -> None:
 
 
 @click.command(name="import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=ReadableFile(Path))
 def import_(file: Path) -> None:
     """Restore memories from a `miner export` FILE (all or nothing).
 

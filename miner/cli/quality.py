@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from .common import load_config, project_dir
+from .common import ReadableFile, load_config, project_dir
 
 # --- evaluation ----------------------------------------------------------------------------
 
@@ -252,7 +252,7 @@ def _tracing_miner():
 
 @rules.command(name="test")
 @click.argument("text", required=False)
-@click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=str),
+@click.option("--transcript", type=ReadableFile(),
               help="Trace every unit of a transcript instead of TEXT.")
 @click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True,
               help="Who says TEXT.")

@@ -367,6 +367,8 @@ def _checked_memory(record: dict) -> dict:
     if type(old_id) is not int or not isinstance(record.get("text"), str) or not record["text"].strip() \
             or not isinstance(record.get("project"), str) or not record["project"]:
         raise PortableError("a memory needs an integer id, a project and a text")
+    if old_id < 1:  # stored as such, it was listed and recalled, but no command could name it to forget or correct
+        raise PortableError(f"memory {old_id}: its id is below 1")
     for name, allowed in _CHOICES.items():
         if name in record and (record[name] not in allowed or type(record[name]) is bool):
             raise PortableError(f"memory {old_id}: {name} {shown_value(record[name])} is not one of "
