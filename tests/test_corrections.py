@@ -109,6 +109,18 @@ def test_correct_supersedes_the_old_text_and_keeps_it_as_history(store):
     assert store.was_notes([change.new_id]) == {change.new_id: "MySQL"}
 
 
+def test_a_correction_and_a_reason_keep_no_control_character(store):
+    """An escape sequence pasted into `miner correct` was stored as typed: every pipe of `miner list` and the evidence
+    carried it (MCP's store and correct dropped them already). Lines and tabs stay for the redaction to read."""
+    old = add(store, "Use MySQL for the database.", 1)
+    change = corrections.correct(store, old, "Use PostgreSQL \x1b]0;retitled\x07for the \x1b[8mmain\x1b[0m database.",
+                                 reason="moved\x07 on\u202e")
+    new = store.get(change.new_id)
+    assert new.text == "Use PostgreSQL ]0;retitledfor the [8mmain[0m database."
+    kept = store.db.execute("SELECT state_reason FROM memories WHERE id = ?", (old,)).fetchone()[0]
+    assert "\x07" not in kept and "\u202e" not in kept and "moved on" in kept
+
+
 def test_a_correction_hides_the_secret_kinds_of_the_yaml_files_in_a_process_that_never_mined(store, monkeypatch):
     """`miner correct` runs in a process of its own: the shipped secrets.yaml's kinds (an npm token) are loaded
     there too, and a broken secrets file is one line that changes nothing."""
