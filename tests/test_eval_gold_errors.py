@@ -119,3 +119,18 @@ def test_the_installed_command_prints_no_traceback(shop):
                            str(shop["transcripts"])], capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == f'Error: {path}:1: "answers" is "PostgreSQL"; it must be {ANSWERS}\n'
+
+
+@pytest.mark.parametrize("command", [["train", "--out", "{out}"], ["eval", "--cv", "{data}"]])
+def test_training_and_cross_validation_read_the_gold_as_eval_does(shop, tmp_path, command):
+    """`miner train` and `miner eval --cv` read the same gold files through a reader of their own, which a truncated
+    line or a missing field stopped with a traceback."""
+    data = tmp_path  # the shared data's layout: gold/ and transcripts/ side by side
+    (shop["gold"] / "extraction" / f"{SOURCE}.jsonl").write_text('{"unit": 0, "text": "hi"}\n', encoding="utf-8")
+    args = [a.format(out=tmp_path / "model", data=data) for a in command]
+    if command[0] == "train":
+        args += ["--data", str(data)]
+    lines = refused(args)
+    assert lines[-1] == (f'Error: {shop["gold"] / "extraction" / f"{SOURCE}.jsonl"}:1: no "uuid"; a gold unit needs '
+                         '"unit", "uuid", "text" and "category" (see GUIDELINES.md)')
+    assert not (tmp_path / "model").exists()

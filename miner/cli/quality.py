@@ -111,6 +111,7 @@ def eval_(gold: Path | None, transcripts: Path | None, multi: Path | None, data:
               help="The folder of label references (default: the ones shipped with the tool).")
 def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     """Rebuild the memory classifier from the training data (seeded: the same data gives the same model)."""
+    from ..evaluation.transcripts import GoldError
     from ..extract.classify import MODEL_DIR, thresholds_text
     from ..training.dataset import DataError, NoDataError
     from ..training.train import train as do_train
@@ -125,7 +126,7 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
     try:
         result = do_train(folder, out or MODEL_DIR, progress=lambda message: click.echo(message, err=True),
                           labels=labels)
-    except DataError as exc:
+    except (DataError, GoldError) as exc:
         hint = "; give the shared data folder: --data DIR" if isinstance(exc, NoDataError) else ""
         raise click.ClickException(f"{exc}{hint}") from None
     oof = result["out_of_fold"]

@@ -21,7 +21,6 @@ leaves one group out at a time.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +78,11 @@ def _units(path: Path) -> list[Unit]:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    """A gold or label file's records, each checked as `miner eval` checks it (`GoldError`: one line naming the
+    file, the line and what is wrong)."""
+    from ..evaluation.transcripts import read_jsonl
+
+    return read_jsonl(path)
 
 
 def gold_transcripts(data: Path) -> list[Document]:
