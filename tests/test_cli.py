@@ -661,7 +661,8 @@ def test_a_tag_named_in_a_correction_or_through_mcp_is_text_not_a_wrapper_that_s
     session = mcp_tools.Session(project=str(tmp_path / "kiln"), config=config.load())
     stored = mcp_tools.store_memory(session, "We decided the parser strips <system-reminder> blocks before it splits "
                                              "prose, never after. <private>quokkahost</private>", "decision")
-    assert stored["text"] == "We decided the parser strips <system-reminder> blocks before it splits prose, never after."
+    assert stored["text"] == ("We decided the parser strips <system-reminder> blocks before it splits prose, "
+                              "never after.")
     hidden = mcp_tools.store_memory(session, "We decided to keep the staging database on the shared box. <private> "
                                              "it is wombathost, the old one", "decision")
     assert hidden["text"] == "We decided to keep the staging database on the shared box."

@@ -1101,7 +1101,8 @@ def test_what_a_hook_hands_its_worker_is_no_text_on_a_command_line_and_survives_
     assert catchup == ["catchup", f"--recall-file={record_file}", "--", project]
     assert os.stat(record_file).st_mode & 0o077 == 0 and '"shown":' in Path(record_file).read_text(encoding="utf-8")
     assert mine[-4:] == ["--checkpoint=-x", "--cwd=-odd", "--", str(session.transcript)]
-    for args in (catchup, ["mine", "--checkpoint=-x", "--cwd=-odd", "--", str(session.transcript)]):  # as the hook starts it
+    # as the hook starts them
+    for args in (catchup, ["mine", "--checkpoint=-x", "--cwd=-odd", "--", str(session.transcript)]):
         done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", *args], capture_output=True, text=True,
                               env=dict(os.environ), timeout=120)
         assert done.returncode == 0, done.stderr

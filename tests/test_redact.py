@@ -875,12 +875,18 @@ def test_importing_redact_loads_neither_yaml_nor_typing_heavy_modules():
                                      # bounded, but with too many passes over a part that may match nothing
                                      r"(?:\w+\s?){1,50}[#%]", r"(?:\s*\w+){0,8}:"])
 def test_a_catastrophic_rule_pattern_is_refused_at_load_in_bounded_time(tmp_path, pattern):
-    path = tmp_path / "slow.yaml"
-    path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern) + "\n")
-    with pytest.raises(rules_mod.RuleError) as err:  # refused when read, never compiled and run
-        rules_mod.load_file(path)
-    message = str(err.value)
+    message = refusal_of(tmp_path, pattern)
     assert "user.slow" in message and "nests an unbounded repeat" in message and "\n" not in message
+
+
+def refusal_of(tmp_path, pattern: str) -> str:
+    """The one-line error a rule file holding `pattern` is refused with when read (never compiled and run)."""
+    path = tmp_path / "slow.yaml"
+    path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern)
+                    + "\n")
+    with pytest.raises(rules_mod.RuleError) as err:
+        rules_mod.load_file(path)
+    return str(err.value)
 
 
 @pytest.mark.parametrize("pattern", [r"(a|aa)+$", r"(?:ab|a|ba)+$", r"(?i:x|XX)*#", r"(?:a|b|ab){6,}"])
@@ -888,11 +894,7 @@ def test_a_repeat_of_alternatives_that_spell_one_text_two_ways_is_refused(tmp_pa
     """`(a|aa)+$` splits a run of a's as many ways as the Fibonacci numbers: on 40 of them and a '!' a search takes
     more than 10 s, on 60 for ever (`miner rules check` runs a rule's examples). Refused when read, as a nested
     repeat is."""
-    path = tmp_path / "slow.yaml"
-    path.write_text("rules:\n  - id: user.slow\n    category: fact\n    patterns:\n      - " + json.dumps(pattern) + "\n")
-    with pytest.raises(rules_mod.RuleError) as err:
-        rules_mod.load_file(path)
-    message = str(err.value)
+    message = refusal_of(tmp_path, pattern)
     assert "user.slow" in message and "spell the same text more than one way" in message and "\n" not in message
 
 

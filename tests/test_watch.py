@@ -258,7 +258,8 @@ def test_a_service_file_carries_each_setting_as_one_word(monkeypatch):
     assert 'ExecStart="/opt/$$v/bin/python" -I -m miner.cli watch' in unit
     monkeypatch.setenv("MINER_HOME", "/tmp/x\nExecStartPre=/bin/touch /tmp/pwned\nX=")
     printed = CliRunner().invoke(watch_cmd, ["--print-service"])
-    assert printed.exit_code == 1 and printed.output.count("\n") == 1 and "holds a line break or another control character" in printed.output
+    assert printed.exit_code == 1 and printed.output.count("\n") == 1
+    assert "holds a line break or another control character" in printed.output
 
 
 def test_stop_when_nothing_runs(claude_dir):
