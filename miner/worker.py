@@ -65,6 +65,8 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     marks = store.watermarks()
     lagging = []
     for path in transcript_files(folder, paths.projects_dir()):
+        if not paths.is_utf8(path):
+            continue  # no watermark can name it (`miner mine` says so)
         try:
             if os.stat(path).st_size <= marks.get(path, 0):
                 continue

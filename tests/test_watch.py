@@ -340,6 +340,29 @@ def test_a_broken_exclusions_file_is_said_once_and_mining_waits_for_it(workdir, 
         assert "pnpm" in " ".join(r[0] for r in store.db.execute("SELECT text FROM memories"))
 
 
+def test_a_transcript_whose_name_is_not_utf8_is_said_once_and_the_others_are_mined(workdir, capsys):
+    """Its name cannot be a watermark's key: the watcher stopped on it at every start (a service restarting it for
+    ever, and no other transcript mined live). It is named once, as `miner mine` names it, and left."""
+    from miner import config
+
+    good = Session(workdir)
+    good.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    bad = Session(workdir)
+    bad.turn("Pick the proxy.", "We decided to use Caddy as the reverse proxy.")
+    misnamed = os.fsencode(bad.transcript).replace(b".jsonl", b"\xff.jsonl")
+    os.rename(os.fsencode(bad.transcript), misnamed)
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        for _ in range(2):
+            watcher.rescan()
+            watcher.mine_round(watcher.due())
+        logged = [line for line in capsys.readouterr().err.splitlines() if "not UTF-8" in line]
+        assert len(logged) == 1 and "\\udcff.jsonl: its name is not UTF-8, which the store cannot keep; rename it" \
+            in logged[0]
+        texts = " ".join(r[0] for r in store.db.execute("SELECT text FROM memories"))
+        assert "pnpm" in texts and "Caddy" not in texts and watcher.status.data["errors"] == 1
+
+
 def test_a_rescan_opens_no_transcript_that_is_no_longer_than_its_watermark(workdir, monkeypatch):
     from miner import config
     from miner.runtime import pending

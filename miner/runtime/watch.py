@@ -220,6 +220,22 @@ class Watcher:
         self.known: set[str] = set()
         self.lock = threading.Lock()
         self.broken = ""  # the broken exclusions file's error, said once
+        self.misnamed: set[str] = set()  # transcripts whose names are not UTF-8, each said once
+
+    def _transcript(self, path: str) -> str | None:
+        """`contained_transcript`, and a name the store can keep: one that is not UTF-8 stopped the watcher on every
+        start (it cannot be a watermark's key), so it is said once and left, as `miner mine` leaves it."""
+        key = contained_transcript(path, self.root)
+        if key is None or paths.is_utf8(key):
+            return key
+        with self.lock:
+            said = key in self.misnamed
+            self.misnamed.add(key)
+        if not said:
+            shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+            self.status.error(f"{shown}: its name is not UTF-8, which the store cannot keep; rename it")
+            note(f"{shown}: its name is not UTF-8, which the store cannot keep; rename it")
+        return None
 
     # Called from the observer's thread.
     def touched(self, path: str, deleted: bool = False) -> None:
@@ -236,7 +252,7 @@ class Watcher:
                 self.dirty.pop(key, None)
             return
         # Only a regular file reached without a symlink: a link never leads the watcher out of Claude's folder.
-        key = contained_transcript(path, self.root)
+        key = self._transcript(path)
         if key is None:
             return
         with self.lock:
@@ -309,7 +325,7 @@ class Watcher:
             if self.stopping.is_set():
                 break
             # Checked again now: the file may have been replaced by a symlink since it was seen.
-            resolved = contained_transcript(transcript, self.root)
+            resolved = self._transcript(transcript)
             if resolved is None:
                 continue  # deleted before its turn came, or no longer a regular file
             try:
@@ -323,9 +339,13 @@ class Watcher:
         if mined:
             keep_indexes(self.store)
         if self.config["recall_cache"]:
-            refresh_compact_blocks(compact)
-            if mined:
-                refresh_blocks(transcript_projects(self.store, mined))
+            try:
+                refresh_compact_blocks(compact)
+                if mined:
+                    refresh_blocks(transcript_projects(self.store, mined))
+            except Exception:  # noqa: BLE001 - a block not rendered ahead is rendered by the hook
+                self.status.error(f"rendering blocks ahead: {traceback.format_exc()}")
+                note(f"rendering blocks ahead failed:\n{traceback.format_exc()}")
 
     def run(self) -> None:
         from watchdog.events import FileSystemEventHandler
