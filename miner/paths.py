@@ -37,26 +37,25 @@ _installed_home: str | None = None
 SMALL_FILE_LIMIT = 4 << 20  # a settings, exclusions or cache file larger than this is not one of ours
 
 
+def open_regular(path: str):
+    """`path` opened for reading in binary, when it is a regular file; OSError otherwise. A FIFO swapped in for a
+    transcript blocked the watcher in `open` for good, and a device is read for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if (os.fstat(fd).st_mode & 0o170000) != 0o100000:  # stat.S_ISREG, without importing `stat`
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    return open(fd, "rb")
+
+
 def read_small(path: str, limit: int = SMALL_FILE_LIMIT) -> str:
     """The text of a small file the hooks read (settings, exclusions, a cache entry). OSError when it is missing or
     not a regular file: a FIFO would block the hook for ever, and /dev/zero never ends; ValueError when it is over
     `limit` bytes or not UTF-8."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if (os.fstat(fd).st_mode & 0o170000) != 0o100000:  # stat.S_ISREG, without importing `stat`
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
         raise ValueError(f"{path} is over {limit:,} bytes")
-    return b"".join(chunks).decode("utf-8")
+    return data.decode("utf-8")
 
 
 def _path(text: str) -> Path:

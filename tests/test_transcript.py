@@ -766,3 +766,32 @@ def test_a_symlinked_projects_folder_is_claudes_own_choice(tmp_path):
     root.symlink_to(real)
     assert transcript_files(root, root) == [str(real / "-srv-app" / "s1.jsonl")]
     assert contained_transcript(root / "-srv-app" / "s1.jsonl", root) == str(real / "-srv-app" / "s1.jsonl")
+
+
+def test_a_fifo_in_place_of_a_transcript_is_refused_at_once_not_waited_on(tmp_path):
+    """A FIFO swapped in for a transcript after the watcher checked it blocked it in `open` for good: every reader of
+    a transcript (the reader, its watermark check, the head digest, the rescan's look for a new line) opens only a
+    regular file. (An alarm stands guard: on the code before, the first open never returned.)"""
+    import signal
+
+    from miner.runtime.pending import has_unmined_line
+
+    fifo = tmp_path / "swapped.jsonl"
+    os.mkfifo(fifo)
+
+    class Hung(Exception):  # (not an OSError, which the readers would take for a missing file)
+        pass
+
+    def hung(*_):
+        raise Hung("blocked on the FIFO")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        assert has_unmined_line(fifo, 0) is False
+        assert Watermark(offset=10, inode=os.stat(fifo).st_ino, head="x").matches(str(fifo)) is False
+        with pytest.raises(OSError, match="not a regular file"):
+            read_transcript(str(fifo), Watermark(), seen=set())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from .. import paths
 from ..memory.records import parse_ts
 from .model import Turn
 
@@ -110,7 +111,7 @@ class Watermark:
                 return True
             if st.st_size < self.offset or (self.inode and st.st_ino != self.inode):
                 return False
-            with open(path, "rb") as handle:
+            with paths.open_regular(path) as handle:
                 handle.seek(self.offset - 1)
                 if handle.read(1) != b"\n":
                     return False
@@ -122,7 +123,7 @@ class Watermark:
 def head_digest(path: str, length: int = HEAD_BYTES) -> str:
     """Hash of the first bytes of a file: notices a file replaced under the same name."""
     try:
-        with open(path, "rb") as handle:
+        with paths.open_regular(path) as handle:
             return hashlib.blake2b(handle.read(length), digest_size=8).hexdigest()
     except OSError:
         return ""
@@ -392,7 +393,7 @@ def read_transcript(path: str, watermark: Watermark | None = None, seen: set[str
     turns: list[Turn] = []
     sessions: set[str] = set()
     reached_stop = more = False
-    with open(path, "rb") as handle:
+    with paths.open_regular(path) as handle:
         st = os.fstat(handle.fileno())
         offset = watermark.offset
         for line, end in iter_lines(handle, watermark.offset):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import paths
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
@@ -43,7 +45,7 @@ def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]],
 def has_unmined_line(path: Path, offset: int) -> bool:
     """True when a complete line was appended after `offset` (a half-written last line does not count)."""
     try:
-        with open(path, "rb") as handle:
+        with paths.open_regular(os.fspath(path)) as handle:  # (a FIFO swapped in would block the scan for good)
             handle.seek(offset)
             while True:
                 block = handle.read(64 * 1024)
