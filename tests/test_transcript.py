@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -771,27 +772,49 @@ def test_a_symlinked_projects_folder_is_claudes_own_choice(tmp_path):
 def test_a_fifo_in_place_of_a_transcript_is_refused_at_once_not_waited_on(tmp_path):
     """A FIFO swapped in for a transcript after the watcher checked it blocked it in `open` for good: every reader of
     a transcript (the reader, its watermark check, the head digest, the rescan's look for a new line) opens only a
-    regular file. (An alarm stands guard: on the code before, the first open never returned.)"""
-    import signal
-
+    regular file."""
     from miner.runtime.pending import has_unmined_line
 
     fifo = tmp_path / "swapped.jsonl"
     os.mkfifo(fifo)
-
-    class Hung(Exception):  # (not an OSError, which the readers would take for a missing file)
-        pass
-
-    def hung(*_):
-        raise Hung("blocked on the FIFO")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(20)
-    try:
+    with guarded():
         assert has_unmined_line(fifo, 0) is False
         assert Watermark(offset=10, inode=os.stat(fifo).st_ino, head="x").matches(str(fifo)) is False
         with pytest.raises(OSError, match="not a regular file"):
             read_transcript(str(fifo), Watermark(), seen=set())
+
+
+def test_a_rescan_skips_the_holes_of_a_sparse_transcript(tmp_path):
+    """A sparse file of 200 GB with no line in it (no disk used) cost every rescan of the watcher 54 s: its holes
+    were read as zeros. They hold no line, and are skipped; a line written after them is still found."""
+    from miner.runtime.pending import has_unmined_line
+
+    sparse = tmp_path / "sparse.jsonl"
+    sparse.write_bytes(b'{"type": "user"}')
+    os.truncate(sparse, 200 << 30)
+    with guarded():
+        assert has_unmined_line(sparse, 0) is False
+        with open(sparse, "ab") as handle:
+            handle.write(b"\n")
+        assert has_unmined_line(sparse, 0) is True
+
+
+class Hung(Exception):  # (not an OSError, which the readers would take for a missing file)
+    pass
+
+
+@contextlib.contextmanager
+def guarded(seconds: int = 20):
+    """An alarm standing guard over a read that must not block or crawl (the code before never returned)."""
+    import signal
+
+    def hung(*_):
+        raise Hung(f"still reading after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
