@@ -457,3 +457,14 @@ def test_a_running_watcher_hides_the_secret_kinds_and_applies_the_rules_the_user
         logged = capsys.readouterr().err.strip().splitlines()
         assert len(logged) == 1 and "nothing is mined until it is fixed" in logged[0] and "secrets.yaml" in logged[0]
         assert not store.db.execute("SELECT 1 FROM memories WHERE text LIKE '%falls back%'").fetchall()
+
+
+def test_a_data_folder_the_watcher_cannot_write_is_one_line(tmp_path, monkeypatch):
+    """A read-only data folder (or a file where it should be) gave a traceback from the pidfile."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv("MINER_HOME", str(blocked))
+    result = CliRunner().invoke(watch_cmd, [])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert f"cannot write {blocked / 'watch.pid'} (" in result.output and "the data folder must be writable" in \
+        result.output

@@ -66,8 +66,12 @@ def note(message: str) -> None:
 
 def _take_pidfile() -> int:
     """An fd holding the pidfile's lock, with our pid written in it; WatchError when a watcher runs."""
-    paths.ensure_private_dir(paths.data_dir())
-    fd = os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        paths.ensure_private_dir(paths.data_dir())
+        fd = os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:  # a read-only data folder: one line, not a traceback
+        raise WatchError(f"cannot write {pid_file()} ({exc.strerror}); the data folder must be writable to mine "
+                         "into it") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
