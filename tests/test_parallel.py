@@ -126,3 +126,56 @@ def test_a_process_that_stops_leaves_its_files_to_the_next_run(tmp_path):
     assert sorted(e.split(": not mined")[0] for e in failed.errors if ": not mined" in e) == files
     ok = mine_parallel(tmp_path / "m.db", project_groups(files), 8, progress=lambda file, _result: seen.append(file))
     assert not ok.errors and ok.new > 0 and sorted(seen) == files
+
+
+KILLED_PARENT = """
+import json, os, signal, sys
+from pathlib import Path
+from miner.runtime.parallel import mine_parallel, project_groups
+
+folder, db = Path(sys.argv[1]), sys.argv[2]
+for p in range(2):
+    project = folder / f"-tmp-p{p}"
+    project.mkdir(parents=True)
+    for i in range(1500):  # enough reports to fill the pipe no one reads any more
+        entry = {"type": "user", "uuid": f"u{p}-{i}", "sessionId": f"s{p}-{i}", "cwd": f"/tmp/p{p}",
+                 "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content":
+                 f"We decided to use tool number {i} for the service of project {p} from now on."}}
+        (project / f"s{i}.jsonl").write_text(json.dumps(entry) + "\\n")
+files = sorted(str(f) for f in folder.rglob("*.jsonl"))
+mine_parallel(db, project_groups(files), 2, ready=lambda _name: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+
+def test_mining_processes_whose_parent_was_killed_finish_their_group_and_exit(tmp_path):
+    """`miner mine --jobs 2` killed with SIGKILL (an OOM kill, a closed terminal's kill -9): its children mined on, then
+    hung for ever, 150 MB each, handing their reports to a pipe no one read. They finish the group in hand and exit;
+    what they mined is kept (the next run mines the rest)."""
+    import time
+
+    home = tmp_path / "home"
+    # (its children share its stdout: `run` returns when they have exited too, or times out)
+    killed = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(tmp_path / "projects"), str(tmp_path / "m.db")],
+                            env=dict(os.environ, MINER_HOME=str(home)), capture_output=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+
+    def children() -> list[int]:
+        found = []
+        for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    if f"MINER_HOME={home}".encode() in handle.read().split(b"\0"):
+                        found.append(pid)
+            except OSError:
+                continue
+        return found
+
+    deadline = time.monotonic() + 240  # a guard: before, they never exited
+    while children() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = children()
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == []
+    with Store(tmp_path / "m.db") as store:
+        assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] > 0

@@ -77,6 +77,7 @@ def _take(groups: list[list[str]], taken) -> list[str] | None:
 def _mine_groups(db_file: str, groups: list[list[str]], taken, results) -> None:
     """A child: loads what mining needs, says it is ready, then mines the next untaken group, reporting each file,
     until none is left; then says done."""
+    parent = os.getppid()
     try:
         from .. import config as config_mod
         from ..memory.store import Store
@@ -86,11 +87,14 @@ def _mine_groups(db_file: str, groups: list[list[str]], taken, results) -> None:
             miner = Miner(store, config_mod.load())
             _ = miner.refiner, miner.classifier and miner.classifier.nlp  # loaded before the first file, as one
             results.put(("ready", miner.pipeline.name))
-            while (group := _take(groups, taken)) is not None:
+            # A parent killed (SIGKILL: no `daemon` clean-up runs) leaves no one to take the groups' reports.
+            while os.getppid() == parent and (group := _take(groups, taken)) is not None:
                 miner.mine_paths(group, progress=lambda file, result: results.put(("file", file, result)))
     except BaseException as exc:  # noqa: BLE001 - reported by the parent, with the files left unmined
         results.put(("file", "", Summary(errors=[f"a mining process stopped: {type(exc).__name__}: {exc}"])))
     finally:
+        if os.getppid() != parent:  # no reader: exiting would wait for ever to hand over what is queued
+            results.cancel_join_thread()
         results.put(("done",))
 
 
