@@ -468,3 +468,18 @@ def test_a_data_folder_the_watcher_cannot_write_is_one_line(tmp_path, monkeypatc
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert f"cannot write {blocked / 'watch.pid'} (" in result.output and "the data folder must be writable" in \
         result.output
+
+
+def test_a_store_deleted_under_a_running_watcher_stops_it_with_one_line(workdir):
+    """It mined on into the deleted file it held open, lost to every other process, and its status said all was well.
+    It stops (a service restarts it on the new store)."""
+    from miner import config
+
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        for leftover in paths.data_dir().glob("memory.db*"):
+            leftover.unlink()
+        with pytest.raises(watch.WatchError, match="was deleted or replaced while the watcher ran; start it again"):
+            watcher.mine_round([str(session.transcript.resolve())])

@@ -225,6 +225,7 @@ class Watcher:
         self.lock = threading.Lock()
         self.broken = ""  # the broken exclusions file's error, said once
         self.misnamed: set[str] = set()  # transcripts whose names are not UTF-8, each said once
+        self.store_inode = os.stat(store.path).st_ino
 
     def _transcript(self, path: str) -> str | None:
         """`contained_transcript`, and a name the store can keep: one that is not UTF-8 stopped the watcher on every
@@ -313,6 +314,13 @@ class Watcher:
         from .exclusions import PrivacyError, load_exclusions
         from .passes import mine_locked
 
+        try:
+            in_place = os.stat(self.store.path).st_ino == self.store_inode
+        except OSError:
+            in_place = False
+        if not in_place:  # what it mined into the file it holds open would be lost to every other process
+            raise WatchError(f"the memory store {self.store.path} was deleted or replaced while the watcher ran; "
+                             "start it again (`miner watch`)")
         try:  # a broken exclusions or secret kinds' file stops all mining (it may exclude or hide it): said once
             load_exclusions()
             self.miner.refresh()  # the secret kinds and rules as the user left them, not as they were at start
