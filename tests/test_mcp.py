@@ -683,3 +683,18 @@ def test_plugin_launcher_never_runs_an_interpreter_of_the_folder_it_starts_in(tm
                             timeout=30)
     assert "code of the project folder ran" not in result.stdout
     assert result.returncode == 1 and "not installed" in result.stderr
+
+
+def test_an_argument_of_the_wrong_shape_is_one_line_naming_it(sdk, project):
+    """The SDK answered a float id or a list query with pydantic's report: four lines and a web address."""
+    async def script(client):
+        return [await client.error("memory_forget", id=1e30, reason="wrong"),
+                await client.error("memory_recall", query=["a", "b"]),
+                await client.error("memory_store", content="We decided to use PostgreSQL for the database.",
+                                   category="decision", keywords="abc")]
+
+    refused = with_server(project, script)
+    assert [text.count("\n") for text in refused] == [0, 0, 0], refused
+    assert refused[0].startswith("memory_forget: argument 'id': ") and "integer" in refused[0]
+    assert refused[1].startswith("memory_recall: argument 'query': ") and "string" in refused[1]
+    assert refused[2].startswith("memory_store: argument 'keywords': ") and "list" in refused[2]

@@ -58,6 +58,15 @@ def _sdk() -> tuple[Any, Any]:
     return MCPServer, ToolError
 
 
+def _argument_error(tool: str, error) -> str:
+    """pydantic's report of `tool`'s arguments in one line: the first argument wrong, and what it must be."""
+    problems = error.errors()
+    first = problems[0] if problems else {}
+    where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{tool}: argument {where!r}: {first.get('msg', 'not valid')}{more}"
+
+
 def build_server(session: Session):
     """The MCP server with its seven tools, bound to `session`."""
     from ..config import ConfigError
@@ -69,11 +78,21 @@ def build_server(session: Session):
     from pydantic import StrictInt
 
     globals()["MemoryId"] = StrictInt  # read by the tools' annotations below, when the SDK inspects them
+    class Server(MCPServer):
+        async def call_tool(self, name, arguments, *rest, **options):
+            """As the SDK's, but an argument of the wrong shape is one line (the SDK gives pydantic's report)."""
+            try:
+                return await super().call_tool(name, arguments, *rest, **options)
+            except ToolError as exc:
+                if type(exc.__cause__).__name__ != "ValidationError":
+                    raise
+                raise ToolError(_argument_error(name, exc.__cause__)) from None
+
     kwargs: dict[str, Any] = {"instructions": INSTRUCTIONS, "log_level": "WARNING"}
     try:
-        server = MCPServer(SERVER_NAME, version=__version__, **kwargs)
+        server = Server(SERVER_NAME, version=__version__, **kwargs)
     except TypeError:  # mcp 1.x: no version argument
-        server = MCPServer(SERVER_NAME, **kwargs)
+        server = Server(SERVER_NAME, **kwargs)
 
     def call(action, *args, **kw) -> dict:
         try:
