@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from miner import paths
 from miner.cli.ops import watch as watch_cmd
 from miner.memory.store import Store
-from miner.runtime import watch
+from miner.runtime import service, watch
 from tests.test_hooks import Session, memory_texts, plant_symlinks, wait_for_workers, wait_until
 
 # `miner`, as the command line runs it (every command group registered).
@@ -233,12 +233,12 @@ def test_status_single_instance_and_stop(workdir, watcher):
 
 def test_print_service_for_systemd_and_launchd(monkeypatch):
     monkeypatch.setenv("MINER_HOME", "/data/my miner")
-    unit = watch.service_definition("linux", python="/opt/venv/bin/python")
+    unit = service.service_definition("linux", python="/opt/venv/bin/python")
     assert "ExecStart=/opt/venv/bin/python -I -m miner.cli watch" in unit
     assert 'Environment="MINER_HOME=/data/my miner"' in unit
     assert "[Install]\nWantedBy=default.target" in unit
 
-    plist = watch.service_definition("darwin", python="/opt/venv/bin/python")
+    plist = service.service_definition("darwin", python="/opt/venv/bin/python")
     parsed = plistlib.loads(plist.encode())
     assert parsed["ProgramArguments"] == ["/opt/venv/bin/python", "-I", "-m", "miner.cli", "watch"]
     assert parsed["EnvironmentVariables"]["MINER_HOME"] == "/data/my miner"
@@ -253,7 +253,7 @@ def test_a_service_file_carries_each_setting_as_one_word(monkeypatch):
     """A line break in MINER_HOME wrote a directive of its own into the unit (`ExecStartPre=…`, run by systemd), and
     `%h` in it was read by systemd as the home folder. The line break is refused in one line, `%` doubled."""
     monkeypatch.setenv("MINER_HOME", "/data/100%h")
-    unit = watch.service_definition("linux", python="/opt/$v/bin/python")
+    unit = service.service_definition("linux", python="/opt/$v/bin/python")
     assert "Environment=MINER_HOME=/data/100%%h\n" in unit
     assert 'ExecStart="/opt/$$v/bin/python" -I -m miner.cli watch' in unit
     monkeypatch.setenv("MINER_HOME", "/tmp/x\nExecStartPre=/bin/touch /tmp/pwned\nX=")

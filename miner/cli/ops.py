@@ -96,7 +96,9 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
 
     if print_service:
         try:
-            click.echo(watch_mod.service_definition(), nl=False)
+            from ..runtime.service import service_definition
+
+            click.echo(service_definition(), nl=False)
         except watch_mod.WatchError as exc:
             raise click.ClickException(str(exc)) from None
         return

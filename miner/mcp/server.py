@@ -78,6 +78,7 @@ def build_server(session: Session):
     from pydantic import StrictInt
 
     globals()["MemoryId"] = StrictInt  # read by the tools' annotations below, when the SDK inspects them
+
     class Server(MCPServer):
         async def call_tool(self, name, arguments, *rest, **options):
             """As the SDK's, but an argument of the wrong shape is one line (the SDK gives pydantic's report)."""
