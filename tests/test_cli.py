@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -687,3 +689,24 @@ def test_a_device_or_a_pipe_given_as_a_file_to_read_is_refused_in_one_line(tmp_p
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2, (args, result.output)
         assert "is not a regular file (a device or a pipe); give a file" in result.output
+
+
+def test_a_store_on_a_read_only_mount_is_one_line_not_a_traceback(tmp_path):
+    """A read-only mount says "unable to open database file" (a folder read-only by its permissions says "readonly"):
+    `miner stats` and every reading command gave a traceback."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("needs `unshare -m` (root, or user namespaces) to make a read-only mount")
+    folder = tmp_path / "store"
+    folder.mkdir()
+    with Store(folder / "memory.db") as store:
+        store.upsert_session("s", "/work/shop", "/work/shop", "main", "/t.jsonl", "2026-03-01T10:00:00Z")
+    for leftover in ("memory.db-wal", "memory.db-shm"):  # a store every process closed: its WAL is gone
+        assert not (folder / leftover).exists()
+    script = (f"mount --bind -o ro {shlex.quote(str(folder))} {shlex.quote(str(folder))} && "
+              f"{shlex.quote(sys.executable)} -I -m miner.cli stats")
+    ran = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, MINER_HOME=str(folder)))
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert ran.stderr.strip() == (f"Error: cannot read {folder / 'memory.db'}: SQLite writes beside the file to read "
+                                  f"it, and {folder} is read-only for you (its permissions or a read-only mount); "
+                                  "make it writable (`chmod u+w`), or run as its owner")

@@ -96,10 +96,13 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             self._configure()
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            if readonly and "readonly" in str(exc):  # reading a WAL file writes its -shm file beside it
+            # Reading a WAL file writes its -shm file beside it: a folder read-only for this user says "readonly",
+            # a read-only mount "unable to open database file".
+            if readonly and ("readonly" in str(exc) or "unable to open" in str(exc)):
                 folder = os.path.dirname(os.path.abspath(self._file))
                 raise StoreError(f"cannot read {self._file}: SQLite writes beside the file to read it, and {folder} "
-                                 "is read-only for you; make it writable (`chmod u+w`) or run as its owner") from None
+                                 "is read-only for you (its permissions or a read-only mount); make it writable "
+                                 "(`chmod u+w`), or run as its owner") from None
             if type(exc) is not sqlite3.DatabaseError:
                 raise  # a lock, a constraint, a bug: not the file's fault
             # (not a database, or a damaged one: SQLite says which)
