@@ -208,6 +208,11 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def unkeepable_name(path: str) -> str:
+    """What is said of a transcript whose file name is not UTF-8: no watermark can name it, so it is not mined."""
+    return f"{printable(path)}: its name is not UTF-8, which the store cannot keep; rename it"
+
+
 def encode_project(cwd: str) -> str:
     """Claude Code's folder name for a cwd: every character but an ASCII letter or digit becomes '-'."""
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)

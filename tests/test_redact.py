@@ -891,9 +891,8 @@ def refusal_of(tmp_path, pattern: str) -> str:
 
 @pytest.mark.parametrize("pattern", [r"(a|aa)+$", r"(?:ab|a|ba)+$", r"(?i:x|XX)*#", r"(?:a|b|ab){6,}"])
 def test_a_repeat_of_alternatives_that_spell_one_text_two_ways_is_refused(tmp_path, pattern):
-    """`(a|aa)+$` splits a run of a's as many ways as the Fibonacci numbers: on 40 of them and a '!' a search takes
-    more than 10 s, on 60 for ever (`miner rules check` runs a rule's examples). Refused when read, as a nested
-    repeat is."""
+    """`(a|aa)+$` splits a run of a's as many ways as the Fibonacci numbers: on 40 of them and a '!' a search took
+    more than 10 s (`miner rules check` runs a rule's examples). Refused when read, as a nested repeat is."""
     message = refusal_of(tmp_path, pattern)
     assert "user.slow" in message and "spell the same text more than one way" in message and "\n" not in message
 

@@ -28,9 +28,6 @@ class _Group(click.Group):
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
 
-        stdout = sys.stdout
-        if stdout is not None and stdout.isatty():  # (a pipe gets every character: an export must stay whole)
-            sys.stdout = _Shown(stdout)
         try:
             return super().invoke(ctx)
         except paths.PathSettingError as exc:
@@ -42,23 +39,21 @@ class _Group(click.Group):
                 raise
             raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
                                        "command again in a moment") from None
-        finally:
-            sys.stdout = stdout
 
     def main(self, *args, **kwargs):
-        """A terminal's stderr drops control characters too, up to the last line click prints: an error names a path
-        or a text as it was given (`miner mine $'\\e]0;title\\a'`)."""
-        stderr = sys.stderr
-        if stderr is not None and stderr.isatty():
-            sys.stderr = _Shown(stderr)
+        """A terminal's stdout and stderr drop control characters (`_Shown`), up to the last line click prints: an
+        error names a path or a text as it was given (`miner mine $'\\e]0;title\\a'`). A pipe gets every character:
+        an export must stay whole."""
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (_Shown(s) if s is not None and s.isatty() else s for s in streams)
         try:
             return super().main(*args, **kwargs)
         finally:
-            sys.stderr = stderr
+            sys.stdout, sys.stderr = streams
 
 
 class _Shown:
-    """A terminal's stdout that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
+    """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
     rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
     the terminal, hide text or write to the clipboard."""
 
@@ -133,10 +128,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
         todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
         total = Summary(files=len(files) - len(todo) + len(unnamed), errors=[
-            f"{paths.printable(file)}: its name is not UTF-8, which the store cannot keep; rename it"
-            for file in unnamed] + [f"{paths.printable(folder)}: cannot be read (permission denied), so its "
-                                    "transcripts were not mined; make it readable (`chmod u+rx`)"
-                                    for folder in unreadable])
+            paths.unkeepable_name(file) for file in unnamed] + [
+            f"{paths.printable(folder)}: cannot be read (permission denied), so its transcripts were not mined; make "
+            "it readable (`chmod u+rx`)" for folder in unreadable])
         groups = project_groups(todo)
         processes = min(jobs or default_jobs(todo), len(groups))
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,

@@ -14,7 +14,7 @@ import re
 from typing import Iterable, Iterator
 
 from .. import BLOCK_TAG
-from ..textutil import has_cjk, table_rule
+from ..textutil import NOT_SHOWN, has_cjk, table_rule
 from .model import Turn, Unit
 
 # Wrappers Claude Code puts around non-prose in user entries; their content is dropped.
@@ -91,7 +91,9 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
 def typed_text(text: str) -> str:
     """A text typed by hand (a memory stored through MCP, a correction, a reason) without its wrappers: what it holds
     inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up. A tag never closed
-    is named, not a wrapper ("the parser strips <system-reminder> blocks"), but `<private>`."""
+    is named, not a wrapper ("the parser strips <system-reminder> blocks"), but `<private>`. No control character is
+    kept (`NOT_SHOWN`: an escape sequence pasted in would reach a terminal and the model); tabs and lines are."""
+    text = text.translate(NOT_SHOWN)
     dropped = drop_wrappers(text, open_ended=False)
     return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
 

@@ -152,19 +152,6 @@ def _unbounded(av) -> bool:
 NESTED_PASSES = 5
 
 
-def _only_repeats(sub) -> bool:
-    """True when a sequence is made of repeats only: nothing fixed separates one pass from the next."""
-    for op, av in sub:
-        if op in _REPEATS:
-            continue
-        if op is sre_parse.SUBPATTERN and _only_repeats(av[3]):
-            continue
-        if op is sre_parse.BRANCH and all(_only_repeats(b) for b in av[1]):
-            continue
-        return False
-    return True
-
-
 def _loose(sub) -> tuple[bool, bool]:
     """Whether some way through the sequence (one alternative of each choice) is made of repeats only, and whether
     such a way can hold an unbounded one: `\\w+|,` can pass as `\\w+` alone, which two passes can split."""
@@ -173,8 +160,12 @@ def _loose(sub) -> tuple[bool, bool]:
         if op in _REPEATS:
             loose = loose or _unbounded(av) or _has_unbounded(av[2])
             continue
-        ways = [_loose(av[3])] if op is sre_parse.SUBPATTERN else [_loose(b) for b in av[1]] \
-            if op is sre_parse.BRANCH else []
+        if op is sre_parse.SUBPATTERN:
+            ways = [_loose(av[3])]
+        elif op is sre_parse.BRANCH:
+            ways = [_loose(branch) for branch in av[1]]
+        else:
+            ways = []
         ways = [way for way in ways if way[0]]
         if not ways:
             return False, False
@@ -253,7 +244,7 @@ def _nested_repeat(sub, flags: int = 0) -> str | None:
                     return "a `*`, `+` or `{n,}` repeating a group made only of repeats"
                 if (_unbounded(av) or av[1] > NESTED_PASSES) and _ambiguous(_spelt(av[2], flags) or set()):
                     return AMBIGUOUS
-                if av[1] > NESTED_PASSES and _only_repeats(av[2]) and _has_unbounded(av[2]) and _has_optional(av[2]):
+                if av[1] > NESTED_PASSES and _loose(av[2]) == (True, True) and _has_optional(av[2]):
                     return (f"{{{av[0]},{av[1]}}} repeating a group made only of repeats, one of them optional: at "
                             f"most {NESTED_PASSES} passes")
                 children = [av[2]]

@@ -74,10 +74,17 @@ def takeover_reason(text: str) -> str:
 
 def quarantine_reason(role: str, text: str) -> str:
     """Why a memory from `role` must be quarantined, or ''. The user's own words are trusted."""
-    if role == "user":
-        return ""
-    reason = instruction_reason(text)
-    return f"quarantined: {role} text reads like an instruction to the assistant ({reason})" if reason else ""
+    return "" if role == "user" else _quarantined(role, instruction_reason(text))
+
+
+def held_back_reason(text: str, whose: str) -> str:
+    """Why a text from elsewhere (`whose`: "team", "imported") must be quarantined, whoever it says said it: it
+    reads like an attempt on the assistant (`takeover_reason`); else ''."""
+    return _quarantined(whose, takeover_reason(text))
+
+
+def _quarantined(whose: str, reason: str) -> str:
+    return f"quarantined: {whose} text reads like an instruction to the assistant ({reason})" if reason else ""
 
 
 def reports_source(text: str) -> bool:

@@ -25,7 +25,7 @@ from .. import paths
 from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import NOT_SHOWN, short
+from ..textutil import short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -103,7 +103,7 @@ def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool 
         raise ToolInputError(f"{name} must be a string")
     if "\x00" in value:
         raise ToolInputError(f"{name} holds a NUL character")
-    typed = typed_text(value).translate(NOT_SHOWN)  # what it says in `<private>` is never stored, as when mining
+    typed = typed_text(value)  # what it says in `<private>` is never stored, as when mining
     text = " ".join(typed.split())
     if required and not text:
         raise ToolInputError(f"{name} is empty")

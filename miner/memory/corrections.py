@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..extract.clean import typed_text
 from ..extract.redact import ensure_extra, mostly_redacted, redact
 from ..extract.secret_turns import known_in
-from ..textutil import NOT_SHOWN, content_hash, short
+from ..textutil import content_hash, short
 from .records import NewMemory, StoredMemory, now_iso
 from .store import Store
 
@@ -94,7 +94,7 @@ def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
         ensure_extra()  # the secret kinds of the YAML files, as mining hides them
     except SecretRuleError as exc:
         raise CorrectionError(f"{exc}; fix it (`miner rules check`) first: nothing changed") from None
-    text = typed_text(text).translate(NOT_SHOWN)  # an escape sequence pasted in would reach the terminal and the model
+    text = typed_text(text)
     return redact(text, known_in(text, *store.secret_digests()))
 
 

@@ -44,7 +44,7 @@ from typing import IO, Iterator
 
 from ..extract.model import CATEGORIES
 from ..extract.redact import ensure_extra, redact, shown_value
-from ..extract.trust import takeover_reason
+from ..extract.trust import held_back_reason
 from ..textutil import char_bigrams, content_hash
 from .records import STATES
 from .store import Store
@@ -389,10 +389,9 @@ def _checked_memory(record: dict) -> dict:
 def _held_back(record: dict) -> bool:
     """Quarantine a current memory whose text reads like an attempt on the assistant, as a team pull does: a file
     can come from anyone, and say anything of itself (approved, pinned). True when it did."""
-    reason = takeover_reason(record["text"]) if record.get("state", "active") in ("active", "cold") else ""
+    reason = held_back_reason(record["text"], "imported") if record.get("state", "active") in ("active", "cold") else ""
     if reason:
-        record.update(state="quarantined", pinned=0,
-                      state_reason=f"quarantined: imported text reads like an instruction to the assistant ({reason})")
+        record.update(state="quarantined", pinned=0, state_reason=reason)
     return bool(reason)
 
 

@@ -234,9 +234,8 @@ class Watcher:
             said = key in self.misnamed
             self.misnamed.add(key)
         if not said:
-            shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
-            self.status.error(f"{shown}: its name is not UTF-8, which the store cannot keep; rename it")
-            note(f"{shown}: its name is not UTF-8, which the store cannot keep; rename it")
+            self.status.error(paths.unkeepable_name(key))
+            note(paths.unkeepable_name(key))
         return None
 
     # Called from the observer's thread.

@@ -26,7 +26,7 @@ import sqlite3
 from ..extract.model import CATEGORIES
 from ..extract.redact import mostly_redacted, redact, redact_memory, shown_value
 from ..extract.secret_turns import known_in
-from ..extract.trust import takeover_reason
+from ..extract.trust import held_back_reason, takeover_reason
 from ..memory.dedup import CURRENT_STATES
 from ..memory.records import STATES, NewMemory, StoredMemory, now_iso, parse_ts
 from ..textutil import content_hash, short
@@ -221,10 +221,9 @@ class Pull:
                          keywords=tuple(team_memory.keywords.split()), source="team")
 
     def _add_here(self, team_memory: StoredMemory, member: str, reason: str) -> int:
-        takeover = takeover_reason(team_memory.text) if team_memory.state in CURRENT_STATES else ""
-        if takeover:  # held out of recall until `miner approve`, as the assistant's instruction-like words are
-            state, reason = "quarantined", f"quarantined: team text reads like an instruction to the assistant " \
-                                           f"({takeover}), from {member}"
+        held = held_back_reason(team_memory.text, "team") if team_memory.state in CURRENT_STATES else ""
+        if held:  # held out of recall until `miner approve`, as the assistant's instruction-like words are
+            state, reason = "quarantined", f"{held}, from {member}"
         else:
             state, reason = team_memory.state, reason or f"from the team ({member})"
         memory_id = self.store.insert_memory(self._as_new(team_memory), state=state)

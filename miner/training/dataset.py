@@ -25,6 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..evaluation.transcripts import read_jsonl, texts_match, transcript_for
 from ..extract.clean import turns_to_units
 from ..extract.model import Unit
 from ..extract.transcript import Watermark, read_transcript
@@ -77,18 +78,8 @@ def _units(path: Path) -> list[Unit]:
     return turns_to_units(read_transcript(str(path), Watermark(), seen=set(), notices=True).turns)
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    """A gold or label file's records, each checked as `miner eval` checks it (`GoldError`: one line naming the
-    file, the line and what is wrong)."""
-    from ..evaluation.transcripts import read_jsonl
-
-    return read_jsonl(path)
-
-
 def gold_transcripts(data: Path) -> list[Document]:
     """The dev transcripts, every unit labelled from the extraction gold."""
-    from ..evaluation.transcripts import texts_match, transcript_for
-
     documents = []
     for gold_file in sorted((data / "gold" / "extraction").glob("*.jsonl")):
         source = gold_file.stem
@@ -96,7 +87,7 @@ def gold_transcripts(data: Path) -> list[Document]:
         if path is None:
             raise DataError(f"{gold_file}: its transcript is not under {data / 'transcripts'}")
         by_uuid: dict[str, list[dict]] = defaultdict(list)
-        for unit in _read_jsonl(gold_file):
+        for unit in read_jsonl(gold_file):
             by_uuid[unit["uuid"]].append(unit)
         units = _units(path)
         labels: list[str | None] = []
@@ -120,7 +111,7 @@ def labelled_sessions(data: Path, labels_dir: Path = LABELS_DIR) -> tuple[list[D
         group = label_file.stem
         sessions: list[str] = []
         references: dict[tuple[str, int], dict] = {}  # a resumed session replays entries: a unit is keyed once
-        for record in _read_jsonl(label_file):
+        for record in read_jsonl(label_file):
             if record["source"] not in sessions:
                 sessions.append(record["source"])
             if "labelled" not in record:
@@ -163,7 +154,7 @@ def question_evidence(data: Path) -> list[Document]:
     for question_file in sorted(gold.glob("*.jsonl")):
         group = question_file.stem
         by_session: dict[str, list[dict]] = defaultdict(list)
-        for question in _read_jsonl(question_file):
+        for question in read_jsonl(question_file):
             by_session[question["evidence_session"]].append(question)
         for session, questions in sorted(by_session.items()):
             path = data / "multi" / group / session
