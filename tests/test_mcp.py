@@ -621,6 +621,19 @@ def test_control_characters_are_not_stored_and_an_excluded_projects_counts_are_n
         mcp_tools.stats(session)
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u3000", "\u2009"])
+def test_a_password_after_an_unusual_space_is_hidden_in_what_is_stored_and_corrected(project, monkeypatch, space):
+    """Pasted text carries no-break and thin spaces, which every pattern joining words with a blank missed."""
+    mcp_tools, session = _fresh_session(project, monkeypatch)
+    result = mcp_tools.store_memory(session, f"The staging relay is ready: my password{space}is Nb7#sPq2Lx9 for it.",
+                                    "fact")
+    text = stored(result["id"])[0].text
+    assert "Nb7#sPq2Lx9" not in text and "my password is [REDACTED:password] for it" in text
+    changed = mcp_tools.correct(session, result["id"], f"The staging relay moved; le mot de passe{space}: Fr8#pQm2Lz7 "
+                                                       "for the new one.")
+    assert "Fr8#pQm2Lz7" not in stored(changed["id"])[0].text
+
+
 def test_a_store_another_process_keeps_locked_is_one_line_and_recall_still_answers(sdk, project, monkeypatch):
     """A backfill holding the write lock: recall answers (its log is best effort), a write says in one line that
     the store is busy, well before a client gives up on the tool (it waited 61 s for a blank error)."""

@@ -538,6 +538,37 @@ def test_basic_auth_credentials_are_redacted(text):
     ("完成：在 `redis.conf` 里加了 `requirepass Lz8!mQ2wXk4p`。", "Lz8!mQ2wXk4p"),
     ("'password' => env('DB_PASSWORD', 'Satay#Ayam77'),", "Satay#Ayam77"),
     ('const key = process.env.STRIPE_API_KEY || "sk9_Vb3nQ7xLp2Rt";', "sk9_Vb3nQ7xLp2Rt"),
+    # a variable named for a secret beside its value: a table's row, an arrow
+    ("| Variable | Value |\n|---|---|\n| ORDERS_DB_PASSWORD | Tern!4vQx9z |\n| PORT | 8080 |", "Tern!4vQx9z"),
+    ("| `COOKIE_SECRET` | `Wd3Nq8Lz5Vx2Rb7Hm4Kc9Tf` |", "Wd3Nq8Lz5Vx2Rb7Hm4Kc9Tf"),
+    ("| NEXT_AUTH_SALT | Gx2Vb7Nq4Lz9Wt3Kr8Hs5Pm6 |", "Gx2Vb7Nq4Lz9Wt3Kr8Hs5Pm6"),
+    ("CACHE_PASSWORD -> Vv#91kLpQz", "Vv#91kLpQz"),
+    ("SMTP_PASS → Lm7!qQz0Wr", "Lm7!qQz0Wr"),
+    # full-width joins, as Chinese and Japanese input types them
+    ("把配置写进 .env：MAIL_PASSWORD＝Yy!7788kkTest", "Yy!7788kkTest"),
+    ("小程序的 appsecret：8f14e45fceea167a5a36dedd4bea2543 别外传", "8f14e45fceea167a5a36dedd4bea2543"),
+    ('{"password"："Qa9#zz11Pp"}', "Qa9#zz11Pp"),
+    # a wallet's key and seed words
+    ("run `cast send 0xabc --private-key 0x9f2c4a1b7e8d3f60a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2`",
+     "9f2c4a1b7e8d3f60a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2"),
+    ("DEPLOYER_PK=5e3a9c1b7d2f4e6a8b0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f2a4b6c8d0e1f3a",
+     "5e3a9c1b7d2f4e6a8b0c1d3e5f7a9b2c4d6e8f0a1b3c5d7e9f2a4b6c8d0e1f3a"),
+    ('MNEMONIC="orbit velvet canyon mango pilot frozen ladder quiet ember tunnel walnut bright"', "orbit velvet"),
+    ("SEED_PHRASE='orbit velvet canyon mango pilot frozen ladder quiet ember tunnel walnut bright'", "orbit velvet"),
+    # a token or a key named in other languages
+    ("Вот новый токен для бота: Rq7Tz2Wm9Lx4Kp8Vn3Hb6Jd", "Rq7Tz2Wm9Lx4Kp8Vn3Hb6Jd"),
+    ("API 토큰은 Zq8Wm2Tx7Kp4Lr9Vn3Hb6J 입니다", "Zq8Wm2Tx7Kp4Lr9Vn3Hb6J"),
+    ("这个访问令牌是 Mx7Kq2Wz9Lp4Rt8Vn3Hb6J", "Mx7Kq2Wz9Lp4Rt8Vn3Hb6J"),
+    ("APIトークン：Kz3Wq8Lm2Xp7Rt4Vn9Hb6J", "Kz3Wq8Lm2Xp7Rt4Vn9Hb6J"),
+    ("私钥是 9fK2mQx7Lw4Zp8Rt3Vn6Hb", "9fK2mQx7Lw4Zp8Rt3Vn6Hb"),
+    ("邮箱授权码：qzxwvutsr7ponmlk", "qzxwvutsr7ponmlk"),
+    ("Der Zugriffstoken lautet Tq4Wz8Lm2Xp7Kr3Vn9Hb6J", "Tq4Wz8Lm2Xp7Kr3Vn9Hb6J"),
+    # a password holding an `@` the URL did not encode; a key's base64 padding after words
+    ("mysql://root:Blue@2026@10.1.2.3:3306/shop", "2026"),
+    ("Unseal Key 1: Zx8Wq2Lm7Kp4Rt9Vn3Hb6Jd1Fs5Gc0Ty8Ue2Io4Pa6=", "Zx8Wq2Lm7Kp4Rt9Vn3Hb6Jd1Fs5Gc0Ty8Ue2Io4Pa6="),
+    # an invisible character inside a key
+    ("OPENAI_API_KEY=sk-proj-Ab12Cd34Ef56Gh78\u200bIj90Kl12Mn34Op56", "Ij90Kl12Mn34Op56"),
+    ("token: Hq7Zk2Lm9Pw4\u2060Rt6Yx1Vb3Nc8", "Rt6Yx1Vb3Nc8"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -736,9 +767,31 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "echo 'OK_build_done' > /tmp/token_status.log; echo \"[default]\" > ~/.aws/credentials",
     "Licensed under MIT. Build ID: ABCD-1234-EFGH-5678. The license header says ACME-CORP-TEST-0001.",
     "ResetPassword v1.2.3\n  verify_password 3.1.4",
+    # a variable's name beside a word, prose tables, arrows in prose; salt, pk and a mnemonic that are not secrets
+    "| Name | Notes |\n|---|---|\n| ORDERS_DB_PASSWORD | unset |\n| JWT_SECRET | required |\n| API_TOKEN | Token |",
+    "| password | string | the user's password |\n|---|---|---|\n| token | yes | whether to send it |",
+    "CACHE_PASSWORD -> see vault; See ticket -> token refresh flow; Password → Settings → Security",
+    "Salt the water: salt = 2 tbsp; SALT_ROUNDS=12; basalt=Gx2Vb7Nq4Lz9Wt3",
+    "pk=42 in the ORM query; PK: id",
+    'The instruction\'s mnemonic = "mov" here; --private-key ./keys/deploy.pem; --private-key $DEPLOYER_KEY',
+    "ключ словаря: user_id; 令牌桶算法; トークン数：1500; токены: 2048",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])
+
+
+def test_a_secret_learnt_is_hidden_where_it_is_written_again_url_encoded():
+    known: set[str] = set()
+    redact("my password is Zk93fLqpW#1x/é for the db", known)
+    out, kinds = redact("I encoded it as Zk93fLqpW%231x%2F%C3%A9 in the config, and as Zk93fLqpW%231x%2f%c3%a9 too.",
+                        known)
+    assert out == "I encoded it as [REDACTED:known-secret] in the config, and as [REDACTED:known-secret] too.", out
+    assert redact("Zk93fLqpW%231y%2F%C3%A9 differs", known) == ("Zk93fLqpW%231y%2F%C3%A9 differs", [])
+
+
+def test_invisible_characters_inside_visible_ascii_are_dropped_and_nowhere_else():
+    assert redact("a zero\u200bwidth space, a soft\u00adhyphen; family 👨\u200d👩\u200d👧; 中\u200b文") == (
+        "a zerowidth space, a softhyphen; family 👨\u200d👩\u200d👧; 中\u200b文", [])
 
 
 def test_a_marker_left_by_one_pass_is_not_taken_for_a_value_by_another():

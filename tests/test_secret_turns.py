@@ -16,6 +16,9 @@ from miner.memory.store import Store
     "好的。数据库密码是多少？",
     "Which password should I use for staging.example.com?",
     "Which password should I set?\n\n1. Generate one\n2. Give me one",
+    "Saved the sender. And the SMTP password for the alerts?",
+    "OK, and the passphrase of the deploy key?",
+    "Your vault token?",
 ])
 def test_a_request_for_a_secret_is_seen(text):
     assert asks_for_secret(text)
@@ -29,6 +32,9 @@ def test_a_request_for_a_secret_is_seen(text):
     "Should I store the session token in localStorage or a cookie?",
     "What is the password hashing library you want?",
     "Do you want me to rotate the tokens now?",
+    "And the password hashing?",
+    "And the token parser for the CLI?",
+    "Now the tests pass?",
 ])
 def test_talk_about_secrets_is_no_request(text):
     assert not asks_for_secret(text)
@@ -55,6 +61,20 @@ def test_a_reply_is_read_as_an_answer_only_right_after_the_request_and_only_for_
     assert answer_values("see https://x.io/a7B!9Qz and ops7@corp.io") == set()  # a link, an address
     assert answer_values("ok: Qa7!wZ9xLm.") == {"Qa7!wZ9xLm"}
     assert answer_values("Qa7!wZ9xLm " + "and more words " * 20) == set()  # more than a value given on request
+
+
+def test_a_value_given_on_request_with_more_words_after_it_is_hidden_and_so_is_a_passphrase_of_words():
+    conversation = Conversation()
+    conversation.redact("assistant", "The relay is configured. And the SMTP password for the alerts?")
+    text, _ = conversation.redact("user", "Qe7#pLm2Zx9 — and please send the alerts to ops@example.com from now on")
+    assert text == "[REDACTED:known-secret] — and please send the alerts to ops@example.com from now on"
+    conversation.redact("assistant", "What's the passphrase of the deploy key?")
+    text, _ = conversation.redact("user", "lantern-otter-basalt-nine, same as on the laptop")
+    assert text == "[REDACTED:known-secret], same as on the laptop"
+    text, _ = conversation.redact("assistant", "Unlocked the key with lantern-otter-basalt-nine.")
+    assert "lantern" not in text
+    assert answer_values("kebab-case, as the other files") == set()  # two words joined are a name
+    assert answer_values("it is lantern-otter-basalt-nine") == set()  # only what opens the reply
 
 
 def test_a_secret_named_once_is_hidden_where_a_later_turn_repeats_it_bare():

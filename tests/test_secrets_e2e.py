@@ -42,6 +42,8 @@ def secrets_for(seed: int) -> dict[str, str]:
         "aws_secret": generated(rng, 18) + "/" + generated(rng, 21),
         "env": "blue" + generated(rng, 6, string.ascii_lowercase),
         "cloudflare": generated(rng, 32) + "5",
+        "full_width": generated(rng, 9) + "!3",
+        "table": generated(rng, 10) + "#7",
     }
 
 
@@ -75,6 +77,9 @@ def test_secrets_typed_and_echoed_leave_no_byte_anywhere(tmp_path, claude_dir):
                  "we deploy with that user from now on.",
                  f"We keep STAGING_DATABASE_PASSWORD={s['env']} and CLOUDFLARE_API_TOKEN={s['cloudflare']} in "
                  "the `.env` file, which the deploy script reads.")
+    session.turn(f"邮件服务配好了，MAIL_PASSWORD＝{s['full_width']}，以后都走这个 SMTP。",
+                 f"| Variable | Value |\n|---|---|\n| MAIL_PASSWORD | {s['full_width']} |\n"
+                 f"| REPORTS_DB_PASSWORD | {s['table']} |\n\nWe keep both in the `.env` file from now on.")
     for _ in range(2):
         assert run_hook("stop", session.payload("stop.json")).returncode == 0
         wait_for_workers()

@@ -88,12 +88,18 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
     return "".join(out)
 
 
+# Spaces other than the plain one (no-break, thin, ideographic, …), which a text typed by hand carries from where it
+# was pasted: read as plain ones, or "password\u00a0is X" would pass every pattern that joins words with a blank.
+_TYPED = {**NOT_SHOWN, **dict.fromkeys((0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), " ")}
+
+
 def typed_text(text: str) -> str:
     """A text typed by hand (a memory stored through MCP, a correction, a reason) without its wrappers: what it holds
     inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up. A tag never closed
     is named, not a wrapper ("the parser strips <system-reminder> blocks"), but `<private>`. No control character is
-    kept (`NOT_SHOWN`: an escape sequence pasted in would reach a terminal and the model); tabs and lines are."""
-    text = text.translate(NOT_SHOWN)
+    kept (`NOT_SHOWN`: an escape sequence pasted in would reach a terminal and the model); tabs and lines are. Other
+    spaces become plain ones (`_TYPED`)."""
+    text = text.translate(_TYPED)
     dropped = drop_wrappers(text, open_ended=False)
     return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
 

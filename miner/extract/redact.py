@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
-REDACTION_VERSION = 9  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -92,6 +92,12 @@ REDACTION_VERSION = 9  # 3: command-line passwords, vendor shapes, more language
 # seed phrase, requirepass in backquotes, a secret variable's fallback literal (env('DB_PASSWORD', '…')); a text
 # with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
 # 9: the kinds of secrets.yaml in what was stored without mining (MCP tools, corrections, imports), which lacked them
+# 10: a variable named for a secret beside its value in a table row or after an arrow (`| DB_PASSWORD | … |`),
+# full-width `：` and `＝` after a key, a salt and a wallet's key (`AUTH_SALT=`, `DEPLOYER_PK=`, `--private-key`),
+# `MNEMONIC=`, the words for a token or a key in Russian, Korean, Chinese, Japanese and German (and 私钥, 授权码,
+# シークレット), a password with an `@` in a URL, a key's base64 padding after words, invisible characters inside a
+# key, a secret learnt and written again URL-encoded, Feishu's and Lark's bot webhooks, a value given on request
+# after a question of the secret's name alone ("And the SMTP password?"), a passphrase of joined words given so
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)
@@ -99,6 +105,10 @@ _extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy
 KEPT_FILE = "secret-kinds.json"  # in the cache folder: the kinds as the last miner loaded them, for the hook path
 _REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 _BLANK_RUN_RE = re.compile(r"([ \t]{64,})")
+# Invisible characters (zero-width spaces and joiners, a word joiner, a byte-order mark, a soft hyphen) inside a run
+# of visible ASCII: they split a key in two for every pattern ("sk-…\u200b…" left its second half in sight).
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_INVISIBLE_RE = re.compile(rf"(?<=[!-~])[{_INVISIBLE}]+(?=[!-~])")
 
 
 def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
@@ -111,6 +121,9 @@ def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
         return text, []
     # loaded on first use: the hooks import this module on every call
     from .secret_finders import hide_secrets
+
+    if any(map(text.__contains__, _INVISIBLE)):
+        text = _INVISIBLE_RE.sub("", text)
 
     if "        " in text and _BLANK_RUN_RE.search(text):
         return _by_pieces(text, known, hide_secrets)

@@ -10,6 +10,9 @@ from __future__ import annotations
 _ARG = r"['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})"
 
 COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
+    # A wallet's private key on a command line (Foundry's `cast send … --private-key 0x…`); not a key file's path.
+    ("private-key", r"(?<![\w-])--private-key(?![\w-])[ \t=]+['\"]?(?P<secret>(?![-$<{./~])[^\s'\"`]{16,})",
+     ("--private-key",)),
     # mongosh -p, ldapsearch -w, smbclient -U user%…, keytool -storepass/-keypass.
     ("password", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]{0,120}?[ \t]-p[ \t]+" + _ARG, ("mongo",)),
     ("password", r"\bldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn)\b[^\n]{0,160}?[ \t]-w[ \t]+" + _ARG,

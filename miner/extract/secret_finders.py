@@ -18,6 +18,7 @@ import re
 from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
 from .secret_patterns import (
     ASSIGNMENT_HINTS,
+    ASSIGNMENT_JOINS,
     HINTS,
     KEYPAD_NAMES,
     LOGIN_HINTS,
@@ -125,7 +126,7 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             low = text.lower()
             due = _extra_due(extra, low, i)
     within = low.__contains__
-    if ("=" in text or ":" in text) and any(map(within, ASSIGNMENT_HINTS)):
+    if any(map(text.__contains__, ASSIGNMENT_JOINS)) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
     pin = "PIN" in text
     if pin or holds_any(low, _HINTS):
@@ -163,6 +164,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
         text = _aws_secrets(text, run)
     remembered = run.found | run.here | (known or set())
+    if "%" in text:  # a secret learnt, written again URL-encoded ("p%23ss" for "p#ss" in a connection string)
+        remembered |= {form for secret in remembered for form in _percent_encoded(secret) if form != secret}
     for secret in sorted(remembered, key=len, reverse=True):
         if secret in text:
             count = text.count(secret)
@@ -171,6 +174,13 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if known is not None:
         known.update(run.found)
     return text, run.kinds
+
+
+def _percent_encoded(secret: str) -> tuple[str, str]:
+    """The secret as a URL encodes it, with upper-case and with lower-case hex digits."""
+    encoded = "".join(c if c.isascii() and (c.isalnum() or c in "-._~") else
+                      "".join(f"%{byte:02X}" for byte in c.encode()) for c in secret)
+    return encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
 
 
 def _replace_group(m: re.Match, group: str, marker: str) -> str:
@@ -246,7 +256,7 @@ def _weak(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
     if "://" in bare or "${" in bare or "=" in bare.rstrip("="):
         return m.group(0)  # code ("Key design: `BASE_URL=\"${API_URL:-http://…}\"`"), not a generated key
-    if m.group("bare") and not (len(bare) >= 16 and bare.replace("_", "").replace("-", "").isalnum()
+    if m.group("bare") and not (len(bare) >= 16 and bare.rstrip("=").replace("_", "").replace("-", "").isalnum()
                                 and sum(c.isdigit() for c in bare) >= 4):
         return m.group(0)  # past words ("the key difference is python3.12"), only a long generated token
     return _replace_in(m, "value", raw, bare, run.hidden("token", bare))
@@ -386,17 +396,23 @@ _SETTING_KEY_RE = re.compile(
     r"secretkeys|passwordkey|existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
 
 
+_CAMEL_RE = re.compile(r"[a-z][A-Z]")
+
+
 def _assignment(m: re.Match, run: _Pass) -> str:
     """`password=…`, `"client_secret": "…"`, `export X_TOKEN=…`: the key stays, the value goes."""
     if _in_marker(m):
         return m.group(0)
     prefix = patterns().key_before.search(m.string[max(0, m.start() - 60):m.start()])
     before = prefix.group(0) if prefix else ""
-    if m.group("kw").lower() == "key" and not (before[-1:] in ("_", ".", "-") or before[-1:].islower()
-                                               and m.group("kw")[0] == "K"):
-        return m.group(0)  # `AccountKey=`, `storage_key:` name one; `key:`, `monkey:`, `keyboard=` do not
+    kw = m.group("kw").lower()
+    if kw in ("key", "salt") and not (before[-1:] in ("_", ".", "-") or before[-1:].islower()
+                                      and m.group("kw")[0] in "KS" or kw == "salt" and not before):
+        return m.group(0)  # `AccountKey=`, `storage_key:`, `AUTH_SALT=` name one; `key:`, `monkey:`, `basalt=` do not
     key = before + m.group("kw") + m.group("suffix")
     low_key = key.lower().strip("._-")
+    if m.group("table") and not ("_" in key or key.isupper() or _CAMEL_RE.search(key)):
+        return m.group(0)  # `| DB_PASSWORD | … |`, `SMTP_PASS → …` name a variable; "| password | string |" is prose
     if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
                                                and ("=" in m.group("sep") or secret_like(trim(m.group("value"))))):
         return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
@@ -416,6 +432,8 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     if strong:
         if len(bare) < 3 or (bare.isdigit() and len(bare) < 4) or bare.lower() in NOT_VALUES:
             return m.group(0)
+        if m.group("table") and not (quoted or secret_like(bare)):
+            return m.group(0)  # beside a pipe or an arrow a word is as often a note ("| DB_PASSWORD | unset |")
     elif not random_like(bare):
         return m.group(0)
     return _replace_in(m, "value", raw, bare, run.hidden("assignment", bare))

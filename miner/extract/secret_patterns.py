@@ -77,7 +77,8 @@ _STRONG_LATIN = (
 )
 # The same in scripts written without spaces: such a word may follow a Latin letter ("DBパスワード").
 _STRONG_UNSPACED = (
-    r"סיסמ[הא]|رمز\s+عبور|گذرواژه|پاس\s+ورڈ|পাসওয়ার্ড|கடவுச்சொல்|รหัสผ่าน|密码|密碼|口令|密钥|密鑰|秘钥|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
+    r"סיסמ[הא]|رمز\s+عبور|گذرواژه|پاس\s+ورڈ|পাসওয়ার্ড|கடவுச்சொல்|รหัสผ่าน|"
+    r"密码|密碼|口令|密钥|密鑰|秘钥|私钥|私鑰|秘密鍵|授权码|授權碼|シークレット|パスワード|パスフレーズ|暗証番号|비밀번호|비번|패스워드|암호|पासवर्ड|"
     r"كلمة\s+(?:المرور|السر)|باسورد|پسورد|🔑"
 )
 _STRONG_WORDS = _STRONG_LATIN + "|" + _STRONG_UNSPACED
@@ -86,6 +87,8 @@ _WEAK_WORDS = (
     r"(?:api|access|auth|bearer|refresh|session|private|signing|encryption|master|licen[cs]e|deploy|personal\s+access|"
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
     r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|ключ[ \t]+(?:api|доступа)|api[\s_-]?ключ|api[ \t]?키|"
+    # (a token, and a key by its name alone, in Russian, Korean, Chinese, Japanese and German)
+    r"ключ|токен\w*|토큰|令牌|トークン|api[ \t]?(?:キー|トークン)|zugriffs-?token|"
     r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
@@ -109,7 +112,8 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "暗証", "パスフレーズ", "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة", "key", "token", "credential",
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
-         "la contra", "пин", "пін", "puk",
+         "la contra", "пин", "пін", "puk", "私钥", "私鑰", "秘密鍵", "授权码", "授權碼", "シークレット",
+         "токен", "토큰", "令牌", "トークン", "キー",
          "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
@@ -127,7 +131,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
-              *_WEAK_NAMES)
+              "токен", "토큰", "令牌", "トークン", "キー", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -135,7 +139,9 @@ LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin"
                "账号", "帳號", "賬號", "ログイン", "로그인", "계정", "contraseña", "identifiant", "credencial", "credenzial",
                "zugangsdaten", "anmeldedaten")
 PROMPTED_HINTS = ("prompt", "field", "box", "dialog", "input", " asks ")  # what `prompted` needs
-ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth")
+ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth",
+                    "pk", "salt")
+ASSIGNMENT_JOINS = ("=", ":", "＝", "：", "|", "→", "->")  # what an assignment's text holds (one of them)
 
 # A value: quoted, bold (in Markdown or HTML), or a run of characters that are neither space, closing punctuation
 # nor CJK.
@@ -290,12 +296,17 @@ class Patterns:
             # any other key only as the end of a longer name (`_assignment`: `storage_key`, `AccountKey`; not `monkey`)
             # `REDIS_AUTH=`: "auth" names a secret only as the end of a name in capitals or small letters after "_"
             r"private[_-]?key|auth[_-]?key|credentials?|contraseña|senha|passwort|пароль|"
+            # a wallet's key (`DEPLOYER_PK=`) and a salt (`AUTH_SALT=`): `_assignment` judges their values
+            r"(?<![A-Za-z0-9])pk(?![A-Za-z0-9.\-])|salt(?![A-Za-z])|"
             # (`keyPassword =`: a stronger name later in the key is the one read)
             r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             # (`::` is a scope: `test_x.py::TestY`, `Token::new`; YAML may put an anchor or a tag before the value)
             # (Go prints a header map as `Api-Key:[…]`)
-            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|\?=|=|:\[(?!REDACTED:)(?=[^\s\[\]\"']{8,}\])|:(?!:))[ \t]*"
+            # (full-width `：` and `＝` as Chinese and Japanese input types them; a table's pipe and an arrow between
+            # a variable's name and its value, which `_assignment` takes for a name in code only)
+            r"(?P<sep>\\?[\"']?\]?[ \t]*(?::=|=>|\?=|=|＝|：|:\[(?!REDACTED:)(?=[^\s\[\]\"']{8,}\])|:(?!:)|"
+            r"(?P<table>`?[ \t]+\|(?=[ \t])|`?[ \t]+(?:->|→)(?=[ \t])))[ \t]*"
             r"(?:(?:&|!!?)[\w-]{1,40}[ \t]+)?)"
             # (a JSON text inside a string escapes its quotes: {\"password\":\"…\"})
             r"(?P<value>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|`[^`\n]{1,400}`|\\\"[^\"\\\n]{1,400}\\\"|"

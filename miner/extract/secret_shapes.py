@@ -62,7 +62,7 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                        r"(?P<secret>(?=[^;\s&,]*[0-9])(?=[^;\s&,]*[A-Za-z])[^;\s&,]{16,})",
      ("sess", "Sess", "SESS", ".sid", "remember_", "csrf")),
     # A passphrase or a wallet's seed: the words after its name (quoted, or four words or more that are not prose).
-    ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t-]phrase|mnemonic|"
+    ("passphrase", r"(?i:\b(?:pass[ \t-]?phrase|(?:seed|recovery|backup|unlock|secret|mnemonic)[ \t_-]phrase|mnemonic|"
                    r"frase[ \t]+(?:de[ \t]+)?(?:recupera[çc][ãa]o|semilla|secreta|acesso)|phrase[ \t]+de[ \t]+"
                    r"(?:récupération|passe)|wiederherstellungsphrase|seed-фраза|сид-фраза|сід-фраза|"
                    r"мнемоні?[чк]\w*[ \t]+фраз\w*|助记词|助記詞)s?)"
@@ -73,13 +73,13 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                    r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
                    r"with|stored|saved|kept|set|required|optional|missing|needed|used)\b)"
                    r"[^\W\d_]{3,}[ \t]+){3,23}(?:[^\W\d_]{3,}|\d{1,6}))",
-     ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "frase", "Frase", "фраза", "助记词", "助記詞")),
+     ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "MNEMONIC", "frase", "Frase", "фраза", "助记词", "助記詞")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
     # "redis://:X@cache" has no user; "user:password@", "app:${DB_PASS}@", "%(DB_USER)s:%(DB_PASS)s@" hold a
-    # placeholder
+    # placeholder. A password with an `@` left unencoded ends at the last `@` before the host.
     ("url-credentials", r"(?<=://)[^/\s:@]*:(?!(?i:password|passwd|pass|pwd|secret|changeme)@|(?:\*+|[xX]+|<[^>@]*>|"
-                        r"\$\{?\w+\}?|%\(\w+\)s|\{\{[^{}@]*\}\})@)[^/\s@]+(?=@)", ("://",)),
+                        r"\$\{?\w+\}?|%\(\w+\)s|\{\{[^{}@]*\}\})@)[^/\s@]+(?:@[^/\s@]+)*(?=@)", ("://",)),
     # Not a word of prose after "basic" ("basic provisioning", "Basic Authentication"): one case, or a capital first.
     ("basic-auth", r"(?:(?<=\b[Bb]asic )|(?<=\bBASIC ))(?![A-Z]?[a-z]+(?![A-Za-z0-9+/=])|[A-Z]+(?![A-Za-z0-9+/=]))"
                    r"[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])", ("Basic ", "basic ", "BASIC ")),

@@ -51,6 +51,13 @@ _KEY_WORDS_RE = re.compile(r"(?i:\b(?:api[ _-]?keys?|access[ _-]?keys?|secret[ _
 _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ \t]+you)[ \t,]+)"
                       r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b)")
 _WHICH_RE = re.compile(r"(?i:\b(?:which|what)\b)")  # ("Should I hash the password with argon2?" asks for none)
+# … or a question of a name alone, with no verb ("And the SMTP password for alerts?", "Your vault token?").
+_NAMED_ONLY_RE = re.compile(r"(?i:(?:(?:and|also|plus|now|then|ok(?:ay)?|what[ \t]+about|how[ \t]+about)[ \t,]+){0,2}"
+                            r"(?:the|your|its|our)[ \t]+(?:[\w-]+[ \t]+){0,3}?)")
+_NAMED_ONLY_TAIL_RE = re.compile(r"(?i:(?:[ \t]+(?:for|of|on|to|in)[ \t]+(?:the[ \t]+)?[\w-]+(?:[ \t]+[\w-]+)?)?"
+                                 r"[ \t]*[?？])")
+# A passphrase of words joined by hyphens or dots ("lantern-otter-basalt-nine"), given first in a reply.
+_WORDS_PASSPHRASE_RE = re.compile(r"[^\W\d_]{3,}(?:([-.])[^\W\d_]{3,})(?:\1[^\W\d_]{3,}){2,}")
 _SENTENCE_RE = re.compile(r"\S(?:[^.!?。？！\n]|[.!?](?=\S))*(?:[.!?。？！]+|\n|$)")
 _NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 
@@ -102,17 +109,22 @@ def asks_for_secret(text: str) -> bool:
         if named is None or _NAMES_A_SECRET_RE.match(sentence, named.end()) is None:
             continue  # ("What is the password hashing library you want?")
         if _GIVE_RE.search(sentence) or sentence.endswith(("?", "？")) and (
-                _WHICH_RE.search(sentence) or not sentence.isascii()):
+                _WHICH_RE.search(sentence) or not sentence.isascii()
+                or _NAMED_ONLY_RE.fullmatch(sentence, 0, named.start()) and _NAMED_ONLY_TAIL_RE.fullmatch(
+                    sentence, named.end())):
             return True
     return False
 
 
 def answer_values(text: str) -> set[str]:
     """The made-up values of a short reply (a value given on request): tokens that look generated, out of Markdown's
-    emphasis or quotes."""
+    emphasis or quotes, and a passphrase of words joined by hyphens or dots that opens it."""
     if len(text) > MAX_ANSWER_CHARS or text.count("\n") > 3:
         return set()
     out = set()
+    first = _WORDS_PASSPHRASE_RE.match(text.strip().strip(_WRAPPERS + "`'\""))
+    if first is not None and len(first.group(0)) >= 15:
+        out.add(first.group(0))
     for token in _TOKEN_RE.findall(text):
         token = token.strip(_WRAPPERS).rstrip(".,:;?")
         if random_like(token) and not rejected(token) and "://" not in token and "@" not in token[1:] \
