@@ -246,9 +246,16 @@ def write_private(path, data: bytes | str) -> None:
     folder; a reader never sees half of it (written aside, then moved into place). Raises OSError."""
     folder = ensure_private_dir(os.path.dirname(os.fspath(path)) or ".")
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-    os.replace(temp, path)
+    try:
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(temp, path)
+    except BaseException:  # (a full disk): the half-written copy goes, or one a process's id names stays for good
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 _ROOTS: dict[str, str] = {}

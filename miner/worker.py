@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
     def on_checkpoint(session_id: str, project: str) -> None:
         compact.append((session_id, project))
 
+    # What a SessionStart showed, taken first: its file quotes requests, and goes whatever happens after.
+    shown = _take_recall_file(args.recall_file) if getattr(args, "recall_file", "") else None
     with Store() as store:
         repair_if_needed(store)
         miner = (miner_factory or LazyMiner)(store, config)
@@ -228,15 +230,11 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
                 lock_fd = None
             projects = transcript_projects(store, transcripts)
         else:
-            if args.recall_file:
+            if shown is not None:
                 try:
                     from .recall.block import record_recall
 
-                    try:
-                        record = json.loads(paths.read_small(args.recall_file))
-                    finally:
-                        os.unlink(args.recall_file)
-                    record_recall(store, record)
+                    record_recall(store, shown)
                 except (OSError, ValueError, TypeError, AttributeError) as exc:
                     note(f"recall not logged: {exc}")
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
@@ -250,6 +248,18 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
     # Last, and only for projects joined to a team: the network is never in the way of a block.
     sync_team(projects)
     return 0
+
+
+def _take_recall_file(path: str):
+    """The record a SessionStart handed over in `path` (removed), or None when it does not read."""
+    try:
+        try:
+            return json.loads(paths.read_small(path))
+        finally:
+            os.unlink(path)
+    except (OSError, ValueError) as exc:
+        note(f"recall not logged: {exc}")
+        return None
 
 
 def sync_team(projects: set[str]) -> None:

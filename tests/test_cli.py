@@ -644,6 +644,25 @@ def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, 
         assert store.checkpoint(second.session_id) == marked
 
 
+def test_a_checkpoint_a_run_owed_is_written_by_the_next_run_even_with_nothing_new(tmp_path, isolated_home):
+    """A miner killed, or out of disk, between storing a session's lines and writing its checkpoint left the session
+    without one for good: the next run found nothing new in the transcript, and wrote checkpoints only for the
+    sessions it had just mined."""
+    first = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    first.user("Let's move the plant list to the new endpoint.")
+    second = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-03-02T10:00:00")
+    second.user("Let's finish the plant list work.")
+    assert CliRunner().invoke(main, ["mine", str(tmp_path)]).exit_code == 0
+    with Store() as store:
+        kept = store.checkpoint(first.session_id)
+        store.db.execute("DELETE FROM checkpoints WHERE session_id = ?", (second.session_id,))  # as the run left it
+    again = CliRunner().invoke(main, ["mine", str(tmp_path)])
+    assert again.exit_code == 0 and "0 entries" in again.output, again.output
+    with Store(readonly=True) as store:
+        assert store.checkpoint(second.session_id)["task"] == ["Let's finish the plant list work."]
+        assert store.checkpoint(first.session_id) == kept  # (one that was written is left as it is)
+
+
 def test_a_tag_named_in_a_correction_or_through_mcp_is_text_not_a_wrapper_that_swallows_the_rest(tmp_path):
     """"the <command-name> wrapper is never shown" was stored as "the": an opening tag never closed hid all that
     followed it, as a wrapper of Claude Code's does in a transcript. Typed by hand, it is named; `<private>` still

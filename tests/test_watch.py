@@ -483,3 +483,25 @@ def test_a_store_deleted_under_a_running_watcher_stops_it_with_one_line(workdir)
             leftover.unlink()
         with pytest.raises(watch.WatchError, match="was deleted or replaced while the watcher ran; start it again"):
             watcher.mine_round([str(session.transcript.resolve())])
+
+
+def test_a_status_file_that_cannot_be_written_is_said_once_and_the_watcher_goes_on(workdir, capsys):
+    """A full disk made writing the status file raise out of the watcher's loop: it died, and nothing written after
+    the disk had room again was mined until someone started it again."""
+    from miner import config
+
+    blocked = watch.status_file()
+    blocked.mkdir(parents=True)  # (a file cannot replace a folder: every write fails, as on a full disk)
+    session = Session(workdir)
+    session.turn("Pick the package manager.", "Let's go with pnpm as the package manager.")
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        for _ in range(3):
+            watcher.status.write(files_watched=1)
+        watcher.mine_round([str(session.transcript.resolve())])
+        logged = capsys.readouterr().err.strip().splitlines()
+        assert len(logged) == 1 and "the status file was not written" in logged[0], logged
+        assert "pnpm" in " ".join(r[0] for r in store.db.execute("SELECT text FROM memories"))
+        blocked.rmdir()
+        watcher.status.write(files_watched=1)
+        assert watch.read_status()["mined"] == 1 and not list(blocked.parent.glob(".*.tmp"))

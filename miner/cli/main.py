@@ -6,6 +6,7 @@ of `memory`, `ops`, `privacy`, `quality` and `mcp.server` adds the others.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -19,8 +20,8 @@ from .common import MEMORY_ID, load_config, open_store, project_dir
 
 
 class _Group(click.Group):
-    """Turns a broken rule or secrets file, a folder setting that names no usable folder, or a store another process
-    keeps locked, met by any command into one line, not a traceback."""
+    """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store another process
+    keeps locked, or a full disk, met by any command into one line, not a traceback."""
 
     def invoke(self, ctx):
         import sqlite3
@@ -35,10 +36,19 @@ class _Group(click.Group):
         except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
         except sqlite3.OperationalError as exc:
+            if "disk is full" in str(exc) or "disk I/O error" in str(exc):  # (SQLite says the latter on a full tmpfs)
+                raise click.ClickException(f"could not use the memory store in {paths.data_dir()} ({exc}), as on a "
+                                           "full disk: free some space there and run the command again (what it was "
+                                           "writing was not kept; nothing else changed)") from None
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
             raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
                                        "command again in a moment") from None
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise click.ClickException(f"no space left to write {exc.filename or 'a file'} ({exc.strerror}): free "
+                                       "some space there and run the command again") from None
 
     def main(self, *args, **kwargs):
         """A terminal's stdout and stderr drop control characters (`_Shown`), up to the last line click prints: an
@@ -125,8 +135,10 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     unnamed = [file for file in files if not paths.is_utf8(file)]
     files = [file for file in files if paths.is_utf8(file)]
     with open_store() as store:
-        # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy).
-        todo = [file for file in files if has_work(store, str(Path(file).resolve()))]
+        # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy). One
+        # whose session still owes its checkpoint (a run killed, or out of disk, after mining it) is taken again.
+        todo = [file for file in files if has_work(store, resolved := str(Path(file).resolve()))
+                or store.sessions_without_checkpoint(resolved)]
         total = Summary(files=len(files) - len(todo) + len(unnamed), errors=[
             paths.unkeepable_name(file) for file in unnamed] + [
             f"{paths.printable(folder)}: cannot be read (permission denied), so its transcripts were not mined; make "

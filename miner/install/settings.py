@@ -7,16 +7,13 @@ list of matcher groups, each group to a list of handlers:
 
     {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "...", "timeout": 10}]}]}}
 
-Our handlers run the installed interpreter by absolute path with the hook's
-entry as `-c` code (`'/abs/python' -I -c '...from miner.hooks import main...'
-<event>`): `-m miner.hooks` would import `runpy` first, a fifth of a Stop
-hook's time. The substring `from miner.hooks import main` is how we recognise
-our own entries later, and ` -m miner.hooks ` those of older versions (with or
-without `-I`), so install is idempotent, upgrades them, and uninstall removes
-nothing else.
-`-I` (isolated mode) keeps the current directory off `sys.path`: Claude Code
-runs hooks in the user's project, and a `json.py` there must not be imported
-in place of the standard library's (nor PYTHONPATH and the user's site).
+Our handlers run the installed interpreter by absolute path with the hook's entry as `-c` code (`'/abs/python'
+-I -c '...from miner.hooks import main...' <event>`): `-m miner.hooks` would import `runpy` first, a fifth of a
+Stop hook's time. The substring `from miner.hooks import main` is how we recognise our own entries later, and
+` -m miner.hooks ` those of older versions (with or without `-I`), so install is idempotent, upgrades them, and
+uninstall removes nothing else. `-I` (isolated mode) keeps the current directory off `sys.path`: Claude Code runs
+hooks in the user's project, and a `json.py` there must not be imported in place of the standard library's (nor
+PYTHONPATH and the user's site).
 
 No matcher key is written: for SessionStart / PreCompact / SessionEnd an
 omitted matcher matches every source / trigger / reason, and Stop does not
@@ -350,13 +347,18 @@ def _same(a: object, b: object) -> bool:
     return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
 
 
-def _backup_path(path: Path) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d%H%M%S")
-    base = path.with_name(f"{path.name}.bak-{stamp}")
+def _back_up(path: Path, target: Path) -> Path:
+    """`target` copied beside `path` as `<name>.bak-<YYYYmmddHHMMSS>` (copy2: mode and times kept); a copy cut short
+    (a full disk) is removed, never left to pass for a backup."""
+    base = path.with_name(f"{path.name}.bak-{datetime.now().strftime('%Y%m%d%H%M%S')}")
     candidate, n = base, 1
     while candidate.exists():
-        candidate = base.with_name(f"{base.name}.{n}")
-        n += 1
+        candidate, n = base.with_name(f"{base.name}.{n}"), n + 1
+    try:
+        shutil.copy2(target, candidate)
+    except OSError:
+        candidate.unlink(missing_ok=True)
+        raise
     return candidate
 
 
@@ -401,12 +403,10 @@ def render(settings: dict) -> str:
 def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bool) -> str:
     """Write `new_settings` to `path` if it differs from what was read; one line says what.
 
-    `original_text` is the file's text as read (None: it did not exist). The
-    write backs up the existing file as `<name>.bak-<YYYYmmddHHMMSS>` (copy2:
-    mode and times kept), replaces it atomically (temp file in the same
-    directory + os.replace), keeps its mode, and writes through a symlink
-    instead of replacing it. If the file changed since it was read, or its owner
-    made it read-only, nothing is written and SettingsError is raised.
+    `original_text` is the file's text as read (None: it did not exist). The write backs up the existing file
+    (`_back_up`), replaces it atomically (temp file in the same directory + os.replace), keeps its mode, and writes
+    through a symlink instead of replacing it. If the file changed since it was read, or its owner made it
+    read-only, nothing is written and SettingsError is raised.
     """
     path = Path(path)
     before = _parse(path, original_text) if original_text is not None else {}
@@ -434,12 +434,11 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         if not mode & 0o200:  # made read-only by its owner, who would not have it changed behind their back
             raise SettingsError(f"{path} is read-only (mode {mode:o}): nothing written; make it writable "
                                 "(`chmod u+w`) and run again, or see the change with --dry-run")
-        backup = _backup_path(path)
-        shutil.copy2(target, backup)
+        backup = _back_up(path, target)
         _atomic_write(target, text, mode)
     except OSError as exc:
-        raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); check the permissions of "
-                            f"{path.parent}, then run again") from None
+        fix = "free some space on" if exc.errno in (28, 122) else "check the permissions of"  # (ENOSPC, EDQUOT)
+        raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); {fix} {path.parent}, then run again") from None
     return f"updated {path} (backup: {backup})"
 
 

@@ -34,23 +34,31 @@ def write(path: str, meta: dict[str, str], words: dict[str, list[int]], phrases:
     temp = f"{path}.{os.getpid()}.tmp"
     if os.path.exists(temp):
         os.remove(temp)
-    db = reader.driver().connect(temp)
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # the user's words: the user's only
     try:
-        with db:
-            db.executescript(SCHEMA)
-            db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-            db.executemany("INSERT INTO words VALUES (?, ?)",
-                           ((term, group) for term, groups in words.items() for group in groups))
-            db.executemany("INSERT INTO phrases VALUES (?, ?, ?, ?)",
-                           ((term, phrase, group, int(joined)) for term, found in phrases.items()
-                            for phrase, group, joined in found))
-            db.executemany("INSERT INTO members VALUES (?, ?, ?, ?)",
-                           ((group, phrase, int(joined), " ".join(terms)) for group, found in enumerate(members)
-                            for phrase, joined, terms in found))
-    finally:
-        db.close()
-    os.chmod(temp, 0o600)  # as every file of the miner's home: the user's words, the user's only
-    os.replace(temp, path)
+        db = reader.driver().connect(temp)
+        try:
+            with db:
+                db.executescript(SCHEMA)
+                db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                db.executemany("INSERT INTO words VALUES (?, ?)",
+                               ((term, group) for term, groups in words.items() for group in groups))
+                db.executemany("INSERT INTO phrases VALUES (?, ?, ?, ?)",
+                               ((term, phrase, group, int(joined)) for term, found in phrases.items()
+                                for phrase, group, joined in found))
+                db.executemany("INSERT INTO members VALUES (?, ?, ?, ?)",
+                               ((group, phrase, int(joined), " ".join(terms)) for group, found in enumerate(members)
+                                for phrase, joined, terms in found))
+        finally:
+            db.close()
+        os.replace(temp, path)
+    except BaseException:  # (a full disk): no half-written copy is left behind
+        for leftover in (temp, temp + "-journal"):
+            try:
+                os.remove(leftover)
+            except OSError:
+                pass
+        raise
 
 
 def open_lookup(path: str) -> sqlite3.Connection | None:

@@ -388,6 +388,13 @@ def m014_purged_entries(db: sqlite3.Connection) -> None:
     run_script(db, "CREATE TABLE purged_entries (uuid TEXT PRIMARY KEY) WITHOUT ROWID;")
 
 
+def m015_sessions_by_transcript(db: sqlite3.Connection) -> None:
+    """A transcript's sessions found without a scan: each run of `miner mine` asks, per file, which of them still
+    owe their checkpoint (`Store.sessions_without_checkpoint`)."""
+    run_script(db, "CREATE INDEX sessions_transcript ON sessions (transcript);")
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
-              m011_team, m012_common_terms, m013_secret_digests, m014_purged_entries]
+              m011_team, m012_common_terms, m013_secret_digests, m014_purged_entries,
+              m015_sessions_by_transcript]

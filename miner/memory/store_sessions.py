@@ -98,6 +98,14 @@ class SessionQueries:
         return [Session.from_values(v) for v in self._tuples(
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE transcript = ?", (transcript,))]
 
+    def sessions_without_checkpoint(self, transcript: str) -> list[str]:
+        """The sessions of a project that `transcript` holds and that have no checkpoint yet: one a miner was killed
+        or ran out of disk before writing."""
+        return [row[0] for row in self.db.execute(
+            """SELECT session_id FROM sessions s WHERE transcript = ? AND project <> ''
+               AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.session_id = s.session_id) ORDER BY session_id""",
+            (transcript,))]
+
     def last_transcript_session(self, transcript: str) -> Session | None:
         """The latest session a transcript holds."""
         row = self._tuples(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE transcript = ? ORDER BY last_ts DESC LIMIT 1",

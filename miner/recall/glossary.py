@@ -183,10 +183,12 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
 def refresh_quietly() -> str:
     """`refresh` for a miner starting: '' when done, else what is wrong. A broken file leaves the hooks the lookup
     compiled last; `miner doctor` names it."""
+    import sqlite3
+
     from ..memory.lexicon import SynonymError
 
     try:
         refresh()
-    except (SynonymError, OSError) as exc:
+    except (SynonymError, OSError, sqlite3.Error) as exc:  # (a full disk: the compiled copy is a cache; mining goes on)
         return str(exc)
     return ""

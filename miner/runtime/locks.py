@@ -152,13 +152,9 @@ def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block
     """
     import json
 
-    folder = paths.ensure_private_dir(_locks_dir())
     path = checkpoint_request_file(transcript, session_id)
-    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"session_id": session_id, "cwd": cwd, "compact_block": compact_block}, handle)
-    os.replace(temp, path)  # a miner never reads half a request
+    # (written aside and moved into place: a miner never reads half a request)
+    paths.write_private(path, json.dumps({"session_id": session_id, "cwd": cwd, "compact_block": compact_block}))
     return path
 
 

@@ -54,8 +54,12 @@ class Summary:
 
 
 def note(message: str) -> None:
-    """One line on stderr, which the hooks point at logs/worker.log."""
-    print(f"[worker {os.getpid()}] {redact_text(message)}", file=sys.stderr, flush=True)
+    """One line on stderr, which the hooks point at logs/worker.log; a line that cannot be written (a full disk) is
+    lost, and what the worker was doing goes on."""
+    try:
+        print(f"[worker {os.getpid()}] {redact_text(message)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # (ValueError: a stream already closed)
+        pass
 
 
 def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
@@ -137,8 +141,9 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
     """Mine many transcripts with `miner` (a `Miner`), each under its lock, as the hooks' miners do (`mine_locked`):
     again while a hook announced lines meanwhile, then the checkpoints hooks asked for. Then each session whose main
     conversation this run mined from a transcript has its checkpoint written, as its SessionEnd would have (a
-    backfill's sessions ended before any hook saw them): a todo a session reports done goes cold, and the next
-    session is ranked against the latest. One broken file is reported, not fatal."""
+    backfill's sessions ended before any hook saw them), and so has each of its sessions still without one: a todo
+    a session reports done goes cold, and the next session is ranked against the latest. One broken file is
+    reported, not fatal."""
     store = miner.store
     total = Summary()
     for file in files:
@@ -159,8 +164,9 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
         resolved = str(Path(file).resolve())
         if not mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store):
             result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
-        elif result.sessions:
-            result.errors += session_checkpoints(store, resolved, result.sessions)
+        else:  # (and those an earlier run owed: it was killed, or the disk was full, after mining them)
+            owed = result.sessions.union(store.sessions_without_checkpoint(resolved))
+            result.errors += session_checkpoints(store, resolved, owed) if owed else []
         total.add(result)
         if progress:
             progress(file, result)

@@ -110,6 +110,7 @@ class Status:
         self.data = {"pid": os.getpid(), "started_at": now_iso(), "root": str(root), "running": True,
                      "files_watched": 0, "mined": 0, "last_mined": None, "last_mined_at": None,
                      "errors": 0, "last_error": None, "updated_at": now_iso()}
+        self.unwritten = ""  # why the last write failed (said once), or ''
 
     def mined(self, transcript: str) -> None:
         self.data["mined"] += 1
@@ -121,13 +122,18 @@ class Status:
         self.data["last_error"] = message[-500:]
 
     def write(self, **changes) -> None:
+        """Rewrite the file; a write that fails (a full disk) is said once, and the watcher goes on: it is what
+        `--status` shows, nothing is lost without it, and the next write tries again."""
         self.data.update(changes, updated_at=now_iso())
-        path = status_file()
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self.data, handle, indent=2)
-        os.replace(temp, path)
+        try:
+            paths.write_private(status_file(), json.dumps(self.data, indent=2))
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            if reason != self.unwritten:
+                note(f"the status file was not written ({reason}); `miner watch --status` shows an older one")
+            self.unwritten = reason
+        else:
+            self.unwritten = ""
 
 
 def read_status() -> dict | None:

@@ -68,11 +68,7 @@ def save(settings: TeamSettings) -> None:
     paths.ensure_private_dir(path.parent)
     data = {"url": without_password(settings.url), "team": settings.team, "member": settings.member,
             "projects": dict(sorted(settings.projects.items()))}
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-    os.replace(tmp, path)
+    paths.write_private(path, json.dumps(data, indent=2))
 
 
 def without_password(url: str) -> str:
