@@ -1111,6 +1111,21 @@ def test_what_a_hook_hands_its_worker_is_no_text_on_a_command_line_and_survives_
         assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 1
 
 
+def test_a_worker_that_cannot_open_the_store_still_removes_the_recall_file_it_was_handed(tmp_path):
+    """The file quotes the user's latest requests: a worker that failed before recording it (a damaged store, a full
+    disk under its log) left it in the cache folder for good."""
+    from miner import paths
+
+    record_file = paths.data_file("cache", "recall-s-1.json")
+    paths.write_private(record_file, '{"project": "/work/shop", "situation": "startup", "shown": []}')
+    paths.ensure_private_dir(os.path.dirname(paths.db_path()))
+    paths.db_path().write_bytes(b"not a database " * 100)
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", f"--recall-file={record_file}", "--",
+                           str(tmp_path)], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert done.returncode != 0 and "not a database" in done.stderr, done.stderr
+    assert not os.path.exists(record_file)
+
+
 def test_a_store_another_process_keeps_locked_costs_a_hook_a_moment_not_its_whole_timeout(session):
     """A process holding the store in exclusive mode (a crashed tool, a reader with `locking_mode=EXCLUSIVE`) kept
     SessionStart waiting 11 s, past the 10 s Claude Code gives it, and PreCompact 10 s against its 1 s budget: both
