@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -590,7 +591,6 @@ def test_a_correction_typed_with_private_text_keeps_none_of_it():
 def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch):
     """A backfill's batch or a stuck process holds the write lock past the wait: the command says so in one line and
     changed nothing."""
-    import sqlite3
 
     from miner.memory.records import NewMemory
 
@@ -729,3 +729,38 @@ def test_a_store_on_a_read_only_mount_is_one_line_not_a_traceback(tmp_path):
     assert ran.stderr.strip() == (f"Error: cannot read {folder / 'memory.db'}: SQLite writes beside the file to read "
                                   f"it, and {folder} is read-only for you (its permissions or a read-only mount); "
                                   "make it writable (`chmod u+w`), or run as its owner")
+
+
+def test_a_text_or_folder_not_in_utf8_is_one_line(tmp_path, isolated_home):
+    """`miner recall $'…\\xff'` (and a project folder or a current folder so named) ended in a traceback where the
+    query or the folder met the store."""
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    session.user("Let's go with pnpm as the package manager for the shop.")
+    assert CliRunner().invoke(main, ["mine", str(session.path)]).exit_code == 0
+    odd = os.fsdecode(b"zeppelin \xff")
+    folder = tmp_path / os.fsdecode(b"d\xff")
+    folder.mkdir()
+    for args, cwd in ((["recall", odd], None), (["search", "pnpm", "--project", str(folder)], None),
+                      (["recall"], folder)):
+        ran = subprocess.run([sys.executable, "-I", "-m", "miner.cli", *args], capture_output=True, text=True,
+                             env=dict(os.environ), cwd=cwd, timeout=120, errors="surrogateescape")
+        assert ran.returncode == 1 and ran.stderr.splitlines() == [
+            "Error: a text or a folder given here (or the current folder) is not UTF-8: the store keeps UTF-8 only; "
+            "give it in UTF-8"], (args, ran.stderr)
+
+
+def test_a_database_of_something_else_is_refused_not_written_into(tmp_path, isolated_home):
+    """`miner search` on a SQLite file that was not a store added some forty tables to it, or failed half-way with
+    a traceback when a name clashed."""
+    paths.db_path().parent.mkdir(parents=True, exist_ok=True)
+    for table in ("notes (x)", "memories (x)"):
+        paths.db_path().unlink(missing_ok=True)
+        with sqlite3.connect(paths.db_path()) as other:
+            other.execute(f"CREATE TABLE {table}")
+        for args in (["search", "zeppelin"], ["forget", "1"], ["stats"]):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 1 and result.output == (
+                f"Error: {paths.db_path()} is a database of something else (its tables: {table.split()[0]}); move it "
+                "aside, or set MINER_HOME to the folder of the memory store\n"), (args, result.output)
+        with sqlite3.connect(paths.db_path()) as other:
+            assert [r[0] for r in other.execute("SELECT name FROM sqlite_master")] == [table.split()[0]]

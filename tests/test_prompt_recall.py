@@ -21,6 +21,7 @@ from miner import BLOCK_TAG, paths
 from miner import config as config_mod
 from miner.memory.store import Store
 from miner.recall.prompt import SAID_TITLE
+from miner.recall.shown import load_shown
 from miner.runtime import exclusions
 from miner.runtime.mine import Miner
 
@@ -315,6 +316,13 @@ def test_a_large_prompt_block_of_characters_beyond_the_bmp_stays_under_claude_co
         Miner(store, config_mod.load(), pipeline=pipeline).mine_file(talk.path)
     paths.config_dir().mkdir(parents=True, exist_ok=True)
     (paths.config_dir() / "config.json").write_text('{"prompt_block_chars": 9999}', encoding="utf-8")
-    block = context_of(ask(prompt_payload(cwd, "Which bay keeps the quokka launch rockets?")))
+    block = context_of(ask(prompt_payload(cwd, "Which bay keeps the quokka launch rockets?", session_id="r2")))
     assert block.count("🚀") > 1000 and block.endswith(f"</{BLOCK_TAG}>")
     assert len(block.encode("utf-16-le")) // 2 <= 9_999
+    # What the session is told it was shown is what the block holds: a line cut at Claude Code's limit was counted
+    # as shown, and no later prompt of the session would show it.
+    with Store(readonly=True) as store:
+        shown = load_shown("r2")["archive"]
+        said = [text for (text,) in store.db.execute(
+            f"SELECT text FROM archive WHERE id IN ({','.join('?' * len(shown))})", shown)]
+    assert said and all(" ".join(text.split()) in block for text in said), len(said)

@@ -44,6 +44,11 @@ class _Group(click.Group):
                 raise
             raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
                                        "command again in a moment") from None
+        except UnicodeEncodeError as exc:  # a name or a text given in bytes that are not UTF-8 (`$'\xff'`)
+            if "surrogates not allowed" not in str(exc):
+                raise
+            raise click.ClickException("a text or a folder given here (or the current folder) is not UTF-8: the store "
+                                       "keeps UTF-8 only; give it in UTF-8") from None
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise

@@ -36,15 +36,18 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
-from ..extract.model import CATEGORIES
+from ..extract.clean import typed_text
+from ..extract.model import CATEGORIES, ROLES
 from ..extract.redact import ensure_extra, redact, shown_value
-from ..extract.trust import held_back_reason
+from ..extract.secret_turns import known_in
+from ..extract.trust import held_back_reason, quarantine_reason, reports_source
 from ..textutil import char_bigrams, content_hash
 from .records import STATES
 from .store import Store
@@ -84,6 +87,7 @@ class ImportSummary:
     purged: int = 0
     states: int = 0  # merged memories that took on a forget, supersession or pin from the file
     quarantined: int = 0  # current memories whose text reads like an attempt on the assistant
+    archive_left_out: int = 0  # archived units mining would not have kept (an instruction, a report of a source)
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
@@ -97,18 +101,25 @@ class ImportSummary:
                 + (f"; {self.states} merged memories forgotten, superseded or pinned as in the file"
                    if self.states else "")
                 + (f"; {self.quarantined} quarantined, as their text reads like an instruction to the assistant "
-                   "(`miner quarantine` lists them, `miner approve ID` releases one)" if self.quarantined else ""))
+                   "(`miner quarantine` lists them, `miner approve ID` releases one)" if self.quarantined else "")
+                + (f"; {self.archive_left_out} archived units left out, as mining would have left them (an "
+                   "instruction to the assistant, or a report of what a file or page said)"
+                   if self.archive_left_out else ""))
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
 
 
-def _redacted(kind: str, record: dict) -> dict:
+def _redacted(kind: str, record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:
+    """A record's texts as mining would have kept them: without what `<private>` holds (mined text has none), with
+    every secret hidden, those the store learnt (`secrets`: its salt and digests) too."""
     for name in _REDACTED_FIELDS.get(kind, ()):
         value = record.get(name)
         if isinstance(value, str) and value:
-            record[name] = redact(value)[0]
+            if "<private" in value.lower():
+                value = typed_text(value)
+            record[name] = redact(value, known_in(value, *secrets))[0]
     return record
 
 
@@ -149,24 +160,25 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
     # One read transaction: a consistent snapshot while miners write (WAL).
     db.execute("BEGIN")
     try:
+        secrets = store.secret_digests()
         memory_columns = _columns(db, "memories")
         ids: set[int] = set()
         for row in db.execute(f"SELECT * FROM memories {where} ORDER BY id", args):
-            record = _redacted("memory", {"record": "memory", **{name: row[name] for name in memory_columns}})
+            record = _redacted("memory", {"record": "memory", **{name: row[name] for name in memory_columns}}, secrets)
             if record["text"] != row["text"]:
                 record["hash"] = content_hash(record["text"])  # the hash it would have been stored with
             ids.add(row["id"])
             yield record
         for row in db.execute(f"SELECT * FROM memory_hashes {where} ORDER BY memory_id, hash", args):
             if row["memory_id"] in ids:
-                yield _redacted("wording", {"record": "wording", **{k: row[k] for k in row.keys()}})
+                yield _redacted("wording", {"record": "wording", **{k: row[k] for k in row.keys()}}, secrets)
         evidence_columns = [c for c in _columns(db, "evidence") if c != "id"]
         for row in db.execute("SELECT * FROM evidence ORDER BY memory_id, id"):
             if row["memory_id"] in ids:
-                yield _redacted("evidence", {"record": "evidence", **{c: row[c] for c in evidence_columns}})
+                yield _redacted("evidence", {"record": "evidence", **{c: row[c] for c in evidence_columns}}, secrets)
         for row in db.execute("SELECT * FROM links ORDER BY src, dst, kind"):
             if row["src"] in ids and row["dst"] in ids:  # a link leaving a `--project` export is left out
-                yield _redacted("link", {"record": "link", **{k: row[k] for k in row.keys()}})
+                yield _redacted("link", {"record": "link", **{k: row[k] for k in row.keys()}}, secrets)
         for row in db.execute(f"SELECT * FROM sessions {where} ORDER BY session_id", args):
             yield {"record": "session", **{k: row[k] for k in row.keys()}}
         for row in db.execute(f"SELECT * FROM checkpoints {where} ORDER BY session_id", args):
@@ -176,7 +188,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         archive_columns = [c for c in _columns(db, "archive") if c != "terms"]  # terms are derived from the text
         where_archive = "WHERE project = ?" if project else ""
         for row in db.execute(f"SELECT * FROM archive {where_archive} ORDER BY id", args):
-            yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}})
+            yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}}, secrets)
         if not project:  # a purged project is no project any more: a whole export carries its entries
             for (uuid,) in db.execute("SELECT uuid FROM purged_entries ORDER BY uuid"):
                 yield {"record": "purged", "uuid": uuid}
@@ -265,11 +277,15 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                  for table in _TABLES.values()}
         columns = {table: list(names) for table, names in types.items()}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
+        # An archive's ids are its order (a question, then its answer): kept only in a store without one.
+        keep_archive_ids = db.execute("SELECT 1 FROM archive LIMIT 1").fetchone() is None
+        secrets = store.secret_digests()
         id_map: dict[int, int] = {}
+        archived: list[tuple[int, str, str]] = []  # (id, project, text) of each unit taken
         header_seen = False
         for number, record in _read_records(lines):
             kind = record.pop("record")
-            record = _redacted(kind, record)
+            record = _redacted(kind, record, secrets)
             try:
                 if kind in _TABLES:
                     _check_types(kind, record, types[_TABLES[kind]])
@@ -304,7 +320,12 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     summary.checkpoints += _insert(db, "checkpoints", _redacted_body(record), columns["checkpoints"],
                                                    "OR IGNORE")
                 elif kind == "archive":
-                    summary.archived += _import_archived(db, record, columns["archive"])
+                    taken = _import_archived(db, record, columns["archive"], keep_archive_ids)
+                    if taken is None:
+                        summary.archive_left_out += 1
+                    elif taken:
+                        summary.archived += 1
+                        archived.append((taken, record["project"], record["text"]))
                 elif kind == "purged":
                     if not isinstance(record.get("uuid"), str) or not record["uuid"]:
                         raise PortableError(f"line {number}: a purged record needs the entry's uuid")
@@ -325,6 +346,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
             raise PortableError("empty file: not an export")
         for memory_id, record in summary.carried:  # once its evidence is in: a forget hides the archive it names
             summary.states += _carry_over(store, memory_id, record)
+        _hide_forgotten(db, archived)
         for memory_id in sorted(summary.merged_into):
             # Evidence the file added to a memory the store already had counts, as when mining merges.
             db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),
@@ -342,17 +364,25 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
 
 
 _CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "global"), "pinned": (0, 1),
-            "tentative": (0, 1)}
+            "tentative": (0, 1), "role": ROLES}
 _TYPE_NAMES = {"INTEGER": "an integer of 64 bits at most", "REAL": "a finite number", "TEXT": "a text"}
+
+
+_TIMES = frozenset(("first_seen", "last_seen", "valid_from", "valid_to", "last_recalled", "created_at", "updated_at",
+                    "ts", "first_ts", "last_ts"))
+_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+\-]{0,40}Z?)?")
 
 
 def _check_types(kind: str, record: dict, types: dict[str, str]) -> None:
     """Each value the store will hold has its column's type: SQLite's loose columns would take a text where a number
-    belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later."""
+    belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later. A
+    time is one (the blocks print its day)."""
     for name, declared in types.items():
         value = record.get(name)
         if value is None:  # (a column that may not be empty says so itself)
             continue
+        if name in _TIMES and type(value) is str and value and not _TIME_RE.fullmatch(value):
+            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not a time (YYYY-MM-DDThh:mm:ssZ)")
         if declared == "TEXT":
             fits = type(value) is str
         else:
@@ -438,15 +468,41 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
     summary.memories += 1
 
 
-def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str]) -> int:
-    """One archived unit; its id is kept when free, and a unit the store holds already (same entry and unit) is
-    not doubled."""
-    if not isinstance(record.get("text"), str) or not record["text"] or not record.get("project"):
+def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str], keep_id: bool) -> int | None:
+    """One archived unit: its id here (0: the store holds it already, same entry and unit), or None when mining
+    would not have kept it (the assistant's instruction or report of a source, or an attempt on the assistant by
+    anyone: a file can come from anyone). Its id is kept with `keep_id`, and when free."""
+    text = record.get("text")
+    if not isinstance(text, str) or not text.strip() or not record.get("project"):
         raise PortableError("an archived unit needs a project and a text")
-    record["terms"] = " ".join(char_bigrams(record["text"]))
-    if record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?", (record["id"],)).fetchone():
+    if record.get("role") not in ROLES:
+        raise PortableError(f"an archived unit's role {shown_value(record.get('role'))} is not one of "
+                            f"{', '.join(ROLES)}")
+    if len(text) > MAX_TEXT:
+        raise PortableError(f"an archived unit's text is {len(text):,} characters (at most {MAX_TEXT:,})")
+    if held_back_reason(text, "imported") or record["role"] != "user" and (
+            quarantine_reason(record["role"], text) or reports_source(text)):
+        return None
+    record["terms"] = " ".join(char_bigrams(text))
+    if not keep_id or record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?",
+                                                                   (record["id"],)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}
-    return _insert(db, "archive", record, columns, "OR IGNORE")
+    if not _insert(db, "archive", record, columns, "OR IGNORE"):
+        return 0
+    return db.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+
+def _hide_forgotten(db: sqlite3.Connection, archived: list[tuple[int, str, str]]) -> None:
+    """Hide the units just taken that say what a memory forgotten here said (its text or an earlier wording of it),
+    as mining them would have: a forget holds whichever store the words come from."""
+    if not archived:
+        return
+    forgotten = {(project, digest) for project, digest in db.execute(
+        """SELECT project, hash FROM memories WHERE state = 'forgotten' UNION
+           SELECT h.project, h.hash FROM memory_hashes h JOIN memories m ON m.id = h.memory_id
+           WHERE m.state = 'forgotten'""")}
+    hidden = [(unit_id,) for unit_id, project, text in archived if (project, content_hash(text)) in forgotten]
+    db.executemany("UPDATE archive SET hidden = 1 WHERE id = ?", hidden)
 
 
 def import_file(store: Store, path: Path) -> ImportSummary:

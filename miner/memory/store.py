@@ -94,6 +94,9 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         self.db.row_factory = sqlite3.Row
         try:
             self._configure()
+        except StoreError:
+            self.db.close()
+            raise
         except sqlite3.DatabaseError as exc:
             self.db.close()
             # Reading a WAL file writes its -shm file beside it: a folder read-only for this user says "readonly",
@@ -207,7 +210,14 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             self._depth -= 1
 
     def migrate(self) -> list[str]:
-        """Apply pending migrations in order, each in its own transaction."""
+        """Apply pending migrations in order, each in its own transaction. A database of something else (tables, but
+        none of ours) is refused, never written into."""
+        tables = [row[0] for row in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if tables and "migrations" not in tables:
+            raise StoreError(f"{self._file} is a database of something else (its tables: {', '.join(tables[:5])}"
+                             f"{', …' if len(tables) > 5 else ''}); move it aside, or set MINER_HOME to the folder of "
+                             "the memory store")
         self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {row[0] for row in self.db.execute("SELECT name FROM migrations")}
         done = []

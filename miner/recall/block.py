@@ -106,7 +106,7 @@ def block_text(text: str, project: str = "") -> str:
 
 def item_date(memory: StoredMemory) -> str:
     """The day a memory was last said (the block lists each category's items under their days)."""
-    return (memory.last_seen or memory.first_seen or "")[:10]
+    return " ".join(escape((memory.last_seen or memory.first_seen or "")[:10]).split())  # (an import's, whatever)
 
 
 def format_item(memory: StoredMemory, was: str = "") -> str:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 from .. import BLOCK_TAG, paths
 from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_of, prefix_term
+from .blockcache import HARD_CHAR_CAP, utf16_len
 from .shown import load_shown, remember_shown
 
 RARE_TERMS = 12  # the query: the prompt's rarest terms, as the index counts them
@@ -193,18 +194,20 @@ def item_line(kind: str, text: str, date: str, label: str) -> str:
     under a line of its date (`date_line`)."""
     text = escape_block_tag(" ".join(text.split()))
     if kind == "memory":
-        return f"- {text} ({label}, {date})"
-    return f"- {SPEAKERS.get(label, label)}: {text}"
+        return f"- {text} ({escape_block_tag(label)}, {escape_block_tag(date)})"
+    return f"- {SPEAKERS.get(label) or escape_block_tag(' '.join(label.split()))}: {text}"
 
 
 def date_line(date: str) -> str:
-    """The line over the archived units said on a day."""
-    return date or "undated"
+    """The line over the archived units said on a day (a store's words, as every text of the block: they cannot close
+    it)."""
+    return escape_block_tag(" ".join(date.split())) or "undated"
 
 
 def fit_lines(found: list, room: int, skip_ids: dict[str, set[int]] | None = None,
               said: Iterable[str] = ()) -> tuple[dict[str, list[str]], dict[str, list[int]]]:
-    """The lines of `found` that fit whole into `room` characters, memories first, best first, and their ids by kind.
+    """The lines of `found` that fit whole into `room` characters (UTF-16 units), memories first, best first, and
+    their ids by kind.
     Archived units are grouped under a line of each day they were said on, the days in the order of their best
     unit.
 
@@ -223,9 +226,9 @@ def fit_lines(found: list, room: int, skip_ids: dict[str, set[int]] | None = Non
         if any(key in s or s in key for s in said_keys):
             continue
         line = item_line(kind, text, date, label)
-        cost = len(line) + 1
+        cost = utf16_len(line) + 1  # (as Claude Code counts: what does not fit is cut there, yet counted as shown)
         if kind == "archive" and date not in said_on:
-            cost += len(date_line(date)) + 1
+            cost += utf16_len(date_line(date)) + 1
         if cost > room:
             continue  # items fit whole or are left out
         room -= cost
@@ -276,7 +279,7 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
         db.close()
     if not found:
         return ""
-    text, memories, archive = render(found, shown, budget, texts)
+    text, memories, archive = render(found, shown, min(budget, HARD_CHAR_CAP), texts)
     try:
         remember_shown(session_id, memories, archive)
     except OSError:  # a full or read-only disk: the block still goes out (a later prompt may show it again)
