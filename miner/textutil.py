@@ -388,6 +388,12 @@ def letter_ratio(text: str) -> float:
     return sum(1 for c in chars if c.isalpha() or (not c.isascii() and unicodedata.category(c)[0] == "M")) / len(chars)
 
 
+def utf16_len(text: str) -> int:
+    """Length as JavaScript (and Claude Code, which cuts a hook's context at 10,000) counts it: characters outside
+    the BMP count twice."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def escape_block_tag(text: str) -> str:
     """Text that cannot open, close or forge the recall block's tag (memory text, a project path), nor carry a
     control character (an escape sequence) into the model's context."""

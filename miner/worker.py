@@ -245,6 +245,12 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
         refresh_compact_blocks(compact)
         if not getattr(args, "no_render", False):
             refresh_blocks(projects)
+    try:  # once a day: the files of ended sessions go (`runtime.tidy`)
+        from .runtime.tidy import tidy_if_due
+
+        tidy_if_due()
+    except OSError as exc:
+        note(f"housekeeping skipped: {exc}")
     # Last, and only for projects joined to a team: the network is never in the way of a block.
     sync_team(projects)
     return 0

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,54 @@ def test_miner_mine_does_what_a_hook_asked_while_it_held_the_transcript(tmp_path
     assert "We decided to use RabbitMQ for the job queue." in texts
     assert checkpoint is not None and checkpoint["project"] == "/work/shop"
     assert not locks.is_pending(path) and locks.take_checkpoint_requests(path) == []
+
+
+def test_a_lock_removed_while_a_miner_waits_for_it_is_never_held_twice(isolated_home):
+    """Removing lock files (one per transcript ever mined, `tidy`) must not let two miners hold one transcript: the
+    one waiting on the removed file's lock takes the path's new file instead."""
+    import threading
+
+    transcript = "/work/shop/t1.jsonl"
+    held = locks.try_lock(transcript)
+    waited: list[int | None] = []
+    waiter = threading.Thread(target=lambda: waited.append(locks.try_lock(transcript, wait_s=10)))
+    waiter.start()
+    time.sleep(0.3)  # (the waiter has the old file open, and polls its lock)
+    os.unlink(locks.lock_file(transcript))  # as `remove_stale` does: while holding it
+    locks.release(held)
+    waiter.join(timeout=15)
+    (fd,) = waited
+    try:
+        assert fd is not None and os.fstat(fd).st_ino == os.stat(locks.lock_file(transcript)).st_ino
+        assert locks.try_lock(transcript) is None  # the path's file is the one held
+    finally:
+        locks.release(fd)
+
+
+def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_nothing_in_use(isolated_home):
+    from miner import paths
+    from miner.recall import blockcache
+    from miner.recall.shown import shown_path
+    from miner.runtime import tidy
+
+    month_ago = time.time() - 31 * 86_400
+    old = [blockcache.session_path("s-old"), shown_path("s-old"), paths.data_file("cache", "recall-s-old-12.json"),
+           paths.data_file("cache", "textcat", ".bow-x.npz.12.tmp"), locks.pending_file("/t/old.jsonl"),
+           locks.lock_file("/t/old.jsonl")]
+    kept = [blockcache.session_path("s-new"), shown_path("s-new"), blockcache.startup_path("/work/shop"),
+            paths.data_file("cache", "recall-terms.db"), locks.lock_file("/t/held.jsonl")]
+    for path in old + kept:
+        paths.write_private(path, "{}")
+    held = locks.try_lock("/t/held.jsonl")
+    try:
+        for path in old + kept[2:]:
+            os.utime(path, (month_ago, month_ago))
+        assert tidy.tidy() == len(old)
+        assert not any(os.path.exists(path) for path in old) and all(os.path.exists(path) for path in kept)
+        assert tidy.tidy_if_due() == 0 and os.path.exists(paths.data_file("cache", tidy.STAMP))  # ran: none left
+        paths.write_private(old[0], "{}")
+        os.utime(old[0], (month_ago, month_ago))
+        assert tidy.tidy_if_due() == 0 and os.path.exists(old[0])  # not due again within a day
+        assert tidy.tidy_if_due(now=time.time() + 2 * 86_400) == 1 and not os.path.exists(old[0])
+    finally:
+        locks.release(held)

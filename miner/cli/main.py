@@ -317,8 +317,10 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
 @click.option("--dry-run", is_flag=True, help="Show what would go cold; change nothing.")
 @click.option("--project", type=str, help="Only this project directory.")
 def gc(dry_run: bool, project: str | None) -> None:
-    """Move memories whose heat fell below the threshold to cold storage (never deleted)."""
+    """Move memories whose heat fell below the threshold to cold storage (never deleted), and remove the files of
+    sessions ended more than 30 days ago (rendered blocks, what each was shown, locks)."""
     from ..memory.decay import cold_candidates, go_cold
+    from ..runtime.tidy import STALE_DAYS, tidy
 
     config = load_config()
     with open_store(create=False) as store:
@@ -333,6 +335,7 @@ def gc(dry_run: bool, project: str | None) -> None:
             click.echo(f"{len(moved)} memories moved to cold storage; `miner search --all` still finds them."
                        + (f" ({len(cold) - len(moved)} pinned, closed or used again meanwhile stayed)"
                           if len(moved) < len(cold) else ""))
+            click.echo(f"{tidy()} files of sessions untouched for {STALE_DAYS} days (and of runs cut short) removed.")
 
 
 @main.command()

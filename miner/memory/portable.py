@@ -34,45 +34,34 @@ its text against the longest a team pull takes (`MAX_TEXT`).
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
-from ..extract.clean import typed_text
-from ..extract.model import CATEGORIES, ROLES
-from ..extract.redact import ensure_extra, redact, shown_value
-from ..extract.secret_turns import known_in
-from ..extract.trust import held_back_reason, quarantine_reason, reports_source
+from ..extract.redact import ensure_extra, redact
 from ..textutil import char_bigrams, content_hash
-from .records import STATES
+from .export_records import (
+    MAX_TEXT,
+    PortableError,
+    archived_kept,
+    check_types,
+    checked_memory,
+    held_back,
+    redacted_checkpoint,
+    redacted_record,
+)
 from .store import Store
+
+__all__ = ["FORMAT", "MAX_TEXT", "VERSION", "ImportSummary", "PortableError", "export", "export_to_file",
+           "import_file", "import_records", "iter_export", "writable_target"]
 
 FORMAT = "transcript-miner-export"
 VERSION = 3  # 2: archive records; 3: purged entries
-MAX_TEXT = 4000  # characters of a memory's text, subject, value or keywords, as a team pull takes (mining keeps 1,200)
 _TABLES = {"memory": "memories", "wording": "memory_hashes", "evidence": "evidence", "link": "links",
            "session": "sessions", "checkpoint": "checkpoints", "archive": "archive"}
-
-# Text columns that may hold what a user said, per record kind.
-_REDACTED_FIELDS = {  # (and the names people type that are shown and recalled: a branch, a working folder)
-    "memory": ("text", "value", "subject", "keywords", "state_reason", "git_branch"),
-    "session": ("cwd", "git_branch"),
-    "wording": ("text",),
-    "evidence": ("text",),
-    "link": ("was", "reason"),
-    "checkpoint": (),
-    "archive": ("text", "terms"),
-}
-
-
-class PortableError(ValueError):
-    """An import file that cannot be read as an export; the message names the line."""
-
 
 @dataclass
 class ImportSummary:
@@ -111,46 +100,6 @@ def _columns(db: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
 
 
-def _redacted(kind: str, record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:
-    """A record's texts as mining would have kept them: without what `<private>` holds (mined text has none), with
-    every secret hidden, those the store learnt (`secrets`: its salt and digests) too."""
-    for name in _REDACTED_FIELDS.get(kind, ()):
-        value = record.get(name)
-        if isinstance(value, str) and value:
-            if "<private" in value.lower():
-                value = typed_text(value)
-            record[name] = redact(value, known_in(value, *secrets))[0]
-    return record
-
-
-_CHECKPOINT_KEYS = ("session_id", "project", "created_at")  # what names the checkpoint: no one's words
-
-
-def _redacted_json(value):
-    """A checkpoint's body (JSON) with each of its strings redacted, but those that name it."""
-    if isinstance(value, str):
-        return redact(value)[0] if value else value
-    if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: item if key in _CHECKPOINT_KEYS else _redacted_json(item) for key, item in value.items()}
-    return value
-
-
-def _redacted_body(record: dict) -> dict:
-    body = record.get("body")
-    if not isinstance(body, str):
-        raise PortableError("a checkpoint needs its body as a JSON text")
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        raise PortableError("a checkpoint's body is not JSON") from None
-    clean = _redacted_json(parsed)
-    if clean != parsed:
-        record["body"] = json.dumps(clean, ensure_ascii=False)
-    return record
-
-
 def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
     """Every record of the store (or of one project), in export order, redacted."""
     db = store.db
@@ -164,21 +113,23 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         memory_columns = _columns(db, "memories")
         ids: set[int] = set()
         for row in db.execute(f"SELECT * FROM memories {where} ORDER BY id", args):
-            record = _redacted("memory", {"record": "memory", **{name: row[name] for name in memory_columns}}, secrets)
+            record = redacted_record("memory", {"record": "memory", **{name: row[name] for name in memory_columns}},
+                                     secrets)
             if record["text"] != row["text"]:
                 record["hash"] = content_hash(record["text"])  # the hash it would have been stored with
             ids.add(row["id"])
             yield record
         for row in db.execute(f"SELECT * FROM memory_hashes {where} ORDER BY memory_id, hash", args):
             if row["memory_id"] in ids:
-                yield _redacted("wording", {"record": "wording", **{k: row[k] for k in row.keys()}}, secrets)
+                yield redacted_record("wording", {"record": "wording", **{k: row[k] for k in row.keys()}}, secrets)
         evidence_columns = [c for c in _columns(db, "evidence") if c != "id"]
         for row in db.execute("SELECT * FROM evidence ORDER BY memory_id, id"):
             if row["memory_id"] in ids:
-                yield _redacted("evidence", {"record": "evidence", **{c: row[c] for c in evidence_columns}}, secrets)
+                yield redacted_record("evidence", {"record": "evidence", **{c: row[c] for c in evidence_columns}},
+                                      secrets)
         for row in db.execute("SELECT * FROM links ORDER BY src, dst, kind"):
             if row["src"] in ids and row["dst"] in ids:  # a link leaving a `--project` export is left out
-                yield _redacted("link", {"record": "link", **{k: row[k] for k in row.keys()}}, secrets)
+                yield redacted_record("link", {"record": "link", **{k: row[k] for k in row.keys()}}, secrets)
         for row in db.execute(f"SELECT * FROM sessions {where} ORDER BY session_id", args):
             yield {"record": "session", **{k: row[k] for k in row.keys()}}
         for row in db.execute(f"SELECT * FROM checkpoints {where} ORDER BY session_id", args):
@@ -188,7 +139,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         archive_columns = [c for c in _columns(db, "archive") if c != "terms"]  # terms are derived from the text
         where_archive = "WHERE project = ?" if project else ""
         for row in db.execute(f"SELECT * FROM archive {where_archive} ORDER BY id", args):
-            yield _redacted("archive", {"record": "archive", **{c: row[c] for c in archive_columns}}, secrets)
+            yield redacted_record("archive", {"record": "archive", **{c: row[c] for c in archive_columns}}, secrets)
         if not project:  # a purged project is no project any more: a whole export carries its entries
             for (uuid,) in db.execute("SELECT uuid FROM purged_entries ORDER BY uuid"):
                 yield {"record": "purged", "uuid": uuid}
@@ -285,10 +236,10 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         header_seen = False
         for number, record in _read_records(lines):
             kind = record.pop("record")
-            record = _redacted(kind, record, secrets)
+            record = redacted_record(kind, record, secrets)
             try:
                 if kind in _TABLES:
-                    _check_types(kind, record, types[_TABLES[kind]])
+                    check_types(kind, record, types[_TABLES[kind]])
                 if kind == "header":
                     if record.get("format") != FORMAT:
                         raise PortableError(f"line {number}: not a {FORMAT} file")
@@ -317,8 +268,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 elif kind == "session":
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
-                    summary.checkpoints += _insert(db, "checkpoints", _redacted_body(record), columns["checkpoints"],
-                                                   "OR IGNORE")
+                    summary.checkpoints += _insert(db, "checkpoints", redacted_checkpoint(record),
+                                                   columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
                     taken = _import_archived(db, record, columns["archive"], keep_archive_ids)
                     if taken is None:
@@ -363,68 +314,6 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
     return id_map[old]
 
 
-_CHOICES = {"state": STATES, "category": CATEGORIES, "scope": ("project", "global"), "pinned": (0, 1),
-            "tentative": (0, 1), "role": ROLES}
-_TYPE_NAMES = {"INTEGER": "an integer of 64 bits at most", "REAL": "a finite number", "TEXT": "a text"}
-
-
-_TIMES = frozenset(("first_seen", "last_seen", "valid_from", "valid_to", "last_recalled", "created_at", "updated_at",
-                    "ts", "first_ts", "last_ts"))
-_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+\-]{0,40}Z?)?")
-
-
-def _check_types(kind: str, record: dict, types: dict[str, str]) -> None:
-    """Each value the store will hold has its column's type: SQLite's loose columns would take a text where a number
-    belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later. A
-    time is one (the blocks print its day)."""
-    for name, declared in types.items():
-        value = record.get(name)
-        if value is None:  # (a column that may not be empty says so itself)
-            continue
-        if name in _TIMES and type(value) is str and value and not _TIME_RE.fullmatch(value):
-            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not a time (YYYY-MM-DDThh:mm:ssZ)")
-        if declared == "TEXT":
-            fits = type(value) is str
-        else:
-            fits = (type(value) is int and -2**63 <= value < 2**63
-                    or declared == "REAL" and type(value) is float and math.isfinite(value))
-        if not fits:
-            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not {_TYPE_NAMES.get(declared, declared)}")
-
-
-def _checked_memory(record: dict) -> dict:
-    old_id = record.get("id")
-    if type(old_id) is not int or not isinstance(record.get("text"), str) or not record["text"].strip() \
-            or not isinstance(record.get("project"), str) or not record["project"]:
-        raise PortableError("a memory needs an integer id, a project and a text")
-    if old_id < 1:  # stored as such, it was listed and recalled, but no command could name it to forget or correct
-        raise PortableError(f"memory {old_id}: its id is below 1")
-    for name, allowed in _CHOICES.items():
-        if name in record and (record[name] not in allowed or type(record[name]) is bool):
-            raise PortableError(f"memory {old_id}: {name} {shown_value(record[name])} is not one of "
-                                f"{', '.join(map(str, allowed))}")
-    if not 0 <= record.get("confidence", 0) <= 1:
-        raise PortableError(f"memory {old_id}: confidence {record['confidence']!r} is not a number from 0 to 1")
-    for name in ("evidence_count", "session_count", "recall_count"):
-        if record.get(name, 0) < 0:
-            raise PortableError(f"memory {old_id}: {name} {record[name]!r} is below 0")
-    for name in ("text", "subject", "value", "keywords"):  # a team pull leaves out what is longer: so does an import
-        if len(record.get(name) or "") > MAX_TEXT:
-            raise PortableError(f"memory {old_id}: its {name} is {len(record[name]):,} characters "
-                                f"(at most {MAX_TEXT:,})")
-    record["hash"] = content_hash(record["text"])  # of the text as taken: redacted on the way in, or written by hand
-    return record
-
-
-def _held_back(record: dict) -> bool:
-    """Quarantine a current memory whose text reads like an attempt on the assistant, as a team pull does: a file
-    can come from anyone, and say anything of itself (approved, pinned). True when it did."""
-    reason = held_back_reason(record["text"], "imported") if record.get("state", "active") in ("active", "cold") else ""
-    if reason:
-        record.update(state="quarantined", pinned=0, state_reason=reason)
-    return bool(reason)
-
-
 def _carry_over(store: Store, memory_id: int, record: dict) -> bool:
     """A merged memory takes on what the user decided about it on the other machine; nothing is reopened."""
     here = store.db.execute("SELECT state, pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -447,7 +336,7 @@ def _carry_over(store: Store, memory_id: int, record: dict) -> bool:
 def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[int, int],
                    summary: ImportSummary) -> None:
     db = store.db
-    record = _checked_memory(record)
+    record = checked_memory(record)
     old_id = record["id"]
     existing = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ?",
                           (record["project"], record["hash"])).fetchone()
@@ -462,7 +351,7 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
         return
     if db.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}
-    summary.quarantined += _held_back(record)
+    summary.quarantined += held_back(record)
     _insert(db, "memories", record, columns)
     id_map[old_id] = record.get("id") or db.execute("SELECT last_insert_rowid()").fetchone()[0]
     summary.memories += 1
@@ -470,20 +359,10 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
 
 def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str], keep_id: bool) -> int | None:
     """One archived unit: its id here (0: the store holds it already, same entry and unit), or None when mining
-    would not have kept it (the assistant's instruction or report of a source, or an attempt on the assistant by
-    anyone: a file can come from anyone). Its id is kept with `keep_id`, and when free."""
-    text = record.get("text")
-    if not isinstance(text, str) or not text.strip() or not record.get("project"):
-        raise PortableError("an archived unit needs a project and a text")
-    if record.get("role") not in ROLES:
-        raise PortableError(f"an archived unit's role {shown_value(record.get('role'))} is not one of "
-                            f"{', '.join(ROLES)}")
-    if len(text) > MAX_TEXT:
-        raise PortableError(f"an archived unit's text is {len(text):,} characters (at most {MAX_TEXT:,})")
-    if held_back_reason(text, "imported") or record["role"] != "user" and (
-            quarantine_reason(record["role"], text) or reports_source(text)):
+    would not have kept it (`export_records.archived_kept`). Its id is kept with `keep_id`, and when free."""
+    if not archived_kept(record):
         return None
-    record["terms"] = " ".join(char_bigrams(text))
+    record["terms"] = " ".join(char_bigrams(record["text"]))
     if not keep_id or record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?",
                                                                    (record["id"],)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 
 from .. import jsonlite, paths
+from ..textutil import utf16_len
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
@@ -120,11 +121,6 @@ def save(path: str | Path, entry: dict) -> None:
 
 
 # --- rendering ------------------------------------------------------------------------------
-
-
-def utf16_len(text: str) -> int:
-    """Length as JavaScript counts it: characters outside the BMP count twice."""
-    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:

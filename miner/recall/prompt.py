@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 from .. import BLOCK_TAG, paths
-from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_of, prefix_term
-from .blockcache import HARD_CHAR_CAP, utf16_len
+from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_of, prefix_term, utf16_len
 from .shown import load_shown, remember_shown
 
 RARE_TERMS = 12  # the query: the prompt's rarest terms, as the index counts them
@@ -279,7 +278,7 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
         db.close()
     if not found:
         return ""
-    text, memories, archive = render(found, shown, min(budget, HARD_CHAR_CAP), texts)
+    text, memories, archive = render(found, shown, budget, texts)  # (a budget is at most 9,999: `config`)
     try:
         remember_shown(session_id, memories, archive)
     except OSError:  # a full or read-only disk: the block still goes out (a later prompt may show it again)
