@@ -613,6 +613,35 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         assert store.get(memory_id).state == "active"
 
 
+def test_recall_prints_its_block_while_another_process_holds_the_write_lock(isolated_home, monkeypatch):
+    """`miner recall QUERY` only reads, but logs what it printed: under a backfill's write lock it waited a minute for
+    the log line, then failed without printing the block (`miner search` answered at once)."""
+    import importlib
+
+    from miner.memory.records import NewMemory
+
+    cli_main = importlib.import_module("miner.cli.main")  # (`miner.cli.main` names the command group too)
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/shop", category="decision", confidence=0.9, rule_id="t",
+                                   text="We decided to keep the ledger in PostgreSQL.", role="user", session_id="s",
+                                   transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))
+    monkeypatch.setattr(cli_main, "RECALL_LOG_WAIT_S", 0.3)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["recall", "ledger database", "--project", "/work/shop"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 0 and "keep the ledger in PostgreSQL" in result.output, result.output
+    with Store(readonly=True) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 0  # (left unlogged)
+    assert CliRunner().invoke(main, ["recall", "ledger database", "--project", "/work/shop"]).exit_code == 0
+    with Store(readonly=True) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM recall_log").fetchone()[0] == 1
+
+
 def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, isolated_home):
     """`miner mine` of sessions no hook saw (the install's backfill): a todo a later session reports done goes cold,
     as the SessionEnd hook's checkpoint would have closed it, and the recall no longer lists it as open."""

@@ -18,6 +18,8 @@ from .. import config as config_mod
 from ..textutil import NOT_SHOWN
 from .common import MEMORY_ID, load_config, open_store, project_dir
 
+RECALL_LOG_WAIT_S = 2.0  # how long `miner recall` waits to log what it printed while another process writes
+
 
 class _Group(click.Group):
     """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store another process
@@ -196,14 +198,26 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
 
     Logged for `miner zones`; looking does not count as a recall (the memories shown do not warm up for it).
     """
+    import sqlite3
+
     from ..recall.block import build, explain_lines
 
     config = load_config()
     situation = situation or ("query" if query else "startup")
     with open_store(or_readonly=True) as store:
-        result = build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
-                       budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
-                       void=False if no_void else None, log=not explain, counted=False)
+        store.lock_wait_s = min(store.lock_wait_s, RECALL_LOG_WAIT_S)  # the log line waits a moment, not a minute
+
+        def built(log: bool):
+            return build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
+                         budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
+                         void=False if no_void else None, log=log, counted=False)
+
+        try:
+            result = built(log=not explain)
+        except sqlite3.OperationalError as exc:  # another process keeps the store locked: the block, unlogged
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            result = built(log=False)
         click.echo("\n".join(explain_lines(result, store)) if explain else result.text)
 
 
