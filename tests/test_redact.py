@@ -569,6 +569,9 @@ def test_basic_auth_credentials_are_redacted(text):
     # an invisible character inside a key
     ("OPENAI_API_KEY=sk-proj-Ab12Cd34Ef56Gh78\u200bIj90Kl12Mn34Op56", "Ij90Kl12Mn34Op56"),
     ("token: Hq7Zk2Lm9Pw4\u2060Rt6Yx1Vb3Nc8", "Rt6Yx1Vb3Nc8"),
+    # a key wrapped onto the next line
+    ("OPENAI_API_KEY=sk-proj-Hq7aB3dE5fG7hI9jK1lM3nO5pIoQ\nzT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk\nthen run it",
+     "zT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -787,6 +790,11 @@ def test_a_secret_learnt_is_hidden_where_it_is_written_again_url_encoded():
                         known)
     assert out == "I encoded it as [REDACTED:known-secret] in the config, and as [REDACTED:known-secret] too.", out
     assert redact("Zk93fLqpW%231y%2F%C3%A9 differs", known) == ("Zk93fLqpW%231y%2F%C3%A9 differs", [])
+
+
+def test_only_a_made_up_token_alone_on_the_line_after_a_secret_is_taken_for_its_wrapped_rest():
+    for after in ("The deploy works now with the new settings", "short12", "see docs/deploy/secrets-rotation.md too"):
+        assert redact(f"DB_PASSWORD=Hunter2xyz!\n{after}")[0] == f"DB_PASSWORD=[REDACTED:assignment]\n{after}"
 
 
 def test_invisible_characters_inside_visible_ascii_are_dropped_and_nowhere_else():

@@ -163,6 +163,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         text = ibans(text, run.hidden)
     if "[REDACTED:aws-access-key]" in text or "aws" in low or "secret" in low:
         text = _aws_secrets(text, run)
+    if "]\n" in text:  # a key a terminal or an editor wrapped: its rest alone on the next line
+        text = _WRAPPED_RE.sub(lambda m: m.group(1) + "\n" + run.hidden(m.group(2), m.group(3))
+                               if random_like(m.group(3)) else m.group(0), text)
     remembered = run.found | run.here | (known or set())
     if "%" in text:  # a secret learnt, written again URL-encoded ("p%23ss" for "p#ss" in a connection string)
         remembered |= {form for secret in remembered for form in _percent_encoded(secret) if form != secret}
@@ -174,6 +177,10 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if known is not None:
         known.update(run.found)
     return text, run.kinds
+
+
+# A marker at the end of a line, and a token alone on the next one: a key wrapped at the width of a terminal.
+_WRAPPED_RE = re.compile(r"(\[REDACTED:([a-z0-9-]+)\])\n([A-Za-z0-9_\-+/=.]{16,})(?=[ \t]*(?:\n|\Z))")
 
 
 def _percent_encoded(secret: str) -> tuple[str, str]:
