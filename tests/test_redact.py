@@ -569,6 +569,9 @@ def test_basic_auth_credentials_are_redacted(text):
     # an invisible character inside a key
     ("OPENAI_API_KEY=sk-proj-Ab12Cd34Ef56Gh78\u200bIj90Kl12Mn34Op56", "Ij90Kl12Mn34Op56"),
     ("token: Hq7Zk2Lm9Pw4\u2060Rt6Yx1Vb3Nc8", "Rt6Yx1Vb3Nc8"),
+    # a header named for auth, a bearer token named so
+    ('curl -H "X-Auth: Hq7Zk2Lm9Pw4Rt6Yx1Vb3Nc8" https://api.example.com', "Hq7Zk2Lm9Pw4Rt6Yx1Vb3Nc8"),
+    ("Twitter bearer: AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid8Kq2Zx", "MLheAAAAAAA0%2BuSeid8Kq2Zx"),
     # a key wrapped onto the next line
     ("OPENAI_API_KEY=sk-proj-Hq7aB3dE5fG7hI9jK1lM3nO5pIoQ\nzT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk\nthen run it",
      "zT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk"),
@@ -778,6 +781,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "pk=42 in the ORM query; PK: id",
     'The instruction\'s mnemonic = "mov" here; --private-key ./keys/deploy.pem; --private-key $DEPLOYER_KEY',
     "ключ словаря: user_id; 令牌桶算法; トークン数：1500; токены: 2048",
+    "- next-auth: ^4.24.5-beta.1x2\n- passport-auth: 2.0.1; the bearer is the client; Bearer: see the docs; X-Auth: none",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

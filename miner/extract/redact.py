@@ -93,12 +93,12 @@ REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languag
 # with runs of 64 blanks or more read piece by piece (no longer in time that grows as the square of a run)
 # 9: the kinds of secrets.yaml in what was stored without mining (MCP tools, corrections, imports), which lacked them
 # 10: a variable named for a secret beside its value in a table row or after an arrow (`| DB_PASSWORD | … |`),
-# full-width `：` and `＝` after a key, a salt and a wallet's key (`AUTH_SALT=`, `DEPLOYER_PK=`, `--private-key`),
-# `MNEMONIC=`, the words for a token or a key in Russian, Korean, Chinese, Japanese and German (and 私钥, 授权码,
-# シークレット), a password with an `@` in a URL, a key's base64 padding after words, invisible characters inside a
-# key, the rest of a key wrapped onto the next line, a secret learnt and written again URL-encoded, Feishu's and
-# Lark's bot webhooks, a value given on request after a question of the secret's name alone ("And the SMTP
-# password?"), a passphrase of joined words given so
+# full-width `：` and `＝` after a key, `X-Auth:`, "bearer:", a salt and a wallet's key (`AUTH_SALT=`,
+# `DEPLOYER_PK=`, `--private-key`), `MNEMONIC=`, the words for a token or a key in Russian, Korean, Chinese, Japanese
+# and German (and 私钥, 授权码, シークレット), a password with an `@` in a URL, a key's base64 padding after words,
+# invisible characters inside a key, the rest of a key wrapped onto the next line, a secret learnt and written again
+# URL-encoded, Feishu's and Lark's bot webhooks, a value given on request after a question of the secret's name
+# alone ("And the SMTP password?"), a passphrase of joined words given so
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)

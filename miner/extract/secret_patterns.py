@@ -88,7 +88,7 @@ _WEAK_WORDS = (
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
     r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|ключ[ \t]+(?:api|доступа)|api[\s_-]?ключ|api[ \t]?키|"
     # (a token, and a key by its name alone, in Russian, Korean, Chinese, Japanese and German)
-    r"ключ|токен\w*|토큰|令牌|トークン|api[ \t]?(?:キー|トークン)|zugriffs-?token|"
+    r"ключ|токен\w*|토큰|令牌|トークン|api[ \t]?(?:キー|トークン)|zugriffs-?token|bearer|"
     r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
@@ -113,7 +113,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
          "la contra", "пин", "пін", "puk", "私钥", "私鑰", "秘密鍵", "授权码", "授權碼", "シークレット",
-         "токен", "토큰", "令牌", "トークン", "キー",
+         "токен", "토큰", "令牌", "トークン", "キー", "bearer",
          "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
@@ -131,7 +131,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
-              "токен", "토큰", "令牌", "トークン", "キー", *_WEAK_NAMES)
+              "токен", "토큰", "令牌", "トークン", "キー", "bearer", *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -140,7 +140,7 @@ LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin"
                "zugangsdaten", "anmeldedaten")
 PROMPTED_HINTS = ("prompt", "field", "box", "dialog", "input", " asks ")  # what `prompted` needs
 ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase", "senha", "парол", "_auth",
-                    "pk", "salt")
+                    "-auth", "pk", "salt")
 ASSIGNMENT_JOINS = ("=", ":", "＝", "：", "|", "→", "->")  # what an assignment's text holds (one of them)
 
 # A value: quoted, bold (in Markdown or HTML), or a run of characters that are neither space, closing punctuation
@@ -299,7 +299,7 @@ class Patterns:
             # a wallet's key (`DEPLOYER_PK=`) and a salt (`AUTH_SALT=`): `_assignment` judges their values
             r"(?<![A-Za-z0-9])pk(?![A-Za-z0-9.\-])|salt(?![A-Za-z])|"
             # (`keyPassword =`: a stronger name later in the key is the one read)
-            r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-]))"
+            r"key(?![A-Za-z0-9_.\-]{0,20}?(?:pass|secret|token|pwd))|(?<=_)auth(?![\w.\-])|(?-i:(?<=-)Auth)(?![\w.\-]))"
             r"(?P<suffix>[A-Za-z0-9_.\-]{0,40})"
             # (`::` is a scope: `test_x.py::TestY`, `Token::new`; YAML may put an anchor or a tag before the value)
             # (Go prints a header map as `Api-Key:[…]`)
