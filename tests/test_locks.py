@@ -231,29 +231,7 @@ def test_miner_mine_does_what_a_hook_asked_while_it_held_the_transcript(tmp_path
     assert not locks.is_pending(path) and locks.take_checkpoint_requests(path) == []
 
 
-def test_a_lock_removed_while_a_miner_waits_for_it_is_never_held_twice(isolated_home):
-    """Removing lock files (one per transcript ever mined, `tidy`) must not let two miners hold one transcript: the
-    one waiting on the removed file's lock takes the path's new file instead."""
-    import threading
-
-    transcript = "/work/shop/t1.jsonl"
-    held = locks.try_lock(transcript)
-    waited: list[int | None] = []
-    waiter = threading.Thread(target=lambda: waited.append(locks.try_lock(transcript, wait_s=10)))
-    waiter.start()
-    time.sleep(0.3)  # (the waiter has the old file open, and polls its lock)
-    os.unlink(locks.lock_file(transcript))  # as `remove_stale` does: while holding it
-    locks.release(held)
-    waiter.join(timeout=15)
-    (fd,) = waited
-    try:
-        assert fd is not None and os.fstat(fd).st_ino == os.stat(locks.lock_file(transcript)).st_ino
-        assert locks.try_lock(transcript) is None  # the path's file is the one held
-    finally:
-        locks.release(fd)
-
-
-def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_nothing_in_use(isolated_home):
+def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_never_a_lock_or_a_mark(isolated_home):
     from miner import paths
     from miner.recall import blockcache
     from miner.recall.shown import shown_path
@@ -261,10 +239,11 @@ def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_nothing_in
 
     month_ago = time.time() - 31 * 86_400
     old = [blockcache.session_path("s-old"), shown_path("s-old"), paths.data_file("cache", "recall-s-old-12.json"),
-           paths.data_file("cache", "textcat", ".bow-x.npz.12.tmp"), locks.pending_file("/t/old.jsonl"),
-           locks.lock_file("/t/old.jsonl")]
+           paths.data_file("cache", "textcat", ".bow-x.npz.12.tmp"), paths.data_file("locks", ".t.s.checkpoint.12.tmp")]
+    # (a lock or a mark is never removed: whoever holds a lock is taken for a miner, and its time is when it was made)
     kept = [blockcache.session_path("s-new"), shown_path("s-new"), blockcache.startup_path("/work/shop"),
-            paths.data_file("cache", "recall-terms.db"), locks.lock_file("/t/held.jsonl")]
+            paths.data_file("cache", "recall-terms.db"), locks.lock_file("/t/old.jsonl"),
+            locks.pending_file("/t/old.jsonl"), locks.lock_file("/t/held.jsonl")]
     for path in old + kept:
         paths.write_private(path, "{}")
     held = locks.try_lock("/t/held.jsonl")

@@ -332,7 +332,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
 @click.option("--project", type=str, help="Only this project directory.")
 def gc(dry_run: bool, project: str | None) -> None:
     """Move memories whose heat fell below the threshold to cold storage (never deleted), and remove the files of
-    sessions ended more than 30 days ago (rendered blocks, what each was shown, locks)."""
+    sessions untouched for 30 days (blocks rendered for a compaction, what each was shown)."""
     from ..memory.decay import cold_candidates, go_cold
     from ..runtime.tidy import STALE_DAYS, tidy
 

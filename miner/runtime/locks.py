@@ -54,20 +54,15 @@ def catchup_lock_file(project: str) -> str:
 
 
 def _acquire(path: str, wait_s: float = 0.0) -> int | None:
-    """An fd holding an exclusive lock on `path`, or None when another process holds it after `wait_s`.
-
-    A lock is held on the file the path names when it is taken: one removed meanwhile (`remove_stale`, which removes
-    only a lock it holds) is let go, and the path's new file is locked instead."""
+    """An fd holding an exclusive lock on `path`, or None when another process holds it after `wait_s`. (Lock files
+    are never removed: whoever holds one is taken for a miner, and a remover holding it would lose a hook's lines.)"""
     paths.ensure_private_dir(os.path.dirname(path))
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if _names(path, fd):
-                return fd
-            os.close(fd)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            return fd
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 os.close(fd)
@@ -76,45 +71,6 @@ def _acquire(path: str, wait_s: float = 0.0) -> int | None:
         except BaseException:
             os.close(fd)
             raise
-
-
-def _names(path: str, fd: int) -> bool:
-    """Whether `path` still names the file `fd` has open."""
-    try:
-        here, there = os.stat(path), os.fstat(fd)
-    except FileNotFoundError:
-        return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
-
-
-def remove_stale(older_than: float) -> int:
-    """Remove the lock files and the marks of transcripts, sessions and projects left alone since `older_than` (a
-    time): one per transcript ever mined, they only grow. A lock is removed while held, so that no miner holds one
-    the path no longer names (`_acquire`); a lock someone holds stays. Returns how many files went."""
-    folder = _locks_dir()
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return 0
-    removed = 0
-    for entry in entries:
-        try:
-            if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime >= older_than:
-                continue
-            if entry.name.endswith(".lock"):
-                fd = _acquire(entry.path)
-                if fd is None:
-                    continue  # held: in use
-                try:
-                    os.unlink(entry.path)
-                finally:
-                    release(fd)
-            else:  # a mark of a pass, a checkpoint or a wait no miner took, or a write cut short
-                os.unlink(entry.path)
-            removed += 1
-        except OSError:
-            continue
-    return removed
 
 
 def try_lock(transcript: str, wait_s: float = 0.0) -> int | None:

@@ -2,10 +2,14 @@
 them for a while (standard library only).
 
 Every session leaves a block rendered for its compaction or resume (`cache/session-*.json`) and what it was shown
-(`cache/shown-*.json`); every transcript a lock file and, now and then, a mark (`locks/`). None is needed once its
-session is over, and they only grow: `tidy` removes those untouched for `STALE_DAYS`, with what a process cut
-short left behind (a record handed to a worker that never took it, a write's temp file). The worker runs it once
-a day (`tidy_if_due`), and `miner gc` whenever it runs.
+(`cache/shown-*.json`). Neither is needed once its session is over (a hook that finds none renders the block
+again, or shows again what a later prompt asks), and they only grow: `tidy` removes those untouched for
+`STALE_DAYS`, with what a process cut short left behind (a record handed to a worker that never took it, a
+write's temp file). The worker runs it once a day (`tidy_if_due`), and `miner gc` whenever it runs.
+
+The locks folder keeps its lock files and marks (one lock per transcript, empty): whoever holds a lock is taken
+for a miner by the hooks, so a remover holding one for a moment would leave a Stop's lines unmined; and a lock's or
+a mark's time is when it was made, not when it was last used.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import os
 import time
 
 from .. import paths
-from . import locks
 
 STALE_DAYS = 30
 LEFT_S = 86_400  # a handed record or a temp file this old was left by a process that is gone
@@ -26,9 +29,10 @@ def tidy(now: float | None = None, stale_days: float = STALE_DAYS) -> int:
     """Remove what ended sessions and cut-short processes left; how many files went."""
     now = time.time() if now is None else now
     stale, left = now - stale_days * 86_400, now - LEFT_S
-    removed = locks.remove_stale(stale)
+    removed = 0
     cache = paths.data_file("cache")
-    for folder in (cache, os.path.join(cache, "textcat"), os.path.join(cache, "regex"), paths.config_root()):
+    for folder in (cache, os.path.join(cache, "textcat"), os.path.join(cache, "regex"), paths.data_file("locks"),
+                   paths.config_root()):
         try:
             entries = list(os.scandir(folder))
         except OSError:
