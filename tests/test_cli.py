@@ -679,8 +679,14 @@ def test_a_checkpoint_a_run_owed_is_written_by_the_next_run_even_with_nothing_ne
     sessions it had just mined."""
     first = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
     first.user("Let's move the plant list to the new endpoint.")
-    second = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-03-02T10:00:00")
+    # Named for its session, as Claude Code names them; its subagent's file is older, so mined first.
+    sid = "7d1c2b3a-0000-4000-8000-000000000002"
+    second = Session(tmp_path / f"{sid}.jsonl", cwd="/work/shop", session_id=sid, start="2026-03-02T10:00:00")
     second.user("Let's finish the plant list work.")
+    helper = Session(tmp_path / sid / "subagents" / "agent-a1.jsonl", cwd="/work/shop", session_id=sid,
+                     start="2026-03-02T10:00:30")
+    helper.assistant("The plant list endpoint reads from the plants table.", isSidechain=True)
+    os.utime(helper.path, (2_000, 2_000))
     assert CliRunner().invoke(main, ["mine", str(tmp_path)]).exit_code == 0
     with Store() as store:
         kept = store.checkpoint(first.session_id)

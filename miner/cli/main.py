@@ -111,6 +111,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
     """
     from ..runtime.mine import Miner, Summary, find_transcripts
     from ..runtime.parallel import default_jobs, mine_parallel, project_groups
+    from ..runtime.passes import owed_checkpoints
     from ..runtime.pending import has_work
     from ..worker import keep_indexes, refresh_blocks, transcript_projects
 
@@ -145,7 +146,7 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         # A transcript with nothing new is counted, not read: with nothing to mine, no miner is built (spaCy). One
         # whose session still owes its checkpoint (a run killed, or out of disk, after mining it) is taken again.
         todo = [file for file in files if has_work(store, resolved := str(Path(file).resolve()))
-                or store.sessions_without_checkpoint(resolved)]
+                or owed_checkpoints(store, resolved)]
         total = Summary(files=len(files) - len(todo) + len(unnamed), errors=[
             paths.unkeepable_name(file) for file in unnamed] + [
             f"{paths.printable(folder)}: cannot be read (permission denied), so its transcripts were not mined; make "

@@ -98,13 +98,13 @@ class SessionQueries:
         return [Session.from_values(v) for v in self._tuples(
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE transcript = ?", (transcript,))]
 
-    def sessions_without_checkpoint(self, transcript: str) -> list[str]:
-        """The sessions of a project that `transcript` holds and that have no checkpoint yet: one a miner was killed
-        or ran out of disk before writing."""
+    def sessions_without_checkpoint(self, transcript: str, session_id: str = "") -> list[str]:
+        """The sessions of a project first seen in `transcript` (or named `session_id`) that have no checkpoint yet:
+        one a miner was killed or ran out of disk before writing."""
         return [row[0] for row in self.db.execute(
-            """SELECT session_id FROM sessions s WHERE transcript = ? AND project <> ''
+            """SELECT session_id FROM sessions s WHERE (transcript = ? OR session_id = ?) AND project <> ''
                AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.session_id = s.session_id) ORDER BY session_id""",
-            (transcript,))]
+            (transcript, session_id))]
 
     def last_transcript_session(self, transcript: str) -> Session | None:
         """The latest session a transcript holds."""

@@ -165,12 +165,20 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
         if not mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store):
             result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
         else:  # (and those an earlier run owed: it was killed, or the disk was full, after mining them)
-            owed = result.sessions.union(store.sessions_without_checkpoint(resolved))
+            owed = result.sessions.union(owed_checkpoints(store, resolved))
             result.errors += session_checkpoints(store, resolved, owed) if owed else []
         total.add(result)
         if progress:
             progress(file, result)
     return total
+
+
+def owed_checkpoints(store: Store, transcript: str) -> list[str]:
+    """The sessions whose main conversation `transcript` holds that still owe their checkpoint (a run was killed,
+    or the disk was full, after mining them); none for a subagent's file, which holds only its side of one. Claude
+    Code names a main transcript for its session (`<session id>.jsonl`)."""
+    path = Path(transcript)
+    return [] if path.parent.name == "subagents" else store.sessions_without_checkpoint(transcript, path.stem)
 
 
 def session_checkpoints(store: Store, transcript: str, sessions: set[str]) -> list[str]:
