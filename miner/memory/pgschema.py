@@ -14,7 +14,7 @@ from ..textutil import fts_terms
 from .fts_query import EXPR_TERM
 
 SCHEMA = "miner"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: an insert takes its change's number from the sequence too (`UPGRADE`)
 _LEXEME_OK = re.compile(r"^\w+$")
 
 DDL = f"""
@@ -112,9 +112,9 @@ BEGIN
     NEW.seq := nextval('{SCHEMA}.changes');
     RETURN NEW;
 END $$;
-CREATE OR REPLACE TRIGGER memories_change BEFORE UPDATE ON {SCHEMA}.memories
+CREATE OR REPLACE TRIGGER memories_change BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
     FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
-CREATE OR REPLACE TRIGGER links_change BEFORE UPDATE ON {SCHEMA}.links
+CREATE OR REPLACE TRIGGER links_change BEFORE INSERT OR UPDATE ON {SCHEMA}.links
     FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
 -- Members' roles do not own the tables, so they may not ANALYZE them; they may ask the owner's function to,
 -- when a push grew the table past what the planner's statistics know (it would scan instead of using the index).
@@ -126,6 +126,32 @@ END $$;
 REVOKE ALL ON FUNCTION {SCHEMA}.refresh_statistics() FROM PUBLIC;
 INSERT INTO {SCHEMA}.meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
 """
+
+
+# From schema 1: an insert took the number it gave (a member could give one past every change to come).
+UPGRADE = f"""
+CREATE OR REPLACE TRIGGER memories_change BEFORE INSERT OR UPDATE ON {SCHEMA}.memories
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
+CREATE OR REPLACE TRIGGER links_change BEFORE INSERT OR UPDATE ON {SCHEMA}.links
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.next_change();
+UPDATE {SCHEMA}.meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';
+"""
+
+
+def upgrade(db) -> bool:
+    """Bring a server's tables made by an older miner up to `SCHEMA_VERSION`, when this role may (the tables'
+    owner, through `miner team setup`); True when they are (or were) up to date."""
+    import psycopg
+
+    row = db.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and row[0].isdigit() and int(row[0]) >= SCHEMA_VERSION:
+        return True
+    try:
+        with db.transaction():
+            db.execute(UPGRADE)
+    except psycopg.errors.InsufficientPrivilege:
+        return False  # a member's role: readers leave out what an insert could forge meanwhile (`pgstore`)
+    return True
 
 
 def terms_text(text: str, keywords: str) -> str:
@@ -145,12 +171,14 @@ def tsquery(match: str) -> str:
 
 
 def without_password(url: str) -> str:
-    """A PostgreSQL URL or key=value string with its password left out (libpq's own parser reads it); a URL
-    without one comes back as it was given. `psycopg.ProgrammingError` when libpq cannot read it."""
+    """A PostgreSQL URL or key=value string with its password, and its client key's passphrase (`sslpassword`),
+    left out (libpq's own parser reads it); a URL without either comes back as it was given.
+    `psycopg.ProgrammingError` when libpq cannot read it."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     params = conninfo_to_dict(url)
-    if params.pop("password", None) is None and url.startswith(("postgresql://", "postgres://")):
+    dropped = [params.pop(name, None) for name in ("password", "sslpassword")]
+    if dropped == [None, None] and url.startswith(("postgresql://", "postgres://")):
         return url
     return make_conninfo(**params)
 

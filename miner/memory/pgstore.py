@@ -1,20 +1,17 @@
 """The store interface on PostgreSQL: a team's shared memories (`miner team`).
 
-`PgStore` implements the memory, dedup and link methods of `STORE.md` with the same
-arguments, records and transaction semantics as the SQLite `Store`, so that
-`dedup.Deduper` routes a memory through the same three layers on either backend:
-exact repeats merge evidence, paraphrases merge, a later change of mind supersedes
-with history. What belongs to one machine (watermarks, sessions, checkpoints, the
-archive, the recall log) has no place on a team server and is not implemented.
+`PgStore` implements the memory, dedup and link methods of `STORE.md` with the same arguments, records and
+transaction semantics as the SQLite `Store`, so that `dedup.Deduper` routes a memory through the same three layers
+on either backend: exact repeats merge evidence, paraphrases merge, a later change of mind supersedes with
+history. What belongs to one machine (watermarks, sessions, checkpoints, the archive, the recall log) has no place
+on a team server and is not implemented.
 
-Every row carries its team id and project key, and every query is scoped by both.
-Writers of one project are serialised by a transaction-level advisory lock
-(`lock_project`), and every insert or update of a memory or a link takes the next
-value of one sequence (`seq`), so that a reader pulling "everything after seq N"
-of a project never misses a change committed out of order.
+Every row carries its team id and project key, and every query is scoped by both. Writers of one project are
+serialised by a transaction-level advisory lock (`lock_project`), and every insert or update of a memory or a link
+takes the next value of one sequence (`seq`), so that a reader pulling "everything after seq N" of a project never
+misses a change committed out of order.
 
-Credentials come from the URL or libpq's environment only; nothing here stores or
-logs them. Needs psycopg 3 (the `team` extra); never imported by the hook path.
+Credentials come from the URL or libpq's environment only; nothing here stores or logs them. Needs psycopg 3.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ import psycopg
 
 from ..textutil import content_hash, index_text
 from .fts_query import without_common
-from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery
+from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery, upgrade
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
 
@@ -34,6 +31,9 @@ _COLUMNS = StoredMemory.columns()
 _M_COLUMNS = StoredMemory.columns("m")
 _LINK_COLUMNS = Link.columns()
 PROJECT_LOCK_WAIT_S = 30
+# A number the sequence gave: one of a member's own past it (schema 1 let an insert choose) skips all changes to come.
+_SEQ_GIVEN = f"seq <= pg_sequence_last_value('{SCHEMA}.changes')"
+STATEMENT_TIMEOUT_S = 30  # what any statement may wait (a member's LOCK TABLE, a server that stalls a read)
 
 
 class PgStoreError(RuntimeError):
@@ -49,6 +49,7 @@ class PgStore:
         try:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout,
                                       application_name="transcript-miner")
+            self.db.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")  # (a pull holds the local lock)
         except psycopg.ProgrammingError:  # libpq's reason quotes the URL, password and all (`miner team` says why)
             raise PgStoreError("not a PostgreSQL URL: give one like postgresql://user@host/database") from None
         except psycopg.OperationalError as exc:
@@ -64,8 +65,8 @@ class PgStore:
 
     def create_schema(self) -> None:
         """Create the team tables when they are missing (needs CREATE on the database the first time)."""
-        exists = self.db.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.memories",)).fetchone()[0]
-        if exists:
+        if self.db.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.memories",)).fetchone()[0]:
+            upgrade(self.db)
             return
         try:
             with self.db.transaction():
@@ -480,17 +481,17 @@ class PgStore:
     def changed_memories(self, project: str, after: int,
                          limit: int = 1000) -> list[tuple[int, StoredMemory, str, str]]:
         """(seq, memory, member, state reason) of a project's memories changed after `after`, in the order they
-        changed (`member`: who worded it last)."""
+        changed (`member`: who worded it last). A number the sequence never gave (`_SEQ_GIVEN`) is never read."""
         return [(r[0], StoredMemory.from_values(r[3:]), r[1], r[2]) for r in self._rows(
             f"""SELECT seq, member, state_reason, {_COLUMNS} FROM {SCHEMA}.memories
-                WHERE team = %s AND project = %s AND seq > %s ORDER BY seq LIMIT %s""",
+                WHERE team = %s AND project = %s AND seq > %s AND {_SEQ_GIVEN} ORDER BY seq LIMIT %s""",
             (self.team, project, after, limit))]
 
     def changed_links(self, project: str, after: int, limit: int = 1000) -> list[tuple[int, Link]]:
         """(seq, link) of a project's links made or changed after `after`, in the order they changed."""
         return [(r[0], Link.from_values(r[1:])) for r in self._rows(
             f"""SELECT seq, {_LINK_COLUMNS} FROM {SCHEMA}.links WHERE team = %s AND project = %s AND seq > %s
-                ORDER BY seq LIMIT %s""", (self.team, project, after, limit))]
+                AND {_SEQ_GIVEN} ORDER BY seq LIMIT %s""", (self.team, project, after, limit))]
 
     def active_texts(self, project: str) -> list[str]:
         """The texts of a project's current memories (what every member converges to)."""

@@ -22,26 +22,38 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
-from ..extract.model import CATEGORIES
+from ..extract.model import CATEGORIES, ROLES
 from ..extract.redact import mostly_redacted, redact, redact_memory, shown_value
 from ..extract.secret_turns import known_in
 from ..extract.trust import held_back_reason, takeover_reason
 from ..memory.dedup import CURRENT_STATES
 from ..memory.records import STATES, NewMemory, StoredMemory, now_iso, parse_ts
-from ..textutil import content_hash, short
+from ..textutil import NOT_SHOWN, content_hash, short
 from .shared import VETOES, shareable, signature
 
 PULL_PAGE = 2000
 MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
+MAX_TEAM_NAME = 200  # characters of a rule, session or entry id, and of a member's name
 _CHOICES = (("state", STATES), ("category", CATEGORIES), ("scope", ("project", "global")))
+_TEXTS = ("text", "subject", "value", "keywords")
+_NAMES = ("rule_id", "role", "session_id", "entry_uuid")  # shown by `miner show` and exported as they are kept
 
 
 def _unfit(team_memory: StoredMemory) -> str:
     """Why a team row cannot be a memory here ('' when it can). A push never sends such a row, but anyone who can
     write the server's tables may, and the local store's readers (recall, the hooks, export) rely on each column's
     shape: taken as it is, one bad value would break them, or stop every later pull."""
-    longest = max(("text", "subject", "value", "keywords"), key=lambda name: len(getattr(team_memory, name)))
+    for name in (*_TEXTS, *_NAMES):  # (a server whose column was altered gives NULL, or a number)
+        if not isinstance(getattr(team_memory, name), str):
+            return f"its {name} {shown_value(getattr(team_memory, name))} is not a text"
+    for name in _NAMES:
+        if len(getattr(team_memory, name)) > MAX_TEAM_NAME:
+            return f"its {name} is {len(getattr(team_memory, name)):,} characters (at most {MAX_TEAM_NAME})"
+    if team_memory.role not in ROLES:
+        return f"its role {shown_value(team_memory.role)} is not one of {', '.join(ROLES)}"
+    longest = max(_TEXTS, key=lambda name: len(getattr(team_memory, name)))
     if len(getattr(team_memory, longest)) > MAX_TEAM_TEXT:
         return f"its {longest} is {len(getattr(team_memory, longest)):,} characters (at most {MAX_TEAM_TEXT:,})"
     if not team_memory.text.strip():
@@ -56,6 +68,8 @@ def _unfit(team_memory: StoredMemory) -> str:
         stamp = getattr(team_memory, name)
         if (stamp or name == "first_seen") and (not isinstance(stamp, str) or parse_ts(stamp) is None):
             return f"its {name} {shown_value(stamp)} is not an ISO time"
+    if parse_ts(team_memory.first_seen) > time.time() + 86_400:  # (it would head every block under its day)
+        return f"its first_seen {shown_value(team_memory.first_seen)} is in the future"
     return ""
 
 
@@ -118,6 +132,7 @@ class Pull:
         for _seq, team_memory, member, reason in rows:
             self.report.pulled += 1
             reason = self._note(reason)
+            member = self._note(member if isinstance(member, str) else "")[:MAX_TEAM_NAME] or "a member"
             team_memory, refused = self._as_taken(team_memory)
             if refused:
                 self.report.notes.append(refused)
@@ -126,7 +141,7 @@ class Pull:
                 with store.atomic():  # one row at a time: a row this machine cannot take stops only itself
                     if not self._take_one(team_memory, member, reason, by_remote, mapped):
                         again.add(team_memory.id)
-            except (sqlite3.IntegrityError, ValueError) as exc:
+            except (sqlite3.IntegrityError, ValueError, TypeError) as exc:
                 self.report.notes.append(f"team memory #{team_memory.id} not taken here: {exc}")
         return again
 
@@ -188,7 +203,8 @@ class Pull:
         if unfit:
             return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
                                  f"on the team): {unfit}")
-        fields = [team_memory.text, team_memory.subject, team_memory.value, team_memory.keywords]
+        fields = [getattr(team_memory, name).translate(NOT_SHOWN) for name in _TEXTS]  # (no escape sequence)
+        names = {name: redact(getattr(team_memory, name).translate(NOT_SHOWN))[0] for name in _NAMES}
         known = known_in(" ".join(fields), *self._secrets)
         given = fields[3].split()
         words = [k for k in given if k not in known and not redact(k)[1]]  # a secret by its shape, as written
@@ -196,12 +212,14 @@ class Pull:
         if kinds and mostly_redacted(text):
             return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
                                  "on the team): it is mostly secrets")
-        if not kinds and words == given:
+        changed = {name: value for name, value in names.items() if value != getattr(team_memory, name)}
+        if not kinds and words == given and not changed and fields == [getattr(team_memory, n) for n in _TEXTS]:
             return team_memory, ""
         values = {name: getattr(team_memory, name) for name in StoredMemory.__slots__}
-        values.update(text=text, subject=subject, value=value, keywords=" ".join(keywords))
-        kinds = sorted(set(kinds)) or ["a secret keyword"]
-        self.report.notes.append(f"team memory #{team_memory.id}: {', '.join(kinds)} redacted here")
+        values.update(text=text, subject=subject, value=value, keywords=" ".join(keywords), **changed)
+        if kinds or words != given or any("[REDACTED:" in value for value in changed.values()):
+            kinds = sorted(set(kinds)) or ["a secret"]
+            self.report.notes.append(f"team memory #{team_memory.id}: {', '.join(kinds)} redacted here")
         return StoredMemory(**values), ""
 
     def _note(self, text: str) -> str:
