@@ -829,6 +829,32 @@ def test_a_sync_waits_a_bounded_time_for_another_members_hung_sync(machines, pg_
     assert ana.sync().pushed == 1  # once it lets go
 
 
+def test_a_member_who_locks_the_table_holds_a_sync_a_bounded_time(machines, pg_url, monkeypatch):
+    """A member's role may `LOCK TABLE` (it may update the table): every other member's sync, and the worker's, then
+    waited for ever, holding the local store's write lock while a pull applied what it read."""
+    from miner.memory import pgstore
+
+    ana = machines[0]
+    ana.mine("We decided to bill every customer in euros.")
+    monkeypatch.setattr(pgstore, "STATEMENT_TIMEOUT_S", 1)
+    with psycopg.connect(pg_url) as locker:
+        PgStore(pg_url, "acme", "ben").close()
+        locker.execute("LOCK TABLE miner.memories IN ACCESS EXCLUSIVE MODE")  # (held until this block ends)
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
+            ana.sync()
+        assert time.monotonic() - started < 20  # (bounded: it waited for ever before)
+    assert ana.sync().pushed == 1  # once it lets go
+
+
+def test_a_client_keys_passphrase_in_a_url_is_never_kept_or_shown():
+    from miner.memory.pgschema import describe, without_password
+
+    url = "postgresql://ana:pw-7c1f@db.example.org/teamdb?sslpassword=KeyPass-5150&sslmode=require"
+    for shown in (without_password(url), describe(url)):
+        assert "KeyPass-5150" not in shown and "pw-7c1f" not in shown and "sslmode=require" in shown, shown
+
+
 def test_notes_the_server_holds_are_taken_redacted_and_closed_rows_keep_their_state(machines, pg_url):
     """A link's "was" note is shown in every block: one that holds a secret, or reads like an instruction, is not
     kept as it is. A closed team row stays closed here, whatever it says; two rows that differ only in a secret are
@@ -979,3 +1005,78 @@ def test_team_status_offline_never_creates_the_store(tmp_path, isolated_home):
     status = miner_cli("team", "status", "--offline", "--project", str(project))
     assert status.returncode == 1 and "no memory store at" in status.stderr, status.stdout + status.stderr
     assert "Traceback" not in status.stderr and not paths.db_path().exists()
+
+
+def test_a_rows_names_are_taken_as_its_text_and_a_column_of_another_type_is_a_note(machines, pg_url, tmp_path):
+    """A rule, session or entry id, a member's name and a role came in as the server held them: a token there was
+    printed by `miner show` and exported, a role of "system" made the member's own export unimportable, and a NULL
+    (a server whose column was altered) stopped every later pull with a traceback."""
+    ana, ben, _ = machines
+    mined_and_pushed(ana, "We decided to bill in euros.", "We decided to keep a weekly backup.",
+                     "We decided to ship on Tuesdays.", "We decided to lint in CI.", "We decided to cache nothing.")
+    key = LIVE_KEY
+    rewrite_on_server(pg_url, "%euros%", rule_id=f"rule {key}", session_id=key, entry_uuid=f"e-{key}",
+                      member=f"mallory {key}")
+    rewrite_on_server(pg_url, "%weekly backup%", role="system")
+    rewrite_on_server(pg_url, "%Tuesdays%", rule_id="r" * 5000)
+    rewrite_on_server(pg_url, "%lint%", first_seen="9999-12-31T23:59:59Z")
+    rewrite_on_server(pg_url, "%cache nothing%", text="We decided to cache nothing.\x1b]52;c;cHduZWQ=\x07 at all.")
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a server whose column was altered under the tool
+        conn.execute("ALTER TABLE miner.memories ALTER COLUMN subject DROP NOT NULL")
+        mined_and_pushed(ana, "We decided to test on ARM.")
+        conn.execute("UPDATE miner.memories SET subject = NULL WHERE text LIKE '%ARM%'")
+    report = ben.sync()
+    for reason in ("its role 'system' is not one of user, assistant", "its rule_id is 5,000 characters (at most 200)",
+                   "its first_seen '9999-12-31T23:59:59Z' is in the future", "its subject None is not a text"):
+        assert any(note.endswith(reason) for note in report.notes), (reason, report.notes)
+    assert sorted(m.text for m in ben.all_memories()) == ["We decided to bill in euros.",
+                                                          "We decided to cache nothing.]52;c;cHduZWQ= at all."]
+    ben.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = b"".join(p.read_bytes() for p in Path(ben.store.path).parent.glob("ben.db*"))
+    assert key.encode() not in data
+    exported = tmp_path / "ben.jsonl"
+    from miner.memory import portable
+    from miner.memory.store import Store
+
+    portable.export_to_file(ben.store, exported)
+    with Store(tmp_path / "restored.db") as restored:
+        assert portable.import_file(restored, exported).memories == 2
+    assert ben.sync().pulled == 0  # (and the next pull goes on from there)
+
+
+def copied_with_seq(conn, text: str, seq: int) -> int:
+    """A copy of a team memory with `text`, inserted as a member may with psql, giving it `seq`; the seq it got."""
+    columns = [r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                                          "'miner' AND table_name = 'memories' AND column_name NOT IN "
+                                          "('id', 'text', 'hash', 'seq')")]
+    listed = ", ".join(columns)
+    return conn.execute(f"INSERT INTO miner.memories (text, hash, seq, {listed}) SELECT %s, %s, %s, {listed} "
+                        "FROM miner.memories LIMIT 1 RETURNING seq", (text, content_hash(text), seq)).fetchone()[0]
+
+
+def test_a_change_number_a_member_gives_a_row_never_moves_anyones_cursor(machines, pg_url):
+    """A member may insert a row as psql lets them: one with a change number of its own past the sequence moved
+    every reader's cursor beyond all changes to come, and nothing pushed after was ever pulled. Schema 2 numbers an
+    insert itself; a server set up before it is read up to the sequence's own number."""
+    ana, ben, chi = machines
+    mined_and_pushed(ana, "We decided to bill in euros.")
+    assert [m.text for m in (ben.sync(), ben.all_memories())[1]] == ["We decided to bill in euros."]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        seq = copied_with_seq(conn, "We decided to cut the release on Thursdays.", 9223372036854775000)
+        assert seq < 9223372036854775000  # schema 2: the sequence's number, whatever the insert said
+        conn.execute("DROP TRIGGER memories_change ON miner.memories")  # as a server set up by schema 1
+        conn.execute("CREATE TRIGGER memories_change BEFORE UPDATE ON miner.memories FOR EACH ROW "
+                     "EXECUTE FUNCTION miner.next_change()")
+        conn.execute("UPDATE miner.meta SET value = '1' WHERE key = 'schema_version'")
+        assert copied_with_seq(conn, "We decided to freeze merges on Fridays.", 9223372036854775001) > 10 ** 18
+    mined_and_pushed(chi, "We decided to lint in CI.")
+    ben.sync()
+    texts = sorted(m.text for m in ben.all_memories())
+    assert "We decided to lint in CI." in texts and "We decided to freeze merges on Fridays." not in texts, texts
+    from miner.memory.pgstore import PgStore
+
+    PgStore(pg_url, team="").close()  # `miner team setup` as the owner: schema 2 again
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        events = {r[0] for r in conn.execute("SELECT event_manipulation FROM information_schema.triggers "
+                                             "WHERE trigger_name = 'memories_change'")}
+    assert events == {"INSERT", "UPDATE"}
