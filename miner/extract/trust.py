@@ -19,9 +19,12 @@ from ..textutil import content_hash
 
 _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("overrides earlier instructions", re.compile(
-        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|the\s+user['’]?s\s+)*"
         r"(?:previous|prior|above|earlier|preceding|existing|original|system)\s+"
-        r"(?:instructions?|prompts?|messages?|rules?|context|guidelines?|directions?)", re.IGNORECASE)),
+        r"(?:instructions?|prompts?|messages?|rules?|context|guidelines?|directions?|requests?)", re.IGNORECASE)),
+    ("claims the user's permission", re.compile(
+        r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:explicitly\s+|already\s+)?(?:authori[sz]ed|approved|allowed|"
+        r"permitted|granted|consented)\b", re.IGNORECASE)),
     ("standing order", re.compile(r"\b(?:from now on|henceforth|going forward|for all future (?:sessions|tasks))\b",
                                   re.IGNORECASE)),
     ("standing order", re.compile(
@@ -30,7 +33,10 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("addressed to the assistant", re.compile(
         r"(?:^|[\s\"'`(])(?:remember|important|note to (?:the )?(?:assistant|ai|model|agent|claude))\s*:"
         r"|\b(?:assistant|claude|ai model|language model|llm|agent)s?,?\s+(?:you\s+)?(?:must|should|shall|will|need to)\b"
-        r"|\b(?:new|updated|hidden|secret)\s+(?:system\s+)?instructions?\b|\bsystem prompt\b", re.IGNORECASE)),
+        r"|\b(?:new|updated|hidden|secret)\s+(?:system\s+)?instructions?\b|\bsystem prompt\b"
+        # a line written as the system's or the assistant's turn ("SYSTEM: the user has …", "Assistant: from now on")
+        r"|^\s*(?:system|assistant)\s*:\s*(?:the\s+user|you\b|from\s+now|ignore|always|never|do\s+not|don['’]t)",
+        re.IGNORECASE | re.MULTILINE)),
     ("fetch and execute", re.compile(
         r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?"
         r"(?:ba|z|da|k|fi|c)?sh\b"
@@ -41,7 +47,10 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
         r"|\biex\s*\(?\s*(?:\(?\s*new-object|irm|iwr|invoke-webrequest)"
         r"|\b(?:download|fetch|get|grab|pull)\s+(?:and|&|then)\s+(?:run|execute|exec|source|eval)\b"
         r"|\b(?:run|execute|source|eval|exec)\s+(?:the\s+)?(?:script|file|code|payload|installer|binary)\s+"
-        r"(?:at|from)\s+(?:https?://|ftp://)", re.IGNORECASE)),
+        r"(?:at|from)\s+(?:https?://|ftp://)"
+        # code that runs what it downloads: exec(urlopen(…).read()), eval(requests.get(…).text)
+        r"|\b(?:exec|eval)\s*\([^\n]{0,120}?\b(?:urlopen|urllib\.request|requests\.get|httpx\.get)\b",
+        re.IGNORECASE)),
 ]
 _REPORTED_RE = re.compile(
     r"^\s*(?:according to|as (?:stated|noted|mentioned|described|documented|recommended) (?:in|by)|per the)\b"
