@@ -916,7 +916,8 @@ def test_a_broken_rendered_block_is_ignored(session):
 
 
 def test_fit_block_counts_like_javascript_and_keeps_whole_lines():
-    from miner.recall.blockcache import fit_block, utf16_len
+    from miner.recall.blockcache import fit_block
+    from miner.textutil import utf16_len
 
     assert utf16_len("abc") == 3 and utf16_len("é") == 1 and utf16_len("🚀") == 2
     block = "<tag>\n" + "\n".join(f"- 🚀 item {i}" for i in range(3000)) + "\n</tag>"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 
 from .. import jsonlite, paths
-from ..textutil import utf16_len
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
@@ -125,6 +124,8 @@ def save(path: str | Path, entry: dict) -> None:
 
 def fit_block(text: str, limit: int = HARD_CHAR_CAP) -> str:
     """`text` if it fits `limit` UTF-16 units; else its whole lines that fit, with the closing tag kept."""
+    from ..textutil import utf16_len  # (here: a SessionStart served from an entry loads no more than it needs)
+
     if utf16_len(text) <= limit:
         return text
     lines = text.split("\n")
@@ -151,6 +152,7 @@ def render_recall(store, project: str, config: dict, situation: str, session_id:
     """(block text, what to record, the built `block.Recall`) from the store, the text exactly as the hook
     injects it; ('', None, recall) when there is nothing to show."""
     from .. import config as config_mod
+    from ..textutil import utf16_len
     from .block import build, log_record
 
     budget = min(config_mod.budget_chars(config), HARD_CHAR_CAP)
