@@ -572,6 +572,12 @@ def test_basic_auth_credentials_are_redacted(text):
     # a header named for auth, a bearer token named so
     ('curl -H "X-Auth: Hq7Zk2Lm9Pw4Rt6Yx1Vb3Nc8" https://api.example.com', "Hq7Zk2Lm9Pw4Rt6Yx1Vb3Nc8"),
     ("Twitter bearer: AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid8Kq2Zx", "MLheAAAAAAA0%2BuSeid8Kq2Zx"),
+    # an app's secret named in camel case, a quoted passphrase with blanks on a command line, a PIN reset to a
+    # value, a key named in Arabic
+    ("微信小程序的 AppSecret 是 5e0c9a7b3d1f4e8a2c6b0d9f7e1a3c5b，别外传", "5e0c9a7b3d1f4e8a2c6b0d9f7e1a3c5b"),
+    ('ssh-keygen -t ed25519 -N "blue kettle sings twice 7" -f ~/.ssh/ci_key', "kettle sings twice 7"),
+    ("the alarm PIN reset to 7351 yesterday", "7351"),
+    ("مفتاح الـ API الخاص بالخدمة: 3c9e1a7f5b2d8e4a6c0f9b1d7e3a5c2f", "3c9e1a7f5b2d8e4a6c0f9b1d7e3a5c2f"),
     # a key wrapped onto the next line
     ("OPENAI_API_KEY=sk-proj-Hq7aB3dE5fG7hI9jK1lM3nO5pIoQ\nzT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk\nthen run it",
      "zT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk"),
@@ -782,6 +788,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     'The instruction\'s mnemonic = "mov" here; --private-key ./keys/deploy.pem; --private-key $DEPLOYER_KEY',
     "ключ словаря: user_id; 令牌桶算法; トークン数：1500; токены: 2048",
     "- next-auth: ^4.24.5-beta.1x2\n- passport-auth: 2.0.1; the bearer is the client; Bearer: see the docs; X-Auth: none",
+    'kubectl create secret generic db --from-literal=password="$DB_PASSWORD"; docker build --secret id=npmrc,src=a .',
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

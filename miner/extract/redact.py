@@ -98,7 +98,8 @@ REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languag
 # and German (and 私钥, 授权码, シークレット), a password with an `@` in a URL, a key's base64 padding after words,
 # invisible characters inside a key, the rest of a key wrapped onto the next line, a secret learnt and written again
 # URL-encoded, Feishu's and Lark's bot webhooks, a value given on request after a question of the secret's name
-# alone ("And the SMTP password?"), a passphrase of joined words given so
+# alone ("And the SMTP password?"), a passphrase of joined words given so, AppSecret, a quoted passphrase with blanks
+# on a command line, a PIN "reset to" a value, مفتاح, Atlassian's and Linear's keys
 # Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)

@@ -7,7 +7,8 @@ of redaction: the hooks redact their log lines with it).
 from __future__ import annotations
 
 # A flag's argument: quoted or not, never a variable, a placeholder or the next flag.
-_ARG = r"['\"]?(?P<secret>(?![-$<{])[^\s'\"]{3,})"
+# (quoted, it may hold blanks: `ssh-keygen -N "my dog eats socks 42"`)
+_ARG = r"['\"]?(?P<secret>(?<=\")(?![-$<{])[^\"\n]{3,}(?=\")|(?<=')(?![-$<{])[^'\n]{3,}(?=')|(?![-$<{])[^\s'\"]{3,})"
 
 COMMAND_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # A wallet's private key on a command line (Foundry's `cast send … --private-key 0x…`); not a key file's path.

@@ -213,6 +213,7 @@ def _in_marker(m: re.Match) -> bool:
 
 
 _YAML_TAG_RE = re.compile(r"!!?[A-Za-z][\w-]{0,40}")
+_SETTING_RE = re.compile(r"[a-z_][a-z_-]{1,30}=.")  # `name=value`, a name in small letters
 
 
 def _forward(m: re.Match, run: _Pass) -> str:
@@ -233,6 +234,9 @@ def _forward(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # a YAML tag: the value follows it (`password: !ENV ${DB_PASS}`, `!Ref DbPassword`)
     if keypad and not any(c.isdigit() for c in bare):
         return m.group(0)  # "the door code is broken": a door's or an alarm's code holds a digit
+    if _SETTING_RE.match(bare):
+        return m.group(0)  # a command's setting after the word (`--secret id=npmrc`, `… --from-literal=password=…`):
+        # the assignment pass judges what it sets
     if "," in conn and not random_like(bare):
         return m.group(0)  # past a comma only a made-up value: "passwords with argon2id, m=65536" is a setting
     if pin:

@@ -41,7 +41,7 @@ _STRONG_LATIN = (
     r"mdp(?=[ \t]*(?:[:=]|est[ \t]|c['’]est[ \t])|[ \t]+(?:de|du|des|pour)[ \t])|"
     r"(?:2fa|mfa|otp|totp)[\s_-]?(?:seed|secret)s?|"
     r"secret(?:\s+(?:access\s+)?key)?s?|"
-    r"client[\s_-]secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
+    r"client[\s_-]secret|app[\s_-]?secret|(?:wi-?fi|wpa2?|network)[\s_-]?(?:key|password)|"
     # the Wi-Fi itself stated as a made-up value ("wifi 是 X", "pass wifi là X"; not "the wifi is down")
     r"(?:pass[ \t]+)?wi-?fi(?=[ \t]*(?:[:：=]|(?:is|là|是|es|est|ist|è|é)[ \t]*)(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])"
     r"[^\s,;]{6,})|(?:recovery|backup|2fa|mfa|otp)[\s_-]?codes?|"
@@ -88,7 +88,7 @@ _WEAK_WORDS = (
     r"integration|routing)[\s_-]?(?:key|token)s?|api[\s_-]?keys?|keys?|tokens?|credentials?|"
     r"(?:github|gitlab|gh|gitea)[\s_-]+pats?|ключ[ \t]+(?:api|доступа)|api[\s_-]?ключ|api[ \t]?키|"
     # (a token, and a key by its name alone, in Russian, Korean, Chinese, Japanese and German)
-    r"ключ|токен\w*|토큰|令牌|トークン|api[ \t]?(?:キー|トークン)|zugriffs-?token|bearer|"
+    r"ключ|токен\w*|토큰|令牌|トークン|api[ \t]?(?:キー|トークン)|zugriffs-?token|bearer|مفتاح|"
     r"chiave[\s_-]+(?:segreta|api|d['’]accesso|di[\s_-]+accesso)|(?:clave|chave)[\s_-]+secreta|clé[\s_-]+secrète|"
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
@@ -113,7 +113,7 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
          "la contra", "пин", "пін", "puk", "私钥", "私鑰", "秘密鍵", "授权码", "授權碼", "シークレット",
-         "токен", "토큰", "令牌", "トークン", "キー", "bearer",
+         "токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح",
          "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
@@ -131,7 +131,8 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
-              "токен", "토큰", "令牌", "トークン", "キー", "bearer", *_WEAK_NAMES)
+              "токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح",
+              *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",
@@ -150,7 +151,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
           r"\*\*[^*\n]{1,120}\*\*|\([^\s()]{4,120}\)|[^\s,;，。、；：「」『』（）()\[\]{}<>|\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,200})")
 # What joins a secret's name to its value, on one line. Assertive joins ("is", ":", "是") may introduce a plain
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
-_ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:is|was|has[ \t]+been|got)[ \t]+"
+_ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|(?:(?:is|was|has[ \t]+been|got)[ \t]+)?"
            r"(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|would[ \t]+be|es|era|fue|"
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|ay|är|je|este|yra|"
            r"είναι|היא|הוא|هي|هو|است|है|হল|হলো|হচ্ছে|—|–|-|→|=>|->)[ \t]+"
