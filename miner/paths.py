@@ -251,11 +251,17 @@ def write_private(path, data: bytes | str) -> None:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(temp, path)
     except BaseException:  # (a full disk): the half-written copy goes, or one a process's id names stays for good
+        discard(temp)
+        raise
+
+
+def discard(*files: str) -> None:
+    """Remove these files where they exist: what a write cut short left (its temp file, SQLite's journal)."""
+    for file in files:
         try:
-            os.unlink(temp)
+            os.unlink(file)
         except OSError:
             pass
-        raise
 
 
 _ROOTS: dict[str, str] = {}

@@ -30,13 +30,19 @@ def fill(folder: str) -> str:
     return f"(head -c 100000000 /dev/zero > {shlex.quote(folder)}/filler 2>/dev/null || true)"
 
 
-def test_mining_goes_on_when_the_glossary_cache_cannot_be_written_and_leaves_no_temp_file(tmp_path, isolated_home):
-    """The glossary's compiled copy (about 0.7 MB) is a cache: a disk too full for it stopped every miner with a
-    traceback, and a private copy half-written and readable by anyone stayed in the cache folder."""
+def one_session_and_home(tmp_path) -> tuple[Session, str]:
+    """A transcript with one decision, and the store's folder (made, empty), where a tmpfs will be mounted."""
     session = Session(tmp_path / "projects" / "s1.jsonl", cwd="/work/shop")
     session.user("Let's go with pnpm as the package manager for the shop.")
     home = os.environ["MINER_HOME"]
     os.makedirs(home, exist_ok=True)
+    return session, home
+
+
+def test_mining_goes_on_when_the_glossary_cache_cannot_be_written_and_leaves_no_temp_file(tmp_path, isolated_home):
+    """The glossary's compiled copy (about 0.7 MB) is a cache: a disk too full for it stopped every miner with a
+    traceback, and a private copy half-written and readable by anyone stayed in the cache folder."""
+    session, home = one_session_and_home(tmp_path)
     ran = in_namespace(f"mount -t tmpfs -o size=1000k tmpfs {shlex.quote(home)} && "
                        f"{MINER} mine {shlex.quote(str(session.path))} && {MINER} list && "
                        f"ls -aR {shlex.quote(home)}/cache")
@@ -47,10 +53,7 @@ def test_mining_goes_on_when_the_glossary_cache_cannot_be_written_and_leaves_no_
 
 
 def test_a_command_on_a_full_disk_is_one_line_and_changes_nothing(tmp_path, isolated_home):
-    session = Session(tmp_path / "projects" / "s1.jsonl", cwd="/work/shop")
-    session.user("Let's go with pnpm as the package manager for the shop.")
-    home = os.environ["MINER_HOME"]
-    os.makedirs(home, exist_ok=True)
+    session, home = one_session_and_home(tmp_path)
     ran = in_namespace(f"mount -t tmpfs -o size=2000k tmpfs {shlex.quote(home)} && "
                        f"{MINER} mine -q {shlex.quote(str(session.path))} >/dev/null && {fill(home)} && "
                        f"{{ {MINER} forget 1; echo rc=$?; }} && rm {shlex.quote(home)}/filler && {MINER} list")

@@ -10,6 +10,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from .. import paths
 from .portable import PortableError, writable_target
 from .store import Store
 
@@ -51,10 +52,6 @@ def backup(store: Store, target: Path) -> Path:
             raise sqlite3.DatabaseError(f"the copy failed integrity_check: {verdict}")
         os.replace(temp, target)
     except BaseException:
-        for leftover in (temp, temp + "-journal"):
-            try:
-                os.unlink(leftover)
-            except OSError:
-                pass
+        paths.discard(temp, temp + "-journal")
         raise
     return target

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .. import paths
 from . import reader
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -53,11 +54,7 @@ def write(path: str, meta: dict[str, str], words: dict[str, list[int]], phrases:
             db.close()
         os.replace(temp, path)
     except BaseException:  # (a full disk): no half-written copy is left behind
-        for leftover in (temp, temp + "-journal"):
-            try:
-                os.remove(leftover)
-            except OSError:
-                pass
+        paths.discard(temp, temp + "-journal")
         raise
 
 
