@@ -787,7 +787,8 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "pk=42 in the ORM query; PK: id",
     'The instruction\'s mnemonic = "mov" here; --private-key ./keys/deploy.pem; --private-key $DEPLOYER_KEY',
     "ключ словаря: user_id; 令牌桶算法; トークン数：1500; токены: 2048",
-    "- next-auth: ^4.24.5-beta.1x2\n- passport-auth: 2.0.1; the bearer is the client; Bearer: see the docs; X-Auth: none",
+    "- next-auth: ^4.24.5-beta.1x2\n- passport-auth: 2.0.1; the bearer is the client; Bearer: see the docs",
+    "X-Auth: none",
     'kubectl create secret generic db --from-literal=password="$DB_PASSWORD"; docker build --secret id=npmrc,src=a .',
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):

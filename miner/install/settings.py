@@ -438,7 +438,8 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         _atomic_write(target, text, mode)
     except OSError as exc:
         fix = "free some space on" if exc.errno in (28, 122) else "check the permissions of"  # (ENOSPC, EDQUOT)
-        raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); {fix} {path.parent}, then run again") from None
+        raise SettingsError(f"cannot write {path} ({exc.strerror or exc}); {fix} {path.parent}, then run "
+                            "again") from None
     return f"updated {path} (backup: {backup})"
 
 

@@ -100,7 +100,8 @@ def check_types(kind: str, record: dict, types: dict[str, str]) -> None:
             fits = (type(value) is int and -2**63 <= value < 2**63
                     or declared == "REAL" and type(value) is float and math.isfinite(value))
         if not fits:
-            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not {_TYPE_NAMES.get(declared, declared)}")
+            raise PortableError(f"{kind} record: {name} {shown_value(value)} is not "
+                                f"{_TYPE_NAMES.get(declared, declared)}")
 
 
 def checked_memory(record: dict) -> dict:
