@@ -326,3 +326,18 @@ def test_a_large_prompt_block_of_characters_beyond_the_bmp_stays_under_claude_co
         said = [text for (text,) in store.db.execute(
             f"SELECT text FROM archive WHERE id IN ({','.join('?' * len(shown))})", shown)]
     assert said and all(" ".join(text.split()) in block for text in said), len(said)
+
+
+def test_a_session_is_not_given_back_its_own_words_until_a_compaction_took_them_out_of_its_context(project):
+    """Its last Stop mined what the session said: a prompt about it got those words back under "earlier sessions",
+    spending the block on what the context holds already. After a compaction (a checkpoint) they count again."""
+    question = "How does the webhook handler deal with a failed delivery?"
+
+    def said(session_id: str) -> str:  # the archive's part of the block (a memory is no one session's words)
+        return context_of(ask(prompt_payload(project, question, session_id=session_id))).partition(SAID_TITLE)[2]
+
+    assert "billing cron at 2am UTC" in said("s9")  # (said in session s1, next to what answers it)
+    assert "billing cron at 2am UTC" not in said("s1")
+    with Store() as store:
+        store.put_checkpoint("s1", str(project), {"session_id": "s1", "project": str(project), "task": []})
+    assert "billing cron at 2am UTC" in said("s1")

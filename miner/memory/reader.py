@@ -118,14 +118,21 @@ def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: i
     return [row[:4] for row in rows if skip is None or not skip(row[4])][:limit]
 
 
-def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: int, worth_floor: float) -> list[tuple]:
+def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: int, worth_floor: float,
+                     not_session: str = "") -> list[tuple]:
     """(id, text, ts, role) of a project's archived units that match an FTS5 expression, best first: BM25 times
-    (`worth_floor` + how likely the unit was a memory)."""
+    (`worth_floor` + how likely the unit was a memory); none of session `not_session`."""
     return db.execute(
         f"""SELECT a.id, a.text, a.ts, a.role FROM archive_fts JOIN archive a ON a.id = archive_fts.rowid
-        WHERE archive_fts MATCH ? AND a.hidden = 0 AND a.project = ?
+        WHERE archive_fts MATCH ? AND a.hidden = 0 AND a.project = ? AND (? = '' OR a.session_id <> ?)
         ORDER BY bm25(archive_fts, 1.0, 0.5) * ({float(worth_floor)!r} + a.worth) LIMIT ?""",
-        (match, project, limit)).fetchall()
+        (match, project, not_session, not_session, limit)).fetchall()
+
+
+def compacted(db: sqlite3.Connection, session_id: str) -> bool:
+    """Whether the session has a checkpoint (PreCompact writes one before a compaction, SessionEnd at its end): what it
+    said before is no longer in its context."""
+    return db.execute("SELECT 1 FROM checkpoints WHERE session_id = ?", (session_id,)).fetchone() is not None
 
 
 def following_units(db: sqlite3.Connection, ids: list[int], count: int) -> dict[int, list[tuple]]:

@@ -126,8 +126,8 @@ def query_terms(text: str) -> list[str]:
     return [t for t in fts_terms(text) if t not in META_WORDS]
 
 
-def _matches(db, kind: str, match: str, project: str, limit: int) -> list[tuple]:
-    """The rows of a kind that match (best first), as (id, text, date, label)."""
+def _matches(db, kind: str, match: str, project: str, limit: int, not_session: str = "") -> list[tuple]:
+    """The rows of a kind that match (best first), as (id, text, date, label); no archived unit of `not_session`."""
     from ..memory import reader
 
     if kind == "memory":
@@ -139,14 +139,15 @@ def _matches(db, kind: str, match: str, project: str, limit: int) -> list[tuple]
             skip = excluded_elsewhere(project)
         return reader.matching_memories(db, match, project, limit, skip)
     if kind == "archive":
-        return reader.matching_archive(db, match, project, limit, WORTH_FLOOR)
+        return reader.matching_archive(db, match, project, limit, WORTH_FLOOR, not_session)
     raise ValueError(f"unknown kind of recall: {kind!r} (memory or archive)")
 
 
 def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory", "archive"),
-               archive_hits: int = ARCHIVE_HITS) -> list[tuple[str, int, float, str, str, str]]:
+               archive_hits: int = ARCHIVE_HITS, not_session: str = "") -> list[tuple[str, int, float, str, str, str]]:
     """(kind, id, relevance, text, date, label) of the memories, then the archived units, that clear the threshold,
-    best first within each kind. The label is a memory's category, an archived unit's speaker.
+    best first within each kind. The label is a memory's category, an archived unit's speaker. `not_session`: a
+    session whose own units are left out (they are in its context).
 
     Only the terms that are not common are searched for: a row holding common terms alone would not clear
     the threshold anyway, and a common term matches a large share of the index (slow, and no help).
@@ -167,7 +168,7 @@ def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory"
         if not match:
             continue
         limit = MEMORY_HITS if kind == "memory" else archive_hits
-        rows = _matches(db, kind, match, project, limit)
+        rows = _matches(db, kind, match, project, limit, not_session)
         scored = {item_id: (_coverage(text, query), text, date, label) for item_id, text, date, label in rows}
         if kind == "archive" and rows:
             following = reader.following_units(db, list(scored), FOLLOWING)
@@ -271,7 +272,9 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
 
     db = reader.open_readonly(db_path)
     try:
-        found = candidates(db, project, prompt)
+        # What this session said, its last Stop mined: still in its context, unless a compaction took it out.
+        own = session_id if session_id and not reader.compacted(db, session_id) else ""
+        found = candidates(db, project, prompt, not_session=own)
         shown = load_shown(session_id)
         texts = reader.memory_texts(db, shown["memories"]) if found else []
     finally:
