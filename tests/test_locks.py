@@ -238,12 +238,14 @@ def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_never_a_lo
     from miner.runtime import tidy
 
     month_ago = time.time() - 31 * 86_400
+    claude = paths.claude_dir()
     old = [blockcache.session_path("s-old"), shown_path("s-old"), paths.data_file("cache", "recall-s-old-12.json"),
-           paths.data_file("cache", "textcat", ".bow-x.npz.12.tmp"), paths.data_file("locks", ".t.s.checkpoint.12.tmp")]
+           paths.data_file("cache", "textcat", ".bow-x.npz.12.tmp"), paths.data_file("locks", ".t.s.checkpoint.12.tmp"),
+           str(claude / ".settings.json.k2j4.tmp")]  # (an install killed mid-write)
     # (a lock or a mark is never removed: whoever holds a lock is taken for a miner, and its time is when it was made)
     kept = [blockcache.session_path("s-new"), shown_path("s-new"), blockcache.startup_path("/work/shop"),
             paths.data_file("cache", "recall-terms.db"), locks.lock_file("/t/old.jsonl"),
-            locks.pending_file("/t/old.jsonl"), locks.lock_file("/t/held.jsonl")]
+            locks.pending_file("/t/old.jsonl"), locks.lock_file("/t/held.jsonl"), str(claude / ".other-tool.tmp")]
     for path in old + kept:
         paths.write_private(path, "{}")
     held = locks.try_lock("/t/held.jsonl")

@@ -5,7 +5,8 @@ Every session leaves a block rendered for its compaction or resume (`cache/sessi
 (`cache/shown-*.json`). Neither is needed once its session is over (a hook that finds none renders the block
 again, or shows again what a later prompt asks), and they only grow: `tidy` removes those untouched for
 `STALE_DAYS`, with what a process cut short left behind (a record handed to a worker that never took it, a
-write's temp file). The worker runs it once a day (`tidy_if_due`), and `miner gc` whenever it runs.
+write's temp file, here or beside Claude Code's settings). The worker runs it once a day (`tidy_if_due`), and
+`miner gc` whenever it runs.
 
 The locks folder keeps its lock files and marks (one lock per transcript, empty): whoever holds a lock is taken
 for a miner by the hooks, so a remover holding one for a moment would leave a Stop's lines unmined; and a lock's or
@@ -31,8 +32,9 @@ def tidy(now: float | None = None, stale_days: float = STALE_DAYS) -> int:
     stale, left = now - stale_days * 86_400, now - LEFT_S
     removed = 0
     cache = paths.data_file("cache")
+    claude = paths.claude_root()  # (only the temp files of our own writes of its settings: `install.settings`)
     for folder in (cache, os.path.join(cache, "textcat"), os.path.join(cache, "regex"), paths.data_file("locks"),
-                   paths.config_root()):
+                   paths.config_root(), claude):
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -45,7 +47,8 @@ def tidy(now: float | None = None, stale_days: float = STALE_DAYS) -> int:
                 mtime = entry.stat(follow_symlinks=False).st_mtime
                 ended = folder == cache and name.endswith(".json") and name.startswith(("session-", "shown-"))
                 handed = folder == cache and name.endswith(".json") and name.startswith("recall-")
-                if ended and mtime < stale or (handed or name.endswith(".tmp")) and mtime < left:
+                ours = folder != claude or name.startswith((".settings.json.", ".settings.local.json."))
+                if ended and mtime < stale or (handed or ours and name.endswith(".tmp")) and mtime < left:
                     os.unlink(entry.path)
                     removed += 1
             except OSError:
