@@ -1,5 +1,5 @@
-"""Housekeeping: the files the miner's home gathers per session and per transcript, removed once nothing has used
-them for a while (standard library only).
+"""Housekeeping: the files the miner's home gathers per session, removed once nothing has used them for a while, and
+what writes cut short left (standard library only).
 
 Every session leaves a block rendered for its compaction or resume (`cache/session-*.json`) and what it was shown
 (`cache/shown-*.json`). Neither is needed once its session is over (a hook that finds none renders the block
