@@ -259,13 +259,12 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
 def _take_recall_file(path: str):
     """The record a SessionStart handed over in `path` (removed), or None when it does not read."""
     try:
-        try:
-            return json.loads(paths.read_small(path))
-        finally:
-            os.unlink(path)
+        return json.loads(paths.read_small(path))
     except (OSError, ValueError) as exc:
         note(f"recall not logged: {exc}")
         return None
+    finally:
+        paths.discard(path)
 
 
 def sync_team(projects: set[str]) -> None:

@@ -99,6 +99,8 @@ _PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b
         r"[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+(?:bancomat|carta|tarjeta|carte|"
         r"cart[ãa]o|telefono|tel[ée]fono|t[ée]l[ée]phone|m[óo]vil|cellulare|celular|sim|SIM)\b)|\bcódigo\s+PIN\b|"
         r"(?<![А-Яа-яЁёІіЇїЄє])(?:ПИН|пин|Пин|ПІН|Пін|пін)(?:-код)?(?![А-Яа-яЁёІіЇїЄє])")
+# A token's or a key's name in other scripts, and "bearer" (in `_WEAK_WORDS`), as hints.
+_WEAK_SCRIPTS = ("токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
@@ -113,7 +115,6 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "pin code", "pin number", "unlock pin", "what i typed", "what we typed", "github pat", "gitlab pat",
          "gh pat", "gitea pat", "ключ", "api 키", "api키", "pin del", "pin de", "pin du", "pin da", "pin do",
          "la contra", "пин", "пін", "puk", "私钥", "私鑰", "秘密鍵", "授权码", "授權碼", "シークレット",
-         "токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح",
          "mdp", "totp", "pasword", "passowrd", "пасс", "باسورد", "پسورد",
          "pw", "recovery", "backup code", "2fa", "mfa", "otp", "wi-fi", "wifi", "wpa", "wiederherstellungscode",
          "backup-code", *(f"{word} code" for word in KEYPAD_WORDS), "combination", "safe code", "locker code",
@@ -127,12 +128,11 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "digos de backup", "استرداد", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
-         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_NAMES)
+         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_SCRIPTS, *_WEAK_NAMES)
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
-              "токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح",
-              *_WEAK_NAMES)
+              *_WEAK_SCRIPTS, *_WEAK_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",

@@ -204,7 +204,7 @@ class Pull:
             return team_memory, (f"team memory #{team_memory.id} not taken here (nor read again unless it changes "
                                  f"on the team): {unfit}")
         fields = [getattr(team_memory, name).translate(NOT_SHOWN) for name in _TEXTS]  # (no escape sequence)
-        names = {name: redact(getattr(team_memory, name).translate(NOT_SHOWN))[0] for name in _NAMES}
+        names = {name: redact(getattr(team_memory, name).translate(NOT_SHOWN))[0] for name in _NAMES if name != "role"}
         known = known_in(" ".join(fields), *self._secrets)
         given = fields[3].split()
         words = [k for k in given if k not in known and not redact(k)[1]]  # a secret by its shape, as written
