@@ -88,6 +88,18 @@ def test_cue_families_work_across_languages(text, cue):
     ("हमेशा pnpm का इस्तेमाल करो", {"lasting", "choose"}),
     ("استخدم pnpm دائما بدلا من npm", {"lasting", "choose"}),
     ("Terima kasih, itu berhasil.", {"thanks"}),
+    # everyday choices, deferrals, causes and places in them
+    ("Nehmen wir Redis für die Sessions, keine eigene Tabelle.", {"choose", "prohibit"}),
+    ("On part sur Svelte, le SSR on verra la semaine prochaine.", {"choose", "defer"}),
+    ("Das Problem war ein fehlender Index auf created_at.", {"cause"}),
+    ("Sorunu buldum: önbellek süresi çok kısaydı.", {"cause"}),
+    ("pnpm'e geçiyoruz, yarn'ı bırakalım.", {"choose"}),
+    ("いったん後回しにして、ログイン画面を先にやろう。", {"defer"}),
+    ("Fica pra depois da demo, agora foca no login.", {"defer"}),
+    ("Берём FastAPI, Django тут тяжеловат.", {"choose"}),
+    ("Masalahnya ada di timezone server.", {"cause"}),
+    ("Vấn đề là thiếu index trên bảng orders.", {"cause"}),
+    ("Логи теперь лежат в /var/log/app.", {"state", "located"}),
 ])
 def test_cue_families_reach_languages_the_training_data_lacks(text, cues):
     assert {"§cue:" + c for c in cues} <= set(tokens_of(turn(text)))

@@ -114,6 +114,49 @@ CUES: dict[str, str] = {
 }
 
 
+# The same families in more of the languages no rule file is written for (German, French, Portuguese, Russian,
+# Ukrainian, Polish, Turkish, Vietnamese, Indonesian, Thai, Japanese): the everyday ways of saying them.
+_MORE_LANGUAGES = {
+    "lasting": r"\b(?:grundsätzlich|künftig|in zukunft|ab sofort|à l'avenir|dorénavant|systématiquement|"
+               r"toda vez|de agora em diante|daqui pra frente|daqui para a frente|в дальнейшем|с этого момента|"
+               r"bundan böyle|na przyszłość|надалі|з цього моменту|ke depannya|seterusnya)\b|ずっと|ตลอด",
+    "prohibit": r"\b(?:kein|keine|keinen|ohne|aucun|aucune|sem|nada de|без|tanpa|bez|olmadan|"
+                r"не чіпай|не треба|không dùng|không cần|não (?:use|usa|mexe|mexa|coloca|commita))\b",
+    "wish": r"\b(?:lass uns|lasst uns|wir sollten|on doit|faut|bora|давайте|zróbmy|trzeba|gerek|lazım|"
+            r"ayo|mari|perlu|cần)\b|しよう|ましょう",
+    "choose": r"\b(?:nehmen wir|wir nehmen|nimm|setzen auf|bleiben bei|wechseln zu|umsteigen auf|benutzen|nutzen|"
+              r"on part sur|partons sur|on prend|on garde|on reste sur|on passe à|passer à|plutôt|choisi|choisir|"
+              r"vamos de|vamos com|vou usar|fica com|ficar com|trocar para|troca pra|mudar para|migrar para|"
+              r"escolhi|берём|берем|возьмём|возьмем|оставим|остаёмся на|остаемся на|выбрал|делаем на|пишем на|"
+              r"переезжаем на|беремо|візьмемо|залишаємо|обираємо|робимо на|пишемо на|bierzemy|weźmy|"
+              r"zostajemy przy|zostańmy przy|idziemy w|wybieramy|wybrałem|ile gidelim|ile devam|gidelim|"
+              r"geçiyoruz|geçtik|seçtik|seçelim|kalalım|chọn|đổi sang|chuyển qua|xài|pilih|pindah ke|"
+              r"tetap pakai)\b|\butilis|にしよう|にしましょう|にする|でいこう|で行こう|でいく|に決め|に移行|"
+              r"に乗り換え|ย้ายไป|เปลี่ยนไปใช้|ไปใช้",
+    "defer": r"\b(?:nächste woche|nächsten woche|nächsten sprint|nach dem release|irgendwann|verschieben|"
+             r"verschoben|zurückstellen|la semaine prochaine|pour la v2|après la release|on verra|reportons|"
+             r"reporté|pas maintenant|prochain sprint|semana que vem|próxima semana|pra depois|próxima versão|"
+             r"próxima sprint|adiar|deixa pra|на следующей неделе|в следующем спринте|после релиза|отложить|"
+             r"не сейчас|наступного тижня|після релізу|відкладемо|відкласти|не зараз|потім|w przyszłym tygodniu|"
+             r"po wydaniu|odłożymy|odłóżmy|nie teraz|potem|haftaya|gelecek hafta|sonraya|sonra bakarız|ertele|"
+             r"şimdi değil|sonraki sürüm|tuần sau|hoãn|chưa cần|tạm thời|minggu depan|setelah rilis|ditunda|"
+             r"tunda|belum perlu)\b|สัปดาห์หน้า|อาทิตย์หน้า|ไว้ทีหลัง|เลื่อน|来週|後回し|リリース後|今はまだ",
+    "cause": r"\b(?:das problem|lag an|lag daran|ursache|fehlte|le problème|venait de|la cause|il manquait|"
+             r"manquait|o problema|o erro era|a causa|faltava|проблема|дело было в|дело в|оказалось|не хватало|"
+             r"справа в|виявилося|бракувало|okazało się|brakowało|chodziło o|eksikti|kaynaklanıyor|kaynaklı|"
+             r"meğer|vấn đề|hoá ra|hóa ra|lỗi do|masalahnya|ternyata)\b|\b(?:sorun|sebeb|sebep|neden)|ปัญหา|"
+             r"問題は|が原因|足りない",
+    "located": r"\b(?:liegt in|liegt unter|läuft auf|ordner|pfad|befehl|se trouve|tourne sur|répertoire|chemin|"
+               r"commande|fica em|roda em|caminho|diretório|лежит в|лежат в|находится|хранится|хранятся|"
+               r"adresinde|nằm ở|chạy trên|ada di|terletak|leży w|znajduje się|działa na|лежить у|знаходиться)\b|"
+               r"อยู่ใน|にある|に置",
+    "state": r"\b(?:ab sofort|inzwischen|mittlerweile|dorénavant|à présent|actuellement|atualmente|şu an|giờ|"
+             r"kini)\b|現在|これで|ようになりました|になりました",
+}
+for _name, _more in _MORE_LANGUAGES.items():
+    CUES[_name] += "|" + _more
+
+
 RECENT_TEXTS = 4096  # texts whose families are remembered (a unit is asked again as its neighbour's context)
 
 
