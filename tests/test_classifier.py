@@ -339,6 +339,12 @@ PUT_OFF = [
     "Później musimy przenieść stare sesje do nowego schematu.",
     "İleride eski oturumları yeni şemaya taşımamız gerekiyor.",
     "Để sau, mình cần chuyển các session cũ sang schema mới.",
+    "Die Exportfunktion kommt erst nach dem Release.",
+    "Le support du RTL, c'est pour la v3.",
+    "A integração com o Slack fica pra depois.",
+    "Tabloyu dışa aktarmaya sonra bakarız.",
+    "Phần xuất PDF để sau.",
+    "多言語対応はあとでいい。",
 ]
 # Alike on the surface, and no todo: a standing step after each change, a question.
 NOT_PUT_OFF = [
