@@ -362,6 +362,16 @@ def test_work_put_off_in_a_language_without_rules_of_its_own_is_a_todo(tmp_path,
     assert (text, "todo", "any.todo.deferred-need") in kept
 
 
+@pytest.mark.parametrize("text", ["Ok, nehmen wir Traefik dafür, das reicht uns.",
+                                  "Bon, on reste sur Postgres pour les sessions.",
+                                  "Берём Celery для фоновых задач.",
+                                  "Kuyruk için RabbitMQ ile devam edelim.",
+                                  "ログ収集はLokiにしよう。"])
+def test_the_user_picking_a_tool_by_name_is_a_decision_in_languages_without_rules(tmp_path, pipeline, text):
+    kept = mine(tmp_path, pipeline, False, [("user", text), ("assistant", "OK.")])
+    assert [(c, rule) for _, c, rule in kept] == [("decision", "any.decision.user-picks-tool")]
+
+
 @pytest.mark.parametrize("text", ["Pendiente: migrar las sesiones viejas al esquema nuevo.",
                                   "Offen ist noch: die alten Sitzungen ins neue Schema migrieren.",
                                   "Осталось: перенести старые сессии на новую схему.",
