@@ -372,6 +372,15 @@ def test_the_user_picking_a_tool_by_name_is_a_decision_in_languages_without_rule
     assert [(c, rule) for _, c, rule in kept] == [("decision", "any.decision.user-picks-tool")]
 
 
+@pytest.mark.parametrize("text", ["Der Fehler lag an einem falschen Pfad in der systemd-Unit.",
+                                  "Выяснилось, что воркер читал старый конфиг.",
+                                  "Sorun, cron işinin UTC ile çalışmasıydı.",
+                                  "Vấn đề nằm ở biến môi trường bị thiếu trên server."])
+def test_the_cause_of_a_bug_is_a_fact_in_languages_without_rules(tmp_path, pipeline, text):
+    kept = mine(tmp_path, pipeline, False, [("user", "Why does the job fail?"), ("assistant", text)])
+    assert [(c, rule) for _, c, rule in kept] == [("fact", "any.fact.cause-other-languages")]
+
+
 @pytest.mark.parametrize("text", ["Pendiente: migrar las sesiones viejas al esquema nuevo.",
                                   "Offen ist noch: die alten Sitzungen ins neue Schema migrieren.",
                                   "Осталось: перенести старые сессии на новую схему.",
