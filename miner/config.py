@@ -105,7 +105,8 @@ OPTIONAL: dict[str, dict[str, Any]] = {"dedup": {"threshold": 0.8, "embedder": "
 # file that still sets one is not refused: the setting is ignored, and `miner doctor` says so.
 REMOVED = frozenset({"startup_type_weights", "startup_session_decay", "startup_session_free",
                      "startup_restated_bonus", "startup_half_life_share", "startup_shares",
-                     "startup_recall_feedback", "session_bonus"})
+                     "startup_recall_feedback", "session_bonus", "startup_code_like", "startup_code_ratio",
+                     "startup_role_weights", "startup_half_life_scale", "startup_specific_bonus"})
 NULLABLE = frozenset({"spacy_model"})  # null: the blank pipeline
 POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-lives divide an age
 # The least of each: their product divides an age, and two tiny ones (1e-200 each) made it 0.

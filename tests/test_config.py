@@ -86,6 +86,15 @@ def test_a_setting_an_earlier_version_read_is_ignored(tmp_path):
     assert config.removed_keys(path) == ["session_bonus", "startup_shares"]
 
 
+@pytest.mark.parametrize("key,value", [("startup_code_like", 0.9), ("startup_code_ratio", 0.5),
+                                       ("startup_role_weights", {"user": 1.2}), ("startup_half_life_scale", 2.0),
+                                       ("startup_specific_bonus", 0.1)])
+def test_settings_of_the_versions_before_are_ignored_not_refused(tmp_path, key, value):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({key: value}))
+    assert key not in config.load(path) and config.removed_keys(path) == [key]
+
+
 def test_a_command_refuses_a_bad_setting_in_one_line(isolated_home):
     folder = isolated_home / ".config" / "miner"
     folder.mkdir(parents=True)
