@@ -252,6 +252,33 @@ def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_di
     assert secret.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
 
 
+@pytest.mark.parametrize("first_state", ["active", "forgotten"])
+def test_two_memories_equal_once_redacted_keep_the_pinned_one(tmp_path, first_state):
+    """An older version stored two sentences that differ only in the password; redacted they are equal and one goes.
+    The one the user pinned stays, pinned and active (not the first one found, forgotten or not)."""
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+
+    rng = random.Random(21)
+    ids = []
+    with Store() as store, store.atomic():
+        for n in range(2):
+            secret = "Kv3#" + generated(rng, 10)
+            ids.append(store.add_memory(NewMemory(
+                project="/old", category="preference", confidence=0.8, rule_id="r", role="user", session_id="s0",
+                text=f"Always unlock the signing keychain with password {secret} before a release build.",
+                transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2025-01-01T00:00:00Z"))[0])
+    with Store() as store:
+        with store.atomic():
+            store.set_pinned(ids[1], True)
+            if first_state == "forgotten":
+                store.set_state(ids[0], "forgotten", "the one with my password")
+        repair.fix(store)
+        memories = store.list_memories(limit=10, states=())
+    assert [(m.id, m.pinned, m.state) for m in memories] == [(ids[1], True, "active")]
+    assert "[REDACTED:" in memories[0].text
+
+
 def test_hand_edits_never_keep_a_secret(tmp_path):
     """The memory tools (MCP store with keywords, correct, forget with a reason) go through redaction too."""
     from miner import config

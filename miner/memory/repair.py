@@ -175,9 +175,11 @@ def fix(store: Store) -> Repair:
             twin = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ? AND id <> ?",
                               (project, digest, memory_id)).fetchone()
             if twin is not None:
-                _merge_into(db, memory_id, twin["id"])
                 done.count("memories merged into an equal one")
-                continue
+                if _strength(db, memory_id) <= _strength(db, twin["id"]):
+                    _merge_into(db, memory_id, twin["id"])
+                    continue
+                _merge_into(db, twin["id"], memory_id)  # the twin goes: this one is pinned, or active where it is not
             db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
                        (text, digest, subject, value, keywords, memory_id))
             done.count("memories")
@@ -214,6 +216,15 @@ def fix(store: Store) -> Repair:
 
 def _indexes(store: Store) -> list[str]:
     return [name for name in ("memories_fts", "archive_fts") if store.has_table(name)]
+
+
+_STATE_STRENGTH = {"active": 4, "cold": 3, "superseded": 2, "quarantined": 1, "forgotten": 0}
+
+
+def _strength(db, memory_id: int) -> tuple[int, int]:
+    """Which of two memories that become equal stays: a pinned one, else the one whose state is the more alive."""
+    row = db.execute("SELECT pinned, state FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return int(row["pinned"]), _STATE_STRENGTH.get(row["state"], 0)
 
 
 def _merge_into(db, memory_id: int, twin: int) -> None:
