@@ -128,8 +128,12 @@ def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
         text = _INVISIBLE_RE.sub("", text)
 
     if "        " in text and _BLANK_RUN_RE.search(text):
-        return _by_pieces(text, known, hide_secrets)
-    return hide_secrets(text, _extra, known)
+        out, kinds = _by_pieces(text, known, hide_secrets)
+    else:
+        out, kinds = hide_secrets(text, _extra, known)
+    # A text redacted before comes back as it was: its markers, found again where a secret stood, are no secret
+    # (`doctor` would report them for ever).
+    return (out, kinds) if out != text else (out, [])
 
 
 def _by_pieces(text: str, known: set[str] | None, hide) -> tuple[str, list[str]]:
