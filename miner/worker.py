@@ -206,15 +206,19 @@ def repair_if_needed(store: Store) -> None:
 
 def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -> int:
     args = parse_args(argv)
-    config = config_mod.load()
+    # What a SessionStart showed, taken first: its file quotes requests, and goes whatever happens after.
+    shown = _take_recall_file(args.recall_file) if getattr(args, "recall_file", "") else None
+    try:
+        config = config_mod.load()
+    except config_mod.ConfigError as exc:  # SessionStart tells the user; the log says it once, not a traceback
+        note(f"nothing mined: {exc}")
+        return 2
     projects: set[str] = set()
     compact: list[tuple[str, str]] = []  # sessions whose block after the compaction is to be rendered
 
     def on_checkpoint(session_id: str, project: str) -> None:
         compact.append((session_id, project))
 
-    # What a SessionStart showed, taken first: its file quotes requests, and goes whatever happens after.
-    shown = _take_recall_file(args.recall_file) if getattr(args, "recall_file", "") else None
     with Store() as store:
         repair_if_needed(store)
         miner = (miner_factory or LazyMiner)(store, config)

@@ -1127,6 +1127,23 @@ def test_a_worker_that_cannot_open_the_store_still_removes_the_recall_file_it_wa
     assert not os.path.exists(record_file)
 
 
+def test_a_worker_under_a_setting_it_refuses_logs_one_line_and_still_removes_the_recall_file(tmp_path):
+    """A setting an older version accepted and this one refuses: SessionStart tells the user, and each worker wrote a
+    twenty-line traceback to worker.log."""
+    from miner import paths
+
+    config_file = Path(paths.config_file())
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    config_file.write_text(json.dumps({"prompt_block_chars": 12000}))
+    record_file = paths.data_file("cache", "recall-s-2.json")
+    paths.write_private(record_file, '{"project": "/work/shop", "situation": "startup", "shown": []}')
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", f"--recall-file={record_file}", "--",
+                           str(tmp_path)], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "prompt_block_chars" in done.stderr, done.stderr
+    assert not os.path.exists(record_file)
+
+
 def test_a_store_another_process_keeps_locked_costs_a_hook_a_moment_not_its_whole_timeout(session):
     """A process holding the store in exclusive mode (a crashed tool, a reader with `locking_mode=EXCLUSIVE`) kept
     SessionStart waiting 11 s, past the 10 s Claude Code gives it, and PreCompact 10 s against its 1 s budget: both
