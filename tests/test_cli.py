@@ -673,6 +673,23 @@ def test_a_backfill_leaves_each_session_as_its_session_end_would_have(tmp_path, 
         assert store.checkpoint(second.session_id) == marked
 
 
+def test_a_session_an_earlier_version_left_behind_a_purge_owes_no_checkpoint(tmp_path, isolated_home):
+    """Earlier versions mined a purged project's session rows again (none of its words); after an upgrade, the
+    checkpoints those sessions seemed to owe stored the purged project's words again and showed them at startup."""
+    sid = "7d1c2b3a-0000-4000-8000-000000000003"
+    session = Session(tmp_path / f"{sid}.jsonl", cwd="/work/blog", session_id=sid)
+    session.user("Let's rewrite the draft about the garden shed.")
+    assert CliRunner().invoke(main, ["mine", str(tmp_path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["purge", "--project", "/work/blog", "--yes"]).exit_code == 0
+    with Store() as store, store.atomic():  # what the earlier versions' next `mine --all` left
+        store.upsert_session(sid, "/work/blog", "/work/blog", "main", str(session.path), "2026-03-01T10:01:00.000Z")
+    again = CliRunner().invoke(main, ["mine", str(tmp_path)])
+    assert again.exit_code == 0, again.output
+    with Store(readonly=True) as store:
+        assert store.checkpoint(sid) is None
+        assert store.db.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
+
+
 def test_a_checkpoint_a_run_owed_is_written_by_the_next_run_even_with_nothing_new(tmp_path, isolated_home):
     """A miner killed, or out of disk, between storing a session's lines and writing its checkpoint left the session
     without one for good: the next run found nothing new in the transcript, and wrote checkpoints only for the

@@ -100,10 +100,14 @@ class SessionQueries:
 
     def sessions_without_checkpoint(self, transcript: str, session_id: str = "") -> list[str]:
         """The sessions of a project first seen in `transcript` (or named `session_id`) that have no checkpoint yet:
-        one a miner was killed or ran out of disk before writing."""
+        one a miner was killed or ran out of disk before writing. A session none of whose words are stored is none
+        of them: earlier versions left such rows behind a purge, and its checkpoint would bring the purged project's
+        words back."""
         return [row[0] for row in self.db.execute(
             """SELECT session_id FROM sessions s WHERE (transcript = ? OR session_id = ?) AND project <> ''
-               AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.session_id = s.session_id) ORDER BY session_id""",
+               AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.session_id = s.session_id)
+               AND (EXISTS (SELECT 1 FROM archive a WHERE a.session_id = s.session_id)
+                    OR EXISTS (SELECT 1 FROM memories m WHERE m.session_id = s.session_id)) ORDER BY session_id""",
             (transcript, session_id))]
 
     def last_transcript_session(self, transcript: str) -> Session | None:
