@@ -229,16 +229,17 @@ def test_doctor_finds_and_fixes_a_secret_of_a_kind_the_yaml_files_add(tmp_path):
 
 def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_dir):
     """A plugin update runs no installer: the next background miner applies the repair once."""
-    from miner.extract.redact import REDACTION_VERSION
+    from miner.extract.redaction_version import REDACTION_VERSION
     from miner.memory import repair
     from miner.memory.records import NewMemory
 
     secret = "Pz7#" + generated(random.Random(9), 10)
-    with Store() as store, store.atomic():  # as an older version left it: raw, no repair recorded
+    with Store() as store, store.atomic() as db:  # as an older version left it: raw, no repair recorded
         store.add_memory(NewMemory(
             project="/old", category="fact", text=f"The wifi password is {secret} for the office network.",
             confidence=0.8, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
             ts="2025-01-01T00:00:00Z"))
+        db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
     cwd = tmp_path / "work" / "app"
     cwd.mkdir(parents=True)
     session = Session(cwd)
@@ -277,6 +278,34 @@ def test_two_memories_equal_once_redacted_keep_the_pinned_one(tmp_path, first_st
         memories = store.list_memories(limit=10, states=())
     assert [(m.id, m.pinned, m.state) for m in memories] == [(ids[1], True, "active")]
     assert "[REDACTED:" in memories[0].text
+
+
+def test_the_hooks_print_no_secret_an_older_version_stored_before_the_repair_has_run(tmp_path):
+    """After a plugin update, the first SessionStart rendered its block, and every prompt its recall, from rows an
+    older redaction let through, until a background miner had repaired the store: both now redact what they print
+    while the repair is pending."""
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+
+    secret = "Hq8#" + generated(random.Random(31), 10)
+    cwd = tmp_path / "work" / "app"
+    cwd.mkdir(parents=True)
+    project = str(cwd)
+    with Store() as store, store.atomic() as db:  # as an older version left it: raw, no repair recorded
+        store.add_memory(NewMemory(
+            project=project, category="fact", text=f"The staging keychain password is {secret} for release builds.",
+            confidence=0.9, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
+            ts="2025-01-01T00:00:00Z", keywords=("staging", "keychain", "password", "release", "builds")))
+        db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
+    session = Session(cwd)
+    block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+    prompt = json.dumps({"session_id": "s9", "transcript_path": str(session.transcript), "cwd": project,
+                         "hook_event_name": "UserPromptSubmit", "prompt": "what is the staging keychain password?"})
+    done = run_hook("user-prompt-submit", prompt.encode())
+    assert done.returncode == 0, done.stderr
+    recalled = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    for printed in (block, recalled):
+        assert "staging keychain password is [REDACTED:" in printed and secret not in printed, printed
 
 
 def test_hand_edits_never_keep_a_secret(tmp_path):

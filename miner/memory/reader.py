@@ -129,6 +129,14 @@ def matching_archive(db: sqlite3.Connection, match: str, project: str, limit: in
         (match, project, not_session, not_session, limit)).fetchall()
 
 
+def redaction_version(db: sqlite3.Connection) -> int:
+    """The redaction that last cleaned the store (`memory.repair`; 0: none yet)."""
+    from ..extract.redaction_version import COUNTER
+
+    row = db.execute("SELECT value FROM counters WHERE name = ?", (COUNTER,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def compacted(db: sqlite3.Connection, session_id: str) -> bool:
     """Whether the session has a checkpoint (PreCompact writes one before a compaction, SessionEnd at its end): what it
     said before is no longer in its context."""

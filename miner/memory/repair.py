@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..extract.redact import REDACTION_VERSION, ensure_extra, redact, redact_memory
+from ..extract.redact import ensure_extra, redact, redact_memory
+from ..extract.redaction_version import COUNTER, REDACTION_VERSION
 from ..extract.secret_turns import MAX_DIGESTS
 from ..extract.secret_turns import digest as secret_digest
 from ..textutil import char_bigrams, content_hash
 from .store import Store
 
-VERSION_COUNTER = "redaction_version"
+VERSION_COUNTER = COUNTER
 LOG_NAMES = ("hooks.log", "hooks.log.1", "worker.log", "worker.log.1", "watch.log", "watch.log.1")
 
 

@@ -231,6 +231,11 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                 migration(db)
                 db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.__name__, now_iso()))
             done.append(migration.__name__)
+        if not tables:  # a new store: nothing in it was stored under an older redaction (`memory.repair`)
+            from ..extract.redaction_version import COUNTER, REDACTION_VERSION
+
+            with self.atomic() as db:
+                db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES (?, ?)", (COUNTER, REDACTION_VERSION))
         return done
 
     def migrations_applied(self) -> list[str]:

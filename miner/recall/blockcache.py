@@ -164,7 +164,9 @@ def render_recall(store, project: str, config: dict, situation: str, session_id:
                        budget_chars=max(200, budget - over - 50), log=False)
     if not (recall.shown or recall.checkpoint):
         return "", None, recall
-    text = fit_block(recall.text)
+    from ..extract.redaction_version import COUNTER, for_output
+
+    text = fit_block(for_output(recall.text, store.counters().get(COUNTER, 0)))
     return text, log_record(recall, len(text)), recall
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 from .. import BLOCK_TAG, paths
+from ..extract.redaction_version import for_output
 from ..textutil import META_WORDS, char_bigrams, escape_block_tag, fts_any, fts_terms, prefix_of, prefix_term, utf16_len
 from .shown import load_shown, remember_shown
 
@@ -277,11 +278,13 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
         found = candidates(db, project, prompt, not_session=own)
         shown = load_shown(session_id)
         texts = reader.memory_texts(db, shown["memories"]) if found else []
+        cleaned_by = reader.redaction_version(db) if found else 0
     finally:
         db.close()
     if not found:
         return ""
     text, memories, archive = render(found, shown, budget, texts)  # (a budget is at most 9,999: `config`)
+    text = for_output(text, cleaned_by)
     try:
         remember_shown(session_id, memories, archive)
     except OSError:  # a full or read-only disk: the block still goes out (a later prompt may show it again)
