@@ -42,6 +42,12 @@ def test_every_command_has_help(path, command):
     assert result.exit_code == 0 and "Usage:" in result.output
 
 
+@pytest.mark.parametrize("path,command", COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_option_says_what_it_does(path, command):
+    bare = [p.opts[0] for p in command.params if isinstance(p, click.Option) and not (p.help or "").strip()]
+    assert bare == [], f"`miner {' '.join(path)}`: no help text for {', '.join(bare)}"
+
+
 def test_readme_lists_every_command():
     text = README.read_text(encoding="utf-8")
     documented = set(re.findall(r"`miner ([a-z]+(?: [a-z]+)?)", text))
@@ -816,3 +822,98 @@ def test_a_database_of_something_else_is_refused_not_written_into(tmp_path, isol
                 "aside, or set MINER_HOME to the folder of the memory store\n"), (args, result.output)
         with sqlite3.connect(paths.db_path()) as other:
             assert [r[0] for r in other.execute("SELECT name FROM sqlite_master")] == [table.split()[0]]
+
+
+def _memory_count() -> int:
+    with Store(readonly=True) as store:
+        return store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+
+def test_an_empty_project_is_refused_not_taken_for_the_current_folder(transcript, tmp_path, monkeypatch):
+    """`--project "$UNSET"` purged the project of the folder the command ran in."""
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    before = _memory_count()
+    monkeypatch.chdir("/work" if os.path.isdir("/work") else tmp_path)
+    for args in (["purge", "--project", "", "--yes"], ["recall", "--project", " "], ["list", "--project", ""]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1 and "--project is empty" in result.output, (args, result.output)
+        assert result.output.count("\n") == 1
+    assert _memory_count() == before > 0
+
+
+def test_paths_that_cannot_be_used_are_one_line_not_a_traceback(tmp_path):
+    """A name over 255 bytes, and MINER_HOME naming a file, ended in an OSError's traceback."""
+    env = dict(os.environ)
+    long_name = str(tmp_path / ("a" * 300 + ".jsonl"))
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    session = Session(tmp_path / "s.jsonl", cwd="/work/shop")
+    session.user("We'll keep the invoices in PostgreSQL from now on.")
+    for args, extra in ((["mine", long_name], {}), (["backup", str(tmp_path / ("b" * 300))], {}),
+                        (["mine", str(session.path)], {"MINER_HOME": str(afile)})):
+        done = subprocess.run([sys.executable, "-m", "miner", *args], capture_output=True, text=True,
+                              env=dict(env, **extra), timeout=120)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("Error: "), (args, done.stderr)
+
+
+def test_a_store_folder_this_user_cannot_write_is_one_line(transcript, tmp_path):
+    """A read-only folder under the store broke every command, reading ones too, with a forty-line traceback."""
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    home = Path(os.environ["MINER_HOME"])
+    for name in os.listdir(home):  # the store alone, as a copy made read-only keeps it
+        if name not in ("memory.db",):
+            shutil.rmtree(home / name) if (home / name).is_dir() else os.unlink(home / name)
+    command = [sys.executable, "-m", "miner", "list"]
+    if os.geteuid() == 0:  # root reads and writes anything: drop that, as for any other user
+        if not shutil.which("setpriv"):
+            pytest.skip("needs setpriv to test as root")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    os.chmod(home, 0o555)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    finally:
+        os.chmod(home, 0o755)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and str(home) in done.stderr, done.stderr
+
+
+def test_doctor_reports_a_check_it_cannot_run_and_runs_the_others(isolated_home):
+    """A store path it cannot open (here a folder) crashed doctor in its transcript check."""
+    db = paths.db_path()
+    db.mkdir(parents=True)
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "could not check the transcripts: OperationalError" in result.output
+    assert "no hook errors logged" in result.output  # the checks after it still ran
+
+
+def test_export_does_not_replace_a_file_unless_told(transcript, tmp_path):
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    target = tmp_path / "notes.txt"
+    target.write_text("precious\n")
+    refused = CliRunner().invoke(main, ["export", "-o", str(target)])
+    assert refused.exit_code == 1 and "--force" in refused.output and target.read_text() == "precious\n"
+    assert CliRunner().invoke(main, ["export", "-o", str(target), "--force"]).exit_code == 0
+    assert target.read_text().startswith("{")
+
+
+def test_recall_in_an_excluded_project_says_why_it_prints_nothing(transcript):
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    assert CliRunner().invoke(main, ["exclude", "add", "/work/shop"]).exit_code == 0
+    result = CliRunner().invoke(main, ["recall", "--project", "/work/shop"])
+    assert result.exit_code == 1 and "is excluded" in result.output and result.output.count("\n") == 1
+
+
+def test_rules_check_checks_a_project_file_not_trusted_yet(tmp_path):
+    own = tmp_path / "repo" / ".claude" / "miner-rules.yaml"
+    own.parent.mkdir(parents=True)
+    own.write_text("rules:\n  - id: [unclosed\n")
+    result = CliRunner().invoke(main, ["rules", "check", "--project", str(tmp_path / "repo")])
+    assert result.exit_code == 1 and "miner-rules.yaml" in result.output and "all valid" not in result.output
+
+
+def test_install_refuses_a_project_without_its_scope(tmp_path):
+    for command in ("install", "uninstall"):
+        result = CliRunner().invoke(main, [command, "--project", str(tmp_path), "--dry-run"])
+        assert result.exit_code == 1 and "--scope project" in result.output, result.output

@@ -55,5 +55,11 @@ def open_store(readonly: bool = False, or_readonly: bool = False, create: bool |
 
 
 def project_dir(project: str | None) -> str:
-    """The project root of `project` (default: the current directory; `~` is the home folder)."""
+    """The project root of `project` (default: the current directory; `~` is the home folder).
+
+    An empty one (`--project "$UNSET"`) is refused: it would name the current folder, and `purge` would delete
+    that project's memories."""
+    if project is not None and not project.strip():
+        raise click.ClickException("--project is empty: give the project folder, or leave the option out for the "
+                                   "current one")
     return paths.project_root(os.path.abspath(os.path.expanduser(project or os.getcwd())))

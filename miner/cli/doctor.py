@@ -253,17 +253,17 @@ def check_glossary() -> Iterator[Check]:
 
 
 def run_checks(config: dict) -> Iterator[Check]:
-    yield from check_install()
-    yield from check_hooks()
-    yield from check_database()
-    yield from check_secrets()
-    yield from check_pipeline(config)
-    yield from check_settings()
-    yield from check_exclusions()
-    yield from check_rules()
-    yield from check_glossary()
-    yield from check_lag()
-    yield from check_hook_errors()
+    """Every check in turn; one that fails to run (an unreadable store, a folder that is a file) is a failed line of
+    its own, and the others still run."""
+    checks = (("installation", check_install), ("hooks", check_hooks), ("database", check_database),
+              ("stored secrets", check_secrets), ("pipeline", lambda: check_pipeline(config)),
+              ("settings", check_settings), ("exclusions", check_exclusions), ("rules", check_rules),
+              ("glossary", check_glossary), ("transcripts", check_lag), ("hook errors", check_hook_errors))
+    for name, check in checks:
+        try:
+            yield from check()
+        except Exception as exc:  # noqa: BLE001 - the doctor reports what it could not check
+            yield False, f"could not check the {name}: {type(exc).__name__}: {exc}", ""
 
 
 def _size(count: int) -> str:

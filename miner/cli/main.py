@@ -6,7 +6,6 @@ of `memory`, `ops`, `privacy`, `quality` and `mcp.server` adds the others.
 
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from pathlib import Path
@@ -15,76 +14,13 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
-from ..textutil import NOT_SHOWN
 from .common import MEMORY_ID, load_config, open_store, project_dir
+from .group import Group
 
 RECALL_LOG_WAIT_S = 2.0  # how long `miner recall` waits to log what it printed while another process writes
 
 
-class _Group(click.Group):
-    """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store another process
-    keeps locked, or a full disk, met by any command into one line, not a traceback."""
-
-    def invoke(self, ctx):
-        import sqlite3
-
-        from ..extract.rules import RuleError
-        from ..extract.secret_rules import SecretRuleError
-
-        try:
-            return super().invoke(ctx)
-        except paths.PathSettingError as exc:
-            raise click.ClickException(str(exc)) from None
-        except (RuleError, SecretRuleError) as exc:
-            raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
-        except sqlite3.OperationalError as exc:
-            if "disk is full" in str(exc) or "disk I/O error" in str(exc):  # (SQLite says the latter on a full tmpfs)
-                raise click.ClickException(f"could not use the memory store in {paths.data_dir()} ({exc}), as on a "
-                                           "full disk: free some space there and run the command again (what it was "
-                                           "writing was not kept; nothing else changed)") from None
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                raise
-            raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
-                                       "command again in a moment") from None
-        except UnicodeEncodeError as exc:  # a name or a text given in bytes that are not UTF-8 (`$'\xff'`)
-            if "surrogates not allowed" not in str(exc):
-                raise
-            raise click.ClickException("a text or a folder given here (or the current folder) is not UTF-8: the store "
-                                       "keeps UTF-8 only; give it in UTF-8") from None
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                raise
-            raise click.ClickException(f"no space left to write {exc.filename or 'a file'} ({exc.strerror}): free "
-                                       "some space there and run the command again") from None
-
-    def main(self, *args, **kwargs):
-        """A terminal's stdout and stderr drop control characters (`_Shown`), up to the last line click prints: an
-        error names a path or a text as it was given (`miner mine $'\\e]0;title\\a'`). A pipe gets every character:
-        an export must stay whole."""
-        streams = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = (_Shown(s) if s is not None and s.isatty() else s for s in streams)
-        try:
-            return super().main(*args, **kwargs)
-        finally:
-            sys.stdout, sys.stderr = streams
-
-
-class _Shown:
-    """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
-    rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
-    the terminal, hide text or write to the clipboard."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        return self._stream.write(text.translate(NOT_SHOWN))
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="miner")
 def main() -> None:
     """Transcript Miner: memory for Claude Code, mined from its own transcripts.
@@ -153,17 +89,16 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
             "it readable (`chmod u+rx`)" for folder in unreadable])
         groups = project_groups(todo)
         processes = min(jobs or default_jobs(todo), len(groups))
+        miner = Miner(store, config) if processes <= 1 and todo else None
+        if not quiet and (processes > 1 or miner is not None):  # (before the bar: said inside, it ran into it)
+            click.echo(f"Mining in {processes} processes, each taking whole projects." if processes > 1 else
+                       f"Using the {miner.pipeline.name} pipeline.", err=True)
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
             if processes > 1:
-                if not quiet:
-                    click.echo(f"Mining in {processes} processes, each taking whole projects.", err=True)
                 total.add(mine_parallel(store.path, groups, processes,
                                         progress=lambda _file, _result: bar.update(1)))
-            elif todo:
-                miner = Miner(store, config)
-                if not quiet:
-                    click.echo(f"Using the {miner.pipeline.name} pipeline.", err=True)
+            elif miner is not None:
                 for file in todo:
                     total.add(miner.mine_paths([file]))
                     bar.update(1)
@@ -219,6 +154,12 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
             result = built(log=False)
+        if not result.text and situation != "query":
+            from ..runtime.exclusions import is_excluded
+
+            if is_excluded(project_dir(project)):  # (a blank line said nothing)
+                raise click.ClickException(f"{project_dir(project)} is excluded (`miner exclude list`): no block is "
+                                           "injected there; a question (`miner recall QUERY`) is still answered")
         click.echo("\n".join(explain_lines(result, store)) if explain else result.text)
 
 
@@ -244,14 +185,14 @@ def zones(project: str | None) -> None:
 
 @main.command(name="list")
 @click.option("--project", type=str, help="Only this project directory.")
-@click.option("--category", type=click.Choice(["decision", "preference", "fact", "todo"]))
+@click.option("--category", type=click.Choice(["decision", "preference", "fact", "todo"]), help="Only this category.")
 @click.option("--state", "states", multiple=True, type=click.Choice(["active", "superseded", "forgotten", "cold", "quarantined"]),
               help="States to list (default: active).")
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000), help="At most this many.")
 def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
     """List memories, newest first."""
     with open_store(or_readonly=True) as store:
-        rows = store.list_memories(project_dir(project) if project else None, category, states or ("active",), limit)
+        rows = store.list_memories(project_dir(project) if project is not None else None, category, states or ("active",), limit)
     for m in rows:
         flag = " (unconfirmed)" if m.tentative else ""
         click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")
@@ -303,7 +244,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     from ..memory.records import STATES
     from ..recall import glossary
 
-    where = project_dir(project) if project else None
+    where = project_dir(project) if project is not None else None
     with open_store(or_readonly=True) as store:
         glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
         forms = glossary.query_forms(query)
@@ -339,7 +280,7 @@ def gc(dry_run: bool, project: str | None) -> None:
 
     config = load_config()
     with open_store(create=False) as store:
-        cold = cold_candidates(store, config, project_dir(project) if project else None)
+        cold = cold_candidates(store, config, project_dir(project) if project is not None else None)
         for item in cold:
             click.echo(f"{item.memory.id:>6}  heat {item.heat:.3f}  {item.age_days:>5.0f} days  "
                        f"[{item.memory.category}] {item.memory.text[:100]}")
@@ -375,8 +316,16 @@ def stats(as_json: bool) -> None:
 # --- hooks and install ------------------------------------------------------------------------
 
 
+def _project_needs_its_scope(scope: str, project: str | None) -> None:
+    """--project without --scope project named a project, and the user's own settings were changed instead."""
+    if project is not None and scope != "project":
+        raise click.ClickException("--project goes with --scope project (without it, the user's settings are the "
+                                   "ones changed)")
+
+
 @main.command()
-@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
+              help="The user's settings (~/.claude/settings.json), or one project's (.claude/settings.json).")
 @click.option("--project", type=click.Path(exists=True, file_okay=False, path_type=str),
               help="Project directory for --scope project.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
@@ -384,6 +333,7 @@ def stats(as_json: bool) -> None:
               help="Also register the MCP server (`miner mcp`) in Claude Code's MCP configuration.")
 def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
     """Register the hooks in Claude Code's settings.json (and, with --mcp, the MCP server)."""
+    _project_needs_its_scope(scope, project)
     from ..install.settings import SettingsError
     from ..install.settings import install as do_install
 
@@ -402,12 +352,14 @@ def install(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> N
 
 
 @main.command()
-@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True)
+@click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
+              help="The user's settings (~/.claude/settings.json), or one project's (.claude/settings.json).")
 @click.option("--project", type=click.Path(file_okay=False, path_type=str), help="Project directory for --scope project.")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option("--mcp", "with_mcp", is_flag=True, help="Also remove the MCP server entry.")
 def uninstall(scope: str, project: str | None, dry_run: bool, with_mcp: bool) -> None:
     """Remove our hooks from Claude Code's settings.json (everything else is kept)."""
+    _project_needs_its_scope(scope, project)
     from ..install.settings import SettingsError
     from ..install.settings import uninstall as do_uninstall
 

@@ -19,7 +19,8 @@ from .common import ReadableFile, load_config, open_store, project_dir
               help="Only this project directory (default: every project).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write (created readable by you only); default: standard output.")
-def export_(project: str | None, output: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace the --output file if it exists.")
+def export_(project: str | None, output: Path | None, force: bool) -> None:
     """Write memories, their evidence, links and states as JSONL.
 
     `miner import` restores the file losslessly. Text passes through secret
@@ -27,7 +28,9 @@ def export_(project: str | None, output: Path | None) -> None:
     """
     from ..memory import portable
 
-    project_root = project_dir(project) if project else None
+    project_root = project_dir(project) if project is not None else None
+    if output is not None and output.exists() and not force:
+        raise click.ClickException(f"{output} exists: give another file, or --force to replace it")
     with open_store(or_readonly=True) as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)

@@ -61,14 +61,14 @@ def exclude_remove(glob: str) -> None:
 
 @click.command()
 @click.option("--project", type=str, help="Only this project directory (default: every project).")
-@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 100_000), help="At most this many.")
 def quarantine(project: str | None, limit: int) -> None:
     """List quarantined memories: assistant text that read like an instruction, never recalled.
 
     `miner approve ID` releases one; `miner forget ID` drops it for good.
     """
     with open_store(or_readonly=True) as store:
-        rows = trust.quarantined(store, project_dir(project) if project else None, limit)
+        rows = trust.quarantined(store, project_dir(project) if project is not None else None, limit)
         for memory in rows:
             click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
             reason = store.state_reason(memory.id)

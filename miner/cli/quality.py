@@ -170,6 +170,9 @@ def rules_check(project: str | None) -> None:
     from ..extract.secret_rules import SecretRuleError, shipped_secret_file, user_secret_file
 
     files = _rule_files(project)
+    own = rules_mod.project_rule_path(project_dir(project))
+    if own is not None and own not in files and own.is_file():  # checked before it is trusted, not applied
+        files = [*files, own]
     secret_files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
     try:
         ruleset = rules_mod.load_rules(files)

@@ -1,0 +1,91 @@
+"""The `miner` group's class: what any command meets that is no bug (a broken rule file, a full disk, a path that
+cannot be used) becomes one line, and a terminal is never sent control characters."""
+
+from __future__ import annotations
+
+import errno
+import sys
+
+import click
+
+from .. import paths
+from ..textutil import NOT_SHOWN
+
+# A path that cannot be used as it is, met by any command: what to do about it.
+_PATH_ERRORS = {errno.ENAMETOOLONG: "give a shorter path (a name in it is too long)",
+                errno.EEXIST: "a file stands where a folder is needed: move it, or give another folder",
+                errno.ENOTDIR: "a file stands where a folder is needed: move it, or give another folder",
+                errno.EACCES: "let this user read and write it, or give another path",
+                errno.EPERM: "let this user read and write it, or give another path",
+                errno.EROFS: "that file system is read-only: give a path on another one"}
+
+
+class Group(click.Group):
+    """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store another process
+    keeps locked or this user cannot write, a full disk, or a path that cannot be used as it is (too long, a file
+    where a folder is needed, not allowed), met by any command into one line, not a traceback."""
+
+    def invoke(self, ctx):
+        import sqlite3
+
+        from ..extract.rules import RuleError
+        from ..extract.secret_rules import SecretRuleError
+
+        try:
+            return super().invoke(ctx)
+        except paths.PathSettingError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (RuleError, SecretRuleError) as exc:
+            raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
+        except sqlite3.OperationalError as exc:
+            if "disk is full" in str(exc) or "disk I/O error" in str(exc):  # (SQLite says the latter on a full tmpfs)
+                raise click.ClickException(f"could not use the memory store in {paths.data_dir()} ({exc}), as on a "
+                                           "full disk: free some space there and run the command again (what it was "
+                                           "writing was not kept; nothing else changed)") from None
+            if "readonly" in str(exc) or "unable to open" in str(exc):  # a folder or a file this user cannot write
+                raise click.ClickException(f"cannot use the memory store in {paths.data_dir()} ({exc}): let this user "
+                                           "read and write that folder and its files, or set MINER_HOME to a folder "
+                                           "that holds the store") from None
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
+                                       "command again in a moment") from None
+        except UnicodeEncodeError as exc:  # a name or a text given in bytes that are not UTF-8 (`$'\xff'`)
+            if "surrogates not allowed" not in str(exc):
+                raise
+            raise click.ClickException("a text or a folder given here (or the current folder) is not UTF-8: the store "
+                                       "keeps UTF-8 only; give it in UTF-8") from None
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise click.ClickException(f"no space left to write {exc.filename or 'a file'} ({exc.strerror}): free "
+                                           "some space there and run the command again") from None
+            what = _PATH_ERRORS.get(exc.errno or 0)
+            if what is None or not exc.filename:
+                raise
+            raise click.ClickException(f"{exc.filename}: {exc.strerror}: {what}") from None
+
+    def main(self, *args, **kwargs):
+        """A terminal's stdout and stderr drop control characters (`_Shown`), up to the last line click prints: an
+        error names a path or a text as it was given (`miner mine $'\\e]0;title\\a'`). A pipe gets every character:
+        an export must stay whole."""
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (_Shown(s) if s is not None and s.isatty() else s for s in streams)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            sys.stdout, sys.stderr = streams
+
+
+class _Shown:
+    """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
+    rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
+    the terminal, hide text or write to the clipboard."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(text.translate(NOT_SHOWN))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
