@@ -917,3 +917,9 @@ def test_install_refuses_a_project_without_its_scope(tmp_path):
     for command in ("install", "uninstall"):
         result = CliRunner().invoke(main, [command, "--project", str(tmp_path), "--dry-run"])
         assert result.exit_code == 1 and "--scope project" in result.output, result.output
+
+
+def test_stats_names_every_counter_of_skipped_input_even_at_zero(transcript):
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    counters = json.loads(CliRunner().invoke(main, ["stats", "--json"]).output)["counters"]
+    assert {"lines_skipped": 0, "entries_skipped_malformed": 0, "turns_cut": 0}.items() <= counters.items()
