@@ -923,3 +923,19 @@ def test_stats_names_every_counter_of_skipped_input_even_at_zero(transcript):
     assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
     counters = json.loads(CliRunner().invoke(main, ["stats", "--json"]).output)["counters"]
     assert {"lines_skipped": 0, "entries_skipped_malformed": 0, "turns_cut": 0}.items() <= counters.items()
+
+
+def test_a_transcript_this_user_cannot_read_is_named_with_what_to_do(transcript):
+    command = [sys.executable, "-m", "miner", "mine", str(transcript.parent)]  # (a file named alone is checked first)
+    if os.geteuid() == 0:  # root reads anything: drop that, as for any other user
+        if not shutil.which("setpriv"):
+            pytest.skip("needs setpriv to test as root")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    os.chmod(transcript, 0)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    finally:
+        os.chmod(transcript, 0o600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{transcript}: cannot be read (permission denied), so it was not mined; make it readable" in \
+        done.stdout + done.stderr

@@ -157,6 +157,9 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
                 with store.atomic():
                     store.bump("transcripts_vanished")
                 done = Summary(errors=[f"{file}: vanished while it was read ({type(exc).__name__}: {exc})"])
+            except PermissionError:  # one the user can fix: say how
+                done = Summary(errors=[f"{file}: cannot be read (permission denied), so it was not mined; make it "
+                                       "readable (`chmod u+r`)"])
             except Exception as exc:  # noqa: BLE001 - one broken file must not stop a backfill
                 done = Summary(errors=[f"{file}: {type(exc).__name__}: {exc}"])
             result.add(done)
