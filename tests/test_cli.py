@@ -939,3 +939,17 @@ def test_a_transcript_this_user_cannot_read_is_named_with_what_to_do(transcript)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{transcript}: cannot be read (permission denied), so it was not mined; make it readable" in \
         done.stdout + done.stderr
+
+
+def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_on_a_pipe(transcript, tmp_path, monkeypatch):
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    exported = tmp_path / "all.jsonl"
+    assert CliRunner().invoke(main, ["export", "-o", str(exported)]).exit_code == 0
+    monkeypatch.setenv("MINER_HOME", str(tmp_path / "other-home"))
+    proc, shown = on_a_terminal(["import", str(exported)], "stderr")
+    assert proc.returncode == 0 and b"Importing" in shown and b"100%" in shown, shown
+    proc, shown = on_a_terminal(["export", "-o", str(tmp_path / "again.jsonl")], "stderr")
+    assert proc.returncode == 0 and b"Exporting" in shown and b"100%" in shown, shown
+    piped = subprocess.run([sys.executable, "-m", "miner.cli", "import", str(exported)], capture_output=True,
+                           env=dict(os.environ, MINER_HOME=str(tmp_path / "third-home")), timeout=120)
+    assert piped.returncode == 0 and b"Importing" not in piped.stderr, piped.stderr

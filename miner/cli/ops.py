@@ -29,14 +29,17 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
     from ..memory import portable
 
     project_root = project_dir(project) if project is not None else None
-    if output is not None and output.exists() and not force:
+    if output is not None and output.is_file() and not force:  # (what is no file is refused on its own)
         raise click.ClickException(f"{output} exists: give another file, or --force to replace it")
     with open_store(or_readonly=True) as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:
+            shown = sys.stderr.isatty()
             try:
-                count = portable.export_to_file(store, output, project_root)
+                with click.progressbar(length=portable.export_size(store, project_root) if shown else 0,
+                                       label="Exporting", file=sys.stderr, hidden=not shown) as bar:
+                    count = portable.export_to_file(store, output, project_root, progress=bar.update)
             except (portable.PortableError, OSError) as exc:
                 raise click.ClickException(f"export failed: {exc}") from None
     if output is not None:
@@ -53,9 +56,10 @@ def import_(file: Path) -> None:
     """
     from ..memory import portable
 
-    with open_store() as store:
+    with open_store() as store, click.progressbar(length=file.stat().st_size, label="Importing", file=sys.stderr,
+                                                  hidden=not sys.stderr.isatty()) as bar:
         try:
-            summary = portable.import_file(store, file)
+            summary = portable.import_file(store, file, progress=bar.update)
         except (portable.PortableError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"{file}: {exc}; nothing was imported") from None
     click.echo(summary.line())

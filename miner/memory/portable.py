@@ -39,7 +39,7 @@ import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 from ..extract.redact import ensure_extra, redact
 from ..textutil import char_bigrams, content_hash
@@ -147,12 +147,26 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         db.execute("COMMIT")
 
 
-def export(store: Store, out: IO[str], project: str | None = None) -> int:
-    """Write the export to a text stream; returns the number of memories written."""
+PROGRESS_RECORDS = ("memory", "archive")  # the bulk of an export: what its progress counts
+
+
+def export_size(store: Store, project: str | None = None) -> int:
+    """How many records of `PROGRESS_RECORDS` an export writes (a progress bar's length)."""
+    where, args = ("WHERE project = ?", (project,)) if project else ("", ())
+    return sum(store.db.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0]
+               for table in ("memories", "archive"))
+
+
+def export(store: Store, out: IO[str], project: str | None = None,
+           progress: Callable[[int], None] | None = None) -> int:
+    """Write the export to a text stream; returns the number of memories written. `progress` is told each record
+    of `PROGRESS_RECORDS` written."""
     count = 0
     for record in iter_export(store, project):
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
         count += record["record"] == "memory"
+        if progress is not None and record["record"] in PROGRESS_RECORDS:
+            progress(1)
     return count
 
 
@@ -168,14 +182,15 @@ def writable_target(path: Path) -> Path:
     return path
 
 
-def export_to_file(store: Store, path: Path, project: str | None = None) -> int:
+def export_to_file(store: Store, path: Path, project: str | None = None,
+                   progress: Callable[[int], None] | None = None) -> int:
     """Export to `path`, readable by its owner only, replaced atomically (never half-written)."""
     path = writable_target(path)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            count = export(store, handle, project)
+            count = export(store, handle, project, progress)
         os.replace(temp, path)
     except BaseException:
         try:
@@ -384,7 +399,14 @@ def _hide_forgotten(db: sqlite3.Connection, archived: list[tuple[int, str, str]]
     db.executemany("UPDATE archive SET hidden = 1 WHERE id = ?", hidden)
 
 
-def import_file(store: Store, path: Path) -> ImportSummary:
-    """Restore an export file (see `import_records`)."""
+def import_file(store: Store, path: Path, progress: Callable[[int], None] | None = None) -> ImportSummary:
+    """Restore an export file (see `import_records`); `progress` is told the bytes of each line as it is read."""
     with open(path, encoding="utf-8") as handle:
-        return import_records(store, handle)
+        if progress is None:
+            return import_records(store, handle)
+        return import_records(store, (_told(line, progress) for line in handle))
+
+
+def _told(line: str, progress: Callable[[int], None]) -> str:
+    progress(len(line.encode("utf-8", "surrogatepass")))
+    return line
