@@ -953,3 +953,11 @@ def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_o
     piped = subprocess.run([sys.executable, "-m", "miner.cli", "import", str(exported)], capture_output=True,
                            env=dict(os.environ, MINER_HOME=str(tmp_path / "third-home")), timeout=120)
     assert piped.returncode == 0 and b"Importing" not in piped.stderr, piped.stderr
+
+
+@pytest.mark.parametrize("args,named", [(["watch", "--status", "--stop"], "--status and --stop"),
+                                        (["watch", "--print-service", "--debounce", "5"], "--debounce goes with"),
+                                        (["rules", "stats", "--show-only", "-1"], "'--show-only'")])
+def test_options_that_do_not_go_together_or_out_of_range_are_refused_not_ignored(args, named):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (1, 2) and "Error: " in result.output and named in result.output, result.output

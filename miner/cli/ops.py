@@ -101,6 +101,10 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
     """
     from ..runtime import watch as watch_mod
 
+    if print_service + show_status + stop > 1:  # (one was done and the others left without a word)
+        raise click.ClickException("give one of --print-service, --status and --stop")
+    if debounce != 1.0 and (print_service or show_status or stop):
+        raise click.ClickException("--debounce goes with running the watcher (the service runs it with the default)")
     if print_service:
         try:
             from ..runtime.service import service_definition

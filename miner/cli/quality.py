@@ -305,7 +305,8 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
               help="Gold folder (with extraction/).")
 @click.option("--transcripts", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
               help="Folder of <owner>__<repo>/<name>.jsonl transcripts.")
-@click.option("--show-only", default=3, show_default=True, help="Gold units found only by a rule to print, per rule.")
+@click.option("--show-only", default=3, show_default=True, type=click.IntRange(0, 1000),
+              help="Gold units found only by a rule to print, per rule.")
 def rules_stats(gold: Path, transcripts: Path, show_only: int) -> None:
     """Per rule: hits, precision against the gold, and gold units only it finds."""
     from ..evaluation.transcripts import transcript_for
