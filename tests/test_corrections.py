@@ -305,3 +305,21 @@ def test_pin_global_recalls_a_memory_in_every_project(store):
     assert "recalled in every project" in " ".join(change.lines)
     assert store.get(mid).scope == "global" and store.get(mid).pinned
     assert "British English" in build(store, "/two", config_mod.load(), log=False).text
+
+
+def test_unpin_global_undoes_pin_global_and_plain_unpin_says_how(store):
+    """`unpin` after `pin --global` left the memory recalled in every project, and said nothing of it."""
+    from miner import config as config_mod
+    from miner.memory.corrections import pin, unpin
+    from miner.recall.block import build
+
+    with store.atomic():
+        mid = store.add_memory(memory("We decided the recipes live in Postgres.", 3, project="/one"))[0]
+    pin(store, mid, everywhere=True)
+    change = unpin(store, mid)
+    assert f"`miner unpin {mid} --global`" in " ".join(change.lines) and store.get(mid).scope == "global"
+    change = unpin(store, mid, everywhere=True)
+    assert "in its own project only again" in " ".join(change.lines)
+    assert store.get(mid).scope == "project" and not store.get(mid).pinned
+    assert "recipes live in Postgres" not in build(store, "/two", config_mod.load(), log=False).text
+    assert "recipes live in Postgres" in build(store, "/one", config_mod.load(), log=False).text

@@ -59,9 +59,11 @@ def pin(memory_id: int, everywhere: bool) -> None:
 
 @click.command()
 @click.argument("memory_id", type=MEMORY_ID)
-def unpin(memory_id: int) -> None:
+@click.option("--global", "everywhere", is_flag=True,
+              help="Also recall it in its own project only again (what `pin --global` widened).")
+def unpin(memory_id: int, everywhere: bool) -> None:
     """Rank and decay memory MEMORY_ID like any other again."""
-    _echo(_run(corrections.unpin, memory_id))
+    _echo(_run(corrections.unpin, memory_id, everywhere))
 
 
 @click.command()

@@ -193,14 +193,23 @@ def pin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
     return Change(memory_id, "pinned", tuple(lines))
 
 
-def unpin(store: Store, memory_id: int) -> Change:
-    """Let this memory be ranked and decay like any other again."""
+def unpin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
+    """Let this memory be ranked and decay like any other again. `everywhere`: and recall it in its own project
+    only again (what `pin --global` widened)."""
     memory = _get(store, memory_id)
-    if not memory.pinned:
+    narrow = everywhere and memory.scope == "global"
+    if not memory.pinned and not narrow:
         return Change(memory_id, "unchanged", (f"#{memory_id} was not pinned: {memory.text}",))
+    lines = [f"#{memory_id} unpinned: {memory.text}"] if memory.pinned else []
     with store.atomic():
         store.set_pinned(memory_id, False)
-    return Change(memory_id, "unpinned", (f"#{memory_id} unpinned: {memory.text}",))
+        if narrow:
+            store.set_global(memory_id, False)
+            lines.append(f"#{memory_id} is recalled in its own project only again ({memory.project})")
+    if memory.scope == "global" and not narrow:
+        lines.append(f"#{memory_id} is still recalled in every project: `miner unpin {memory_id} --global` keeps it "
+                     "to its own")
+    return Change(memory_id, "unpinned", tuple(lines))
 
 
 def history(store: Store, memory_id: int) -> History:

@@ -106,9 +106,9 @@ class MemoryQueries:
         self.db.execute("UPDATE memories SET pinned = ?, updated_at = ? WHERE id = ?",
                         (int(pinned), now_iso(), memory_id))
 
-    def set_global(self, memory_id: int) -> None:
-        """Recall a memory in every project (scope global)."""
-        self.db.execute("UPDATE memories SET scope = 'global' WHERE id = ?", (memory_id,))
+    def set_global(self, memory_id: int, everywhere: bool = True) -> None:
+        """Recall a memory in every project (scope global), or (`everywhere` False) in its own project only."""
+        self.db.execute("UPDATE memories SET scope = ? WHERE id = ?", ("global" if everywhere else "project", memory_id))
 
     def confirm(self, memory_id: int) -> None:
         """A tentative (hedged) memory said plainly: no longer tentative."""
