@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Iterable
 
+# Extra kinds from YAML (`load_extra`); empty on the hook path.
 _extra: list[tuple[str, re.Pattern]] = []
 _extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)
 _extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy the last miner kept), or not yet

@@ -57,7 +57,6 @@ REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languag
 # URL-encoded, Feishu's and Lark's bot webhooks, a value given on request after a question of the secret's name
 # alone ("And the SMTP password?"), a passphrase of joined words given so, AppSecret, a quoted passphrase with blanks
 # on a command line, a PIN "reset to" a value, مفتاح, Atlassian's and Linear's keys
-# Extra kinds from YAML (`load_extra`); empty on the hook path.
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it
