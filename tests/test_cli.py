@@ -941,7 +941,8 @@ def test_a_transcript_this_user_cannot_read_is_named_with_what_to_do(transcript)
         done.stdout + done.stderr
 
 
-def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_on_a_pipe(transcript, tmp_path, monkeypatch):
+def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_on_a_pipe(transcript, tmp_path,
+                                                                                          monkeypatch):
     assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
     exported = tmp_path / "all.jsonl"
     assert CliRunner().invoke(main, ["export", "-o", str(exported)]).exit_code == 0

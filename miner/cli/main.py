@@ -192,7 +192,8 @@ def zones(project: str | None) -> None:
 def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
     """List memories, newest first."""
     with open_store(or_readonly=True) as store:
-        rows = store.list_memories(project_dir(project) if project is not None else None, category, states or ("active",), limit)
+        where = project_dir(project) if project is not None else None
+        rows = store.list_memories(where, category, states or ("active",), limit)
     for m in rows:
         flag = " (unconfirmed)" if m.tentative else ""
         click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")

@@ -108,7 +108,8 @@ class MemoryQueries:
 
     def set_global(self, memory_id: int, everywhere: bool = True) -> None:
         """Recall a memory in every project (scope global), or (`everywhere` False) in its own project only."""
-        self.db.execute("UPDATE memories SET scope = ? WHERE id = ?", ("global" if everywhere else "project", memory_id))
+        scope = "global" if everywhere else "project"
+        self.db.execute("UPDATE memories SET scope = ? WHERE id = ?", (scope, memory_id))
 
     def confirm(self, memory_id: int) -> None:
         """A tentative (hedged) memory said plainly: no longer tentative."""
