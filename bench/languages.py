@@ -111,6 +111,8 @@ def measure(spec: dict, root: Path, verbose: bool) -> dict[str, int]:
     for row in rows:
         if where.get(row[4]) not in planted_at:
             counts["extra_user" if row[1] == "user" else "extra_assistant"] += 1
+            if verbose:
+                print(f"    kept from a text with nothing planted: {row[1]}, {row[2]}: {row[3][:100]}")
     return counts
 
 
@@ -124,7 +126,9 @@ def line(name: str, c: dict[str, int]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sets", nargs="*", type=Path, help="folders of project files (default: both shipped sets)")
-    parser.add_argument("--verbose", action="store_true", help="name each planted memory that was not stored")
+    parser.add_argument("--verbose", action="store_true",
+                        help="name each planted memory that was not stored, and each memory kept from a text with "
+                             "nothing planted")
     args = parser.parse_args()
     sets = args.sets or [REPO / "bench" / "languages" / "set_a", REPO / "bench" / "languages" / "set_b"]
     for folder in sets:

@@ -381,6 +381,15 @@ def test_the_cause_of_a_bug_is_a_fact_in_languages_without_rules(tmp_path, pipel
     assert [(c, rule) for _, c, rule in kept] == [("fact", "any.fact.cause-other-languages")]
 
 
+@pytest.mark.parametrize("text", ["Теперь сессии хранятся в Redis под ключом session_store.",
+                                  "Die Bilder liegen jetzt unter static/img/products.",
+                                  "Agora o deploy roda pelo workflow deploy_prod no GitHub Actions.",
+                                  "Artık loglar /var/log/kargo/api.log dosyasına yazılıyor."])
+def test_the_new_state_after_a_change_is_a_fact_in_languages_without_rules(tmp_path, pipeline, text):
+    kept = mine(tmp_path, pipeline, False, [("user", "Did it work?"), ("assistant", text)])
+    assert [(c, rule) for _, c, rule in kept] == [("fact", "any.fact.new-state-other-languages")]
+
+
 @pytest.mark.parametrize("text", ["Pendiente: migrar las sesiones viejas al esquema nuevo.",
                                   "Offen ist noch: die alten Sitzungen ins neue Schema migrieren.",
                                   "Осталось: перенести старые сессии на новую схему.",
