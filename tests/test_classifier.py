@@ -362,32 +362,31 @@ def test_work_put_off_in_a_language_without_rules_of_its_own_is_a_todo(tmp_path,
     assert (text, "todo", "any.todo.deferred-need") in kept
 
 
-@pytest.mark.parametrize("text", ["Ok, nehmen wir Traefik dafür, das reicht uns.",
-                                  "Bon, on reste sur Postgres pour les sessions.",
-                                  "Берём Celery для фоновых задач.",
-                                  "Kuyruk için RabbitMQ ile devam edelim.",
-                                  "ログ収集はLokiにしよう。"])
-def test_the_user_picking_a_tool_by_name_is_a_decision_in_languages_without_rules(tmp_path, pipeline, text):
-    kept = mine(tmp_path, pipeline, False, [("user", text), ("assistant", "OK.")])
-    assert [(c, rule) for _, c, rule in kept] == [("decision", "any.decision.user-picks-tool")]
+# The rules for languages without rule files of their own (sentences of their own, not the rules' examples).
+PICKS, CAUSE, STATE = ("decision", "any.decision.user-picks-tool"), ("fact", "any.fact.cause-other-languages"), \
+    ("fact", "any.fact.new-state-other-languages")
 
 
-@pytest.mark.parametrize("text", ["Der Fehler lag an einem falschen Pfad in der systemd-Unit.",
-                                  "Выяснилось, что воркер читал старый конфиг.",
-                                  "Sorun, cron işinin UTC ile çalışmasıydı.",
-                                  "Vấn đề nằm ở biến môi trường bị thiếu trên server."])
-def test_the_cause_of_a_bug_is_a_fact_in_languages_without_rules(tmp_path, pipeline, text):
-    kept = mine(tmp_path, pipeline, False, [("user", "Why does the job fail?"), ("assistant", text)])
-    assert [(c, rule) for _, c, rule in kept] == [("fact", "any.fact.cause-other-languages")]
-
-
-@pytest.mark.parametrize("text", ["Теперь сессии хранятся в Redis под ключом session_store.",
-                                  "Die Bilder liegen jetzt unter static/img/products.",
-                                  "Agora o deploy roda pelo workflow deploy_prod no GitHub Actions.",
-                                  "Artık loglar /var/log/kargo/api.log dosyasına yazılıyor."])
-def test_the_new_state_after_a_change_is_a_fact_in_languages_without_rules(tmp_path, pipeline, text):
-    kept = mine(tmp_path, pipeline, False, [("user", "Did it work?"), ("assistant", text)])
-    assert [(c, rule) for _, c, rule in kept] == [("fact", "any.fact.new-state-other-languages")]
+@pytest.mark.parametrize("role,text,kept_as", [
+    ("user", "Ok, nehmen wir Traefik dafür, das reicht uns.", PICKS),
+    ("user", "Bon, on reste sur Postgres pour les sessions.", PICKS),
+    ("user", "Берём Celery для фоновых задач.", PICKS),
+    ("user", "Kuyruk için RabbitMQ ile devam edelim.", PICKS),
+    ("user", "ログ収集はLokiにしよう。", PICKS),
+    ("assistant", "Der Fehler lag an einem falschen Pfad in der systemd-Unit.", CAUSE),
+    ("assistant", "Выяснилось, что воркер читал старый конфиг.", CAUSE),
+    ("assistant", "Sorun, cron işinin UTC ile çalışmasıydı.", CAUSE),
+    ("assistant", "Vấn đề nằm ở biến môi trường bị thiếu trên server.", CAUSE),
+    ("assistant", "Теперь сессии хранятся в Redis под ключом session_store.", STATE),
+    ("assistant", "Die Bilder liegen jetzt unter static/img/products.", STATE),
+    ("assistant", "Agora o deploy roda pelo workflow deploy_prod no GitHub Actions.", STATE),
+    ("assistant", "Artık loglar /var/log/kargo/api.log dosyasına yazılıyor.", STATE),
+])
+def test_a_choice_a_cause_or_a_new_state_is_kept_in_languages_without_rules(tmp_path, pipeline, role, text, kept_as):
+    """The user picking a tool by its name; the cause of a bug; the assistant's new state of things after a change."""
+    turns = [("user", text), ("assistant", "OK.")] if role == "user" else [("user", "Did it work?"), ("assistant", text)]
+    kept = mine(tmp_path, pipeline, False, turns)
+    assert [(c, rule) for _, c, rule in kept] == [kept_as]
 
 
 @pytest.mark.parametrize("text", ["Pendiente: migrar las sesiones viejas al esquema nuevo.",
