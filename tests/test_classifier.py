@@ -384,8 +384,8 @@ PICKS, CAUSE, STATE = ("decision", "any.decision.user-picks-tool"), ("fact", "an
 ])
 def test_a_choice_a_cause_or_a_new_state_is_kept_in_languages_without_rules(tmp_path, pipeline, role, text, kept_as):
     """The user picking a tool by its name; the cause of a bug; the assistant's new state of things after a change."""
-    turns = [("user", text), ("assistant", "OK.")] if role == "user" else [("user", "Did it work?"), ("assistant", text)]
-    kept = mine(tmp_path, pipeline, False, turns)
+    said = [("user", text), ("assistant", "OK.")] if role == "user" else [("user", "Did it work?"), ("assistant", text)]
+    kept = mine(tmp_path, pipeline, False, said)
     assert [(c, rule) for _, c, rule in kept] == [kept_as]
 
 
