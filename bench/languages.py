@@ -28,7 +28,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -38,7 +37,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from builders import Session  # noqa: E402
 
-from miner.worker import running_workers  # noqa: E402
+from hooks import wait_for_workers  # noqa: E402 - the detached worker a hook starts, waited for (bench/hooks.py)
 
 FIELDS = ("busy", "busy_ok", "planted", "stored", "category", "later", "shown", "extra_user", "extra_assistant")
 
@@ -59,12 +58,6 @@ def session_start(env: dict[str, str], project: str, session_id: str) -> str:
                           capture_output=True, env=env, timeout=60)
     out = done.stdout.strip()
     return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
-
-
-def wait_for_workers(home: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while running_workers(home) and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 def measure(spec: dict, root: Path, verbose: bool) -> dict[str, int]:

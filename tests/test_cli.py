@@ -824,6 +824,16 @@ def test_a_database_of_something_else_is_refused_not_written_into(tmp_path, isol
             assert [r[0] for r in other.execute("SELECT name FROM sqlite_master")] == [table.split()[0]]
 
 
+def as_another_user(command: list[str]) -> list[str]:
+    """`command` as it runs for a user whom file permissions bind: root reads and writes anything, so as root it runs
+    without that power (setpriv); skipped where setpriv is missing."""
+    if os.geteuid() != 0:
+        return command
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv to test as root")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
 def _memory_count() -> int:
     with Store(readonly=True) as store:
         return store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
@@ -833,7 +843,7 @@ def test_an_empty_project_is_refused_not_taken_for_the_current_folder(transcript
     """`--project "$UNSET"` purged the project of the folder the command ran in."""
     assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
     before = _memory_count()
-    monkeypatch.chdir("/work" if os.path.isdir("/work") else tmp_path)
+    monkeypatch.chdir(tmp_path)  # a folder of no project: an empty --project would have named it
     for args in (["purge", "--project", "", "--yes"], ["recall", "--project", " "], ["list", "--project", ""]):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1 and "--project is empty" in result.output, (args, result.output)
@@ -864,11 +874,7 @@ def test_a_store_folder_this_user_cannot_write_is_one_line(transcript, tmp_path)
     for name in os.listdir(home):  # the store alone, as a copy made read-only keeps it
         if name not in ("memory.db",):
             shutil.rmtree(home / name) if (home / name).is_dir() else os.unlink(home / name)
-    command = [sys.executable, "-m", "miner", "list"]
-    if os.geteuid() == 0:  # root reads and writes anything: drop that, as for any other user
-        if not shutil.which("setpriv"):
-            pytest.skip("needs setpriv to test as root")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    command = as_another_user([sys.executable, "-m", "miner", "list"])
     os.chmod(home, 0o555)
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
@@ -926,11 +932,8 @@ def test_stats_names_every_counter_of_skipped_input_even_at_zero(transcript):
 
 
 def test_a_transcript_this_user_cannot_read_is_named_with_what_to_do(transcript):
-    command = [sys.executable, "-m", "miner", "mine", str(transcript.parent)]  # (a file named alone is checked first)
-    if os.geteuid() == 0:  # root reads anything: drop that, as for any other user
-        if not shutil.which("setpriv"):
-            pytest.skip("needs setpriv to test as root")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    # (a folder: a file named alone is checked before mining)
+    command = as_another_user([sys.executable, "-m", "miner", "mine", str(transcript.parent)])
     os.chmod(transcript, 0)
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
