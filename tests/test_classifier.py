@@ -363,8 +363,7 @@ def test_work_put_off_in_a_language_without_rules_of_its_own_is_a_todo(tmp_path,
 
 
 # The rules for languages without rule files of their own (sentences of their own, not the rules' examples).
-PICKS, CAUSE, STATE = ("decision", "any.decision.user-picks-tool"), ("fact", "any.fact.cause-other-languages"), \
-    ("fact", "any.fact.new-state-other-languages")
+PICKS, STATE = ("decision", "any.decision.user-picks-tool"), ("fact", "any.fact.new-state-other-languages")
 
 
 @pytest.mark.parametrize("role,text,kept_as", [
@@ -373,17 +372,13 @@ PICKS, CAUSE, STATE = ("decision", "any.decision.user-picks-tool"), ("fact", "an
     ("user", "Берём Celery для фоновых задач.", PICKS),
     ("user", "Kuyruk için RabbitMQ ile devam edelim.", PICKS),
     ("user", "ログ収集はLokiにしよう。", PICKS),
-    ("assistant", "Der Fehler lag an einem falschen Pfad in der systemd-Unit.", CAUSE),
-    ("assistant", "Выяснилось, что воркер читал старый конфиг.", CAUSE),
-    ("assistant", "Sorun, cron işinin UTC ile çalışmasıydı.", CAUSE),
-    ("assistant", "Vấn đề nằm ở biến môi trường bị thiếu trên server.", CAUSE),
     ("assistant", "Теперь сессии хранятся в Redis под ключом session_store.", STATE),
     ("assistant", "Die Bilder liegen jetzt unter static/img/products.", STATE),
     ("assistant", "Agora o deploy roda pelo workflow deploy_prod no GitHub Actions.", STATE),
     ("assistant", "Artık loglar /var/log/kargo/api.log dosyasına yazılıyor.", STATE),
 ])
-def test_a_choice_a_cause_or_a_new_state_is_kept_in_languages_without_rules(tmp_path, pipeline, role, text, kept_as):
-    """The user picking a tool by its name; the cause of a bug; the assistant's new state of things after a change."""
+def test_a_choice_or_a_new_state_is_kept_in_languages_without_rules(tmp_path, pipeline, role, text, kept_as):
+    """The user picking a tool by its name; the assistant's new state of things after a change."""
     said = [("user", text), ("assistant", "OK.")] if role == "user" else [("user", "Did it work?"), ("assistant", text)]
     kept = mine(tmp_path, pipeline, False, said)
     assert [(c, rule) for _, c, rule in kept] == [kept_as]
