@@ -7,7 +7,7 @@ what the hooks print is redacted on its way out, so that no secret an older vers
 
 from __future__ import annotations
 
-REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 11  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -57,6 +57,8 @@ REDACTION_VERSION = 10  # 3: command-line passwords, vendor shapes, more languag
 # URL-encoded, Feishu's and Lark's bot webhooks, a value given on request after a question of the secret's name
 # alone ("And the SMTP password?"), a passphrase of joined words given so, AppSecret, a quoted passphrase with blanks
 # on a command line, a PIN "reset to" a value, مفتاح, Atlassian's and Linear's keys
+# 11: a second value in the sentence of a hidden one ("… is X and for prod it is Y", "the passwords are X and Y"), a
+# secret asked for and answered in one text ("Q: what's the root password? A: X")
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

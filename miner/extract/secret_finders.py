@@ -27,6 +27,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
+from .secret_sentences import answered, more_in_sentence
 from .secret_shapes import SHAPE_HINTS, SHAPES, gated, hint_index, hinted, holds_any
 from .secret_tables import (
     ACCOUNT_HINTS,
@@ -168,6 +169,10 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if "]\n" in text:  # a key a terminal or an editor wrapped: its rest alone on the next line
         text = _WRAPPED_RE.sub(lambda m: m.group(1) + "\n" + run.hidden(m.group(2), m.group(3))
                                if random_like(m.group(3)) else m.group(0), text)
+    if ("?" in text or "？" in text) and (":" in text or "：" in text) and (pin or holds_any(low, _STRONG_HINTS)):
+        text = answered(text, run.hidden)
+    if "[REDACTED:" in text:
+        text = more_in_sentence(text, run.hidden)
     remembered = run.found | run.here | (known or set())
     if "%" in text:  # a secret learnt, written again URL-encoded ("p%23ss" for "p#ss" in a connection string)
         remembered |= {form for secret in remembered for form in _percent_encoded(secret) if form != secret}
