@@ -965,3 +965,21 @@ def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_o
 def test_options_that_do_not_go_together_or_out_of_range_are_refused_not_ignored(args, named):
     result = CliRunner().invoke(main, args)
     assert result.exit_code in (1, 2) and "Error: " in result.output and named in result.output, result.output
+
+
+@pytest.mark.parametrize("args,said,command", [
+    (["recall", "--no-such-flag"], "No such option '--no-such-flag'.", "miner recall"),
+    (["--no-such-flag"], "No such option '--no-such-flag'.", "miner"),
+    (["no-such-command"], "No such command 'no-such-command'.", "miner"),
+    (["rules", "no-such-command"], "No such command 'no-such-command'.", "miner rules"),
+    (["export", "-o"], "Option '-o' requires an argument.", "miner export"),
+    (["exclude", "add"], "Missing argument 'GLOB'.", "miner exclude add"),
+    (["team", "join", "--zzz"], "No such option '--zzz'.", "miner team join"),
+])
+def test_a_usage_error_is_one_line_that_names_the_help_to_read(args, said, command):
+    """Click's own took four lines (the usage, a hint, a blank line, the error); an error given no context of its own
+    (an option with no value) named no help at all."""
+    done = subprocess.run([sys.executable, "-m", "miner", *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == "", done
+    # (run as `python -m miner`, the command is named so: Click names it as it was run)
+    assert done.stderr == f"Error: {said} See 'python -m {command} --help'.\n", done.stderr

@@ -33,6 +33,10 @@ class Group(click.Group):
 
         try:
             return super().invoke(ctx)
+        except _OneLineUsage:
+            raise
+        except click.UsageError as exc:  # a subcommand's arguments
+            raise _OneLineUsage(exc, ctx) from None
         except paths.PathSettingError as exc:
             raise click.ClickException(str(exc)) from None
         except (RuleError, SecretRuleError) as exc:
@@ -64,6 +68,12 @@ class Group(click.Group):
                 raise
             raise click.ClickException(f"{exc.filename}: {exc.strerror}: {what}") from None
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:  # the group's own (`miner --bogus`, `miner nosuchcommand`)
+            raise _OneLineUsage(exc, parent) from None
+
     def main(self, *args, **kwargs):
         """A terminal's stdout and stderr drop control characters (`_Shown`), up to the last line click prints: an
         error names a path or a text as it was given (`miner mine $'\\e]0;title\\a'`). A pipe gets every character:
@@ -74,6 +84,25 @@ class Group(click.Group):
             return super().main(*args, **kwargs)
         finally:
             sys.stdout, sys.stderr = streams
+
+
+class _OneLineUsage(click.UsageError):
+    """A usage error in one line, what was wrong and where to look (Click's own takes four: the usage, a hint, a blank
+    line and the error). `ctx` is the group's, for an error that names no context of its own (an option given no
+    value): the help of the command it ran is named."""
+
+    def __init__(self, error: click.UsageError, ctx: click.Context | None) -> None:
+        super().__init__(error.format_message(), error.ctx)
+        if error.ctx is not None:
+            self.command_path = error.ctx.command_path
+        elif ctx is not None:
+            self.command_path = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+        else:
+            self.command_path = ""
+
+    def show(self, file=None) -> None:
+        hint = f" See '{self.command_path} --help'." if self.command_path else ""
+        click.echo(f"Error: {self.format_message()}{hint}", file=file or sys.stderr)
 
 
 class _Shown:

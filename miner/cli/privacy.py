@@ -12,6 +12,7 @@ from ..extract import trust
 from ..memory import privacy
 from ..runtime import exclusions
 from .common import MEMORY_ID, open_store, project_dir
+from .group import Group
 
 
 def _privacy(action, *args):
@@ -21,7 +22,7 @@ def _privacy(action, *args):
         raise click.ClickException(str(exc)) from None
 
 
-@click.group()
+@click.group(cls=Group)
 def exclude() -> None:
     """Projects that are never mined and never injected (globs of folders)."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .common import ReadableFile, load_config, project_dir
+from .group import Group
 
 # --- evaluation ----------------------------------------------------------------------------
 
@@ -141,7 +142,7 @@ def train(data: Path | None, out: Path | None, labels: Path | None) -> None:
 # --- rules ---------------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=Group)
 def rules() -> None:
     """Inspect and check extraction rules."""
 

@@ -7,6 +7,7 @@ import os
 import click
 
 from .common import MEMORY_ID, open_store, project_dir
+from .group import Group
 
 _NO_DRIVER = ("team memory needs the team extra (psycopg is missing): pip install 'transcript-miner[team]', "
               "or run ./install.sh again")
@@ -44,7 +45,7 @@ def _line(exc: Exception) -> str:
     return text or type(exc).__name__
 
 
-@click.group()
+@click.group(cls=Group)
 def team() -> None:
     """Share this project's decisions, facts and todos with your team through a PostgreSQL server.
 
