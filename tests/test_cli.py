@@ -983,3 +983,34 @@ def test_a_usage_error_is_one_line_that_names_the_help_to_read(args, said, comma
     assert done.returncode == 2 and done.stdout == "", done
     # (run as `python -m miner`, the command is named so: Click names it as it was run)
     assert done.stderr == f"Error: {said} See 'python -m {command} --help'.\n", done.stderr
+
+
+def test_a_file_named_to_mine_that_holds_no_conversation_gets_a_note(tmp_path):
+    """Random bytes or another program's JSONL were mined in silence ("0 entries, 11 lines skipped"), as if they
+    had been a transcript with nothing to say."""
+    noise = tmp_path / "noise.jsonl"
+    noise.write_bytes(bytes(b for b in range(256) if b != 10) * 8 + b"\n" + b'{"level": "info", "msg": "started"}\n')
+    session = Session(tmp_path / "real.jsonl", cwd="/work/shop")
+    session.user("We'll keep the invoices in PostgreSQL from now on.")
+    result = CliRunner().invoke(main, ["mine", str(noise), str(session.path)])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: {noise}: none of its 2 line(s) is a turn of a conversation; is it a Claude Code "
+                     "transcript? (they are the JSONL files under ~/.claude/projects)"], result.output
+
+
+def test_recall_for_a_session_the_store_does_not_know_says_so(transcript):
+    """It printed an empty block, as if the session had left nothing to recall."""
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    result = CliRunner().invoke(main, ["recall", "--situation", "compact", "--session", "no-such-session"])
+    assert result.exit_code == 1 and result.output.splitlines() == [
+        "Error: no session 'no-such-session' in the store: give the id of a mined session (`miner show MEMORY_ID` "
+        "names a memory's), or leave --session out"], result.output
+
+
+def test_listing_a_project_by_a_path_that_names_no_folder_says_to_check_it(transcript, tmp_path):
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    missing = tmp_path / "no-such-folder"
+    result = CliRunner().invoke(main, ["list", "--project", str(missing)])
+    assert result.output == f"No memories match. (No folder {missing} exists: check the path.)\n"
+    assert CliRunner().invoke(main, ["list", "--project", str(tmp_path)]).output == "No memories match.\n"

@@ -7,6 +7,7 @@ of `memory`, `ops`, `privacy`, `quality` and `mcp.server` adds the others.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -93,21 +94,35 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
         if not quiet and (processes > 1 or miner is not None):  # (before the bar: said inside, it ran into it)
             click.echo(f"Mining in {processes} processes, each taking whole projects." if processes > 1 else
                        f"Using the {miner.pipeline.name} pipeline.", err=True)
+        # Files named here (not found in a folder: a session may hold no turn) with lines and no turn of a
+        # conversation in them, and their lines.
+        strange: list[tuple[str, int]] = []
+        named = {str(target) for target in transcripts}
+
+        def mined(file: str, result: Summary) -> None:
+            bar.update(1)
+            lines = result.entries + result.skipped_lines
+            if lines and not (result.turns or result.replayed or result.errors) and file in named:
+                strange.append((file, lines))
+
         with click.progressbar(length=len(todo), label="Mining", file=sys.stderr, show_pos=True,
                                hidden=quiet or not todo or not sys.stderr.isatty()) as bar:
             if processes > 1:
-                total.add(mine_parallel(store.path, groups, processes,
-                                        progress=lambda _file, _result: bar.update(1)))
+                total.add(mine_parallel(store.path, groups, processes, progress=mined))
             elif miner is not None:
                 for file in todo:
-                    total.add(miner.mine_paths([file]))
-                    bar.update(1)
+                    result = miner.mine_paths([file])
+                    total.add(result)
+                    mined(file, result)
         if todo:  # a backfill: merged as far as merging goes
             keep_indexes(store, rounds=None, say=lambda message: click.echo(f"note: {message}", err=True))
         projects = transcript_projects(store, [str(Path(file).resolve()) for file in todo])
     if projects and config["recall_cache"]:  # the next session of each finds its block rendered, as after a worker
         refresh_blocks(projects)
     click.echo(total.line())
+    for file, lines in strange:
+        click.echo(f"note: {paths.printable(file)}: none of its {lines} line(s) is a turn of a conversation; is it a "
+                   "Claude Code transcript? (they are the JSONL files under ~/.claude/projects)", err=True)
     for error in total.errors:
         click.echo(f"error: {error}", err=True)
     if total.errors:  # what was mined is kept; the next run tries the rest again
@@ -142,6 +157,9 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
     situation = situation or ("query" if query else "startup")
     with open_store(or_readonly=True) as store:
         store.lock_wait_s = min(store.lock_wait_s, RECALL_LOG_WAIT_S)  # the log line waits a moment, not a minute
+        if session and store.session(session) is None and store.checkpoint(session) is None:
+            raise click.ClickException(f"no session {session!r} in the store: give the id of a mined session "
+                                       "(`miner show MEMORY_ID` names a memory's), or leave --session out")
 
         def built(log: bool):
             return build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
@@ -198,7 +216,9 @@ def list_(project: str | None, category: str | None, states: tuple[str, ...], li
         flag = " (unconfirmed)" if m.tentative else ""
         click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")
     if not rows:
-        click.echo("No memories match.")
+        gone = where is not None and not os.path.isdir(where)  # (a project deleted since keeps its memories)
+        click.echo("No memories match." + (f" (No folder {paths.printable(where)} exists: check the path.)" if gone
+                                           else ""))
 
 
 @main.command()
