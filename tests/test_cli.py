@@ -1014,3 +1014,19 @@ def test_listing_a_project_by_a_path_that_names_no_folder_says_to_check_it(trans
     result = CliRunner().invoke(main, ["list", "--project", str(missing)])
     assert result.output == f"No memories match. (No folder {missing} exists: check the path.)\n"
     assert CliRunner().invoke(main, ["list", "--project", str(tmp_path)]).output == "No memories match.\n"
+
+
+def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript):
+    """A big store's purge took minutes in silence: reading its transcripts, the deletion, the rebuilt indexes and
+    the VACUUM."""
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    with Store(readonly=True) as store:
+        project = store.db.execute("SELECT project FROM memories LIMIT 1").fetchone()[0]
+    proc, shown = on_a_terminal(["purge", "--project", project, "--yes"], "stderr")
+    assert proc.returncode == 0, shown
+    for step in (b"Reading what was mined of its transcripts", b"1/1", b"deleting its rows and rebuilding the search "
+                 b"indexes", b"compacting the database"):
+        assert step in shown, shown
+    piped = subprocess.run([sys.executable, "-m", "miner.cli", "purge", "--project", project, "--yes"],
+                           capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert piped.returncode == 0 and piped.stderr == "" and piped.stdout.endswith("database vacuumed.\n"), piped

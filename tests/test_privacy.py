@@ -485,3 +485,27 @@ def test_a_private_file_is_written_whole_for_its_owner_alone(tmp_path):
 
     rules_mod.trust(rule_file, rules_dir)
     assert stat.S_IMODE((rules_dir / rules_mod.TRUST_FILE).stat().st_mode) == 0o600
+
+
+def test_a_purge_interrupted_while_compacting_says_its_rows_are_gone_and_how_to_finish(tmp_path, store, pipeline,
+                                                                                      monkeypatch):
+    """Ctrl-C during the VACUUM, after the deletion was committed, printed "Aborted!", as if nothing had happened."""
+    gone = Session(tmp_path / "gone.jsonl", cwd="/work/gone", session_id="gone-1")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    mine(store, pipeline, gone)
+    cleared = privacy.clear_block_cache
+
+    def interrupted() -> int:  # the user's Ctrl-C, right after the cached blocks went
+        cleared()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(privacy, "clear_block_cache", interrupted)
+    result = CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"])
+    assert result.exit_code == 1 and result.output.splitlines() == [
+        "Error: interrupted after /work/gone's rows were deleted (that is done), while the database was compacted: "
+        "run the same purge again to finish compacting it"], result.output
+    assert store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/gone'").fetchone()[0] == 0
+    monkeypatch.setattr(privacy, "clear_block_cache", cleared)
+    again = CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"])
+    assert again.exit_code == 0 and again.output.endswith("database vacuumed.\n"), again.output
+    assert b"zanzibarquux" not in data_bytes().lower()

@@ -6,6 +6,8 @@ function and prints what changed; a domain error is one line.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..extract import trust
@@ -107,8 +109,22 @@ def purge(folder: str, yes: bool) -> None:
             also = f" (and {', '.join(projects[1:])}, the same folder)" if projects[1:] else ""
             click.confirm(f"Delete everything stored for {project}{also}?", abort=True)
         _leave_team(projects)  # first: a background sync during the purge must not pull it back
+        shown = sys.stderr.isatty()  # (steps and a bar on a terminal: a big store takes minutes)
+
+        def stage(what: str) -> None:
+            if shown:
+                click.echo(f"{what}…", err=True)
+
+        def track(items: list, label: str):
+            return click.progressbar(items, label=label, file=sys.stderr, show_pos=True, hidden=not shown)
+
         for each in projects:
-            counts = privacy.purge(store, each)
+            try:
+                counts = privacy.purge(store, each, stage, track)
+            except privacy.PurgeInterrupted:
+                raise click.ClickException(f"interrupted after {each}'s rows were deleted (that is done), while the "
+                                           "database was compacted: run the same purge again to finish compacting "
+                                           "it") from None
             click.echo(f"purged {each}:")
             for name, count in counts.items():
                 click.echo(f"  {count:>6} {name}")

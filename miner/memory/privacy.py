@@ -11,26 +11,45 @@ may not become is `trust`.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 
 from .. import paths
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, ContextManager
 
-def purge(store, project: str) -> dict[str, int]:
+
+class PurgeInterrupted(Exception):
+    """Interrupted (Ctrl-C) after the purge's rows were deleted and committed, while the database was compacted."""
+
+
+def purge(store, project: str, stage: Callable[[str], None] | None = None,
+          track: Callable[[list, str], ContextManager] | None = None) -> dict[str, int]:
     """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
     watermarks, recall log, archive), rebuild the full-text indexes and vacuum. Returns counts by table.
+
+    `stage(what)` is told each step as it starts, and `track(items, label)` (a context manager giving the items back)
+    follows the transcripts read, for a progress bar. Interrupted after the deletion was committed, it raises
+    `PurgeInterrupted`: what was deleted stays deleted.
 
     Entry uuids stay in `seen_entries` (they hold no text): the purged
     transcripts are not mined again; what is said in the project later is,
     unless it is excluded too. They are also kept as `purged_entries`, which
     an export carries: a store restored from it does not mine them again.
     """
+    stage = stage or (lambda what: None)
+    track = track or (lambda items, label: nullcontext(items))
     db = store.db
     counts: dict[str, int] = {}
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
     with store.atomic() as db:
         mined = set()
-        for transcript, offset in db.execute("SELECT transcript, offset FROM watermarks WHERE project = ?", (project,)):
-            mined |= _entry_uuids(transcript, offset)
+        marks = db.execute("SELECT transcript, offset FROM watermarks WHERE project = ?", (project,)).fetchall()
+        with track(marks, "Reading what was mined of its transcripts") as marked:
+            for transcript, offset in marked:
+                mined |= _entry_uuids(transcript, offset)
+        stage("deleting its rows and rebuilding the search indexes")
         mined.update(row[0] for row in db.execute(
             "SELECT entry_uuid FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?) "
             "UNION SELECT entry_uuid FROM archive WHERE project = ?", (project, project)))
@@ -59,9 +78,13 @@ def purge(store, project: str) -> dict[str, int]:
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
         store.forget_term_counts()  # they counted the purged rows too
-    db.execute("VACUUM")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    counts["cached blocks"] = clear_block_cache()
+    try:
+        counts["cached blocks"] = clear_block_cache()
+        stage("compacting the database")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except KeyboardInterrupt:
+        raise PurgeInterrupted(counts) from None
     return counts
 
 
