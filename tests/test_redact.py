@@ -1362,3 +1362,28 @@ def test_a_secret_asked_for_and_answered_in_one_text_is_hidden(text, secret):
 ])
 def test_a_question_about_a_secret_and_its_answer_keep_their_words(text):
     assert redact(text) == (text, []), redact(text)
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("I changed the password. New one: Gk7rT2vXq", "Gk7rT2vXq"),
+    ("We rotated the db credentials this morning. It's now Hq4wZ8nRt for the app user.", "Hq4wZ8nRt"),
+    ("Reset my jira password. Went with Xv9qR2#mL this time.", "Xv9qR2#mL"),
+    ("I set up the service account; its secret ended up being Qz3mW8kTr5Yp1, keep it safe", "Qz3mW8kTr5Yp1"),
+    ("The old deploy token was revoked.\n\nNew: Tk5Lm2Qw9Zr4Xn8P\n\nUpdate the CI settings.", "Tk5Lm2Qw9Zr4Xn8P"),
+    ("Я сменил пароль. Новый: Ru7Nq2Wz4", "Ru7Nq2Wz4"),
+])
+def test_a_made_up_value_near_a_secrets_name_that_no_pass_read_is_hidden(text, secret):
+    out, kinds = redact(text)
+    assert secret not in out and kinds == ["password"], out
+
+
+@pytest.mark.parametrize("text", [
+    "The password hashing now goes through Argon2PasswordHasher and OAuth2Client.",
+    "Reset the token cache; transparentOnScrollTop0 keeps its value and com.example.appHarmony_V2.8.0_70 ships.",
+    "my public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq dev@laptop",
+    "A token matches [0-9A-Za-z]{32} and the key lives in Merger.java:31.",
+    "The password reset failed in build 20250101-120000; see run a1b2c3d4e5f6 and #__lottie_element_2.",
+    "Rotate the API key every 90 days. Commit 9f8e7d6c5b4a fixed the key loader.",
+])
+def test_names_hashes_and_paths_near_a_secrets_name_are_no_made_up_value(text):
+    assert redact(text) == (text, []), redact(text)

@@ -192,7 +192,7 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
     assert fixed.returncode in (0, 1), fixed.stderr
     assert b"redacted" in fixed.stdout.lower()
     again = run_cli("doctor")
-    assert b"stored secrets" not in again.stdout.lower() or b"no stored secret" in again.stdout.lower()
+    assert b"stored secrets" not in again.stdout.lower() or b"no stored secret" in again.stdout.lower(), again.stdout.decode()
 
     needle = secret.lower().encode()
     for path in Path(os.environ["MINER_HOME"]).rglob("*"):

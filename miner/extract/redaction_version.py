@@ -58,7 +58,8 @@ REDACTION_VERSION = 11  # 3: command-line passwords, vendor shapes, more languag
 # alone ("And the SMTP password?"), a passphrase of joined words given so, AppSecret, a quoted passphrase with blanks
 # on a command line, a PIN "reset to" a value, مفتاح, Atlassian's and Linear's keys
 # 11: a second value in the sentence of a hidden one ("… is X and for prod it is Y", "the passwords are X and Y"), a
-# secret asked for and answered in one text ("Q: what's the root password? A: X")
+# secret asked for and answered in one text ("Q: what's the root password? A: X"), a made-up value near a secret's
+# name that no pass read ("I changed the password. New one: X")
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

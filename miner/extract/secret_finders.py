@@ -27,7 +27,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_sentences import answered, more_in_sentence
+from .secret_sentences import answered, more_in_sentence, named_nearby
 from .secret_shapes import SHAPE_HINTS, SHAPES, gated, hint_index, hinted, holds_any
 from .secret_tables import (
     ACCOUNT_HINTS,
@@ -171,6 +171,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
                                if random_like(m.group(3)) else m.group(0), text)
     if ("?" in text or "？" in text) and (":" in text or "：" in text) and (pin or holds_any(low, _STRONG_HINTS)):
         text = answered(text, run.hidden)
+    if pin or holds_any(low, _HINTS):
+        text = named_nearby(text, run.hidden)
     if "[REDACTED:" in text:
         text = more_in_sentence(text, run.hidden)
     remembered = run.found | run.here | (known or set())
@@ -211,10 +213,13 @@ def _replace_in(m: re.Match, group: str, raw: str, bare: str, marker: str) -> st
     return whole[:at] + marker + whole[at + len(bare):]
 
 
+_MARKER_MAX = 64  # a marker's length, with room: a kind's name is short
+
+
 def _in_marker(m: re.Match) -> bool:
     """Whether a match starts inside a marker left by an earlier pass: the "credentials" of
     "[REDACTED:url-credentials]" names no credentials (it made "@localhost:5433/app" a password)."""
-    opened = m.string.rfind("[REDACTED:", 0, m.start() + 1)
+    opened = m.string.rfind("[REDACTED:", max(0, m.start() - _MARKER_MAX), m.start() + 1)  # (not the whole text back)
     closed = m.string.find("]", opened) if opened >= 0 else -1
     kind = m.string[opened + len("[REDACTED:"):closed] if closed >= m.start() else ""
     return bool(kind) and all(c.isascii() and (c.isalnum() or c == "-") and not c.isupper() for c in kind)

@@ -1,5 +1,5 @@
-"""A second secret in the sentence of a first, and a secret asked for and answered in one text: two of `redact`'s
-passes, run after the others.
+"""A second secret in the sentence of a first, a secret asked for and answered in one text, and a made-up value near
+a secret's name that no other pass read: three of `redact`'s passes, run after the others.
 
 "The staging password is X and for prod it's Y", "the passwords are X and Y", "passwords: staging X, prod Y",
 "das Passwort ist X, das vom Admin ist Y": the words that named the first value do not name the second, so no pass
@@ -10,10 +10,15 @@ its name) may be hidden with it: in a sentence that gives a password, that is th
 
 "Q: what's the root password? A: X" (notes pasted in, an FAQ): the question names the secret and the answer gives it
 after its label. Between turns, `secret_turns` reads a reply to such a question.
+
+"I changed the password. New one: X", "its secret ended up being X": a word names a secret and no pass found the
+value it gave. A token in its sentence or the next that could be nothing but a made-up value is hidden
+(`named_nearby`).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .secret_patterns import NOT_A_SECRET_AFTER, patterns
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
 # end.
 _AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？]|[.!?](?![\s)\]]|$))*)")
 _TOKEN_RE = re.compile(r"[^\s,;()<>\[\]{}|]+")
+_DIGIT_RE = re.compile(r"[0-9]")
+# A token with a digit (a made-up value holds one), from its start.
+_DIGIT_TOKEN_RE = re.compile(r"(?<![^\s,;()<>\[\]{}|])[^\s,;()<>\[\]{}|0-9]*[0-9][^\s,;()<>\[\]{}|]*")
 # A word or mark that states a value: the value after it may be a short one ("the prod one is Pup77").
 _STATES_RE = re.compile(r"(?i:is|are|was|es|son|era|ist|sind|est|sont|è|é|são|это|[:=：＝—–→-]+)")
 _STATING_MARKS = ":=：＝—–→"
@@ -132,3 +140,75 @@ def _asks_for_value(question: str) -> bool:
     if not (_WHICH_RE.search(question, 0, named.start()) or len(before) <= 3 and _NOT_NAMED_ONLY.isdisjoint(before)):
         return False
     return not question.isascii() or _NAME_TAIL_RE.fullmatch(question, named.end()) is not None
+
+
+# The end of a sentence, or of a line.
+_SENTENCE_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)|\n")
+# The words for a password (or credentials, or a PIN) in the languages of the context passes, plainly: this pass reads
+# every text that holds a hint, and the context passes' own pattern (`Patterns.strong_lead`) takes eight times as long
+# to look through one.
+_SECRET_WORD_RE = re.compile(
+    r"(?i:\b(?:pass(?:words?|wd|phrase|code)?|passw[oö]rt(?:e|es)?|pw|pwd|psw|pswd|passwd|paswd|pword|mdp|secret|"
+    r"cred(?:ential)?s|pin|contrase[ñn]as?|senhas?|clave|has[łl][oa]|heslo|parola|wachtwoord|şifre\w*|"
+    r"mot[ \t]+de[ \t]+passe|kennw[oö]rt|lösenord|salasana|пароль|парол[ьяюе]\w*|пасс)\b|"
+    r"密码|密碼|口令|パスワード|暗証番号|비밀번호|비번|암호)")
+# The key-like words ("key", "token"), in the languages of the context passes; their values must look generated.
+_KEY_WORD_RE = re.compile(r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?)\b|ключ|токен|토큰|令牌|トークン|キー)")
+# Runs of three small letters or more: the words of a name ("Argon2PasswordHasher", "transparentOnScrollTop0",
+# "com.example.app_V2"), which a made-up value ("Fv6tN2qLs") has few of.
+_WORD_RUN_RE = re.compile(r"[a-z]{3,}")
+# The keys that are no secret, by the word before them.
+_NOT_SECRET_KEYS = [[word] for word in ("public", "host", "primary", "foreign", "sort", "sorting", "cache", "unique",
+                                        "partition", "composite", "dict", "map", "hash", "object", "idempotency",
+                                        "translation", "i18n", "react", "list", "lookup", "index", "gpg", "pgp")]
+_SYMBOLS = frozenset("!@#$%^&*+=?~")  # what a made-up value holds and a name does not
+_SHORTEST_MADE_UP = 8
+_SHORTEST_KEY = 12  # a key-like word is everywhere in code talk: only a long value near one
+
+
+def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
+    """`text` with a made-up value hidden when a word names a secret in its sentence, or in the sentence before, and no
+    pass found the value that word gave: "I changed the password. New one: X", "its secret ended up being X", "The
+    old key was revoked; here is the new one: X". Made up is strict here: letters of both cases and a digit, or a
+    symbol, and few runs of small letters (`_WORD_RUN_RE`); never a word, a path or an identifier."""
+    found: set[tuple[int, int, bool]] = set()  # (start, end, key-like) of the sentences to read
+    ends: list[int] = []  # where each sentence ends, found once
+    for pattern, key_like in ((_SECRET_WORD_RE, False), (_KEY_WORD_RE, True)):
+        for name in pattern.finditer(text):
+            if _NAMES_A_SECRET_RE.match(text, name.end()) is None:
+                continue  # ("password manager", "token-based")
+            if key_like and text[max(0, name.start() - 20):name.start()].lower().split()[-1:] in _NOT_SECRET_KEYS:
+                continue  # ("public key", "primary key")
+            if not ends:
+                ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)] + [len(text)]
+            at = bisect.bisect_right(ends, name.start())  # the sentence of the name ends at ends[at]
+            start = ends[at - 1] if at else 0
+            following = at + 1  # … and the next that holds more than blanks
+            while following < len(ends) - 1 and not text[ends[following - 1]:ends[following]].strip():
+                following += 1
+            found.add((start, ends[min(following, len(ends) - 1)], key_like))
+    values: dict[str, bool] = {}
+    for start, end, key_like in found:
+        if "[REDACTED:" in text[start:end] or _DIGIT_RE.search(text, start, end) is None:
+            continue  # a pass read the value this name gave (`more_in_sentence` reads the rest), or none is there
+        for token in _DIGIT_TOKEN_RE.finditer(text, start, end):
+            value, quoted = strip_quotes(token.group(0))
+            value = value if quoted else trim(value)
+            if _made_up(value, key_like):
+                values[value] = True
+    for value in sorted(values, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", lambda m: hidden("password", m.group(0)), text)
+    return text
+
+
+def _made_up(value: str, key_like: bool) -> bool:
+    """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
+    if len(value) < (_SHORTEST_KEY if key_like else _SHORTEST_MADE_UP) or not value.isascii():
+        return False  # (a value in a text without spaces comes with its words: the context passes read those)
+    if any(c in value for c in "/:\\") or any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
+        return False  # (a path, a file's line, a URL, a pattern's ranges)
+    letters = sum(c.isalpha() for c in value)
+    if not any(c.isdigit() for c in value) or sum(map(len, _WORD_RUN_RE.findall(value))) * 2 >= letters:
+        return False  # (no digit: a word; half its letters in words: a name)
+    symbol = any(c in _SYMBOLS for c in value)
+    return symbol or (any(c.isupper() for c in value) and any(c.islower() for c in value))
