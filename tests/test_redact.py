@@ -1387,3 +1387,19 @@ def test_a_made_up_value_near_a_secrets_name_that_no_pass_read_is_hidden(text, s
 ])
 def test_names_hashes_and_paths_near_a_secrets_name_are_no_made_up_value(text):
     assert redact(text) == (text, []), redact(text)
+
+
+@pytest.mark.parametrize("text,kept", [
+    # code and JSON: the rest of the "sentence" is other code, which an escape ends
+    (json.dumps({"content": "const RPC = 'https://rpc.example.test/?api-key=Ab3dEf6hIj9kLm2n';\\nconst PROGRAM = "
+                            "'9xQvLk2mNp4rTs6uWy8zAb1cDe3fGh5j';"}), "9xQvLk2mNp4rTs6uWy8zAb1cDe3fGh5j"),
+    ("curl -H 'X-Api-Key: Ab3dEf6hIj9kLm2n' -H 'content-type: application/json' -d @body.json",
+     "content-type: application/json"),
+    ("apiToken: Ab3dEf6hIj9kLm2n and the search pattern authNamespace.*validate2 for it",
+     "authNamespace.*validate2"),
+    # words of a script without spaces, with their punctuation, after a secret
+    ("令牌 Ab3dEf6hIj9kLm2n 的配置，用于钩子的设置说明，请参考文档。", "的配置，用于钩子的设置说明，请参考文档。"),
+])
+def test_what_follows_a_secret_in_code_json_or_another_script_is_no_second_secret(text, kept):
+    out, _ = redact(text)
+    assert "Ab3dEf6hIj9kLm2n" not in out and kept in out, out

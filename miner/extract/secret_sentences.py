@@ -29,9 +29,13 @@ if TYPE_CHECKING:
     from typing import Callable
 
 # A marker an earlier pass left, and the rest of its sentence: up to a sentence's end (a stop, a question or
-# exclamation mark followed by a blank or the end) or the line's end. A stop inside a token ("db1.internal") is no
-# end.
-_AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？]|[.!?](?![\s)\]]|$))*)")
+# exclamation mark followed by a blank or the end), the line's end, a backslash (an escape: the sentence is inside
+# code or JSON) or _REST_CHARS characters. A stop inside a token ("db1.internal") is no end.
+_REST_CHARS = 160
+_AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？\\]|[.!?](?![\s)\]]|$)){0,%d})" % _REST_CHARS)
+# What a value may be made of here: a generated value's characters, no quote, slash, colon or escape (code, a path, a
+# URL or JSON's text), and no letter of another script (a word there, its punctuation glued to it).
+_CLEAN_RE = re.compile(r"[A-Za-z0-9!@#$%^&*+?~._-]+")
 _TOKEN_RE = re.compile(r"[^\s,;()<>\[\]{}|]+")
 _DIGIT_RE = re.compile(r"[0-9]")
 # A token with a digit (a made-up value holds one), from its start.
@@ -52,18 +56,18 @@ def more_in_sentence(text: str, hidden: Callable[[str, str], str]) -> str:
     def rest(m: re.Match) -> str:
         kind = m.group(1) if m.group(1) in _CONTEXT_KINDS else "password"
         tail = m.group(2)
-        out, at, previous = [], 0, ""
+        out, at, last, previous = [], 0, 0, ""
         for token in _TOKEN_RE.finditer(tail):
             raw = token.group(0)
             value, quoted = strip_quotes(raw)
             value = value if quoted else trim(value)
-            gap = tail[at:token.start()]
+            gap = tail[last:token.start()]
             stated = any(c in gap for c in _STATING_MARKS) or bool(_STATES_RE.fullmatch(previous))
             # (Text glued to the marker belongs to what it hid: the host after a URL's credentials.)
             if token.start() and _value(value, stated):
                 out.append(tail[at:token.start()] + raw.replace(value, hidden(kind, value), 1))
                 at = token.end()
-            previous = raw.lower().strip("'’\"")
+            last, previous = token.end(), raw.lower().strip("'’\"")
         out.append(tail[at:])
         return m.group(0)[:m.start(2) - m.start()] + "".join(out)
 
@@ -71,15 +75,12 @@ def more_in_sentence(text: str, hidden: Callable[[str, str], str]) -> str:
 
 
 def _value(value: str, stated: bool) -> bool:
-    """Whether a token after a secret is another: generated-looking, or stated with letters and digits."""
-    if not value or rejected(value) or "://" in value or "@" in value or "=" in value:
-        return False
-    if _identifier(value):
-        return False
-    if random_like(value):
-        return True
-    return stated and len(value) >= _SHORTEST and secret_like(value) and not value.isdigit() \
-        and any(c.isalpha() for c in value)
+    """Whether a token after a secret is another: letters and digits, generated-looking or stated."""
+    if not _CLEAN_RE.fullmatch(value) or rejected(value) or "@" in value or _identifier(value) or ".*" in value:
+        return False  # (".*": a pattern)
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return False  # (letters alone are a word or a pattern, "auth.*validate"; digits alone a count or a port)
+    return random_like(value) or stated and len(value) >= _SHORTEST
 
 
 def _identifier(value: str) -> bool:
@@ -205,8 +206,8 @@ def _made_up(value: str, key_like: bool) -> bool:
     """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
     if len(value) < (_SHORTEST_KEY if key_like else _SHORTEST_MADE_UP) or not value.isascii():
         return False  # (a value in a text without spaces comes with its words: the context passes read those)
-    if any(c in value for c in "/:\\") or any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
-        return False  # (a path, a file's line, a URL, a pattern's ranges)
+    if any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
+        return False  # (a pattern's ranges; `_value`: a path, a file's line, a URL)
     letters = sum(c.isalpha() for c in value)
     if not any(c.isdigit() for c in value) or sum(map(len, _WORD_RUN_RE.findall(value))) * 2 >= letters:
         return False  # (no digit: a word; half its letters in words: a name)
