@@ -216,3 +216,29 @@ def test_a_learnt_secret_given_as_an_mcp_keyword_is_dropped(tmp_path):
                                     keywords=["Qa7!wZ9xLm", "replica"])
     with Store(readonly=True) as store:
         assert "qa7!wz9xlm" not in store.get(result["id"]).keywords
+
+
+@pytest.mark.parametrize("request_,reply,secret", [
+    ("Let me know the password and I'll run the migration.", "Mq4Lz8Wt", "Mq4Lz8Wt"),
+    ("I'll need your API token for the registry before I can push.", "Rt6Kx2Pq9Lm4Zw7N", "Rt6Kx2Pq9Lm4Zw7N"),
+    ("Which PIN does the hardware key use?", "582014", "582014"),
+    ("What's the PIN of the test phone?", "it's 4417", "4417"),
+    ("デプロイ用のパスワードを教えてください。", "Jn3Pw8Lz", "Jn3Pw8Lz"),
+    ("Dime la contraseña del servidor de staging.", "Es7Qw2Lm", "Es7Qw2Lm"),
+])
+def test_a_value_given_after_a_request_said_in_more_ways_is_hidden(request_, reply, secret):
+    conversation = Conversation()
+    conversation.redact("assistant", request_)
+    out, kinds = conversation.redact("user", reply)
+    assert secret not in out and kinds, out
+
+
+@pytest.mark.parametrize("request_,reply", [
+    ("Let me know when the migration has finished.", "4417"),
+    ("I need the port the service listens on.", "8080"),
+    ("I'll need the token parser to be rewritten first. OK?", "2025"),
+])
+def test_digits_after_what_asks_for_no_secret_are_kept(request_, reply):
+    conversation = Conversation()
+    conversation.redact("assistant", request_)
+    assert conversation.redact("user", reply) == (reply, [])

@@ -193,7 +193,8 @@ NOT_A_SECRET_AFTER = (
     r"(?![ \t]+(?i:manager|policy|policies|reset|hash|hashing|length|field|prompt|strength|rotation|expiry|"
     r"expiration|requirements?|rules?|change|store|vault|file|history|less|protected|generator|primaria|primária|"
     r"primaire|primär|for[aá]nea|ajena|estrangeira|étrangère|única|unica|compuesta|composta|grant|flow|step|screen|"
-    r"page|form|tool|hint|input|box|dialog|fingerprints?)\b|[-‐]\w)")
+    r"page|form|tool|hint|input|box|dialog|fingerprints?|parser|parsing|validation|validator|handling|logic|"
+    r"format)\b|[-‐]\w)")
 # Words without a preposition between a name and its join, in a language that needs none there ("Mật khẩu tài khoản
 # admin là X", "Ο κωδικός του admin στο WordPress είναι X"): Latin, Greek, Vietnamese, Hebrew or Arabic words, only
 # before a value with a digit or a symbol; never the compounds that name something else ("password manager is

@@ -49,7 +49,12 @@ _KEY_WORDS_RE = re.compile(r"(?i:\b(?:api[ _-]?keys?|access[ _-]?keys?|secret[ _
 # key?") or a question asking which or what ("Which password should I set?", "What's the database password?"); in
 # any language, a question that names one ("数据库密码是多少？").
 _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ \t]+you)[ \t,]+)"
-                      r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b)")
+                      r"(?:provide|share|send|paste|give[ \t]+me|tell[ \t]+me|enter|type)\b|"
+                      # "Let me know the password", "I'll need your API token", and the same in other languages
+                      r"\blet[ \t]+me[ \t]+know[ \t]+(?:the|your)\b|\b(?:i|i['’]ll|we|we['’]ll)[ \t]+(?:also[ \t]+)?"
+                      r"need[ \t]+(?:the|your)\b)|教えて|入力して|알려|입력해|告诉我|提供一下|发给我|發給我|"
+                      r"(?i:\b(?:dime|pásame|envíame|gib[ \t]+mir|schick[ \t]+mir|donne-moi|envoie-moi|"
+                      r"me[ \t]+(?:passa|manda)|скинь|пришли)\b)")
 _WHICH_RE = re.compile(r"(?i:\b(?:which|what)\b)")  # ("Should I hash the password with argon2?" asks for none)
 # … or a question of a name alone, with no verb ("And the SMTP password for alerts?", "Your vault token?").
 _NAMED_ONLY_RE = re.compile(r"(?i:(?:(?:and|also|plus|now|then|ok(?:ay)?|what[ \t]+about|how[ \t]+about)[ \t,]+){0,2}"
@@ -58,6 +63,9 @@ _NAMED_ONLY_TAIL_RE = re.compile(r"(?i:(?:[ \t]+(?:for|of|on|to|in)[ \t]+(?:the[
                                  r"[ \t]*[?？])")
 # A passphrase of words joined by hyphens or dots ("lantern-otter-basalt-nine"), given first in a reply.
 _WORDS_PASSPHRASE_RE = re.compile(r"[^\W\d_]{3,}(?:([-.])[^\W\d_]{3,})(?:\1[^\W\d_]{3,}){2,}")
+# What opens a reply that gives a value ("it's X", "just use X", "try X"), and a PIN: a reply of digits alone.
+_REPLY_LEAD_RE = re.compile(r"(?i:(?:ok(?:ay)?[ \t,]+)?(?:it['’]s|it[ \t]+is|just[ \t]+use|use|try))[ \t]+")
+_PIN_REPLY_RE = re.compile(r"\d{4,8}")
 _SENTENCE_RE = re.compile(r"\S(?:[^.!?。？！\n]|[.!?](?=\S))*(?:[.!?。？！]+|\n|$)")
 _NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 
@@ -125,6 +133,9 @@ def answer_values(text: str) -> set[str]:
     first = _WORDS_PASSPHRASE_RE.match(text.strip().strip(_WRAPPERS + "`'\""))
     if first is not None and len(first.group(0)) >= 15:
         out.add(first.group(0))
+    reply = _REPLY_LEAD_RE.sub("", text.strip(), 1).strip(_WRAPPERS + "`'\"")
+    if _PIN_REPLY_RE.fullmatch(reply):
+        out.add(reply)  # a PIN as the whole reply ("582014", "it's 4417")
     for token in _TOKEN_RE.findall(text):
         token = token.strip(_WRAPPERS).rstrip(".,:;?")
         if random_like(token) and not rejected(token) and "://" not in token and "@" not in token[1:] \
