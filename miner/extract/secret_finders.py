@@ -151,8 +151,6 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             text = csv_rows(text, run.hidden)
         if "|" in text:
             text = table_rows(text, run.hidden)
-    elif "\n" in text and (holds_any(low, _LOGIN_HINTS) or "account" in low):  # ("## Logins", "Test accounts")
-        text = _credential_lists(text, run, generated_only=True)
     if holds_any(low, _LOGIN_HINTS):
         text = r.pair.sub(lambda m: _pair(m, run), text)
     if "|" in text and any(map(within, ACCOUNT_HINTS)):
@@ -350,78 +348,52 @@ def _code_lists(text: str, run: _Pass) -> str:
     return "".join(pieces) + text[at:] if pieces else text
 
 
-def _credential_lists(text: str, run: _Pass, generated_only: bool = False) -> str:
+def _credential_lists(text: str, run: _Pass) -> str:
     """Items under a line about credentials ("Test accounts:", "## Passwords"): their secret-looking parts.
 
-    Only list items and `label: value` lines count, up to the next blank line, heading or code fence (and, under a
-    line of the name alone, lines of three words or fewer). Under a line about passwords a lone word is one; under
-    one about accounts it must look made up, and so must every value with `generated_only` (a text that names no
-    password, only logins or accounts).
+    Only list items and `label: value` lines count, up to the next blank line, heading or code fence. Under a
+    line about passwords a lone word is one; under one about accounts it must look made up.
     """
     r = patterns()
     lines = text.split("\n")
     changed = False
     under = 0  # lines left in the current credentials list
-    strong = bare = items = False  # (bare: under a line of the name alone, "Credentials", "Test accounts")
+    strong = False
     for i, line in enumerate(lines):
         stripped = line.strip()
-        if not stripped and under and bare and not items:
-            continue  # (a blank line between such a line and its list)
         if not stripped or stripped.startswith(("```", "~~~", "#")):
             under = 0
         elif under:
             item = r.list_item.match(line)
-            plain = bare and not item and len(stripped.split()) <= 3  # ("admin", "db   Xq7…", "qa1@… Xq7…")
-            if item or plain or r.label_line.match(line):
+            if item or r.label_line.match(line):
                 body = item.group("body") if item else stripped
-                new = _list_item_secret(body, run, strong, made_up=plain or generated_only)
+                new = _list_item_secret(body, run, strong)
                 if new != body:
                     lines[i] = line.replace(body, new, 1)
                     changed = True
                 under -= 1
-                items = True
                 continue
             under = 0
         heading = stripped.startswith("#") or (stripped.startswith("**") and stripped.rstrip(":：").endswith("**"))
-        named = _NAME_ALONE_RE.fullmatch(stripped) is not None
-        if (stripped.endswith((":", "：")) or heading or named) and len(stripped) <= 160:
+        if (stripped.endswith((":", "：")) or heading) and len(stripped) <= 160:
             lead = r.list_lead.search(stripped)
             if lead:
-                under, strong, items = 30, bool(r.strong_lead.search(stripped)), False
-                bare = named or heading
+                under, strong = 30, bool(r.strong_lead.search(stripped))
     return "\n".join(lines) if changed else text
 
 
-# A line of a few words alone, as a list's title ("Credentials", "## Test accounts", "**Passwords**").
-_NAME_ALONE_RE = re.compile(r"[#*_ \t]*[^\W\d][\w'’-]*(?:[ \t]+[^\W\d][\w'’-]*){0,3}[*_ \t]*")
-
-
-def _list_item_secret(body: str, run: _Pass, strong: bool, made_up: bool = False) -> str:
-    """One credentials-list item with its secret hidden: the item itself when it is one token, else its last field
-    (or its last word, when that looks generated: "grafana admin Xq7…"). `made_up`: only a value that looks
-    generated (a line under a title, not an item of a list)."""
+def _list_item_secret(body: str, run: _Pass, strong: bool) -> str:
+    """One credentials-list item with its secret hidden: the item itself when it is one token, else its last field."""
     parts = patterns().split_field.split(body)
     candidate = parts[-1].strip() if len(parts) > 1 else body.strip()
-    if " " in candidate and _generated(trim(candidate.split()[-1])):
-        candidate, parts = candidate.split()[-1], [body, candidate]
     value, quoted = strip_quotes(candidate)
     bare = value if quoted else trim(value)
-    if not bare or " " in bare or rejected(bare) or made_up and not _generated(bare):
+    if not bare or " " in bare or rejected(bare):
         return body
     if not (quoted or secret_like(bare) or (strong and len(parts) == 1 and len(bare) >= 4)):
         return body
     cut = body.rfind(bare)
     return body[:cut] + run.hidden("password", bare) + body[cut + len(bare):]
-
-
-_GENERATED_CHARS_RE = re.compile(r"[A-Za-z0-9!@#$%^&*+?~._-]+")
-_AT_NAME_RE = re.compile(r"\w@(?:\d+(?:\.\d+)+|[\w-]+\.[a-z]{2,})")  # a package's version, an e-mail address
-
-
-def _generated(value: str) -> bool:
-    """A value that looks generated, of the characters one is made of (not a word of another script with its
-    punctuation, which `random_like` alone takes for symbols; not `pnpm@10.14.0`)."""
-    return _GENERATED_CHARS_RE.fullmatch(value) is not None and random_like(value) and not _AT_NAME_RE.search(value)
 
 
 def _aws_secrets(text: str, run: _Pass) -> str:
