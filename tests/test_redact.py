@@ -1403,3 +1403,15 @@ def test_names_hashes_and_paths_near_a_secrets_name_are_no_made_up_value(text):
 def test_what_follows_a_secret_in_code_json_or_another_script_is_no_second_secret(text, kept):
     out, _ = redact(text)
     assert "Ab3dEf6hIj9kLm2n" not in out and kept in out, out
+
+
+@pytest.mark.parametrize("text", ["银行卡PIN是 5163", "PIN是5163", "カードのPINは5163です", "kartın PIN kodu 5163",
+                                  "PIN kod do karty: 5163"])
+def test_a_pin_named_beside_another_scripts_letters_or_as_pin_kodu_is_hidden(text):
+    out, kinds = redact(text)
+    assert "5163" not in out and kinds, out
+
+
+@pytest.mark.parametrize("text", ["PINNED versions only", "the PINs are rotated yearly", "OPINION: 5163 votes"])
+def test_words_that_hold_pin_are_no_pin(text):
+    assert redact(text) == (text, []), redact(text)

@@ -93,7 +93,7 @@ _WEAK_WORDS = (
     r"clé[\s_-]+(?:d['’])?api|clave[\s_-]+(?:de[\s_-]+(?:la[\s_-]+)?)?api|chave[\s_-]+(?:d[ae][\s_-]+)?api|"
     r"api[\s_-]?schlüssel"
 )
-_PIN = (r"\bPIN(?:(?:[\s-]?(?:code|number|Code|Nummer))?\b|[ \t]?번호)|\bPUK\b|"
+_PIN = (r"(?<![A-Za-z0-9_])PIN(?:(?:[\s-]?(?:code|number|Code|Nummer|kodu|kod))?(?![A-Za-z0-9_])|[ \t]?번호)|\bPUK\b|"
         # (and "il pin del bancomat", "el pin de la tarjeta", "le pin de la carte", "o pin do cartão")
         r"\b[Pp]in(?:[\s-]?(?:code|number)\b|"
         r"[ \t]+(?:del(?:la)?|de(?:[ \t]+la|[ \t]+mi)?|du|da|do|della[ \t]+mia)[ \t]+(?:bancomat|carta|tarjeta|carte|"
