@@ -571,3 +571,18 @@ def test_launch_never_runs_an_interpreter_of_the_folder_it_runs_in(tmp_path, env
                             cwd=repo, timeout=30)
     assert "args:" not in result.stdout and result.returncode == 0
     assert "transcript-miner is not installed" in result.stderr
+
+
+@pytest.mark.parametrize("indent", [4, "\t", None])
+def test_install_and_uninstall_keep_the_files_indentation_and_final_newline(user_settings, indent):
+    """A settings.json indented otherwise (4 spaces, tabs, or none at all) came back with two spaces: a dotfile
+    repository's diff of one added hook was as long as the file."""
+    user_settings.parent.mkdir(parents=True)
+    original = json.dumps(RICH, indent=indent, ensure_ascii=False)  # and no newline at its end
+    user_settings.write_text(original, encoding="utf-8")
+    st.install("user", None, PY_A)
+    installed = user_settings.read_text(encoding="utf-8")
+    assert installed == json.dumps(json.loads(installed), indent=indent, ensure_ascii=False)
+    assert set(st.registered_commands(json.loads(installed))) == set(st.EVENTS)
+    st.uninstall("user", None)
+    assert user_settings.read_text(encoding="utf-8") == original

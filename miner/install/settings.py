@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import paths
+from . import json_style
 
 EVENTS = {
     "SessionStart": "session-start",
@@ -396,8 +397,7 @@ def _atomic_write(target: Path, text: str, mode: int) -> None:
         os.close(dir_fd)
 
 
-def render(settings: dict) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+render = json_style.render  # settings as JSON in the style of the file as read (its indentation, its last newline)
 
 
 def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bool) -> str:
@@ -413,7 +413,7 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
     if _same(before, new_settings):
         return f"{path}: unchanged, nothing written"
     verb = "update" if original_text is not None else "create"
-    text = render(new_settings)
+    text = render(new_settings, original_text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
