@@ -975,6 +975,8 @@ def test_options_that_do_not_go_together_or_out_of_range_are_refused_not_ignored
     (["export", "-o"], "Option '-o' requires an argument.", "miner export"),
     (["exclude", "add"], "Missing argument 'GLOB'.", "miner exclude add"),
     (["team", "join", "--zzz"], "No such option '--zzz'.", "miner team join"),
+    (["eval", "--rules-only"], "give --gold DIR (with --transcripts and/or --multi), or --cv.", "miner eval"),
+    (["team", "leave", "--all", "--project", "."], "give --project or --all, not both.", "miner team leave"),
 ])
 def test_a_usage_error_is_one_line_that_names_the_help_to_read(args, said, command):
     """Click's own took four lines (the usage, a hint, a blank line, the error); an error given no context of its own
@@ -1030,3 +1032,10 @@ def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript)
     piped = subprocess.run([sys.executable, "-m", "miner.cli", "purge", "--project", project, "--yes"],
                            capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert piped.returncode == 0 and piped.stderr == "" and piped.stdout.endswith("database vacuumed.\n"), piped
+
+
+def test_leaving_every_team_when_none_was_joined_says_so():
+    """It said "left the team: no project syncs any more", as if there had been one."""
+    result = CliRunner().invoke(main, ["team", "leave", "--all"])
+    assert result.exit_code == 1 and result.output.splitlines() == [
+        "Error: no project here has joined a team: there is nothing to leave (`miner team status` says what has)"]

@@ -101,8 +101,10 @@ class _OneLineUsage(click.UsageError):
             self.command_path = ""
 
     def show(self, file=None) -> None:
+        said = self.format_message()
         hint = f" See '{self.command_path} --help'." if self.command_path else ""
-        click.echo(f"Error: {self.format_message()}{hint}", file=file or sys.stderr)
+        stop = "" if not hint or said.endswith((".", "!", "?")) else "."
+        click.echo(f"Error: {said}{stop}{hint}", file=file or sys.stderr)
 
 
 class _Shown:

@@ -220,7 +220,12 @@ def leave(project: str | None, every: bool) -> None:
     from ..team import settings as settings_mod
 
     if every:
+        if project is not None:
+            raise click.UsageError("give --project or --all, not both")
         settings = _settings()
+        if not settings_mod.team_path().exists():
+            raise click.ClickException("no project here has joined a team: there is nothing to leave "
+                                       "(`miner team status` says what has)")
         with open_store() as store, store.atomic():
             for root in settings.projects:
                 store.clear_team_project(settings.team, root)
