@@ -132,7 +132,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if any(map(text.__contains__, ASSIGNMENT_JOINS)) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
     pin = "PIN" in text
-    if pin or holds_any(low, _HINTS):
+    named = strong = pin or holds_any(low, _HINTS)  # (a word for a secret may be in the text)
+    if named:
         strong = pin or holds_any(low, _STRONG_HINTS)
         if strong:
             text = r.forward.sub(lambda m: _forward(m, run), text)
@@ -169,9 +170,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if "]\n" in text:  # a key a terminal or an editor wrapped: its rest alone on the next line
         text = _WRAPPED_RE.sub(lambda m: m.group(1) + "\n" + run.hidden(m.group(2), m.group(3))
                                if random_like(m.group(3)) else m.group(0), text)
-    if ("?" in text or "？" in text) and (":" in text or "：" in text) and (pin or holds_any(low, _STRONG_HINTS)):
+    if strong and ("?" in text or "？" in text) and (":" in text or "：" in text):
         text = answered(text, run.hidden)
-    if pin or holds_any(low, _HINTS):
+    if named:
         text = named_nearby(text, run.hidden)
     if "[REDACTED:" in text:
         text = more_in_sentence(text, run.hidden)

@@ -37,9 +37,9 @@ _AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？\\]
 # URL or JSON's text), and no letter of another script (a word there, its punctuation glued to it).
 _CLEAN_RE = re.compile(r"[A-Za-z0-9!@#$%^&*+?~._-]+")
 _TOKEN_RE = re.compile(r"[^\s,;()<>\[\]{}|]+")
-_DIGIT_RE = re.compile(r"[0-9]")
-# A token with a digit (a made-up value holds one), from its start.
-_DIGIT_TOKEN_RE = re.compile(r"(?<![^\s,;()<>\[\]{}|])[^\s,;()<>\[\]{}|0-9]*[0-9][^\s,;()<>\[\]{}|]*")
+# A token of eight characters or more with a digit (a made-up value holds one), from its start.
+_DIGIT_TOKEN_RE = re.compile(r"(?<![^\s,;()<>\[\]{}|])(?=[^\s,;()<>\[\]{}|]{8})[^\s,;()<>\[\]{}|0-9]*[0-9]"
+                             r"[^\s,;()<>\[\]{}|]*")
 # A word or mark that states a value: the value after it may be a short one ("the prod one is Pup77").
 _STATES_RE = re.compile(r"(?i:is|are|was|es|son|era|ist|sind|est|sont|è|é|são|это|[:=：＝—–→-]+)")
 _STATING_MARKS = ":=：＝—–→"
@@ -172,38 +172,44 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     pass found the value that word gave: "I changed the password. New one: X", "its secret ended up being X", "The
     old key was revoked; here is the new one: X". Made up is strict here: letters of both cases and a digit, or a
     symbol, and few runs of small letters (`_WORD_RUN_RE`); never a word, a path or an identifier."""
-    found: set[tuple[int, int, bool]] = set()  # (start, end, key-like) of the sentences to read
-    ends: list[int] = []  # where each sentence ends, found once
+    # The made-up values first (most texts hold none, and then no name is looked for), then the names near them.
+    candidates = []
+    for token in _DIGIT_TOKEN_RE.finditer(text):
+        value, quoted = strip_quotes(token.group(0))
+        value = value if quoted else trim(value)
+        if _made_up(value, key_like=False):
+            candidates.append((token.start(), value))
+    if not candidates:
+        return text
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)] + [len(text)]  # where each sentence ends
+    values: dict[str, bool] = {}
     for pattern, key_like in ((_SECRET_WORD_RE, False), (_KEY_WORD_RE, True)):
         for name in pattern.finditer(text):
             if _NAMES_A_SECRET_RE.match(text, name.end()) is None:
                 continue  # ("password manager", "token-based")
             if key_like and text[max(0, name.start() - 20):name.start()].lower().split()[-1:] in _NOT_SECRET_KEYS:
                 continue  # ("public key", "primary key")
-            if not ends:
-                ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)] + [len(text)]
             at = bisect.bisect_right(ends, name.start())  # the sentence of the name ends at ends[at]
             start = ends[at - 1] if at else 0
             following = at + 1  # … and the next that holds more than blanks
             while following < len(ends) - 1 and not text[ends[following - 1]:ends[following]].strip():
                 following += 1
-            found.add((start, ends[min(following, len(ends) - 1)], key_like))
-    values: dict[str, bool] = {}
-    for start, end, key_like in found:
-        if "[REDACTED:" in text[start:end] or _DIGIT_RE.search(text, start, end) is None:
-            continue  # a pass read the value this name gave (`more_in_sentence` reads the rest), or none is there
-        for token in _DIGIT_TOKEN_RE.finditer(text, start, end):
-            value, quoted = strip_quotes(token.group(0))
-            value = value if quoted else trim(value)
-            if _made_up(value, key_like):
-                values[value] = True
+            end = ends[min(following, len(ends) - 1)]
+            if "[REDACTED:" in text[start:end]:
+                continue  # a pass read the value this name gave (`more_in_sentence` reads the rest)
+            for where, value in candidates[bisect.bisect_left(candidates, (start,)):]:
+                if where >= end:
+                    break
+                if not key_like or len(value) >= _SHORTEST_KEY:
+                    values[value] = True
     for value in sorted(values, key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", lambda m: hidden("password", m.group(0)), text)
     return text
 
 
 def _made_up(value: str, key_like: bool) -> bool:
-    """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
+    """Whether a token near a secret's name is a value made up for it (see `named_nearby`): near a key-like name, a
+    longer one."""
     if len(value) < (_SHORTEST_KEY if key_like else _SHORTEST_MADE_UP) or not value.isascii():
         return False  # (a value in a text without spaces comes with its words: the context passes read those)
     if any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
