@@ -150,16 +150,18 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
 
 
 def safe_transcript(path: str) -> str:
-    """The resolved transcript path, if it is a regular .jsonl file under Claude's folder."""
+    """The resolved transcript path, if it is a regular .jsonl file under Claude's folder (or under its projects
+    folder, wherever a symlink puts that: moved to another disk, as `miner mine` and the watcher read it)."""
     import stat
 
     if not path:
         raise HookInputError("payload has no transcript_path")
     root = os.path.realpath(paths.claude_root())
+    projects = os.path.realpath(os.path.join(paths.claude_root(), "projects"))
     real = os.path.realpath(path)
     if not real.endswith(".jsonl"):
         raise HookInputError(f"refused transcript_path {path!r}, which is not a .jsonl file")
-    if os.path.commonpath([root, real]) != root:
+    if os.path.commonpath([root, real]) != root and os.path.commonpath([projects, real]) != projects:
         raise HookInputError(f"refused transcript_path {path!r}, which is not under {root}")
     try:
         mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook

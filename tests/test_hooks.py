@@ -373,6 +373,28 @@ def test_mine_all_never_follows_a_symlink_out_of_claudes_folder(session, tmp_pat
         assert list(store.watermarks()) == [str(real)]
 
 
+def test_the_hooks_mine_a_projects_folder_that_is_a_symlink_to_another_disk(tmp_path, claude_dir, workdir):
+    """~/.claude/projects moved elsewhere and linked back: Stop, PreCompact and SessionEnd refused every transcript
+    ("not under ~/.claude"), where `miner mine` and the watcher read them; a link out of it is still refused."""
+    moved = tmp_path / "other-disk" / "projects"
+    moved.parent.mkdir()
+    (claude_dir / "projects").rename(moved)
+    (claude_dir / "projects").symlink_to(moved)
+    session = Session(workdir)
+    session.turn("Pick the package manager for the monorepo.", "Let's go with pnpm as the package manager.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    assert hook_log_lines() == []
+    assert "Let's go with pnpm as the package manager." in memory_texts()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("{}\n")
+    (session.folder / "link.jsonl").symlink_to(outside)
+    from miner import hooks
+
+    with pytest.raises(hooks.HookInputError):
+        hooks.safe_transcript(str(session.folder / "link.jsonl"))
+
+
 # --- stop ------------------------------------------------------------------------------
 
 
