@@ -185,9 +185,11 @@ def test_the_watcher_renders_blocks_with_the_settings_as_they_are_now(workdir, p
                      f"service number {n}, and keep its retry budget at {n + 2} attempts per job.")
     with Store() as store:
         watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
-        watcher.miner = Miner(store, watcher.config, pipeline=pipeline)
         paths.config_dir().mkdir(parents=True, exist_ok=True)
         (paths.config_dir() / "config.json").write_text(json.dumps({"max_block_chars": 800}), encoding="utf-8")
+        # (the watcher reads the changed settings before it mines: the miner it builds then is given this pipeline)
+        watcher.miner.inner.reconfigure = lambda settings: setattr(watcher.miner.inner, "_miner", Miner(
+            store, settings, pipeline=pipeline))
         watcher.rescan()
         watcher.mine_round(watcher.due())
     project = str(workdir)
@@ -505,3 +507,57 @@ def test_a_status_file_that_cannot_be_written_is_said_once_and_the_watcher_goes_
         blocked.rmdir()
         watcher.status.write(files_watched=1)
         assert watch.read_status()["mined"] == 1 and not list(blocked.parent.glob(".*.tmp"))
+
+
+def archived(word: str) -> int:
+    with Store(readonly=True) as store:
+        return store.db.execute("SELECT COUNT(*) FROM archive WHERE text LIKE ?", (f"%{word}%",)).fetchone()[0]
+
+
+def test_settings_edited_while_the_watcher_runs_are_used_and_a_broken_file_stops_it_in_one_line(workdir, watcher):
+    """The watcher read the settings once, at start: with the archive turned off, what it mined was archived still,
+    where a hook's worker would not archive it; a broken settings file was a traceback every round."""
+    session = Session(workdir)
+    session.turn("Which broker for the invoice events?", "Let's go with NATS as the broker for the invoice events.")
+    wait_until(lambda: archived("NATS") > 0, timeout=60, what="the first turn archived")
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    settings = paths.config_dir() / "config.json"
+    settings.write_text(json.dumps({"archive": False}), encoding="utf-8")
+    session.turn("And the cache for invoices?", "We'll use Memcached as the cache for the invoice lookups.")
+    wait_until(has("Memcached"), timeout=60, what="the second turn mined")
+    assert archived("Memcached") == 0
+    settings.write_text('{"archive": fals', encoding="utf-8")
+    session.turn("Queue for refunds?", "Let's go with SQS as the queue for the refund jobs.")
+    wait_until(lambda: watch.read_status()["errors"] > 0, timeout=60, what="the broken settings said")
+    time.sleep(1.0)  # (a round or two more)
+    assert not has("SQS")()  # nothing is mined with settings the user is halfway through writing
+    log = (paths.logs_dir() / "watch.log").read_text(encoding="utf-8") if (paths.logs_dir() / "watch.log").exists() \
+        else ""
+    assert "Traceback" not in log + watch.read_status()["last_error"]
+    settings.write_text(json.dumps({"archive": False}), encoding="utf-8")
+    wait_until(has("SQS"), timeout=60, what="the turn mined once the file is fixed")
+
+
+def test_the_watcher_hears_a_projects_folder_made_again(workdir, claude_dir, tmp_path, monkeypatch):
+    """Removed (or moved away) and made again, the folder was heard only by the rescan every 30 s: here there is
+    none, so only the watch of the new folder can mine what is written there."""
+    import threading
+
+    from miner import config
+
+    monkeypatch.setattr(watch, "RESCAN_S", 3600.0)
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.1)
+        running = threading.Thread(target=watcher.run)
+        running.start()
+        try:
+            session = Session(workdir)
+            session.turn("Which broker?", "Let's go with NATS as the broker for the invoice events.")
+            wait_until(has("NATS"), timeout=60, what="the first memory")
+            (claude_dir / "projects").rename(tmp_path / "old-projects")
+            (claude_dir / "projects").mkdir()
+            Session(workdir).turn("Which cache?", "We'll use Memcached as the cache for the invoice lookups.")
+            wait_until(has("Memcached"), timeout=60, what="a memory of the new folder")
+        finally:
+            watcher.stop()
+            running.join(timeout=60)

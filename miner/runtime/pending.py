@@ -89,6 +89,11 @@ class LazyMiner:
         if self._miner is not None:
             self._miner.refresh()
 
+    def reconfigure(self, config: dict) -> None:
+        """Mine with these settings from now on: the Miner is built again, with them, when next needed."""
+        self.config = config
+        self._miner = None
+
     def mine_file(self, transcript: str):
         if not has_work(self.store, transcript):
             return None  # no write either: a pass with nothing new would still move the watermark's time

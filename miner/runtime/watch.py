@@ -198,6 +198,9 @@ class _Miner:
     def refresh(self) -> None:
         self.inner.refresh()
 
+    def reconfigure(self, config: dict) -> None:
+        self.inner.reconfigure(config)
+
     def mine_file(self, transcript: str):
         try:
             result = self.inner.mine_file(transcript)
@@ -229,6 +232,10 @@ class Watcher:
         self.broken = ""  # the broken exclusions file's error, said once
         self.misnamed: set[str] = set()  # transcripts whose names are not UTF-8, each said once
         self.store_inode = os.stat(store.path).st_ino
+        from ..recall.blockcache import config_state
+
+        self.settings = config_state()  # the settings file as `config` was read from it
+        self.root_replaced = threading.Event()  # the watched folder was removed, moved or made again
 
     def _transcript(self, path: str) -> str | None:
         """`contained_transcript`, and a name the store can keep: one that is not UTF-8 stopped the watcher on every
@@ -311,6 +318,7 @@ class Watcher:
         return min(deadlines) - time.monotonic() if deadlines else None
 
     def mine_round(self, transcripts: list[str]) -> None:
+        from ..config import ConfigError
         from ..extract.secret_rules import SecretRuleError
         from ..worker import keep_indexes, refresh_blocks, refresh_compact_blocks, transcript_projects
         from .exclusions import PrivacyError, load_exclusions
@@ -323,10 +331,12 @@ class Watcher:
         if not in_place:  # what it mined into the file it holds open would be lost to every other process
             raise WatchError(f"the memory store {self.store.path} was deleted or replaced while the watcher ran; "
                              "start it again (`miner watch`)")
-        try:  # a broken exclusions or secret kinds' file stops all mining (it may exclude or hide it): said once
+        try:  # a broken exclusions, secret kinds' or settings file stops all mining (it may exclude or hide it, or
+            # change what is kept): said once
             load_exclusions()
             self.miner.refresh()  # the secret kinds and rules as the user left them, not as they were at start
-        except (PrivacyError, SecretRuleError) as exc:
+            self._settings()  # … and the settings
+        except (PrivacyError, SecretRuleError, ConfigError) as exc:
             if str(exc) != self.broken:
                 self.broken = str(exc)
                 self.status.error(self.broken)
@@ -361,11 +371,43 @@ class Watcher:
                 self.status.error(f"rendering blocks ahead: {traceback.format_exc()}")
                 note(f"rendering blocks ahead failed:\n{traceback.format_exc()}")
 
+    def _settings(self) -> None:
+        """The settings as the file holds them now, when it changed since they were read (a hook's worker reads them
+        on each run: an archive turned off is off for the watcher too); ConfigError when the file is broken."""
+        from .. import config as config_mod
+        from ..recall.blockcache import config_state
+
+        now = config_state()
+        if now == self.settings:
+            return
+        self.config = config_mod.load()
+        self.miner.reconfigure(self.config)
+        self.settings = now
+        note("settings read again: mining with them from now on")
+
+    def _watch_root(self, observer, handler, watch=None):
+        """Watch the root (again, when it was replaced: its old watch hears nothing of the new folder)."""
+        if watch is not None:
+            try:
+                observer.unschedule(watch)
+            except (KeyError, OSError):
+                pass  # (the system dropped it with the folder)
+        return observer.schedule(handler, str(self.root), recursive=True)
+
     def run(self) -> None:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
         watcher = self
+        root = os.fsdecode(os.path.abspath(self.root))
+
+        class Above(FileSystemEventHandler):
+            """The folder above the root: the root itself removed, moved away or made again."""
+
+            def on_any_event(self, event):
+                if root in (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")):
+                    watcher.root_replaced.set()
+                    watcher.wake.set()
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):
@@ -381,7 +423,10 @@ class Watcher:
                     watcher.touched(os.fsdecode(event.dest_path))
 
         observer = Observer()
-        observer.schedule(Handler(), str(self.root), recursive=True)
+        handler = Handler()
+        watch = self._watch_root(observer, handler)
+        if os.path.isdir(os.path.dirname(root)):
+            observer.schedule(Above(), os.path.dirname(root), recursive=False)
         observer.start()
         note(f"watching {self.root} (debounce {self.debounce_s:.2f}s)")
         try:
@@ -390,6 +435,11 @@ class Watcher:
             self.status.write(files_watched=len(self.known))
             while not self.stopping.is_set():
                 self.wake.clear()  # before looking: what is touched from now on wakes the wait below
+                if self.root_replaced.is_set() and os.path.isdir(self.root):
+                    self.root_replaced.clear()
+                    watch = self._watch_root(observer, handler, watch)
+                    note(f"{self.root} was replaced: watching the new folder")
+                    last_scan = 0.0  # and what it holds is looked for now
                 if time.monotonic() - last_scan >= RESCAN_S:
                     self.rescan()
                     last_scan = time.monotonic()
