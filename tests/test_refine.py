@@ -766,3 +766,21 @@ def test_refinement_names_each_step_it_ran_in_order_and_what_a_step_changed():
     greeting = REF.refine(unit("Great, thank you!"), hit_for("x"))
     assert greeting.steps[-1] == "greeting" and greeting.dropped_by == "greeting"
     assert [s.split(":")[0] for s in verdict.steps] == list(REF.STEPS)
+
+
+@pytest.mark.parametrize("text,scope", [
+    ("From now on we always use pnpm in this repo.", "project"),
+    ("In this project we never push straight to main.", "project"),
+    ("Para este proyecto prefiero commits pequeños.", "project"),
+    ("以后这个项目里都用 pnpm。", "project"),
+    ("I always want type hints on public functions.", "global"),
+    ("I prefer this approach to mocking.", "global"),
+])
+def test_a_preference_of_everywhere_said_of_this_project_stays_the_projects(text, scope):
+    """"We always use X in this repo" was a preference of every project: another project's block showed it."""
+    from miner.extract.rules import parse_rule
+
+    rule = parse_rule({"id": "t", "category": "preference", "roles": ["user"], "patterns": ["."], "scope": "global"},
+                      "test", 1, "any")
+    verdict = REF.refine(unit(text), Hit(rule, rule.search(text)))
+    assert verdict.candidate is not None and verdict.candidate.scope == scope, verdict

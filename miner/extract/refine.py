@@ -134,6 +134,14 @@ _OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix"
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
+# A rule of everywhere (a preference: "we always use X") said of this project: it stays the project's.
+_THIS_PROJECT_RE = re.compile(
+    r"(?i:\b(?:in|for|of|across)[ \t]+(?:this|our|the)[ \t]+(?:repo|repository|project|codebase|code[ \t]+base|"
+    r"monorepo|app|service)\b|\bthis[ \t]+(?:repo|repository|project|codebase|monorepo)\b|"
+    r"\b(?:en|para)[ \t]+este[ \t]+(?:proyecto|repo|repositorio)\b|\bin[ \t]+diesem[ \t]+(?:Projekt|Repo)\b|"
+    r"\bdans[ \t]+ce[ \t]+(?:projet|dépôt|repo)\b|\b(?:neste|nesse)[ \t]+(?:projeto|repositório|repo)\b|"
+    r"\bin[ \t]+questo[ \t]+(?:progetto|repo)\b|\bв[ \t]+этом[ \t]+(?:проекте|репозитории|репо)\b)|"
+    r"这个项目|這個項目|本项目|本項目|这个仓库|這個倉庫|本仓库|このプロジェクト|このリポジトリ|이[ \t]?(?:프로젝트|저장소|레포)")
 
 
 @dataclass(frozen=True)
@@ -325,7 +333,7 @@ class Refiner:
             confidence=hit.rule.confidence * (0.7 if work.tentative else 1.0),
             text=work.text,
             tentative=work.tentative,
-            scope=hit.rule.scope,
+            scope="project" if hit.rule.scope == "global" and _THIS_PROJECT_RE.search(work.text) else hit.rule.scope,
             subject=hit.subject.lower(),
             value=hit.value,
             keywords=self.keywords(work.text, work.doc),
