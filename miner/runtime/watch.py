@@ -66,7 +66,12 @@ def _take_pidfile() -> int:
     try:
         paths.ensure_private_dir(paths.data_dir())
         fd = os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:  # a read-only data folder: one line, not a traceback
+    except OSError as exc:  # a read-only data folder, or a file where it should be: one line, not a traceback
+        import errno
+
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+            raise WatchError(f"cannot make the data folder {paths.data_dir()}: a file stands where a folder is "
+                             "needed; move it, or set MINER_HOME to another folder") from None
         raise WatchError(f"cannot write {pid_file()} ({exc.strerror}); the data folder must be writable to mine "
                          "into it") from None
     try:
