@@ -575,3 +575,11 @@ def test_a_data_folder_setting_that_names_a_file_is_said_so(tmp_path, below):
     assert done.returncode == 1 and done.stderr == (
         f"Error: cannot make the data folder {home}: a file stands where a folder is needed; move it, or set "
         "MINER_HOME to another folder\n"), done.stderr
+
+
+@pytest.mark.parametrize("written", ['{"last_error": 5, "errors": 1}', "[1, 2]", '"text"'])
+def test_a_status_file_that_is_no_status_does_not_break_the_status_command(claude_dir, written):
+    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    watch.status_file().write_text(written, encoding="utf-8")
+    result = CliRunner().invoke(watch_cmd, ["--status"])
+    assert result.exit_code == 0 and result.output.startswith("watcher: not running"), result.output

@@ -142,10 +142,12 @@ class Status:
 
 
 def read_status() -> dict | None:
+    """The status the watcher last wrote; None when there is none, or the file is not one (edited, or cut short)."""
     try:
-        return json.loads(status_file().read_text(encoding="utf-8"))
+        status = json.loads(status_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return status if isinstance(status, dict) else None
 
 
 def status_lines() -> list[str]:
@@ -164,8 +166,8 @@ def status_lines() -> list[str]:
             f"watching     {status.get('root')} ({status.get('files_watched', 0)} transcripts)",
             f"mined        {status.get('mined', 0)} passes; last {status.get('last_mined') or 'none'}"
             + (f" at {status['last_mined_at']}" if status.get("last_mined_at") else ""),
-            f"errors       {status.get('errors', 0)}" + (f" (last: {status['last_error'].splitlines()[-1]})"
-                                                         if status.get("last_error") else ""),
+            f"errors       {status.get('errors', 0)}" + (f" (last: {str(status['last_error']).splitlines()[-1]})"
+                                                         if str(status.get("last_error") or "").strip() else ""),
         ]
     return lines
 
