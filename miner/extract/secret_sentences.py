@@ -177,7 +177,7 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     for token in _DIGIT_TOKEN_RE.finditer(text):
         value, quoted = strip_quotes(token.group(0))
         value = value if quoted else trim(value)
-        if _made_up(value, key_like=False):
+        if _made_up(value):
             candidates.append((token.start(), value))
     if not candidates:
         return text
@@ -207,10 +207,9 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     return text
 
 
-def _made_up(value: str, key_like: bool) -> bool:
-    """Whether a token near a secret's name is a value made up for it (see `named_nearby`): near a key-like name, a
-    longer one."""
-    if len(value) < (_SHORTEST_KEY if key_like else _SHORTEST_MADE_UP) or not value.isascii():
+def _made_up(value: str) -> bool:
+    """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
+    if len(value) < _SHORTEST_MADE_UP or not value.isascii():
         return False  # (a value in a text without spaces comes with its words: the context passes read those)
     if any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
         return False  # (a pattern's ranges; `_value`: a path, a file's line, a URL)

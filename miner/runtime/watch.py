@@ -446,7 +446,7 @@ class Watcher:
                     self.root_replaced.clear()
                     watch = self._watch_root(observer, handler, watch)
                     note(f"{self.root} was replaced: watching the new folder")
-                    last_scan = 0.0  # and what it holds is looked for now
+                    last_scan = time.monotonic() - RESCAN_S  # and what it holds is looked for now
                 if time.monotonic() - last_scan >= RESCAN_S:
                     self.rescan()
                     last_scan = time.monotonic()
