@@ -69,11 +69,10 @@ def _take_pidfile() -> int:
     except OSError as exc:  # a read-only data folder, or a file where it should be: one line, not a traceback
         import errno
 
-        if exc.errno in (errno.EEXIST, errno.ENOTDIR):
-            raise WatchError(f"cannot make the data folder {paths.data_dir()}: a file stands where a folder is "
-                             "needed; move it, or set MINER_HOME to another folder") from None
+        what = ", and a file stands where it (or a folder above it) should be: move the file, or set MINER_HOME to " \
+            "another folder" if exc.errno in (errno.EEXIST, errno.ENOTDIR) else ""
         raise WatchError(f"cannot write {pid_file()} ({exc.strerror}); the data folder must be writable to mine "
-                         "into it") from None
+                         f"into it{what}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
