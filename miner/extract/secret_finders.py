@@ -132,9 +132,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if any(map(text.__contains__, ASSIGNMENT_JOINS)) and any(map(within, ASSIGNMENT_HINTS)):
         text = r.assignment.sub(lambda m: _assignment(m, run), text)
     pin = "PIN" in text
-    named = strong = pin or holds_any(low, _HINTS)  # (a word for a secret may be in the text)
+    named = pin or holds_any(low, _HINTS)  # (a word for a secret may be in the text)
+    strong = named and (pin or holds_any(low, _STRONG_HINTS))
     if named:
-        strong = pin or holds_any(low, _STRONG_HINTS)
         if strong:
             text = r.forward.sub(lambda m: _forward(m, run), text)
         if any(map(within, WEAK_HINTS)):

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 _REST_CHARS = 160
 _AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？\\]|[.!?](?![\s)\]]|$)){0,%d})" % _REST_CHARS)
 # What a value may be made of here: a generated value's characters, no quote, slash, colon or escape (code, a path, a
-# URL or JSON's text), and no letter of another script (a word there, its punctuation glued to it).
-_CLEAN_RE = re.compile(r"[A-Za-z0-9!@#$%^&*+?~._-]+")
+# URL or JSON's text), no "@" (an address, a package's version) and no letter of another script (a word there, its
+# punctuation glued to it).
+_CLEAN_RE = re.compile(r"[A-Za-z0-9!#$%^&*+?~._-]+")
 _TOKEN_RE = re.compile(r"[^\s,;()<>\[\]{}|]+")
 # A token of eight characters or more with a digit (a made-up value holds one), from its start.
 _DIGIT_TOKEN_RE = re.compile(r"(?<![^\s,;()<>\[\]{}|])(?=[^\s,;()<>\[\]{}|]{8})[^\s,;()<>\[\]{}|0-9]*[0-9]"
@@ -76,7 +77,7 @@ def more_in_sentence(text: str, hidden: Callable[[str, str], str]) -> str:
 
 def _value(value: str, stated: bool) -> bool:
     """Whether a token after a secret is another: letters and digits, generated-looking or stated."""
-    if not _CLEAN_RE.fullmatch(value) or rejected(value) or "@" in value or _identifier(value) or ".*" in value:
+    if not _CLEAN_RE.fullmatch(value) or rejected(value) or _identifier(value) or ".*" in value:
         return False  # (".*": a pattern)
     if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
         return False  # (letters alone are a word or a pattern, "auth.*validate"; digits alone a count or a port)
@@ -95,7 +96,7 @@ def _identifier(value: str) -> bool:
 _ANSWER_RE = re.compile(r"[?？][ \t]*\n?[ \t]*(?i:a|ans|answer|r|resp|respuesta|réponse|risposta|resposta|antwort|ответ|"
                         r"відповідь|odpowiedź|jawab|答|回答|答え|답)[ \t]*[:：][ \t]*(?P<value>\"[^\"\n]{1,80}\"|[^\s,;]+)")
 _QUESTION_CHARS = 200
-_NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
+NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 # What may follow the name in such a question: the account or place it is for ("What's the password for staging?").
 _NAME_TAIL_RE = re.compile(r"(?i:[ \t]+(?:for|of|on|to|in|at)[ \t]+[\w .'-]{1,40})?[ \t]*")
 # Words that make a short question ask something else than the value ("Who has the password?").
@@ -104,8 +105,9 @@ _NOT_NAMED_ONLY = frozenset("who how where when why whose is are was does do did
 # A question's label, and the end of a sentence before it: where the question starts.
 _QUESTION_START_RE = re.compile(r"(?i:\b(?:q|question|frage|pregunta|domanda|pergunta|вопрос|питання|pytanie|tanya)|"
                                 r"问|質問|질문)[ \t]*[:：][ \t]*|[.!?。！？][ \t]+")
-# A question asking for a value: which or what ("What's the root password?", "Wie lautet …", "Quelle est …").
-_WHICH_RE = re.compile(r"(?i:\b(?:what|which|wie[ \t]+lautet|welches|welcher|quel|quelle|cu[aá]l|qual|quale|что|какой|"
+# A question asking for a value: which or what ("What's the root password?", "Wie lautet …", "Quelle est …"; also
+# `secret_turns`' requests across turns).
+WHICH_RE = re.compile(r"(?i:\b(?:what|which|wie[ \t]+lautet|welches|welcher|quel|quelle|cu[aá]l|qual|quale|что|какой|"
                        r"какая|який|яка|jaki|jakie|apa)\b|什么|什麼|多少|何|なに|뭐|무엇)")
 
 
@@ -135,10 +137,10 @@ def _asks_for_value(question: str) -> bool:
     """Whether a question (without its mark) asks for a secret's value: it names one, and asks which or what it is,
     or names it alone ("Root password?"); not "How do I reset my password?", "Who has the password?"."""
     named = patterns().strong_lead.search(question)
-    if named is None or _NAMES_A_SECRET_RE.match(question, named.end()) is None:
+    if named is None or NAMES_A_SECRET_RE.match(question, named.end()) is None:
         return False
     before = question[:named.start()].lower().split()
-    if not (_WHICH_RE.search(question, 0, named.start()) or len(before) <= 3 and _NOT_NAMED_ONLY.isdisjoint(before)):
+    if not (WHICH_RE.search(question, 0, named.start()) or len(before) <= 3 and _NOT_NAMED_ONLY.isdisjoint(before)):
         return False
     return not question.isascii() or _NAME_TAIL_RE.fullmatch(question, named.end()) is not None
 
@@ -185,7 +187,7 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     values: dict[str, bool] = {}
     for pattern, key_like in ((_SECRET_WORD_RE, False), (_KEY_WORD_RE, True)):
         for name in pattern.finditer(text):
-            if _NAMES_A_SECRET_RE.match(text, name.end()) is None:
+            if NAMES_A_SECRET_RE.match(text, name.end()) is None:
                 continue  # ("password manager", "token-based")
             if key_like and text[max(0, name.start() - 20):name.start()].lower().split()[-1:] in _NOT_SECRET_KEYS:
                 continue  # ("public key", "primary key")

@@ -27,7 +27,7 @@ import re
 
 from .redact import redact
 from .secret_finders import MIN_PROPAGATED
-from .secret_patterns import NOT_A_SECRET_AFTER
+from .secret_sentences import NAMES_A_SECRET_RE, WHICH_RE
 from .secret_values import random_like, rejected, secret_like
 
 MAX_DIGESTS = 10_000  # the digests the store keeps, newest last (`Store.add_secret_digests`)
@@ -55,7 +55,6 @@ _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ 
                       r"need[ \t]+(?:the|your)\b)|教えて|入力して|알려|입력해|告诉我|提供一下|发给我|發給我|"
                       r"(?i:\b(?:dime|pásame|envíame|gib[ \t]+mir|schick[ \t]+mir|donne-moi|envoie-moi|"
                       r"me[ \t]+(?:passa|manda)|скинь|пришли)\b)")
-_WHICH_RE = re.compile(r"(?i:\b(?:which|what)\b)")  # ("Should I hash the password with argon2?" asks for none)
 # … or a question of a name alone, with no verb ("And the SMTP password for alerts?", "Your vault token?").
 _NAMED_ONLY_RE = re.compile(r"(?i:(?:(?:and|also|plus|now|then|ok(?:ay)?|what[ \t]+about|how[ \t]+about)[ \t,]+){0,2}"
                             r"(?:the|your|its|our)[ \t]+(?:[\w-]+[ \t]+){0,3}?)")
@@ -67,7 +66,6 @@ _WORDS_PASSPHRASE_RE = re.compile(r"[^\W\d_]{3,}(?:([-.])[^\W\d_]{3,})(?:\1[^\W\
 _REPLY_LEAD_RE = re.compile(r"(?i:(?:ok(?:ay)?[ \t,]+)?(?:it['’]s|it[ \t]+is|just[ \t]+use|use|try))[ \t]+")
 _PIN_REPLY_RE = re.compile(r"\d{4,8}")
 _SENTENCE_RE = re.compile(r"\S(?:[^.!?。？！\n]|[.!?](?=\S))*(?:[.!?。？！]+|\n|$)")
-_NAMES_A_SECRET_RE = re.compile(NOT_A_SECRET_AFTER)  # matches (empty) unless the name is of something else
 
 
 def digest(salt: bytes, secret: str) -> bytes:
@@ -114,10 +112,10 @@ def asks_for_secret(text: str) -> bool:
     for sentence in _SENTENCE_RE.findall(tail):
         sentence = sentence.strip()
         named = strong.search(sentence) or _KEY_WORDS_RE.search(sentence)
-        if named is None or _NAMES_A_SECRET_RE.match(sentence, named.end()) is None:
+        if named is None or NAMES_A_SECRET_RE.match(sentence, named.end()) is None:
             continue  # ("What is the password hashing library you want?")
         if _GIVE_RE.search(sentence) or sentence.endswith(("?", "？")) and (
-                _WHICH_RE.search(sentence) or not sentence.isascii()
+                WHICH_RE.search(sentence) or not sentence.isascii()
                 or _NAMED_ONLY_RE.fullmatch(sentence, 0, named.start()) and _NAMED_ONLY_TAIL_RE.fullmatch(
                     sentence, named.end())):
             return True
