@@ -37,15 +37,15 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from builders import Session  # noqa: E402
 
-from hooks import wait_for_workers  # noqa: E402 - the detached worker a hook starts, waited for (bench/hooks.py)
+# bench/hooks.py's temporary home, and its wait for the detached worker a hook starts
+from hooks import isolated_env, wait_for_workers  # noqa: E402
+from miner.paths import encode_project  # noqa: E402 - Claude Code's folder name for a project
 
 FIELDS = ("busy", "busy_ok", "planted", "stored", "category", "later", "shown", "extra_user", "extra_assistant")
 
 
 def environment(root: Path) -> dict[str, str]:
-    env = dict(os.environ, HOME=str(root / "home"), MINER_HOME=str(root / "miner-home"),
-               XDG_CONFIG_HOME=str(root / "home" / ".config"), XDG_DATA_HOME=str(root / "home" / ".local" / "share"),
-               CLAUDE_CONFIG_DIR=str(root / "home" / ".claude"))
+    env = isolated_env(root)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
     return env
 
@@ -63,7 +63,7 @@ def session_start(env: dict[str, str], project: str, session_id: str) -> str:
 def measure(spec: dict, root: Path, verbose: bool) -> dict[str, int]:
     """Mine one project session by session; its counts (`FIELDS`)."""
     env = environment(root)
-    project, folder = spec["project"], root / "home" / ".claude" / "projects" / spec["project"].replace("/", "-")
+    project, folder = spec["project"], root / "home" / ".claude" / "projects" / encode_project(spec["project"])
     where: dict[str, tuple[int, int, str]] = {}  # entry uuid -> (session, turn, role)
     blocks: dict[int, str] = {}
     ids = []

@@ -362,3 +362,47 @@ def test_private_text_nested_or_never_closed_leaves_no_byte_anywhere(tmp_path, c
         assert not any(word in out for out in outputs), word
         for path in files:
             assert word.encode("utf-8") not in path.read_bytes(), (word, path)
+
+
+def test_what_the_hooks_redact_before_the_repair_includes_the_kinds_of_the_secrets_file(tmp_path):
+    """The hooks redacted on the way out with the built-in kinds only: a Hugging Face or SendGrid token (kinds of
+    rules/secrets.yaml, the version 9 repair) stored by an older version was printed at every SessionStart."""
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+
+    token = "hf_" + generated(random.Random(41), 34)
+    # A miner ran since the upgrade and kept the kinds it loaded for the hooks, as every miner does.
+    subprocess.run([sys.executable, "-c", "from miner.extract import redact; redact.load_extra()"], check=True,
+                   env=dict(os.environ), timeout=120)
+    cwd = tmp_path / "work" / "app"
+    cwd.mkdir(parents=True)
+    with Store() as store, store.atomic() as db:
+        store.add_memory(NewMemory(
+            project=str(cwd), category="fact", text=f"The model downloads in CI use the read token {token} today.",
+            confidence=0.9, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
+            ts="2025-01-01T00:00:00Z"))
+        db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
+    block = additional_context(run_hook("session-start", Session(cwd).payload("session-start.startup.json")))
+    assert "[REDACTED:huggingface-token]" in block and token not in block, block
+
+
+def test_two_unpinned_memories_equal_once_redacted_keep_the_active_one():
+    """Without a pin, the active memory stays over a forgotten one met first: the repair kept whichever it met first,
+    and a rule the user still keeps was buried as forgotten."""
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+
+    rng = random.Random(22)
+    ids = []
+    with Store() as store, store.atomic():
+        for n in range(2):
+            ids.append(store.add_memory(NewMemory(
+                project="/old", category="preference", confidence=0.8, rule_id="r", role="user", session_id="s0",
+                text=f"Always unlock the signing keychain with password {'Kv3#' + generated(rng, 10)} first.",
+                transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2025-01-01T00:00:00Z"))[0])
+    with Store() as store:
+        with store.atomic():
+            store.set_state(ids[0], "forgotten", "an old wording")
+        repair.fix(store)
+        memories = store.list_memories(limit=10, states=())
+    assert [(m.id, m.state) for m in memories] == [(ids[1], "active")]

@@ -63,3 +63,8 @@ def project_dir(project: str | None) -> str:
         raise click.ClickException("--project is empty: give the project folder, or leave the option out for the "
                                    "current one")
     return paths.project_root(os.path.abspath(os.path.expanduser(project or os.getcwd())))
+
+
+def project_filter(project: str | None) -> str | None:
+    """The project root of `--project` for a command that lists every project without it: None when not given."""
+    return project_dir(project) if project is not None else None

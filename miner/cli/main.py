@@ -15,7 +15,7 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
-from .common import MEMORY_ID, load_config, open_store, project_dir
+from .common import MEMORY_ID, load_config, open_store, project_dir, project_filter
 from .group import Group
 
 RECALL_LOG_WAIT_S = 2.0  # how long `miner recall` waits to log what it printed while another process writes
@@ -155,6 +155,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
 
     config = load_config()
     situation = situation or ("query" if query else "startup")
+    root = project_dir(project)
     with open_store(or_readonly=True) as store:
         store.lock_wait_s = min(store.lock_wait_s, RECALL_LOG_WAIT_S)  # the log line waits a moment, not a minute
         if session and store.session(session) is None and store.checkpoint(session) is None:
@@ -162,7 +163,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
                                        "(`miner show MEMORY_ID` names a memory's), or leave --session out")
 
         def built(log: bool):
-            return build(store, project_dir(project), config, situation=situation, query=query, session_id=session,
+            return build(store, root, config, situation=situation, query=query, session_id=session,
                          budget_chars=config_mod.budget_chars(config, budget), include_tentative=tentative,
                          void=False if no_void else None, log=log, counted=False)
 
@@ -175,8 +176,8 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
         if not result.text and situation != "query":
             from ..runtime.exclusions import is_excluded
 
-            if is_excluded(project_dir(project)):  # (a blank line said nothing)
-                raise click.ClickException(f"{project_dir(project)} is excluded (`miner exclude list`): no block is "
+            if is_excluded(root):  # (a blank line said nothing)
+                raise click.ClickException(f"{root} is excluded (`miner exclude list`): no block is "
                                            "injected there; a question (`miner recall QUERY`) is still answered")
         click.echo("\n".join(explain_lines(result, store)) if explain else result.text)
 
@@ -210,7 +211,7 @@ def zones(project: str | None) -> None:
 def list_(project: str | None, category: str | None, states: tuple[str, ...], limit: int) -> None:
     """List memories, newest first."""
     with open_store(or_readonly=True) as store:
-        where = project_dir(project) if project is not None else None
+        where = project_filter(project)
         rows = store.list_memories(where, category, states or ("active",), limit)
     for m in rows:
         flag = " (unconfirmed)" if m.tentative else ""
@@ -265,7 +266,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     from ..memory.records import STATES
     from ..recall import glossary
 
-    where = project_dir(project) if project is not None else None
+    where = project_filter(project)
     with open_store(or_readonly=True) as store:
         glossary.refresh_quietly()  # `miner doctor` names a broken glossary file; the search goes on without it
         forms = glossary.query_forms(query)
@@ -301,7 +302,7 @@ def gc(dry_run: bool, project: str | None) -> None:
 
     config = load_config()
     with open_store(create=False) as store:
-        cold = cold_candidates(store, config, project_dir(project) if project is not None else None)
+        cold = cold_candidates(store, config, project_filter(project))
         for item in cold:
             click.echo(f"{item.memory.id:>6}  heat {item.heat:.3f}  {item.age_days:>5.0f} days  "
                        f"[{item.memory.category}] {item.memory.text[:100]}")

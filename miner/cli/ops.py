@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .common import ReadableFile, load_config, open_store, project_dir
+from .common import ReadableFile, load_config, open_store, project_filter
 
 
 @click.command(name="export")
@@ -28,7 +28,7 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
     """
     from ..memory import portable
 
-    project_root = project_dir(project) if project is not None else None
+    project_root = project_filter(project)
     if output is not None and output.is_file() and not force:  # (what is no file is refused on its own)
         raise click.ClickException(f"{output} exists: give another file, or --force to replace it")
     with open_store(or_readonly=True) as store:

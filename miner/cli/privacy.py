@@ -13,7 +13,7 @@ import click
 from ..extract import trust
 from ..memory import privacy
 from ..runtime import exclusions
-from .common import MEMORY_ID, open_store, project_dir
+from .common import MEMORY_ID, open_store, project_dir, project_filter
 from .group import Group
 
 
@@ -71,7 +71,7 @@ def quarantine(project: str | None, limit: int) -> None:
     `miner approve ID` releases one; `miner forget ID` drops it for good.
     """
     with open_store(or_readonly=True) as store:
-        rows = trust.quarantined(store, project_dir(project) if project is not None else None, limit)
+        rows = trust.quarantined(store, project_filter(project), limit)
         for memory in rows:
             click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.role:<9} {memory.text}")
             reason = store.state_reason(memory.id)

@@ -72,8 +72,6 @@ class _Pass:
 
     def hidden(self, kind: str, secret: str) -> str:
         """Count one secret of `kind` and remember it (made-up ones only) for the rest of the text; the marker."""
-        if secret.startswith("[REDACTED:") and secret.endswith("]"):  # hidden already (a text redacted again)
-            return secret
         self.kinds.append(kind)
         if len(secret) >= MIN_PROPAGATED and secret_like(secret) and not secret.isdigit():
             self.found.add(secret)

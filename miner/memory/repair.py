@@ -33,6 +33,7 @@ from ..extract.redaction_version import COUNTER, REDACTION_VERSION
 from ..extract.secret_turns import MAX_DIGESTS
 from ..extract.secret_turns import digest as secret_digest
 from ..textutil import char_bigrams, content_hash
+from . import reader
 from .store import Store
 
 VERSION_COUNTER = COUNTER
@@ -206,7 +207,7 @@ def fix(store: Store) -> Repair:
         salt = store.secret_digests()[0]
         if salt and known:  # what mining learns next hides a bare repeat of them too (`secret_turns`)
             store.add_secret_digests({secret_digest(salt, secret) for secret in known}, MAX_DIGESTS)
-        store.bump(VERSION_COUNTER, REDACTION_VERSION - store.counters().get(VERSION_COUNTER, 0))
+        store.bump(VERSION_COUNTER, REDACTION_VERSION - reader.redaction_version(store.db))
     if done.total:
         _scrub_file(store)
     for path in _files():
@@ -270,4 +271,4 @@ def _redact_file(path: Path, known: set[str]) -> bool:
 
 def needed(store: Store) -> bool:
     """True when the store was last repaired by an older redaction (or never): a cheap check for workers."""
-    return store.counters().get(VERSION_COUNTER, 0) < REDACTION_VERSION
+    return reader.redaction_version(store.db) < REDACTION_VERSION

@@ -164,9 +164,10 @@ def render_recall(store, project: str, config: dict, situation: str, session_id:
                        budget_chars=max(200, budget - over - 50), log=False)
     if not (recall.shown or recall.checkpoint):
         return "", None, recall
-    from ..extract.redaction_version import COUNTER, for_output
+    from ..extract.redaction_version import for_output
+    from ..memory import reader
 
-    text = fit_block(for_output(recall.text, store.counters().get(COUNTER, 0)))
+    text = fit_block(for_output(recall.text, reader.redaction_version(store.db)))
     return text, log_record(recall, len(text)), recall
 
 
