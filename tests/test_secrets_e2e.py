@@ -192,7 +192,8 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
     assert fixed.returncode in (0, 1), fixed.stderr
     assert b"redacted" in fixed.stdout.lower()
     again = run_cli("doctor")
-    assert b"stored secrets" not in again.stdout.lower() or b"no stored secret" in again.stdout.lower(), again.stdout.decode()
+    assert b"stored secrets" not in again.stdout.lower() or b"no stored secret" in again.stdout.lower(), \
+        again.stdout.decode()
 
     needle = secret.lower().encode()
     for path in Path(os.environ["MINER_HOME"]).rglob("*"):
@@ -253,14 +254,11 @@ def test_the_first_worker_after_an_upgrade_repairs_the_store(tmp_path, claude_di
     assert secret.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
 
 
-@pytest.mark.parametrize("first_state", ["active", "forgotten"])
-def test_two_memories_equal_once_redacted_keep_the_pinned_one(tmp_path, first_state):
-    """An older version stored two sentences that differ only in the password; redacted they are equal and one goes.
-    The one the user pinned stays, pinned and active (not the first one found, forgotten or not)."""
-    from miner.memory import repair
+def two_memories_equal_once_redacted(seed: int) -> list[int]:
+    """Two memories an older version stored raw, which differ only in the password; their ids."""
     from miner.memory.records import NewMemory
 
-    rng = random.Random(21)
+    rng = random.Random(seed)
     ids = []
     with Store() as store, store.atomic():
         for n in range(2):
@@ -269,6 +267,16 @@ def test_two_memories_equal_once_redacted_keep_the_pinned_one(tmp_path, first_st
                 project="/old", category="preference", confidence=0.8, rule_id="r", role="user", session_id="s0",
                 text=f"Always unlock the signing keychain with password {secret} before a release build.",
                 transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2025-01-01T00:00:00Z"))[0])
+    return ids
+
+
+@pytest.mark.parametrize("first_state", ["active", "forgotten"])
+def test_two_memories_equal_once_redacted_keep_the_pinned_one(tmp_path, first_state):
+    """An older version stored two sentences that differ only in the password; redacted they are equal and one goes.
+    The one the user pinned stays, pinned and active (not the first one found, forgotten or not)."""
+    from miner.memory import repair
+
+    ids = two_memories_equal_once_redacted(21)
     with Store() as store:
         with store.atomic():
             store.set_pinned(ids[1], True)
@@ -390,16 +398,8 @@ def test_two_unpinned_memories_equal_once_redacted_keep_the_active_one():
     """Without a pin, the active memory stays over a forgotten one met first: the repair kept whichever it met first,
     and a rule the user still keeps was buried as forgotten."""
     from miner.memory import repair
-    from miner.memory.records import NewMemory
 
-    rng = random.Random(22)
-    ids = []
-    with Store() as store, store.atomic():
-        for n in range(2):
-            ids.append(store.add_memory(NewMemory(
-                project="/old", category="preference", confidence=0.8, rule_id="r", role="user", session_id="s0",
-                text=f"Always unlock the signing keychain with password {'Kv3#' + generated(rng, 10)} first.",
-                transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2025-01-01T00:00:00Z"))[0])
+    ids = two_memories_equal_once_redacted(22)
     with Store() as store:
         with store.atomic():
             store.set_state(ids[0], "forgotten", "an old wording")
