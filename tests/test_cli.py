@@ -961,6 +961,7 @@ def test_an_import_and_an_export_show_their_progress_on_a_terminal_and_nothing_o
 
 @pytest.mark.parametrize("args,named", [(["watch", "--status", "--stop"], "--status and --stop"),
                                         (["watch", "--print-service", "--debounce", "5"], "--debounce goes with"),
+                                        (["watch", "--status", "--debounce", "1"], "--debounce goes with"),
                                         (["rules", "stats", "--show-only", "-1"], "'--show-only'")])
 def test_options_that_do_not_go_together_or_out_of_range_are_refused_not_ignored(args, named):
     result = CliRunner().invoke(main, args)

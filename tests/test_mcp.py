@@ -167,6 +167,7 @@ def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_pat
         stats = await c.ok("memory_stats")
         assert stats["project"] == str(project) and stats["project_active_memories"] >= 2
         assert stats["counters"]["mcp_stored"] >= 4
+        assert {"lines_skipped", "entries_skipped_malformed", "turns_cut"} <= set(stats["counters"])  # as the CLI
         zones = await c.ok("memory_zones")
         assert zones["last_recall"] and zones["zones"] == [] and zones["note"]
         assert (await c.ok("memory_zones", project=str(other)))["last_recall"] is None

@@ -103,7 +103,8 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
 
     if print_service + show_status + stop > 1:  # (one was done and the others left without a word)
         raise click.ClickException("give one of --print-service, --status and --stop")
-    if debounce != 1.0 and (print_service or show_status or stop):
+    given = click.get_current_context().get_parameter_source("debounce") is not click.core.ParameterSource.DEFAULT
+    if given and (print_service or show_status or stop):
         raise click.ClickException("--debounce goes with running the watcher (the service runs it with the default)")
     if print_service:
         try:

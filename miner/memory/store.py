@@ -37,6 +37,8 @@ WRITE_LOCK_WAIT_S = 60.0  # how long it asks (a backfill's batch may hold the lo
 # at most this many pages of work.
 MAX_INDEX_SEGMENTS = 4
 MERGE_PAGES = 500
+# Counters `stats` names at 0 too: a reader sees that nothing was skipped, not that nothing is counted.
+SKIP_COUNTERS = ("lines_skipped", "entries_skipped_malformed", "turns_cut")
 CACHE_KIB = 16 * 1024  # SQLite's page cache per connection, at most (its default is 2 MiB)
 MMAP_BYTES = 256 << 20  # the database file read through a memory map, up to this much
 # A term in at least this many rows of a full-text index has its count kept (`Store.count_common_terms`), counted
@@ -434,7 +436,8 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             "projects": db.execute("SELECT COUNT(DISTINCT project) FROM memories").fetchone()[0],
             "sessions": db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
             "transcripts": db.execute("SELECT COUNT(*) FROM watermarks").fetchone()[0],
-            "counters": self.counters(),
+            # The skipped input's counters are named even while nothing was skipped (the README lists them).
+            "counters": {**dict.fromkeys(SKIP_COUNTERS, 0), **self.counters()},
         }
 
 
