@@ -147,8 +147,9 @@ def rules() -> None:
     """Inspect and check extraction rules."""
 
 
-def _rule_files(project: str | None) -> list[Path]:
-    """The rule files that apply in the project; a note on stderr when its own file is left out, untrusted."""
+def _rule_files(project: str | None, checking: bool = False) -> list[Path]:
+    """The rule files that apply in the project; a note on stderr when its own file is left out, untrusted.
+    `checking`: its own file is listed anyway (it is checked before it is trusted)."""
     from ..extract import rules as rules_mod
 
     root = project_dir(project)
@@ -159,6 +160,8 @@ def _rule_files(project: str | None) -> list[Path]:
     if own is not None and own not in files:
         click.echo(f"note: {own} is not applied: it is not trusted as it is now (read it, then `miner rules trust"
                    f"{' --project ' + root if project else ''}`)", err=True)
+        if checking:
+            files.append(own)
     return files
 
 
@@ -170,10 +173,7 @@ def rules_check(project: str | None) -> None:
     from ..extract.redact import load_extra
     from ..extract.secret_rules import SecretRuleError, shipped_secret_file, user_secret_file
 
-    files = _rule_files(project)
-    own = rules_mod.project_rule_path(project_dir(project))
-    if own is not None and own not in files and own.is_file():  # checked before it is trusted, not applied
-        files = [*files, own]
+    files = _rule_files(project, checking=True)
     secret_files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
     try:
         ruleset = rules_mod.load_rules(files)
