@@ -235,12 +235,13 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
             projects = transcript_projects(store, transcripts)
         else:
             if shown is not None:
-                try:
+                try:  # all or nothing, and never in the way of catching up
                     from .recall.block import record_recall
 
-                    record_recall(store, shown)
-                except (OSError, ValueError, TypeError, AttributeError) as exc:
-                    note(f"recall not logged: {exc}")
+                    with store.atomic():
+                        record_recall(store, shown)
+                except Exception as exc:  # noqa: BLE001 - a record the store refuses is noted, and mining goes on
+                    note(f"recall not logged: {type(exc).__name__}: {exc}")
             catch_up(store, miner, args.cwd, on_checkpoint=on_checkpoint)
             projects = {paths.project_root(args.cwd)}
         keep_indexes(store)

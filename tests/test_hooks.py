@@ -1149,6 +1149,22 @@ def test_a_worker_that_cannot_open_the_store_still_removes_the_recall_file_it_wa
     assert not os.path.exists(record_file)
 
 
+def test_a_recall_record_the_store_cannot_take_is_noted_and_catch_up_still_mines(session):
+    """Logging what SessionStart showed comes second to catching up: a record the store refused (here an id beyond
+    SQLite's integers) stopped the worker before it mined anything."""
+    from miner import paths
+
+    session.user("We decided the wombat exporter runs every night at two.")
+    record_file = paths.data_file("cache", "recall-s-3.json")
+    paths.write_private(record_file, json.dumps({"project": str(session.cwd), "situation": "startup",
+                                                 "shown": [10 ** 30]}))
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", f"--recall-file={record_file}", "--",
+                           str(session.cwd)], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert done.returncode == 0 and "recall not logged" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert any("wombat exporter" in text for text in memory_texts()), "catch-up mined nothing"
+    assert not os.path.exists(record_file)
+
+
 def test_a_worker_under_a_setting_it_refuses_logs_one_line_and_still_removes_the_recall_file(tmp_path):
     """A setting an older version accepted and this one refuses: SessionStart tells the user, and each worker wrote a
     twenty-line traceback to worker.log."""
