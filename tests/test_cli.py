@@ -902,6 +902,10 @@ def test_export_does_not_replace_a_file_unless_told(transcript, tmp_path):
     assert refused.exit_code == 1 and "--force" in refused.output and target.read_text() == "precious\n"
     assert CliRunner().invoke(main, ["export", "-o", str(target), "--force"]).exit_code == 0
     assert target.read_text().startswith("{")
+    target.write_text("precious\n")
+    refused = CliRunner().invoke(main, ["backup", str(target)])  # in the same words
+    assert refused.exit_code == 1 and refused.output == f"Error: {target} exists: give another file, or --force to " \
+        "replace it\n" and target.read_text() == "precious\n", refused.output
 
 
 def test_recall_in_an_excluded_project_says_why_it_prints_nothing(transcript):

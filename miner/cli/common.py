@@ -68,3 +68,9 @@ def project_dir(project: str | None) -> str:
 def project_filter(project: str | None) -> str | None:
     """The project root of `--project` for a command that lists every project without it: None when not given."""
     return project_dir(project) if project is not None else None
+
+
+def refuse_to_replace(path, force: bool) -> None:
+    """The one line that refuses to write over an existing file unless --force was given."""
+    if path is not None and path.is_file() and not force:  # (what is no file is refused where it is written)
+        raise click.ClickException(f"{path} exists: give another file, or --force to replace it")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .common import ReadableFile, load_config, open_store, project_filter
+from .common import ReadableFile, load_config, open_store, project_filter, refuse_to_replace
 
 
 @click.command(name="export")
@@ -29,8 +29,7 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
     from ..memory import portable
 
     project_root = project_filter(project)
-    if output is not None and output.is_file() and not force:  # (what is no file is refused on its own)
-        raise click.ClickException(f"{output} exists: give another file, or --force to replace it")
+    refuse_to_replace(output, force)
     with open_store(or_readonly=True) as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
@@ -76,8 +75,7 @@ def backup(path: Path, force: bool) -> None:
     from ..memory.backup import backup as copy_store
     from ..memory.portable import PortableError
 
-    if path.is_file() and not force:
-        raise click.ClickException(f"{path} exists; pass --force to replace it")
+    refuse_to_replace(path, force)
     with open_store(or_readonly=True) as store:
         try:
             written = copy_store(store, path)
