@@ -1371,6 +1371,12 @@ def test_a_question_about_a_secret_and_its_answer_keep_their_words(text):
     ("I set up the service account; its secret ended up being Qz3mW8kTr5Yp1, keep it safe", "Qz3mW8kTr5Yp1"),
     ("The old deploy token was revoked.\n\nNew: Tk5Lm2Qw9Zr4Xn8P\n\nUpdate the CI settings.", "Tk5Lm2Qw9Zr4Xn8P"),
     ("Я сменил пароль. Новый: Ru7Nq2Wz4", "Ru7Nq2Wz4"),
+    # a login's words, and a user and its password in one token
+    ("logins for the build farm: builder Wq5Zk8Np", "Wq5Zk8Np"),
+    ("auth for the queue dashboard is Nd4Rm7Ks", "Nd4Rm7Ks"),
+    # a key's or a token's name in more languages (a long value)
+    ("le jeton du webhook est wh_Pq8Zt3Lm6Vx2Nr", "wh_Pq8Zt3Lm6Vx2Nr"),
+    ("Stripe API anahtarı sk9_Qw2Er5Ty8Ui1Op", "sk9_Qw2Er5Ty8Ui1Op"),
 ])
 def test_a_made_up_value_near_a_secrets_name_that_no_pass_read_is_hidden(text, secret):
     out, kinds = redact(text)
@@ -1384,6 +1390,8 @@ def test_a_made_up_value_near_a_secrets_name_that_no_pass_read_is_hidden(text, s
     "A token matches [0-9A-Za-z]{32} and the key lives in Merger.java:31.",
     "The password reset failed in build 20250101-120000; see run a1b2c3d4e5f6 and #__lottie_element_2.",
     "Rotate the API key every 90 days. Commit 9f8e7d6c5b4a fixed the key loader.",
+    "Login fails on build 4711 in the login_v2 flow; see src/auth/session_v2.ts:88.",
+    "creds live in the vault under ops/staging-db-01, the jeton format is described in RFC6750.",
 ])
 def test_names_hashes_and_paths_near_a_secrets_name_are_no_made_up_value(text):
     assert redact(text) == (text, []), redact(text)

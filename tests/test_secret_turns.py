@@ -242,3 +242,27 @@ def test_digits_after_what_asks_for_no_secret_are_kept(request_, reply):
     conversation = Conversation()
     conversation.redact("assistant", request_)
     assert conversation.redact("user", reply) == (reply, [])
+
+
+@pytest.mark.parametrize("said,reply,secret", [
+    ("The push was rejected: the registry token has expired.", "here is a new one: Vb8Nq3Wz5Kt2", "Vb8Nq3Wz5Kt2"),
+    ("Login failed for user `deploy` on the staging box.", "oh, use Pz6Rk2Wq then", "Pz6Rk2Wq"),
+    ("The smoke test needs credentials for the mail relay.", "relay-bot and Hs4Mv9Qx", "Hs4Mv9Qx"),
+])
+def test_a_made_up_value_in_a_reply_to_a_turn_that_named_a_secret_is_hidden(said, reply, secret):
+    """The assistant named a secret without asking for it (a failure, a need), and the user's reply gave one."""
+    conversation = Conversation()
+    conversation.redact("assistant", said)
+    out, kinds = conversation.redact("user", reply)
+    assert secret not in out and kinds, out
+
+
+@pytest.mark.parametrize("said,reply", [
+    ("The token parser now accepts both formats.", "nice, ship it in Rel4Candidate2"),  # no secret named
+    ("The registry token has expired.", "renew it in the settings page, not now"),  # no value
+    ("Login failed for user `deploy`.", "look at commit 3f9a2c7e1b4d, it changed the auth flow"),  # a hash
+])
+def test_a_reply_after_a_turn_about_a_secret_keeps_what_is_no_made_up_value(said, reply):
+    conversation = Conversation()
+    conversation.redact("assistant", said)
+    assert conversation.redact("user", reply) == (reply, [])

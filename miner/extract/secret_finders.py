@@ -170,7 +170,7 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
                                if random_like(m.group(3)) else m.group(0), text)
     if strong and ("?" in text or "？" in text) and (":" in text or "：" in text):
         text = answered(text, run.hidden)
-    if named:
+    if named or holds_any(low, _LOGIN_HINTS) or "auth" in low:
         text = named_nearby(text, run.hidden)
     if "[REDACTED:" in text:
         text = more_in_sentence(text, run.hidden)

@@ -103,6 +103,8 @@ _PIN = (r"(?<![A-Za-z0-9_])PIN(?:(?:[\s-]?(?:code|number|Code|Nummer|kodu|kod))?
 _WEAK_SCRIPTS = ("токен", "토큰", "令牌", "トークン", "キー", "bearer", "مفتاح")
 # An API key's name in French, Spanish, Portuguese and German (in `_WEAK_WORDS`), as hints.
 _WEAK_NAMES = ("clé", "clave api", "clave de api", "clave de la api", "clave secreta", "chave", "schlüssel", "chiave")
+# A key's or a token's name in more languages: `secret_sentences.named_nearby` reads a long made-up value near one.
+_KEY_NAMES = ("jeton", "anahtar", "klucz", "sleutel", "nyckel", "avain", "kulcs", "cheie")
 # Lower-case substrings whose presence means a context pattern may fire (checked before any of them runs).
 HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww ", "sandi", "🔑", "card pin", "bank pin",
          "atm pin", "debit pin", "credit pin", "sim pin", "voicemail pin", "secret", "contrase", "clave", "senha",
@@ -128,11 +130,12 @@ HINTS = ("pass", "pwd", "pswd", "pword", "p/w", "mk:", "mk=", "mk ", "ww:", "ww 
          "digos de backup", "استرداد", "code de récup",
          "codes de récup", "codes de secours", "codice di recupero", "codici di recupero", "код восстановления",
          "коды восстановления", "резервные коды", "резервный код", "wlan", "keypad", "恢复码", "备用码", "復原碼",
-         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_SCRIPTS, *_WEAK_NAMES)
+         "リカバリーコード", "バックアップコード", "복구 코드", "복구코드", "백업 코드", "백업코드", *_WEAK_SCRIPTS, *_WEAK_NAMES,
+         *_KEY_NAMES)
 # Of those, what the key-like words need (`weak`), and what the password-like words and PINs need (`forward`,
 # `backward`): a text that only speaks of keys and tokens, as code talk does all the time, skips the password scans.
 WEAK_HINTS = ("key", "token", "credential", "github pat", "gitlab pat", "gh pat", "gitea pat", "ключ", "api 키", "api키",
-              *_WEAK_SCRIPTS, *_WEAK_NAMES)
+              *_WEAK_SCRIPTS, *_WEAK_NAMES, *_KEY_NAMES)
 STRONG_HINTS = tuple(h for h in HINTS if h not in WEAK_HINTS) + ("network",)
 LOGIN_HINTS = ("auth-user-pass", "log in", "login", "logon", "sign in", "signin", "logging in", "logged in",
                "signing in", "ssh ", "credential", "creds", "логин", "учетн", "登录", "登入",

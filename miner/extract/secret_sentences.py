@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # exclamation mark followed by a blank or the end), the line's end, a backslash (an escape: the sentence is inside
 # code or JSON) or _REST_CHARS characters. A stop inside a token ("db1.internal") is no end.
 _REST_CHARS = 160
-_AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？\\]|[.!?](?![\s)\]]|$)){0,%d})" % _REST_CHARS)
+_AFTER_MARKER_RE = re.compile(r"\[REDACTED:([a-z0-9-]+)\]((?:[^\n.!?。！？\\]|[.!?](?![\s)\]]|$)){0,%d})"
+                              % _REST_CHARS)
 # What a value may be made of here: a generated value's characters, no quote, slash, colon or escape (code, a path, a
 # URL or JSON's text), no "@" (an address, a package's version) and no letter of another script (a word there, its
 # punctuation glued to it).
@@ -150,13 +151,19 @@ _SENTENCE_END_RE = re.compile(r"[.!?。！？]+(?=\s|$)|\n")
 # The words for a password (or credentials, or a PIN) in the languages of the context passes, plainly: this pass reads
 # every text that holds a hint, and the context passes' own pattern (`Patterns.strong_lead`) takes eight times as long
 # to look through one.
-_SECRET_WORD_RE = re.compile(
+SECRET_WORD_RE = re.compile(
     r"(?i:\b(?:pass(?:words?|wd|phrase|code)?|passw[oö]rt(?:e|es)?|pw|pwd|psw|pswd|passwd|paswd|pword|mdp|secret|"
     r"cred(?:ential)?s|pin|contrase[ñn]as?|senhas?|clave|has[łl][oa]|heslo|parola|wachtwoord|şifre\w*|"
     r"mot[ \t]+de[ \t]+passe|kennw[oö]rt|lösenord|salasana|пароль|парол[ьяюе]\w*|пасс)\b|"
     r"密码|密碼|口令|パスワード|暗証番号|비밀번호|비번|암호)")
 # The key-like words ("key", "token"), in the languages of the context passes; their values must look generated.
-_KEY_WORD_RE = re.compile(r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?)\b|ключ|токен|토큰|令牌|トークン|キー)")
+_KEY_WORD_RE = re.compile(r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?)\b|ключ|токен|토큰|令牌|トークン|キー|"
+                         r"\b(?:jetons?|anahtar\w*|klucz\w*|sleutel|nyckeln?|avain|kulcs\w*|cheie\w*|chiave|clave|"
+                         r"chave|clé|schlüssel)\b)")
+# The words of a login ("creds for the ftp: ftpuser X", "login for the tenant: admin X"): a made-up value near one is
+# its password.
+LOGIN_WORD_RE = re.compile(r"(?i:(?<![\w-])(?:creds|credentials?|logins?|log[ \t]+in|sign[ \t]+in|auth)(?![\w-])|"
+                            r"zugangsdaten|credenciales|credenziali|identifiants|логин|учетн\w*|登录|账号|ログイン|로그인|계정)")
 # Runs of three small letters or more: the words of a name ("Argon2PasswordHasher", "transparentOnScrollTop0",
 # "com.example.app_V2"), which a made-up value ("Fv6tN2qLs") has few of.
 _WORD_RUN_RE = re.compile(r"[a-z]{3,}")
@@ -175,17 +182,12 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     old key was revoked; here is the new one: X". Made up is strict here: letters of both cases and a digit, or a
     symbol, and few runs of small letters (`_WORD_RUN_RE`); never a word, a path or an identifier."""
     # The made-up values first (most texts hold none, and then no name is looked for), then the names near them.
-    candidates = []
-    for token in _DIGIT_TOKEN_RE.finditer(text):
-        value, quoted = strip_quotes(token.group(0))
-        value = value if quoted else trim(value)
-        if _made_up(value):
-            candidates.append((token.start(), value))
+    candidates = made_up_tokens(text)
     if not candidates:
         return text
     ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)] + [len(text)]  # where each sentence ends
     values: dict[str, bool] = {}
-    for pattern, key_like in ((_SECRET_WORD_RE, False), (_KEY_WORD_RE, True)):
+    for pattern, key_like in ((SECRET_WORD_RE, False), (LOGIN_WORD_RE, False), (_KEY_WORD_RE, True)):
         for name in pattern.finditer(text):
             if NAMES_A_SECRET_RE.match(text, name.end()) is None:
                 continue  # ("password manager", "token-based")
@@ -209,12 +211,23 @@ def named_nearby(text: str, hidden: Callable[[str, str], str]) -> str:
     return text
 
 
+def made_up_tokens(text: str) -> list[tuple[int, str]]:
+    """(where, value) of each token of `text` that could be nothing but a made-up value (`_made_up`), in order."""
+    found = []
+    for token in _DIGIT_TOKEN_RE.finditer(text):
+        value, quoted = strip_quotes(token.group(0))
+        value = value if quoted else trim(value)
+        if _made_up(value):
+            found.append((token.start(), value))
+    return found
+
+
 def _made_up(value: str) -> bool:
     """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
     if len(value) < _SHORTEST_MADE_UP or not value.isascii():
         return False  # (a value in a text without spaces comes with its words: the context passes read those)
-    if any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False):
-        return False  # (a pattern's ranges; `_value`: a path, a file's line, a URL)
+    if any(r in value for r in ("a-z", "A-Z", "0-9")) or not _value(value, False) or value[:1] in "^~":
+        return False  # (a pattern's ranges; `_value`: a path, a file's line, a URL; a range of versions)
     letters = sum(c.isalpha() for c in value)
     if not any(c.isdigit() for c in value) or sum(map(len, _WORD_RUN_RE.findall(value))) * 2 >= letters:
         return False  # (no digit: a word; half its letters in words: a name)

@@ -142,6 +142,26 @@ def answer_values(text: str) -> set[str]:
     return out
 
 
+def names_secret(text: str) -> bool:
+    """Whether the end of an assistant's turn names a password, a key, a token or a login, as a secret ("Login failed
+    for user `admin`.", "The token seems to have expired."; not "the token parser", "the password manager")."""
+    from .secret_sentences import LOGIN_WORD_RE, SECRET_WORD_RE
+
+    tail = text[-_ASKED_TAIL:]
+    return any(NAMES_A_SECRET_RE.match(tail, m.end()) is not None
+               for pattern in (SECRET_WORD_RE, _KEY_WORDS_RE, LOGIN_WORD_RE) for m in pattern.finditer(tail))
+
+
+def made_up_values(text: str) -> set[str]:
+    """The values of a short reply that could be nothing but made up (`secret_sentences.made_up`): after a turn that
+    named a secret without asking for it ("The token expired." – "here's a fresh one X")."""
+    from .secret_sentences import made_up_tokens
+
+    if len(text) > MAX_ANSWER_CHARS or text.count("\n") > 3:
+        return set()
+    return {value for _, value in made_up_tokens(text)}
+
+
 class Conversation:
     """The turns of a conversation redacted in order (see the module's doc).
 
@@ -159,6 +179,7 @@ class Conversation:
         self.learnt: set[bytes] = set()
         self._digested: set[str] = set()
         self.asked = False
+        self.named = False
 
     def redact(self, role: str, text: str, main: bool = True) -> tuple[str, list[str]]:
         """One turn, redacted with what the turns before it taught. A turn off the main thread (a subagent's) uses
@@ -168,7 +189,10 @@ class Conversation:
         if main:
             if role == "user" and self.asked:
                 known.update(answer_values(text))
+            elif role == "user" and self.named:
+                known.update(made_up_values(text))
             self.asked = role == "assistant" and asks_for_secret(text)
+            self.named = role == "assistant" and not self.asked and names_secret(text)
         out = redact(text, known)
         if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
             # (a secret with a blank in it is never one token of a later text: it is not kept)
