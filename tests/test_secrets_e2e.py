@@ -406,3 +406,82 @@ def test_two_unpinned_memories_equal_once_redacted_keep_the_active_one():
         repair.fix(store)
         memories = store.list_memories(limit=10, states=())
     assert [(m.id, m.state) for m in memories] == [(ids[1], "active")]
+
+
+def test_a_value_stored_before_it_was_known_as_a_secret_leaves_no_byte_anywhere(tmp_path, claude_dir):
+    """A value said in passing is stored as any other word ("the consumer group is named X"); a later Stop's prompt
+    says it is a password. Everything stored from before that holds it is redacted then, and nothing shows it again:
+    not the next session's block, the files, `recall`, `export`, nor a team's server (`team.sync`)."""
+    from miner.memory.store import Store
+    from miner.team.sync import _secret_free
+
+    cwd = tmp_path / "work" / "ledger"
+    cwd.mkdir(parents=True)
+    value = generated(random.Random(41), 14) + "7"
+    session = Session(cwd)
+    steps = [(f"We decided the billing consumer group is named {value} for the invoice events.",
+              f"Noted: the consumer group {value} handles the invoice events."),
+             ("Add a retry with backoff to the invoice worker.", "Added the retry."),
+             (f"by the way the staging db password is {value}, the same string", "Understood.")]
+    for request, reply in steps:
+        session.turn(request, reply)
+        assert run_hook("stop", session.payload("stop.json")).returncode == 0
+        wait_for_workers()
+    with Store(readonly=True) as store:
+        assert store.list_memories(limit=100), "nothing was mined"
+        assert all(_secret_free(m, store.secret_digests()) for m in store.list_memories(limit=100, states=()))
+    session2 = Session(cwd)
+    block = additional_context(run_hook("session-start", session2.payload("session-start.startup.json")))
+    assert "[REDACTED:" in block and "consumer group" in block, block
+    outputs = [block]
+    for args in (("search", "consumer", "--all"), ("recall", "consumer group", "--project", str(cwd)), ("export",)):
+        result = run_cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        outputs.append(result.stdout.decode("utf-8"))
+    assert not any(value.lower() in out.lower() for out in outputs)
+    for path in (p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file()):
+        assert value.lower().encode("utf-8") not in path.read_bytes().lower(), path
+
+
+def learnt_later(seed: int) -> tuple[str, int]:
+    """A value an older version stored bare in a memory and a checkpoint, which the store has since learnt is a
+    secret (its digest only, as mining keeps it); the value and the memory's id."""
+    from miner.memory.records import NewMemory
+
+    value = generated(random.Random(seed), 13) + "4"
+    with Store() as store:
+        with store.atomic():
+            memory_id, _ = store.add_memory(NewMemory(
+                project="/p", category="decision", text=f"We decided the consumer group is named {value} for now.",
+                confidence=0.8, rule_id="r", role="user", session_id="s1", transcript="/t.jsonl", entry_uuid="u1",
+                ts="2025-01-01T00:00:00Z"))
+            store.add_secret_digests({digest(store.secret_digests()[0], value)}, 100)
+        store.put_checkpoint("s1", "/p", {"task": [f"rename {value} next"], "decisions": [memory_id]})
+    return value, memory_id
+
+
+def test_doctor_fix_hides_what_the_store_learnt_is_a_secret_after_it_was_stored(tmp_path):
+    """An older version stored the value before a later text taught that it was a password: `doctor` counts it,
+    `doctor --fix` hides it, by its digest, everywhere in the store."""
+    value, memory_id = learnt_later(43)
+    found = run_cli("doctor")
+    assert found.returncode == 1 and b"doctor --fix" in found.stdout, found.stdout.decode()
+    assert run_cli("doctor", "--fix").returncode in (0, 1)
+    with Store(readonly=True) as store:
+        assert "[REDACTED:known-secret]" in store.get(memory_id).text
+    assert value.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
+
+
+def test_export_and_a_teams_push_hide_what_the_store_learnt_is_a_secret(tmp_path):
+    """What is stored bare from before (no repair run yet) leaves neither in an export, its checkpoints included,
+    nor for a team's server: a push withholds the memory."""
+    from miner.team.sync import _secret_free
+
+    value, memory_id = learnt_later(47)
+    exported = run_cli("export")
+    assert exported.returncode == 0 and b"rename [REDACTED:known-secret] next" in exported.stdout
+    assert value.lower().encode() not in exported.stdout.lower()
+    with Store(readonly=True) as store:
+        memory = store.get(memory_id)
+        assert not _secret_free(memory, store.secret_digests())
+        assert _secret_free(memory)  # (what it was before: no learnt secret looked up)

@@ -166,9 +166,10 @@ class Conversation:
     """The turns of a conversation redacted in order (see the module's doc).
 
     `salt` and `digests` are the store's (`Store.secret_digests`); `known` is `redact`'s, shared with the caller.
-    What this conversation learnt is in `learnt` (digests), for the store. `asked` says whether the last turn
-    read asked for a secret: a miner that mines a transcript's new lines sets it from the store (the question
-    ends one Stop's lines, the answer opens the next's).
+    What this conversation learnt is in `learnt` (digests), for the store, and in `fresh` (the secrets, until
+    the caller takes them): what the store holds from before may say them bare (`memory.repair.scrub`). `asked`
+    says whether the last turn read asked for a secret: a miner that mines a transcript's new lines sets it from
+    the store (the question ends one Stop's lines, the answer opens the next's).
     """
 
     def __init__(self, salt: bytes = b"", digests: frozenset[bytes] | set[bytes] = frozenset(),
@@ -177,6 +178,7 @@ class Conversation:
         self.digests = digests
         self.known: set[str] = set() if known is None else known
         self.learnt: set[bytes] = set()
+        self.fresh: set[str] = set()
         self._digested: set[str] = set()
         self.asked = False
         self.named = False
@@ -199,6 +201,8 @@ class Conversation:
             for secret in known - self._digested:
                 if not any(c.isspace() or c == "," for c in secret):
                     self.learnt.add(digest(self.salt, secret))
+                    if len(secret) >= MIN_PROPAGATED and not secret.isdigit():  # (not a PIN: digits are everywhere)
+                        self.fresh.add(secret)
             self._digested.update(known)
         return out
 

@@ -36,31 +36,37 @@ class PortableError(ValueError):
 
 def redacted_record(kind: str, record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:
     """A record's texts as mining would have kept them: without what `<private>` holds (mined text has none), with
-    every secret hidden, those the store learnt (`secrets`: its salt and digests) too."""
-    for name in REDACTED_FIELDS.get(kind, ()):
-        value = record.get(name)
-        if isinstance(value, str) and value:
-            if "<private" in value.lower():
-                value = typed_text(value)
-            record[name] = redact(value, known_in(value, *secrets))[0]
+    every secret hidden, those the store learnt (`secrets`: its salt and digests) too, in every field of the record
+    that holds one (a memory's keywords hold it in small letters, which no digest matches)."""
+    names = [name for name in REDACTED_FIELDS.get(kind, ()) if isinstance(record.get(name), str) and record[name]]
+    learnt = known_in(" ".join(record[name] for name in names), *secrets)
+    for name in names:
+        value = record[name]
+        if "<private" in value.lower():
+            value = typed_text(value)
+        record[name] = redact(value, set(learnt))[0]
+        if name == "keywords" and learnt:
+            record[name] = " ".join(word for word in record[name].split()
+                                    if not any(secret.lower() in word for secret in learnt))
     return record
 
 
 _CHECKPOINT_KEYS = ("session_id", "project", "created_at")  # what names the checkpoint: no one's words
 
 
-def _redacted_json(value):
+def _redacted_json(value, secrets: tuple[bytes, frozenset[bytes]]):
     """A checkpoint's body (JSON) with each of its strings redacted, but those that name it."""
     if isinstance(value, str):
-        return redact(value)[0] if value else value
+        return redact(value, known_in(value, *secrets))[0] if value else value
     if isinstance(value, list):
-        return [_redacted_json(item) for item in value]
+        return [_redacted_json(item, secrets) for item in value]
     if isinstance(value, dict):
-        return {key: item if key in _CHECKPOINT_KEYS else _redacted_json(item) for key, item in value.items()}
+        return {key: item if key in _CHECKPOINT_KEYS else _redacted_json(item, secrets) for key, item in value.items()}
     return value
 
 
-def redacted_checkpoint(record: dict) -> dict:
+def redacted_checkpoint(record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:
+    """An imported checkpoint with every secret in its body hidden, those the store learnt (`secrets`) too."""
     body = record.get("body")
     if not isinstance(body, str):
         raise PortableError("a checkpoint needs its body as a JSON text")
@@ -68,7 +74,7 @@ def redacted_checkpoint(record: dict) -> dict:
         parsed = json.loads(body)
     except ValueError:
         raise PortableError("a checkpoint's body is not JSON") from None
-    clean = _redacted_json(parsed)
+    clean = _redacted_json(parsed, secrets)
     if clean != parsed:
         record["body"] = json.dumps(clean, ensure_ascii=False)
     return record

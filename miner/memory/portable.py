@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from ..extract.redact import ensure_extra, redact
+from ..extract.secret_turns import known_in
 from ..textutil import char_bigrams, content_hash
 from .export_records import (
     MAX_TEXT,
@@ -134,7 +135,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
             yield {"record": "session", **{k: row[k] for k in row.keys()}}
         for row in db.execute(f"SELECT * FROM checkpoints {where} ORDER BY session_id", args):
             record = {"record": "checkpoint", **{k: row[k] for k in row.keys()}}
-            record["body"] = redact(record["body"])[0]
+            record["body"] = redact(record["body"], known_in(record["body"], *secrets))[0]
             yield record
         archive_columns = [c for c in _columns(db, "archive") if c != "terms"]  # terms are derived from the text
         where_archive = "WHERE project = ?" if project else ""
@@ -283,7 +284,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 elif kind == "session":
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
-                    summary.checkpoints += _insert(db, "checkpoints", redacted_checkpoint(record),
+                    summary.checkpoints += _insert(db, "checkpoints", redacted_checkpoint(record, secrets),
                                                    columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
                     taken = _import_archived(db, record, columns["archive"], keep_archive_ids)

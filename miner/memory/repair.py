@@ -30,7 +30,7 @@ from pathlib import Path
 from .. import paths
 from ..extract.redact import ensure_extra, redact, redact_memory
 from ..extract.redaction_version import COUNTER, REDACTION_VERSION
-from ..extract.secret_turns import MAX_DIGESTS
+from ..extract.secret_turns import MAX_DIGESTS, known_in
 from ..extract.secret_turns import digest as secret_digest
 from ..textutil import char_bigrams, content_hash
 from . import reader
@@ -76,13 +76,35 @@ def learn_secrets(store: Store) -> set[str]:
     return known
 
 
-def _memory_changes(store: Store, known: set[str]):
-    """(id, project, text, subject, value, keywords) redacted, for each memory that redaction changes."""
-    rows = store.db.execute("SELECT id, project, text, subject, value, keywords FROM memories").fetchall()
+Secrets = tuple  # the store's salt and digests of the secrets it learnt (`Store.secret_digests`)
+_NONE_LEARNT: Secrets = (b"", frozenset())
+
+
+def _holding(columns: tuple[str, ...], holding: list[str]) -> tuple[str, list[str]]:
+    """A WHERE clause that keeps the rows where one of `columns` holds one of `holding` (all rows when it is empty)."""
+    if not holding:
+        return "", []
+    return " WHERE " + " OR ".join(f"instr({column}, ?)" for column in columns for _ in holding), \
+        [secret for _ in columns for secret in holding]
+
+
+def _with_learnt(text: str, known: set[str], secrets: Secrets) -> set[str]:
+    """`known`, and the tokens of `text` that are secrets the store learnt (kept as digests only)."""
+    learnt = known_in(text, *secrets)
+    return known | learnt if learnt else known
+
+
+def _memory_changes(store: Store, known: set[str], secrets: Secrets = _NONE_LEARNT, holding: list[str] = ()):
+    """(id, project, text, subject, value, keywords) redacted, for each memory that redaction changes (of those
+    `holding` one of these strings, if given)."""
+    where, args = _holding(("text", "subject", "value"), holding)
+    rows = store.db.execute("SELECT id, project, text, subject, value, keywords FROM memories" + where,
+                            args).fetchall()
     for row in rows:
         keywords = row["keywords"].split()
+        mine = _with_learnt(" ".join(filter(None, (row["text"], row["subject"], row["value"]))), known, secrets)
         text, subject, value, kept, kinds = redact_memory(row["text"], row["subject"], row["value"], keywords,
-                                                          known=known)
+                                                          known=mine)
         kept_text = " ".join(kept)
         if kinds or kept_text != row["keywords"]:
             yield row["id"], row["project"], text, subject, value, kept_text
@@ -111,11 +133,15 @@ def _redact_json(body: str, known: set[str]) -> tuple[str, list[str]]:
     return (json.dumps(new, ensure_ascii=False) if kinds else body), kinds
 
 
-def _text_changes(store: Store, table: str, key: str, column: str, known: set[str]):
-    """(key, redacted text) of each row of `table` whose `column` redaction changes."""
-    for row in store.db.execute(f"SELECT {key} AS k, {column} AS v FROM {table}").fetchall():
+def _text_changes(store: Store, table: str, key: str, column: str, known: set[str], secrets: Secrets = _NONE_LEARNT,
+                  holding: list[str] = ()):
+    """(key, redacted text) of each row of `table` whose `column` redaction changes (of those `holding` one of these
+    strings, if given)."""
+    where, args = _holding((column,), holding)
+    for row in store.db.execute(f"SELECT {key} AS k, {column} AS v FROM {table}" + where, args).fetchall():
         if isinstance(row["v"], str) and row["v"]:
-            new, kinds = _redact_json(row["v"], known) if table == "checkpoints" else redact(row["v"], known)
+            mine = _with_learnt(row["v"], known, secrets)
+            new, kinds = _redact_json(row["v"], mine) if table == "checkpoints" else redact(row["v"], mine)
             if kinds:
                 yield row["k"], new
 
@@ -140,10 +166,10 @@ def scan(store: Store) -> Repair:
     """What `fix` would change (read only). Raises `SecretRuleError` when a secrets file is broken."""
     ensure_extra()  # what mining hides, the YAML files' kinds included
     found = Repair()
-    known = learn_secrets(store)
-    found.count("memories", sum(1 for _ in _memory_changes(store, known)))
+    known, secrets = learn_secrets(store), store.secret_digests()
+    found.count("memories", sum(1 for _ in _memory_changes(store, known, secrets)))
     for table, key, column in _text_columns(store):
-        found.count(f"{table}.{column}", sum(1 for _ in _text_changes(store, table, key, column, known)))
+        found.count(f"{table}.{column}", sum(1 for _ in _text_changes(store, table, key, column, known, secrets)))
     found.files = [str(p) for p in _files() if _file_holds_secret(p, known)]
     return found
 
@@ -170,41 +196,12 @@ def fix(store: Store) -> Repair:
     secrets file is broken."""
     ensure_extra()
     done = Repair()
-    known = learn_secrets(store)
+    known, secrets = learn_secrets(store), store.secret_digests()
     with store.atomic() as db:
-        for memory_id, project, text, subject, value, keywords in list(_memory_changes(store, known)):
-            digest = content_hash(text)
-            twin = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ? AND id <> ?",
-                              (project, digest, memory_id)).fetchone()
-            if twin is not None:
-                done.count("memories merged into an equal one")
-                if _strength(db, memory_id) <= _strength(db, twin["id"]):
-                    _merge_into(db, memory_id, twin["id"])
-                    continue
-                _merge_into(db, twin["id"], memory_id)  # the twin goes: this one is pinned, or active where it is not
-            db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
-                       (text, digest, subject, value, keywords, memory_id))
-            done.count("memories")
-        for table, key, column in _text_columns(store):
-            for row_key, new in list(_text_changes(store, table, key, column, known)):
-                if table == "archive":  # its search terms are drawn from the text: they change with it
-                    db.execute("UPDATE archive SET text = ?, terms = ? WHERE id = ?",
-                               (new, " ".join(char_bigrams(new)), row_key))
-                elif table == "memory_hashes":
-                    # An earlier wording keeps its own hash; one equal to another wording of the project goes.
-                    row = db.execute("SELECT project FROM memory_hashes WHERE rowid = ?", (row_key,)).fetchone()
-                    if db.execute("SELECT 1 FROM memory_hashes WHERE project = ? AND hash = ? AND rowid <> ?",
-                                  (row["project"], content_hash(new), row_key)).fetchone():
-                        db.execute("DELETE FROM memory_hashes WHERE rowid = ?", (row_key,))
-                    else:
-                        db.execute("UPDATE memory_hashes SET text = ?, hash = ? WHERE rowid = ?",
-                                   (new, content_hash(new), row_key))
-                else:
-                    db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {key} = ?", (new, row_key))
-                done.count(f"{table}.{column}")
+        _rewrite(store, known, secrets, done)
         for index in _indexes(store):
             db.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
-        salt = store.secret_digests()[0]
+        salt = secrets[0]
         if salt and known:  # what mining learns next hides a bare repeat of them too (`secret_turns`)
             store.add_secret_digests({secret_digest(salt, secret) for secret in known}, MAX_DIGESTS)
         store.bump(VERSION_COUNTER, REDACTION_VERSION - reader.redaction_version(store.db))
@@ -214,6 +211,72 @@ def fix(store: Store) -> Repair:
         if _redact_file(path, known):
             done.files.append(str(path))
     return done
+
+
+def scrub(store: Store, found: set[str]) -> Repair:
+    """What the store held from before of secrets just learnt, redacted in place: "the queue is named X", mined
+    yesterday, once today's "X is the staging password" is mined. Only the rows that hold one are read (inside the
+    caller's transaction, if one is open); the pages they leave are zeroed (secure_delete, no VACUUM), and a block
+    rendered ahead or a log line that holds one goes too."""
+    done = Repair()
+    if not found:
+        return done
+    db = store.db
+    was = db.execute("PRAGMA secure_delete").fetchone()[0]
+    db.execute("PRAGMA secure_delete = ON")
+    try:
+        with store.atomic():
+            _rewrite(store, set(found), _NONE_LEARNT, done, sorted(found))
+            # A full-text index keeps a deleted row's terms in its older segments until they are merged.
+            for index, table in (("memories_fts", "memories"), ("archive_fts", "archive.text")):
+                if any(place.startswith(table) for place in done.rows) and store.has_table(index):
+                    db.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+    finally:
+        db.execute(f"PRAGMA secure_delete = {int(was)}")
+    for path in _files():
+        try:  # (a plain look first: redacting a log whole costs a second a megabyte)
+            holds = any(secret in path.read_text(encoding="utf-8", errors="replace") for secret in found)
+        except OSError:
+            continue
+        if holds and _redact_file(path, set(found)):
+            done.files.append(str(path))
+    return done
+
+
+def _rewrite(store: Store, known: set[str], secrets: Secrets, done: Repair, holding: list[str] = ()) -> None:
+    """Redact, inside a transaction, every memory and text that redaction with `known` (and the store's learnt
+    `secrets`) changes, of those `holding` one of these strings if given; counted in `done`."""
+    db = store.db
+    for memory_id, project, text, subject, value, keywords in list(_memory_changes(store, known, secrets, holding)):
+        digest = content_hash(text)
+        twin = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ? AND id <> ?",
+                          (project, digest, memory_id)).fetchone()
+        if twin is not None:
+            done.count("memories merged into an equal one")
+            if _strength(db, memory_id) <= _strength(db, twin["id"]):
+                _merge_into(db, memory_id, twin["id"])
+                continue
+            _merge_into(db, twin["id"], memory_id)  # the twin goes: this one is pinned, or active where it is not
+        db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
+                   (text, digest, subject, value, keywords, memory_id))
+        done.count("memories")
+    for table, key, column in _text_columns(store):
+        for row_key, new in list(_text_changes(store, table, key, column, known, secrets, holding)):
+            if table == "archive":  # its search terms are drawn from the text: they change with it
+                db.execute("UPDATE archive SET text = ?, terms = ? WHERE id = ?",
+                           (new, " ".join(char_bigrams(new)), row_key))
+            elif table == "memory_hashes":
+                # An earlier wording keeps its own hash; one equal to another wording of the project goes.
+                row = db.execute("SELECT project FROM memory_hashes WHERE rowid = ?", (row_key,)).fetchone()
+                if db.execute("SELECT 1 FROM memory_hashes WHERE project = ? AND hash = ? AND rowid <> ?",
+                              (row["project"], content_hash(new), row_key)).fetchone():
+                    db.execute("DELETE FROM memory_hashes WHERE rowid = ?", (row_key,))
+                else:
+                    db.execute("UPDATE memory_hashes SET text = ?, hash = ? WHERE rowid = ?",
+                               (new, content_hash(new), row_key))
+            else:
+                db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {key} = ?", (new, row_key))
+            done.count(f"{table}.{column}")
 
 
 def _indexes(store: Store) -> list[str]:

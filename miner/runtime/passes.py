@@ -35,13 +35,14 @@ class Summary:
     skipped_lines: int = 0
     replayed: int = 0
     archived: int = 0
+    scrubbed: int = 0  # rows stored before a secret they hold was learnt, redacted since (`memory.repair.scrub`)
     dropped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     sessions: set[str] = field(default_factory=set)  # of the main conversation's turns mined (no subagent's)
 
     def add(self, other: "Summary") -> None:
         for name in ("files", "entries", "turns", "units", "candidates", "new", "merged", "skipped_lines", "replayed",
-                     "archived"):
+                     "archived", "scrubbed"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for key, value in other.dropped.items():
             self.dropped[key] = self.dropped.get(key, 0) + value
@@ -50,7 +51,8 @@ class Summary:
 
     def line(self) -> str:
         return (f"{self.files} files, {self.entries} entries, {self.units} units, {self.candidates} candidates, "
-                f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped")
+                f"{self.new} new memories, {self.merged} merged, {self.skipped_lines} lines skipped"
+                + (f", {self.scrubbed} earlier texts redacted (a secret learnt since)" if self.scrubbed else ""))
 
 
 def note(message: str) -> None:

@@ -76,10 +76,14 @@ def _as_stored(memory_id: int, new: NewMemory) -> StoredMemory:
                         new.subject, new.value)
 
 
-def _secret_free(memory: StoredMemory) -> bool:
+def _secret_free(memory: StoredMemory, secrets: tuple = (b"", frozenset())) -> bool:
+    """Whether a memory holds no secret: of a kind redaction knows, or one the store learnt since it was stored
+    (`secrets`: its salt and digests)."""
     from ..extract.redact import redact_memory
+    from ..extract.secret_turns import known_in
 
-    return not redact_memory(memory.text, memory.subject, memory.value, memory.keywords.split())[4]
+    known = known_in(" ".join(filter(None, (memory.text, memory.subject, memory.value))), *secrets)
+    return not redact_memory(memory.text, memory.subject, memory.value, memory.keywords.split(), known=known)[4]
 
 
 class Sync(Pull):
@@ -106,6 +110,7 @@ class Sync(Pull):
 
     def push(self) -> None:
         todo = pending(self.store, self.team, self.project)
+        secrets = self.store.secret_digests()  # (read once: each memory's tokens are looked up among them)
         closed: list[StoredMemory] = []
         for start in range(0, len(todo), BATCH):
             batch = todo[start : start + BATCH]
@@ -118,7 +123,7 @@ class Sync(Pull):
             self.remote.forget_prefetched()
             with self.remote.atomic():
                 self.remote.lock_project(self.key)
-                batch = [m for m in batch if _secret_free(m)]
+                batch = [m for m in batch if _secret_free(m, secrets)]
                 self.report.withheld += len(todo[start : start + BATCH]) - len(batch)
                 nearby = self._look_up(batch, mapped)
                 with self.remote.pipeline():
