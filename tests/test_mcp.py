@@ -712,3 +712,25 @@ def test_an_argument_of_the_wrong_shape_is_one_line_naming_it(sdk, project):
     assert refused[0].startswith("memory_forget: argument 'id': ") and "integer" in refused[0]
     assert refused[1].startswith("memory_recall: argument 'query': ") and "string" in refused[1]
     assert refused[2].startswith("memory_store: argument 'keywords': ") and "list" in refused[2]
+
+
+def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_tools_result(sdk, project):
+    """A store an older version mined may hold a terminal's escape sequences and bidirectional overrides in a memory's
+    text: the recall block dropped them, but `memory_recall`'s items and `memory_explain` returned them raw to the
+    model."""
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    text = "We decided the status banner prints \x1b[31mRED\x1b[0m then \x1b]0;title\x07 with \u202eevil\u202c text."
+    with Store() as store, store.atomic():
+        memory_id, _ = store.add_memory(NewMemory(
+            project=str(project), category="decision", text=text, confidence=0.9, rule_id="r", role="user",
+            session_id="s0", transcript="/t.jsonl", entry_uuid="u0", ts="2025-01-01T00:00:00Z"))
+
+    async def script(client):
+        return [await client.ok("memory_recall", query="status banner"), await client.ok("memory_explain", id=memory_id)]
+
+    results = with_server(project, script)
+    said = json.dumps(results, ensure_ascii=False)
+    assert "status banner prints" in said and "RED" in said
+    assert not any(c in said for c in "\x1b\x07\u202e\u202c"), said

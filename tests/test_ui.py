@@ -526,3 +526,19 @@ def test_a_session_whose_id_holds_a_slash_opens(tmp_path):
     finally:
         viewer.stop()
     assert status == 200 and "ship the exporter on Fridays" in body
+
+
+def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_page(world, client):
+    """A store an older version mined may hold a terminal's escape sequences and bidirectional overrides in a memory:
+    the pages showed them raw (HTML escaping leaves them)."""
+    code = ("from miner.memory.records import NewMemory\nfrom miner.memory.store import Store\n"
+            "with Store() as store, store.atomic():\n"
+            "    print(store.add_memory(NewMemory(project=%r, category='fact', confidence=0.9, rule_id='r', role='user',"
+            " text='The status banner prints \\x1b[31mRED\\x1b[0m then \\x1b]0;title\\x07 and \\u202eevil\\u202c.',"
+            " session_id='s9', transcript='/t.jsonl', entry_uuid='u9', ts='2026-03-06T10:00:00Z'))[0])" % world["app"])
+    added = subprocess.run([sys.executable, "-c", code], env=world["env"], capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    memory_id = int(added.stdout)
+    bodies = [client.get(page(world, f"/memory/{memory_id}"))[2], client.get(page(world, "/memories", q="banner"))[2]]
+    assert all("status banner prints" in body for body in bodies)
+    assert not any(c in body for body in bodies for c in "\x1b\x07\u202e\u202c"), bodies

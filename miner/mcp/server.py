@@ -20,6 +20,7 @@ import sys
 from typing import Any, Literal
 
 from .. import __version__
+from ..textutil import NOT_SHOWN
 from . import tools as mcp_tools
 from .tools import Session, ToolInputError
 
@@ -67,6 +68,18 @@ def _argument_error(tool: str, error) -> str:
     return f"{tool}: argument {where!r}: {first.get('msg', 'not valid')}{more}"
 
 
+def shown(value):
+    """A tool's result with no control character or bidirectional override in any of its texts (`textutil.NOT_SHOWN`):
+    a store mined by an older version may hold an escape sequence, and a result goes into the model's context."""
+    if isinstance(value, str):
+        return value.translate(NOT_SHOWN)
+    if isinstance(value, list):
+        return [shown(item) for item in value]
+    if isinstance(value, dict):
+        return {key: shown(item) for key, item in value.items()}
+    return value
+
+
 def build_server(session: Session):
     """The MCP server with its seven tools, bound to `session`."""
     from ..config import ConfigError
@@ -97,7 +110,7 @@ def build_server(session: Session):
 
     def call(action, *args, **kw) -> dict:
         try:
-            return action(session, *args, **kw)
+            return shown(action(session, *args, **kw))
         except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
         except sqlite3.OperationalError as exc:

@@ -20,6 +20,7 @@ from ..extract.secret_rules import SecretRuleError
 from ..memory import browse, corrections
 from ..memory.store import Store, StoreError
 from ..recall import glossary
+from ..textutil import NOT_SHOWN
 from . import pages, security
 
 PAGE_SIZE = 50
@@ -64,6 +65,8 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
     security.install(app, token, scope, launch)
     app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args)
+    # No control character or bidirectional override reaches a page (a store an older version mined may hold some).
+    app.jinja_env.finalize = lambda value: value.translate(NOT_SHOWN) if isinstance(value, str) else value
 
     def store() -> Store:
         if "store" not in g:
