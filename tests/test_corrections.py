@@ -196,6 +196,10 @@ def test_unknown_ids_and_empty_text_are_one_clear_error(store):
     mid = add(store, "Use pnpm for this repo.", 1)
     with pytest.raises(corrections.CorrectionError, match="empty"):
         corrections.correct(store, mid, "   ")
+    with pytest.raises(corrections.CorrectionError, match="empty"):
+        corrections.correct(store, mid, " \u200b \ufeff\u2060 ")  # invisible only
+    with pytest.raises(corrections.CorrectionError, match="no letter nor digit"):
+        corrections.correct(store, mid, "-- !! ??")
     with pytest.raises(corrections.CorrectionError, match="the new text is 1,299 characters; a memory holds at most "
                                                          "1,000: say it shorter"):
         corrections.correct(store, mid, "Use pnpm. " * 130)

@@ -90,7 +90,10 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
 
 # Spaces other than the plain one (no-break, thin, ideographic, …), which a text typed by hand carries from where it
 # was pasted: read as plain ones, or "password\u00a0is X" would pass every pattern that joins words with a blank.
-_TYPED = {**NOT_SHOWN, **dict.fromkeys((0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), " ")}
+# The invisible ones with no meaning in a word (a zero-width space, a word joiner, a byte order mark) go; the
+# zero-width joiners stay (Persian words and emoji sequences need them).
+_TYPED = {**NOT_SHOWN, **dict.fromkeys((0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000), " "),
+          **dict.fromkeys((0x200B, 0x2060, 0xFEFF))}
 
 
 def typed_text(text: str) -> str:
