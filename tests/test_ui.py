@@ -542,3 +542,32 @@ def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_page(worl
     bodies = [client.get(page(world, f"/memory/{memory_id}"))[2], client.get(page(world, "/memories", q="banner"))[2]]
     assert all("status banner prints" in body for body in bodies)
     assert not any(c in body for body in bodies for c in "\x1b\x07\u202e\u202c"), bodies
+
+
+def test_a_database_of_something_else_is_a_clear_503_not_a_server_error(tmp_path):
+    """A valid SQLite file that is no memory store (MINER_HOME pointed at another tool's folder) gave a bare 500 on
+    every page, the traceback on the server's stderr only; MCP and the CLI said what it is."""
+    import sqlite3
+
+    from ui_support import environment
+
+    env = environment(tmp_path)
+    home = Path(env["MINER_HOME"])
+    home.mkdir(parents=True)
+    db = sqlite3.connect(home / "memory.db")
+    db.execute("CREATE TABLE orders (id INTEGER)")
+    db.commit()
+    db.close()
+    project = tmp_path / "work" / "app"
+    project.mkdir(parents=True)
+    viewer = Viewer(env, str(project))
+    try:
+        client = Client()
+        client.get(viewer.url)  # (the token's address sets the cookie, and goes to the first page: a 503 too)
+        for path in ("/", "/memories", "/said?q=deploy", "/timeline"):
+            status, _, body = client.get(viewer.base + path)
+            assert status == 503 and "a database of something else" in html.unescape(body), (path, status, body)
+        status, _, body = client.get(viewer.base + "/health")
+        assert status == 200 and "a database of something else" in html.unescape(body), body
+    finally:
+        viewer.stop()

@@ -126,6 +126,8 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.migrate()
+        else:  # (a reader never migrates: what it opens must be a store, of any version)
+            self._refuse_foreign()
 
     @property
     def path(self) -> Path:
@@ -211,15 +213,20 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         finally:
             self._depth -= 1
 
-    def migrate(self) -> list[str]:
-        """Apply pending migrations in order, each in its own transaction. A database of something else (tables, but
-        none of ours) is refused, never written into."""
+    def _refuse_foreign(self) -> list[str]:
+        """The database's tables; StoreError when it is a database of something else: tables, but none of ours."""
         tables = [row[0] for row in self.db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         if tables and "migrations" not in tables:
             raise StoreError(f"{self._file} is a database of something else (its tables: {', '.join(tables[:5])}"
                              f"{', …' if len(tables) > 5 else ''}); move it aside, or set MINER_HOME to the folder of "
                              "the memory store")
+        return tables
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order, each in its own transaction. A database of something else (tables, but
+        none of ours) is refused, never written into."""
+        tables = self._refuse_foreign()
         self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {row[0] for row in self.db.execute("SELECT name FROM migrations")}
         done = []

@@ -13,7 +13,7 @@ from pathlib import Path
 from flask import Flask, abort, flash, g, redirect, render_template, request, url_for
 from werkzeug.exceptions import NotFound
 
-from .. import __version__
+from .. import __version__, paths
 from .. import config as config_mod
 from ..extract.rules import RuleError
 from ..extract.secret_rules import SecretRuleError
@@ -120,8 +120,6 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
     @app.get("/")
     def index():
-        from .. import paths
-
         if not paths.db_path().exists():  # nothing mined yet: the page that says what to do
             return redirect(url_for("health"))
         return redirect(url_for("memories", project=current()))
@@ -235,10 +233,11 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     def health():
         doctor = request.args.get("doctor") == "1"
         try:
-            opened = store()
-        except StoreError:  # no database yet: the lag, the logs and the doctor are what help then
-            opened = None
-        return render_template("health.html", doctor=doctor, **pages.health(opened, settings(), doctor))
+            opened, problem = store(), ""
+        except StoreError as exc:  # no database yet, or none to use: the lag, the logs and the doctor help then
+            opened, problem = None, "" if not paths.db_path().exists() else str(exc)
+        return render_template("health.html", doctor=doctor, problem=problem,
+                               **pages.health(opened, settings(), doctor))
 
     @app.get("/rules")
     def rules():
