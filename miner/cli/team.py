@@ -67,7 +67,8 @@ def setup(url: str) -> None:
 
     try:
         without_password(url)  # an unreadable URL: libpq's reason, without the password it may quote
-        PgStore(url, team="", create=True).close()
+        with PgStore(url, team="", create=False) as remote:
+            remote.create_schema(repair=True)  # (what was dropped since is made again)
     except errors as exc:
         raise click.ClickException(_line(exc)) from None
     click.echo(f"team tables ready on {describe(url)}")

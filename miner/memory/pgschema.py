@@ -13,6 +13,11 @@ import re
 from ..textutil import fts_terms
 from .fts_query import EXPR_TERM
 
+
+class PgStoreError(RuntimeError):
+    """The team server cannot be reached or used; the message says what to do."""
+
+
 SCHEMA = "miner"
 SCHEMA_VERSION = 2  # 2: an insert takes its change's number from the sequence too (`UPGRADE`)
 _LEXEME_OK = re.compile(r"^\w+$")
@@ -125,6 +130,9 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION {SCHEMA}.refresh_statistics() FROM PUBLIC;
 INSERT INTO {SCHEMA}.meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+-- Which tables these are: made again (dropped, restored from an older dump), they are another server to a member.
+INSERT INTO {SCHEMA}.meta (key, value) VALUES ('instance', md5(random()::text || clock_timestamp()::text))
+    ON CONFLICT (key) DO NOTHING;
 """
 
 
@@ -144,7 +152,11 @@ def upgrade(db) -> bool:
     import psycopg
 
     row = db.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'").fetchone()
-    if row is not None and row[0].isdigit() and int(row[0]) >= SCHEMA_VERSION:
+    if row is not None and row[0].isdigit() and int(row[0]) > SCHEMA_VERSION:
+        raise PgStoreError(f"the team server's tables are of schema {row[0]}, newer than this miner's "
+                           f"{SCHEMA_VERSION}: upgrade transcript-miner on this machine (`./install.sh`), then sync "
+                           "again (nothing was sent)")
+    if row is not None and row[0].isdigit() and int(row[0]) == SCHEMA_VERSION:
         return True
     try:
         with db.transaction():
@@ -152,6 +164,36 @@ def upgrade(db) -> bool:
     except psycopg.errors.InsufficientPrivilege:
         return False  # a member's role: readers leave out what an insert could forge meanwhile (`pgstore`)
     return True
+
+
+def create_schema(db, repair: bool = False) -> None:
+    """`PgStore.create_schema` on its connection: tables newer than this miner are refused, older ones upgraded (when
+    this role may), missing ones made."""
+    import psycopg
+
+    tables, meta = db.execute("SELECT to_regclass(%s), to_regclass(%s)", (f"{SCHEMA}.memories", f"{SCHEMA}.meta")
+                              ).fetchone()
+    if meta:
+        upgrade(db)  # (first: what a newer miner made is never made over by this one's definitions)
+    if tables and not repair:
+        if not meta:
+            raise PgStoreError(f"the team tables on the server are damaged ({SCHEMA}.meta is missing): have the "
+                               "database's owner run `miner team setup URL` to make what is missing again")
+        return
+    try:
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(hashtext('miner schema'))")
+            db.execute(DDL)
+    except psycopg.errors.InsufficientPrivilege:
+        raise PgStoreError("the team tables are missing and this role may not create them: have the "
+                           "database's owner run `miner team setup URL` once") from None
+    upgrade(db)
+
+
+def instance(db) -> str:
+    """Which tables the server holds ('' when they were made before it was recorded)."""
+    row = db.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'instance'").fetchone()
+    return row[0] if row else ""
 
 
 def terms_text(text: str, keywords: str) -> str:

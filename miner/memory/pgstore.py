@@ -23,7 +23,7 @@ import psycopg
 
 from ..textutil import content_hash, index_text
 from .fts_query import without_common
-from .pgschema import DDL, SCHEMA, describe, terms_text, tsquery, upgrade
+from .pgschema import SCHEMA, PgStoreError, create_schema, describe, terms_text, tsquery
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
 
@@ -34,10 +34,6 @@ PROJECT_LOCK_WAIT_S = 30
 # A number the sequence gave: one of a member's own past it (schema 1 let an insert choose) skips all changes to come.
 _SEQ_GIVEN = f"seq <= pg_sequence_last_value('{SCHEMA}.changes')"
 STATEMENT_TIMEOUT_S = 30  # what any statement may wait (a member's LOCK TABLE, a server that stalls a read)
-
-
-class PgStoreError(RuntimeError):
-    """The team server cannot be reached or used; the message says what to do."""
 
 
 class PgStore:
@@ -63,18 +59,10 @@ class PgStore:
 
     # --- open, schema, transactions ------------------------------------------------------------
 
-    def create_schema(self) -> None:
-        """Create the team tables when they are missing (needs CREATE on the database the first time)."""
-        if self.db.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.memories",)).fetchone()[0]:
-            upgrade(self.db)
-            return
-        try:
-            with self.db.transaction():
-                self.db.execute("SELECT pg_advisory_xact_lock(hashtext('miner schema'))")
-                self.db.execute(DDL)
-        except psycopg.errors.InsufficientPrivilege:
-            raise PgStoreError("the team tables are missing and this role may not create them: have the "
-                               "database's owner run `miner team setup URL` once") from None
+    def create_schema(self, repair: bool = False) -> None:
+        """Create the team tables when they are missing (needs CREATE on the database the first time); `repair`:
+        whatever of them is missing too (a table, a trigger, an index dropped since; `miner team setup`)."""
+        create_schema(self.db, repair)
 
     def close(self) -> None:
         self.db.close()

@@ -310,8 +310,27 @@ class Sync(Pull):
 
     # --- both -----------------------------------------------------------------------------------
 
+    def _same_server(self) -> None:
+        """Tables made again on the server since the last sync (dropped, restored from a dump) are another server:
+        which local memory was which team memory there, and how far the pull had read, mean nothing on it (a
+        correction would have changed another member's memory). What this machine knew of the project's sync is
+        forgotten, and the project is pushed and pulled whole again: merged, never doubled."""
+        from ..memory.pgschema import instance
+
+        server = instance(self.remote.db)
+        known = self.store.team_state(self.team, self.project).get("server", "")
+        if not server or server == known:
+            return  # (tables made before they were named: nothing to compare)
+        with self.store.atomic():
+            if known:
+                self.store.clear_team_project(self.team, self.project)
+                self.report.notes.append("the team's tables on the server were made again since the last sync: "
+                                         "this project is pushed and pulled whole again")
+            self.store.set_team_state(self.team, self.project, {"server": server})
+
     def run(self) -> Report:
         began = time.perf_counter()
+        self._same_server()
         self.push()
         self.pull()
         self.report.seconds = time.perf_counter() - began
