@@ -1129,3 +1129,45 @@ def test_setup_makes_again_what_was_dropped_from_the_team_tables(machines, pg_ur
         assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'memories_change'").fetchone()[0] == 1
     ben.sync()
     assert everywhere([ana, ben], pg_url) == ["We decided the ledger service retries three times."]
+
+
+def test_a_sync_held_by_another_members_lock_says_so_whichever_timeout_comes_first(machines, pg_url, monkeypatch):
+    """The wait for the project's lock and any statement's both took 30 s: the statement's came first, and the sync
+    printed PostgreSQL's "canceling statement due to statement timeout" instead of what held it."""
+    from miner.memory import pgstore
+
+    ana = machines[0]
+    ana.mine("We decided to bill every customer in euros.")
+    monkeypatch.setattr(pgstore, "PROJECT_LOCK_WAIT_S", 2)
+    monkeypatch.setattr(pgstore, "STATEMENT_TIMEOUT_S", 1)
+    with psycopg.connect(pg_url, autocommit=True) as hung:
+        PgStore(pg_url, "acme", "ben").close()
+        hung.execute("SELECT pg_advisory_lock(hashtext('acme'), hashtext(%s))", (KEY,))
+        with pytest.raises(PgStoreError, match="another member's sync held"):
+            ana.sync()
+
+
+def test_a_servers_error_is_its_first_line_without_the_statement_or_the_refused_row(pg_url):
+    """A refused row came back whole in `DETAIL: Failing row contains (…)`, memory text and all, after the
+    statement's text (`LINE 1: …`)."""
+    from miner.cli.team import _line
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE refusing (id int, body text NOT NULL)")
+        with pytest.raises(psycopg.Error) as caught:
+            conn.execute("INSERT INTO refusing (id, body) VALUES (1, NULL)")
+    said = _line(caught.value)
+    assert said.startswith('null value in column "body"') and "Failing row" not in said and "\n" not in said, said
+
+
+def test_a_note_or_a_members_name_from_the_server_keeps_no_control_character(machines, pg_url):
+    """The memory's text lost its escape sequences on the way down; its state's reason and the member's name kept
+    them in the store (and so did every other reader than the terminal's)."""
+    ana, ben, _ = machines
+    mined_and_pushed(ana, "We decided to log every export.")
+    rewrite_on_server(pg_url, "%log every export%", state="forgotten", state_reason="\x1b]0;owned\x07 no longer")
+    ben.sync()
+    [memory] = ben.all_memories()
+    reason = ben.store.state_reason(memory.id)
+    assert memory.state == "forgotten" and "no longer" in reason, (memory, reason)
+    assert not any(c in reason for c in "\x1b\x07"), reason

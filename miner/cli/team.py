@@ -40,8 +40,11 @@ def _errors():
 
 
 def _line(exc: Exception) -> str:
-    """An error as one line (a server's message can run over several)."""
-    text = " ".join(str(exc).split())
+    """An error as one line: a server's message can run over several, quoting the statement ("LINE 3: …") and a
+    refused row whole, memory text and all ("DETAIL: Failing row contains …"); its first line says what failed."""
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    text = " ".join((primary or str(exc)).split())
     return text or type(exc).__name__
 
 

@@ -223,10 +223,12 @@ class Pull:
         return StoredMemory(**values), ""
 
     def _note(self, text: str) -> str:
-        """A note the server holds (a state's reason, a link's reason or "was"), as this machine keeps it: redacted,
-        and none at all when it is long or reads like an attempt on the assistant (a "was" note is in every block)."""
+        """A note the server holds (a state's reason, a link's reason or "was", a member's name), as this machine
+        keeps it: without control characters, redacted, and none at all when it is long or reads like an attempt on
+        the assistant (a "was" note is in every block)."""
         if not text:
             return text
+        text = text.translate(NOT_SHOWN)
         text = redact(text, known_in(text, *self._secrets))[0]
         return "" if len(text) > 500 or takeover_reason(text) else text
 
