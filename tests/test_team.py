@@ -1171,3 +1171,44 @@ def test_a_note_or_a_members_name_from_the_server_keeps_no_control_character(mac
     reason = ben.store.state_reason(memory.id)
     assert memory.state == "forgotten" and "no longer" in reason, (memory, reason)
     assert not any(c in reason for c in "\x1b\x07"), reason
+
+
+def test_a_second_project_joins_the_same_server_given_without_the_password_it_was_first_given_with(tmp_path, pg_url,
+                                                                                                  isolated_home):
+    """The first join saved the URL without its password, in key=value form; a second project's join with the
+    password in PGPASSWORD (as the README says) compared the two strings and was refused as another server."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    first, second = tmp_path / "shop", tmp_path / "docs"
+    first.mkdir()
+    second.mkdir()
+    params = conninfo_to_dict(pg_url)
+    where = f"/{params['dbname']}?host={params['host']}&port={params.get('port', 5432)}"
+    with_password = f"postgresql://{params['user']}:pw-kept-out@{where}"
+    assert miner_cli("team", "join", with_password, "--team", "acme", "--project", str(first), "--no-sync"
+                     ).returncode == 0
+    joined = miner_cli("team", "join", f"postgresql://{params['user']}@{where}", "--team", "acme", "--project",
+                       str(second), "--no-sync", env=subprocess_env(PGPASSWORD="pw-kept-out"))
+    assert joined.returncode == 0 and "joined team 'acme'" in joined.stdout, joined.stderr
+    other = f"postgresql://someone_else@{where}"
+    refused = miner_cli("team", "join", other, "--team", "acme", "--project", str(tmp_path), "--no-sync")
+    assert refused.returncode == 1 and "join with the same server and team" in refused.stderr, refused.stderr
+
+
+def test_leave_all_gets_rid_of_a_settings_file_it_cannot_read(tmp_path, pg_url, isolated_home):
+    """A broken team.json said "fix it or run `miner team leave --all`", and `leave --all` failed on the same
+    file."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    assert miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--project", str(project)
+                     ).returncode == 0
+    settings_mod.team_path().write_text("{ not json")
+    said = miner_cli("team", "status", "--project", str(project), "--offline")
+    assert said.returncode == 1 and "miner team leave --all" in said.stderr, said.stderr
+    left = miner_cli("team", "leave", "--all")
+    assert left.returncode == 0 and "left the team" in left.stdout and "could not be read" in left.stdout, left.stderr
+    assert not settings_mod.team_path().exists()
+    from miner.memory.store import Store
+
+    with Store() as store:
+        assert store.team_state("acme", str(project)) == {} and store.team_map("acme") == {}

@@ -106,7 +106,7 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
             raise settings_mod.TeamError("give the server: miner team join postgresql://user@host/db")
         others = [p for p in settings.projects if p != root]
         if others and (team_id and team_id != settings.team
-                       or settings_mod.without_password(url) != settings_mod.without_password(settings.server_url())):
+                       or not settings_mod.same_server(url, settings.server_url())):
             raise settings_mod.TeamError(
                 f"this machine syncs {len(others)} other project(s) with team {settings.team!r} on "
                 f"{settings_mod.without_password(settings.server_url())}: join with the same server and team, "
@@ -226,15 +226,21 @@ def leave(project: str | None, every: bool) -> None:
     if every:
         if project is not None:
             raise click.UsageError("give --project or --all, not both")
-        settings = _settings()
         if not settings_mod.team_path().exists():
             raise click.ClickException("no project here has joined a team: there is nothing to leave "
                                        "(`miner team status` says what has)")
+        try:
+            settings = settings_mod.load()
+        except settings_mod.TeamError as exc:  # (its advice is this command: every team's sync is forgotten)
+            settings, unreadable = None, _line(exc)
         with open_store() as store, store.atomic():
-            for root in settings.projects:
+            if settings is None:
+                store.clear_teams()
+            for root in settings.projects if settings else ():
                 store.clear_team_project(settings.team, root)
         settings_mod.team_path().unlink(missing_ok=True)
-        click.echo("left the team: no project syncs any more")
+        click.echo("left the team: no project syncs any more"
+                   + (f" (the settings file could not be read, and is gone: {unreadable})" if settings is None else ""))
         return
     settings = _settings()
     root = project_dir(project)

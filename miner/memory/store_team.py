@@ -53,6 +53,12 @@ class TeamQueries:
                ON CONFLICT (team, project, key) DO UPDATE SET value = excluded.value""",
             [(team, project, key, str(value)) for key, value in values.items()])
 
+    def clear_teams(self) -> None:
+        """Forget every sync of every team (`miner team leave --all` when the team's settings cannot be read); inside
+        `atomic()`."""
+        self.db.execute("DELETE FROM team_sync")
+        self.db.execute("DELETE FROM team_map")
+
     def clear_team_project(self, team: str, project: str) -> None:
         """Forget this machine's sync of a project (it left the team): joining again pushes what it has,
         merged, never doubled, and pulls the team's whole; inside `atomic()`."""

@@ -86,6 +86,14 @@ def without_password(url: str) -> str:
                         "give postgresql://user@host/db") from None
 
 
+def same_server(a: str, b: str) -> bool:
+    """Whether two URLs (or key=value strings) name the same server, database and role, passwords aside: one with a
+    password and one without are the same server (`team.json` keeps the second form)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    return conninfo_to_dict(without_password(a)) == conninfo_to_dict(without_password(b))
+
+
 def _unreadable_reason(url: str, exc: Exception) -> str:
     """libpq's reason it cannot read `url`, without the URL's own words: libpq quotes what it stumbled on, and that
     may be the password, or the whole URL with it. When the URL holds a quote (so its parts cannot be told from
