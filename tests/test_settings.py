@@ -586,3 +586,18 @@ def test_install_and_uninstall_keep_the_files_indentation_and_final_newline(user
     assert set(st.registered_commands(json.loads(installed))) == set(st.EVENTS)
     st.uninstall("user", None)
     assert user_settings.read_text(encoding="utf-8") == original
+
+
+@pytest.mark.parametrize("bom,newline", [("\ufeff", "\n"), ("", "\r\n"), ("\ufeff", "\r\n")])
+def test_install_and_uninstall_keep_the_files_byte_order_mark_and_line_endings(user_settings, bom, newline):
+    """A settings.json saved with a byte order mark or Windows' line endings lost them, and its tab indentation with
+    the mark: install then uninstall was no longer the file it was."""
+    user_settings.parent.mkdir(parents=True)
+    original = (bom + json.dumps(RICH, indent="\t", ensure_ascii=False) + "\n").replace("\n", newline)
+    user_settings.write_bytes(original.encode("utf-8"))
+    st.install("user", None, PY_A)
+    installed = user_settings.read_bytes().decode("utf-8")
+    assert installed.startswith(bom + "{" + newline + "\t") and installed.count("\n") == installed.count(newline)
+    assert set(st.registered_commands(json.loads(installed.lstrip("\ufeff")))) == set(st.EVENTS)
+    st.uninstall("user", None)
+    assert user_settings.read_bytes().decode("utf-8") == original

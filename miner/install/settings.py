@@ -326,8 +326,8 @@ def _parse(path: Path, text: str) -> dict:
 
 
 def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # (bytes, decoded: reading as text would turn CRLF line endings into LF, and the rewrite would keep those)
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
