@@ -151,6 +151,8 @@ def test_another_host_name_is_refused_even_with_the_token(world, client):
     status, _, _ = client.post(page(world, f"/memory/{memory_id}/unpin"), {"csrf_token": "x"},
                                headers={"Host": f"evil.example:{port}"})
     assert status == 403
+    status, _, _ = client.get(world["viewer"].base + "/memories", headers={"Host": f"LocalHost:{port}"})
+    assert status == 200  # (a host name is the same in any case)
 
 
 def test_it_listens_on_the_loopback_interface_only(world):

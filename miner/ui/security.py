@@ -100,7 +100,7 @@ def install(app: Flask, token: str, scope: str, launch: str = "") -> None:
     @app.before_request  # first: before the CSRF check reads a form, the token and the Host are checked
     def guard():
         port = app.config.get("MINER_PORT")
-        if port is not None and request.host not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+        if port is not None and request.host.lower() not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # (any case)
             return refuse(f"this viewer answers at 127.0.0.1:{port} only, not at {request.host}", 403)
         outside = request.environ.get(OUTSIDE, False)
         given = request.args.get(TOKEN_PARAM)
