@@ -266,3 +266,16 @@ def test_a_reply_after_a_turn_about_a_secret_keeps_what_is_no_made_up_value(said
     conversation = Conversation()
     conversation.redact("assistant", said)
     assert conversation.redact("user", reply) == (reply, [])
+
+
+def test_only_a_secret_new_to_the_store_is_handed_on_to_be_scrubbed_from_what_it_held_before():
+    """`fresh` is what the miner looks for in the rows stored earlier: a secret the store knew already was looked for
+    when it was learnt (and a text that repeats it each session would cost a look through every table each time);
+    a PIN's digits are everywhere."""
+    salt = b"s" * 16
+    conversation = Conversation(salt, frozenset({digest(salt, "Qm7#vTz2Lp9w")}))
+    conversation.redact("user", "the staging db password is Qm7#vTz2Lp9w and the admin one is Hx4!rNb8Ks2d")
+    assert conversation.fresh == {"Hx4!rNb8Ks2d"} and digest(salt, "Hx4!rNb8Ks2d") in conversation.learnt
+    conversation.redact("assistant", "Which PIN does the hardware key use?")
+    conversation.redact("user", "582014")
+    assert conversation.fresh == {"Hx4!rNb8Ks2d"}

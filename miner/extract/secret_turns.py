@@ -200,8 +200,11 @@ class Conversation:
             # (a secret with a blank in it is never one token of a later text: it is not kept)
             for secret in known - self._digested:
                 if not any(c.isspace() or c == "," for c in secret):
-                    self.learnt.add(digest(self.salt, secret))
-                    if len(secret) >= MIN_PROPAGATED and not secret.isdigit():  # (not a PIN: digits are everywhere)
+                    learnt = digest(self.salt, secret)
+                    self.learnt.add(learnt)
+                    # New to the store (one it knew was looked for when it was learnt), and not a PIN: digits are
+                    # everywhere.
+                    if learnt not in self.digests and len(secret) >= MIN_PROPAGATED and not secret.isdigit():
                         self.fresh.add(secret)
             self._digested.update(known)
         return out
