@@ -274,8 +274,31 @@ def test_only_a_secret_new_to_the_store_is_handed_on_to_be_scrubbed_from_what_it
     a PIN's digits are everywhere."""
     salt = b"s" * 16
     conversation = Conversation(salt, frozenset({digest(salt, "Qm7#vTz2Lp9w")}))
-    conversation.redact("user", "the staging db password is Qm7#vTz2Lp9w and the admin one is Hx4!rNb8Ks2d")
+    conversation.redact("user", "the staging db password is Qm7#vTz2Lp9w. The admin password is Hx4!rNb8Ks2d")
     assert conversation.fresh == {"Hx4!rNb8Ks2d"} and digest(salt, "Hx4!rNb8Ks2d") in conversation.learnt
     conversation.redact("assistant", "Which PIN does the hardware key use?")
     conversation.redact("user", "582014")
     assert conversation.fresh == {"Hx4!rNb8Ks2d"}
+
+
+
+@pytest.mark.parametrize("turns,doubtful", [
+    # the rest of a sentence that gave a password: a host's name is hidden with it, as the safer mistake
+    ([("user", "The staging password is Xk29!pQz7 and the host is pgStaging01 on port 5432.")], "pgStaging01"),
+    # a made-up value near a login's words
+    ([("user", "The auth middleware now decodes Base64Url ids.")], "Base64Url"),
+    # a reply after a turn that named a secret without asking for one
+    ([("assistant", "All tests pass, including the login tests."), ("user", "try the ResNet50 fixture then")],
+     "ResNet50"),
+])
+def test_a_value_hidden_as_the_safer_mistake_is_hidden_there_only_and_never_learnt(turns, doubtful):
+    """A token hidden only for standing near a secret may be a host's or a model's name: learnt, it was hidden in
+    every later text, and what the store held of it was redacted, in every project, for good."""
+    salt = b"s" * 16
+    conversation = Conversation(salt)
+    for role, text in turns:
+        out, _ = conversation.redact(role, text)
+    assert doubtful not in out  # (where it was said)
+    assert doubtful not in conversation.known and doubtful not in conversation.fresh
+    assert digest(salt, doubtful) not in conversation.learnt
+    assert conversation.redact("user", f"now rename {doubtful} in the docs")[0] == f"now rename {doubtful} in the docs"

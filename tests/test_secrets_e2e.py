@@ -485,3 +485,18 @@ def test_export_and_a_teams_push_hide_what_the_store_learnt_is_a_secret(tmp_path
         memory = store.get(memory_id)
         assert not _secret_free(memory, store.secret_digests())
         assert _secret_free(memory)  # (what it was before: no learnt secret looked up)
+
+
+def test_hundreds_of_secrets_learnt_at_once_are_looked_for_in_what_was_stored(tmp_path):
+    """A batch that learnt 400 secrets (an .env file pasted whole) built one look-up of 1,200 conditions, which SQLite
+    refused ("Expression tree is too large"): the batch rolled back, and the transcript could never be mined."""
+    from miner.memory import repair
+
+    value, memory_id = learnt_later(53)
+    rng = random.Random(59)
+    found = {generated(rng, 14) + "9" for _ in range(400)} | {value}
+    with Store() as store:
+        done = repair.scrub(store, found)
+        assert done.rows.get("memories") == 1 and "[REDACTED:known-secret]" in store.get(memory_id).text, done.rows
+        body = store.db.execute("SELECT body FROM checkpoints WHERE session_id = 's1'").fetchone()[0]
+    assert value not in body

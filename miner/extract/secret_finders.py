@@ -77,6 +77,15 @@ class _Pass:
             self.found.add(secret)
         return f"[REDACTED:{kind}]"
 
+    def hidden_here(self, kind: str, secret: str) -> str:
+        """As `hidden`, for a value hidden as the safer mistake (a token near a secret, which may be a host's or a
+        model's name): hidden wherever it appears in this text, never learnt as a secret (not in a later text, not in
+        what the store holds, not on a team's server)."""
+        self.kinds.append(kind)
+        if len(secret) >= MIN_PROPAGATED:
+            self.here.add(secret)
+        return f"[REDACTED:{kind}]"
+
 
 # The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's) indexed, and
 # the kinds that run always; built once for a list of kinds.
@@ -171,9 +180,9 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
     if strong and ("?" in text or "？" in text) and (":" in text or "：" in text):
         text = answered(text, run.hidden)
     if named or holds_any(low, _LOGIN_HINTS) or "auth" in low:
-        text = named_nearby(text, run.hidden)
+        text = named_nearby(text, run.hidden_here)
     if "[REDACTED:" in text:
-        text = more_in_sentence(text, run.hidden)
+        text = more_in_sentence(text, run.hidden_here)
     remembered = run.found | run.here | (known or set())
     if "%" in text:  # a secret learnt, written again URL-encoded ("p%23ss" for "p#ss" in a connection string)
         remembered |= {form for secret in remembered for form in _percent_encoded(secret) if form != secret}

@@ -144,7 +144,8 @@ def answer_values(text: str) -> set[str]:
 
 def names_secret(text: str) -> bool:
     """Whether the end of an assistant's turn names a password, a key, a token or a login, as a secret ("Login failed
-    for user `admin`.", "The token seems to have expired."; not "the token parser", "the password manager")."""
+    for user `admin`.", "The token seems to have expired."; not "the token parser", "the password manager"). Broad:
+    what a reply after it gives is hidden in that reply only (`Conversation.redact`), never learnt."""
     from .secret_sentences import LOGIN_WORD_RE, SECRET_WORD_RE
 
     tail = text[-_ASKED_TAIL:]
@@ -188,14 +189,20 @@ class Conversation:
         and teaches the secrets, and answers no request of the main thread's."""
         known = self.known
         known.update(known_in(text, self.salt, self.digests))
+        doubtful: set[str] = set()  # hidden in this turn only: never learnt as a secret (see `_Pass.hidden_here`)
         if main:
             if role == "user" and self.asked:
                 known.update(answer_values(text))
             elif role == "user" and self.named:
-                known.update(made_up_values(text))
+                doubtful = made_up_values(text) - known
             self.asked = role == "assistant" and asks_for_secret(text)
             self.named = role == "assistant" and not self.asked and names_secret(text)
-        out = redact(text, known)
+        if doubtful:
+            learning = known | doubtful
+            out = redact(text, learning)
+            known.update(learning - doubtful)
+        else:
+            out = redact(text, known)
         if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
             # (a secret with a blank in it is never one token of a later text: it is not kept)
             for secret in known - self._digested:

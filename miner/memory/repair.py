@@ -80,12 +80,21 @@ Secrets = tuple  # the store's salt and digests of the secrets it learnt (`Store
 _NONE_LEARNT: Secrets = (b"", frozenset())
 
 
-def _holding(columns: tuple[str, ...], holding: list[str]) -> tuple[str, list[str]]:
-    """A WHERE clause that keeps the rows where one of `columns` holds one of `holding` (all rows when it is empty)."""
+_HOLDING_CHUNK = 100  # secrets per look-up: SQLite nests an expression 1,000 deep at most
+
+
+def _rows(store: Store, select: str, columns: tuple[str, ...], holding: list[str]) -> list:
+    """The rows of `select` (no WHERE; its first column a key) where one of `columns` holds one of `holding`, each
+    once; every row when `holding` is empty."""
     if not holding:
-        return "", []
-    return " WHERE " + " OR ".join(f"instr({column}, ?)" for column in columns for _ in holding), \
-        [secret for _ in columns for secret in holding]
+        return store.db.execute(select).fetchall()
+    rows: dict = {}
+    for start in range(0, len(holding), _HOLDING_CHUNK):
+        part = holding[start:start + _HOLDING_CHUNK]
+        where = " OR ".join(f"instr({column}, ?)" for column in columns for _ in part)
+        for row in store.db.execute(f"{select} WHERE {where}", [s for _ in columns for s in part]):
+            rows.setdefault(row[0], row)
+    return list(rows.values())
 
 
 def _with_learnt(text: str, known: set[str], secrets: Secrets) -> set[str]:
@@ -97,10 +106,8 @@ def _with_learnt(text: str, known: set[str], secrets: Secrets) -> set[str]:
 def _memory_changes(store: Store, known: set[str], secrets: Secrets = _NONE_LEARNT, holding: list[str] = ()):
     """(id, project, text, subject, value, keywords) redacted, for each memory that redaction changes (of those
     `holding` one of these strings, if given)."""
-    where, args = _holding(("text", "subject", "value"), holding)
-    rows = store.db.execute("SELECT id, project, text, subject, value, keywords FROM memories" + where,
-                            args).fetchall()
-    for row in rows:
+    for row in _rows(store, "SELECT id, project, text, subject, value, keywords FROM memories",
+                     ("text", "subject", "value"), holding):
         keywords = row["keywords"].split()
         mine = _with_learnt(" ".join(filter(None, (row["text"], row["subject"], row["value"]))), known, secrets)
         text, subject, value, kept, kinds = redact_memory(row["text"], row["subject"], row["value"], keywords,
@@ -137,8 +144,9 @@ def _text_changes(store: Store, table: str, key: str, column: str, known: set[st
                   holding: list[str] = ()):
     """(key, redacted text) of each row of `table` whose `column` redaction changes (of those `holding` one of these
     strings, if given)."""
-    where, args = _holding((column,), holding)
-    for row in store.db.execute(f"SELECT {key} AS k, {column} AS v FROM {table}" + where, args).fetchall():
+    if holding and table == "checkpoints":  # (a JSON text: a secret's quote or backslash is escaped there)
+        holding = sorted({*holding, *(json.dumps(s, ensure_ascii=False)[1:-1] for s in holding)})
+    for row in _rows(store, f"SELECT {key} AS k, {column} AS v FROM {table}", (column,), holding):
         if isinstance(row["v"], str) and row["v"]:
             mine = _with_learnt(row["v"], known, secrets)
             new, kinds = _redact_json(row["v"], mine) if table == "checkpoints" else redact(row["v"], mine)
@@ -217,7 +225,8 @@ def scrub(store: Store, found: set[str]) -> Repair:
     """What the store held from before of secrets just learnt, redacted in place: "the queue is named X", mined
     yesterday, once today's "X is the staging password" is mined. Only the rows that hold one are read (inside the
     caller's transaction, if one is open); the pages they leave are zeroed (secure_delete, no VACUUM), and a block
-    rendered ahead or a log line that holds one goes too."""
+    rendered ahead that holds one goes too. (A log is left to `fix`: rewritten now, it would lose the lines that
+    other processes write to it meanwhile.)"""
     done = Repair()
     if not found:
         return done
@@ -234,11 +243,14 @@ def scrub(store: Store, found: set[str]) -> Repair:
     finally:
         db.execute(f"PRAGMA secure_delete = {int(was)}")
     for path in _files():
-        try:  # (a plain look first: redacting a log whole costs a second a megabyte)
-            holds = any(secret in path.read_text(encoding="utf-8", errors="replace") for secret in found)
+        if path.parent != paths.cache_dir():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if holds and _redact_file(path, set(found)):
+        if any(secret in text for secret in found):
+            path.unlink(missing_ok=True)
             done.files.append(str(path))
     return done
 

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import os
 import re
+import sqlite3
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterable
@@ -388,9 +389,6 @@ class Miner:
                 summary.sessions.update(t.session_id for t in turns if t.session_id and not t.is_sidechain)
                 if self.conversation.learnt:
                     self.store.add_secret_digests(self.conversation.learnt, MAX_DIGESTS)
-                if self.conversation.fresh:  # what the store holds from before these were known may say one bare
-                    summary.scrubbed += scrub(self.store, self.conversation.fresh).total
-                    self.conversation.fresh.clear()
                 if turns and self.conversation.asked != asked:
                     self.store.set_secret_asked(path, self.conversation.asked)
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
@@ -403,9 +401,26 @@ class Miner:
                 self.store.bump("entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             self.conversation.learnt.clear()  # (committed)
+            if self.conversation.fresh:  # what the store held before these were known may say one bare
+                summary.scrubbed += self._scrub()
             if not chunk.more or chunk.reached_stop or self.stopping():  # (the watermark keeps the place)
                 break
         return summary
+
+    def _scrub(self) -> int:
+        """Redact what the store held from before of the secrets just learnt (`memory.repair.scrub`), after the batch
+        that learnt them committed, in a transaction of its own; the rows it changed. A failure is noted and leaves
+        the rest to `miner doctor --fix` (their digests are kept)."""
+        try:
+            changed = scrub(self.store, self.conversation.fresh).total
+        except (sqlite3.Error, OSError) as exc:
+            from .passes import note
+
+            note(f"what was stored before a secret was learnt is not redacted yet ({type(exc).__name__}: {exc}); "
+                 "`miner doctor --fix` does it")
+            changed = 0
+        self.conversation.fresh.clear()
+        return changed
 
     def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None,
                    lock_wait_s: float = 300.0) -> Summary:
