@@ -1212,3 +1212,30 @@ def test_leave_all_gets_rid_of_a_settings_file_it_cannot_read(tmp_path, pg_url, 
 
     with Store() as store:
         assert store.team_state("acme", str(project)) == {} and store.team_map("acme") == {}
+
+
+def test_tables_restored_from_a_dump_are_another_server_too(machines, pg_url):
+    """A dump brings its bookkeeping back with it (the schema's version, anything kept in a table): what tells the
+    tables apart is what a restore cannot keep, the tables' own object ids."""
+    import glob
+    import shutil
+
+    pg_dump = shutil.which("pg_dump") or max(glob.glob("/usr/lib/postgresql/*/bin/pg_dump"), default="")
+    assert pg_dump, "no pg_dump beside the server the tests run"
+    ana, ben, _ = machines
+    mined_and_pushed(ana, "We decided the ledger service retries three times.")
+    ben.sync()
+    dump = subprocess.run([pg_dump, "--schema=miner", "--format=custom", "--dbname", pg_url], capture_output=True,
+                          timeout=120)
+    assert dump.returncode == 0, dump.stderr
+    mined_and_pushed(ana, "We decided the report job runs at midnight.")  # (after the dump: lost in the restore)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA miner CASCADE")
+    restore = subprocess.run([str(Path(pg_dump).with_name("pg_restore")), "--dbname", pg_url], input=dump.stdout,
+                             capture_output=True, timeout=120)
+    assert restore.returncode == 0, restore.stderr
+    for machine in (ana, ben):
+        assert any("made again since the last sync" in note for note in machine.sync().notes)
+    sync_until_stable([ana, ben])
+    assert everywhere([ana, ben], pg_url) == sorted(["We decided the ledger service retries three times.",
+                                                     "We decided the report job runs at midnight."])

@@ -74,7 +74,8 @@ def setup(url: str) -> None:
             remote.create_schema(repair=True)  # (what was dropped since is made again)
     except errors as exc:
         raise click.ClickException(_line(exc)) from None
-    click.echo(f"team tables ready on {describe(url)}")
+    click.echo(f"team tables ready on {describe(url)} (tables made again need the members' role granted again: "
+               "see the README)")
 
 
 @team.command()

@@ -130,9 +130,6 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION {SCHEMA}.refresh_statistics() FROM PUBLIC;
 INSERT INTO {SCHEMA}.meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
--- Which tables these are: made again (dropped, restored from an older dump), they are another server to a member.
-INSERT INTO {SCHEMA}.meta (key, value) VALUES ('instance', md5(random()::text || clock_timestamp()::text))
-    ON CONFLICT (key) DO NOTHING;
 """
 
 
@@ -185,15 +182,20 @@ def create_schema(db, repair: bool = False) -> None:
             db.execute("SELECT pg_advisory_xact_lock(hashtext('miner schema'))")
             db.execute(DDL)
     except psycopg.errors.InsufficientPrivilege:
+        if tables:
+            raise PgStoreError("this role may not change the team tables: have the database's owner run `miner "
+                               "team setup URL`") from None
         raise PgStoreError("the team tables are missing and this role may not create them: have the "
                            "database's owner run `miner team setup URL` once") from None
     upgrade(db)
 
 
 def instance(db) -> str:
-    """Which tables the server holds ('' when they were made before it was recorded)."""
-    row = db.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'instance'").fetchone()
-    return row[0] if row else ""
+    """Which tables the server holds: its database's and its memory table's object ids, which tables made again
+    (dropped and set up again, or restored from a dump) do not keep."""
+    row = db.execute("SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::text || ':' || "
+                     "to_regclass(%s)::oid::text", (f"{SCHEMA}.memories",)).fetchone()
+    return row[0] if row and row[0] else ""
 
 
 def terms_text(text: str, keywords: str) -> str:
