@@ -1392,6 +1392,7 @@ def test_a_made_up_value_near_a_secrets_name_that_no_pass_read_is_hidden(text, s
     "Rotate the API key every 90 days. Commit 9f8e7d6c5b4a fixed the key loader.",
     "Login fails on build 4711 in the login_v2 flow; see src/auth/session_v2.ts:88.",
     "creds live in the vault under ops/staging-db-01, the jeton format is described in RFC6750.",
+    'API Error: 403 {"message":"quota spent (request id: 20260101T0930Ab3xQ)"} · Please run /login',
 ])
 def test_names_hashes_and_paths_near_a_secrets_name_are_no_made_up_value(text):
     assert redact(text) == (text, []), redact(text)

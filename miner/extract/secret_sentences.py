@@ -161,8 +161,8 @@ _KEY_WORD_RE = re.compile(r"(?i:\b(?:api[ _-]?)?(?:keys?|tokens?)\b|ключ|т�
                          r"\b(?:jetons?|anahtar\w*|klucz\w*|sleutel|nyckeln?|avain|kulcs\w*|cheie\w*|chiave|clave|"
                          r"chave|clé|schlüssel)\b)")
 # The words of a login ("creds for the ftp: ftpuser X", "login for the tenant: admin X"): a made-up value near one is
-# its password.
-LOGIN_WORD_RE = re.compile(r"(?i:(?<![\w-])(?:creds|credentials?|logins?|log[ \t]+in|sign[ \t]+in|auth)(?![\w-])|"
+# its password. Not a command ("run /login") nor part of a name ("web-auth", "auth_token").
+LOGIN_WORD_RE = re.compile(r"(?i:(?<![\w/-])(?:creds|credentials?|logins?|log[ \t]+in|sign[ \t]+in|auth)(?![\w-])|"
                             r"zugangsdaten|credenciales|credenziali|identifiants|логин|учетн\w*|登录|账号|ログイン|로그인|계정)")
 # Runs of three small letters or more: the words of a name ("Argon2PasswordHasher", "transparentOnScrollTop0",
 # "com.example.app_V2"), which a made-up value ("Fv6tN2qLs") has few of.
