@@ -1031,7 +1031,7 @@ def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript)
         project = store.db.execute("SELECT project FROM memories LIMIT 1").fetchone()[0]
     proc, shown = on_a_terminal(["purge", "--project", project, "--yes"], "stderr")
     assert proc.returncode == 0, shown
-    for step in (b"Reading what was mined of its transcripts", b"1/1", b"deleting its rows and rebuilding the search "
+    for step in (b"Reading its transcripts", b"1/1", b"deleting its rows and rebuilding the search "
                  b"indexes", b"compacting the database"):
         assert step in shown, shown
     piped = subprocess.run([sys.executable, "-m", "miner.cli", "purge", "--project", project, "--yes"],

@@ -509,3 +509,64 @@ def test_a_purge_interrupted_while_compacting_says_its_rows_are_gone_and_how_to_
     again = CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"])
     assert again.exit_code == 0 and again.output.endswith("database vacuumed.\n"), again.output
     assert b"zanzibarquux" not in data_bytes().lower()
+
+
+def test_a_purge_while_a_batch_of_the_project_is_made_leaves_nothing_of_it(claude_dir, store, pipeline, monkeypatch):
+    """A purge while a miner read the project's transcript for the first time found nothing to delete and said so;
+    the miner then wrote the whole batch (15,000 memories of an 18 MB transcript, in the audit)."""
+    from miner.memory.dedup import Deduper
+
+    folder = claude_dir / "projects" / paths.encode_project("/work/racing")
+    folder.mkdir(parents=True)
+    session = Session(folder / "s.jsonl", cwd="/work/racing", session_id="racing")
+    session.user("We decided to use Quokkabase for the billing service.")
+    prepare = Deduper.prepare
+
+    def purged_meanwhile(self, texts):
+        privacy.purge(store, "/work/racing")  # the user, between the read and the write
+        return prepare(self, texts)
+
+    monkeypatch.setattr(Deduper, "prepare", purged_meanwhile)
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    assert store.db.execute("SELECT count(*) FROM archive").fetchone()[0] == 0
+    monkeypatch.setattr(Deduper, "prepare", prepare)
+    session.user("We decided to use Wombatdb for the report service.")  # said after the purge: mined
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    texts = [row[0] for row in store.db.execute("SELECT text FROM memories")]
+    assert texts == ["We decided to use Wombatdb for the report service."], texts
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_ctrl_c_as_a_purge_commits_says_what_was_done(tmp_path, store, pipeline, monkeypatch, committed):
+    """Ctrl-C that came as the deletion committed printed "Aborted!" with the rows gone; before it, nothing changed
+    (and "Aborted!" is right)."""
+    gone = Session(tmp_path / "gone.jsonl", cwd="/work/gone", session_id="gone-1")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    mine(store, pipeline, gone)
+    delete = privacy._delete
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    if committed:  # the deletion done, the interrupt on its way out
+        monkeypatch.setattr(privacy, "_delete", lambda *args: (delete(*args), interrupt()))
+    else:  # the interrupt inside the transaction: it rolls back
+        monkeypatch.setattr(Store, "forget_term_counts", interrupt)
+    result = CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"])
+    left = store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/gone'").fetchone()[0]
+    if committed:
+        assert result.exit_code == 1 and "run the same purge again" in result.output and left == 0, result.output
+    else:
+        assert result.exit_code == 1 and "Aborted" in result.output and left == 1, result.output
+
+
+def test_a_purge_leaves_no_version_row_naming_the_project_and_says_when_nothing_was_stored(tmp_path, store, pipeline):
+    gone = Session(tmp_path / "gone.jsonl", cwd="/work/gone", session_id="gone-1")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    mine(store, pipeline, gone)
+    assert CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"]).exit_code == 0
+    assert store.db.execute("SELECT COUNT(*) FROM block_versions WHERE scope LIKE '%/work/gone%'").fetchone()[0] == 0
+    assert b"/work/gone" not in data_bytes()
+    typo = CliRunner().invoke(main, ["purge", "--project", "/work/goen", "--yes"])
+    assert typo.exit_code == 0 and "nothing was stored for /work/goen" in typo.output, typo.output

@@ -125,6 +125,9 @@ def purge(folder: str, yes: bool) -> None:
                 raise click.ClickException(f"interrupted after {each}'s rows were deleted (that is done), while the "
                                            "database was compacted: run the same purge again to finish compacting "
                                            "it") from None
+            if not any(count for name, count in counts.items() if name != "cached blocks"):
+                click.echo(f"nothing was stored for {each} (a typo in the path? `miner stats` counts the projects)")
+                continue
             click.echo(f"purged {each}:")
             for name, count in counts.items():
                 click.echo(f"  {count:>6} {name}")

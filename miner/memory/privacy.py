@@ -14,6 +14,7 @@ import os
 from contextlib import nullcontext
 
 from .. import paths
+from .reader import RECALLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,12 +44,41 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
     db = store.db
     counts: dict[str, int] = {}
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
+    try:
+        _delete(store, project, counts, stage, track)
+    except KeyboardInterrupt:
+        if db.in_transaction or holds_anything(store, project):
+            raise  # (rolled back: nothing was deleted)
+        raise PurgeInterrupted(counts) from None  # (it came as the deletion was committed)
+    try:
+        counts["cached blocks"] = clear_block_cache()
+        stage("compacting the database")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except KeyboardInterrupt:
+        raise PurgeInterrupted(counts) from None
+    return counts
+
+
+def holds_anything(store, project: str) -> bool:
+    """Whether the store keeps a row of `project` (a memory, a transcript's watermark, an archived unit, a session)."""
+    return store.db.execute(
+        "SELECT 1 FROM memories WHERE project = ?1 UNION ALL SELECT 1 FROM watermarks WHERE project = ?1 "
+        "UNION ALL SELECT 1 FROM archive WHERE project = ?1 UNION ALL SELECT 1 FROM sessions WHERE project = ?1 "
+        "LIMIT 1", (project,)).fetchone() is not None
+
+
+def _delete(store, project: str, counts: dict[str, int], stage, track) -> None:
+    """`purge`'s deletion, in one transaction; `counts` gets the rows deleted, by table."""
     with store.atomic() as db:
         mined = set()
-        marks = db.execute("SELECT transcript, offset FROM watermarks WHERE project = ?", (project,)).fetchall()
-        with track(marks, "Reading what was mined of its transcripts") as marked:
-            for transcript, offset in marked:
-                mined |= _entry_uuids(transcript, offset)
+        # Every entry its transcripts hold now, mined or not: a miner's batch made before this and written after it
+        # is dropped then, as an entry mined meanwhile (and what is still to mine of them never is).
+        transcripts = sorted({row[0] for row in db.execute("SELECT transcript FROM watermarks WHERE project = ?",
+                                                           (project,))} | set(claude_transcripts(project)))
+        with track(transcripts, "Reading its transcripts") as read:
+            for transcript in read:
+                mined |= _entry_uuids(transcript)
         stage("deleting its rows and rebuilding the search indexes")
         mined.update(row[0] for row in db.execute(
             "SELECT entry_uuid FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?) "
@@ -67,37 +97,37 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
                    "OR dst IN (SELECT id FROM memories WHERE project = ?)", (project, project))
         db.execute("DELETE FROM memory_hashes WHERE project = ?", (project,))
         db.execute("DELETE FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?)", (project,))
-        counts = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
+        deleted = {"memories": db.execute("DELETE FROM memories WHERE project = ?", (project,)).rowcount, **counts}
+        counts.clear()
+        counts.update(deleted)
         # (which of its transcripts ended on a request for a secret, by the path; the store's secret digests name
         # no project, and stay: one holding the file could test a guess against them, as against the transcripts)
         db.execute("DELETE FROM secret_asked WHERE transcript IN (SELECT transcript FROM watermarks WHERE project = ?)",
                    (project,))
         for table in ("sessions", "checkpoints", "watermarks", "recall_log", "archive", "team_sync"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE project = ?", (project,)).rowcount
+        # (the versions of its blocks, named by its path: the block caches go below)
+        db.execute("DELETE FROM block_versions WHERE scope IN (?, ?)", (project, RECALLED + project))
         # Deleted rows leave their tokens in FTS5 segments until they merge: rebuild from the content tables.
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
         store.forget_term_counts()  # they counted the purged rows too
-    try:
-        counts["cached blocks"] = clear_block_cache()
-        stage("compacting the database")
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except KeyboardInterrupt:
-        raise PurgeInterrupted(counts) from None
-    return counts
 
 
-def _entry_uuids(transcript: str, offset: int) -> set[str]:
-    """The uuids of a transcript's entries in its first `offset` bytes (what was mined of it); none when it is gone."""
+def claude_transcripts(project: str) -> list[str]:
+    """The transcripts Claude Code keeps for `project` (its subagents' included), mined or not yet."""
+    folder = paths.projects_dir() / paths.encode_project(project)
+    return [str(path.resolve()) for path in folder.rglob("*.jsonl") if path.is_file()] if folder.is_dir() else []
+
+
+def _entry_uuids(transcript: str) -> set[str]:
+    """The uuids of a transcript's entries; none when it is gone."""
     from ..extract.transcript import iter_lines, parse_line
 
     found: set[str] = set()
     try:
         with open(transcript, "rb") as handle:
-            for line, end in iter_lines(handle, 0):
-                if end > offset:
-                    break
+            for line, _end in iter_lines(handle, 0):
                 try:
                     entry = parse_line(line) if line else None
                 except (ValueError, TypeError, RecursionError):
