@@ -159,6 +159,26 @@ def test_export_redacts_secrets_as_defence_in_depth(tmp_path):
     assert secret not in text and "[REDACTED:github-token]" in text
 
 
+def test_an_imported_memorys_captured_value_is_judged_in_sight_of_its_text(tmp_path):
+    """A memory's value was redacted on its own, as a bare word that looks like none: its text lost the password
+    ("The prod db password is …"), and its value kept it in clear, shown by `miner show` and exported again."""
+    secret = "Sup3rSecretWombat99"
+    with Store() as store:
+        with store.atomic():
+            store.insert_memory(NewMemory(project="/p", category="fact", confidence=0.7, rule_id="r", role="user",
+                                          text="The prod db password is Tulip for the ops user.", session_id="s",
+                                          transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z",
+                                          subject="prod db password", value="Tulip"))
+        planted = export_text(store).replace("Tulip", secret)  # (as a hand-edited file, or another tool, has it)
+        planted = planted.replace("for the ops user", "for the ops\\u001b]0;owned\\u0007 user")
+    with Store(tmp_path / "other.db") as other:
+        portable.import_records(other, io.StringIO(planted))
+        [memory] = other.list_memories(limit=10)
+        assert secret not in memory.text and secret not in memory.value and secret.lower() not in memory.keywords
+        assert "ops]0;owned user" in memory.text and not any(c in memory.text for c in "\x1b\x07"), memory.text
+        assert secret.lower() not in export_text(other).lower()
+
+
 def test_export_file_is_private(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline):
         pass
@@ -605,3 +625,25 @@ def test_import_keeps_of_the_archive_what_mining_would_have_kept(tmp_path):
     too_long = [records[0], archived(1, "word " * 1000)]
     line = refused_in_one_line_text(too_long)
     assert "line 2: an archived unit's text is 5,000 characters (at most 4,000)" in line, line
+
+
+def test_an_export_made_before_a_purge_does_not_bring_the_purged_project_back(tmp_path, pipeline):
+    """Importing an export made before `miner purge` put the purged project back whole (its memories, sessions,
+    checkpoints and archive, and a global preference of it in every other project's block)."""
+    from miner.memory import privacy
+
+    gone = Session(tmp_path / "gone" / "g1.jsonl", cwd="/work/gone")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    gone.assistant("The Zanzibarquux tables live in the auth schema.")
+    with mined_store(tmp_path, pipeline) as store:
+        Miner(store, validated({"spacy_model": None}), pipeline=pipeline).mine_paths([str(gone.path)])
+        store.put_checkpoint("gone-s", "/work/gone", {"task": ["Move the Zanzibarquux tables"], "todos": []})
+        before = export_text(store)
+        shop = store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/shop'").fetchone()[0]
+        privacy.purge(store, "/work/gone")
+        summary = portable.import_records(store, io.StringIO(before))
+        assert summary.purged_left_out >= 2 and "left out, as their entries were purged here" in summary.line()
+        for table in ("memories", "sessions", "checkpoints", "archive"):
+            assert store.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
+        assert store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/shop'").fetchone()[0] == shop
+        assert "zanzibarquux" not in export_text(store).lower()

@@ -10,10 +10,10 @@ import re
 
 from ..extract.clean import typed_text
 from ..extract.model import CATEGORIES, ROLES
-from ..extract.redact import redact, shown_value
+from ..extract.redact import redact, redact_memory, shown_value
 from ..extract.secret_turns import known_in
 from ..extract.trust import held_back_reason, quarantine_reason, reports_source
-from ..textutil import content_hash
+from ..textutil import NOT_SHOWN, content_hash
 from .records import STATES
 
 MAX_TEXT = 4000  # characters of a memory's text, subject, value or keywords, as a team pull takes (mining keeps 1,200)
@@ -39,7 +39,16 @@ def redacted_record(kind: str, record: dict, secrets: tuple[bytes, frozenset[byt
     every secret hidden, those the store learnt (`secrets`: its salt and digests) too, in every field of the record
     that holds one (a memory's keywords hold it in small letters, which no digest matches)."""
     names = [name for name in REDACTED_FIELDS.get(kind, ()) if isinstance(record.get(name), str) and record[name]]
+    for name in names:  # (no control character: an escape sequence would reach a terminal and the model)
+        record[name] = record[name].translate(NOT_SHOWN)
     learnt = known_in(" ".join(record[name] for name in names), *secrets)
+    if kind == "memory" and "text" in names:  # a capture is judged in sight of its text, as mining judges it
+        fields = {name: record[name] if name in names else "" for name in ("text", "subject", "value", "keywords")}
+        text = typed_text(fields["text"]) if "<private" in fields["text"].lower() else fields["text"]
+        text, subject, value, kept, _ = redact_memory(text, fields["subject"], fields["value"],
+                                                      fields["keywords"].split(), known=set(learnt))
+        record.update({name: new for name, new in (("text", text), ("subject", subject), ("value", value),
+                                                   ("keywords", " ".join(kept))) if name in names})
     for name in names:
         value = record[name]
         if "<private" in value.lower():

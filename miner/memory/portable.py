@@ -78,6 +78,9 @@ class ImportSummary:
     states: int = 0  # merged memories that took on a forget, supersession or pin from the file
     quarantined: int = 0  # current memories whose text reads like an attempt on the assistant
     archive_left_out: int = 0  # archived units mining would not have kept (an instruction, a report of a source)
+    purged_left_out: int = 0  # memories and archived units of entries this store purged (with what hangs on them)
+    left_out_ids: set[int] = field(default_factory=set)  # the file's ids of those memories
+    kept_projects: set[str] = field(default_factory=set)  # projects of which a memory was taken or merged
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
@@ -94,7 +97,14 @@ class ImportSummary:
                    "(`miner quarantine` lists them, `miner approve ID` releases one)" if self.quarantined else "")
                 + (f"; {self.archive_left_out} archived units left out, as mining would have left them (an "
                    "instruction to the assistant, or a report of what a file or page said)"
-                   if self.archive_left_out else ""))
+                   if self.archive_left_out else "")
+                + (f"; {self.purged_left_out} memories and archived units left out, as their entries were purged "
+                   "here (`miner purge`), with what the file holds of their projects only" if self.purged_left_out
+                   else ""))
+
+    def purged_project(self, record: dict) -> bool:
+        """Whether a session's or a checkpoint's project is one whose memories were all left out as purged here."""
+        return bool(self.purged_left_out) and record.get("project") not in self.kept_projects
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -268,6 +278,10 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     raise PortableError(f"line {number}: the header line is missing")
                 if kind == "memory":
                     _import_memory(store, record, columns["memories"], id_map, summary)
+                elif kind in ("wording", "evidence") and record.get("memory_id") in summary.left_out_ids or \
+                        kind == "link" and {record.get("src"), record.get("dst")} & summary.left_out_ids or \
+                        kind in ("session", "checkpoint") and summary.purged_project(record):
+                    continue  # (of a memory or a project purged here)
                 elif kind == "wording":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
                     if isinstance(record.get("text"), str):
@@ -288,7 +302,9 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                                                    columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
                     taken = _import_archived(db, record, columns["archive"], keep_archive_ids)
-                    if taken is None:
+                    if taken == -1:
+                        summary.purged_left_out += 1
+                    elif taken is None:
                         summary.archive_left_out += 1
                     elif taken:
                         summary.archived += 1
@@ -354,6 +370,11 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
     db = store.db
     record = checked_memory(record)
     old_id = record["id"]
+    if _purged_here(db, record):  # (an old export of a project purged since: it does not come back)
+        summary.left_out_ids.add(old_id)
+        summary.purged_left_out += 1
+        return
+    summary.kept_projects.add(record["project"])
     existing = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ?",
                           (record["project"], record["hash"])).fetchone()
     if existing is None:
@@ -373,11 +394,21 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
     summary.memories += 1
 
 
+def _purged_here(db: sqlite3.Connection, record: dict) -> bool:
+    """Whether a memory's or an archived unit's entry is one this store purged."""
+    uuid = record.get("entry_uuid")
+    return isinstance(uuid, str) and bool(uuid) and db.execute(
+        "SELECT 1 FROM purged_entries WHERE uuid = ?", (uuid,)).fetchone() is not None
+
+
 def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str], keep_id: bool) -> int | None:
     """One archived unit: its id here (0: the store holds it already, same entry and unit), or None when mining
-    would not have kept it (`export_records.archived_kept`). Its id is kept with `keep_id`, and when free."""
+    would not have kept it (`export_records.archived_kept`), or -1 when its entry was purged here. Its id is kept
+    with `keep_id`, and when free."""
     if not archived_kept(record):
         return None
+    if _purged_here(db, record):
+        return -1
     record["terms"] = " ".join(char_bigrams(record["text"]))
     if not keep_id or record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?",
                                                                    (record["id"],)).fetchone():
