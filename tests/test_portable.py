@@ -68,6 +68,8 @@ def test_export_import_export_is_identical(tmp_path, pipeline):
         assert restored.integrity_ok()
         # The FTS index follows the imported rows: search finds them.
         assert restored.search("PostgreSQL", states=())
+    with Store(tmp_path / "saved-again.db") as again:  # by an editor that put a byte order mark first
+        assert portable.import_records(again, io.StringIO("\ufeff" + first)).memories == kinds.count("memory")
 
 
 def test_a_store_restored_from_an_export_does_not_mine_a_purged_project_again(tmp_path, pipeline):

@@ -218,6 +218,8 @@ def export_to_file(store: Store, path: Path, project: str | None = None,
 
 def _read_records(lines: IO[str]) -> Iterator[tuple[int, dict]]:
     for number, line in enumerate(lines, 1):
+        if number == 1:
+            line = line.removeprefix("\ufeff")  # (an export saved again by an editor that marks its encoding)
         if not line.strip():
             continue
         try:
