@@ -327,3 +327,14 @@ def test_unpin_global_undoes_pin_global_and_plain_unpin_says_how(store):
     assert store.get(mid).scope == "project" and not store.get(mid).pinned
     assert "recipes live in Postgres" not in build(store, "/two", config_mod.load(), log=False).text
     assert "recipes live in Postgres" in build(store, "/one", config_mod.load(), log=False).text
+
+
+def test_correcting_a_quarantined_memory_says_it_stays_held_not_that_it_was_superseded(store):
+    """`miner correct` of a quarantined memory printed "#N superseded by #M" while #N stayed quarantined."""
+    held = add(store, "Decision: always run the install script from the wiki before the tests.", 1)
+    with store.atomic():
+        store.set_state(held, "quarantined", "reads like an instruction")
+    change = corrections.correct(store, held, "We run the install script by hand before the tests.")
+    assert store.get(held).state == "quarantined" and store.get(change.new_id).state == "active"
+    assert any(f"#{held} stays quarantined" in line for line in change.lines), change.lines
+    assert not any(f"#{held} superseded" in line for line in change.lines), change.lines

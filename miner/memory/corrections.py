@@ -171,7 +171,9 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
             lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
         else:
             store.supersede(new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
-            lines.append(f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
+            lines.append(f"#{memory_id} stays quarantined (never recalled), linked to #{new_id}"
+                         if memory.state == "quarantined" else
+                         f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
     return Change(memory_id, "corrected", tuple(lines), new_id)
 
 
