@@ -649,3 +649,24 @@ def test_an_export_made_before_a_purge_does_not_bring_the_purged_project_back(tm
             assert store.db.execute(f"SELECT COUNT(*) FROM {table} WHERE project = '/work/gone'").fetchone()[0] == 0
         assert store.db.execute("SELECT COUNT(*) FROM memories WHERE project = '/work/shop'").fetchone()[0] == shop
         assert "zanzibarquux" not in export_text(store).lower()
+
+
+def test_an_import_keeps_the_sessions_of_projects_no_purge_touched(tmp_path, pipeline):
+    """Once a memory was left out as purged, every project with no memory taken lost its sessions and checkpoints
+    too (a project whose sessions said nothing worth keeping)."""
+    from miner.memory import privacy
+
+    gone = Session(tmp_path / "gone" / "g1.jsonl", cwd="/work/gone")
+    gone.user("We decided to use Zanzibarquux for the permission service.")
+    with mined_store(tmp_path, pipeline) as store:
+        Miner(store, validated({"spacy_model": None}), pipeline=pipeline).mine_paths([str(gone.path)])
+        store.upsert_session("quiet-1", "/work/quiet", "/work/quiet", "main", "/q.jsonl", "2026-03-03T10:00:00Z")
+        store.put_checkpoint("quiet-1", "/work/quiet", {"task": ["Read the code"], "todos": []})
+        before = export_text(store)
+        privacy.purge(store, "/work/gone")
+        with store.atomic() as db:  # (a store that lost them since: the import is what brings them back)
+            db.execute("DELETE FROM sessions WHERE session_id = 'quiet-1'")
+            db.execute("DELETE FROM checkpoints WHERE session_id = 'quiet-1'")
+        portable.import_records(store, io.StringIO(before))
+        assert store.session("quiet-1") is not None and store.checkpoint("quiet-1")
+        assert store.db.execute("SELECT COUNT(*) FROM sessions WHERE project = '/work/gone'").fetchone()[0] == 0

@@ -570,3 +570,35 @@ def test_a_purge_leaves_no_version_row_naming_the_project_and_says_when_nothing_
     assert b"/work/gone" not in data_bytes()
     typo = CliRunner().invoke(main, ["purge", "--project", "/work/goen", "--yes"])
     assert typo.exit_code == 0 and "nothing was stored for /work/goen" in typo.output, typo.output
+
+
+def test_a_purge_marks_only_its_own_sessions_entries_in_a_folder_another_project_shares(claude_dir, store, pipeline):
+    """/work/my-app and /work/my_app are kept in one Claude Code folder: a purge of the first marked the second's
+    entries purged too, so its transcript was never mined (and an import dropped what it had)."""
+    folder = claude_dir / "projects" / paths.encode_project("/work/my-app")
+    folder.mkdir(parents=True)
+    assert paths.encode_project("/work/my_app") == folder.name
+    gone = Session(folder / "a.jsonl", cwd="/work/my-app", session_id="gone")
+    gone.user("We decided to use Quokkabase for the billing service.")
+    kept = Session(folder / "b.jsonl", cwd="/work/my_app", session_id="kept")
+    kept.user("We decided to use Redis for the session cache.")
+    mine(store, pipeline, gone)
+    privacy.purge(store, "/work/my-app")
+    mine(store, pipeline, kept)
+    texts = [row[0] for row in store.db.execute("SELECT text FROM memories WHERE project = '/work/my_app'")]
+    assert texts == ["We decided to use Redis for the session cache."], texts
+
+
+def test_a_purge_marks_the_sessions_started_in_a_folder_inside_the_project(tmp_path, claude_dir, store, pipeline):
+    """A session started in a subfolder of the repository is kept in a Claude Code folder of its own: a purge looked
+    only in the project's, and a miner's batch of that session made before it was written after it."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "api").mkdir()
+    folder = claude_dir / "projects" / paths.encode_project(str(root / "api"))
+    folder.mkdir(parents=True)
+    session = Session(folder / "s.jsonl", cwd=str(root / "api"), session_id="inside")
+    session.user("We decided to use Quokkabase for the billing service.")
+    privacy.purge(store, str(root))  # before anything of it was mined
+    mine(store, pipeline, session)
+    assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0

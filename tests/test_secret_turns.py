@@ -274,7 +274,7 @@ def test_only_a_secret_new_to_the_store_is_handed_on_to_be_scrubbed_from_what_it
     a PIN's digits are everywhere."""
     salt = b"s" * 16
     conversation = Conversation(salt, frozenset({digest(salt, "Qm7#vTz2Lp9w")}))
-    conversation.redact("user", "the staging db password is Qm7#vTz2Lp9w. The admin password is Hx4!rNb8Ks2d")
+    conversation.redact("user", "the staging db password is Qm7#vTz2Lp9w and the admin one is Hx4!rNb8Ks2d")
     assert conversation.fresh == {"Hx4!rNb8Ks2d"} and digest(salt, "Hx4!rNb8Ks2d") in conversation.learnt
     conversation.redact("assistant", "Which PIN does the hardware key use?")
     conversation.redact("user", "582014")
@@ -302,3 +302,22 @@ def test_a_value_hidden_as_the_safer_mistake_is_hidden_there_only_and_never_lear
     assert doubtful not in conversation.known and doubtful not in conversation.fresh
     assert digest(salt, doubtful) not in conversation.learnt
     assert conversation.redact("user", f"now rename {doubtful} in the docs")[0] == f"now rename {doubtful} in the docs"
+
+
+
+@pytest.mark.parametrize("turns,secret", [
+    # stated plainly, after a turn that named a secret (its reply's made-up values are doubtful; this one is not)
+    ([("assistant", "Login failed for user `admin`."), ("user", "the staging password is Zr5#Tq9pLm")], "Zr5#Tq9pLm"),
+    # a made-up value near a secret's name, and the second value of a sentence: they look generated
+    ([("user", "I rotated the staging password. New one: Xy7#kLm9qT")], "Xy7#kLm9qT"),
+    ([("user", "the staging password is Vq7mLx2k and the admin one is Hx4!rNb8Ks2d")], "Hx4!rNb8Ks2d"),
+    ([("user", "creds for the ftp: ftpuser Pq8$Lm2zWx")], "Pq8$Lm2zWx"),
+])
+def test_a_secret_given_plainly_is_learnt_and_hidden_where_it_is_said_again(turns, secret):
+    """Values hidden for standing near a secret were no longer learnt at all, and a reply's plainly stated password
+    was not learnt after a turn that named a secret: each was in clear where the user said it again."""
+    conversation = Conversation(b"s" * 16)
+    for role, text in turns:
+        assert secret not in conversation.redact(role, text)[0]
+    assert secret not in conversation.redact("user", f"We decided to run the migration with {secret} on prod too.")[0]
+    assert secret in conversation.fresh

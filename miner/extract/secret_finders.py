@@ -78,13 +78,31 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
     def hidden_here(self, kind: str, secret: str) -> str:
-        """As `hidden`, for a value hidden as the safer mistake (a token near a secret, which may be a host's or a
-        model's name): hidden wherever it appears in this text, never learnt as a secret (not in a later text, not in
-        what the store holds, not on a team's server)."""
+        """As `hidden`, for a value hidden for standing near a secret: learnt, as `hidden` learns, only when it
+        looks generated (`generated`); else (a host's or a model's name, a version: `pgStaging01`, `ResNet50`)
+        hidden wherever it appears in this text, never in a later one nor in what the store holds."""
+        if generated(secret):
+            return self.hidden(kind, secret)
         self.kinds.append(kind)
         if len(secret) >= MIN_PROPAGATED:
             self.here.add(secret)
         return f"[REDACTED:{kind}]"
+
+
+_LOWER_RUN_RE = re.compile(r"[a-z]{3,}")
+
+
+def generated(value: str) -> bool:
+    """Whether a value looks made by a generator or a person picking a password, not named: a symbol in it, or
+    letters and digits mixed with no word inside ("Rz4tNw9p"; not "pgStaging01", "Base64Url", "ResNet50": digits at
+    its end only; nor a version or a host, with a dot)."""
+    if "." in value:
+        return False
+    if any(c in "!@#$%^&*+=?~" for c in value):
+        return True
+    if _LOWER_RUN_RE.search(value):
+        return False
+    return any(c.isdigit() for c in value.rstrip("0123456789"))
 
 
 # The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's) indexed, and

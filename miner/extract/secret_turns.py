@@ -197,12 +197,14 @@ class Conversation:
                 doubtful = made_up_values(text) - known
             self.asked = role == "assistant" and asks_for_secret(text)
             self.named = role == "assistant" and not self.asked and names_secret(text)
-        if doubtful:
-            learning = known | doubtful
-            out = redact(text, learning)
-            known.update(learning - doubtful)
-        else:
-            out = redact(text, known)
+        out = redact(text, known)
+        if doubtful - known:  # (what a pass found stays learnt; the doubtful values are hidden here only)
+            text_out, kinds = out
+            for value in sorted(doubtful - known, key=len, reverse=True):
+                if value in text_out:
+                    kinds = kinds + ["password"] * text_out.count(value)
+                    text_out = text_out.replace(value, "[REDACTED:password]")
+            out = (text_out, kinds)
         if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
             # (a secret with a blank in it is never one token of a later text: it is not kept)
             for secret in known - self._digested:

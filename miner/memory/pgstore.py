@@ -90,9 +90,8 @@ class PgStore:
         try:
             self.db.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.team, project))
             self.db.execute("SET LOCAL lock_timeout = 0")  # the rest of the batch waits as it always did
-        except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:  # (whichever timeout is first)
-            if isinstance(exc, psycopg.errors.QueryCanceled) and "statement timeout" not in str(exc):
-                raise  # (the user's Ctrl-C)
+        except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):  # (whichever timeout comes first;
+            # a Ctrl-C is a KeyboardInterrupt, not a cancelled statement)
             raise PgStoreError(f"another member's sync held {project!r} on the server for {PROJECT_LOCK_WAIT_S} s; "
                                "run `miner team sync` again later") from None
 

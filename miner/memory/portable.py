@@ -80,7 +80,10 @@ class ImportSummary:
     archive_left_out: int = 0  # archived units mining would not have kept (an instruction, a report of a source)
     purged_left_out: int = 0  # memories and archived units of entries this store purged (with what hangs on them)
     left_out_ids: set[int] = field(default_factory=set)  # the file's ids of those memories
-    kept_projects: set[str] = field(default_factory=set)  # projects of which a memory was taken or merged
+    left_out_sessions: set[str] = field(default_factory=set)  # the sessions and projects of those memories ...
+    left_out_projects: set[str] = field(default_factory=set)
+    kept_sessions: set[str] = field(default_factory=set)  # ... and of the memories taken or merged
+    kept_projects: set[str] = field(default_factory=set)
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
@@ -102,9 +105,12 @@ class ImportSummary:
                    "here (`miner purge`), with what the file holds of their projects only" if self.purged_left_out
                    else ""))
 
-    def purged_project(self, record: dict) -> bool:
-        """Whether a session's or a checkpoint's project is one whose memories were all left out as purged here."""
-        return bool(self.purged_left_out) and record.get("project") not in self.kept_projects
+    def purged_session(self, record: dict) -> bool:
+        """Whether a session or a checkpoint is of a session, or a project, whose memories were all left out as purged
+        here (a project none of whose memories the file holds is no purged one)."""
+        session, project = record.get("session_id"), record.get("project")
+        return session in self.left_out_sessions and session not in self.kept_sessions or \
+            project in self.left_out_projects and project not in self.kept_projects
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -282,8 +288,10 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     _import_memory(store, record, columns["memories"], id_map, summary)
                 elif kind in ("wording", "evidence") and record.get("memory_id") in summary.left_out_ids or \
                         kind == "link" and {record.get("src"), record.get("dst")} & summary.left_out_ids or \
-                        kind in ("session", "checkpoint") and summary.purged_project(record):
-                    continue  # (of a memory or a project purged here)
+                        kind in ("session", "checkpoint") and summary.purged_session(record):
+                    if kind == "evidence":  # (its session was said in the purged project too)
+                        summary.left_out_sessions.add(record.get("session_id"))
+                    continue  # (of a memory or a session purged here)
                 elif kind == "wording":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
                     if isinstance(record.get("text"), str):
@@ -374,8 +382,11 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
     old_id = record["id"]
     if _purged_here(db, record):  # (an old export of a project purged since: it does not come back)
         summary.left_out_ids.add(old_id)
+        summary.left_out_sessions.add(record.get("session_id"))
+        summary.left_out_projects.add(record["project"])
         summary.purged_left_out += 1
         return
+    summary.kept_sessions.add(record.get("session_id"))
     summary.kept_projects.add(record["project"])
     existing = db.execute("SELECT id FROM memories WHERE project = ? AND hash = ?",
                           (record["project"], record["hash"])).fetchone()

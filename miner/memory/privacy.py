@@ -44,11 +44,20 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
     db = store.db
     counts: dict[str, int] = {}
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left for a hex editor
+    # Every entry said in the project that its transcripts hold, mined or not (a miner's batch made before the purge
+    # and written after it is then dropped as mined meanwhile; what is still to mine of them never is). Read before
+    # the write lock is taken, and what was written since read again under it.
+    transcripts = sorted({row[0] for row in db.execute("SELECT transcript FROM watermarks WHERE project = ?",
+                                                       (project,))} | set(claude_transcripts(project)))
+    read: dict[str, tuple[set[str], int, dict[str, str]]] = {}
+    with track(transcripts, "Reading its transcripts") as reading:
+        for transcript in reading:
+            read[transcript] = _entry_uuids(transcript, project)
     try:
-        _delete(store, project, counts, stage, track)
+        _delete(store, project, counts, stage, read)
     except KeyboardInterrupt:
-        if db.in_transaction or holds_anything(store, project):
-            raise  # (rolled back: nothing was deleted)
+        if "memories" not in counts or db.in_transaction or holds_anything(store, project):
+            raise  # (before the deletion, or rolled back: nothing was deleted)
         raise PurgeInterrupted(counts) from None  # (it came as the deletion was committed)
     try:
         counts["cached blocks"] = clear_block_cache()
@@ -61,24 +70,24 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
 
 
 def holds_anything(store, project: str) -> bool:
-    """Whether the store keeps a row of `project` (a memory, a transcript's watermark, an archived unit, a session)."""
-    return store.db.execute(
-        "SELECT 1 FROM memories WHERE project = ?1 UNION ALL SELECT 1 FROM watermarks WHERE project = ?1 "
-        "UNION ALL SELECT 1 FROM archive WHERE project = ?1 UNION ALL SELECT 1 FROM sessions WHERE project = ?1 "
-        "LIMIT 1", (project,)).fetchone() is not None
+    """Whether the store keeps a row of `project` (a memory, a transcript's watermark, an archived unit, a session,
+    a checkpoint, a recall's record)."""
+    return store.db.execute(" UNION ALL ".join(
+        f"SELECT 1 FROM {table} WHERE project = ?1" for table in ("memories", "watermarks", "archive", "sessions",
+                                                                 "checkpoints", "recall_log")) + " LIMIT 1",
+        (project,)).fetchone() is not None
 
 
-def _delete(store, project: str, counts: dict[str, int], stage, track) -> None:
-    """`purge`'s deletion, in one transaction; `counts` gets the rows deleted, by table."""
+def _delete(store, project: str, counts: dict[str, int], stage, read: dict[str, tuple]) -> None:
+    """`purge`'s deletion, in one transaction; `counts` gets the rows deleted, by table. `read`: each transcript's
+    entries of the project read before, and how far."""
     with store.atomic() as db:
-        mined = set()
-        # Every entry its transcripts hold now, mined or not: a miner's batch made before this and written after it
-        # is dropped then, as an entry mined meanwhile (and what is still to mine of them never is).
-        transcripts = sorted({row[0] for row in db.execute("SELECT transcript FROM watermarks WHERE project = ?",
-                                                           (project,))} | set(claude_transcripts(project)))
-        with track(transcripts, "Reading its transcripts") as read:
-            for transcript in read:
-                mined |= _entry_uuids(transcript)
+        mined: set[str] = set()
+        for transcript, (uuids, end, sessions) in read.items():
+            mined |= uuids | _entry_uuids(transcript, project, end, sessions)[0]
+        for (transcript,) in db.execute("SELECT transcript FROM watermarks WHERE project = ?", (project,)):
+            if transcript not in read:  # (mined meanwhile for the first time)
+                mined |= _entry_uuids(transcript, project)[0]
         stage("deleting its rows and rebuilding the search indexes")
         mined.update(row[0] for row in db.execute(
             "SELECT entry_uuid FROM evidence WHERE memory_id IN (SELECT id FROM memories WHERE project = ?) "
@@ -115,28 +124,43 @@ def _delete(store, project: str, counts: dict[str, int], stage, track) -> None:
 
 
 def claude_transcripts(project: str) -> list[str]:
-    """The transcripts Claude Code keeps for `project` (its subagents' included), mined or not yet."""
-    folder = paths.projects_dir() / paths.encode_project(project)
-    return [str(path.resolve()) for path in folder.rglob("*.jsonl") if path.is_file()] if folder.is_dir() else []
+    """The transcripts Claude Code keeps of sessions in `project` or a folder inside it (its subagents' included),
+    mined or not yet: its folder's and those of folders named after its own ("-work-app-api" for "/work/app")."""
+    base = paths.projects_dir()
+    if not base.is_dir():
+        return []
+    name = paths.encode_project(project)
+    folders = [f for f in base.iterdir() if f.is_dir() and (f.name == name or f.name.startswith(name + "-"))]
+    return sorted(str(path.resolve()) for folder in folders for path in folder.rglob("*.jsonl") if path.is_file())
 
 
-def _entry_uuids(transcript: str) -> set[str]:
-    """The uuids of a transcript's entries; none when it is gone."""
+def _entry_uuids(transcript: str, project: str, start: int = 0,
+                 sessions: dict[str, str] | None = None) -> tuple[set[str], int, dict[str, str]]:
+    """(the uuids of a transcript's entries from byte `start` on that were said in `project`, how far it was read,
+    each session's project). A session's project is the one its first folder is in, as mining files it (another
+    project's folder can share the transcript's: "/work/my-app" and "/work/my_app" do). Nothing when it is gone."""
     from ..extract.transcript import iter_lines, parse_line
 
     found: set[str] = set()
+    sessions = {} if sessions is None else sessions
+    end = start
     try:
         with open(transcript, "rb") as handle:
-            for line, _end in iter_lines(handle, 0):
+            for line, end in iter_lines(handle, start):
                 try:
                     entry = parse_line(line) if line else None
                 except (ValueError, TypeError, RecursionError):
                     continue
-                if isinstance(entry, dict) and isinstance(entry.get("uuid"), str):
+                if not isinstance(entry, dict) or not isinstance(entry.get("uuid"), str):
+                    continue
+                session, cwd = str(entry.get("sessionId") or ""), entry.get("cwd")
+                if session not in sessions and isinstance(cwd, str) and cwd:
+                    sessions[session] = paths.project_root(cwd)
+                if sessions.get(session) == project:
                     found.add(entry["uuid"])
     except OSError:
         pass
-    return found
+    return found, end, sessions
 
 
 def same_folder(store, project: str) -> list[str]:
