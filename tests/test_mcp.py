@@ -728,7 +728,8 @@ def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_tools_res
             session_id="s0", transcript="/t.jsonl", entry_uuid="u0", ts="2025-01-01T00:00:00Z"))
 
     async def script(client):
-        return [await client.ok("memory_recall", query="status banner"), await client.ok("memory_explain", id=memory_id)]
+        recalled = await client.ok("memory_recall", query="status banner")
+        return [recalled, await client.ok("memory_explain", id=memory_id)]
 
     results = with_server(project, script)
     said = json.dumps(results, ensure_ascii=False)

@@ -535,7 +535,8 @@ def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_page(worl
     the pages showed them raw (HTML escaping leaves them)."""
     code = ("from miner.memory.records import NewMemory\nfrom miner.memory.store import Store\n"
             "with Store() as store, store.atomic():\n"
-            "    print(store.add_memory(NewMemory(project=%r, category='fact', confidence=0.9, rule_id='r', role='user',"
+            "    print(store.add_memory(NewMemory(project=%r, category='fact', confidence=0.9, rule_id='r',"
+            " role='user',"
             " text='The status banner prints \\x1b[31mRED\\x1b[0m then \\x1b]0;title\\x07 and \\u202eevil\\u202c.',"
             " session_id='s9', transcript='/t.jsonl', entry_uuid='u9', ts='2026-03-06T10:00:00Z'))[0])" % world["app"])
     added = subprocess.run([sys.executable, "-c", code], env=world["env"], capture_output=True, text=True, timeout=60)

@@ -1,6 +1,7 @@
 """A JSON file written back in the style it was read in: its indentation (spaces, tabs, or none), its line endings
-(CRLF or LF), a byte order mark and its final newline. Claude Code's settings.json is a file people keep in dotfile repositories; a rewrite that changes every
-line's indentation makes their diff of one added hook as long as the file."""
+(CRLF or LF), a byte order mark and its final newline. Claude Code's settings.json is a file people keep in dotfile
+repositories; a rewrite that changes every line's indentation makes their diff of one added hook as long as the
+file."""
 
 from __future__ import annotations
 

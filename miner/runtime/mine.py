@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import os
 import re
-import sqlite3
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterable
@@ -32,13 +31,12 @@ from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.dedup import Deduper
 from ..memory.records import NewMemory
-from ..memory.repair import scrub
 from ..memory.store import Store
 from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
 from . import exclusions
-from .passes import Summary
+from .passes import Summary, scrub_learnt
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
@@ -402,25 +400,10 @@ class Miner:
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
             self.conversation.learnt.clear()  # (committed)
             if self.conversation.fresh:  # what the store held before these were known may say one bare
-                summary.scrubbed += self._scrub()
+                summary.scrubbed += scrub_learnt(self.store, self.conversation.fresh)
             if not chunk.more or chunk.reached_stop or self.stopping():  # (the watermark keeps the place)
                 break
         return summary
-
-    def _scrub(self) -> int:
-        """Redact what the store held from before of the secrets just learnt (`memory.repair.scrub`), after the batch
-        that learnt them committed, in a transaction of its own; the rows it changed. A failure is noted and leaves
-        the rest to `miner doctor --fix` (their digests are kept)."""
-        try:
-            changed = scrub(self.store, self.conversation.fresh).total
-        except (sqlite3.Error, OSError) as exc:
-            from .passes import note
-
-            note(f"what was stored before a secret was learnt is not redacted yet ({type(exc).__name__}: {exc}); "
-                 "`miner doctor --fix` does it")
-            changed = 0
-        self.conversation.fresh.clear()
-        return changed
 
     def mine_paths(self, files: list[str], progress: Callable[[str, Summary], None] | None = None,
                    lock_wait_s: float = 300.0) -> Summary:

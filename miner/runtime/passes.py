@@ -64,6 +64,24 @@ def note(message: str) -> None:
         pass
 
 
+def scrub_learnt(store: Store, fresh: set[str]) -> int:
+    """Redact what the store held from before of the secrets just learnt (`memory.repair.scrub`), after the batch
+    that learnt them committed, in a transaction of its own; the rows it changed. `fresh` is emptied. A failure is
+    noted and leaves the rest to `miner doctor --fix` (their digests are kept)."""
+    import sqlite3
+
+    from ..memory.repair import scrub
+
+    try:
+        changed = scrub(store, fresh).total
+    except (sqlite3.Error, OSError) as exc:
+        note(f"what was stored before a secret was learnt is not redacted yet ({type(exc).__name__}: {exc}); "
+             "`miner doctor --fix` does it")
+        changed = 0
+    fresh.clear()
+    return changed
+
+
 def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
     """Write the checkpoint of each session that asked for one (after its transcript was mined).
 
