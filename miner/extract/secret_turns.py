@@ -154,8 +154,8 @@ def names_secret(text: str) -> bool:
 
 
 def made_up_values(text: str) -> set[str]:
-    """The values of a short reply that could be nothing but made up (`secret_sentences.made_up`): after a turn that
-    named a secret without asking for it ("The token expired." – "here's a fresh one X")."""
+    """The values of a short reply that could be nothing but made up (`secret_sentences.made_up_tokens`): after a
+    turn that named a secret without asking for it ("The token expired." – "here's a fresh one X")."""
     from .secret_sentences import made_up_tokens
 
     if len(text) > MAX_ANSWER_CHARS or text.count("\n") > 3:
@@ -189,7 +189,7 @@ class Conversation:
         and teaches the secrets, and answers no request of the main thread's."""
         known = self.known
         known.update(known_in(text, self.salt, self.digests))
-        doubtful: set[str] = set()  # hidden in this turn only: never learnt as a secret (see `_Pass.hidden_here`)
+        doubtful: set[str] = set()  # hidden in this turn only, never learnt as a secret
         if main:
             if role == "user" and self.asked:
                 known.update(answer_values(text))
