@@ -281,7 +281,6 @@ def test_only_a_secret_new_to_the_store_is_handed_on_to_be_scrubbed_from_what_it
     assert conversation.fresh == {"Hx4!rNb8Ks2d"}
 
 
-
 @pytest.mark.parametrize("turns,doubtful", [
     # the rest of a sentence that gave a password: a host's name is hidden with it, as the safer mistake
     ([("user", "The staging password is Xk29!pQz7 and the host is pgStaging01 on port 5432.")], "pgStaging01"),
@@ -302,7 +301,6 @@ def test_a_value_hidden_as_the_safer_mistake_is_hidden_there_only_and_never_lear
     assert doubtful not in conversation.known and doubtful not in conversation.fresh
     assert digest(salt, doubtful) not in conversation.learnt
     assert conversation.redact("user", f"now rename {doubtful} in the docs")[0] == f"now rename {doubtful} in the docs"
-
 
 
 @pytest.mark.parametrize("turns,secret", [
