@@ -394,6 +394,17 @@ def utf16_len(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def map_strings(value, change, kept: frozenset[str] | tuple = ()):
+    """A JSON value with `change` applied to each string in it, but the values of the keys in `kept`."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [map_strings(item, change, kept) for item in value]
+    if isinstance(value, dict):
+        return {key: item if key in kept else map_strings(item, change, kept) for key, item in value.items()}
+    return value
+
+
 def escape_block_tag(text: str) -> str:
     """Text that cannot open, close or forge the recall block's tag (memory text, a project path), nor carry a
     control character (an escape sequence) into the model's context."""

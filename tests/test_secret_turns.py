@@ -310,6 +310,9 @@ def test_a_value_hidden_as_the_safer_mistake_is_hidden_there_only_and_never_lear
     ([("user", "I rotated the staging password. New one: Xy7#kLm9qT")], "Xy7#kLm9qT"),
     ([("user", "the staging password is Vq7mLx2k and the admin one is Hx4!rNb8Ks2d")], "Hx4!rNb8Ks2d"),
     ([("user", "creds for the ftp: ftpuser Pq8$Lm2zWx")], "Pq8$Lm2zWx"),
+    # a reply after a turn that named a secret, with a value that looks generated: learnt as a pass's would be
+    ([("assistant", "The push was rejected: the registry token has expired."),
+      ("user", "here is a new one: Vb8Nq3Wz5Kt2")], "Vb8Nq3Wz5Kt2"),
 ])
 def test_a_secret_given_plainly_is_learnt_and_hidden_where_it_is_said_again(turns, secret):
     """Values hidden for standing near a secret were no longer learnt at all, and a reply's plainly stated password

@@ -52,6 +52,14 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+def stop_after_each(session: Session, steps: list[tuple[str, str]]) -> None:
+    """Each (request, reply) said in turn, and the Stop hook run after each, its worker waited for."""
+    for request, reply in steps:
+        session.turn(request, reply)
+        assert run_hook("stop", session.payload("stop.json")).returncode == 0
+        wait_for_workers()
+
+
 @pytest.fixture(autouse=True)
 def no_stray_workers():
     yield
@@ -130,10 +138,7 @@ def test_a_secret_used_bare_in_a_later_stop_or_given_on_request_leaves_no_byte_a
              (given, "Done: the admin account exists now, and we'll use PostgreSQL for the reports too."),
              ("Add an export of the invoices to CSV, one row per line item.", "Added the CSV export."),
              (f"now try {named} against the prod database as well", "Prod accepted it.")]
-    for request, reply in steps:
-        session.turn(request, reply)
-        assert run_hook("stop", session.payload("stop.json")).returncode == 0
-        wait_for_workers()
+    stop_after_each(session, steps)
     assert run_hook("pre-compact", session.payload("pre-compact.manual.json")).returncode == 0
     wait_for_workers()
     with Store(readonly=True) as store:
@@ -423,10 +428,7 @@ def test_a_value_stored_before_it_was_known_as_a_secret_leaves_no_byte_anywhere(
               f"Noted: the consumer group {value} handles the invoice events."),
              ("Add a retry with backoff to the invoice worker.", "Added the retry."),
              (f"by the way the staging db password is {value}, the same string", "Understood.")]
-    for request, reply in steps:
-        session.turn(request, reply)
-        assert run_hook("stop", session.payload("stop.json")).returncode == 0
-        wait_for_workers()
+    stop_after_each(session, steps)
     with Store(readonly=True) as store:
         assert store.list_memories(limit=100), "nothing was mined"
         assert all(_secret_free(m, store.secret_digests()) for m in store.list_memories(limit=100, states=()))

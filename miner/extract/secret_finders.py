@@ -27,7 +27,7 @@ from .secret_patterns import (
     WEAK_HINTS,
     patterns,
 )
-from .secret_sentences import answered, more_in_sentence, named_nearby
+from .secret_sentences import answered, generated, more_in_sentence, named_nearby
 from .secret_shapes import SHAPE_HINTS, SHAPES, gated, hint_index, hinted, holds_any
 from .secret_tables import (
     ACCOUNT_HINTS,
@@ -89,22 +89,6 @@ class _Pass:
         return f"[REDACTED:{kind}]"
 
 
-_LOWER_RUN_RE = re.compile(r"[a-z]{3,}")
-
-
-def generated(value: str) -> bool:
-    """Whether a value looks made by a generator or a person picking a password, not named: a symbol in it, or
-    letters and digits mixed with no word inside ("Rz4tNw9p"; not "pgStaging01", "Base64Url", "ResNet50": digits at
-    its end only; nor a version or a host, with a dot)."""
-    if "." in value:
-        return False
-    if any(c in "!@#$%^&*+=?~" for c in value):
-        return True
-    if _LOWER_RUN_RE.search(value):
-        return False
-    return any(c.isdigit() for c in value.rstrip("0123456789"))
-
-
 # The extra kinds' literals (`regex_analysis.required_literals`: every match holds one of its kind's) indexed, and
 # the kinds that run always; built once for a list of kinds.
 _extra_index: list = [None, ()]  # [the list of kinds, (the kinds that run always, the index)]
@@ -123,6 +107,7 @@ def _extra_due(extra: list[tuple[str, re.Pattern]], lowered: str, after: int = -
 
 # The context passes' hints, grouped: most texts hold none, and each hint looked for cost as much as a pass.
 _HINTS, _STRONG_HINTS, _LOGIN_HINTS = gated(HINTS), gated(STRONG_HINTS), gated(LOGIN_HINTS)
+_NEARBY_HINTS = gated(LOGIN_HINTS + ("auth",))  # a login's words, for `named_nearby` (`secret_sentences.LOGIN_WORD_RE`)
 
 
 def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
@@ -197,7 +182,7 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
                                if random_like(m.group(3)) else m.group(0), text)
     if strong and ("?" in text or "？" in text) and (":" in text or "：" in text):
         text = answered(text, run.hidden)
-    if named or holds_any(low, _LOGIN_HINTS) or "auth" in low:
+    if named or holds_any(low, _NEARBY_HINTS):
         text = named_nearby(text, run.hidden_here)
     if "[REDACTED:" in text:
         text = more_in_sentence(text, run.hidden_here)

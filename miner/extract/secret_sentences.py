@@ -222,6 +222,20 @@ def made_up_tokens(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def generated(value: str) -> bool:
+    """Whether a value looks made by a generator or a person picking a password, not named: a symbol in it, or
+    letters and digits mixed with no word inside ("Rz4tNw9p"; not "pgStaging01", "Base64Url", "ResNet50": digits at
+    its end only; nor a version or a host, with a dot). What a pass hid for standing near a secret is learnt only
+    then (`secret_finders._Pass.hidden_here`, `secret_turns.Conversation`)."""
+    if "." in value:
+        return False
+    if any(c in _SYMBOLS for c in value):
+        return True
+    if _WORD_RUN_RE.search(value):
+        return False
+    return any(c.isdigit() for c in value.rstrip("0123456789"))
+
+
 def _made_up(value: str) -> bool:
     """Whether a token near a secret's name is a value made up for it (see `named_nearby`)."""
     if len(value) < _SHORTEST_MADE_UP or not value.isascii():

@@ -27,7 +27,7 @@ import re
 
 from .redact import redact
 from .secret_finders import MIN_PROPAGATED
-from .secret_sentences import NAMES_A_SECRET_RE, WHICH_RE
+from .secret_sentences import NAMES_A_SECRET_RE, WHICH_RE, generated
 from .secret_values import random_like, rejected, secret_like
 
 MAX_DIGESTS = 10_000  # the digests the store keeps, newest last (`Store.add_secret_digests`)
@@ -145,7 +145,7 @@ def answer_values(text: str) -> set[str]:
 def names_secret(text: str) -> bool:
     """Whether the end of an assistant's turn names a password, a key, a token or a login, as a secret ("Login failed
     for user `admin`.", "The token seems to have expired."; not "the token parser", "the password manager"). Broad:
-    what a reply after it gives is hidden in that reply only (`Conversation.redact`), never learnt."""
+    what a reply after it gives is learnt only when it looks generated (`Conversation.redact`)."""
     from .secret_sentences import LOGIN_WORD_RE, SECRET_WORD_RE
 
     tail = text[-_ASKED_TAIL:]
@@ -193,8 +193,10 @@ class Conversation:
         if main:
             if role == "user" and self.asked:
                 known.update(answer_values(text))
-            elif role == "user" and self.named:
-                doubtful = made_up_values(text) - known
+            elif role == "user" and self.named:  # learnt, as what a pass hides near a secret, when generated
+                values = made_up_values(text) - known
+                doubtful = {value for value in values if not generated(value)}
+                known.update(values - doubtful)
             self.asked = role == "assistant" and asks_for_secret(text)
             self.named = role == "assistant" and not self.asked and names_secret(text)
         out = redact(text, known)

@@ -20,7 +20,7 @@ import sys
 from typing import Any, Literal
 
 from .. import __version__
-from ..textutil import NOT_SHOWN
+from ..textutil import NOT_SHOWN, map_strings
 from . import tools as mcp_tools
 from .tools import Session, ToolInputError
 
@@ -71,13 +71,7 @@ def _argument_error(tool: str, error) -> str:
 def shown(value):
     """A tool's result with no control character or bidirectional override in any of its texts (`textutil.NOT_SHOWN`):
     a store mined by an older version may hold an escape sequence, and a result goes into the model's context."""
-    if isinstance(value, str):
-        return value.translate(NOT_SHOWN)
-    if isinstance(value, list):
-        return [shown(item) for item in value]
-    if isinstance(value, dict):
-        return {key: shown(item) for key, item in value.items()}
-    return value
+    return map_strings(value, lambda text: text.translate(NOT_SHOWN))
 
 
 def build_server(session: Session):

@@ -13,7 +13,7 @@ from ..extract.model import CATEGORIES, ROLES
 from ..extract.redact import redact, redact_memory, shown_value
 from ..extract.secret_turns import known_in
 from ..extract.trust import held_back_reason, quarantine_reason, reports_source
-from ..textutil import NOT_SHOWN, content_hash
+from ..textutil import NOT_SHOWN, content_hash, map_strings
 from .records import STATES
 
 MAX_TEXT = 4000  # characters of a memory's text, subject, value or keywords, as a team pull takes (mining keeps 1,200)
@@ -36,27 +36,27 @@ class PortableError(ValueError):
 
 def redacted_record(kind: str, record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:
     """A record's texts as mining would have kept them: without what `<private>` holds (mined text has none), with
-    every secret hidden, those the store learnt (`secrets`: its salt and digests) too, in every field of the record
-    that holds one (a memory's keywords hold it in small letters, which no digest matches)."""
+    every secret hidden, those the store learnt (`secrets`: its salt and digests) too, looked up in all its fields
+    (a memory's keywords hold one in small letters, which no digest matches)."""
     names = [name for name in REDACTED_FIELDS.get(kind, ()) if isinstance(record.get(name), str) and record[name]]
     for name in names:  # (no control character: an escape sequence would reach a terminal and the model)
         record[name] = record[name].translate(NOT_SHOWN)
     learnt = known_in(" ".join(record[name] for name in names), *secrets)
-    if kind == "memory" and "text" in names:  # a capture is judged in sight of its text, as mining judges it
-        fields = {name: record[name] if name in names else "" for name in ("text", "subject", "value", "keywords")}
+    if kind == "memory" and "text" in names:  # a capture is judged in sight of its text, as mining judges it; a
+        # keyword that only a secret held goes with it
+        together = ("text", "subject", "value", "keywords")
+        fields = {name: record[name] if name in names else "" for name in together}
         text = typed_text(fields["text"]) if "<private" in fields["text"].lower() else fields["text"]
         text, subject, value, kept, _ = redact_memory(text, fields["subject"], fields["value"],
                                                       fields["keywords"].split(), known=set(learnt))
-        record.update({name: new for name, new in (("text", text), ("subject", subject), ("value", value),
-                                                   ("keywords", " ".join(kept))) if name in names})
+        record.update({name: new for name, new in zip(together, (text, subject, value, " ".join(kept)))
+                       if name in names})
+        names = [name for name in names if name not in together]
     for name in names:
         value = record[name]
         if "<private" in value.lower():
             value = typed_text(value)
         record[name] = redact(value, set(learnt))[0]
-        if name == "keywords" and learnt:
-            record[name] = " ".join(word for word in record[name].split()
-                                    if not any(secret.lower() in word for secret in learnt))
     return record
 
 
@@ -65,13 +65,8 @@ _CHECKPOINT_KEYS = ("session_id", "project", "created_at")  # what names the che
 
 def _redacted_json(value, secrets: tuple[bytes, frozenset[bytes]]):
     """A checkpoint's body (JSON) with each of its strings redacted, but those that name it."""
-    if isinstance(value, str):
-        return redact(value, known_in(value, *secrets))[0] if value else value
-    if isinstance(value, list):
-        return [_redacted_json(item, secrets) for item in value]
-    if isinstance(value, dict):
-        return {key: item if key in _CHECKPOINT_KEYS else _redacted_json(item, secrets) for key, item in value.items()}
-    return value
+    return map_strings(value, lambda text: redact(text, known_in(text, *secrets))[0] if text else text,
+                       _CHECKPOINT_KEYS)
 
 
 def redacted_checkpoint(record: dict, secrets: tuple[bytes, frozenset[bytes]] = (b"", frozenset())) -> dict:

@@ -32,7 +32,7 @@ from ..extract.redact import ensure_extra, redact, redact_memory
 from ..extract.redaction_version import COUNTER, REDACTION_VERSION
 from ..extract.secret_turns import MAX_DIGESTS, known_in
 from ..extract.secret_turns import digest as secret_digest
-from ..textutil import char_bigrams, content_hash
+from ..textutil import char_bigrams, content_hash, map_strings
 from . import reader
 from .store import Store
 
@@ -121,22 +121,16 @@ def _redact_json(body: str, known: set[str]) -> tuple[str, list[str]]:
     """A JSON document with each string in it redacted (the structure stays valid)."""
     kinds: list[str] = []
 
-    def walk(value):
-        if isinstance(value, str):
-            new, found = redact(value, known)
-            kinds.extend(found)
-            return new
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        return value
+    def hidden(text: str) -> str:
+        new, found = redact(text, known)
+        kinds.extend(found)
+        return new
 
     try:
         data = json.loads(body)
     except ValueError:
         return redact(body, known)
-    new = walk(data)
+    new = map_strings(data, hidden)
     return (json.dumps(new, ensure_ascii=False) if kinds else body), kinds
 
 
