@@ -502,3 +502,55 @@ def test_hundreds_of_secrets_learnt_at_once_are_looked_for_in_what_was_stored(tm
         assert done.rows.get("memories") == 1 and "[REDACTED:known-secret]" in store.get(memory_id).text, done.rows
         body = store.db.execute("SELECT body FROM checkpoints WHERE session_id = 's1'").fetchone()[0]
     assert value not in body
+
+
+def test_a_miner_that_dies_before_its_scrub_leaves_it_to_the_next_worker(tmp_path, claude_dir, pipeline, monkeypatch):
+    """A batch that learnt a secret commits first, then the rows stored before it are scrubbed. A miner killed in
+    between left the value bare, and only `doctor --fix` looked for it: the batch now counts itself as pending, and
+    the next background worker runs the repair."""
+    from miner import config as config_mod
+    from miner.memory import repair
+    from miner.runtime import mine
+
+    cwd = tmp_path / "work" / "ledger"
+    cwd.mkdir(parents=True)
+    value = generated(random.Random(61), 14) + "3"
+    session = Session(cwd)
+    session.turn(f"We decided the billing consumer group is named {value} for the invoice events.", "Noted.")
+    with Store() as store:
+        mine.Miner(store, config_mod.load(), pipeline=pipeline).mine_file(str(session.transcript))
+    session.turn(f"by the way the staging db password is {value}, the same string", "Understood.")
+
+    def killed(store, fresh):
+        raise SystemExit(9)
+
+    with monkeypatch.context() as patched, Store() as store, pytest.raises(SystemExit):
+        patched.setattr(mine, "scrub_learnt", killed)
+        mine.Miner(store, config_mod.load(), pipeline=pipeline).mine_file(str(session.transcript))
+    with Store(readonly=True) as store:
+        assert store.counters()[repair.SCRUB_PENDING] == 1
+        assert any(value in m.text for m in store.list_memories(limit=100)), "the earlier memory was not stored bare"
+    other = Session(cwd)
+    other.turn("Add a retry with backoff to the invoice worker.", "Added the retry.")
+    assert run_hook("stop", other.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    with Store(readonly=True) as store:
+        assert store.counters().get(repair.SCRUB_PENDING, 0) == 0
+        assert any("[REDACTED:known-secret]" in m.text for m in store.list_memories(limit=100))
+    assert value.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
+
+
+def test_a_scrub_counts_its_batch_off_and_never_below_zero(tmp_path):
+    """Two miners that learnt secrets at once each count their batch; each scrub counts one off, so the count stays
+    up while one of them has not scrubbed yet."""
+    from miner.memory import repair
+
+    value, memory_id = learnt_later(67)
+    with Store() as store:
+        with store.atomic():
+            store.bump(repair.SCRUB_PENDING, 2)
+        repair.scrub(store, {value})
+        assert store.counters()[repair.SCRUB_PENDING] == 1 and repair.needed(store)
+        repair.scrub(store, {value})
+        repair.scrub(store, {value})
+        assert store.counters()[repair.SCRUB_PENDING] == 0 and not repair.needed(store)

@@ -18,6 +18,11 @@ in place and says what it changed:
 `miner doctor` runs `scan`; `miner doctor --fix` (which `./install.sh`
 runs on every install and upgrade) runs `fix`, then records
 `REDACTION_VERSION`, so that a background worker knows the store is clean.
+
+`scrub` is the small repair a miner runs once a batch that learnt a secret
+has committed: the rows stored before that hold it. The batch counts itself
+in `SCRUB_PENDING` and the scrub counts it off, so a miner that died in
+between leaves the count up, and the next worker runs `fix` (`needed`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from . import reader
 from .store import Store
 
 VERSION_COUNTER = COUNTER
+SCRUB_PENDING = "scrub_pending"  # batches committed with a secret new to the store, not yet scrubbed for it
 LOG_NAMES = ("hooks.log", "hooks.log.1", "worker.log", "worker.log.1", "watch.log", "watch.log.1")
 
 
@@ -207,6 +213,7 @@ def fix(store: Store) -> Repair:
         if salt and known:  # what mining learns next hides a bare repeat of them too (`secret_turns`)
             store.add_secret_digests({secret_digest(salt, secret) for secret in known}, MAX_DIGESTS)
         store.bump(VERSION_COUNTER, REDACTION_VERSION - reader.redaction_version(store.db))
+        db.execute("DELETE FROM counters WHERE name = ?", (SCRUB_PENDING,))  # (the digests were looked up)
     if done.total:
         _scrub_file(store)
     for path in _files():
@@ -230,6 +237,7 @@ def scrub(store: Store, found: set[str]) -> Repair:
     try:
         with store.atomic():
             _rewrite(store, set(found), _NONE_LEARNT, done, sorted(found))
+            db.execute("UPDATE counters SET value = MAX(0, value - 1) WHERE name = ?", (SCRUB_PENDING,))
             # A full-text index keeps a deleted row's terms in its older segments until they are merged.
             for index, table in (("memories_fts", "memories"), ("archive_fts", "archive.text")):
                 if any(place.startswith(table) for place in done.rows) and store.has_table(index):
@@ -339,5 +347,9 @@ def _redact_file(path: Path, known: set[str]) -> bool:
 
 
 def needed(store: Store) -> bool:
-    """True when the store was last repaired by an older redaction (or never): a cheap check for workers."""
-    return reader.redaction_version(store.db) < REDACTION_VERSION
+    """True when the store was last repaired by an older redaction (or never), or when a miner died before it
+    scrubbed what was stored before a secret it learnt (`SCRUB_PENDING`): a cheap check for workers."""
+    if reader.redaction_version(store.db) < REDACTION_VERSION:
+        return True
+    row = store.db.execute("SELECT value FROM counters WHERE name = ?", (SCRUB_PENDING,)).fetchone()
+    return bool(row and row[0] > 0)

@@ -31,6 +31,7 @@ from ..extract.sentences import display_text
 from ..extract.transcript import Watermark, read_transcript, use_fast_json
 from ..memory.dedup import Deduper
 from ..memory.records import NewMemory
+from ..memory.repair import SCRUB_PENDING
 from ..memory.store import Store
 from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
@@ -387,6 +388,8 @@ class Miner:
                 summary.sessions.update(t.session_id for t in turns if t.session_id and not t.is_sidechain)
                 if self.conversation.learnt:
                     self.store.add_secret_digests(self.conversation.learnt, MAX_DIGESTS)
+                if self.conversation.fresh:  # scrubbed for below; a process that dies first leaves it to a worker
+                    self.store.bump(SCRUB_PENDING)
                 if turns and self.conversation.asked != asked:
                     self.store.set_secret_asked(path, self.conversation.asked)
                 project = project_of(chunk.turns[0]) if chunk.turns else ""
