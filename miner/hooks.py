@@ -389,7 +389,7 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
     import sqlite3
 
-    from .memory.store import Store
+    from .memory.store import Store, StoreError
     from .recall.checkpoint import session_project, write_checkpoint
     from .runtime.pending import has_work
 
@@ -397,14 +397,14 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     mined = False
     # Its writes, and opening the store, wait for another process's lock (a backfill's batch) no longer than the
     # hook may run.
-    with Store(busy_ms=int(max(0.0, deadline - time.monotonic()) * 1000)) as store:
-        project = session_project(store, event.session_id, project)
-        try:
+    try:
+        with Store(busy_ms=int(max(0.0, deadline - time.monotonic()) * 1000)) as store:
+            project = session_project(store, event.session_id, project)
             if project:
                 write_checkpoint(store, event.session_id, project, transcript)
             mined = bool(project) and not has_work(store, transcript)
-        except sqlite3.OperationalError as exc:  # the lock was not let go in time: the miner writes it
-            log("pre-compact", f"the store is busy ({exc}): the checkpoint is left to the miner")
+    except (sqlite3.Error, StoreError) as exc:  # (a lock not let go in time, even to read): the miner writes it
+        log("pre-compact", f"the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
     # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
     if mined:  # every line is mined already: the checkpoint just written is the one it would write, no wait
         hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)

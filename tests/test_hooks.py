@@ -253,6 +253,23 @@ def test_session_start_prints_the_block_for_every_source(session, source):
     assert hook_log_lines() == []
 
 
+@pytest.mark.parametrize("folder", ["m#1", "m?x", "m%41", "m%"])
+def test_a_data_folder_named_with_uri_characters_still_gives_the_blocks(session, tmp_path, monkeypatch, folder):
+    """SQLite reads the read-only store through a URI, where `?` and `#` end the path and `%` starts an escape: a
+    data folder named `m#1` gave no block at any SessionStart or prompt, and opened (created) the file `m`."""
+    monkeypatch.setenv("MINER_HOME", str(tmp_path / folder))
+    project = str(session.cwd)
+    seed_store(project)
+    block = additional_context(run_hook("session-start", session.payload("session-start.startup.json")))
+    assert "Memory number 1:" in block
+    payload = json.dumps({"session_id": "next", "transcript_path": str(session.transcript), "cwd": project,
+                          "hook_event_name": "UserPromptSubmit", "prompt": "What does memory number 7 say?"})
+    answer = run_hook("user-prompt-submit", payload.encode())
+    assert answer.returncode == 0 and b"- Memory number" in answer.stdout, answer.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["home", "work", folder]), list(tmp_path.iterdir())
+    assert hook_log_lines() == []
+
+
 def test_session_start_ranks_a_new_session_against_the_last_checkpoint(session):
     project = str(session.cwd)
     # Far more memories than fit: which ones make it depends on the ranking.
@@ -522,14 +539,19 @@ def test_a_lone_surrogate_in_a_turn_is_replaced_and_the_turn_kept_by_the_checkpo
     assert ["user", "We decided to use Sentry for error tracking. Broken emoji \ufffd here."] in recent, recent
 
 
-def test_pre_compact_waits_no_longer_than_its_budget_for_a_store_another_process_holds(session):
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_pre_compact_waits_no_longer_than_its_budget_for_a_store_another_process_holds(session, exclusive):
     """A backfill's batch holds the write lock: the hook does not wait for it past its budget (Claude Code's
     compaction waits on the hook), and the miner it hands the transcript to writes the checkpoint once the lock is
-    let go."""
+    let go. A process that keeps even readers out (`locking_mode=EXCLUSIVE`) failed the hook before it handed the
+    transcript over: no miner, no checkpoint."""
     pre_compact_session(session)
     Store().close()
     holder = sqlite3.connect(paths.db_path(), isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
+    if exclusive:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE" if exclusive else "BEGIN IMMEDIATE")
+    holder.execute("SELECT 1 FROM memories").fetchall()
     try:
         result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
         assert result.returncode == 0 and result.stdout == b""

@@ -34,9 +34,17 @@ def driver():
     return sqlite
 
 
+def readonly_uri(path: Path | str) -> str:
+    """The SQLite URI that opens `path` read only. In a URI, `?` and `#` end the path and `%` starts an escape: a data
+    folder named `m#1` opened `m` read-write (created), without `?mode=ro`."""
+    path = str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    # (an absolute path after an empty authority: one starting "//" would otherwise name a host)
+    return f"file://{path}?mode=ro" if path.startswith("/") else f"file:{path}?mode=ro"
+
+
 def open_readonly(path: Path | str, timeout: float = 2.0) -> sqlite3.Connection:
     """A read-only connection that cannot write even by mistake (query_only)."""
-    db = driver().connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    db = driver().connect(readonly_uri(path), uri=True, timeout=timeout)
     try:
         db.execute("PRAGMA query_only = 1")
     except BaseException:
@@ -188,7 +196,7 @@ def watermark_offsets(path: Path | str, timeout: float = 5.0) -> dict[str, int]:
     """Every transcript's mined offset, read without opening a `Store` ({} when the file cannot be read)."""
     import sqlite3
 
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    db = sqlite3.connect(readonly_uri(path), uri=True, timeout=timeout)
     try:
         return dict(db.execute("SELECT transcript, offset FROM watermarks"))
     except sqlite3.Error:
@@ -204,7 +212,7 @@ def block_versions(path: Path | str, project: str, with_recalls: bool, timeout: 
     sqlite3 = driver()
     keys = [project, GLOBAL_SCOPE] + ([RECALLED + project, RECALLED + GLOBAL_SCOPE] if with_recalls else [])
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+        db = sqlite3.connect(readonly_uri(path), uri=True, timeout=timeout)
     except sqlite3.Error:
         return None
     try:

@@ -83,7 +83,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
             raise StoreError(f"no memory database at {self._file}: run `miner mine --all` first")
         try:
             if readonly:
-                self.db = sqlite3.connect(f"file:{self._file}?mode=ro", uri=True, timeout=self._busy_ms / 1000,
+                self.db = sqlite3.connect(reader.readonly_uri(self._file), uri=True, timeout=self._busy_ms / 1000,
                                           isolation_level=None, check_same_thread=False)
             else:
                 fresh = not os.path.exists(self._file)
