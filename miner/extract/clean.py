@@ -10,6 +10,7 @@ the cost: spaCy now only sees the units a rule matched, in refinement.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable, Iterator
 
@@ -45,7 +46,10 @@ WRAPPER_TAGS = (
 _WRAPPER_NAMES = "|".join(re.escape(t) for t in WRAPPER_TAGS)
 # A wrapper's opening tag (group 1: its name; attributes allowed) or closing tag (group 2).
 _WRAPPER_TAG_RE = re.compile(rf"<(?:({_WRAPPER_NAMES})(?:\s[^>]*)?|/({_WRAPPER_NAMES}))>", re.IGNORECASE)
-_FENCE_RE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+# A fence of three or more backticks or tildes, closed by a line of at least as many of the same (CommonMark): a
+# four-backtick fence (a README that holds a fenced block) ran to the end of the turn.
+_FENCE_RE = re.compile(r"^[ \t]*((?P<mark>[`~])(?P=mark){2,}).*?(?:^[ \t]*\1(?P=mark)*[ \t]*$|\Z)",
+                       re.DOTALL | re.MULTILINE)
 _INTERRUPT_RE = re.compile(r"\[Request interrupted by user[^\]]*\]")
 _HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -207,11 +211,15 @@ def split_sentences(text: str) -> list[str]:
     """
     sentences = []
     start = 0
-    code: list[tuple[int, int]] | None = None
+    code_starts: list[int] | None = None  # the code spans, in order (they never overlap)
     for found in _BOUNDARY_RE.finditer(text):
         if "`" in text:
-            code = [m.span() for m in _CODE_SPAN_RE.finditer(text)] if code is None else code
-            if any(a < found.start() < b for a, b in code):
+            if code_starts is None:
+                code = [m.span() for m in _CODE_SPAN_RE.finditer(text)]
+                code_starts = [a for a, _ in code]
+            # (a look-up, not a scan of every span: a long line holds thousands of both)
+            k = bisect.bisect_left(code_starts, found.start()) - 1
+            if k >= 0 and found.start() < code[k][1]:
                 continue
         if _ends_sentence(text, found):
             sentence = text[start:found.end()].strip()
