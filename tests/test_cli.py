@@ -287,6 +287,27 @@ def test_a_broken_secrets_file_is_one_line_for_any_command(isolated_home, claude
             assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
 
 
+def test_testing_the_rules_prints_no_secret_and_traces_what_mining_sees(claude_dir):
+    """`rules test` traced the turns as they were written: a password a transcript or TEXT held was printed in
+    clear, and the rules were shown firing on words that mining never sees. A secret the memory store learnt is
+    hidden too."""
+    from miner.extract.secret_turns import digest
+
+    password, token = "Hq7!vLx2Wz9p", "sk-ant-api03-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    said = f"The staging database password is {password} and the API key is {token}."
+    session = Session(claude_dir / "projects" / "-work-shop" / "s1.jsonl", cwd="/work/shop")
+    session.user(said)
+    learnt = "Rt5kPw8ZqL2x"
+    with Store() as store, store.atomic():
+        store.add_secret_digests({digest(store.secret_digests()[0], learnt)}, 100)
+    for args in (["rules", "test", said], ["rules", "test", "--transcript", str(session.path), "--all-units"],
+                 ["rules", "test", f"We decided the consumer group is named {learnt} for now."]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert "[REDACTED:" in result.output, result.output
+        assert not any(secret in result.output for secret in (password, token, learnt)), result.output
+
+
 def test_testing_the_rules_makes_no_memory_store():
     result = CliRunner().invoke(main, ["rules", "test", "We'll use pnpm instead of npm for this repo."])
     assert result.exit_code == 0 and "-> kept" in result.stdout

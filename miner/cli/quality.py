@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -242,6 +243,18 @@ def rules_list(project: str | None) -> None:
         click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
 
 
+def _learnt_secrets() -> tuple | None:
+    """The salt and digests of the secrets the memory store learnt (None without a store): what mining hides, a
+    trace hides."""
+    from ..memory.store import Store, StoreError
+
+    try:
+        with Store(readonly=True) as store:
+            return store.secret_digests()
+    except (StoreError, sqlite3.Error):
+        return None
+
+
 @contextmanager
 def _tracing_miner():
     """A miner that traces units and stores nothing, over a throwaway store: testing the rules makes no memory
@@ -274,7 +287,7 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
     turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
     _rule_files(project)  # (says when the project's own file is left out)
     with _tracing_miner() as miner:
-        traced = trace_turns(miner, turns, project_dir(project))
+        traced = trace_turns(miner, turns, project_dir(project), _learnt_secrets())
     for t in traced:
         if not t.rules and not t.candidate and not all_units and transcript:
             continue

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..extract.clean import turns_to_units
 from ..extract.model import Candidate, Turn, Unit
+from ..extract.secret_turns import Conversation
 from ..extract.transcript import Watermark, read_transcript
 from ..runtime.mine import Miner, unit_langs
 from .transcripts import read_jsonl, texts_match, transcript_for
@@ -25,9 +26,14 @@ class Traced:
     steps: tuple[str, ...] = ()  # the refinement steps it went through, in order (none when no rule kept it)
 
 
-def trace_turns(miner: Miner, turns: list[Turn], project: str = "") -> list[Traced]:
-    """Every unit of `turns` with the rules that fired, the classifier's probabilities and what refinement did."""
+def trace_turns(miner: Miner, turns: list[Turn], project: str = "", secrets: tuple | None = None) -> list[Traced]:
+    """Every unit of `turns` with the rules that fired, the classifier's probabilities and what refinement did.
+
+    The turns are redacted first, as mining redacts them (`secrets`: the salt and digests of what a store learnt,
+    the miner's store's by default): a trace shows what mining sees, and prints no password."""
     traced: list[Traced] = []
+    salt, digests = secrets if secrets is not None else miner.store.secret_digests()
+    turns = Conversation(salt, digests).redact_turns(turns)
 
     def record(unit: Unit, hits: list, outcome: str, candidate: Candidate | None, steps: tuple[str, ...]) -> None:
         traced.append(Traced(unit, unit_langs(unit.text), [h.rule.id for h in hits], outcome, candidate,
