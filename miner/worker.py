@@ -60,7 +60,7 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     following a symlink (`transcript.transcript_files`): a link to a file
     outside, such as /etc/passwd, is never read.
     """
-    from .extract.transcript import transcript_files
+    from .extract.transcript_files import transcript_files
 
     marks = store.watermarks()
     lagging = []

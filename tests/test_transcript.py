@@ -16,13 +16,12 @@ from miner.extract.transcript import (
     NON_PROSE_TYPES,
     ReadStats,
     Watermark,
-    contained_transcript,
     cut_text,
     entry_to_turn,
     extract_prose,
     read_transcript,
-    transcript_files,
 )
+from miner.extract.transcript_files import contained_transcript, transcript_files
 from tests.builders import Session
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -237,6 +236,10 @@ def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
         ({"type": "user", "uuid": "u", "isMeta": True, "message": {"role": "user", "content": "x"}}, "meta"),
         ({"type": "user", "uuid": "u", "isCompactSummary": True, "message": {"role": "user", "content": "x"}},
          "compact-summary"),
+        # Claude Code 1.0 wrote the summary as a plain user entry: not the user's words (its rules would become theirs)
+        ({"type": "user", "uuid": "u", "version": "1.0.11", "message": {"role": "user", "content": (
+            "This session is being continued from a previous conversation that ran out of context. The conversation "
+            "is summarized below:\n- The user always wants every endpoint to return XML.")}}, "compact-summary"),
         ({"type": "user", "uuid": "u", "isSidechain": True, "message": {"role": "user", "content": "brief"}},
          "sidechain-prompt"),
         ({"type": "user", "uuid": "u", "origin": {"kind": "task-notification"},

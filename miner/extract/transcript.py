@@ -4,8 +4,8 @@ Contract:
 - Only user and assistant prose is kept: string content and `text` blocks, and the prompts the user typed
   while the assistant was busy (`queued_command` attachments of `commandMode: prompt`). Thinking, tool_use,
   tool_result, images, every other attachment (our own SessionStart block comes back as `hook_success` /
-  `hook_additional_context` ones), progress, meta entries (`isMeta`), compact summaries (`isCompactSummary`) and
-  the metadata entries Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are skipped and
+  `hook_additional_context` ones), progress, meta entries (`isMeta`), compact summaries (`isCompactSummary`;
+  unflagged before Claude Code 2.0, known by their opening words) and the metadata entries Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are skipped and
   counted by type; an entry of a type nobody knows is counted as `unknown-type` (format drift).
 - A "user" entry is kept only when a human could have written it: in a subagent's transcript (`isSidechain`)
   the user is the main assistant briefing the subagent; task notifications and agent teams' messages come from
@@ -24,9 +24,7 @@ import hashlib
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from .. import paths
@@ -199,6 +197,8 @@ NON_HUMAN_ORIGINS = frozenset({"task-notification"})
 # A prompt Claude Code wrote: a background task's or shell's report, or an agent team's message (announced or not).
 NOT_HUMAN_OPENINGS = ("<task-notification>", "<bash-notification>", "<teammate-message",
                       "Another Claude session sent a message:")
+# How the summary Claude Code writes in the user's place at a compaction opens (unflagged before 2.0).
+COMPACT_SUMMARY_OPENING = "This session is being continued from a previous conversation"
 CLAUDE_CODE_MODEL = "<synthetic>"  # named on the assistant entries Claude Code writes: API errors, usage limits
 
 
@@ -267,6 +267,9 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats, notices: bool =
         # The subagent's "user" is the main assistant: storing its brief as the user's words would turn
         # the assistant's instructions into user preferences.
         stats.skip("sidechain-prompt")
+        return None
+    if role == "user" and text.lstrip().startswith(COMPACT_SUMMARY_OPENING):
+        stats.skip("compact-summary")
         return None
     origin = entry.get("origin")
     if role == "user" and (isinstance(origin, dict) and isinstance(origin.get("kind"), str)
@@ -435,66 +438,3 @@ def read_transcript(path: str, watermark: Watermark | None = None, seen: set[str
     new_mark = Watermark(offset=offset, inode=st.st_ino, head=head)
     return Chunk(turns=turns, watermark=new_mark, stats=stats, session_ids=sessions, reached_stop=reached_stop,
                  more=more)
-
-
-# --- which files are transcripts --------------------------------------------------------------
-
-
-def real_path_below(path: str | Path, root: str | Path) -> str | None:
-    """`path` spelled under the real path of `root`, when it lies under `root` (as given or as real); else None."""
-    absolute = os.path.abspath(path)
-    root_real = os.path.realpath(root)
-    for base in (os.path.abspath(root), root_real):
-        if absolute == base:
-            return root_real
-        if absolute.startswith(base.rstrip(os.sep) + os.sep):
-            return root_real.rstrip(os.sep) + os.sep + absolute[len(base.rstrip(os.sep)) + 1:]
-    return None
-
-
-def contained_transcript(path: str | Path, root: str | Path) -> str | None:
-    """The real path of `path` when it is a regular `.jsonl` file under `root` reached through no symlink; else None.
-
-    `root` (Claude Code's projects folder) may itself be a symlink: the user put
-    it there. Below it Claude Code writes plain files in plain folders, so any
-    symlink there (the file or a folder on the way) is refused, wherever it points.
-    """
-    candidate = real_path_below(path, root)
-    if candidate is None or not candidate.endswith(".jsonl") or os.path.realpath(candidate) != candidate:
-        return None
-    try:
-        mode = os.lstat(candidate).st_mode
-    except OSError:
-        return None
-    return candidate if stat.S_ISREG(mode) else None
-
-
-def transcript_files(folder: str | Path, root: str | Path, unreadable: list[str] | None = None) -> list[str]:
-    """Real paths of the regular `.jsonl` files under `folder` (subagent folders included), sorted; `unreadable`
-    receives the folders that could not be listed (permissions). Nothing is reached through a symlink: a symlinked
-    file or folder below `root` is skipped, whether it points outside (it must never be read) or inside (what it
-    points at is found on its own), and a `folder` that is or lies behind a symlink yields nothing. `folder` must
-    lie under `root`."""
-    start = real_path_below(folder, root)
-    if start is None or os.path.realpath(start) != start:
-        return []
-    found: list[str] = []
-    pending = [start]
-    while pending:
-        current = pending.pop()
-        try:
-            with os.scandir(current) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_symlink():
-                            continue
-                        if entry.is_dir(follow_symlinks=False):
-                            pending.append(entry.path)
-                        elif entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
-                            found.append(entry.path)
-                    except OSError:
-                        continue
-        except OSError as exc:  # gone, or unreadable: nothing to mine there (the caller may say so)
-            if isinstance(exc, PermissionError) and unreadable is not None:
-                unreadable.append(current)
-    return sorted(found)

@@ -474,7 +474,7 @@ def find_transcripts(root: Path | None = None, unreadable: list[str] | None = No
     Real paths, found without following any symlink below the folder: a link there never leads the miner out of
     it (see `transcript.transcript_files`, which puts the folders it could not list in `unreadable`).
     """
-    from ..extract.transcript import transcript_files
+    from ..extract.transcript_files import transcript_files
 
     root = root or paths.projects_dir()
     found = transcript_files(root, root, unreadable)

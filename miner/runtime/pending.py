@@ -25,7 +25,7 @@ def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]],
     lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there are.
     `offsets`: how far each (resolved) transcript was mined."""
     from .. import paths
-    from ..extract.transcript import transcript_files
+    from ..extract.transcript_files import transcript_files
 
     root = paths.projects_dir()
     # What mining reads: no symlink below the projects folder is followed (see `transcript_files`).

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import paths
-from ..extract.transcript import contained_transcript, real_path_below, transcript_files
+from ..extract.transcript_files import contained_transcript, real_path_below, transcript_files
 from ..memory.records import now_iso
 from ..memory.store import Store
 
