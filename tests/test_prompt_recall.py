@@ -341,3 +341,38 @@ def test_a_session_is_not_given_back_its_own_words_until_a_compaction_took_them_
     with Store() as store:
         store.put_checkpoint("s1", str(project), {"session_id": "s1", "project": str(project), "task": []})
     assert "billing cron at 2am UTC" in said("s1")
+
+
+@pytest.mark.parametrize("change", ["correct", "forget"])
+def test_a_memory_corrected_or_with_a_forgotten_twin_is_found_in_a_small_store(tmp_path, claude_dir, change):
+    """A term counted as common when it was in more than 5% of the rows, and the rows count every state: in a store
+    of 23, the words of a memory and of its correction were in 2 rows each, all common, and the prompt got
+    nothing."""
+    from miner.memory import corrections
+    from miner.memory.records import NewMemory
+
+    cwd = tmp_path / "work" / "edge"
+    cwd.mkdir(parents=True)
+    fillers = ["billing", "invoices", "search", "logging", "metrics", "uploads", "exports"]
+    with Store() as store:
+        with store.atomic():
+            for i in range(21):
+                store.add_memory(NewMemory(
+                    project=str(cwd), category="fact", confidence=0.8, rule_id="r", role="user", session_id="s0",
+                    text=f"The {fillers[i % 7]} module number {i} keeps its own cache.", transcript="/t.jsonl",
+                    entry_uuid=f"u{i}", ts="2025-01-01T00:00:00Z"))
+            first, _ = store.add_memory(NewMemory(
+                project=str(cwd), category="fact", text="The zephyr gateway listens on port 8080.", confidence=0.8,
+                rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="z",
+                ts="2025-01-02T00:00:00Z"))
+        if change == "correct":
+            corrections.correct(store, first, "The zephyr gateway listens on port 9090.")
+        else:
+            with store.atomic():
+                store.add_memory(NewMemory(
+                    project=str(cwd), category="fact", text="The zephyr gateway listens on port 9090 now.",
+                    confidence=0.8, rule_id="r", role="user", session_id="s1", transcript="/t.jsonl",
+                    entry_uuid="z2", ts="2025-01-03T00:00:00Z"))
+            corrections.forget(store, first, "")
+    block = context_of(ask(prompt_payload(cwd, "which port does the zephyr gateway use?")))
+    assert "port 9090" in block and "8080" not in block, block

@@ -41,6 +41,9 @@ ARCHIVE_HITS = 60
 # at least one term that is not common in the project: a prompt about nothing the project said gets nothing.
 MIN_COVERAGE = 0.15
 COMMON_SHARE = 0.05  # a term in more than this share of the rows says little on its own
+# ... and never one in this many rows or fewer: the rows count every state and project, so in a small store a
+# memory and its correction (or a forgotten twin) made their words common, and the prompt found neither.
+COMMON_FLOOR = 3
 # What is said right after a matched unit (the reply to it, the items under a heading, "No, drop it") often answers
 # what the match names without naming it again: each of the next FOLLOWING units of its session counts as relevant
 # as the match and the units up to it read together, times FOLLOWING_WEIGHT.
@@ -90,7 +93,7 @@ def _query(db, index: str, terms: list[str], others: dict[str, list[list]] | Non
         if held:
             found.append((max(n for _, n in held), [form for form, _ in held]))
     found.sort(key=lambda f: f[0])
-    return [(math.log(1 + rows / n), rows > 1 / COMMON_SHARE and n > COMMON_SHARE * rows, forms)
+    return [(math.log(1 + rows / n), rows > 1 / COMMON_SHARE and n > max(COMMON_SHARE * rows, COMMON_FLOOR), forms)
             for n, forms in found[:RARE_TERMS]]
 
 
