@@ -113,6 +113,10 @@ def approve(store, memory_id: int) -> str:
         raise PrivacyError(f"no memory {memory_id}; `miner quarantine` lists the quarantined ones")
     if memory.state != "quarantined":
         raise PrivacyError(f"memory {memory_id} is {memory.state}, not quarantined; nothing to approve")
+    corrected = store.latest_superseder(memory_id)
+    if corrected is not None:  # (approved, it would be current beside its own correction)
+        raise PrivacyError(f"memory {memory_id} was corrected by #{corrected[0]}, which is what is recalled; "
+                           "nothing to approve")
     with store.atomic():
         store.set_state(memory_id, "active", "approved by the user (was quarantined)")
     return f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"

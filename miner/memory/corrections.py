@@ -157,6 +157,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
             store.reword(memory_id, new)
             return Change(memory_id, "corrected", (f"#{memory_id} reworded: {memory.text} → {text}",), memory_id)
         if existing is not None:
+            _refuse_to_reopen(store, existing, memory_id)
             new_id = existing.id
             store.merge_evidence(new_id, new)
             if existing.state != "active":
@@ -175,6 +176,22 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
                          if memory.state == "quarantined" else
                          f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
     return Change(memory_id, "corrected", tuple(lines), new_id)
+
+
+def _refuse_to_reopen(store: Store, existing: StoredMemory, corrected: int) -> None:
+    """A correction whose text another memory holds already makes that one current again, unless it was forgotten
+    (never recalled again), is quarantined (only `miner approve` releases it), or was replaced by a memory other than
+    the one corrected (two versions would both be current)."""
+    if existing.state == "forgotten":
+        raise CorrectionError(f"#{existing.id} says that already and was forgotten: it stays forgotten "
+                              "(nothing changed)")
+    if existing.state == "quarantined":
+        raise CorrectionError(f"#{existing.id} says that already and is quarantined: `miner approve {existing.id}` "
+                              "releases it (nothing changed)")
+    successor = _successor(store, existing.id) if existing.state == "superseded" else None
+    if successor is not None and successor != corrected:
+        raise CorrectionError(f"#{existing.id} says that already and was replaced by #{successor}: correct "
+                              f"#{successor} instead (nothing changed)")
 
 
 def pin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
