@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from miner import config as config_mod
 from miner.extract.secret_turns import Conversation, answer_values, asks_for_secret, digest, tokens
 from miner.memory.store import Store
 
@@ -216,6 +220,43 @@ def test_a_learnt_secret_given_as_an_mcp_keyword_is_dropped(tmp_path):
                                     keywords=["Qa7!wZ9xLm", "replica"])
     with Store(readonly=True) as store:
         assert "qa7!wz9xlm" not in store.get(result["id"]).keywords
+
+
+def test_a_secret_hidden_by_mcp_is_learnt_and_hidden_where_it_is_stored_again(tmp_path):
+    """A password `memory_store` hid was learnt by nothing: stored again as a keyword, or in a text that does not
+    say what it is, it was kept in clear (and exported). A memory stored before that said it bare is scrubbed."""
+    from miner.mcp import tools as mcp_tools
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    session = mcp_tools.Session(project=str(root), config=config_mod.load())
+    earlier = mcp_tools.store_memory(session, "The nightly export job is named Zq8pLm3vR7x for now.", "fact")
+    first = mcp_tools.store_memory(session, "The admin password of the staging box is Zq8pLm3vR7x.", "fact")
+    assert "Zq8pLm3vR7x" not in first["text"] and first["redacted"], first
+    again = mcp_tools.store_memory(session, "The reporting job now reads from the replica.", "fact",
+                                   keywords=["Zq8pLm3vR7x", "replica"])
+    bare = mcp_tools.store_memory(session, "Remember Zq8pLm3vR7x when the box is rebuilt next week.", "todo")
+    assert "Zq8pLm3vR7x" not in bare["text"], bare
+    with Store(readonly=True) as store:
+        assert "replica" in store.get(again["id"]).keywords
+        rows = [(m.text, m.keywords) for m in store.list_memories(limit=100, states=())]
+        assert store.counters().get("scrub_pending", 0) == 0
+    assert "zq8plm3vr7x" not in repr(rows).lower() and earlier["id"], rows
+    assert b"zq8plm3vr7x" not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()
+
+
+@pytest.mark.parametrize("keyword", ["Xk29pQz7Lw", "a9F3kQ2zP7wR"])
+def test_a_generated_looking_keyword_given_through_mcp_is_dropped_whatever_the_text_says(tmp_path, keyword):
+    from miner.mcp import tools as mcp_tools
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    session = mcp_tools.Session(project=str(root), config=config_mod.load())
+    result = mcp_tools.store_memory(session, "The reporting job now reads from the replica.", "fact",
+                                    keywords=[keyword, "replica"])
+    with Store(readonly=True) as store:
+        keywords = store.get(result["id"]).keywords.split()
+    assert "replica" in keywords and keyword.lower() not in keywords, keywords
 
 
 @pytest.mark.parametrize("request_,reply,secret", [

@@ -207,6 +207,12 @@ class Conversation:
                     kinds = kinds + ["password"] * text_out.count(value)
                     text_out = text_out.replace(value, "[REDACTED:password]")
             out = (text_out, kinds)
+        self.learn()
+        return out
+
+    def learn(self) -> None:
+        """Take the secrets of `known` not digested yet into `learnt` (and `fresh`, those new to the store)."""
+        known = self.known
         if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
             # (a secret with a blank in it is never one token of a later text: it is not kept)
             for secret in known - self._digested:
@@ -218,7 +224,6 @@ class Conversation:
                     if learnt not in self.digests and len(secret) >= MIN_PROPAGATED and not secret.isdigit():
                         self.fresh.add(secret)
             self._digested.update(known)
-        return out
 
     def redact_turns(self, turns: list, asked: bool = False) -> list:
         """Turns (`model.Turn`) with their secrets hidden, each read whole and in order: a password is known by the

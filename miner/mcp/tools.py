@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,10 +214,10 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     """Store one memory through redaction, the quality gate, dedup and conflict marking."""
     from ..extract import trust
     from ..extract.redact import ensure_extra, mostly_redacted, redact, redact_memory
-    from ..extract.secret_patterns import patterns
-    from ..extract.secret_turns import known_in
+    from ..extract.secret_turns import MAX_DIGESTS, Conversation, known_in
     from ..extract.secret_values import random_like
     from ..extract.sentences import passes_quality_gate
+    from ..memory import repair
     from ..memory.dedup import Deduper
     from ..textutil import keywords as text_keywords
 
@@ -240,13 +241,15 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
 
     with session.store() as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
-        known = known_in(" ".join([text, *raw_given]), *store.secret_digests())
+        salt, digests = store.secret_digests()
+    known = known_in(" ".join([text, *raw_given]), salt, digests)
     # A keyword that is a secret by its shape or its key is dropped, as typed: lower-cased first, a key whose shape
-    # has capitals (AKIA…) would no longer be one.
-    # A generated-looking keyword beside a word that names a secret ("the password is the first keyword") is one.
-    named = patterns().strong_lead.search(" ".join([text, *raw_given])) is not None
-    given = [k.lower() for k in raw_given if k not in known and not redact(k)[1] and not (named and random_like(k))]
+    # has capitals (AKIA…) would no longer be one. So is a generated-looking one: a search word is a word.
+    given = [k.lower() for k in raw_given if k not in known and not redact(k)[1] and not random_like(k)]
     text, _, _, given, kinds = redact_memory(text, keywords=given, known=known)
+    # What it hid is learnt, as mining learns it: said bare later (a keyword, a text), it is hidden there too.
+    learnt = Conversation(salt, digests, known)
+    learnt.learn()
     text = " ".join(text.split())  # redacted as typed (a list's lines, a table's rows), then made one line
     given = [k for k in given if not redact(k)[1]]
     if kinds and mostly_redacted(text):
@@ -273,6 +276,10 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         # reword nor supersede a trusted memory.
         untrusted = trust.quarantine_reason(ROLE, text)
         with store.atomic():
+            if learnt.learnt:
+                store.add_secret_digests(learnt.learnt, MAX_DIGESTS)
+            if learnt.fresh:  # what was stored before may say it bare: scrubbed below (or by the next worker)
+                store.bump(repair.SCRUB_PENDING)
             if untrusted:
                 memory_id, created = trust.store_quarantined(store, new, untrusted)
                 action, superseded = "quarantined" if created else "exact", []
@@ -289,6 +296,11 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                         superseded.append(old_id)
                 store.bump("memories_superseded", len(superseded) - len(outcome.superseded))  # the one asked for
             store.bump("mcp_stored", 1)
+        if learnt.fresh:
+            try:
+                repair.scrub(store, learnt.fresh)
+            except (sqlite3.Error, OSError):
+                pass  # (counted as pending: the next background worker runs the whole repair)
         memory = store.get(memory_id)
         why = store.state_reason(memory_id) if memory.state == "quarantined" else ""
     result = {"id": memory.id, "action": action, "state": memory.state, "category": memory.category,
