@@ -260,6 +260,21 @@ def test_store_through_mcp_is_recalled_by_the_next_session_start_and_forget_is_f
         assert "PostgreSQL" not in session_start_block(project, session_id)
 
 
+def test_the_tools_print_no_secret_an_older_version_stored_before_the_repair_has_run(sdk, project):
+    """The hooks redacted on the way out while the repair of an upgrade was pending; the tools' results went into
+    the model's context raw."""
+    from test_secrets_e2e import old_store_with_a_secret
+
+    secret, memory_id = old_store_with_a_secret(35, str(project))
+
+    async def look(c: Client):
+        return [await c.ok("memory_recall", query="staging keychain password"), await c.ok("memory_recall"),
+                await c.ok("memory_explain", id=memory_id)]
+
+    for result in with_server(project, look):
+        assert "[REDACTED:" in json.dumps(result) and secret not in json.dumps(result), result
+
+
 def test_server_uses_its_working_directory_as_the_project(sdk, project):
     async def script(c: Client):
         return (await c.ok("memory_stats"))["project"]

@@ -321,6 +321,34 @@ def test_the_hooks_print_no_secret_an_older_version_stored_before_the_repair_has
         assert "staging keychain password is [REDACTED:" in printed and secret not in printed, printed
 
 
+def old_store_with_a_secret(seed: int, project: str) -> tuple[str, int]:
+    """A store as an older version left it: a memory holding a password raw, no repair recorded; (secret, id)."""
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+
+    secret = "Hq8#" + generated(random.Random(seed), 10)
+    with Store() as store, store.atomic() as db:
+        memory_id, _ = store.add_memory(NewMemory(
+            project=project, category="fact", text=f"The staging keychain password is {secret} for release builds.",
+            confidence=0.9, rule_id="r", role="user", session_id="s0", transcript="/t.jsonl", entry_uuid="u0",
+            ts="2025-01-01T00:00:00Z", keywords=("staging", "keychain", "password", "release", "builds")))
+        db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
+    return secret, memory_id
+
+
+def test_the_commands_print_no_secret_an_older_version_stored_before_the_repair_has_run(tmp_path):
+    """The hooks redacted on the way out while the repair of an upgrade was pending; `recall`, `list`, `show`,
+    `search`, `history` and `pin` printed the password in clear until it had run. (`export` redacts its records.)"""
+    project = str(tmp_path / "app")
+    secret, memory_id = old_store_with_a_secret(33, project)
+    for args in (("recall", "--project", project), ("list",), ("show", str(memory_id)), ("search", "keychain"),
+                 ("history", str(memory_id)), ("pin", str(memory_id)), ("export",)):
+        result = run_cli(*args)
+        assert result.returncode == 0, (args, result.stderr)
+        out = result.stdout.decode("utf-8")
+        assert "[REDACTED:" in out and secret not in out, (args, out)
+
+
 def test_hand_edits_never_keep_a_secret(tmp_path):
     """The memory tools (MCP store with keywords, correct, forget with a reason) go through redaction too."""
     from miner import config

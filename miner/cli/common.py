@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from .. import config as config_mod
 from .. import paths
+from ..extract.redaction_version import REDACTION_VERSION, for_output
+from ..memory import reader
 from ..memory.store import ReadOnlyStoreError, Store, StoreError
 
 # A memory id as an argument: SQLite's integers are 64-bit, a larger number would be a traceback, not "no memory".
@@ -35,23 +38,44 @@ def load_config() -> dict:
         raise click.ClickException(str(exc)) from None
 
 
-def open_store(readonly: bool = False, or_readonly: bool = False, create: bool | None = None) -> Store:
+def open_store(readonly: bool = False, or_readonly: bool = False, create: bool | None = None,
+               shows: bool = True) -> Store:
     """The memory store; one that cannot be opened is one line. `or_readonly`: a store this user may not write is
     opened read-only instead (for a command that only reads, but records what it read when it can). `create`: a
     missing store is made (by default only for a command that may write: a command that reads or changes what is
-    there says where it looked instead, so a mistyped MINER_HOME is not an empty store)."""
+    there says where it looked instead, so a mistyped MINER_HOME is not an empty store). `shows`: the command prints
+    what the store holds, so until the repair of an upgrade has run (`miner doctor --fix`, or the next background
+    worker), what it prints is redacted as the hooks redact it (an export redacts its records itself)."""
     creates = not or_readonly if create is None else create
     if not creates and not paths.db_path().exists():
         raise click.ClickException(f"no memory store at {paths.db_path()} yet: mine transcripts first "
                                    "(`miner mine --all`), or set MINER_HOME to the folder that holds it")
     try:
-        return Store(readonly=readonly)
+        store = Store(readonly=readonly)
     except ReadOnlyStoreError as exc:
         if not or_readonly:
             raise click.ClickException(str(exc)) from None
-        return open_store(readonly=True)
+        return open_store(readonly=True, shows=shows)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
+    version = reader.redaction_version(store.db)
+    if shows and version < REDACTION_VERSION and not isinstance(sys.stdout, _Redacted):
+        sys.stdout = _Redacted(sys.stdout, version)  # (the command group puts the stream back when the command ends)
+    return store
+
+
+class _Redacted:
+    """Standard output that hides what the current redaction hides in the texts of a store an older one cleaned
+    (`redaction_version.for_output`)."""
+
+    def __init__(self, stream, version: int):
+        self._stream, self._version = stream, version
+
+    def write(self, text: str) -> int:
+        return self._stream.write(for_output(text, self._version))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def project_dir(project: str | None) -> str:

@@ -30,7 +30,7 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
 
     project_root = project_filter(project)
     refuse_to_replace(output, force)
-    with open_store(or_readonly=True) as store:
+    with open_store(or_readonly=True, shows=False) as store:
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:

@@ -68,10 +68,33 @@ def _argument_error(tool: str, error) -> str:
     return f"{tool}: argument {where!r}: {first.get('msg', 'not valid')}{more}"
 
 
-def shown(value):
+def shown(value, cleaned_by: int | None = None):
     """A tool's result with no control character or bidirectional override in any of its texts (`textutil.NOT_SHOWN`):
-    a store mined by an older version may hold an escape sequence, and a result goes into the model's context."""
-    return map_strings(value, lambda text: text.translate(NOT_SHOWN))
+    a store mined by an older version may hold an escape sequence, and a result goes into the model's context.
+    `cleaned_by`: the redaction that last cleaned the store; while the repair of an upgrade has not run, every text
+    is redacted on the way out too, as the hooks redact the blocks (`redaction_version.for_output`)."""
+    from ..extract.redaction_version import REDACTION_VERSION, for_output
+
+    if cleaned_by is None or cleaned_by >= REDACTION_VERSION:
+        return map_strings(value, lambda text: text.translate(NOT_SHOWN))
+    return map_strings(value, lambda text: for_output(text, cleaned_by).translate(NOT_SHOWN))
+
+
+def cleaned_by() -> int | None:
+    """The redaction that last cleaned the store (None when there is none to read)."""
+    from .. import paths
+    from ..memory import reader
+
+    try:
+        db = reader.open_readonly(paths.db_path())
+    except sqlite3.Error:
+        return None
+    try:
+        return reader.redaction_version(db)
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
 
 
 def build_server(session: Session):
@@ -104,7 +127,7 @@ def build_server(session: Session):
 
     def call(action, *args, **kw) -> dict:
         try:
-            return shown(action(session, *args, **kw))
+            return shown(action(session, *args, **kw), cleaned_by())
         except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
         except sqlite3.OperationalError as exc:
