@@ -335,14 +335,16 @@ def session_start(event: HookEvent, config: dict | None) -> str:
                 raise
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
-    if not text:
-        return f'{{"systemMessage": {jsonlite.string(notice)}}}' if notice else ""
-    try:  # what this session was shown, so that its prompts' recall does not show it again
+    try:  # what this session was shown, so that its prompts' recall does not show it again (after a compaction or
+        # a /clear, only what this block shows: the context holds nothing else)
         from .recall.shown import remember_shown
 
-        remember_shown(event.session_id, (record or {}).get("shown", ()))
+        remember_shown(event.session_id, (record or {}).get("shown", ()) if text else (),
+                       anew=situation_of(event) in ("compact", "clear"))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
         log(event.event, f"shown ids not kept: {type(exc).__name__}")
+    if not text:
+        return f'{{"systemMessage": {jsonlite.string(notice)}}}' if notice else ""
     return context_output("SessionStart", text)
 
 

@@ -157,6 +157,27 @@ def test_what_the_startup_block_showed_is_not_repeated(project):
     assert "Stripe webhooks" not in block
 
 
+@pytest.mark.parametrize("source", ["compact", "clear"])
+def test_what_a_session_was_shown_counts_no_more_once_a_compaction_or_clear_took_it_out_of_its_context(project,
+                                                                                                   source):
+    """What a prompt showed stayed "shown" for the rest of the session, and was never shown again: after a
+    compaction or a /clear, only what that SessionStart's block shows is in the context."""
+    from miner.recall.shown import load_shown
+
+    question = "How does the webhook handler deal with a failed delivery?"
+    assert "billing cron at 2am UTC" in context_of(ask(prompt_payload(project, question, session_id="s-long")))
+    before = load_shown("s-long")
+    assert before["archive"] and before["memories"], before
+    start = json.dumps({"session_id": "s-long", "transcript_path": str(project / "none.jsonl"), "cwd": str(project),
+                        "hook_event_name": "SessionStart", "source": source}).encode()
+    result = subprocess.run([sys.executable, "-m", "miner.hooks", "session-start"], input=start, capture_output=True,
+                            env=dict(os.environ), timeout=120)
+    block = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    with Store(readonly=True) as store:
+        shown_texts = {store.get(i).text for i in load_shown("s-long")["memories"]}
+    assert load_shown("s-long")["archive"] == [] and shown_texts and all(t in block for t in shown_texts), block
+
+
 def test_an_excluded_project_gets_nothing(project):
     exclusions.add_exclusion(str(project))
     result = ask(prompt_payload(project, "How does the webhook handler deal with a failed delivery?"))

@@ -7,6 +7,8 @@ file per session beside the block cache.
 
 from __future__ import annotations
 
+import os
+
 from .. import jsonlite, paths
 
 MAX_SHOWN = 2000  # ids remembered per session
@@ -27,11 +29,18 @@ def load_shown(session_id: str) -> dict[str, list[int]]:
         return {"memories": [], "archive": []}
 
 
-def remember_shown(session_id: str, memories=(), archive=()) -> None:
-    """Add ids to what this session was shown (an atomic rewrite of a small private file)."""
-    if not session_id or not (memories or archive):
+def remember_shown(session_id: str, memories=(), archive=(), anew: bool = False) -> None:
+    """Add ids to what this session was shown (an atomic rewrite of a small private file). `anew`: the session's
+    context no longer holds what it was shown before (a compaction, /clear): only these ids count."""
+    if not session_id or not (memories or archive or anew):
         return
-    shown = load_shown(session_id)
+    if anew and not (memories or archive):
+        try:
+            os.unlink(shown_path(session_id))
+        except OSError:
+            pass  # (none yet)
+        return
+    shown = {"memories": [], "archive": []} if anew else load_shown(session_id)
     shown["memories"] = (shown["memories"] + [int(i) for i in memories])[-MAX_SHOWN:]
     shown["archive"] = (shown["archive"] + [int(i) for i in archive])[-MAX_SHOWN:]
     paths.write_private(shown_path(session_id), jsonlite.dumps(shown))
