@@ -175,6 +175,19 @@ def test_exclude_add_list_remove(tmp_path):
     assert runner.invoke(main, ["exclude", "list"]).output.splitlines() == [target]
 
 
+def test_excluding_a_project_removes_the_blocks_rendered_ahead_and_keeps_the_other_caches():
+    """`exclude add` emptied the whole cache folder: the compiled glossary (the prompt hook's words across
+    languages), the secret kinds the hooks read and what each session was shown went with the blocks."""
+    folder = paths.cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    blocks = ["startup-abc.json", "session-def.json"]
+    others = ["recall-terms.db", "secret-kinds.json", "shown-s1.json"]
+    for name in blocks + others:
+        (folder / name).write_text("{}")
+    assert CliRunner().invoke(main, ["exclude", "add", "/work/secret"]).exit_code == 0
+    assert sorted(p.name for p in folder.iterdir()) == sorted(others)
+
+
 def test_a_folder_whose_name_looks_like_a_pattern_is_excluded_as_named(tmp_path, monkeypatch):
     """`miner exclude add .` in `clients[old]`: the folder is named, not a pattern whose `[old]` would match one
     letter; it and what is below it are excluded, and its neighbours are not."""

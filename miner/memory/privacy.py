@@ -174,13 +174,18 @@ def same_folder(store, project: str) -> list[str]:
     return [project] + sorted(p for p in stored if os.path.isabs(p) and p != project and os.path.realpath(p) == real)
 
 
+BLOCK_PREFIXES = ("startup-", "session-")  # the blocks rendered ahead (`recall.blockcache`), beside other caches
+
+
 def clear_block_cache() -> int:
-    """Remove every pre-rendered recall block: a block of another project may show this one's global memories."""
+    """Remove every pre-rendered recall block: a block of another project may show this one's global memories.
+    The folder's other files stay (the compiled glossary, the secret kinds the hooks read, what sessions were
+    shown)."""
     removed = 0
     folder = paths.cache_dir()
     if folder.is_dir():
         for path in folder.iterdir():
-            if path.is_file():
+            if path.is_file() and path.name.startswith(BLOCK_PREFIXES):
                 try:
                     path.unlink()
                     removed += 1
