@@ -61,6 +61,16 @@ def test_an_unclosed_wrapper_hides_everything_after_it():
     assert units("Visible part. <private>my password is hunter2 and more") == ["Visible part."]
 
 
+def test_a_wrapper_tag_named_in_inline_code_is_text_but_private_still_hides():
+    """A tag named in backticks opened a wrapper that was never closed: the rest of the turn was lost, and a memory
+    kept the words up to a dangling backtick."""
+    text = ("Claude Code wraps hook output in `<system-reminder>` tags.\n\n"
+            "We decided to use PostgreSQL instead of MySQL for the billing service.")
+    assert units(text) == ["Claude Code wraps hook output in `<system-reminder>` tags.",
+                           "We decided to use PostgreSQL instead of MySQL for the billing service."]
+    assert units("Visible part. `<private>` my password is hunter2 and more") == ["Visible part."]
+
+
 def test_wrapped_prose_beside_real_prose_keeps_only_the_real_prose():
     text = ("<ide_opened_file>The user opened the file db.py in the IDE.</ide_opened_file>"
             "We'll use Postgres for the orders table.")

@@ -69,13 +69,19 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
     tag that matches its opening one, the same tag nested inside it counted (`<private>a <private>b</private> c
     </private>` is one wrapper), or to the end of the text when it is never closed. A closing tag outside any
     wrapper is left as text. `open_ended=False`: a tag never closed is text (but `<private>`, which still hides all
-    that follows it)."""
+    that follows it). A tag inside inline code is named, not a wrapper ("it wraps hook output in
+    `<system-reminder>` tags"), but `<private>`."""
     if "<" not in text:
         return text
     out: list[str] = []
     kept_from, depth, name, opened = 0, 0, "", None
+    code: list[tuple[int, int]] | None = None
     for match in _WRAPPER_TAG_RE.finditer(text):
         opening, closing = match.group(1), match.group(2)
+        if "`" in text and (opening or closing).lower() != "private":
+            code = [m.span() for m in _CODE_SPAN_RE.finditer(text)] if code is None else code
+            if any(a < match.start() < b for a, b in code):
+                continue
         if not depth:
             if opening:
                 out.append(text[kept_from:match.start()])
