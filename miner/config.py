@@ -112,13 +112,14 @@ POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-liv
 # The least of each: their product divides an age, and two tiny ones (1e-200 each) made it 0.
 MIN_HALF_LIFE = 0.001
 # Claude Code cuts a hook's additionalContext beyond 10,000 characters (`blockcache.CONTEXT_LIMIT`).
-AT_MOST_CHARS = {"prompt_block_chars": 9_999}
+AT_MOST_CHARS = {"prompt_block_chars": 9_999, "max_block_chars": 9_999}
 # Counts and sizes below 1 leave no room or no candidate (an empty block, or a division by zero).
 AT_LEAST_ONE = frozenset({"context_window_tokens", "chars_per_token", "max_block_chars", "startup_max_candidates",
                           "max_candidates", "startup_stretches"})
 # Shares of a budget or a score, weights and thresholds between 0 and 1.
 AT_MOST_ONE = frozenset({"budget_share", "void_share", "void_jaccard", "restore_recent_share", "restore_user_share",
-                         "query_neighbour_weight", "startup_entry_decay", "startup_context_bound", "cold_threshold"})
+                         "query_neighbour_weight", "startup_entry_decay", "startup_context_bound", "cold_threshold",
+                         "dedup.threshold"})
 MAX_EXPONENT = 10.0  # `density_exponent`, `startup_novelty`: a power of a share; far above it, floats overflow
 EXPONENTS = frozenset({"density_exponent", "startup_novelty"})
 MAX_NUMBER = 1e12  # far above any sensible setting, far below what overflows
@@ -209,6 +210,11 @@ def _check(name: str, value: Any, default: Any, where: str) -> None:
             and (not isinstance(default, int) or float(value).is_integer()))
     if not fits:
         refuse(f"must be {_kind(default)}, not {_shown(value)}")
+    if name == "dedup.embedder" and value:
+        import re  # (only here: the hooks read the settings and import no `re`)
+
+        if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*", value):
+            refuse(f"must be 'module:attribute' (what to import), or empty, not {_shown(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value < 0:
             refuse(f"must not be negative ({value})")

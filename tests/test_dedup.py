@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -283,7 +284,24 @@ def test_an_embedder_raises_the_score_but_never_lifts_a_guard():
     assert comparer.duplicate_score(port_b, port_a) == 0.0
 
 
-def test_an_embedder_is_loaded_from_config(store):
+def test_an_embedder_that_cannot_be_loaded_is_a_settings_error_that_doctor_names(store):
+    """Mining failed with the import's error as the error of each transcript, and `doctor` said the settings were
+    fine."""
+    from click.testing import CliRunner
+
+    from miner import config as config_mod
+    from miner.cli.main import main
+
+    said = "setting 'dedup.embedder' ('no_such_module:Model') cannot be loaded (ModuleNotFoundError"
+    with pytest.raises(config_mod.ConfigError, match=re.escape(said)):
+        Deduper.from_config(store, {"dedup": {"embedder": "no_such_module:Model"}})
+    config_mod.config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_mod.config_path().write_text('{"dedup": {"embedder": "no_such_module:Model"}}')
+    result = CliRunner().invoke(main, ["doctor"])
+    assert f"FAIL  settings: {config_mod.config_path()}: {said}" in result.output, result.output
+
+
+
     deduper = Deduper.from_config(store, {"dedup": {"embedder": "tests.test_dedup:Identical", "threshold": 0.7}})
     assert type(deduper.comparer.embedder).__name__ == "Identical" and deduper.comparer.threshold == 0.7
 

@@ -204,7 +204,11 @@ def check_settings() -> Iterator[Check]:
     from ..config import ConfigError, config_path, load, removed_keys
 
     try:
-        load()
+        settings = load()
+        if (settings.get("dedup") or {}).get("embedder"):  # (imported as mining imports it)
+            from ..memory.dedup import embedder_of
+
+            embedder_of(settings["dedup"])
     except ConfigError as exc:
         yield False, f"settings: {exc}", f"edit {config_path()}"
         return

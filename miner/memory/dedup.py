@@ -91,6 +91,21 @@ def shared_comparer(synonyms: Synonyms, threshold: float, embedder: Embedder | N
     return found[2]
 
 
+def embedder_of(settings: dict) -> Embedder | None:
+    """The embedder the `dedup` settings name (None: none); one that cannot be loaded is a one-line ConfigError
+    that names the setting (it was reported as the error of the transcript being mined)."""
+    from ..config import ConfigError, config_path
+
+    spec = settings.get("embedder")
+    if not spec:
+        return None
+    try:
+        return load_embedder(spec)
+    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises
+        raise ConfigError(f"{config_path()}: setting 'dedup.embedder' ({spec!r}) cannot be loaded "
+                          f"({type(exc).__name__}: {exc}); fix it or remove it") from None
+
+
 class Deduper:
     """Routes each new memory through the three layers inside the caller's transaction."""
 
@@ -103,7 +118,7 @@ class Deduper:
     @classmethod
     def from_config(cls, store: Store, config: dict[str, Any]) -> "Deduper":
         settings = config.get("dedup") or {}
-        embedder = load_embedder(settings["embedder"]) if settings.get("embedder") else None
+        embedder = embedder_of(settings)
         return cls(store, threshold=float(settings.get("threshold", NEAR_DUPLICATE_THRESHOLD)), embedder=embedder)
 
     def prepare(self, texts: Iterable[str]) -> None:
