@@ -59,3 +59,26 @@ def test_migrations_are_named_in_order_and_never_twice():
     names = [m.__name__ for m in migrations.MIGRATIONS]
     assert names == sorted(names) and len(set(names)) == len(names)
     assert all(name.startswith(f"m{n:03d}_") for n, name in enumerate(names, 1))
+
+
+def test_a_store_a_newer_version_wrote_is_read_but_never_written_and_doctor_says_why(tmp_path):
+    """A miner of an older version wrote into a store a newer one had migrated, and `doctor` said all was well: a
+    table whose new columns or constraints it did not know failed each pass with a traceback in the log."""
+    from click.testing import CliRunner
+
+    from miner import paths
+    from miner.cli.main import main
+    from miner.memory.store import StoreError
+
+    Store().close()
+    db = sqlite3.connect(paths.db_path())
+    db.execute("INSERT INTO migrations (name, applied_at) VALUES ('m999_from_a_newer_version', '2027-01-01')")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="written by a newer version of transcript-miner .*m999_from_a_newer_version"):
+        Store()
+    with Store(readonly=True) as store:  # the hooks still read it
+        assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 1 and "FAIL  " in result.output and "m999_from_a_newer_version" in result.output, \
+        result.output

@@ -120,6 +120,13 @@ def check_database() -> Iterator[Check]:
         else:  # SQLite cannot copy what it cannot read: the file is kept aside, and the transcripts mined again
             yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"
         return
+    from ..memory import migrations
+    from ..memory.store import newer_store
+
+    newer = migrations.unknown(reader.migrations_applied(db))
+    if newer:  # (no miner writes to it)
+        yield False, newer_store(db, newer), "upgrade: ./install.sh"
+        return
     if result != "ok":
         yield False, f"database {db} fails integrity_check: {result}", f"move {db} away and run miner mine --all"
     else:

@@ -398,3 +398,8 @@ MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
               m011_team, m012_common_terms, m013_secret_digests, m014_purged_entries,
               m015_sessions_by_transcript]
+
+
+def unknown(applied) -> list[str]:
+    """The migrations of `applied` (names) this version does not have: a newer version wrote the store."""
+    return sorted(set(applied) - {migration.__name__ for migration in MIGRATIONS})

@@ -173,6 +173,19 @@ def memory_texts(db: sqlite3.Connection, ids: list[int]) -> list[str]:
     return texts
 
 
+def migrations_applied(path: Path | str, timeout: float = 5.0) -> list[str]:
+    """The names of the migrations the store at `path` has (read only; [] without its table)."""
+    import sqlite3
+
+    db = sqlite3.connect(readonly_uri(path), uri=True, timeout=timeout)
+    try:
+        return [row[0] for row in db.execute("SELECT name FROM migrations")]
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        db.close()
+
+
 def health_check(path: Path | str, timeout: float = 5.0) -> str:
     """The file's integrity_check verdict ("ok" when sound), after checking that the write lock can be taken.
 

@@ -55,6 +55,12 @@ class ReadOnlyStoreError(StoreError):
     """The database is there, but this user may not write it."""
 
 
+def newer_store(path, names: list[str]) -> str:
+    """What to say of a store a newer version wrote (`names`: its migrations this version does not know)."""
+    return (f"{path} was written by a newer version of transcript-miner (it has {', '.join(names)}); upgrade this "
+            "one (./install.sh) before it writes there")
+
+
 class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
@@ -229,6 +235,9 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         tables = self._refuse_foreign()
         self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {row[0] for row in self.db.execute("SELECT name FROM migrations")}
+        newer = migrations.unknown(applied)
+        if newer:  # its tables may hold what this version would break (a column it does not fill, a constraint)
+            raise StoreError(newer_store(self._file, newer))
         done = []
         for migration in migrations.MIGRATIONS:
             if migration.__name__ in applied:
