@@ -145,6 +145,20 @@ def _broken_secrets(store):
     return path
 
 
+def test_a_broken_secrets_file_stops_no_forget_without_a_reason(store, monkeypatch):
+    """Forgetting is what a user reaches for first when something should not be there: it was refused until the
+    secrets file was fixed, even with no reason to redact. A reason is still redacted (or refused)."""
+    from miner.extract import redact
+
+    memory_id = add(store, "The CI publish step logs in to the npm registry with a token.", 1)
+    monkeypatch.setattr(redact, "_extra_loaded", False)
+    monkeypatch.setattr("miner.extract.secret_rules.user_secret_file", lambda: _broken_secrets(store))
+    with pytest.raises(corrections.CorrectionError, match="fix it .* first: nothing changed"):
+        corrections.forget(store, memory_id, "it names the registry")
+    assert corrections.forget(store, memory_id).action == "forgotten"
+    assert store.get(memory_id).state == "forgotten"
+
+
 def test_a_correction_wins_over_the_mined_text_even_when_mined_again(store):
     old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
     new = corrections.correct(store, old, "Use PostgreSQL for the database.").new_id

@@ -103,7 +103,9 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     memory = _get(store, memory_id)
     if memory.state == "forgotten":
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
-    reason = _redacted(store, reason)[0]  # a reason typed by hand is stored and printed like any text
+    # A reason typed by hand is stored and printed like any text (and without one, a broken secrets file does not
+    # stand in the way of forgetting).
+    reason = _redacted(store, reason)[0] if reason.strip() else ""
     note = reason.strip() or "forgotten by hand"
     with store.atomic():
         store.set_state(memory_id, "forgotten", note)
