@@ -292,13 +292,17 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
         return blockcache.render(store, project, config, situation, event.session_id)
 
 
-def excluded(cwd: str) -> bool:
-    """True for a project the user excluded: never mined, never injected."""
+def excluded(cwd: str) -> bool | str:
+    """True for a project the user excluded: never mined, never injected. A broken exclusions file excludes every
+    project (the safe side): then what is wrong with it, to be said."""
     if not cwd or not os.path.exists(os.path.join(paths.config_root(), "exclusions.json")):
         return False  # the usual case (no exclusions.EXCLUSIONS_FILE), decided without importing anything
-    from .runtime.exclusions import is_excluded
+    from .runtime.exclusions import PrivacyError, is_excluded, load_exclusions
 
-    return is_excluded(cwd)
+    try:
+        return is_excluded(cwd, load_exclusions())
+    except PrivacyError as exc:
+        return f"{exc}: until it is fixed, no project is mined or recalled (`miner doctor`)"
 
 
 def context_output(hook_event_name: str, text: str) -> str:
@@ -442,7 +446,11 @@ def run(event_name: str, raw: str) -> str:
 
         config = config_mod.load()
     # Stop and SessionEnd only hand work over; SessionStart reads the settings only when it renders.
-    return "" if excluded(event.cwd) else HANDLERS[event.event](event, config)
+    left_out = excluded(event.cwd)
+    if isinstance(left_out, str) and event.event == "session-start":  # said once a session, as a broken setting is
+        log(event.event, left_out)
+        return f'{{"systemMessage": {jsonlite.string("transcript-miner: " + left_out)}}}'
+    return "" if left_out else HANDLERS[event.event](event, config)
 
 
 def _at_terminal() -> bool:

@@ -210,8 +210,32 @@ def test_a_broken_exclusions_file_excludes_everything_and_the_cli_says_why():
     assert exclusions.is_excluded("/any/project")
     result = CliRunner().invoke(main, ["exclude", "list"])
     assert result.exit_code == 1 and "not valid JSON" in result.output and "Traceback" not in result.output
-    doctor = CliRunner().invoke(main, ["doctor"])  # the hooks say nothing of it: the doctor does
+    doctor = CliRunner().invoke(main, ["doctor"])
     assert doctor.exit_code == 1 and "until then every project is excluded" in doctor.output
+
+
+def test_a_broken_exclusions_file_is_said_at_session_start_and_nothing_is_mined(tmp_path, claude_dir):
+    """Every hook did nothing, silently: no block, no mining, no log line; only `miner doctor` knew why."""
+    import json
+    import subprocess
+    import sys
+
+    path = exclusions.exclusions_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('{"exclude": ["/x",')
+    cwd = tmp_path / "work" / "shop"
+    cwd.mkdir(parents=True)
+    payload = json.dumps({"session_id": "s1", "transcript_path": "", "cwd": str(cwd), "source": "startup",
+                          "hook_event_name": "SessionStart"}).encode()
+    result = subprocess.run([sys.executable, "-m", "miner.hooks", "session-start"], input=payload,
+                            capture_output=True, env=dict(os.environ), timeout=60)
+    said = json.loads(result.stdout)["systemMessage"]
+    assert result.returncode == 0 and "exclusions.json" in said and "no project is mined or recalled" in said, said
+    assert "no project is mined or recalled" in (paths.data_dir() / "logs" / "hooks.log").read_text()
+    stop = subprocess.run([sys.executable, "-m", "miner.hooks", "stop"], input=payload, capture_output=True,
+                          env=dict(os.environ), timeout=60)
+    assert stop.returncode == 0 and stop.stdout == b""
+    assert not paths.db_path().exists()
 
 
 def test_an_excluded_project_is_never_mined(tmp_path, store, pipeline):
