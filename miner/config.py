@@ -112,7 +112,7 @@ POSITIVE = frozenset({"half_life_days", "category_half_life_scale"})  # half-liv
 # The least of each: their product divides an age, and two tiny ones (1e-200 each) made it 0.
 MIN_HALF_LIFE = 0.001
 # Claude Code cuts a hook's additionalContext beyond 10,000 characters (`blockcache.CONTEXT_LIMIT`).
-AT_MOST_CHARS = {"prompt_block_chars": 9_999, "max_block_chars": 9_999}
+AT_MOST_CHARS = {"prompt_block_chars": 9_999}
 # Counts and sizes below 1 leave no room or no candidate (an empty block, or a division by zero).
 AT_LEAST_ONE = frozenset({"context_window_tokens", "chars_per_token", "max_block_chars", "startup_max_candidates",
                           "max_candidates", "startup_stretches"})

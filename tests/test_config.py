@@ -61,7 +61,6 @@ def test_an_object_merges_key_by_key_and_everything_else_replaces():
     ({"category_half_life_scale": {"fact": 1e-200}}, "setting 'category_half_life_scale.fact' must be at least"),
     # Claude Code cuts additionalContext beyond 10,000 characters
     ({"prompt_block_chars": 40_000}, "setting 'prompt_block_chars' must be at most 9,999, not 40000 (Claude Code"),
-    ({"max_block_chars": 10**12}, "setting 'max_block_chars' must be at most 9,999, not 1000000000000 (Claude Code"),
     # a share of similarity, and an import path: a threshold of 7 merged nothing, and any text was taken
     ({"dedup": {"threshold": 7}}, "setting 'dedup.threshold' must be from 0 to 1, not 7 (it is a share)"),
     ({"dedup": {"embedder": "os.getcwd()"}}, "setting 'dedup.embedder' must be 'module:attribute' (what to import)"),
