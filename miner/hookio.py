@@ -16,6 +16,10 @@ class HookInputError(ValueError):
     """The payload is not what Claude Code sends; the hook logs it and does nothing."""
 
 
+class MissingTranscript(HookInputError):
+    """The payload's transcript is not there (yet)."""
+
+
 def read_stdin(timeout_s: float = STDIN_TIMEOUT_S) -> str:
     """The payload on stdin: read until EOF, for `timeout_s` at most and `MAX_STDIN_BYTES` at most.
 

@@ -41,7 +41,7 @@ import sys
 import time
 
 from . import jsonlite, paths
-from .hookio import HookInputError, end_process, read_stdin
+from .hookio import HookInputError, MissingTranscript, end_process, read_stdin
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 USAGE = (f"usage: miner-hook {{{','.join(EVENTS)}}} < payload.json\n\n"
@@ -166,7 +166,7 @@ def safe_transcript(path: str) -> str:
     try:
         mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook
     except OSError:
-        raise HookInputError(f"transcript_path {path!r} does not exist") from None
+        raise MissingTranscript(f"transcript_path {path!r} does not exist") from None
     if not stat.S_ISREG(mode):
         raise HookInputError(f"refused transcript_path {path!r}, which is not a regular file")
     return real
@@ -427,7 +427,10 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 
 
 def session_end(event: HookEvent, config: dict | None) -> str:
-    transcript = safe_transcript(event.transcript_path)
+    try:
+        transcript = safe_transcript(event.transcript_path)
+    except MissingTranscript:
+        return ""  # a session that ended before its first prompt: Claude Code wrote no transcript, nothing to mine
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
 

@@ -689,6 +689,15 @@ def test_session_end_mines_in_the_background_then_writes_the_checkpoint(session)
     assert hook_log_lines() == []
 
 
+def test_session_end_of_a_session_that_wrote_no_transcript_is_no_error(session):
+    """A session closed before its first prompt has no transcript yet: its SessionEnd logged "does not exist" as a
+    hook error, and `miner doctor` failed on it."""
+    assert not session.transcript.exists()
+    result = run_hook("session-end", session.payload("session-end.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    assert hook_log_lines() == [] and not running_workers(Path(os.environ["MINER_HOME"]))
+
+
 def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
     session.turn("Choose how we ship the CLI.", "Let's go with pnpm as the package manager.")
     transcript = str(session.transcript.resolve())
