@@ -293,12 +293,11 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
 
 
 def excluded(cwd: str) -> bool | str:
-    """True for a project the user excluded: never mined, never injected. A broken exclusions file excludes every
-    project (the safe side): then what is wrong with it, to be said."""
+    """True for a project the user excluded: never mined, never injected; what is wrong with a broken exclusions
+    file, which excludes every project (the safe side), to be said."""
     if not cwd or not os.path.exists(os.path.join(paths.config_root(), "exclusions.json")):
         return False  # the usual case (no exclusions.EXCLUSIONS_FILE), decided without importing anything
     from .runtime.exclusions import PrivacyError, is_excluded, load_exclusions
-
     try:
         return is_excluded(cwd, load_exclusions())
     except PrivacyError as exc:
@@ -339,8 +338,7 @@ def session_start(event: HookEvent, config: dict | None) -> str:
                 raise
     except Exception as exc:  # noqa: BLE001 - the block matters more than catch-up
         log(event.event, f"catch-up not started: {type(exc).__name__}: {exc}")
-    try:  # what this session was shown, so that its prompts' recall does not show it again (after a compaction or
-        # a /clear, only what this block shows: the context holds nothing else)
+    try:  # what this session was shown, not shown again by its prompts (after a compaction or /clear: only this)
         from .recall.shown import remember_shown
 
         remember_shown(event.session_id, (record or {}).get("shown", ()) if text else (),
@@ -429,8 +427,10 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 def session_end(event: HookEvent, config: dict | None) -> str:
     try:
         transcript = safe_transcript(event.transcript_path)
-    except MissingTranscript:
-        return ""  # a session that ended before its first prompt: Claude Code wrote no transcript, nothing to mine
+    except MissingTranscript:  # its own, not there: it ended before its first prompt, so nothing was written
+        if os.path.basename(event.transcript_path) == f"{event.session_id}.jsonl":
+            return ""
+        raise
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
 
