@@ -199,3 +199,18 @@ def test_a_checkpoint_written_on_the_hook_path_hides_the_kinds_the_last_miner_lo
     monkeypatch.setattr(redact, "_extra", [])
     redact.load_kept_extra()
     assert redact._extra == [] and not redact._extra_loaded
+
+
+def test_a_transcript_that_opens_with_a_byte_order_mark_still_gives_its_request(tmp_path, monkeypatch):
+    """The miner reads past a byte-order mark an editor wrote; the checkpoint's reader did not (in a miner, which
+    parses with orjson), and a session whose only request was its first line had no task after a compaction."""
+    from miner.extract import transcript
+
+    monkeypatch.setattr(transcript, "_loads", transcript._loads)  # (both put back after the test)
+    monkeypatch.setattr(transcript, "_DecodeErrors", transcript._DecodeErrors)
+    transcript.use_fast_json()  # (as a miner does)
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop", session_id="s1")
+    session.user("Move the invoice exporter to the scheduler.")
+    session.assistant("Moved it; the exporter runs at midnight now.")
+    session.path.write_bytes(b"\xef\xbb\xbf" + session.path.read_bytes())
+    assert checkpoint.session_requests(str(session.path), "s1") == ["Move the invoice exporter to the scheduler."]

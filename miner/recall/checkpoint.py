@@ -164,8 +164,8 @@ def _tail_turns(transcript: str, budget: int | None = None):
     for line in _tail_lines(transcript, budget):
         if not line.strip():
             continue
-        try:
-            entry = parse_line(line)
+        try:  # (without the byte-order mark an editor may open the file with, as the miner reads it)
+            entry = parse_line(line.removeprefix(b"\xef\xbb\xbf"))
         except (ValueError, TypeError, RecursionError):
             continue
         try:
