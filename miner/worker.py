@@ -67,12 +67,19 @@ def lagging_transcripts(store: Store, folder: Path) -> list[str]:
     for path in transcript_files(folder, paths.projects_dir()):
         if not paths.is_utf8(path):
             continue  # no watermark can name it (`miner mine` says so)
+        done = marks.get(path, 0)
         try:
-            if os.stat(path).st_size <= marks.get(path, 0):
-                continue
+            st = os.stat(path)
         except OSError:
             continue
-        if has_unmined_line(Path(path), marks.get(path, 0)):
+        if st.st_size <= done:
+            # Replaced by another file (shorter, or another inode): read again from its start (what was seen is
+            # skipped by its entries' ids), as the watcher and a Stop on it do.
+            mark = store.watermark(path) if done else None
+            if mark and (st.st_size < done or (mark[1] and st.st_ino != mark[1])):
+                lagging.append(path)
+            continue
+        if has_unmined_line(Path(path), done):
             lagging.append(path)
     return lagging
 

@@ -18,8 +18,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from miner import paths
+from miner.cli.main import main as main_cli
 from miner.extract.transcript import head_digest
 from miner.memory.records import NewMemory
 from miner.memory.store import Store, StoreError
@@ -336,6 +338,26 @@ def test_session_start_without_a_store_prints_nothing_and_catches_up(session):
     assert hook_log_lines() == []
     texts = wait_until(lambda: [t for t in memory_texts() if "PostgreSQL" in t], what="catch-up mining")
     assert texts == ["We'll use PostgreSQL instead of MySQL for the database."]
+
+
+def test_catch_up_mines_a_transcript_replaced_by_a_shorter_file(session, tmp_path):
+    """A transcript replaced by another file shorter than what was mined of it (a restore, a sync tool) was taken
+    as mined: catch-up and `miner doctor` compared only its size with the watermark."""
+    for n in range(6):
+        session.turn(f"Set up step {n} of the billing service, with the nightly export job number {n}.",
+                     f"Step {n} is set up; the export job {n} runs nightly.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    replaced = Session(session.cwd, session_id=session.session_id)
+    replaced.transcript = tmp_path / "new.jsonl"
+    replaced.turn("Set up the queue.", "We'll use PostgreSQL instead of MySQL for the database.")
+    assert replaced.transcript.stat().st_size < session.transcript.stat().st_size
+    os.replace(replaced.transcript, session.transcript)
+    doctor = CliRunner().invoke(main_cli, ["doctor"]).output
+    assert "1 behind by" in doctor, doctor
+    result = run_hook("session-start", session.payload("session-start.startup.json"))
+    assert result.returncode == 0
+    wait_until(lambda: [t for t in memory_texts() if "PostgreSQL" in t], what="catch-up mining of the new file")
 
 
 def plant_symlinks(session: Session, outside: Path) -> Path:

@@ -39,6 +39,8 @@ def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]],
         done = offsets.get(os.path.realpath(path), 0)
         if size > done:
             behind.append((str(path), size, size - done))
+        elif size < done:  # shorter than what was mined of it: replaced, to be read again from its start
+            behind.append((str(path), size, size))
     behind.sort(key=lambda row: -row[2])
     return behind, len(files)
 
