@@ -157,6 +157,21 @@ def test_what_the_startup_block_showed_is_not_repeated(project):
     assert "Stripe webhooks" not in block
 
 
+def test_a_session_is_not_given_back_the_memories_it_said_itself_until_a_compaction(project):
+    """The README says a prompt's block never holds what the session itself said (its Stops mined it: it is in the
+    context); the archive's part kept to it, but the memories mined from the session came back."""
+    question = "How does the webhook handler deal with a failed delivery?"
+
+    def memories(session_id: str) -> str:
+        return context_of(ask(prompt_payload(project, question, session_id=session_id))).partition(SAID_TITLE)[0]
+
+    assert RETRIES in memories("s9")
+    assert RETRIES not in memories("s1")  # (said in session s1)
+    with Store() as store:
+        store.put_checkpoint("s1", str(project), {"session_id": "s1", "project": str(project), "task": []})
+    assert RETRIES in memories("s1")
+
+
 @pytest.mark.parametrize("source", ["compact", "clear"])
 def test_what_a_session_was_shown_counts_no_more_once_a_compaction_or_clear_took_it_out_of_its_context(project,
                                                                                                    source):

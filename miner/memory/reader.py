@@ -115,14 +115,17 @@ def index_size(db: sqlite3.Connection, index: str) -> int:
     return db.execute(f"SELECT MAX(rowid) FROM {_index(index)}_fts").fetchone()[0] or 1
 
 
-def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: int, skip=None) -> list[tuple]:
+def matching_memories(db: sqlite3.Connection, match: str, project: str, limit: int, skip=None,
+                      not_session: str = "") -> list[tuple]:
     """(id, text, last_seen, category) of the active, confirmed memories of a project (or global ones) that match
-    an FTS5 expression, best first; without those of a project `skip` is true of."""
+    an FTS5 expression, best first; without those of a project `skip` is true of, nor those first said in session
+    `not_session`."""
     rows = db.execute(
         """SELECT m.id, m.text, m.last_seen, m.category, m.project FROM memories_fts
         JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.state = 'active'
-        AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
-        (match, project, limit if skip is None else 4 * limit)).fetchall()  # (room for those left out)
+        AND m.tentative = 0 AND (m.project = ? OR m.scope = 'global') AND (? = '' OR m.session_id <> ?)
+        ORDER BY bm25(memories_fts, 1.0, 0.5) LIMIT ?""",
+        (match, project, not_session, not_session, limit if skip is None else 4 * limit)).fetchall()
     return [row[:4] for row in rows if skip is None or not skip(row[4])][:limit]
 
 

@@ -131,7 +131,7 @@ def query_terms(text: str) -> list[str]:
 
 
 def _matches(db, kind: str, match: str, project: str, limit: int, not_session: str = "") -> list[tuple]:
-    """The rows of a kind that match (best first), as (id, text, date, label); no archived unit of `not_session`."""
+    """The rows of a kind that match (best first), as (id, text, date, label); nothing `not_session` said."""
     from ..memory import reader
 
     if kind == "memory":
@@ -141,7 +141,7 @@ def _matches(db, kind: str, match: str, project: str, limit: int, not_session: s
             from ..runtime.exclusions import excluded_elsewhere
 
             skip = excluded_elsewhere(project)
-        return reader.matching_memories(db, match, project, limit, skip)
+        return reader.matching_memories(db, match, project, limit, skip, not_session)
     if kind == "archive":
         return reader.matching_archive(db, match, project, limit, WORTH_FLOOR, not_session)
     raise ValueError(f"unknown kind of recall: {kind!r} (memory or archive)")
