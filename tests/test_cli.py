@@ -1013,6 +1013,15 @@ def test_a_usage_error_is_one_line_that_names_the_help_to_read(args, said, comma
     assert done.stderr == f"Error: {said} See 'python -m {command} --help'.\n", done.stderr
 
 
+@pytest.mark.parametrize("args", [[], ["rules"], ["exclude"], ["team"]])
+def test_a_group_given_no_command_shows_its_help_as_help(args):
+    """It was printed as an error: "Error: Usage: …", with "See '… --help'." glued to the last command's line."""
+    done = subprocess.run([sys.executable, "-m", "miner", *args], capture_output=True, text=True, timeout=120)
+    shown = done.stdout + done.stderr
+    assert shown.startswith(f"Usage: python -m {' '.join(['miner', *args])} [OPTIONS] COMMAND"), shown
+    assert "Error" not in shown and "--help'." not in shown and "Commands:" in shown, shown
+
+
 def test_a_file_named_to_mine_that_holds_no_conversation_gets_a_note(tmp_path):
     """Random bytes or another program's JSONL were mined in silence ("0 entries, 11 lines skipped"), as if they
     had been a transcript with nothing to say."""

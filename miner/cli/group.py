@@ -33,7 +33,7 @@ class Group(click.Group):
 
         try:
             return super().invoke(ctx)
-        except _OneLineUsage:
+        except (_OneLineUsage, _NoArgsIsHelp):  # (the latter: a group given no command shows its help, as help)
             raise
         except click.UsageError as exc:  # a subcommand's arguments
             raise _OneLineUsage(exc, ctx) from None
@@ -71,6 +71,8 @@ class Group(click.Group):
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent, **extra)
+        except _NoArgsIsHelp:
+            raise
         except click.UsageError as exc:  # the group's own (`miner --bogus`, `miner nosuchcommand`)
             raise _OneLineUsage(exc, parent) from None
 
@@ -84,6 +86,10 @@ class Group(click.Group):
             return super().main(*args, **kwargs)
         finally:
             sys.stdout, sys.stderr = streams
+
+
+# What click raises for a group given no command (`miner rules`): it shows the help itself (click 8.2 and later).
+_NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 class _OneLineUsage(click.UsageError):
