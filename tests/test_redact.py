@@ -977,11 +977,22 @@ def test_a_repeat_whose_one_alternative_is_a_repeat_is_refused(pattern):
     assert "nests an unbounded repeat" in (regex_analysis.unsafe_repeat(pattern) or "")
 
 
+@pytest.mark.parametrize("pattern", [r"(.*\s)*done", r"(.*,)*x", r"(\S+,)*x", r"(?:.+?\s)+x", r"(?:\b\w+\b.*)+x"])
+def test_a_repeat_of_a_group_whose_run_can_end_anywhere_is_refused(tmp_path, pattern):
+    r"""`(.*\s)*done` passed `rules check` ("all valid"), and a sentence of thirty words without the `done` it needs
+    kept `rules test` and the miner searching for good: the run can stop at any blank, so the passes split the text
+    every way. A group with a character its runs cannot match (`(\S+\s)*`, `(?:,\s*\w+)*`) splits one way."""
+    message = refusal_of(tmp_path, pattern)
+    assert "user.slow" in message and "nests an unbounded repeat" in message and "\n" not in message
+
+
 @pytest.mark.parametrize("pattern", [r"(?:\w+\s+){0,3}use", r"(?P<subject>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=",
                                      r"(?:[a-z]+[.-])+com", r"\b(?:we|i)\s+(?:will|'ll)\s+use\b",
                                      r"(?:\w+\s?){1,5}#", r"(?:\s+[\w./-]+){0,6}\s+sense",
                                      # alternatives that spell each text one way only; a word boundary between passes
-                                     r"(?:foo|bar)+", r"(?:ab|ac)+$", r"(?:a|aa){1,5}$", r"(?:\b\w+)+#"])
+                                     r"(?:foo|bar)+", r"(?:ab|ac)+$", r"(?:a|aa){1,5}$", r"(?:\b\w+)+#",
+                                     # a character every run of the group stops at: one way to split
+                                     r"(\S+\s)*done", r"(?:,\s*[A-Z][\w'-]+)*,", r"(?:[^|]*[^\s|][^|]*\|){2,}x"])
 def test_safe_repeats_are_allowed(pattern):
     assert regex_analysis.unsafe_repeat(pattern) is None
 

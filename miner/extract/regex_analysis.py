@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 try:  # the standard library's own regex parser, to find required literals (re._parser from Python 3.11)
+    import re._compiler as sre_compile
     import re._parser as sre_parse
 except ImportError:  # Python 3.10
+    import sre_compile  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
 
 
@@ -234,14 +236,54 @@ def _has_optional(sub) -> bool:
     return _any_repeat(sub, lambda av: av[0] == 0)
 
 
+# Characters a part of a pattern is tried on, to tell whether two parts can match the same one: letters, digits,
+# blanks, punctuation, and a few beyond ASCII.
+SAMPLES = "aZ0_ \t\n.,;:-/\\'\"()[]{}#@!?*+=<>|&%$^~`\u00e9\u00df\u4e2d\u0416\u00a0"
+
+
+_WORD_CHARS = frozenset(c for c in SAMPLES if c.isalnum() or c == "_")
+
+
+def _chars(item, state, flags: int) -> frozenset[str]:
+    """The sample characters one item of a parse matches on its own (a repeat: one pass of it)."""
+    op, av = item
+    if op in _REPEATS:
+        item = (sre_parse.SUBPATTERN, (None, 0, 0, av[2]))
+    try:
+        compiled = sre_compile.compile(sre_parse.SubPattern(state, [item]), flags)
+    except Exception:  # noqa: BLE001 - a part that cannot stand alone (a back-reference): taken as matching all
+        return frozenset(SAMPLES)
+    return frozenset(c for c in SAMPLES if compiled.fullmatch(c))
+
+
+def _unpinned_run(sub, state, flags: int) -> bool:
+    """Whether the sequence holds an unbounded run and no single required character that every such run stops at:
+    repeated, `(.*\\s)*` splits "a b c" every way the run can stop at a blank, while in `(\\S+\\s)*` or
+    `(?:,\\s*\\w+)*` each pass ends where it must (at the blank, before the comma)."""
+    runs = [item for item in sub if item[0] in _REPEATS and _unbounded(item[1])]
+    if not runs:
+        return False
+    reach = frozenset().union(*(_chars(run, state, flags) for run in runs))
+    if reach <= _WORD_CHARS and any(op is sre_parse.AT and av == sre_parse.AT_BOUNDARY for op, av in sub):
+        return False  # (`(?:\\b\\w+)+`: a pass starts at a word's edge, never inside the word)
+    return not any(op not in _REPEATS and op not in (sre_parse.SUBPATTERN, sre_parse.BRANCH) and op is not sre_parse.AT
+                   and not _chars((op, av), state, flags) & reach for op, av in sub)
+
+
 def _nested_repeat(sub, flags: int = 0) -> str | None:
-    """A repeat of a repeat where the passes can split the text in many ways: `(a+)+`, `(\\w+\\s*)*`."""
+    """A repeat of a repeat where the passes can split the text in many ways: `(a+)+`, `(\\w+\\s*)*`, `(.*,)*`."""
     for op, av in sub:
         children = []
         if op in _REPEATS:
             if op is not getattr(sre_parse, "POSSESSIVE_REPEAT", None):
                 if _unbounded(av) and _loose(av[2]) == (True, True):
                     return "a `*`, `+` or `{n,}` repeating a group made only of repeats"
+                body = av[2]
+                if len(body) == 1 and body[0][0] is sre_parse.SUBPATTERN:
+                    body = body[0][1][3]  # (the group's own parts)
+                if _unbounded(av) and _unpinned_run(body, sub.state, flags):
+                    return ("a `*`, `+` or `{n,}` repeating a group whose unbounded run can match every one of the "
+                            "group's other parts, so its passes can end anywhere")
                 if (_unbounded(av) or av[1] > NESTED_PASSES) and _ambiguous(_spelt(av[2], flags) or set()):
                     return AMBIGUOUS
                 if av[1] > NESTED_PASSES and _loose(av[2]) == (True, True) and _has_optional(av[2]):
