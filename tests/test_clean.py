@@ -71,6 +71,13 @@ def test_a_wrapper_tag_named_in_inline_code_is_text_but_private_still_hides():
     assert units("Visible part. `<private>` my password is hunter2 and more") == ["Visible part."]
 
 
+def test_escape_sequences_and_control_characters_go_whole_when_mined():
+    """Mined raw, the control character alone was dropped at output: "[1mbold[0m" stayed, and a NUL glued two words
+    ("usePostgreSQL") that a repeat of the sentence without it never matched."""
+    text = "I prefer \x1b[1mbold\x1b[0m headings and \x1b]0;title\x07plain titles.\nWe decided to use\x00PostgreSQL here."
+    assert units(text) == ["I prefer bold headings and plain titles.", "We decided to use PostgreSQL here."]
+
+
 def test_wrapped_prose_beside_real_prose_keeps_only_the_real_prose():
     text = ("<ide_opened_file>The user opened the file db.py in the IDE.</ide_opened_file>"
             "We'll use Postgres for the orders table.")

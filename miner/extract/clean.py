@@ -117,8 +117,17 @@ def typed_text(text: str) -> str:
     return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
 
 
+# A terminal's escape sequences (colours, a window title) as a whole, and the other characters no text shows: mined,
+# the control character alone went at output, and left "[1mbold[0m" or words glued at a NUL ("usePostgreSQL").
+_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL_RE = re.compile("[" + "".join(map(chr, NOT_SHOWN)) + "]")
+_CONTROL_BLANKS = {c: (" " if c < 0x2000 else None) for c in NOT_SHOWN}  # (bidirectional controls go)
+
+
 def clean_prose(text: str) -> str:
-    """Remove wrappers, our own block, code fences, comments and interruption markers."""
+    """Remove wrappers, our own block, code fences, comments and interruption markers (and control characters)."""
+    if _CONTROL_RE.search(text):
+        text = _ESCAPE_RE.sub("", text).translate(_CONTROL_BLANKS)
     text = drop_wrappers(text)
     text = _FENCE_RE.sub("\n", text)
     text = _HTML_COMMENT_RE.sub(" ", text)
