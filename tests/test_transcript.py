@@ -12,6 +12,7 @@ import pytest
 
 from miner.extract import transcript as transcript_mod
 from miner.extract.transcript import (
+    COMPACT_SUMMARY_OPENING,
     MAX_PROSE_CHARS,
     NON_PROSE_TYPES,
     ReadStats,
@@ -224,6 +225,16 @@ def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
     assert [t.ts for t in read_transcript(str(path)).turns] == [""] * 6 + ["2026-01-02T10:00:00.000Z"]
 
 
+def test_training_reads_the_compaction_summary_of_claude_code_1_0_that_mining_skips():
+    """Its units are labelled like any other (the classifier learns what is worth keeping from them); the miner never
+    takes them as the user's words."""
+    entry = {"type": "user", "uuid": "u", "version": "1.0.11", "message": {"role": "user", "content": (
+        f"{COMPACT_SUMMARY_OPENING}, summed up:\n- The user always wants every endpoint to return XML.")}}
+    assert entry_to_turn(entry, "t.jsonl", ReadStats()) is None
+    turn = entry_to_turn(entry, "t.jsonl", ReadStats(), notices=True)
+    assert turn is not None and turn.role == "user" and "return XML" in turn.text
+
+
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
@@ -238,8 +249,8 @@ def test_a_timestamp_that_is_no_time_is_dropped_and_a_real_one_kept(tmp_path):
          "compact-summary"),
         # Claude Code 1.0 wrote the summary as a plain user entry: not the user's words (its rules would become theirs)
         ({"type": "user", "uuid": "u", "version": "1.0.11", "message": {"role": "user", "content": (
-            "This session is being continued from a previous conversation that ran out of context. The conversation "
-            "is summarized below:\n- The user always wants every endpoint to return XML.")}}, "compact-summary"),
+            f"{COMPACT_SUMMARY_OPENING}, summed up:\n- The user always wants every endpoint to return XML.")}},
+         "compact-summary"),
         ({"type": "user", "uuid": "u", "isSidechain": True, "message": {"role": "user", "content": "brief"}},
          "sidechain-prompt"),
         ({"type": "user", "uuid": "u", "origin": {"kind": "task-notification"},

@@ -268,8 +268,8 @@ def entry_to_turn(entry: Any, transcript: str, stats: ReadStats, notices: bool =
         # the assistant's instructions into user preferences.
         stats.skip("sidechain-prompt")
         return None
-    if role == "user" and text.lstrip().startswith(COMPACT_SUMMARY_OPENING):
-        stats.skip("compact-summary")
+    if role == "user" and not notices and text.lstrip().startswith(COMPACT_SUMMARY_OPENING):
+        stats.skip("compact-summary")  # (training reads it: its labelled units teach what is worth keeping)
         return None
     origin = entry.get("origin")
     if role == "user" and (isinstance(origin, dict) and isinstance(origin.get("kind"), str)
