@@ -74,7 +74,8 @@ def test_a_wrapper_tag_named_in_inline_code_is_text_but_private_still_hides():
 def test_escape_sequences_and_control_characters_go_whole_when_mined():
     """Mined raw, the control character alone was dropped at output: "[1mbold[0m" stayed, and a NUL glued two words
     ("usePostgreSQL") that a repeat of the sentence without it never matched."""
-    text = "I prefer \x1b[1mbold\x1b[0m headings and \x1b]0;title\x07plain titles.\nWe decided to use\x00PostgreSQL here."
+    text = ("I prefer \x1b[1mbold\x1b[0m headings and \x1b]0;title\x07plain titles.\n"
+            "We decided to use\x00PostgreSQL here.")
     assert units(text) == ["I prefer bold headings and plain titles.", "We decided to use PostgreSQL here."]
 
 

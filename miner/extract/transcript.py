@@ -5,8 +5,9 @@ Contract:
   while the assistant was busy (`queued_command` attachments of `commandMode: prompt`). Thinking, tool_use,
   tool_result, images, every other attachment (our own SessionStart block comes back as `hook_success` /
   `hook_additional_context` ones), progress, meta entries (`isMeta`), compact summaries (`isCompactSummary`;
-  unflagged before Claude Code 2.0, known by their opening words) and the metadata entries Claude Code writes (titles, tags, modes, agent names, snapshots, ...) are skipped and
-  counted by type; an entry of a type nobody knows is counted as `unknown-type` (format drift).
+  unflagged before Claude Code 2.0, known by their opening words) and the metadata entries Claude Code writes
+  (titles, tags, modes, agent names, snapshots, ...) are skipped and counted by type; an entry of a type nobody
+  knows is counted as `unknown-type` (format drift).
 - A "user" entry is kept only when a human could have written it: in a subagent's transcript (`isSidechain`)
   the user is the main assistant briefing the subagent; task notifications and agent teams' messages come from
   Claude Code.
