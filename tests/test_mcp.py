@@ -275,6 +275,17 @@ def test_the_tools_print_no_secret_an_older_version_stored_before_the_repair_has
         assert "[REDACTED:" in json.dumps(result) and secret not in json.dumps(result), result
 
 
+def test_a_budget_that_is_not_an_integer_is_refused_as_an_id_is(sdk, project):
+    """The schema says an integer, and ids are strict: a budget of "100", 100.0 or " 200 " was taken."""
+    async def ask(c: Client):
+        said = [await c.error("memory_recall", budget=value) for value in ("100", 100.0, " 200 ")]
+        return said, await c.ok("memory_recall", budget=100)
+
+    said, result = with_server(project, ask)
+    assert all("memory_recall: argument 'budget'" in line for line in said), said
+    assert result["situation"] == "startup"
+
+
 def test_server_uses_its_working_directory_as_the_project(sdk, project):
     async def script(c: Client):
         return (await c.ok("memory_stats"))["project"]

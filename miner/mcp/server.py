@@ -137,7 +137,7 @@ def build_server(session: Session):
                             "call the tool again in a moment") from None
 
     @server.tool()
-    def memory_recall(query: str = "", budget: int | None = None, project: str | None = None) -> dict[str, Any]:
+    def memory_recall(query: str = "", budget: MemoryId | None = None, project: str | None = None) -> dict[str, Any]:
         """Recall the project's memories: the Markdown block plus items (id, category, text, date, confidence, score).
 
         With a query, the block also holds what was said in earlier sessions about it (the archive, after the
