@@ -12,6 +12,7 @@ from .. import paths
 from ..extract.redaction_version import REDACTION_VERSION, for_output
 from ..memory import reader
 from ..memory.store import ReadOnlyStoreError, Store, StoreError
+from .group import Filtered
 
 # A memory id as an argument: SQLite's integers are 64-bit, a larger number would be a traceback, not "no memory".
 MEMORY_ID = click.IntRange(1, 2**63 - 1)
@@ -59,23 +60,12 @@ def open_store(readonly: bool = False, or_readonly: bool = False, create: bool |
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     version = reader.redaction_version(store.db)
-    if shows and version < REDACTION_VERSION and not isinstance(sys.stdout, _Redacted):
-        sys.stdout = _Redacted(sys.stdout, version)  # (the command group puts the stream back when the command ends)
+    if shows and version < REDACTION_VERSION and not getattr(sys.stdout, "redacted", False):
+        # Standard output hides what the current redaction hides (`redaction_version.for_output`); the command
+        # group puts the stream back when the command ends.
+        sys.stdout = Filtered(sys.stdout, lambda text: for_output(text, version))
+        sys.stdout.redacted = True
     return store
-
-
-class _Redacted:
-    """Standard output that hides what the current redaction hides in the texts of a store an older one cleaned
-    (`redaction_version.for_output`)."""
-
-    def __init__(self, stream, version: int):
-        self._stream, self._version = stream, version
-
-    def write(self, text: str) -> int:
-        return self._stream.write(for_output(text, self._version))
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
 
 
 def project_dir(project: str | None) -> str:

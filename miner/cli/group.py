@@ -113,16 +113,21 @@ class _OneLineUsage(click.UsageError):
         click.echo(f"Error: {said}{stop}{hint}", file=file or sys.stderr)
 
 
-class _Shown:
-    """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
-    rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
-    the terminal, hide text or write to the clipboard."""
+class Filtered:
+    """A stream that writes what it is given through `change` (everything else is the stream's own)."""
 
-    def __init__(self, stream):
-        self._stream = stream
+    def __init__(self, stream, change):
+        self._stream, self._change = stream, change
 
     def write(self, text: str) -> int:
-        return self._stream.write(text.translate(NOT_SHOWN))
+        return self._stream.write(self._change(text))
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+def _Shown(stream) -> Filtered:
+    """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
+    rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
+    the terminal, hide text or write to the clipboard."""
+    return Filtered(stream, lambda text: text.translate(NOT_SHOWN))

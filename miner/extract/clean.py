@@ -75,13 +75,11 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
         return text
     out: list[str] = []
     kept_from, depth, name, opened = 0, 0, "", None
-    code: list[tuple[int, int]] | None = None
+    code = CodeSpans(text)
     for match in _WRAPPER_TAG_RE.finditer(text):
         opening, closing = match.group(1), match.group(2)
-        if "`" in text and (opening or closing).lower() != "private":
-            code = [m.span() for m in _CODE_SPAN_RE.finditer(text)] if code is None else code
-            if any(a < match.start() < b for a, b in code):
-                continue
+        if "`" in text and (opening or closing).lower() != "private" and code.holds(match.start()):
+            continue
         if not depth:
             if opening:
                 out.append(text[kept_from:match.start()])
@@ -215,6 +213,25 @@ ABBREVIATIONS = frozenset(
 SOFT_ABBREVIATIONS = frozenset("etc. cf. approx. incl. excl. esp. resp. viz. ca.".split())
 
 
+class CodeSpans:
+    """A text's inline code spans, found when first asked: whether a position lies inside one (a look-up among
+    them in order, not a scan of each: a pasted line can hold thousands of spans and of sentence ends)."""
+
+    __slots__ = ("text", "_spans", "_starts")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._spans: list[tuple[int, int]] | None = None
+        self._starts: list[int] = []
+
+    def holds(self, position: int) -> bool:
+        if self._spans is None:  # (they never overlap)
+            self._spans = [m.span() for m in _CODE_SPAN_RE.finditer(self.text)]
+            self._starts = [a for a, _ in self._spans]
+        k = bisect.bisect_left(self._starts, position) - 1
+        return k >= 0 and position < self._spans[k][1]
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of one line of prose, stripped.
 
@@ -226,16 +243,10 @@ def split_sentences(text: str) -> list[str]:
     """
     sentences = []
     start = 0
-    code_starts: list[int] | None = None  # the code spans, in order (they never overlap)
+    code = CodeSpans(text)
     for found in _BOUNDARY_RE.finditer(text):
-        if "`" in text:
-            if code_starts is None:
-                code = [m.span() for m in _CODE_SPAN_RE.finditer(text)]
-                code_starts = [a for a, _ in code]
-            # (a look-up, not a scan of every span: a long line holds thousands of both)
-            k = bisect.bisect_left(code_starts, found.start()) - 1
-            if k >= 0 and found.start() < code[k][1]:
-                continue
+        if "`" in text and code.holds(found.start()):
+            continue
         if _ends_sentence(text, found):
             sentence = text[start:found.end()].strip()
             if sentence:

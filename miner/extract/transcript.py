@@ -231,8 +231,9 @@ def _prose(content: Any, stats: ReadStats) -> str:
 
 
 def entry_to_turn(entry: Any, transcript: str, stats: ReadStats, notices: bool = False) -> Turn | None:
-    """A prose turn from one parsed entry, or None (and the reason counted). `notices`: Claude Code's own notices in
-    the assistant's place are read too (training: they are the assistant's turn a classifier must call none)."""
+    """A prose turn from one parsed entry, or None (and the reason counted). `notices`: read as training reads, with
+    Claude Code's own notices in the assistant's place (the assistant's turn a classifier must call none) and the
+    compaction summary of Claude Code 1.0 (labelled units like any other), which mining skips."""
     if not isinstance(entry, dict):
         stats.skip("not-an-object")
         return None

@@ -349,7 +349,5 @@ def _redact_file(path: Path, known: set[str]) -> bool:
 def needed(store: Store) -> bool:
     """True when the store was last repaired by an older redaction (or never), or when a miner died before it
     scrubbed what was stored before a secret it learnt (`SCRUB_PENDING`): a cheap check for workers."""
-    if reader.redaction_version(store.db) < REDACTION_VERSION:
-        return True
-    row = store.db.execute("SELECT value FROM counters WHERE name = ?", (SCRUB_PENDING,)).fetchone()
-    return bool(row and row[0] > 0)
+    return (reader.redaction_version(store.db) < REDACTION_VERSION
+            or store.counters().get(SCRUB_PENDING, 0) > 0)
