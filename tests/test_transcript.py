@@ -420,6 +420,25 @@ def test_a_line_written_in_two_halves_is_read_once_whole(tmp_path):
     assert [t.text for t in done.turns] == ["written in two halves"]
 
 
+@pytest.mark.usefixtures("parser")
+def test_an_entry_written_after_a_torn_one_on_the_same_line_is_read(tmp_path):
+    """A writer killed mid-line leaves it without its end; the next entry appended goes on that line."""
+    path = tmp_path / "t.jsonl"
+    write(path, entry(1))
+    torn = line(entry(2, text='We keep the {"braces": 1} in the torn one.'))
+    append(path, torn[:-40])
+    mark = read_transcript(str(path)).watermark
+    append(path, line(entry(3, text="Appended after the torn entry.")) + line(entry(4)))
+    chunk = read_transcript(str(path), mark)
+    assert short(chunk.turns) == ["03", "04"]
+    assert chunk.turns[0].text == "Appended after the torn entry."
+    assert chunk.stats.skipped_lines == 0 and chunk.watermark.offset == path.stat().st_size
+    # A line that is only torn (no whole entry after it) is still skipped and counted.
+    append(path, torn[:-40] + b"\n" + line(entry(5)))
+    rest = read_transcript(str(path), chunk.watermark)
+    assert short(rest.turns) == ["05"] and rest.stats.skipped_lines == 1
+
+
 def test_corrupt_lines_are_skipped_and_counted():
     chunk = read_transcript(fixture("corrupt_line.jsonl"))
     assert short(chunk.turns) == ["01", "02", "03"]

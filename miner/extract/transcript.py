@@ -51,10 +51,41 @@ _LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 def parse_line(line: bytes) -> Any:
     """One JSON line. A surrogate escaped alone (`\\ud83d`: an emoji cut in half) is valid JSON that orjson
-    refuses and no UTF-8 text holds: it becomes U+FFFD, and the entry is kept."""
-    if b"\\ud" not in line and b"\\uD" not in line:
-        return _loads(line)
-    return _without_lone_surrogates(json.loads(line))
+    refuses and no UTF-8 text holds: it becomes U+FFFD, and the entry is kept. A line that does not parse raises,
+    unless an entry was written after a torn one on the same line (`_after_torn`)."""
+    try:
+        if b"\\ud" not in line and b"\\uD" not in line:
+            return _loads(line)
+        return _without_lone_surrogates(json.loads(line))
+    except _DecodeErrors:
+        found = _after_torn(line)
+        if found is None:
+            raise
+        return found
+
+
+# How many object openings of a line that does not parse are tried as the start of a whole entry.
+TORN_TRIES = 64
+
+
+def _after_torn(line: bytes) -> dict | None:
+    """The entry written after a torn one on the same line, or None.
+
+    A writer killed in the middle of a line leaves it without its end and its newline; the next entry appended to
+    the file then goes on that line. The earliest opening of an object from which the rest of the line parses as an
+    entry (a uuid and a type) is that next entry."""
+    start = line.find(b'{"', 1)
+    for _ in range(TORN_TRIES):
+        if start < 0:
+            return None
+        try:
+            value = json.loads(line[start:])
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("uuid"), str) and isinstance(value.get("type"), str):
+            return _without_lone_surrogates(value)
+        start = line.find(b'{"', start + 1)
+    return None
 
 
 def _without_lone_surrogates(value: Any) -> Any:
