@@ -408,7 +408,7 @@ def pre_compact(event: HookEvent, config: dict) -> str:
                 write_checkpoint(store, event.session_id, project, transcript)
             mined = bool(project) and not has_work(store, transcript)
     except (sqlite3.Error, StoreError) as exc:  # (a lock not let go in time, even to read): the miner writes it
-        log("pre-compact", f"the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
+        log("pre-compact", f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
     # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
     if mined:  # every line is mined already: the checkpoint just written is the one it would write, no wait
         hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)

@@ -22,6 +22,21 @@ def test_doctor_on_a_fresh_machine_names_each_fix():
     assert "spaCy:" in out
 
 
+def test_doctor_fails_on_hook_errors_and_counts_the_hooks_notices_apart(isolated_home):
+    from miner import hooks, paths
+
+    hooks.log("pre-compact", "info: the store is busy (locked): the checkpoint is left to the miner")
+    result = CliRunner().invoke(main, ["doctor"])
+    assert "ok    no hook errors logged (1 notice(s) in" in result.stdout, result.stdout
+    hooks.log("stop", "ValueError: the payload is not JSON")
+    hooks.log("pre-compact", "info: the store is busy (locked): the checkpoint is left to the miner")
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code != 0
+    line = next(line for line in result.stdout.splitlines() if "hook error(s)" in line)
+    assert line.startswith("FAIL  1 hook error(s) in ") and "last: " in line and "ValueError" in line, line
+    assert line.endswith(f"(2 notice(s) in {paths.logs_dir() / 'hooks.log'})"), line
+
+
 def test_doctor_on_a_correct_fresh_install_reports_no_failure(claude_dir):
     """Hooks registered, no session run yet: every check passes (the install is this test's own venv)."""
     runner = CliRunner()
