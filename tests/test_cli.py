@@ -550,6 +550,26 @@ def test_a_terminal_is_shown_no_control_character_of_what_was_mined():
         assert not [c for c in shown if c < 0x20 and c not in b"\r\n\t"], (args, shown)
 
 
+def test_a_carriage_return_in_memory_text_cannot_write_over_a_line_on_a_terminal():
+    """A lone carriage return takes the cursor back: what follows it would be shown over what the line said."""
+    import re
+
+    from miner.memory.records import NewMemory
+
+    text = "We decided to keep the audit log on.\rWe decided to turn the audit log off."
+    with Store() as store, store.atomic():
+        memory_id = store.add_memory(NewMemory(
+            project="/work/shop", category="decision", confidence=0.9, rule_id="t", text=text, role="user",
+            session_id="s", transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))[0]
+    for args in (["show", str(memory_id)], ["list", "--project", "/work/shop"]):
+        proc, shown = on_a_terminal(args, "stdout")
+        assert proc.returncode == 0, proc.stderr
+        assert b"keep the audit log on." in shown and b"turn the audit log off." in shown, (args, shown)
+        assert not re.search(rb"\r(?!\n)", shown), (args, shown)
+    proc = subprocess.run([sys.executable, "-m", "miner.cli", "show", str(memory_id)], capture_output=True)
+    assert b"on.\rWe decided" in proc.stdout  # a pipe gets every character
+
+
 def test_mine_says_which_transcripts_it_could_not_mine_and_exits_with_an_error(tmp_path):
     """A file name that is not UTF-8 cannot be kept in the store: that transcript is named (printable) and left,
     the others are mined, and the exit status says that something was not done."""

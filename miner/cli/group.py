@@ -130,4 +130,13 @@ def _Shown(stream) -> Filtered:
     """A terminal's stream that drops the control characters of what it is given (`textutil.NOT_SHOWN`): memory text,
     rule ids and paths come from transcripts and cloned repositories, and an escape sequence in them would retitle
     the terminal, hide text or write to the clipboard."""
-    return Filtered(stream, lambda text: text.translate(NOT_SHOWN))
+    return Filtered(stream, _shown)
+
+
+def _shown(text: str) -> str:
+    """`text` without control characters, and a carriage return inside it made a line break: it would take the
+    cursor back and let what follows write over what the line said. One that opens the text is a progress bar's."""
+    text = text.translate(NOT_SHOWN)
+    if "\r" in text[1:]:
+        text = text[0] + text[1:].replace("\r\n", "\n").replace("\r", "\n")
+    return text
