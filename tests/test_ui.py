@@ -547,6 +547,37 @@ def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_page(worl
     assert not any(c in body for body in bodies for c in "\x1b\x07\u202e\u202c"), bodies
 
 
+def test_the_pages_show_no_secret_an_older_version_stored_before_the_repair_has_run(tmp_path):
+    """The commands, the hooks and the MCP tools redact on the way out while the repair of an upgrade is pending; the
+    viewer showed the password in clear on the memory, search and session pages."""
+    from ui_support import environment
+
+    from miner.memory import repair
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    env = environment(tmp_path)
+    secret = "Hq8#vT3kW9pLx2"
+    session_id = "cccccccc-0000-4000-8000-000000000001"
+    with Store(Path(env["MINER_HOME"]) / "memory.db") as store, store.atomic() as db:
+        store.upsert_session(session_id, "/p", "/p", "main", "t.jsonl", "2026-03-01T10:00:00.00Z")
+        memory_id = store.add_memory(NewMemory(
+            project="/p", category="fact", text=f"The staging keychain password is {secret} for release builds.",
+            confidence=0.9, rule_id="r", role="user", session_id=session_id, transcript="t.jsonl", entry_uuid="u0",
+            ts="2026-03-01T10:00:00.00Z"))[0]
+        db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))  # as an older version left it
+    viewer = Viewer(env, "/p")
+    try:
+        client = viewer.client()
+        bodies = [client.get(viewer.base + path)[2] for path in (
+            f"/memory/{memory_id}", "/memories?project=%2Fp&q=keychain", f"/session/{session_id}?project=%2Fp",
+            "/told?project=%2Fp&prompt=what+is+the+staging+keychain+password")]
+    finally:
+        viewer.stop()
+    for body in bodies:
+        assert "staging keychain password is [REDACTED:" in html.unescape(body) and secret not in body, body
+
+
 def test_a_database_of_something_else_is_a_clear_503_not_a_server_error(tmp_path):
     """A valid SQLite file that is no memory store (MINER_HOME pointed at another tool's folder) gave a bare 500 on
     every page, the traceback on the server's stderr only; MCP and the CLI said what it is."""

@@ -15,9 +15,10 @@ from werkzeug.exceptions import NotFound
 
 from .. import __version__, paths
 from .. import config as config_mod
+from ..extract.redaction_version import REDACTION_VERSION, for_output
 from ..extract.rules import RuleError
 from ..extract.secret_rules import SecretRuleError
-from ..memory import browse, corrections
+from ..memory import browse, corrections, reader
 from ..memory.store import Store, StoreError
 from ..recall import glossary
 from ..textutil import NOT_SHOWN
@@ -59,6 +60,14 @@ def page_args(number: int) -> dict:
 MEMORY_ID = "<int(min=1, max=9223372036854775807):memory_id>"
 
 
+def shown(value):
+    """What a page shows of a value: no control character, and, while the repair of an upgrade has not run on the
+    store, what the current redaction hides hidden (`redaction_version.for_output`, as the commands and hooks do)."""
+    if not isinstance(value, str):
+        return value
+    return for_output(value, g.get("cleaned_by", REDACTION_VERSION)).translate(NOT_SHOWN)
+
+
 def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     """The viewer for `project` (the project a page shows unless its address names another), under `/<scope>/`,
     opened with `token` (or once with `launch`; see `security`)."""
@@ -66,11 +75,12 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     security.install(app, token, scope, launch)
     app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args)
     # No control character or bidirectional override reaches a page (a store an older version mined may hold some).
-    app.jinja_env.finalize = lambda value: value.translate(NOT_SHOWN) if isinstance(value, str) else value
+    app.jinja_env.finalize = shown
 
     def store() -> Store:
         if "store" not in g:
             g.store = Store(readonly=True)
+            g.cleaned_by = reader.redaction_version(g.store.db)
         return g.store
 
     def settings() -> dict:
