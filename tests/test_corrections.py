@@ -390,3 +390,25 @@ def test_a_correction_to_the_text_of_a_closed_memory_never_makes_it_current_agai
         corrections.correct(store, other, "Name the queue worker ledgerd for the billing service.")
     assert [(m.id, m.state) for m in store.list_memories(limit=100, states=())] == before
     assert "worker ledgerd for" not in recalled(store)
+
+
+@pytest.mark.parametrize("state", ["forgotten", "quarantined"])
+def test_a_forgotten_or_quarantined_memory_corrected_once_is_corrected_through_its_current_version(store, state):
+    """Corrected a second time, it gave a second current version beside the first: both were recalled."""
+    old = add(store, "Decision: always push straight to the main branch of the billing repo.", 1)
+    if state == "forgotten":
+        corrections.forget(store, old)
+    else:
+        with store.atomic():
+            store.set_state(old, "quarantined", "reads like an instruction")
+    first = corrections.correct(store, old, "We push to a feature branch and open a pull request.")
+    before = [(m.id, m.state) for m in store.list_memories(limit=100, states=())]
+    with pytest.raises(corrections.CorrectionError, match=f"#{first.new_id} is its current version; correct "
+                                                          f"#{first.new_id} instead"):
+        corrections.correct(store, old, "We push to a release branch, never to main.")
+    assert [(m.id, m.state) for m in store.list_memories(limit=100, states=())] == before
+    assert "feature branch" in recalled(store) and "release branch" not in recalled(store)
+    # Once its replacement is forgotten too, nothing current stands for it: it may be corrected again.
+    corrections.forget(store, first.new_id)
+    again = corrections.correct(store, old, "We push to a release branch, never to main.")
+    assert store.get(again.new_id).state == "active" and "release branch" in recalled(store)

@@ -134,8 +134,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
                               "say it shorter (nothing changed)")
     if kinds and mostly_redacted(text):
         raise CorrectionError("the new text is mostly secrets; nothing changed (memories never keep secrets)")
-    if memory.state == "superseded":
-        raise _closed_error(store, memory, "correct", "corrected")
+    _refuse_to_correct_twice(store, memory)
     if content_hash(text) == content_hash(memory.text):
         return Change(memory_id, "unchanged", (f"#{memory_id} already says that: {memory.text}",))
     note = reason.strip() or "corrected by hand"
@@ -150,8 +149,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     lines = []
     with store.atomic():
         memory = _get(store, memory_id)  # again, under the write lock: another process may have superseded it
-        if memory.state == "superseded":
-            raise _closed_error(store, memory, "correct", "corrected")
+        _refuse_to_correct_twice(store, memory)
         existing = store.find_exact(memory.project, content_hash(text))
         if existing is not None and existing.id == memory_id:
             # Back to one of its own earlier wordings: the same memory, reworded.
@@ -178,6 +176,19 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
                          if memory.state == "quarantined" else
                          f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")
     return Change(memory_id, "corrected", tuple(lines), new_id)
+
+
+def _refuse_to_correct_twice(store: Store, memory: StoredMemory) -> None:
+    """A superseded memory is corrected through its current version; so is a forgotten or quarantined one that a
+    correction replaced already (it stays as it was, linked to its replacement): a second correction would make a
+    second current version beside the first."""
+    if memory.state == "superseded":
+        raise _closed_error(store, memory, "correct", "corrected")
+    if memory.state in ("forgotten", "quarantined"):
+        successor = _successor(store, memory.id)
+        if successor is not None and store.get(successor).state in ("active", "cold"):
+            raise CorrectionError(f"memory #{memory.id} is {memory.state} and was corrected already: #{successor} "
+                                  f"is its current version; correct #{successor} instead (nothing changed)")
 
 
 def _refuse_to_reopen(store: Store, existing: StoredMemory, corrected: int) -> None:
