@@ -670,3 +670,107 @@ def test_an_import_keeps_the_sessions_of_projects_no_purge_touched(tmp_path, pip
         portable.import_records(store, io.StringIO(before))
         assert store.session("quiet-1") is not None and store.checkpoint("quiet-1")
         assert store.db.execute("SELECT COUNT(*) FROM sessions WHERE project = '/work/gone'").fetchone()[0] == 0
+
+
+def test_a_memory_reworded_on_the_other_machine_merges_with_its_first_wording_here(tmp_path, pipeline):
+    """A later session there said it again in other words, and the memory took the newer wording; this store mined
+    only the first session. The import matched on the newer text only: the memory was doubled, and a forget made
+    there was lost (the copy here stayed current and was recalled)."""
+    from miner.recall.block import build
+
+    first = Session(tmp_path / "p" / "s1.jsonl", cwd="/work/loom")
+    first.user("I prefer tabs over spaces in every Makefile in this repo.")
+    second = Session(tmp_path / "p" / "s2.jsonl", cwd="/work/loom", start="2026-03-02T10:00:00")
+    second.user("I prefer tabs over spaces in every single Makefile in this repo.")
+    config = validated({"spacy_model": None})
+    with Store(tmp_path / "there.db") as there:
+        Miner(there, config, pipeline=pipeline).mine_paths([str(first.path)])
+        Miner(there, config, pipeline=pipeline).mine_paths([str(second.path)])
+        (memory,) = there.list_memories(limit=10)
+        assert "every single Makefile" in memory.text  # reworded: the first wording is kept as an earlier one
+        corrections.forget(there, memory.id, "we switched to spaces")
+        exported = export_text(there)
+    with Store(tmp_path / "here.db") as here:
+        Miner(here, config, pipeline=pipeline).mine_paths([str(first.path)])
+        (mine,) = here.list_memories(limit=10)
+        summary = portable.import_records(here, io.StringIO(exported))
+        assert (summary.memories, summary.merged, summary.states) == (0, 1, 1), summary.line()
+        assert [(m.id, m.state) for m in here.list_memories(limit=10, states=())] == [(mine.id, "forgotten")]
+        assert here.find_exact("/work/loom", content_hash(memory.text)).id == mine.id  # its newer wording, as one
+        assert "Makefile" not in build(here, "/work/loom", config, "startup", log=False).text
+        evidence = here.db.execute("SELECT COUNT(*) FROM evidence WHERE memory_id = ?", (mine.id,)).fetchone()[0]
+        assert evidence == 2  # its sighting here and the other session's from the file
+
+
+def test_a_merge_takes_on_a_pin_in_every_project(tmp_path, pipeline):
+    """`pin --global` there: the merged memory was pinned here, in its own project only."""
+    with mined_store(tmp_path, pipeline) as there:
+        transcripts = [str(tmp_path / "proj" / "s1.jsonl"), str(tmp_path / "proj" / "s2.jsonl")]
+        with Store(tmp_path / "here.db") as here:
+            Miner(here, validated({"spacy_model": None}), pipeline=pipeline).mine_paths(transcripts)
+            texts = {m.text for m in here.list_memories(limit=100)}
+        memory = next(m for m in there.list_memories(limit=100)
+                      if not m.pinned and m.scope == "project" and m.text in texts)
+        corrections.pin(there, memory.id, everywhere=True)
+        exported = export_text(there)
+    with Store(tmp_path / "here.db") as here:
+        mine = here.find_exact(memory.project, content_hash(memory.text))
+        corrections.pin(here, mine.id)  # pinned here already, in its project
+        portable.import_records(here, io.StringIO(exported))
+        after = here.get(mine.id)
+        assert after.pinned and after.scope == "global"
+
+
+def test_import_refuses_an_earlier_wording_that_names_another_project_than_its_memory(tmp_path):
+    """Taken as it was, mining the wording's sentence in that other project merged it into the memory elsewhere."""
+    records = hand_written_export()
+    records.insert(3, {"record": "wording", "memory_id": 2, "project": "/work/other", "hash": "x",
+                       "text": "We will deploy the billing service on Fridays only.", "created_at": _STAMP})
+    line = refused_in_one_line_text(records)
+    assert "line 4: an earlier wording names project '/work/other', but its memory is of '/work/kiln'" in line, line
+    records[3]["project"] = "/work/kiln"
+    assert CliRunner().invoke(import_cmd, [str(_written(tmp_path, records))]).exit_code == 0
+
+
+def test_export_redacts_the_sessions_it_writes(tmp_path):
+    """Import redacted a session's branch and working folder, export wrote them as stored: a token in a branch name
+    went out in clear."""
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3h2"
+    with Store() as store, store.atomic():
+        store.upsert_session("s1", "/work/kiln", f"/srv/{secret}/kiln", f"feat/{secret}", "/t.jsonl", _STAMP)
+    with Store() as store:
+        text = export_text(store)
+    assert secret not in text and "feat/[REDACTED:github-token]" in text, text
+
+
+def test_import_refuses_a_time_that_is_no_day_and_a_record_without_a_column_it_needs(tmp_path):
+    """"2026-99-99" was taken (and printed as the memory's day); a checkpoint without its time was dropped without a
+    word (a row an insert skips)."""
+    for stamp in ("2026-99-99", "0000-00-00", "2026-02-30T10:00:00Z", "2026-01-05T99:99:99"):
+        line = refused_in_one_line_text(with_records(hand_written_export(), 1, last_seen=stamp))
+        assert f"line 2: memory record: last_seen '{stamp}' is not a time" in line, line
+    checkpoint = {"record": "checkpoint", "session_id": "s1", "project": "/work/kiln",
+                  "body": json.dumps({"task": ["x"]})}
+    line = refused_in_one_line_text([*hand_written_export(), checkpoint])
+    assert "line 6: checkpoint record: created_at is missing" in line, line
+    line = refused_in_one_line_text(with_records(hand_written_export(), 2, first_seen=None))
+    assert "line 3: memory record: first_seen is null" in line, line
+    ok = with_records(hand_written_export(), 1, last_seen="2026-01-05T09:00:00.00Z", valid_from="2026-01-05")
+    assert CliRunner().invoke(import_cmd, [str(_written(tmp_path, ok))]).exit_code == 0
+
+
+def test_import_says_what_is_wrong_with_a_value_in_words_not_in_pythons(tmp_path):
+    """A null confidence, a version that is no number, a byte that is not UTF-8: the line said what Python said
+    ("'<=' not supported between ...", "invalid literal for int()", "can't decode byte 0xff in position 401")."""
+    records = hand_written_export()
+    line = refused_in_one_line_text(with_records(records, 1, confidence=None))
+    assert "line 2: memory 1: confidence None is not a number from 0 to 1" in line, line
+    for version, shown in ((None, "None"), ("abc", "'abc'")):
+        line = refused_in_one_line_text(with_records(records, 0, version=version))
+        assert f"line 1: bad header record (version {shown} is not a whole number)" in line, line
+    text = "\n".join(json.dumps(record) for record in records) + "\n"
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(text.replace("SQLite.", "SQLite \xe9.").encode("utf-8").replace("\xe9".encode(), b"\xe9"))
+    os.environ["MINER_HOME"] = str(tmp_path / "latin-home")
+    result = CliRunner().invoke(import_cmd, [str(path)])
+    assert result.exit_code == 1 and "line 3: not UTF-8 text" in result.output, result.output

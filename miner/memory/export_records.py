@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import date
+from typing import Iterable
 
 from ..extract.clean import typed_text
 from ..extract.model import CATEGORIES, ROLES
@@ -91,18 +93,35 @@ _TYPE_NAMES = {"INTEGER": "an integer of 64 bits at most", "REAL": "a finite num
 
 _TIMES = frozenset(("first_seen", "last_seen", "valid_from", "valid_to", "last_recalled", "created_at", "updated_at",
                     "ts", "first_ts", "last_ts"))
-_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+\-]{0,40}Z?)?")
+_TIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](?:(\d{2}):(\d{2})(?::(\d{2}))?)?[0-9:.+\-]{0,40}Z?)?")
 
 
-def check_types(kind: str, record: dict, types: dict[str, str]) -> None:
+def is_time(value: str) -> bool:
+    """Whether `value` is a time as the store writes them: a real day (not 2026-02-30), and an hour, minute and
+    second in range when it gives them."""
+    found = _TIME_RE.fullmatch(value)
+    if not found:
+        return False
+    year, month, day, hour, minute, second = (int(part) if part else 0 for part in found.groups())
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return hour < 24 and minute < 60 and second < 61
+
+
+def check_types(kind: str, record: dict, types: dict[str, str], required: Iterable[str] = ()) -> None:
     """Each value the store will hold has its column's type: SQLite's loose columns would take a text where a number
     belongs, or a number too large for it, and recall, `miner show`, `gc` and the hooks would fail on it later. A
-    time is one (the blocks print its day)."""
+    time is one (the blocks print its day). `required`: the columns that may not be left out nor be null."""
+    for name in required:
+        if record.get(name) is None:
+            raise PortableError(f"{kind} record: {name} is {'null' if name in record else 'missing'}")
     for name, declared in types.items():
         value = record.get(name)
-        if value is None:  # (a column that may not be empty says so itself)
+        if value is None:
             continue
-        if name in _TIMES and type(value) is str and value and not _TIME_RE.fullmatch(value):
+        if name in _TIMES and type(value) is str and value and not is_time(value):
             raise PortableError(f"{kind} record: {name} {shown_value(value)} is not a time (YYYY-MM-DDThh:mm:ssZ)")
         if declared == "TEXT":
             fits = type(value) is str
@@ -125,9 +144,12 @@ def checked_memory(record: dict) -> dict:
         if name in record and (record[name] not in allowed or type(record[name]) is bool):
             raise PortableError(f"memory {old_id}: {name} {shown_value(record[name])} is not one of "
                                 f"{', '.join(map(str, allowed))}")
-    if not 0 <= record.get("confidence", 0) <= 1:
+    confidence = record.get("confidence", 0)
+    if type(confidence) not in (int, float) or not 0 <= confidence <= 1:
         raise PortableError(f"memory {old_id}: confidence {record['confidence']!r} is not a number from 0 to 1")
     for name in ("evidence_count", "session_count", "recall_count"):
+        if type(record.get(name, 0)) is not int:
+            raise PortableError(f"memory {old_id}: {name} {shown_value(record[name])} is not a whole number")
         if record.get(name, 0) < 0:
             raise PortableError(f"memory {old_id}: {name} {record[name]!r} is below 0")
     for name in ("text", "subject", "value", "keywords"):  # a team pull leaves out what is longer: so does an import

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from .export_records import (
     held_back,
     redacted_checkpoint,
     redacted_record,
+    shown_value,
 )
 from .store import Store
 
@@ -87,6 +89,7 @@ class ImportSummary:
     kept_ids: bool = True
     merged_into: set[int] = field(default_factory=set)
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
+    added: dict[int, tuple[int, dict]] = field(default_factory=dict)  # id here of each memory added: (id there, record)
     remapped: dict[int, int] = field(default_factory=dict)
 
     def line(self) -> str:
@@ -148,7 +151,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
             if row["src"] in ids and row["dst"] in ids:  # a link leaving a `--project` export is left out
                 yield redacted_record("link", {"record": "link", **{k: row[k] for k in row.keys()}}, secrets)
         for row in db.execute(f"SELECT * FROM sessions {where} ORDER BY session_id", args):
-            yield {"record": "session", **{k: row[k] for k in row.keys()}}
+            yield redacted_record("session", {"record": "session", **{k: row[k] for k in row.keys()}}, secrets)
         for row in db.execute(f"SELECT * FROM checkpoints {where} ORDER BY session_id", args):
             record = {"record": "checkpoint", **{k: row[k] for k in row.keys()}}
             record["body"] = redact(record["body"], known_in(record["body"], *secrets))[0]
@@ -222,12 +225,18 @@ def export_to_file(store: Store, path: Path, project: str | None = None,
 # --- import --------------------------------------------------------------------------------
 
 
+# What a byte that is not UTF-8 is read as (`errors="surrogateescape"`): no UTF-8 text holds these.
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
 def _read_records(lines: IO[str]) -> Iterator[tuple[int, dict]]:
     for number, line in enumerate(lines, 1):
         if number == 1:
             line = line.removeprefix("\ufeff")  # (an export saved again by an editor that marks its encoding)
         if not line.strip():
             continue
+        if _NOT_UTF8.search(line):
+            raise PortableError(f"line {number}: not UTF-8 text (an export is written in UTF-8)")
         try:
             record = json.loads(line)
         except ValueError as exc:
@@ -261,6 +270,10 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         types = {table: {row[1]: row[2] for row in db.execute(f"PRAGMA table_info({table})")}
                  for table in _TABLES.values()}
         columns = {table: list(names) for table, names in types.items()}
+        # The columns a record must give (no default; those the import works out itself aside): an insert that
+        # skips a conflicting row skipped a record without one too, and said nothing.
+        required = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[3] and row[4] is None
+                            and not row[5]} - {"hash", "memory_id"} for table in _TABLES.values()}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
         # An archive's ids are its order (a question, then its answer): kept only in a store without one.
         keep_archive_ids = db.execute("SELECT 1 FROM archive LIMIT 1").fetchone() is None
@@ -273,11 +286,14 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
             record = redacted_record(kind, record, secrets)
             try:
                 if kind in _TABLES:
-                    check_types(kind, record, types[_TABLES[kind]])
+                    check_types(kind, record, types[_TABLES[kind]], required[_TABLES[kind]])
                 if kind == "header":
                     if record.get("format") != FORMAT:
                         raise PortableError(f"line {number}: not a {FORMAT} file")
-                    if int(record.get("version", 0)) > VERSION:
+                    if type(record.get("version", 0)) is not int:
+                        raise PortableError(f"line {number}: bad header record (version "
+                                            f"{shown_value(record['version'])} is not a whole number)")
+                    if record.get("version", 0) > VERSION:
                         raise PortableError(f"line {number}: export version {record['version']} is newer than "
                                             f"this miner reads ({VERSION}); upgrade the miner")
                     header_seen = True
@@ -296,6 +312,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
                     if isinstance(record.get("text"), str):
                         record["hash"] = content_hash(record["text"])  # of the text as taken (redacted on the way in)
+                    _wording_of_its_memory(db, record)
+                    _merge_by_wording(store, record, id_map, summary)
                     summary.wordings += _insert(db, "memory_hashes", record, columns["memory_hashes"], "OR IGNORE")
                 elif kind == "evidence":
                     record["memory_id"] = _mapped(id_map, record, "memory_id", number)
@@ -358,21 +376,59 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
 
 def _carry_over(store: Store, memory_id: int, record: dict) -> bool:
     """A merged memory takes on what the user decided about it on the other machine; nothing is reopened."""
-    here = store.db.execute("SELECT state, pinned FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    here = store.db.execute("SELECT state, pinned, scope FROM memories WHERE id = ?", (memory_id,)).fetchone()
     state, reason = record.get("state"), record.get("state_reason") or "imported"
+    pinned = record.get("pinned") == 1
+    widen = pinned and record.get("scope") == "global" and here["scope"] != "global"  # `pin --global` there
     if state == "forgotten" and here["state"] != "forgotten":
         store.set_state(memory_id, "forgotten", reason)
         store.set_pinned(memory_id, False)
         store.hide_archived(memory_id)
     elif state == "superseded" and here["state"] in ("active", "cold", "quarantined"):
         store.set_state(memory_id, "superseded", reason, until=record.get("valid_to") or "")
-    elif record.get("pinned") == 1 and not here["pinned"] and here["state"] in ("active", "cold"):
+    elif pinned and (not here["pinned"] or widen) and here["state"] in ("active", "cold"):
         store.set_pinned(memory_id, True)
+        if widen:
+            store.set_global(memory_id)
         if here["state"] == "cold":
             store.set_state(memory_id, "active", "pinned")
     else:
         return False
     return True
+
+
+def _wording_of_its_memory(db: sqlite3.Connection, record: dict) -> None:
+    """An earlier wording belongs to its memory's project: one naming another project would take that project's
+    sentences as sightings of a memory elsewhere, when mined there."""
+    project = db.execute("SELECT project FROM memories WHERE id = ?", (record["memory_id"],)).fetchone()[0]
+    if record.get("project") != project:
+        raise PortableError(f"an earlier wording names project {shown_value(record.get('project'))}, but its "
+                            f"memory is of {shown_value(project)}")
+
+
+def _merge_by_wording(store: Store, record: dict, id_map: dict[int, int], summary: ImportSummary) -> None:
+    """A memory this import added, of which a memory the store held already says an earlier wording, is that memory:
+    mined from the same sentence, reworded by a later session there and not here. It merges into it (its own text
+    becomes a wording of it, what the file says of it is carried over), as it would have if its text were the same.
+    Its evidence and links come later in the file: they find it through `id_map`."""
+    added = record["memory_id"]
+    if added not in summary.added or not isinstance(record.get("hash"), str):
+        return
+    here = store.find_exact(record["project"], record["hash"])
+    if here is None or here.id in summary.added:
+        return
+    old_id, memory_record = summary.added.pop(added)
+    db = store.db
+    db.execute("UPDATE OR IGNORE memory_hashes SET memory_id = ? WHERE memory_id = ?", (here.id, added))
+    db.execute("""INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at)
+                  SELECT project, hash, ?, text, created_at FROM memories WHERE id = ?""", (here.id, added))
+    db.execute("DELETE FROM memories WHERE id = ?", (added,))
+    id_map[old_id] = record["memory_id"] = here.id
+    summary.memories -= 1
+    summary.quarantined -= memory_record["held_back"]
+    summary.merged += 1
+    summary.merged_into.add(here.id)
+    summary.carried.append((here.id, memory_record))
 
 
 def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[int, int],
@@ -401,9 +457,11 @@ def _import_memory(store: Store, record: dict, columns: list[str], id_map: dict[
         return
     if db.execute("SELECT 1 FROM memories WHERE id = ?", (old_id,)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}
-    summary.quarantined += held_back(record)
+    held = held_back(record)
+    summary.quarantined += held
     _insert(db, "memories", record, columns)
     id_map[old_id] = record.get("id") or db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    summary.added[id_map[old_id]] = (old_id, {**record, "held_back": held})
     summary.memories += 1
 
 
@@ -446,7 +504,7 @@ def _hide_forgotten(db: sqlite3.Connection, archived: list[tuple[int, str, str]]
 
 def import_file(store: Store, path: Path, progress: Callable[[int], None] | None = None) -> ImportSummary:
     """Restore an export file (see `import_records`); `progress` is told the bytes of each line as it is read."""
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:  # (a byte not UTF-8: its line is named)
         if progress is None:
             return import_records(store, handle)
         return import_records(store, (_told(line, progress) for line in handle))
