@@ -211,6 +211,65 @@ def test_a_long_correction_keeps_the_session_working(world, client):
     assert status == 200 and f"#{new_id} was not pinned" in body
 
 
+def test_a_pin_in_every_project_is_undone_from_the_page(world, client):
+    """Unpin left the memory recalled in every project, and the page offered nothing to keep it to its own."""
+    memory_id = find_id(world["env"], "Netlify")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/pin"), {"csrf_token": token, "everywhere": "1"})
+    assert status == 200 and "is now recalled in every project" in body
+    assert 'id="unpin-global"' in body and "Unpin, Recall in its own project only" in body
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/unpin"), {"csrf_token": token, "everywhere": "1"})
+    assert status == 200 and "is recalled in its own project only again" in html.unescape(body), body
+    assert "<dd>project</dd>" in body and 'id="unpin-global"' not in body and 'id="unpin"' not in body
+
+
+def test_a_reason_and_a_correction_are_taken_whole_as_the_commands_take_them(world, client):
+    """The page cut a reason at 500 characters and a correction at 4,000 (and then said the cut text's length)."""
+    memory_id = find_id(world["env"], "short commit messages")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    text = "I prefer short commit messages " + "in the imperative mood " * 430
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/correct"), {"csrf_token": token, "text": text})
+    assert status == 200 and f"the new text is {len(text.strip()):,} characters" in html.unescape(body), body
+    reason = "squash merges keep the history short " * 40
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/forget"), {"csrf_token": token, "reason": reason})
+    assert status == 200 and "forgotten" in body
+    shown = subprocess.run([sys.executable, "-m", "miner.cli", "show", str(memory_id)], env=world["env"],
+                           capture_output=True, text=True, timeout=60)
+    assert " ".join(reason.split()) in " ".join(shown.stdout.split()), shown.stdout
+
+
+def test_what_was_said_outside_any_session_is_listed_without_a_link_to_no_session(tmp_path):
+    """A transcript whose entries have no sessionId: its units linked to /session/, a page that does not exist."""
+    import json as json_mod
+
+    from ui_support import environment, transcript_path
+
+    from tests.builders import Session
+
+    env = environment(tmp_path)
+    project = tmp_path / "work" / "nosid"
+    project.mkdir(parents=True)
+    path = transcript_path(env, project, "s1")
+    session = Session(path, str(project))
+    session.user("We decided to run the cron cleanup job at midnight.")
+    session.assistant("The cron cleanup job now runs at midnight.")
+    entries = [json_mod.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json_mod.dumps({k: v for k, v in e.items() if k != "sessionId"}) + "\n"
+                            for e in entries))
+    mined = subprocess.run([sys.executable, "-m", "miner.cli", "mine", "--all", "-q"], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert mined.returncode == 0, mined.stderr
+    viewer = Viewer(env, str(project))
+    try:
+        client = viewer.client()
+        status, _, body = client.get(viewer.base + "/said?" + urllib.parse.urlencode({"q": "cron",
+                                                                                     "project": str(project)}))
+    finally:
+        viewer.stop()
+    assert status == 200 and "cron cleanup job" in body, body
+    assert "/session/\"" not in body and "no session id" in body, body
+
+
 def test_a_get_never_changes_anything(world, client):
     memory_id = find_id(world["env"], "Python 3.12")
     status, _, _ = client.get(page(world, f"/memory/{memory_id}/forget"))

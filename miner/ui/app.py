@@ -190,12 +190,12 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
     @app.post(f"/memory/{MEMORY_ID}/forget")
     def forget(memory_id: int):
-        return edit(memory_id, corrections.forget, request.form.get("reason", "")[:500])
+        return edit(memory_id, corrections.forget, request.form.get("reason", ""))
 
     @app.post(f"/memory/{MEMORY_ID}/correct")
-    def correct(memory_id: int):
-        return edit(memory_id, corrections.correct, request.form.get("text", "")[:4000],
-                    request.form.get("reason", "")[:500])
+    def correct(memory_id: int):  # (the text and the reason whole, as the command takes them: a text too long is
+        # refused with its own length)
+        return edit(memory_id, corrections.correct, request.form.get("text", ""), request.form.get("reason", ""))
 
     @app.post(f"/memory/{MEMORY_ID}/pin")
     def pin(memory_id: int):
@@ -203,7 +203,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
     @app.post(f"/memory/{MEMORY_ID}/unpin")
     def unpin(memory_id: int):
-        return edit(memory_id, corrections.unpin)
+        return edit(memory_id, corrections.unpin, request.form.get("everywhere") == "1")
 
     @app.post(f"/memory/{MEMORY_ID}/approve")
     def approve(memory_id: int):
