@@ -477,6 +477,23 @@ def test_store_takes_the_mining_conflict_path(project):
                                keywords="api")  # type: ignore[arg-type]
 
 
+def test_storing_a_superseded_text_again_says_it_is_current_again_and_what_it_closed(project):
+    """The text of a superseded memory, stored again, made it current and closed what had replaced it: the result
+    said an exact match with nothing superseded."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    older = mcp_tools.store_memory(session, "We decided to use MySQL for the main database.", "decision")
+    newer = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the main database.", "decision")
+    again = mcp_tools.store_memory(session, "We decided to use MySQL for the main database.", "decision")
+    assert (again["id"], again["action"], again["state"]) == (older["id"], "exact", "active")
+    assert again["superseded"] == [newer["id"]] and stored(newer["id"])[0].state == "superseded"
+    assert f"it is current again and supersedes #{newer['id']} in turn" in again["note"], again
+    same = mcp_tools.store_memory(session, "We decided to use MySQL for the main database.", "decision")
+    assert same["superseded"] == [] and "note" not in same  # current already: nothing changes
+
+
 def test_an_id_past_what_the_store_can_hold_is_a_tool_error_that_says_so(project):
     from miner import config
     from miner.mcp import tools as mcp_tools

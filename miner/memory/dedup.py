@@ -161,7 +161,7 @@ class Deduper:
     def _exact(self, memory: StoredMemory, new: NewMemory) -> Outcome:
         added = self.store.merge_evidence(memory.id, new)
         self._still_forgotten(memory, added)
-        reopened = False
+        reopened, closed = False, []
         if added and memory.state == "cold":
             self.store.set_state(memory.id, "active", "said again")
         elif added and memory.state == "quarantined" and new.role == "user" and new.source == "mined":
@@ -169,8 +169,9 @@ class Deduper:
             # in them would have been.
             self.store.set_state(memory.id, "active", "said by the user")
         elif added and memory.state == "superseded" and new.ts and memory.valid_to and new.ts > memory.valid_to:
+            closed = self.current_heads(memory.id)  # what replaced it, closed in turn when it is current again
             reopened = self.restate(memory, new)
-        return Outcome(memory.id, "exact", reopened=reopened)
+        return Outcome(memory.id, "exact", tuple(closed) if reopened else (), reopened=reopened)
 
     def _best_duplicate(self, statement: Statement, nearby: list[StoredMemory]) -> StoredMemory | None:
         best, best_score = None, 0.0
