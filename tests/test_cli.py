@@ -365,6 +365,33 @@ def test_rules_test_needs_exactly_one_input(transcript):
     assert result.exit_code == 2 and "give TEXT or --transcript FILE" in result.output
 
 
+def test_rules_test_refuses_an_option_that_does_not_apply_to_its_input(transcript):
+    """`--all-units` with TEXT, and `--role` with a transcript, were taken and did nothing."""
+    result = CliRunner().invoke(main, ["rules", "test", "We use pnpm for every package.", "--all-units"])
+    assert result.exit_code == 2 and "--all-units goes with --transcript" in result.output, result.output
+    result = CliRunner().invoke(main, ["rules", "test", "--transcript", str(transcript), "--role", "assistant"])
+    assert result.exit_code == 2 and "--role says who says TEXT" in result.output, result.output
+    assert CliRunner().invoke(main, ["rules", "test", "--role", "user", "We use pnpm for every package."]).exit_code == 0
+
+
+def test_recall_of_a_session_is_its_own_projects_block(tmp_path):
+    """`--session` of another project than the one asked for (the cwd's by default) mixed that session's checkpoint
+    into this project's block."""
+    shop = Session(tmp_path / "shop" / "s1.jsonl", cwd="/work/shop")
+    shop.user("We'll keep the invoices in PostgreSQL from now on.")
+    other = Session(tmp_path / "blog" / "s2.jsonl", cwd="/work/blog")
+    other.user("We decided to publish the blog with Hugo.")
+    assert CliRunner().invoke(main, ["mine", str(shop.path), str(other.path)]).exit_code == 0
+    asked = ["recall", "--situation", "compact", "--session", shop.session_id]
+    result = CliRunner().invoke(main, [*asked, "--project", "/work/blog"])
+    assert result.exit_code == 1 and result.output.splitlines() == [
+        f"Error: session '{shop.session_id}' is of /work/shop, not of /work/blog: give --project /work/shop, or "
+        "leave --project out"], result.output
+    result = CliRunner().invoke(main, asked)  # run anywhere: the session's own project
+    assert result.exit_code == 0 and "invoices in PostgreSQL" in result.output and "Hugo" not in result.output
+    assert "Project memory for /work/shop," in result.output, result.output
+
+
 def test_python_dash_m_miner_is_the_miner_command():
     import subprocess
     import sys

@@ -53,6 +53,16 @@ def test_gc_dry_run_then_gc_and_search_all():
     assert "legacy cron" not in recall and "release train" in recall
 
 
+def test_gc_of_one_project_says_the_session_files_it_removes_are_of_every_project():
+    """`--project` kept the memories of other projects as they were, but the files of stale sessions went for every
+    project without a word."""
+    with Store() as store:
+        add(store, "The old fact about the legacy cron job.", "2024-01-01T00:00:00Z")
+    done = CliRunner().invoke(main, ["gc", "--project", "/p"])
+    assert done.exit_code == 0 and "removed (of every project: they name no project)." in done.stdout, done.stdout
+    assert CliRunner().invoke(main, ["gc"]).stdout.rstrip().endswith("(and of runs cut short) removed.")
+
+
 def test_search_never_errors_on_fts_syntax():
     with Store() as store:
         add(store, "The API listens on port 8080 in development.", "2026-01-01T00:00:00Z")

@@ -158,9 +158,17 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
     root = project_dir(project)
     with open_store(or_readonly=True) as store:
         store.lock_wait_s = min(store.lock_wait_s, RECALL_LOG_WAIT_S)  # the log line waits a moment, not a minute
-        if session and store.session(session) is None and store.checkpoint(session) is None:
-            raise click.ClickException(f"no session {session!r} in the store: give the id of a mined session "
-                                       "(`miner show MEMORY_ID` names a memory's), or leave --session out")
+        if session:
+            found, checkpoint = store.session(session), store.checkpoint(session)
+            if found is None and checkpoint is None:
+                raise click.ClickException(f"no session {session!r} in the store: give the id of a mined session "
+                                           "(`miner show MEMORY_ID` names a memory's), or leave --session out")
+            owner = found.project if found is not None else checkpoint.get("project") or root
+            if project is None:
+                root = owner  # (its own project, wherever this is run)
+            elif owner != root:
+                raise click.ClickException(f"session {session!r} is of {owner}, not of {root}: give --project "
+                                           f"{owner}, or leave --project out")
 
         def built(log: bool):
             return build(store, root, config, situation=situation, query=query, session_id=session,
@@ -313,7 +321,8 @@ def gc(dry_run: bool, project: str | None) -> None:
             click.echo(f"{len(moved)} memories moved to cold storage; `miner search --all` still finds them."
                        + (f" ({len(cold) - len(moved)} pinned, closed or used again meanwhile stayed)"
                           if len(moved) < len(cold) else ""))
-            click.echo(f"{tidy()} files of sessions untouched for {STALE_DAYS} days (and of runs cut short) removed.")
+            click.echo(f"{tidy()} files of sessions untouched for {STALE_DAYS} days (and of runs cut short) removed"
+                       + (" (of every project: they name no project)." if project else "."))
 
 
 @main.command()

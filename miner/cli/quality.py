@@ -284,6 +284,10 @@ def rules_test(text: str | None, transcript: str | None, role: str, all_units: b
 
     if bool(text) == bool(transcript):
         raise click.UsageError("give TEXT or --transcript FILE (one of them)")
+    if all_units and not transcript:
+        raise click.UsageError("--all-units goes with --transcript (TEXT is one unit, shown whatever fires on it)")
+    if transcript and click.get_current_context().get_parameter_source("role") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--role says who says TEXT; a transcript's turns say who speaks (leave --role out)")
     turns = transcript_turns(transcript) if transcript else [text_turn(text, role)]
     _rule_files(project)  # (says when the project's own file is left out)
     with _tracing_miner() as miner:
