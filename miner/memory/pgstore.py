@@ -278,6 +278,12 @@ class PgStore:
     def memories_by_id(self, ids: Iterable[int]) -> list[StoredMemory]:
         return self._memories("id = ANY(%s) ORDER BY id", (list(ids),))
 
+    def memory_of_entry(self, project: str, entry_uuid: str) -> int | None:
+        """The team memory said first (or last reworded) in this entry: what a copy a machine pulled names."""
+        rows = self._rows(f"SELECT id FROM {SCHEMA}.memories WHERE team = %s AND project = %s AND entry_uuid = %s "
+                          "ORDER BY id LIMIT 1", (self.team, project, entry_uuid))
+        return rows[0][0] if rows else None
+
     # --- dedup primitives ---------------------------------------------------------------------
 
     def _forget_cached(self, memory_id: int) -> None:

@@ -31,7 +31,7 @@ from ..extract.trust import held_back_reason, takeover_reason
 from ..memory.dedup import CURRENT_STATES
 from ..memory.records import STATES, NewMemory, StoredMemory, now_iso, parse_ts
 from ..textutil import NOT_SHOWN, content_hash, short
-from .shared import VETOES, shareable, signature
+from .shared import VETOES, follows_team, signature
 
 PULL_PAGE = 2000
 MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
@@ -168,7 +168,7 @@ class Pull:
             return False
         # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
         # preference, a memory of every project) that happens to say the same words is never changed by it.
-        if local.state not in VETOES and shareable(local, self._shared):
+        if local.state not in VETOES and follows_team(local, self._shared):
             if content_hash(local.text) != digest and (holder is None or holder.id == head):
                 if takeover_reason(team_memory.text):  # an attempt on the assistant is no new wording
                     self.report.notes.append(f"team memory #{team_memory.id}: its new wording reads like an "
@@ -177,7 +177,12 @@ class Pull:
                     store.reword(head, self._as_new(team_memory))
             if team_memory.state in CURRENT_STATES:
                 if local.state == "superseded":
-                    store.reopen(head, reason or "current again on the team")
+                    # A row the team sent closed (never checked then), now current: checked as a new one is.
+                    held = held_back_reason(store.get(head).text, "team") if local.source == "team" else ""
+                    if held:
+                        store.set_state(head, "quarantined", f"{held}, from {member}")
+                    else:
+                        store.reopen(head, reason or "current again on the team")
             elif team_memory.state != local.state:  # a supersede's link and "was" note follow with the links
                 store.set_state(head, team_memory.state, reason, until=team_memory.valid_to or "")
         done = [(head, team_memory.id, signature(store.get(head)))]
@@ -193,7 +198,7 @@ class Pull:
         """Which of the local memories that are one team memory stands for it here (pull and doubles agree):
         one this machine holds back (forgotten, quarantined, its own), else the one saying the team's words,
         else a current one, else the oldest."""
-        return min(states, key=lambda i: (states[i].state not in VETOES and shareable(states[i], self._shared),
+        return min(states, key=lambda i: (states[i].state not in VETOES and follows_team(states[i], self._shared),
                                           content_hash(states[i].text) != digest,
                                           states[i].state not in CURRENT_STATES, i))
 
@@ -266,7 +271,7 @@ class Pull:
                 continue
             newer = self._representative({i: store.get(i) for i in src}, "")
             older = self._representative({i: store.get(i) for i in dst}, "")
-            if newer == older or not shareable(store.get(older), self._shared):
+            if newer == older or not follows_team(store.get(older), self._shared):
                 continue
             if store.get(older).state in CURRENT_STATES:
                 team_memory = self.remote.get(link.dst)
@@ -294,7 +299,7 @@ class Pull:
                 head = self._representative(states, team_words.get(remote_id, ""))
                 for other in [i for i in ids if i != head]:
                     local = self.store.get(other)
-                    if local.state in CURRENT_STATES and shareable(local, self._shared):
+                    if local.state in CURRENT_STATES and follows_team(local, self._shared):
                         self.store.supersede(head, other, "the team holds these as one memory", short(local.text))
                     done.append((other, self._remote_of(other), signature(self.store.get(other))))
             self.store.set_team_map(self.team, done)

@@ -141,6 +141,13 @@ def default_key(project: str) -> str:
         remote = done.stdout.strip() if done.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         remote = ""
+    if remote.startswith(("/", "~", ".", "file:")) or re.match(r"[A-Za-z]:[\\/]", remote):
+        # A folder on this machine (`git clone /srv/git/shop.git`): its path names someone's home, never the team's
+        # repository; the repository's name does.
+        name = re.sub(r"\.git$", "", remote.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]).lower()
+        remote = ""
+        if name and _KEY_RE.match(name):
+            return name
     if remote:
         remote = re.sub(r"^[a-z+]+://", "", remote)
         remote = re.sub(r"^[^@/]+@", "", remote)

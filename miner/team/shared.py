@@ -25,6 +25,13 @@ def shareable(memory: StoredMemory, shared: set[int]) -> bool:
     return memory.category in SHARED_CATEGORIES or memory.id in shared
 
 
+def follows_team(memory: StoredMemory, shared: set[int]) -> bool:
+    """Whether the team's changes apply to this local memory: one that may go to the team, or a copy the team gave
+    (a preference a member shared comes as such, and so do its forget and its corrections)."""
+    return shareable(memory, shared) or (memory.source == "team" and memory.scope == "project"
+                                         and memory.state != "quarantined")
+
+
 def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
     """The project's local memories whose change the team has not seen, oldest first."""
     mapped = store.team_map(team)

@@ -129,6 +129,13 @@ class Sync(Pull):
                 with self.remote.pipeline():
                     for memory in batch:
                         known = mapped.get(memory.id)
+                        if known is None and memory.source == "team" and memory.entry_uuid:
+                            # A copy pulled from the team whose link this machine forgot (it left and joined
+                            # again): pushed, its words as taken here (redacted) would be a second team memory.
+                            remote_id = self.remote.memory_of_entry(self.key, memory.entry_uuid)
+                            if remote_id is not None:
+                                done.append((memory.id, remote_id, signature(memory)))
+                                continue
                         remote_id = self._push_memory(memory, known[0] if known else None, nearby.get(memory.id))
                         # A closed memory stays pending until its supersede or forget went up too.
                         done.append((memory.id, remote_id,
