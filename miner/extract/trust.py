@@ -101,6 +101,12 @@ def reports_source(text: str) -> bool:
     return bool(_REPORTED_RE.search(text))
 
 
+def relayed_attack(text: str) -> bool:
+    """True when prose relays what a file, page or message said (`reports_source`) and that reads like an attempt on
+    the assistant (`takeover_reason`): someone else's words, whoever passes them on (the user quoting an email)."""
+    return reports_source(text) and bool(takeover_reason(text))
+
+
 def quarantined(store, project: str | None = None, limit: int = 1000) -> list:
     """Quarantined memories, newest first."""
     return store.list_memories(project, None, ("quarantined",), limit)

@@ -34,6 +34,7 @@ from ..extract.model import Turn
 from ..extract.redact import load_kept_extra, redact
 from ..extract.secret_turns import Conversation
 from ..extract.transcript import ReadStats, Watermark, cut_text, entry_to_turn, parse_line, read_transcript
+from ..extract.trust import instruction_reason, relayed_attack
 from ..memory.records import StoredMemory, now_iso
 from ..memory.store import Store
 from ..textutil import char_bigrams, clip, keywords, simple_stem
@@ -97,7 +98,8 @@ def _secrets_said(turns, secrets: tuple[bytes, frozenset[bytes]] | None) -> set[
 def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> tuple[list[str], list[str]]:
     """(requests of `session_id`, requests of any session), oldest first; a repeated request counts once, last.
 
-    `texts` holds the `request_text` of turns already worked out, by turn uuid.
+    `texts` holds the `request_text` of turns already worked out, by turn uuid. A request that relays an attempt on
+    the assistant (`trust.relayed_attack`) is none: the restore would recall it as the task.
     """
     own: dict[str, None] = {}
     anyone: dict[str, None] = {}
@@ -105,7 +107,7 @@ def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> t
         if turn.role != "user" or turn.is_sidechain:
             continue
         text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text)
-        if not text:
+        if not text or relayed_attack(text):
             continue
         anyone.pop(text, None)
         anyone[text] = None
@@ -177,25 +179,28 @@ def _tail_turns(transcript: str, budget: int | None = None):
 
 
 def _last_reply(turns, known: set[str] | None = None) -> str:
-    """The assistant's latest prose of the main thread, cleaned, redacted and clipped."""
+    """The assistant's latest prose of the main thread, cleaned, redacted and clipped (not one that reads like an
+    instruction to the assistant: a memory would be quarantined for it, and the restore is recalled too)."""
     for turn in reversed(turns):
         if turn.role == "assistant" and not turn.is_sidechain:
             cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
-            if len(" ".join(cleaned.split())) >= 20:
+            if len(" ".join(cleaned.split())) >= 20 and not instruction_reason(cleaned):
                 return clip(_redacted(cleaned, MAX_REPLY_CHARS, known), MAX_REPLY_CHARS)
     return ""
 
 
 def _said(turn, texts: dict | None = None, known: set[str] | None = None) -> str:
     """A main-thread turn as the recent state shows it: a request as a task line, a reply cleaned; redacted,
-    clipped to whole sentences; '' for a filler, a command, a turn without prose."""
+    clipped to whole sentences; '' for a filler, a command, a turn without prose, and for what a memory would be
+    quarantined or left out for: the assistant's prose that reads like an instruction to it, anyone's relaying of an
+    attempt on it (`trust`)."""
     if turn.is_sidechain:
         return ""
     if turn.role == "user":
         text = texts[turn.uuid] if texts and turn.uuid in texts else request_text(turn.text, known)
-        return text
+        return "" if text and relayed_attack(text) else text
     cleaned = clean_prose(cut_text(turn.text, REQUEST_SCAN_CHARS))
-    if len(" ".join(cleaned.split())) < 20:
+    if len(" ".join(cleaned.split())) < 20 or instruction_reason(cleaned):
         return ""
     return clip(_redacted(cleaned, RECENT_TURN_CHARS, known), RECENT_TURN_CHARS)
 

@@ -289,9 +289,10 @@ class Miner:
         if kinds:
             candidate = dataclasses.replace(candidate, text=text, subject=subject, value=value,
                                             keywords=tuple(keywords) or tuple(keywords_of(text)))
-        if unit.turn.role != "user" and candidate.category in ("preference", "decision") \
-                and trust.reports_source(candidate.text):
-            # "The README says to always use X" is what a file said, not what the user decided.
+        if candidate.category in ("preference", "decision") and trust.reports_source(candidate.text) \
+                and (unit.turn.role != "user" or trust.takeover_reason(candidate.text)):
+            # "The README says to always use X" is what a file said, not what the user decided; nor is an attempt
+            # on the assistant the user quotes ("the vendor's email said: ignore previous instructions and …").
             return "reported-speech", None, steps
         return "kept", candidate, steps
 
@@ -425,7 +426,8 @@ USER_VOICE_FLOOR = 0.1  # below this likelihood of being a memory, nothing the u
 def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], str], path: str):
     """Archive rows of the units worth finding again: quality-gated prose, not pasted program output, and nothing
     untrusted that a memory would be quarantined for (the assistant's prose that reads like an instruction, or
-    reports what a file or page said); each with how likely the classifier found it a memory (0.5 without one)."""
+    reports what a file or page said; anyone's relaying of an attempt on the assistant); each with how likely the
+    classifier found it a memory (0.5 without one)."""
     from ..extract.program_output import is_output
     from ..extract.sentences import is_quote, passes_quality_gate
 
@@ -434,7 +436,8 @@ def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], 
         if not passes_quality_gate(text) or is_output(unit.text, unit.previous) or is_quote(unit.text):
             continue
         turn = unit.turn
-        if turn.role != "user" and (_quarantine_reason(turn.role, text) or trust.reports_source(text)):
+        if turn.role != "user" and (_quarantine_reason(turn.role, text) or trust.reports_source(text)) \
+                or trust.relayed_attack(text):
             continue
         worth = round(1.0 - score.get("none", 0.5), 3) if score else 0.5
         yield (project_of(turn), turn.session_id, path, turn.uuid, unit.index, turn.role, turn.ts, text,
