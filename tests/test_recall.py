@@ -447,3 +447,21 @@ def test_the_same_words_said_in_two_projects_are_shown_once(store):
         assert recall.text.casefold().count("before committing.") == 1, (situation, recall.text)
         assert not recall.left_out and "left out" not in recall.text  # a copy is not a memory left out
         assert [i.memory.project for i in recall.shown if "linter" in i.memory.text] == ["/p"]  # its own, first
+
+
+def test_a_resumed_session_without_a_checkpoint_is_never_shown_another_sessions_words_as_its_own(store):
+    """A session cut short (no SessionEnd, no compaction) had no checkpoint: resumed, its block opened with "Where the
+    session stopped" and the words of an older session. One resumed under a new id still gets the latest session's."""
+    add(store, "We switched the parser to a streaming design.", n=1)
+    with store.atomic():
+        store.upsert_session("s1", "/p", "/p", "main", "/t1.jsonl", "2026-03-01T10:00:00Z")
+        store.put_checkpoint("s1", "/p", {"session_id": "s1", "project": "/p", "task": ["Wire the Stripe webhook."],
+                                          "decisions": [], "todos": [], "recent": [["user", "Wire the Stripe webhook."]]})
+    resumed_new_id = build(store, "/p", CONFIG, situation="resume", session_id="s9-new-id").text
+    assert "## Where the session stopped: its latest words\n- the user: Wire the Stripe webhook." in resumed_new_id
+    with store.atomic():  # a later session, mined by its Stop hooks, then cut short
+        store.upsert_session("s2", "/p", "/p", "main", "/t2.jsonl", "2026-03-02T10:00:00Z")
+    for session_id in ("s2", "s9-new-id"):
+        text = build(store, "/p", CONFIG, situation="resume", session_id=session_id).text
+        assert "Stripe webhook" not in text and "Where the session stopped" not in text, (session_id, text)
+        assert "streaming design" in text

@@ -327,7 +327,7 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
     was forgotten)."""
     checkpoint = last = None
     if situation in ("compact", "resume"):
-        checkpoint = (store.checkpoint(session_id) if session_id else None) or store.latest_checkpoint(project)
+        checkpoint = (store.checkpoint(session_id) if session_id else None) or _resumed(store, project, session_id)
         checkpoint = without_forgotten(store, project, checkpoint)
         if checkpoint and not query:
             query = " ".join(checkpoint.get("task", []))
@@ -339,6 +339,17 @@ def situation_query(store: Store, project: str, situation: str, session_id: str,
             parts = [project_name(project), session.git_branch if session else ""]
             query = " ".join(p for p in parts + (last.get("task", []) if last else []) if p)
     return query, checkpoint, last
+
+
+def _resumed(store: Store, project: str, session_id: str) -> dict | None:
+    """For a session with no checkpoint of its own: the checkpoint of the session it resumes under a new id (the
+    project's latest session's). None when the session itself was mined (it was cut short before any checkpoint), or
+    when the latest session has none: an older session's words are not where this one stopped."""
+    if session_id and store.session(session_id) is not None:
+        return None
+    latest = store.latest_checkpoint(project)
+    last = store.last_session(project) if latest else None
+    return latest if latest and (last is None or latest.get("session_id") == last.session_id) else None
 
 
 def claimed(items: list[Item], shares: dict[str, float], budget_chars: int) -> set[int]:
