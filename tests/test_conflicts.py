@@ -372,3 +372,20 @@ def test_supersede_links_are_scored_against_gold_units():
     assert counts == {"tp": 1, "fp": 1, "gold": 2, "found": 1, "reachable": 1}
     scores = link_prf(counts)
     assert scores["precision"] == 0.5 and scores["recall"] == 0.5 and scores["recall_reachable"] == 1.0
+
+
+@pytest.mark.parametrize("older, newer, subject, values", [
+    ("We'll use Poetry for the payments service.", "We'll use uv for the indexing service.", "package manager",
+     ("Poetry", "uv")),
+    ("We test the checkout pages with Jest.", "We test the reporting pages with Vitest.", "framework",
+     ("Jest", "Vitest")),
+])
+def test_the_same_kind_of_tool_for_two_parts_of_a_project_is_no_change_of_mind(store, deduper, older, newer,
+                                                                                subject, values):
+    """The two shared the subject and one word of context ("service"): the later closed the earlier, and the block
+    said the payments service's tool had been replaced by the indexing service's."""
+    first = add(store, deduper, older, 1, subject=subject, value=values[0])
+    second = add(store, deduper, newer, 2, subject=subject, value=values[1])
+    assert second.superseded == () and store.get(first.memory_id).state == "active"
+    third = add(store, deduper, older.replace(values[0], "Hatch"), 3, subject=subject, value="Hatch")
+    assert third.superseded == (first.memory_id,)  # the same part's tool changed: that is one
