@@ -784,3 +784,25 @@ def test_a_preference_of_everywhere_said_of_this_project_stays_the_projects(text
                       "test", 1, "any")
     verdict = REF.refine(unit(text), Hit(rule, rule.search(text)))
     assert verdict.candidate is not None and verdict.candidate.scope == scope, verdict
+
+
+
+@pytest.mark.parametrize("text,scope", [
+    ("Never edit the generated files under ./gen/pb by hand.", "project"),
+    ("Always update CHANGELOG.md before a release.", "project"),
+    ("Always run `make proto` before building the gateway.", "project"),
+    ("Use the staging namespace gw-stg2 for manual tests, always.", "project"),
+    ("Never bump the pinned grpc_gateway version without asking me.", "project"),
+    ("I prefer short commit messages in the imperative mood.", "global"),
+    ("Always reply in English, and/or keep the answer short.", "global"),
+    ("Please use pnpm, never npm.", "global"),
+])
+def test_a_preference_that_names_a_thing_of_the_project_stays_the_projects(text, scope):
+    """A standing rule naming a path, a file, inline code or an identifier of the project was a preference of every
+    project: another project's block showed it (and named another client's namespace there)."""
+    from miner.extract.rules import parse_rule
+
+    rule = parse_rule({"id": "t", "category": "preference", "roles": ["user"], "patterns": ["."], "scope": "global"},
+                      "test", 1, "any")
+    verdict = REF.refine(unit(text), Hit(rule, rule.search(text)))
+    assert verdict.candidate is not None and verdict.candidate.scope == scope, verdict

@@ -135,6 +135,21 @@ _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現�
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
 # A rule of everywhere (a preference: "we always use X") said of this project: it stays the project's.
+# What names a thing of one project: inline code, a path, a file name, an identifier (`./gen/pb`, `src/app.py`,
+# `Makefile.toml`, `make_proto`, `gw-stg2`; not "and/or"). A preference that names one holds there, not in every
+# project.
+_PROJECT_THING_RE = re.compile(
+    r"`[^`\n]+`|(?<![\w/:])(?:\.{1,2}/|~/|/(?=\w+/))[\w.-]+(?:/[\w.-]+)*|(?<![\w/:])\w[\w.-]*(?:/[\w.-]+){2,}"
+    r"|(?<![\w/:])\w[\w-]*/[\w-]*\.\w+"
+    r"|\b[\w-]+\.(?:py|js|mjs|ts|tsx|jsx|go|rs|rb|java|kt|swift|c|h|cpp|cs|php|json|ya?ml|toml|md|sh|css|scss|html|"
+    r"sql|lock|cfg|ini|env|txt|xml|proto|tf)\b|\b[A-Za-z]+_\w+\b|\b[A-Za-z]+-[\w-]*\d[\w-]*\b")
+
+
+def _of_this_project(text: str) -> bool:
+    """Whether a standing rule holds in its own project only: it says so ("in this repo"), or names a thing of it."""
+    return bool(_THIS_PROJECT_RE.search(text) or _PROJECT_THING_RE.search(text))
+
+
 _THIS_PROJECT_RE = re.compile(
     r"(?i:\b(?:in|for|of|across)[ \t]+(?:this|our|the)[ \t]+(?:repo|repository|project|codebase|code[ \t]+base|"
     r"monorepo|app|service)\b|\bthis[ \t]+(?:repo|repository|project|codebase|monorepo)\b|"
@@ -333,7 +348,7 @@ class Refiner:
             confidence=hit.rule.confidence * (0.7 if work.tentative else 1.0),
             text=work.text,
             tentative=work.tentative,
-            scope="project" if hit.rule.scope == "global" and _THIS_PROJECT_RE.search(work.text) else hit.rule.scope,
+            scope="project" if hit.rule.scope == "global" and _of_this_project(work.text) else hit.rule.scope,
             subject=hit.subject.lower(),
             value=hit.value,
             keywords=self.keywords(work.text, work.doc),
