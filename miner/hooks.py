@@ -390,25 +390,9 @@ def pre_compact(event: HookEvent, config: dict) -> str:
         hand_off(transcript)
         raise HookInputError("payload has no session_id: transcript handed to a miner, no checkpoint written")
     deadline = STARTED + min(max(0.0, float(config["precompact_timeout_s"])), PRECOMPACT_MAX_S)
-    # The checkpoint now, from the transcript's tail and what is stored: the compaction may start any moment.
-    import sqlite3
-
-    from .memory.store import Store, StoreError
-    from .recall.checkpoint import session_project, write_checkpoint
-    from .runtime.pending import has_work
-
-    project = paths.project_root(event.cwd) if event.cwd else ""
-    mined = False
-    # Its writes, and opening the store, wait for another process's lock (a backfill's batch) no longer than the
-    # hook may run.
-    try:
-        with Store(busy_ms=int(max(0.0, deadline - time.monotonic()) * 1000)) as store:
-            project = session_project(store, event.session_id, project)
-            if project:
-                write_checkpoint(store, event.session_id, project, transcript)
-            mined = bool(project) and not has_work(store, transcript)
-    except (sqlite3.Error, StoreError) as exc:  # (a lock not let go in time, even to read): the miner writes it
-        log("pre-compact", f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
+    # The checkpoint now (the compaction may start any moment); its writes, and opening the store, wait for another
+    # process's lock (a backfill's batch) no longer than the hook may run.
+    project, mined = checkpoint_now(event, transcript, int(max(0.0, deadline - time.monotonic()) * 1000))
     # Then mining, the checkpoint again and the block after the compaction, by a detached miner.
     if mined:  # every line is mined already: the checkpoint just written is the one it would write, no wait
         hand_off(transcript, checkpoint=(event.session_id, event.cwd), compact_block=True)
@@ -424,6 +408,20 @@ def pre_compact(event: HookEvent, config: dict) -> str:
     return ""
 
 
+def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str, bool]:
+    """`checkpoint.write_now`; a store busy or unreadable is a notice (the miner handed the transcript writes it)."""
+    import sqlite3
+
+    from .memory.store import StoreError
+    from .recall.checkpoint import write_now
+
+    try:
+        return write_now(event.session_id, event.cwd, transcript, busy_ms)
+    except (sqlite3.Error, StoreError) as exc:
+        log(event.event, f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
+        return paths.project_root(event.cwd) if event.cwd else "", False
+
+
 def session_end(event: HookEvent, config: dict | None) -> str:
     try:
         transcript = safe_transcript(event.transcript_path)
@@ -431,6 +429,8 @@ def session_end(event: HookEvent, config: dict | None) -> str:
         if os.path.basename(event.transcript_path) == f"{event.session_id}.jsonl":
             return ""
         raise
+    if event.session_id and event.reason == "clear":  # at once (2 s at most): the next SessionStart reads it
+        checkpoint_now(event, transcript, 2000)
     hand_off(transcript, checkpoint=(event.session_id, event.cwd) if event.session_id else None)
     return ""
 

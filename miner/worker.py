@@ -13,7 +13,8 @@ the lock taken leaves a mark that makes the running miner do another pass.
   compaction, `--compact-block`).
 - `catchup CWD [--recall-file FILE]`: record what a SessionStart block showed,
   then mine the project's transcripts that lag behind their watermarks
-  (regular files under Claude's projects folder only: no symlink is followed).
+  (regular files under Claude's projects folder only: no symlink is followed),
+  and write the checkpoints that sessions ended without one owe.
 
 Either way the worker ends by rendering, from the store as it leaves it
 (`blockcache`), the project's startup block and the block after the
@@ -96,9 +97,35 @@ def catch_up(store: Store, miner, cwd: str,
         for folder in project_folders(cwd):
             for transcript in lagging_transcripts(store, folder):
                 mined += mine_locked(miner, transcript, store=store, on_checkpoint=on_checkpoint)
+            owed_by_quiet_transcripts(store, folder)
         return mined
     finally:
         locks.release(fd)
+
+
+QUIET_S = 600  # a transcript untouched this long is of a session that ended, said so or not
+
+
+def owed_by_quiet_transcripts(store: Store, folder: Path, quiet_s: float = QUIET_S) -> None:
+    """Write the checkpoints the folder's quiet transcripts owe: a session whose terminal was closed, or whose process
+    was killed, had no SessionEnd to write its own, and a new session's "where the last session left off" named an
+    older one. The same as `miner mine` writes for a session it finds without one."""
+    import time
+
+    from .extract.transcript_files import transcript_files
+    from .runtime.passes import owed_checkpoints, session_checkpoints
+
+    now = time.time()
+    for path in transcript_files(folder, paths.projects_dir()):
+        if not paths.is_utf8(path):
+            continue  # (no session row can name it)
+        try:
+            quiet = now - os.stat(path).st_mtime >= quiet_s
+        except OSError:
+            continue
+        owed = owed_checkpoints(store, path) if quiet else []
+        for error in session_checkpoints(store, path, set(owed)) if owed else []:
+            note(error)
 
 
 def running_workers(data_dir: Path | None = None) -> list[int]:

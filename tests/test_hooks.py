@@ -772,6 +772,43 @@ def test_session_end_while_a_miner_runs_leaves_the_checkpoint_to_it(session):
         assert store.checkpoint(session.session_id)["task"] == ["Choose how we ship the CLI."]
 
 
+def test_a_clear_writes_the_checkpoint_at_once_so_the_next_session_starts_where_it_left_off(session):
+    """`/clear` ends the session and starts the next at once: its SessionEnd only handed the checkpoint to a miner
+    (still loading when the new SessionStart ran), and the new block named the session before the cleared one."""
+    session.turn("Rename the search indexer to catalog-indexer.", "Renaming the indexer now.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    with Store() as store:  # the session before it, with its checkpoint
+        store.put_checkpoint("earlier-session", str(session.cwd), {
+            "session_id": "earlier-session", "project": str(session.cwd), "task": ["Wire the Stripe webhook."],
+            "decisions": [], "todos": []})
+    ended = json.loads(session.payload("session-end.json"))
+    result = run_hook("session-end", json.dumps(dict(ended, reason="clear")).encode())
+    assert result.returncode == 0 and result.stdout == b""
+    assert checkpoint_of(session.session_id)["task"] == ["Rename the search indexer to catalog-indexer."]
+    after = Session(session.cwd)
+    block = additional_context(run_hook("session-start", after.payload("session-start.clear.json")))
+    assert "Rename the search indexer to catalog-indexer." in block and "Stripe" not in block, block
+    assert hook_log_lines() == []
+
+
+def test_a_session_that_ended_without_a_session_end_gets_its_checkpoint_from_a_later_catch_up(session):
+    """A closed terminal or a killed process has no SessionEnd: the session never had a checkpoint, and every later
+    session's block named an older one as where the last session left off."""
+    session.turn("Move the nightly export to the reporting queue.", "Moving the export to the reporting queue.")
+    assert run_hook("stop", session.payload("stop.json")).returncode == 0
+    wait_for_workers()
+    assert checkpoint_of(session.session_id) is None
+    old = time.time() - 3600
+    os.utime(session.transcript, (old, old))  # untouched for an hour
+    later = Session(session.cwd)
+    later.user("What next?")
+    assert run_hook("session-start", later.payload("session-start.startup.json")).returncode == 0
+    wait_for_workers()
+    assert checkpoint_of(session.session_id)["task"] == ["Move the nightly export to the reporting queue."]
+    assert checkpoint_of(later.session_id) is None  # a session going on is left to its own end
+
+
 # --- failing open ---------------------------------------------------------------------------
 
 TRANSCRIPT_HOSTILE = ["missing-transcript", "outside-claude", "symlink-outside", "directory", "fifo"]
