@@ -214,3 +214,49 @@ def test_a_transcript_that_opens_with_a_byte_order_mark_still_gives_its_request(
     session.assistant("Moved it; the exporter runs at midnight now.")
     session.path.write_bytes(b"\xef\xbb\xbf" + session.path.read_bytes())
     assert checkpoint.session_requests(str(session.path), "s1") == ["Move the invoice exporter to the scheduler."]
+
+
+OTHER_TODOS = ("TODO: remove the legacy export route from the reporting API.",
+               "Pendiente: migración de la tabla de facturas al nuevo esquema.",
+               "Da fare: aggiornare la configurazione del proxy di staging.",
+               "할 일: 결제 모듈의 재시도 로직 추가",
+               "待办：删除旧的导出接口")
+
+
+@pytest.fixture
+def other_todos(store):
+    ids = []
+    with store.atomic():
+        for n, text in enumerate(OTHER_TODOS):
+            ids.append(store.add_memory(NewMemory(
+                project="/p", category="todo", text=text, confidence=0.7, rule_id="t", role="user", session_id="s1",
+                transcript="/t.jsonl", entry_uuid=f"o{n}", ts="2026-03-01T10:00:00.000Z",
+                keywords=tuple(keywords(text))))[0])
+    return ids
+
+
+@pytest.mark.parametrize("text, done", [
+    ("The legacy export route has been removed from the reporting API.", 0),
+    ("I deleted the legacy export route of the reporting API.", 0),
+    ("La migración de la tabla de facturas al nuevo esquema ya está hecha.", 1),
+    ("Migración de la tabla de facturas al nuevo esquema: terminada.", 1),
+    ("La configurazione del proxy di staging è stata aggiornata.", 2),
+    ("결제 모듈의 재시도 로직 추가 완료했어요.", 3),
+    ("旧的导出接口已删除。", 4),
+])
+def test_work_reported_done_in_other_words_and_languages_closes_its_todo(store, other_todos, text, done):
+    """"has been removed", "ya está hecha", 완료: only "done", "added", "fixed" and a few others closed a todo, and
+    only in English and Chinese."""
+    assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [other_todos[done]]
+
+
+@pytest.mark.parametrize("text", [
+    "The legacy export route of the reporting API is not removed yet.",
+    "La migración de la tabla de facturas al nuevo esquema todavía no está hecha.",
+    "La configurazione del proxy di staging non è ancora aggiornata.",
+    "결제 모듈의 재시도 로직 추가는 아직 못 했어요.",
+    "旧的导出接口还没删除。",
+    "The product list of the reporting API is long.",
+])
+def test_work_not_yet_done_in_other_languages_closes_nothing(store, other_todos, text):
+    assert done_todos(store, "/p", [turn(text)]) == []

@@ -300,11 +300,21 @@ def session_project(store: Store, session_id: str, fallback: str = "") -> str:
 # A sentence reporting work as finished, and what makes one a plan, a question or a condition instead.
 _DONE_RE = re.compile(
     r"(?i)\b(?:done|finished|completed?|implemented|added|fixed|resolved|merged|shipped|deployed|wired(?: up)?|"
-    r"in place|taken care of|works now|working now|closed)\b|已完成|完成了|搞定|已(?:添加|修复|实现|加上|处理|合并|上线)")
+    r"in place|taken care of|works now|working now|closed|removed|deleted|dropped|written|created|upgraded|updated|"
+    r"migrated|renamed|moved|set up|configured|installed|enabled|disabled|replaced|refactored|cleaned up|switched|"
+    r"converted|published|released|rolled out|landed|up and running|live now|"
+    # Spanish and Italian: a participle of finished work ("ya está hecha", "è stato rimosso")
+    r"(?:está|esta|ya|quedó|queda)\s+(?:hech|list)[oa]s?|(?:terminad|completad|arreglad|corregid|añadid|implementad|"
+    r"eliminad|borrad|actualizad|solucionad|completat|sistemat|aggiunt|rimoss|implementat|aggiornat|eliminat)[oaie]s?|"
+    r"resuelt[oa]s?|risolt[oaie])\b"
+    r"|已完成|完成了|搞定|已(?:添加|修复|实现|加上|处理|合并|上线|删除|更新|迁移|升级|移除|配置|部署|解决)|"
+    r"(?:改|做|弄|修)好了|删掉了|완료|끝났|끝냈|마쳤|(?:추가|수정|삭제|제거|구현|해결|반영|적용|변경|설정)(?:했|됐|되었)|고쳤")
 _NOT_DONE_RE = re.compile(
     r"(?i)\b(?:not|never|still|yet|todo|later|should|shall|will|would|could|going to|need to|needs to|have to|"
-    r"has to|must|remaining|pending|once|when|whenever|if|after|until|before|let's|let me|i'll|we'll)\b|n't\b|\?|"
-    r"还没|未完成|尚未|没有|待|要|需要|以后|之后")
+    r"has to|must|remaining|pending|once|when|whenever|if|after|until|before|let's|let me|i'll|we'll|"
+    r"no|todavía|aún|pendiente|cuando|falta|faltan|hay que|tengo que|tenemos que|vamos a|voy a|"
+    r"non|ancora|quando|dopo|bisogna|dobbiamo|devo|da fare)\b|n't\b|\?|"
+    r"还没|未完成|尚未|没有|待|要|需要|以后|之后|아직|안\s|못|나중|예정|해야|하자|할게|할\s?것")
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # Words every todo uses: they say that something is open, not what it is.
 _TODO_WORDS = frozenset(
