@@ -137,6 +137,17 @@ def test_user_and_project_rule_files_are_found(tmp_path):
     assert load_rules(files).rules == []
 
 
+def test_a_user_rule_file_named_yml_is_read_like_a_yaml_one(tmp_path):
+    """`mine.yml` was passed over without a word: its rules never applied, and `rules check` said all was well."""
+    config_dir = tmp_path / "cfg"
+    (config_dir / "rules").mkdir(parents=True)
+    write(config_dir / "rules", "mine.yml", GOOD)
+    write(config_dir / "rules", "notes.txt", "not rules")
+    files = rules_mod.user_rule_files(config_dir)
+    assert [f.name for f in files] == ["mine.yml"]
+    assert [rule.id for rule in load_rules(files).rules] == ["t.use"]
+
+
 def test_a_projects_rule_file_applies_only_as_the_user_trusted_it(tmp_path, monkeypatch):
     """A cloned repository brings its author's rule file: a rule that would make its text recalled in every project
     (or a pattern that would hang the miner) does nothing until the user has read the file and trusted it; changed

@@ -2,7 +2,7 @@
 
 A rule file holds `rules:` (a list) and optionally `disable:` (rule ids).
 Files are read in order: the shipped defaults, then the user's
-`$XDG_CONFIG_HOME/miner/rules/*.yaml`, then a project's
+`$XDG_CONFIG_HOME/miner/rules/*.yaml` (and `*.yml`), then a project's
 `.claude/miner-rules.yaml`. A later rule with an existing id replaces it.
 A project's file comes with the repository (a clone brings its author's), so
 it applies only once the user has trusted it as it is (`miner rules trust`
@@ -263,8 +263,10 @@ def default_rule_files() -> list[Path]:
 
 
 def user_rule_files(config_dir: Path) -> list[Path]:
+    """The user's rule files: `*.yaml` and `*.yml` in the rules folder of their config folder (a `.yml` file was
+    passed over without a word)."""
     folder = config_dir / "rules"
-    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
 
 
 TRUST_FILE = "trusted-project-rules.json"  # in the user's config folder: {rule file's real path: its SHA-256}
