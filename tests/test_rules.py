@@ -83,6 +83,19 @@ def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("pattern", ["'[[:alpha:]]+ is our (?P<value>\\w+)'", "'we use [^[:space:]]+'"])
+def test_a_posix_class_is_refused_with_what_to_write_instead(tmp_path, pattern, recwarn):
+    """Python reads `[[:alpha:]]` as a set of the characters `[:alph`, and only warns (on standard error, once): the
+    rule matched something else than it says, and `rules check` passed it."""
+    body = f"rules:\n  - id: t.x\n    category: fact\n    patterns: [{pattern}]\n"
+    with pytest.raises(RuleError, match=r"uses the POSIX class \[:(alpha|space):\], which Python's regular "
+                                        r"expressions do not know: write \\w, \\d, \\s or a set such as"):
+        load_file(write(tmp_path, "posix.yaml", body))
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]
+    literal = "rules:\n  - id: t.x\n    category: fact\n    patterns: ['the \\\\[:alpha:\\\\] marker']\n"
+    assert [rule.id for rule in load_file(write(tmp_path, "literal.yaml", literal))[0]] == ["t.x"]
+
+
 def test_an_alias_bomb_is_refused_in_one_line_before_it_is_expanded(tmp_path):
     """608 bytes of nested aliases made every rules command, `miner mine` and the trust review of a cloned
     repository's file run for ever and take gigabytes (the description was turned into a string)."""

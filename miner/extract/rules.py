@@ -64,6 +64,10 @@ def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
     return RuleError(f"{where}:{who}: {message}" if who else f"{where}: {message}")
 
 
+_POSIX_CLASS_RE = re.compile(r"(?<!\\)\[:\^?(?:alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|upper|"
+                             r"word|xdigit):\]")
+
+
 def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pattern, tuple[frozenset[str], ...]]:
     """The compiled pattern and its literal requirements; the safety check and the requirements share one parse.
 
@@ -71,6 +75,10 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
     """
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
+    posix = _POSIX_CLASS_RE.search(pattern)
+    if posix:  # (Python's `re` reads it as a set of those characters, and only warns)
+        raise _fail(source, line, rule_id, f"pattern {pattern[:200]!r} uses the POSIX class {posix.group(0)}, which "
+                    "Python's regular expressions do not know: write \\w, \\d, \\s or a set such as [A-Za-z]")
     try:
         compiled = regex_cache.compile(pattern)
     except (re.error, OverflowError, RecursionError) as exc:  # (a repeat count past C's, 2,000 nested groups)
