@@ -918,6 +918,14 @@ def test_a_broken_secrets_file_is_one_clear_line(tmp_path, body, message):
     assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_secret_pattern_with_a_posix_class_is_refused_as_a_rules_is(tmp_path):
+    path = tmp_path / "secrets.yaml"
+    path.write_text("secrets:\n  - kind: acme-key\n    pattern: 'ACME-[[:digit:]]{8}'\n")
+    with pytest.raises(SecretRuleError, match=r"secret acme-key: pattern 'ACME-\[\[:digit:\]\]\{8\}' uses the "
+                                              r"POSIX class \[:digit:\]"):
+        secret_rules.parse_secret_file(path)
+
+
 def test_a_rules_secrets_or_synonyms_file_not_in_utf8_is_one_clear_line(tmp_path):
     from miner.memory.lexicon import SynonymError, read_synonym_file
 

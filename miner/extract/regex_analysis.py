@@ -19,6 +19,23 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 
+_POSIX_CLASS_RE = None  # compiled on first use
+
+
+def posix_class(pattern: str) -> str:
+    """Why a pattern that uses a POSIX class (`[[:alpha:]]`) cannot be taken, or '': Python's regular expressions
+    read it as a set of its characters, and only warn."""
+    global _POSIX_CLASS_RE
+    if _POSIX_CLASS_RE is None:
+        import re
+
+        _POSIX_CLASS_RE = re.compile(r"(?<!\\)\[:\^?(?:alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|"
+                                     r"space|upper|word|xdigit):\]")
+    found = _POSIX_CLASS_RE.search(pattern)
+    return (f"pattern {pattern[:200]!r} uses the POSIX class {found.group(0)}, which Python's regular expressions do "
+            "not know: write \\w, \\d, \\s or a set such as [A-Za-z]") if found else ""
+
+
 def parse(pattern: str) -> Any:
     """The standard library's parse of `pattern` (raises `re.error` as `re.compile` does)."""
     return sre_parse.parse(pattern)

@@ -24,7 +24,7 @@ import yaml
 
 from . import regex_cache
 from .model import CATEGORIES, ROLES
-from .regex_analysis import literal_gate, literal_requirements, parse, unsafe_repeat
+from .regex_analysis import literal_gate, literal_requirements, parse, posix_class, unsafe_repeat
 from .rule_matching import Rule, RuleSet
 
 LANGS = ("en", "zh", "any")
@@ -64,10 +64,6 @@ def _fail(source: str, line: int, rule_id: str, message: str) -> RuleError:
     return RuleError(f"{where}:{who}: {message}" if who else f"{where}: {message}")
 
 
-_POSIX_CLASS_RE = re.compile(r"(?<!\\)\[:\^?(?:alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|upper|"
-                             r"word|xdigit):\]")
-
-
 def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pattern, tuple[frozenset[str], ...]]:
     """The compiled pattern and its literal requirements; the safety check and the requirements share one parse.
 
@@ -75,10 +71,9 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
     """
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
-    posix = _POSIX_CLASS_RE.search(pattern)
-    if posix:  # (Python's `re` reads it as a set of those characters, and only warns)
-        raise _fail(source, line, rule_id, f"pattern {pattern[:200]!r} uses the POSIX class {posix.group(0)}, which "
-                    "Python's regular expressions do not know: write \\w, \\d, \\s or a set such as [A-Za-z]")
+    posix = posix_class(pattern)
+    if posix:
+        raise _fail(source, line, rule_id, posix)
     try:
         compiled = regex_cache.compile(pattern)
     except (re.error, OverflowError, RecursionError) as exc:  # (a repeat count past C's, 2,000 nested groups)

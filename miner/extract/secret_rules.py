@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from ..paths import config_dir
-from .regex_analysis import unsafe_repeat
+from .regex_analysis import posix_class, unsafe_repeat
 from .rules import YAML_LOADER, default_rules_dir
 
 _KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
@@ -64,6 +64,8 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
         where = f"{source}: secret {kind}"
         if not isinstance(pattern, str) or not pattern:
             raise SecretRuleError(f"{where}: `pattern` must be a non-empty string")
+        if posix_class(pattern):
+            raise SecretRuleError(f"{where}: {posix_class(pattern)}")
         try:
             compiled = re.compile(pattern, re.IGNORECASE if raw.get("ignore_case") else 0)
         except re.error as exc:
