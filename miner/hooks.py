@@ -197,8 +197,7 @@ def spawn(args: list[str], keep_fd: int | None = None) -> int:
             actions = [
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_OPEN, 1, log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
-                (os.POSIX_SPAWN_DUP2, 1, 2),
-            ]
+                (os.POSIX_SPAWN_DUP2, 1, 2)]
             return os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
         import subprocess  # pragma: no cover - platforms without posix_spawn
 
@@ -414,9 +413,10 @@ def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str
 
     from .memory.store import StoreError
     from .recall.checkpoint import write_now
+    from .runtime.pending import has_work
 
     try:
-        return write_now(event.session_id, event.cwd, transcript, busy_ms)
+        return write_now(event.session_id, event.cwd, transcript, busy_ms, lambda s, t: not has_work(s, t))
     except (sqlite3.Error, StoreError) as exc:
         log(event.event, f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from typing import Callable
 
 from ..extract.clean import clean_prose
 from ..extract.model import Turn
@@ -406,20 +407,21 @@ def close_done_todos(store: Store, project: str, turns, known: set[str] | None =
     return [todo.id for todo, _ in done]
 
 
-def write_now(session_id: str, cwd: str, transcript: str, busy_ms: int) -> tuple[str, bool]:
+def write_now(session_id: str, cwd: str, transcript: str, busy_ms: int,
+              mined: Callable[[Store, str], bool]) -> tuple[str, bool]:
     """A hook's checkpoint, written at once from the transcript's tail and what is stored (PreCompact: the compaction
     may start any moment; SessionEnd: the next session, after a `/clear`, reads it at once). Returns (its project, or
-    '' when none is known; whether every line of the transcript was mined already). Raises `sqlite3.Error` or
-    `StoreError` when the store stays locked past `busy_ms`, or cannot be read: the miner writes it then."""
+    '' when none is known; whether `mined(store, transcript)` says every line was mined already). Raises
+    `sqlite3.Error` or `StoreError` when the store stays locked past `busy_ms`, or cannot be read: the miner writes
+    it then."""
     from .. import paths
-    from ..runtime.pending import has_work
 
     project = paths.project_root(cwd) if cwd else ""
     with Store(busy_ms=busy_ms) as store:
         project = session_project(store, session_id, project)
         if project:
             write_checkpoint(store, session_id, project, transcript)
-        return project, bool(project) and not has_work(store, transcript)
+        return project, bool(project) and mined(store, transcript)
 
 
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
