@@ -639,3 +639,48 @@ def test_a_purge_marks_the_sessions_started_in_a_folder_inside_the_project(tmp_p
     privacy.purge(store, str(root))  # before anything of it was mined
     mine(store, pipeline, session)
     assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+
+
+def test_what_was_said_in_an_excluded_folder_below_a_projects_root_is_never_stored(tmp_path, store, pipeline):
+    """`miner exclude add` of a folder inside a git repository: the hooks left a session there alone, but the miner
+    checked the session's project (the repository's root), and stored, archived and recalled its words; a session
+    that went into the folder and came back had its words there archived under the root."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    root = tmp_path / "monorepo"
+    (root / ".git").mkdir(parents=True)
+    (root / "clients" / "acme").mkdir(parents=True)
+    exclusions.add_exclusion(str(root / "clients" / "acme"))
+    inside = Session(tmp_path / "t" / "inside.jsonl", cwd=str(root / "clients" / "acme"), session_id="inside-1")
+    inside.user("We decided that the quokkapelican client gets the legacy discount.")
+    moving = Session(tmp_path / "t" / "moving.jsonl", cwd=str(root), session_id="moving-1")
+    moving.user("We decided to keep the build on Bazel for the monorepo.")
+    moving.cwd = str(root / "clients" / "acme")
+    moving.user("We decided the wombatheron invoices go out on Mondays.")
+    moving.cwd = str(root)
+    moving.user("Let's add a lint step to the monorepo build.")
+    mine(store, pipeline, inside, moving)
+    write_checkpoint(store, "moving-1", str(root), str(moving.path))
+    said = "\n".join(row[0] for row in store.db.execute(
+        "SELECT text FROM memories UNION ALL SELECT text FROM archive UNION ALL SELECT body FROM checkpoints"))
+    assert "Bazel" in said and "lint step" in said
+    assert "quokkapelican" not in said and "wombatheron" not in said, said
+    assert "wombatheron" not in all_recall_text(store, str(root))
+
+
+def test_a_purged_projects_session_that_goes_on_never_brings_its_purged_words_back(tmp_path, store, pipeline):
+    """The transcript of a session still open holds what was purged: its next checkpoint (PreCompact, SessionEnd)
+    was built from the transcript's tail, purged turns and all, and the block after the compaction showed them."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    session = Session(tmp_path / "open.jsonl", cwd="/work/gone", session_id="open-1")
+    session.user("We decided to rename the service to quixoticmarmot.")
+    mine(store, pipeline, session)
+    assert CliRunner().invoke(main, ["purge", "--project", "/work/gone", "--yes"]).exit_code == 0
+    session.user("Let's add retries to the upload client.")  # the session goes on
+    mine(store, pipeline, session)
+    body = write_checkpoint(store, "open-1", "/work/gone", str(session.path))
+    assert body["task"] == ["Let's add retries to the upload client."], body
+    assert "quixoticmarmot" not in str(body)
+    block = build(store, "/work/gone", CONFIG, situation="compact", session_id="open-1", log=False).text
+    assert "retries to the upload client" in block and "quixoticmarmot" not in block

@@ -130,6 +130,10 @@ class MemoryQueries:
         found = self._memories("WHERE id = ?", (memory_id,))
         return found[0] if found else None
 
+    def is_purged(self, entry_uuid: str) -> bool:
+        """Whether a transcript entry was said in a project purged since (`privacy.purge` keeps their ids)."""
+        return self.db.execute("SELECT 1 FROM purged_entries WHERE uuid = ?", (entry_uuid,)).fetchone() is not None
+
     def forgotten_texts(self, project: str) -> list[str]:
         """The texts of the memories forgotten in a project (global ones too), and the words each sighting of them
         said (before refinement or a rewording): what a block must not say again."""

@@ -227,12 +227,13 @@ def _recent(turns, texts: dict | None = None, session_id: str = "",
 
 def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None = None,
              limit: int = MAX_REQUESTS, secrets: tuple[bytes, frozenset[bytes]] | None = None,
-             ) -> tuple[list, list[str], str, list[list[str]], set[str]]:
+             keep: Callable[[Turn], bool] | None = None) -> tuple[list, list[str], str, list[list[str]], set[str]]:
     """(the turns read, oldest first; the latest requests; the assistant's latest reply; the recent state; the
     secrets the turns name): see `session_context`, `_recent` and `_secrets_said`."""
     if stop_after_uuid is not None:
         # Evaluation cuts: everything up to the cut, read from the start.
         turns = read_transcript(transcript, Watermark(), seen=set(), stop_after_uuid=stop_after_uuid).turns
+        turns = [t for t in turns if keep is None or keep(t)]
         known = _secrets_said(turns, secrets)
         texts = {t.uuid: request_text(t.text, known) for t in turns if t.role == "user" and not t.is_sidechain}
         own, anyone = _requests_from_turns(turns, session_id, texts)
@@ -244,6 +245,8 @@ def _context(transcript: str, session_id: str = "", stop_after_uuid: str | None 
     replied = False
     prose = 0
     for turn in _tail_turns(transcript):
+        if keep is not None and not keep(turn):
+            continue
         newest_first.append(turn)
         if turn.is_sidechain:
             continue
@@ -424,12 +427,25 @@ def write_now(session_id: str, cwd: str, transcript: str, busy_ms: int,
         return project, bool(project) and mined(store, transcript)
 
 
+def _shown_turns(store: Store) -> Callable[[Turn], bool]:
+    """Which turns a checkpoint may say: not one said in an excluded folder (a session may `cd` into one, below its
+    project's root), nor an entry of a project purged since (its session went on: the transcript still holds it)."""
+    from ..runtime import exclusions
+
+    try:
+        globs = exclusions.load_exclusions()
+    except exclusions.PrivacyError:
+        globs = None  # (a broken exclusions file: `is_excluded` excludes everything)
+    excluded = lru_cache(maxsize=256)(lambda cwd: exclusions.is_excluded(cwd, globs))
+    return lambda turn: not (turn.cwd and excluded(turn.cwd)) and not store.is_purged(turn.uuid)
+
+
 def write_checkpoint(store: Store, session_id: str, project: str, transcript: str,
                      stop_after_uuid: str | None = None) -> dict:
     """Close the todos the session reports done, then build and store the checkpoint of a session; returns it."""
     load_kept_extra()  # the secret kinds of secrets.yaml, as the last miner kept them (a hook reads no YAML)
     turns, requests, last_reply, recent, known = _context(transcript, session_id, stop_after_uuid,
-                                                          secrets=store.secret_digests())
+                                                          secrets=store.secret_digests(), keep=_shown_turns(store))
     if not store.readonly:
         close_done_todos(store, project, turns, known)
     decisions, todos = session_memory_ids(store, session_id, project)

@@ -316,12 +316,13 @@ class Miner:
             fallback_cwd = _fallback_cwd(path, chunk.turns)
             cwd_of = lambda t: t.cwd or fallback_cwd  # noqa: E731 - tiny closure
             project_of = lambda t: self.project_of(t, fallback_cwd)  # noqa: E731
-            # Excluded projects are never mined: their entries only advance the watermark.
-            globs = exclusions.load_exclusions()
-            excluded = {p for p in {project_of(t) for t in chunk.turns} if exclusions.is_excluded(p, globs)}
-            if excluded:
-                summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(turns)
-                turns = [t for t in turns if project_of(t) not in excluded]
+            # Excluded projects are never mined, nor what was said in an excluded folder below a project's root (a
+            # session may `cd` into one): their entries only advance the watermark.
+            shut = _excluded(chunk.turns, project_of, cwd_of)
+            if shut:
+                kept = [t for t in turns if not shut(t)]
+                dropped = summary.dropped.get("excluded-project", 0)
+                summary.dropped["excluded-project"], turns = dropped + len(turns) - len(kept), kept
             # Secrets hidden with what earlier turns taught, in this process or another (`secret_turns`).
             self.conversation.digests, asked = self.store.secret_digests()[1], self.store.secret_asked(path)
             units = turns_to_units(self.conversation.redact_turns(turns, asked))
@@ -336,9 +337,8 @@ class Miner:
                 late = self.store.seen_uuids(t.uuid for t in turns)
                 # A project excluded while this batch was made (and purged, maybe: the purge waited for this lock)
                 # gets nothing of it; its entries only advance the watermark, as above.
-                globs = exclusions.load_exclusions()
-                now = {p for p in {project_of(t) for t in turns} if exclusions.is_excluded(p, globs)}
-                gone = {t.uuid for t in turns if t.uuid not in late and project_of(t) in now}
+                shut = _excluded(turns, project_of, cwd_of)
+                gone = {t.uuid for t in turns if t.uuid not in late and shut(t)} if shut else set()
                 if gone:
                     summary.dropped["excluded-project"] = summary.dropped.get("excluded-project", 0) + len(gone)
                 if late or gone:  # what another process mined meanwhile (a resumed session's copy), an excluded one's
@@ -421,6 +421,14 @@ _NO_UNIT = Unit(Turn("", "", "", "", "", "", "", False, ""), 0, "")
 MIN_USER_PROMPTS = 5  # a session with this many prompts from the user yields a memory in their words
 USER_VOICE_TRIES = 10
 USER_VOICE_FLOOR = 0.1  # below this likelihood of being a memory, nothing the user said is kept on that ground
+
+
+def _excluded(turns: list[Turn], project_of: Callable[[Turn], str],
+              cwd_of: Callable[[Turn], str]) -> Callable[[Turn], bool] | None:
+    """Whether each of these turns is excluded (its project, or the folder it was said in), or None when none is."""
+    globs = exclusions.load_exclusions()
+    shut = {p for p in {project_of(t) for t in turns} | {cwd_of(t) for t in turns} if exclusions.is_excluded(p, globs)}
+    return (lambda t: project_of(t) in shut or cwd_of(t) in shut) if shut else None
 
 
 def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], str], path: str):
