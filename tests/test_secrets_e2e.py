@@ -582,3 +582,35 @@ def test_a_scrub_counts_its_batch_off_and_never_below_zero(tmp_path):
         repair.scrub(store, {value})
         repair.scrub(store, {value})
         assert store.counters()[repair.SCRUB_PENDING] == 0 and not repair.needed(store)
+
+
+def test_a_token_in_a_branch_name_is_never_stored_and_doctor_fix_cleans_one_stored_before(tmp_path):
+    """`git checkout -b fix/ghp_…`: the branch went raw into the sessions' and the memories' rows (and from there
+    into the startup block's cached query), and `doctor --fix` left both columns as they were."""
+    from miner.memory.records import NewMemory
+
+    token = "ghp_" + "R7t2Y9u4I1o6P3a8S5d2F7g4H9j1K6l3Z8x5"
+    cwd = tmp_path / "work" / "app"
+    cwd.mkdir(parents=True)
+    session = Session(cwd)
+    session.turn("We decided to retry the upload three times.", "Retries are set to three for the upload.")
+    text = session.transcript.read_text().replace('"gitBranch": "main"', f'"gitBranch": "fix/{token}"')
+    session.transcript.write_text(text)
+    assert token in session.transcript.read_text()
+    assert run_cli("mine", str(session.transcript)).returncode == 0
+    with Store(readonly=True) as store:
+        branches = [row[0] for row in store.db.execute(
+            "SELECT git_branch FROM sessions UNION ALL SELECT git_branch FROM memories")]
+    assert branches and all(b == "fix/[REDACTED:github-token]" for b in branches), branches
+    with Store() as store, store.atomic() as db:  # as an older version stored them
+        store.add_memory(NewMemory(
+            project="/p", category="fact", text="The upload client retries three times.", confidence=0.8,
+            rule_id="r", role="user", session_id="old-1", transcript="/t.jsonl", entry_uuid="u-old", ts="2025-01-01",
+            git_branch=f"fix/{token}"))
+        store.upsert_session("old-1", "/p", "/p", f"fix/{token}", "/t.jsonl", "2025-01-01T00:00:00Z")
+        db.execute("DELETE FROM counters WHERE name = 'redaction_version'")
+    assert run_cli("doctor", "--fix").returncode in (0, 1)
+    needle = token.lower().encode()
+    for path in Path(os.environ["MINER_HOME"]).rglob("*"):
+        if path.is_file():
+            assert needle not in path.read_bytes().lower(), path

@@ -359,7 +359,7 @@ def _turn(entry: dict, role: str, text: str, transcript: str, stats: ReadStats) 
         text=text,
         ts=_timestamp(entry.get("timestamp")),
         cwd=_str(entry.get("cwd")),
-        git_branch=_str(entry.get("gitBranch")),
+        git_branch=_branch(_str(entry.get("gitBranch"))),
         is_sidechain=bool(entry.get("isSidechain")),
         transcript=transcript,
     )
@@ -367,6 +367,24 @@ def _turn(entry: dict, role: str, text: str, transcript: str, stats: ReadStats) 
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+_branches: dict[str, str] = {}
+
+
+def _branch(name: str) -> str:
+    """A git branch as it may be stored and shown: redacted (a token in a branch name went into the store, the
+    sessions' rows and the blocks' queries); a session's entries repeat it, so each name is redacted once."""
+    if not name or name.isalnum():
+        return name
+    found = _branches.get(name)
+    if found is None:
+        from .redact import redact
+
+        if len(_branches) > 256:
+            _branches.clear()
+        found = _branches[name] = redact(name)[0]
+    return found
 
 
 # An ISO 8601 time as Claude Code writes it ("2026-01-02T10:00:00.000Z"); its date must be a real one.

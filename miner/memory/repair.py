@@ -191,6 +191,8 @@ _TEXT_COLUMNS = (
     ("recall_log", "id", "query"),
     ("memories", "id", "state_reason"),
     ("links", "rowid", "reason"),
+    ("memories", "id", "git_branch"),  # (a branch name may hold a token)
+    ("sessions", "session_id", "git_branch"),
 )
 
 
