@@ -288,6 +288,14 @@ def prefix_of(term: str) -> str:
     return term[:-1] if term.endswith(PREFIX_MARK) and len(term) > 1 else ""
 
 
+def echoes(said: str, reply: str) -> bool:
+    """Whether a reply says again what `said` said ("Netlify set up for the marketing site." after "We'll host the
+    marketing site on Netlify."): two of its words at least, and half of them (common words aside)."""
+    words = {w for w in fts_terms(said) if len(w) > 2 and w not in STOPWORDS}
+    shared = words & set(fts_terms(reply)) if len(words) >= 2 else set()
+    return len(shared) >= max(2, len(words) / 2)
+
+
 def keywords(text: str, limit: int = 24) -> list[str]:
     """Distinct content keywords of `text`, in order of first appearance."""
     seen: dict[str, None] = {}

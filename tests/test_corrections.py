@@ -93,6 +93,33 @@ def test_a_forgotten_memory_is_not_said_again_by_where_the_session_left_off(tmp_
         assert "MySQL for the main database" in block, (situation, block)
 
 
+def test_a_forgotten_memory_is_not_said_again_by_the_assistants_reply_that_repeats_it(tmp_path, store, pipeline):
+    """`forget` hid the user's words, but the reply right after them ("Netlify is set up for the marketing site.")
+    still came back after a compaction and from the archive of what was said (the prompt hook serves it); a later
+    decision on the same thing, and the other replies, stay."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    session.user("We decided to host the marketing site on Netlify.")
+    session.assistant("Netlify is set up for the marketing site.")
+    session.user("We'll keep the invoices in PostgreSQL.")
+    session.assistant("Noted: the invoices stay in PostgreSQL.")
+    session.user("We'll host the marketing site on Vercel from now on.")
+    session.assistant("Moving the marketing site to Vercel.")
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    netlify = store.db.execute("SELECT id FROM memories WHERE text LIKE '%on Netlify%'").fetchone()["id"]
+    assert store.get(netlify).role == "user"
+    corrections.forget(store, netlify)
+    block = build(store, "/work/shop", CONFIG, "compact", session_id=session.session_id, log=False).text
+    latest = block.split("## Before the compaction: the session's latest words\n", 1)[1].split("\n## ", 1)[0]
+    assert "netlify" not in latest.lower(), block  # (the assistant's own memory of it is another memory)
+    assert "invoices stay in PostgreSQL" in latest and "Moving the marketing site to Vercel" in latest, block
+    found = [unit.text for unit, _ in store.search_archive("marketing site Netlify Vercel")]
+    assert not [text for text in found if "Netlify" in text], found
+    assert "Moving the marketing site to Vercel." in found, found
+
+
 # --- correct ----------------------------------------------------------------------------------------------
 
 

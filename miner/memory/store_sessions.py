@@ -10,7 +10,7 @@ what `Store` provides (`db`, `_tuples`, `atomic`, `readonly`) and on `rare_terms
 from __future__ import annotations
 
 from .. import jsonlite
-from ..textutil import fts_match_forms, fts_terms
+from ..textutil import echoes, fts_match_forms, fts_terms
 from .records import ArchivedUnit, RecallLogEntry, Session, now_iso
 
 TYPE_CHECKING = False  # typing costs import time on the hook path
@@ -178,14 +178,30 @@ class SessionQueries:
             "ORDER BY id DESC LIMIT ?", (session_id, role, limit)).fetchall()[::-1]
 
     def hide_archived(self, memory_id: int) -> int:
-        """Hide the archived units a memory was drawn from (its evidence entries, the same text): a forgotten
-        memory is not found again through the archive. Returns how many were hidden."""
+        """Hide the archived units a memory was drawn from (its evidence entries, the same text), and the
+        assistant's reply right after each that says it again (`textutil.echoes`): a forgotten memory is not found
+        again through the archive. Returns how many were hidden."""
         cur = self.db.execute(
             """UPDATE archive SET hidden = 1 WHERE hidden = 0 AND id IN (
                  SELECT a.id FROM archive a JOIN evidence e ON e.entry_uuid = a.entry_uuid
                  WHERE e.memory_id = ? AND (instr(e.text, a.text) > 0 OR instr(a.text, e.text) > 0))""",
             (memory_id,))
-        return cur.rowcount
+        echoed = []
+        for said, session_id, entry, ts in self.db.execute(
+                "SELECT text, session_id, entry_uuid, ts FROM evidence WHERE memory_id = ? AND session_id <> ''",
+                (memory_id,)).fetchall():
+            for unit_id, role, unit_entry, text in self.db.execute(
+                    """SELECT id, role, entry_uuid, text FROM archive WHERE session_id = ? AND ts >= ?
+                       ORDER BY ts, unit LIMIT 40""", (session_id, ts or "")).fetchall():
+                if unit_entry == entry:
+                    continue
+                if role != "assistant":
+                    break  # the reply ends at the next thing the user said
+                if echoes(said, text):
+                    echoed.append(unit_id)
+        hidden = self.db.executemany("UPDATE archive SET hidden = 1 WHERE id = ? AND hidden = 0",
+                                     [(i,) for i in echoed]).rowcount if echoed else 0
+        return cur.rowcount + max(0, hidden)
 
     def search_archive(self, query: str, project: str | None = None, limit: int = 20, rare_terms: int = 8,
                        forms: dict[str, list[list]] | None = None) -> list[tuple[ArchivedUnit, float]]:

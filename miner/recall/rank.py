@@ -17,6 +17,7 @@ from collections import Counter
 from ..memory.records import MemoryHead, StoredMemory, parse_ts
 from ..memory.store import Store
 from ..runtime.exclusions import excluded_elsewhere
+from ..textutil import echoes
 from .history import history_ids
 from .void import Zone, suppress_hubs, void_mark
 
@@ -310,9 +311,19 @@ def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> di
     def says(text: object) -> bool:
         return isinstance(text, str) and any(words in _folded(text) for words in forgotten)
 
-    kept = dict(checkpoint, task=[t for t in checkpoint.get("task") or [] if not says(t)],
-                recent=[r for r in checkpoint.get("recent") or [] if not (isinstance(r, list) and r and says(r[-1]))])
-    if says(kept.get("last_reply")):
+    recent, echo = [], False
+    for line in checkpoint.get("recent") or []:
+        text = line[-1] if isinstance(line, list) and line else None
+        # What says it, and the assistant's reply right after that says it again ("Netlify set up for the site.").
+        dropped = says(text) or (echo and isinstance(text, str) and line[0] == "assistant"
+                                 and any(echoes(f, text) for f in forgotten))
+        echo = dropped
+        if not dropped:
+            recent.append(line)
+    kept = dict(checkpoint, task=[t for t in checkpoint.get("task") or [] if not says(t)], recent=recent)
+    last = kept.get("last_reply")
+    if says(last) or (isinstance(last, str) and any(says(t) for t in checkpoint.get("task") or [])
+                      and any(echoes(f, last) for f in forgotten)):
         kept["last_reply"] = ""
     return kept
 
