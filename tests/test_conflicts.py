@@ -389,3 +389,13 @@ def test_the_same_kind_of_tool_for_two_parts_of_a_project_is_no_change_of_mind(s
     assert second.superseded == () and store.get(first.memory_id).state == "active"
     third = add(store, deduper, older.replace(values[0], "Hatch"), 3, subject=subject, value="Hatch")
     assert third.superseded == (first.memory_id,)  # the same part's tool changed: that is one
+
+
+def test_a_number_changed_supersedes_across_a_decision_and_a_preference(store, deduper):
+    """The classifier filed the first as a decision and the second as a preference: a changed number had to be of
+    the same category, and both limits were recalled as current."""
+    first = add(store, deduper, "I want the line length limit of the formatter set to 100 characters.", 1,
+                category="decision")
+    second = add(store, deduper, "I want the line length limit of the formatter set to 120 characters now.", 2,
+                 category="preference")
+    assert second.superseded == (first.memory_id,) and store.get(first.memory_id).state == "superseded"

@@ -96,7 +96,7 @@ def _by_subject(new: Statement, old: Statement, a: Features, b: Features, syn: S
 
 
 def _by_number(new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:
-    if new.category != old.category or not a.numbers or not b.numbers or a.numbers == b.numbers:
+    if not _categories_meet(new.category, old.category) or not a.numbers or not b.numbers or a.numbers == b.numbers:
         return None
     words_a, words_b = a.tokens - a.numbers, b.tokens - b.numbers
     if a.negated != b.negated or not words_a or not words_b:
