@@ -134,7 +134,6 @@ _OPENERS = frozenset({"let", "i", "successfully", "all", "the", "changes", "fix"
 _CJK_NARRATION_RE = re.compile(r"^(?:让我|讓我|我来|我來|现在我|現在我|接下来我|接下來我|我先|首先我|我将|我將)")
 _CJK_RECAP_RE = re.compile(r"^(?:我已经|我已經|已完成|完成了)")
 _CJK_PUNCT_RE = re.compile(r"[\s!.,，。！~、]+")
-# A rule of everywhere (a preference: "we always use X") said of this project: it stays the project's.
 # What names a thing of one project: inline code, a path, a file name, an identifier (`./gen/pb`, `src/app.py`,
 # `Makefile.toml`, `make_proto`, `gw-stg2`; not "and/or"). A preference that names one holds there, not in every
 # project.
@@ -150,6 +149,7 @@ def _of_this_project(text: str) -> bool:
     return bool(_THIS_PROJECT_RE.search(text) or _PROJECT_THING_RE.search(text))
 
 
+# A rule of everywhere (a preference: "we always use X") said of this project: it stays the project's.
 _THIS_PROJECT_RE = re.compile(
     r"(?i:\b(?:in|for|of|across)[ \t]+(?:this|our|the)[ \t]+(?:repo|repository|project|codebase|code[ \t]+base|"
     r"monorepo|app|service)\b|\bthis[ \t]+(?:repo|repository|project|codebase|monorepo)\b|"

@@ -64,8 +64,9 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
         where = f"{source}: secret {kind}"
         if not isinstance(pattern, str) or not pattern:
             raise SecretRuleError(f"{where}: `pattern` must be a non-empty string")
-        if posix_class(pattern):
-            raise SecretRuleError(f"{where}: {posix_class(pattern)}")
+        posix = posix_class(pattern)
+        if posix:
+            raise SecretRuleError(f"{where}: {posix}")
         try:
             compiled = re.compile(pattern, re.IGNORECASE if raw.get("ignore_case") else 0)
         except re.error as exc:
