@@ -64,8 +64,10 @@ def parse_line(line: bytes) -> Any:
         return found
 
 
-# How many object openings of a line that does not parse are tried as the start of a whole entry.
+# How many object openings of a line that does not parse are tried as the start of a whole entry, and how many
+# times the line's length they may parse in all (a try stops where the text stops being JSON).
 TORN_TRIES = 64
+TORN_WORK = 4
 
 
 def _after_torn(line: bytes) -> dict | None:
@@ -74,14 +76,16 @@ def _after_torn(line: bytes) -> dict | None:
     A writer killed in the middle of a line leaves it without its end and its newline; the next entry appended to
     the file then goes on that line. The earliest opening of an object from which the rest of the line parses as an
     entry (a uuid and a type) is that next entry."""
-    start = line.find(b'{"', 1)
+    start, work = line.find(b'{"', 1), TORN_WORK * len(line)
     for _ in range(TORN_TRIES):
-        if start < 0:
+        if start < 0 or work < 0:
             return None
         try:
             value = json.loads(line[start:])
+        except json.JSONDecodeError as exc:
+            value, work = None, work - exc.pos
         except (ValueError, RecursionError):
-            value = None
+            value, work = None, work - (len(line) - start)
         if isinstance(value, dict) and isinstance(value.get("uuid"), str) and isinstance(value.get("type"), str):
             return _without_lone_surrogates(value)
         start = line.find(b'{"', start + 1)
