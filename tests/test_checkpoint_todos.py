@@ -19,16 +19,21 @@ TODOS = ("Later we should add pagination to the plant list endpoint.",
          "待办：给设置页加上暗色模式")
 
 
-@pytest.fixture
-def todos(store):
+def stored_todos(store, texts: tuple[str, ...], entry: str) -> list[int]:
+    """The todos said in the first session, one entry each (`entry` + its number); their ids."""
     ids = []
     with store.atomic():
-        for n, text in enumerate(TODOS):
+        for n, text in enumerate(texts):
             ids.append(store.add_memory(NewMemory(
                 project="/p", category="todo", text=text, confidence=0.7, rule_id="t", role="user", session_id="s1",
-                transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2026-03-01T10:00:00.000Z",
+                transcript="/t.jsonl", entry_uuid=f"{entry}{n}", ts="2026-03-01T10:00:00.000Z",
                 keywords=tuple(keywords(text))))[0])
     return ids
+
+
+@pytest.fixture
+def todos(store):
+    return stored_todos(store, TODOS, "u")
 
 
 def turn(text: str, ts: str = "2026-03-02T10:00:00.000Z", role: str = "assistant", sidechain: bool = False) -> Turn:
@@ -225,14 +230,7 @@ OTHER_TODOS = ("TODO: remove the legacy export route from the reporting API.",
 
 @pytest.fixture
 def other_todos(store):
-    ids = []
-    with store.atomic():
-        for n, text in enumerate(OTHER_TODOS):
-            ids.append(store.add_memory(NewMemory(
-                project="/p", category="todo", text=text, confidence=0.7, rule_id="t", role="user", session_id="s1",
-                transcript="/t.jsonl", entry_uuid=f"o{n}", ts="2026-03-01T10:00:00.000Z",
-                keywords=tuple(keywords(text))))[0])
-    return ids
+    return stored_todos(store, OTHER_TODOS, "o")
 
 
 @pytest.mark.parametrize("text, done", [
