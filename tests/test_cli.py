@@ -371,7 +371,8 @@ def test_rules_test_refuses_an_option_that_does_not_apply_to_its_input(transcrip
     assert result.exit_code == 2 and "--all-units goes with --transcript" in result.output, result.output
     result = CliRunner().invoke(main, ["rules", "test", "--transcript", str(transcript), "--role", "assistant"])
     assert result.exit_code == 2 and "--role says who says TEXT" in result.output, result.output
-    assert CliRunner().invoke(main, ["rules", "test", "--role", "user", "We use pnpm for every package."]).exit_code == 0
+    allowed = CliRunner().invoke(main, ["rules", "test", "--role", "user", "We use pnpm for every package."])
+    assert allowed.exit_code == 0, allowed.output
 
 
 def test_recall_of_a_session_is_its_own_projects_block(tmp_path):

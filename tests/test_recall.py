@@ -456,7 +456,8 @@ def test_a_resumed_session_without_a_checkpoint_is_never_shown_another_sessions_
     with store.atomic():
         store.upsert_session("s1", "/p", "/p", "main", "/t1.jsonl", "2026-03-01T10:00:00Z")
         store.put_checkpoint("s1", "/p", {"session_id": "s1", "project": "/p", "task": ["Wire the Stripe webhook."],
-                                          "decisions": [], "todos": [], "recent": [["user", "Wire the Stripe webhook."]]})
+                                          "decisions": [], "todos": [],
+                                          "recent": [["user", "Wire the Stripe webhook."]]})
     resumed_new_id = build(store, "/p", CONFIG, situation="resume", session_id="s9-new-id").text
     assert "## Where the session stopped: its latest words\n- the user: Wire the Stripe webhook." in resumed_new_id
     with store.atomic():  # a later session, mined by its Stop hooks, then cut short
