@@ -377,7 +377,7 @@ def test_supersede_links_are_scored_against_gold_units():
 @pytest.mark.parametrize("older, newer, subject, values", [
     ("We'll use Poetry for the payments service.", "We'll use uv for the indexing service.", "package manager",
      ("Poetry", "uv")),
-    ("We test the checkout pages with Jest.", "We test the reporting pages with Vitest.", "framework",
+    ("We'll use Jest for the checkout tests.", "We'll use Vitest for the reporting tests.", "framework",
      ("Jest", "Vitest")),
 ])
 def test_the_same_kind_of_tool_for_two_parts_of_a_project_is_no_change_of_mind(store, deduper, older, newer,

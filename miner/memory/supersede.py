@@ -88,9 +88,10 @@ def _by_subject(new: Statement, old: Statement, a: Features, b: Features, syn: S
     if context_a and context_b:
         if ((a.critical & context_a) - b.tokens) or ((b.critical & context_b) - a.tokens):
             return None  # the same kind of thing about different things: the API's port, the admin's port
-        if len(context_a & context_b) / min(len(context_a), len(context_b)) < 0.5:
+        overlap = len(context_a & context_b) / min(len(context_a), len(context_b))
+        if overlap < 0.5:
             return None
-        if (context_a - context_b) and (context_b - context_a):
+        if (context_a - context_b) and (context_b - context_a) and not any(c.isdigit() for c in old.value + new.value):
             return None  # each names what the other does not: the billing service's tool, the search service's
     return Conflict("subject", f"{new.subject}: {old.value} → {new.value}", old.value)
 
