@@ -416,7 +416,7 @@ def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str
     from .runtime.pending import has_work
 
     try:
-        return write_now(event.session_id, event.cwd, transcript, busy_ms, lambda s, t: not has_work(s, t))
+        return write_now(event.session_id, event.cwd, transcript, busy_ms, has_work)
     except (sqlite3.Error, StoreError) as exc:
         log(event.event, f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False

@@ -103,7 +103,8 @@ def catch_up(store: Store, miner, cwd: str,
         locks.release(fd)
 
 
-QUIET_S = 600  # a transcript untouched this long is of a session that ended, said so or not
+QUIET_S = 600  # a transcript untouched this long is of a session that ended, said so or not ...
+OWED_WITHIN_S = 7 * 86400  # ... and one untouched for a week was looked at by the catch-ups since
 
 
 def owed_by_quiet_transcripts(store: Store, folder: Path, quiet_s: float = QUIET_S) -> None:
@@ -120,7 +121,7 @@ def owed_by_quiet_transcripts(store: Store, folder: Path, quiet_s: float = QUIET
         if not paths.is_utf8(path):
             continue  # (no session row can name it)
         try:
-            quiet = now - os.stat(path).st_mtime >= quiet_s
+            quiet = quiet_s <= now - os.stat(path).st_mtime <= OWED_WITHIN_S
         except OSError:
             continue
         owed = owed_checkpoints(store, path) if quiet else []

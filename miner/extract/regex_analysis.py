@@ -9,6 +9,7 @@ rule (`rules`) or a secret kind (`secret_rules`) that could hang on hostile text
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 try:  # the standard library's own regex parser, to find required literals (re._parser from Python 3.11)
@@ -19,18 +20,13 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 
-_POSIX_CLASS_RE = None  # compiled on first use
+_POSIX_CLASS_RE = re.compile(r"(?<!\\)\[:\^?(?:alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|"
+                             r"upper|word|xdigit):\]")
 
 
 def posix_class(pattern: str) -> str:
     """Why a pattern that uses a POSIX class (`[[:alpha:]]`) cannot be taken, or '': Python's regular expressions
     read it as a set of its characters, and only warn."""
-    global _POSIX_CLASS_RE
-    if _POSIX_CLASS_RE is None:
-        import re
-
-        _POSIX_CLASS_RE = re.compile(r"(?<!\\)\[:\^?(?:alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|"
-                                     r"space|upper|word|xdigit):\]")
     found = _POSIX_CLASS_RE.search(pattern)
     return (f"pattern {pattern[:200]!r} uses the POSIX class {found.group(0)}, which Python's regular expressions do "
             "not know: write \\w, \\d, \\s or a set such as [A-Za-z]") if found else ""

@@ -26,6 +26,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterator
 
 from .. import paths
@@ -373,22 +374,17 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-_branches: dict[str, str] = {}
-
-
 def _branch(name: str) -> str:
     """A git branch as it may be stored and shown: redacted (a token in a branch name went into the store, the
     sessions' rows and the blocks' queries); a session's entries repeat it, so each name is redacted once."""
-    if not name or name.isalnum():
-        return name
-    found = _branches.get(name)
-    if found is None:
-        from .redact import redact
+    return name if not name or name.isalnum() else _redacted_branch(name)
 
-        if len(_branches) > 256:
-            _branches.clear()
-        found = _branches[name] = redact(name)[0]
-    return found
+
+@lru_cache(maxsize=256)
+def _redacted_branch(name: str) -> str:
+    from .redact import redact
+
+    return redact(name)[0]
 
 
 # An ISO 8601 time as Claude Code writes it ("2026-01-02T10:00:00.000Z"); its date must be a real one.

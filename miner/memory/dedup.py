@@ -161,7 +161,7 @@ class Deduper:
     def _exact(self, memory: StoredMemory, new: NewMemory) -> Outcome:
         added = self.store.merge_evidence(memory.id, new)
         self._still_forgotten(memory, added)
-        reopened, closed = False, []
+        closed = None
         if added and memory.state == "cold":
             self.store.set_state(memory.id, "active", "said again")
         elif added and memory.state == "quarantined" and new.role == "user" and new.source == "mined":
@@ -169,9 +169,8 @@ class Deduper:
             # in them would have been.
             self.store.set_state(memory.id, "active", "said by the user")
         elif added and memory.state == "superseded" and new.ts and memory.valid_to and new.ts > memory.valid_to:
-            closed = self.current_heads(memory.id)  # what replaced it, closed in turn when it is current again
-            reopened = self.restate(memory, new)
-        return Outcome(memory.id, "exact", tuple(closed) if reopened else (), reopened=reopened)
+            closed = self.restate(memory, new)  # (what replaced it is closed in turn)
+        return Outcome(memory.id, "exact", tuple(closed or ()), reopened=closed is not None)
 
     def _best_duplicate(self, statement: Statement, nearby: list[StoredMemory]) -> StoredMemory | None:
         best, best_score = None, 0.0
@@ -227,18 +226,18 @@ class Deduper:
                 superseded.append(memory.id)
         return superseded, None
 
-    def restate(self, memory: StoredMemory, new: NewMemory) -> bool:
-        """A superseded memory said again later becomes current again and closes what replaced it; not when it was
-        said before what replaced it became current (an older session mined late, against a correction made since)."""
-        # None when what replaced it was forgotten since: nothing to close.
+    def restate(self, memory: StoredMemory, new: NewMemory) -> list[int] | None:
+        """A superseded memory said again later becomes current again and closes what replaced it (returned; none
+        when what replaced it was forgotten since); not when it was said before what replaced it became current (an
+        older session mined late, against a correction made since): None."""
         replacements = [self.store.get(head) for head in self.current_heads(memory.id)]
         if any((replacement.valid_from or "") > new.ts for replacement in replacements):
-            return False
+            return None
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for replacement in replacements:
             was = replacement.value or short(replacement.text)
             self.store.supersede(memory.id, replacement.id, "said again", was, at=new.ts)
-        return True
+        return [replacement.id for replacement in replacements]
 
     def current_heads(self, memory_id: int) -> list[int]:
         """The current memories that replaced `memory_id`, following the chain forward."""

@@ -134,7 +134,7 @@ def import_memory(store: Store, record: dict, columns: list[str], id_map: dict[i
     db = store.db
     record = checked_memory(record)
     old_id = record["id"]
-    if purged_here(db, record):  # (an old export of a project purged since: it does not come back)
+    if purged_here(store, record):  # (an old export of a project purged since: it does not come back)
         summary.left_out_ids.add(old_id)
         summary.left_out_sessions.add(record.get("session_id"))
         summary.left_out_projects.add(record["project"])
@@ -163,8 +163,7 @@ def import_memory(store: Store, record: dict, columns: list[str], id_map: dict[i
     summary.memories += 1
 
 
-def purged_here(db: sqlite3.Connection, record: dict) -> bool:
+def purged_here(store: Store, record: dict) -> bool:
     """Whether a memory's or an archived unit's entry is one this store purged."""
     uuid = record.get("entry_uuid")
-    return isinstance(uuid, str) and bool(uuid) and db.execute(
-        "SELECT 1 FROM purged_entries WHERE uuid = ?", (uuid,)).fetchone() is not None
+    return isinstance(uuid, str) and bool(uuid) and store.is_purged(uuid)

@@ -209,13 +209,13 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         raise PortableError(f"{exc}; fix it (`miner rules check`) first") from None
     summary = ImportSummary()
     with store.atomic() as db:
-        types = {table: {row[1]: row[2] for row in db.execute(f"PRAGMA table_info({table})")}
-                 for table in _TABLES.values()}
+        info = {table: db.execute(f"PRAGMA table_info({table})").fetchall() for table in _TABLES.values()}
+        types = {table: {row[1]: row[2] for row in rows} for table, rows in info.items()}
         columns = {table: list(names) for table, names in types.items()}
         # The columns a record must give (no default; those the import works out itself aside): an insert that
         # skips a conflicting row skipped a record without one too, and said nothing.
-        required = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})") if row[3] and row[4] is None
-                            and not row[5]} - {"hash", "memory_id"} for table in _TABLES.values()}
+        required = {table: {row[1] for row in rows if row[3] and row[4] is None and not row[5]} - {"hash", "memory_id"}
+                    for table, rows in info.items()}
         summary.kept_ids = db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None
         # An archive's ids are its order (a question, then its answer): kept only in a store without one.
         keep_archive_ids = db.execute("SELECT 1 FROM archive LIMIT 1").fetchone() is None
@@ -271,7 +271,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     summary.checkpoints += _insert(db, "checkpoints", redacted_checkpoint(record, secrets),
                                                    columns["checkpoints"], "OR IGNORE")
                 elif kind == "archive":
-                    taken = _import_archived(db, record, columns["archive"], keep_archive_ids)
+                    taken = _import_archived(store, record, columns["archive"], keep_archive_ids)
                     if taken == -1:
                         summary.purged_left_out += 1
                     elif taken is None:
@@ -316,14 +316,15 @@ def _mapped(id_map: dict[int, int], record: dict, name: str, number: int) -> int
     return id_map[old]
 
 
-def _import_archived(db: sqlite3.Connection, record: dict, columns: list[str], keep_id: bool) -> int | None:
+def _import_archived(store: Store, record: dict, columns: list[str], keep_id: bool) -> int | None:
     """One archived unit: its id here (0: the store holds it already, same entry and unit), or None when mining
     would not have kept it (`export_records.archived_kept`), or -1 when its entry was purged here. Its id is kept
     with `keep_id`, and when free."""
     if not archived_kept(record):
         return None
-    if purged_here(db, record):
+    if purged_here(store, record):
         return -1
+    db = store.db
     record["terms"] = " ".join(char_bigrams(record["text"]))
     if not keep_id or record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?",
                                                                    (record["id"],)).fetchone():

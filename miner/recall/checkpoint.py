@@ -411,10 +411,10 @@ def close_done_todos(store: Store, project: str, turns, known: set[str] | None =
 
 
 def write_now(session_id: str, cwd: str, transcript: str, busy_ms: int,
-              mined: Callable[[Store, str], bool]) -> tuple[str, bool]:
+              has_work: Callable[[Store, str], bool]) -> tuple[str, bool]:
     """A hook's checkpoint, written at once from the transcript's tail and what is stored (PreCompact: the compaction
     may start any moment; SessionEnd: the next session, after a `/clear`, reads it at once). Returns (its project, or
-    '' when none is known; whether `mined(store, transcript)` says every line was mined already). Raises
+    '' when none is known; whether every line was mined already: the caller's `pending.has_work` says none is left). Raises
     `sqlite3.Error` or `StoreError` when the store stays locked past `busy_ms`, or cannot be read: the miner writes
     it then."""
     from .. import paths
@@ -424,7 +424,7 @@ def write_now(session_id: str, cwd: str, transcript: str, busy_ms: int,
         project = session_project(store, session_id, project)
         if project:
             write_checkpoint(store, session_id, project, transcript)
-        return project, bool(project) and mined(store, transcript)
+        return project, bool(project) and not has_work(store, transcript)
 
 
 def _shown_turns(store: Store) -> Callable[[Turn], bool]:

@@ -251,7 +251,7 @@ class Sync(Pull):
                 and (memory.last_seen or "") > team_memory.valid_to):
             heads = self.deduper.current_heads(remote_id)
             # Current again, and what replaced it closes; closed without a successor the team knows: reopened.
-            if not self.deduper.restate(team_memory, latest):
+            if self.deduper.restate(team_memory, latest) is None:
                 self.remote.reopen(remote_id, "said again after it was closed", at=latest.ts)
             self._touched(remote_id, *heads)
         if team_memory.text != memory.text and (memory.last_seen or "") >= team_memory.last_seen:
