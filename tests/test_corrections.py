@@ -136,6 +136,31 @@ def test_correct_supersedes_the_old_text_and_keeps_it_as_history(store):
     assert store.was_notes([change.new_id]) == {change.new_id: "MySQL"}
 
 
+def test_the_wording_a_correction_replaced_is_not_said_again_by_the_archive_nor_where_the_session_left_off(
+        tmp_path, store, pipeline):
+    """The block showed the corrected text, but the prompt hook still found the old wording in the archive of what
+    was said, and the next session's "where the last session left off" repeated the request that said it."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    session.user("We'll keep the sessions table in MySQL for the main database.")
+    session.assistant("Noted: the sessions table stays in MySQL.")
+    session.user("Please always run the linter before you commit.")
+    session.assistant("Understood, the linter runs before each commit.")
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    assert [unit for unit, _ in store.search_archive("sessions table MySQL") if "MySQL" in unit.text]
+    mysql = store.db.execute("SELECT id FROM memories WHERE text LIKE '%MySQL%' AND role = 'user'").fetchone()["id"]
+    corrections.correct(store, mysql, "We keep the sessions table in PostgreSQL.")
+    found = [unit.text for unit, _ in store.search_archive("sessions table MySQL")]
+    assert not [text for text in found if "MySQL" in text], found
+    assert [unit for unit, _ in store.search_archive("linter commit")]  # the rest is still there
+    block = build(store, "/work/shop", CONFIG, "startup", session_id="next", log=False).text
+    left_off = block.split("## Where the last session left off", 1)[1].split("\n## ", 1)[0]
+    assert "MySQL" not in left_off and "always run the linter" in left_off, block
+    assert "We keep the sessions table in PostgreSQL. (was: " in block, block  # the change itself is shown
+
+
 def test_a_correction_and_a_reason_keep_no_control_character(store):
     """An escape sequence pasted into `miner correct` was stored as typed: every pipe of `miner list` and the evidence
     carried it (MCP's store and correct dropped them already). Lines and tabs stay for the redaction to read."""

@@ -172,6 +172,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
             lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
         else:
             store.supersede(new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
+            store.hide_archived(memory_id)  # the wording corrected away is not found again through the archive
             lines.append(f"#{memory_id} stays quarantined (never recalled), linked to #{new_id}"
                          if memory.state == "quarantined" else
                          f"#{memory_id} superseded by #{new_id} (kept as history): {memory.text}")

@@ -135,12 +135,17 @@ class MemoryQueries:
         return self.db.execute("SELECT 1 FROM purged_entries WHERE uuid = ?", (entry_uuid,)).fetchone() is not None
 
     def forgotten_texts(self, project: str) -> list[str]:
-        """The texts of the memories forgotten in a project (global ones too), and the words each sighting of them
-        said (before refinement or a rewording): what a block must not say again."""
+        """The texts of the memories forgotten in a project (global ones too), and of those a correction by hand
+        replaced, with the words each sighting of them said (before refinement or a rewording): what a block must
+        not say again."""
+        said_wrong = """(m.state = 'forgotten' OR (m.state = 'superseded' AND EXISTS (
+                            SELECT 1 FROM links l JOIN memories n ON n.id = l.src
+                            WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual')))
+                        AND (m.project = ? OR m.scope = 'global')"""
         return [row[0] for row in self.db.execute(
-            """SELECT text FROM memories WHERE state = 'forgotten' AND (project = ? OR scope = 'global')
-               UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
-               WHERE m.state = 'forgotten' AND (m.project = ? OR m.scope = 'global') AND e.text <> ''""",
+            f"""SELECT m.text FROM memories m WHERE {said_wrong}
+                UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
+                WHERE {said_wrong} AND e.text <> ''""",
             (project, project))]
 
     def state_reason(self, memory_id: int) -> str:

@@ -301,8 +301,9 @@ FORGOTTEN_MIN_CHARS = 12  # a shorter forgotten text ("use it") would take ordin
 
 
 def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> dict | None:
-    """A checkpoint without the words that say a forgotten memory again: a session's words are shown as they were
-    said, but never what the user asked never to be recalled."""
+    """A checkpoint without the words that say a forgotten memory again, or one a correction by hand replaced: a
+    session's words are shown as they were said, but never what the user asked never to be recalled, nor what they
+    said was wrong."""
     forgotten = [text for text in map(_folded, store.forgotten_texts(project)) if len(text) >= FORGOTTEN_MIN_CHARS
                  ] if checkpoint else []
     if not forgotten:
