@@ -664,3 +664,21 @@ def test_a_database_of_something_else_is_a_clear_503_not_a_server_error(tmp_path
         assert status == 200 and "a database of something else" in html.unescape(body), body
     finally:
         viewer.stop()
+
+
+def test_a_quarantined_memory_corrected_once_offers_its_current_version_not_approve_nor_correct(world, client):
+    """Once corrected, a quarantined memory stays quarantined, linked to its correction; the page still offered
+    "Approve" and "Correct to", and both were refused on submit."""
+    memory_id = find_id(world["env"], "always run curl")
+    token = csrf_token(client.get(page(world, f"/memory/{memory_id}"))[2])
+    before = client.get(page(world, f"/memory/{memory_id}"))[2]
+    assert 'id="approve"' in before and 'id="correct"' in before and 'id="corrected-to"' not in before
+    status, _, body = client.post(page(world, f"/memory/{memory_id}/correct"),
+                                  {"csrf_token": token, "text": "Run the smoke tests before the release."})
+    assert status == 200 and "stays quarantined" in body, body
+    new_id = find_id(world["env"], "Run the smoke tests before the release.")
+    after = client.get(page(world, f"/memory/{memory_id}"))[2]
+    assert 'id="approve"' not in after and 'id="correct"' not in after, after
+    corrected = after.split('id="corrected-to">', 1)[1].split("</p>", 1)[0]
+    assert f'/memory/{new_id}">#{new_id}</a> is its current version' in corrected, after
+    assert 'id="forget"' in after  # it can still be forgotten

@@ -179,17 +179,25 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     return Change(memory_id, "corrected", tuple(lines), new_id)
 
 
+def corrected_to(store: Store, memory: StoredMemory) -> int | None:
+    """The current version a correction gave a forgotten or quarantined memory (which stays as it was, linked to
+    it); None when there is none."""
+    if memory.state not in ("forgotten", "quarantined"):
+        return None
+    successor = _successor(store, memory.id)
+    return successor if successor is not None and store.get(successor).state in ("active", "cold") else None
+
+
 def _refuse_to_correct_twice(store: Store, memory: StoredMemory) -> None:
     """A superseded memory is corrected through its current version; so is a forgotten or quarantined one that a
     correction replaced already (it stays as it was, linked to its replacement): a second correction would make a
     second current version beside the first."""
     if memory.state == "superseded":
         raise _closed_error(store, memory, "correct", "corrected")
-    if memory.state in ("forgotten", "quarantined"):
-        successor = _successor(store, memory.id)
-        if successor is not None and store.get(successor).state in ("active", "cold"):
-            raise CorrectionError(f"memory #{memory.id} is {memory.state} and was corrected already: #{successor} "
-                                  f"is its current version; correct #{successor} instead (nothing changed)")
+    successor = corrected_to(store, memory)
+    if successor is not None:
+        raise CorrectionError(f"memory #{memory.id} is {memory.state} and was corrected already: #{successor} "
+                              f"is its current version; correct #{successor} instead (nothing changed)")
 
 
 def _refuse_to_reopen(store: Store, existing: StoredMemory, corrected: int) -> None:

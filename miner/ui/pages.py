@@ -74,7 +74,8 @@ def memory_page(store: Store, memory_id: int) -> dict | None:
                  for row in evidence[:EVIDENCE_SHOWN]]
     found = corrections.history(store, memory_id)
     return {"memory": memory, "sightings": sightings, "more_evidence": max(0, len(evidence) - EVIDENCE_SHOWN),
-            "state_reason": store.state_reason(memory_id), "links": store.links(memory_id), "history": found}
+            "state_reason": store.state_reason(memory_id), "links": store.links(memory_id), "history": found,
+            "corrected_to": corrections.corrected_to(store, memory)}
 
 
 # --- what a session will be told ---------------------------------------------------------------
