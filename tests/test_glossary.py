@@ -105,6 +105,24 @@ def test_a_broken_file_is_named_and_the_last_lookup_stays(tmp_path):
     assert glossary.refresh_quietly() == f"{user}: group 1 must be a non-empty list of words"
 
 
+def test_a_broken_file_of_the_users_before_any_lookup_leaves_the_shipped_words_in(tmp_path):
+    """With no lookup compiled yet (a first run, an upgrade), a mistake in the user's glossary left the prompt hook
+    without the shipped words too; it is named at each refresh until fixed, and then compiled in."""
+    user = paths.config_dir() / "glossary.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("version: 1\ngroups:\n  - [invoice run, 账单批处理\n", encoding="utf-8")
+    assert not Path(glossary.cache_file()).exists()
+    for _ in range(2):  # said again by the next miner (and `miner doctor`), not only by the first
+        with pytest.raises(SynonymError, match=re.escape(f"{user}:4: not valid YAML")):
+            glossary.refresh()
+        assert "数据库" in forms("Which database?")["database"]
+    assert "账单批处理" not in forms("When does the invoice run start?")["invoice"]
+    user.write_text("version: 1\ngroups:\n  - [invoice run, 账单批处理]\n", encoding="utf-8")
+    assert glossary.refresh() is True
+    assert "账单批处理" in forms("When does the invoice run start?")["invoice"]
+    assert "数据库" in forms("Which database?")["database"]
+
+
 def test_the_shipped_glossary_is_well_formed():
     shipped = next(f for f in glossary.default_files() if f.name == "glossary.yaml")
     groups = read_synonym_file(shipped)

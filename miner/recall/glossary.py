@@ -149,11 +149,13 @@ def default_files() -> list:
 
 def refresh(files: list | None = None, folder: str | None = None) -> bool:
     """Compile the glossary and synonym files into the lookup the hooks read (or into `folder`), when one changed
-    since; True when it wrote. A broken file raises `lexicon.SynonymError`, naming the file and the group."""
+    since; True when it wrote. A broken file raises `lexicon.SynonymError`, naming the file and the group: the lookup
+    compiled last stays, and without one (a first run, an upgrade) the others are compiled without it, so that a
+    mistake in the user's file does not take the shipped words away."""
     import json
 
     from ..memory import glossary_db, reader
-    from ..memory.lexicon import read_synonym_file
+    from ..memory.lexicon import SynonymError, read_synonym_file
 
     files = default_files() if files is None else files
     sources = []
@@ -163,26 +165,39 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
     wanted = {"version": VERSION, "sources": json.dumps(sources)}
     path = cache_file(folder)
     db = glossary_db.open_lookup(path)
+    last = {}
     if db is not None:
         try:
-            if glossary_db.meta(db) == wanted:
-                return False
+            last = glossary_db.meta(db)
         except reader.driver().Error:
             pass  # a broken file is written again
         finally:
             db.close()
+        if last == wanted:
+            return False
     groups: list[list[str]] = []
-    for f in files:
-        groups += read_synonym_file(f)
+    broken: SynonymError | None = None
+    for source, f in zip(sources, files):
+        try:
+            groups += read_synonym_file(f)
+        except SynonymError as exc:
+            if last.get("version") == VERSION:
+                raise  # the last lookup stays
+            broken = broken or exc
+            source[2] = -1  # never what the file's stamp is: the next call reads it again, and says so again
+    if broken:
+        wanted["sources"] = json.dumps(sources)
     compiled = compile_groups(groups)
     paths.ensure_private_dir(os.path.dirname(path))
     glossary_db.write(path, wanted, compiled["words"], compiled["phrases"], compiled["groups"])
+    if broken:
+        raise broken
     return True
 
 
 def refresh_quietly() -> str:
-    """`refresh` for a miner starting: '' when done, else what is wrong. A broken file leaves the hooks the lookup
-    compiled last; `miner doctor` names it."""
+    """`refresh` for a miner starting: '' when done, else what is wrong. A broken file is left out of the lookup
+    (the others are in it); `miner doctor` names it."""
     import sqlite3
 
     from ..memory.lexicon import SynonymError
