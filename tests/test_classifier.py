@@ -416,6 +416,22 @@ def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, m
     assert four == []  # four prompts (and "ok" is not one): no such guarantee
 
 
+def test_a_rule_vetoes_what_a_busy_session_would_keep_in_the_users_words(tmp_path, pipeline, model):
+    """The unit kept for the user's voice was chosen by the classifier alone: a unit that a rule of the user's
+    vetoes (`effect: drop`: never a memory) was stored and recalled all the same."""
+    rules_file = tmp_path / "rules.yaml"
+    rules_file.write_text("rules:\n  - id: user.drop\n    effect: drop\n    patterns: ['(?i)\\bstaging\\b']\n")
+    ruleset = rules_mod.load_rules([*rules_mod.default_rule_files(), rules_file])
+    prompts = ["The staging database is restored from the nightly dump every morning.",
+               "Can you look at the failing job?", "ok", "Now try the other branch please.",
+               "The staging cluster runs the webhook handler of the payments team.", "Run it again."]
+    lines = [("user", p) for p in prompts] + [("assistant", "Done.")]
+    unruled = mine(tmp_path / "a", pipeline, Classifier(model, threshold=0.0), lines)
+    assert [rule for _, _, rule in unruled] == ["classifier.user-voice"] and "staging" in unruled[0][0], unruled
+    kept = mine(tmp_path / "b", pipeline, Classifier(model, threshold=0.0), lines, ruleset=ruleset)
+    assert not [text for text, _, _ in kept if "staging" in text], kept
+
+
 def test_the_model_is_given_string_ids_and_scores_as_it_scores_docs(model):
     """The shipped architecture reads only its documents' ORTH ids, so they are given without building `Doc`s."""
     classifier = Classifier(model)

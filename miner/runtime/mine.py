@@ -240,12 +240,12 @@ class Miner:
         same = [h for h in hits if h.rule.category == category]
         return (same[0] if same else self._classifier_hit(unit, category)), "", confidence
 
-    def _user_voice(self, units: list[Unit], scores: list, session_id: str) -> Candidate | None:
+    def _user_voice(self, units: list[Unit], scores: list, session_id: str, project_of: Callable) -> Candidate | None:
         """The user's unit of this batch that the classifier rates most likely a memory and refinement keeps.
 
         A session in which the user typed `MIN_USER_PROMPTS` prompts or more said something that a later
         session needs; when nothing of theirs was kept, their most memory-like statement is (rule id
-        `classifier.user-voice`, so `miner show` says why).
+        `classifier.user-voice`, so `miner show` says why); never one a rule vetoes.
         """
         if self.classifier is None:
             return None
@@ -256,6 +256,9 @@ class Miner:
             if likelihood < USER_VOICE_FLOOR:
                 break
             unit, score = units[i], scores[i]
+            if any(hit.rule.effect == "drop" for hit in self.rules_for(project_of(unit.turn)).match(
+                    unit.text, unit.turn.role, unit_langs(unit.text))):
+                continue
             category = max(CATEGORIES, key=lambda c: score.get(c, 0.0))
             hit = self._classifier_hit(unit, category, "user-voice")
             _, candidate, _ = self._candidate(unit, [hit], self.refiner.doc(unit.text))
@@ -376,7 +379,7 @@ class Miner:
                     else:
                         summary.merged += 1
                 for session_id in self.store.sessions_without_user_memory(prompts, MIN_USER_PROMPTS):
-                    voice = self._user_voice(units, scores, session_id)
+                    voice = self._user_voice(units, scores, session_id, project_of)
                     if voice is not None:
                         turn = voice.unit.turn
                         deduper.add(NewMemory(
@@ -473,10 +476,7 @@ def _refine_key(unit: Unit, hit: Hit) -> tuple:
 
 def _fallback_cwd(path: str, turns: list[Turn]) -> str:
     """A cwd for entries that carry none: another entry's, else the transcript's folder."""
-    for turn in turns:
-        if turn.cwd:
-            return turn.cwd
-    return str(Path(path).parent)
+    return next((turn.cwd for turn in turns if turn.cwd), str(Path(path).parent))
 
 
 def find_transcripts(root: Path | None = None, unreadable: list[str] | None = None) -> list[str]:
