@@ -287,6 +287,26 @@ def test_a_broken_secrets_file_is_one_line_for_any_command(isolated_home, claude
             assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("name", ["synonyms.yaml", "glossary.yaml"])
+def test_a_broken_word_list_of_the_users_stops_no_mining_and_rules_check_names_it(isolated_home, claude_dir, name):
+    """A mistake in the user's synonyms stopped all mining (a Stop's worker logged a traceback and stored nothing),
+    and `miner rules check` said everything was valid. Synonyms only decide what merges as the same memory."""
+    Session(claude_dir / "projects" / "-work-shop" / "s1.jsonl", cwd="/work/shop").user(
+        "We decided to use PostgreSQL for the billing service because we need transactions across accounts.")
+    folder = isolated_home / ".config" / "miner"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("groups:\n  - [k8s, kubernetes\n", encoding="utf-8")
+    check = CliRunner().invoke(main, ["rules", "check"])
+    assert check.exit_code == 1 and f"{name}:3: not valid YAML" in check.output, check.output
+    mined = CliRunner().invoke(main, ["mine", "--all"])
+    assert mined.exit_code == 0, mined.output
+    with Store(readonly=True) as store:
+        assert store.db.execute("SELECT count(*) FROM memories WHERE text LIKE '%PostgreSQL%'").fetchone()[0] == 1
+    (folder / name).write_text("groups:\n  - [k8s, kubernetes]\n", encoding="utf-8")
+    check = CliRunner().invoke(main, ["rules", "check"])
+    assert check.exit_code == 0 and "(glossary and synonyms): all valid" in check.output, check.output
+
+
 def test_testing_the_rules_prints_no_secret_and_traces_what_mining_sees(claude_dir):
     """`rules test` traced the turns as they were written: a password a transcript or TEXT held was printed in
     clear, and the rules were shown firing on words that mining never sees. A secret the memory store learnt is

@@ -169,17 +169,22 @@ def _rule_files(project: str | None, checking: bool = False) -> list[Path]:
 @rules.command(name="check")
 @click.option("--project", type=str, help="Also check this project's .claude/miner-rules.yaml.")
 def rules_check(project: str | None) -> None:
-    """Validate every rule file (schema, regexes and each rule's examples) and the secret kinds' files."""
+    """Validate every rule file (schema, regexes and each rule's examples), the secret kinds' files, and the
+    glossary and synonym files."""
     from ..extract import rules as rules_mod
     from ..extract.redact import load_extra
     from ..extract.secret_rules import SecretRuleError, shipped_secret_file, user_secret_file
+    from ..memory.lexicon import SynonymError, read_synonym_file
+    from ..recall.glossary import default_files
 
     files = _rule_files(project, checking=True)
     secret_files = [p for p in (shipped_secret_file(), user_secret_file()) if p.is_file()]
+    word_files = default_files()
     try:
         ruleset = rules_mod.load_rules(files)
         kinds = load_extra(secret_files)  # (each kind's examples are checked as it loads)
-    except (rules_mod.RuleError, SecretRuleError) as exc:
+        groups = sum(len(read_synonym_file(f)) for f in word_files)
+    except (rules_mod.RuleError, SecretRuleError, SynonymError) as exc:
         raise click.ClickException(str(exc)) from None
     problems = rules_mod.check_examples(ruleset)
     unknown = rules_mod.unknown_disables(files)
@@ -188,6 +193,7 @@ def rules_check(project: str | None) -> None:
     if problems or unknown:
         raise click.ClickException(", ".join(f"{count} {what}" for count, what in (
             (len(problems), "example(s) fail"), (len(unknown), "disabled id(s) name no rule")) if count))
+    click.echo(f"{groups} groups of words in {_files(len(word_files))} (glossary and synonyms): all valid.")
     click.echo(f"{len(ruleset.rules)} rules in {_files(len(files))}: all valid, all examples behave. "
                f"{len(kinds)} secret kinds in {_files(len(secret_files))}: all valid.")
 

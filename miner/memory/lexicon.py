@@ -148,7 +148,12 @@ _synonym_cache: dict[tuple, Synonyms] = {}
 
 
 def load_synonyms(files: Sequence[Path] | None = None) -> Synonyms:
-    """Synonyms from `files` (default: shipped then user), parsed once per process while unchanged."""
+    """Synonyms from `files` (default: shipped then user), parsed once per process while unchanged.
+
+    A broken file raises `SynonymError`; but for the defaults, a broken file of the user's is left out: synonyms
+    only decide what is merged as the same memory, so mining goes on without it (`miner doctor` and `miner rules
+    check` name it)."""
+    users = files is None
     files = list(default_synonym_files() if files is None else files)
     key = []
     for f in files:
@@ -160,9 +165,16 @@ def load_synonyms(files: Sequence[Path] | None = None) -> Synonyms:
     cache_key = tuple(key)
     if cache_key not in _synonym_cache:
         groups: list[list[str]] = []
+        read = []
         for f in files:
-            groups += read_synonym_file(Path(f))
-        _synonym_cache[cache_key] = Synonyms.from_groups(groups, [str(f) for f in files])
+            try:
+                groups += read_synonym_file(Path(f))
+            except SynonymError:
+                if not users or Path(f).parent != paths.config_dir():
+                    raise
+                continue
+            read.append(str(f))
+        _synonym_cache[cache_key] = Synonyms.from_groups(groups, read)
     return _synonym_cache[cache_key]
 
 
