@@ -257,3 +257,18 @@ def test_miner_search_and_recall_find_a_russian_word_in_its_other_forms(russian_
         relevant = store.relevant("резервная копия", str(russian_project))
         assert [m.text for m in store.memories_by_id(relevant)] == \
             ["Резервные копии базы данных делаем каждую ночь в 03:30."]
+
+
+def test_a_word_the_user_adds_to_a_shipped_group_finds_the_group_and_is_found_by_it(tmp_path):
+    """A user's group that shares a word with a shipped one was compiled as a group of its own: the shipped
+    group's words found the user's word, but the user's word found only the shared one."""
+    user = paths.config_dir() / "glossary.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("version: 1\ngroups:\n  - [database, bdd]\n  - [fila, filament]\n", encoding="utf-8")
+    assert glossary.refresh() is True
+    assert forms("Which bdd did we pick?")["bdd"] >= {"database", "数据库", "base de datos"}
+    assert "bdd" in forms("Which database did we pick?")["database"]
+    # A word of two senses in the shipped groups ("fila": a row, a queue) joins the user's word to both, but
+    # does not join the shipped groups to each other.
+    assert "filament" in forms("Which queue?")["queue"] and "filament" in forms("Which row?")["row"]
+    assert "queue" not in forms("Which row?")["row"]

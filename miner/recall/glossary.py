@@ -23,7 +23,7 @@ from .. import paths
 from ..textutil import META_WORDS, STOPWORDS, ascii_words, char_bigrams, fts_terms
 
 CACHE_NAME = "recall-terms.db"
-VERSION = "1"
+VERSION = "2"  # 2: the user's groups join the shipped groups they share a word with
 # Phrases ("base de datos", 数据库) are looked for in the prompt's first characters only: past them, a long
 # prompt is pasted text, and the words it names are searched for as they are.
 PHRASE_CHARS = 2000
@@ -138,6 +138,29 @@ def compile_groups(groups: list[list[str]]) -> dict:
     return {"words": words, "phrases": phrases, "groups": members_of}
 
 
+def joined(shipped: list[list[str]], users: list[list[str]]) -> list[list[str]]:
+    """The shipped groups, each with the words of the user's groups that share a word with it; a user's group that
+    shares none is a group of its own. Shipped groups are not joined to one another: some share a word of two senses
+    (Spanish "fila": a row, a queue)."""
+    out = [list(group) for group in shipped]
+    where: dict[str, list[int]] = {}
+    for n, group in enumerate(out):
+        for word in group:
+            where.setdefault(_key(word), []).append(n)
+    for group in users:
+        found = sorted({n for word in group for n in where.get(_key(word), ())})
+        if not found:
+            out.append(list(group))
+        for n in found:
+            have = {_key(word) for word in out[n]}
+            out[n] += [word for word in group if _key(word) not in have]
+    return out
+
+
+def _key(word: str) -> str:
+    return " ".join(word.casefold().split())
+
+
 def default_files() -> list:
     """The shipped glossary and synonyms, then the user's files of the same names, those that exist."""
     from ..extract.rules import default_rules_dir
@@ -176,10 +199,11 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
         if last == wanted:
             return False
     groups: list[list[str]] = []
+    users: list[list[str]] = []
     broken: SynonymError | None = None
     for source, f in zip(sources, files):
         try:
-            groups += read_synonym_file(f)
+            (users if os.path.dirname(f) == paths.config_root() else groups).extend(read_synonym_file(f))
         except SynonymError as exc:
             if last.get("version") == VERSION:
                 raise  # the last lookup stays
@@ -187,7 +211,7 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
             source[2] = -1  # never what the file's stamp is: the next call reads it again, and says so again
     if broken:
         wanted["sources"] = json.dumps(sources)
-    compiled = compile_groups(groups)
+    compiled = compile_groups(joined(groups, users))
     paths.ensure_private_dir(os.path.dirname(path))
     glossary_db.write(path, wanted, compiled["words"], compiled["phrases"], compiled["groups"])
     if broken:
