@@ -32,6 +32,21 @@ def posix_class(pattern: str) -> str:
             "not know: write \\w, \\d, \\s or a set such as [A-Za-z]") if found else ""
 
 
+# Texts that say nothing a pattern should look for: one that matches them with nothing (an empty match) matches
+# every text there is.
+_PROBES = ("", " ", "a", "The build is green.")
+
+
+def empty_match(compiled: re.Pattern) -> str:
+    """Why a pattern that can match nothing at all (`x?`, `(?:todo:)?`, `\b`) cannot be taken, or ''."""
+    for probe in _PROBES:
+        found = compiled.search(probe)
+        if found is not None and found.end() == found.start():
+            return (f"pattern {compiled.pattern[:200]!r} matches empty text, so it would match every text: give "
+                    "it words or characters it must find (not all of it optional)")
+    return ""
+
+
 def parse(pattern: str) -> Any:
     """The standard library's parse of `pattern` (raises `re.error` as `re.compile` does)."""
     return sre_parse.parse(pattern)

@@ -24,7 +24,7 @@ import yaml
 
 from . import regex_cache
 from .model import CATEGORIES, ROLES
-from .regex_analysis import literal_gate, literal_requirements, parse, posix_class, unsafe_repeat
+from .regex_analysis import empty_match, literal_gate, literal_requirements, parse, posix_class, unsafe_repeat
 from .rule_matching import Rule, RuleSet
 
 LANGS = ("en", "zh", "any")
@@ -80,6 +80,7 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
         reason = exc if isinstance(exc, re.error) else f"{type(exc).__name__}: too large or too deeply nested"
         raise _fail(source, line, rule_id, f"pattern {pattern[:200]!r} does not compile: {reason}") from None
     problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern), _is_analysis)
+    problem = problem or empty_match(compiled)
     if problem:
         raise _fail(source, line, rule_id, problem)
     return compiled, requirements

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from ..paths import config_dir
-from .regex_analysis import posix_class, unsafe_repeat
+from .regex_analysis import empty_match, posix_class, unsafe_repeat
 from .rules import YAML_LOADER, default_rules_dir
 
 _KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
@@ -71,7 +71,7 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
             compiled = re.compile(pattern, re.IGNORECASE if raw.get("ignore_case") else 0)
         except re.error as exc:
             raise SecretRuleError(f"{where}: pattern does not compile: {exc}") from None
-        problem = unsafe_repeat(pattern)
+        problem = unsafe_repeat(pattern) or empty_match(compiled)
         if problem:
             raise SecretRuleError(f"{where}: {problem}")
         examples = raw.get("examples") or {}
