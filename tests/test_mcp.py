@@ -725,6 +725,27 @@ def test_superseding_with_the_text_of_a_forgotten_memory_changes_nothing(project
     assert "Kafka" in mcp_tools.recall(session, "event bus")["block"]
 
 
+def test_the_assistant_storing_a_text_the_user_corrected_away_leaves_the_correction_current(project):
+    """`memory_store` of the text a user had corrected by hand made it current again and closed the user's
+    correction: the assistant's wording overturned the user's."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory import corrections
+    from miner.memory.store import Store
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    netlify = "We decided to host the status page on Netlify with preview deploys."
+    old = mcp_tools.store_memory(session, netlify, "decision")["id"]
+    with Store() as store:
+        fixed = corrections.correct(store, old, "We decided to host the status page on Cloudflare Pages.").new_id
+    again = mcp_tools.store_memory(session, netlify, "decision")
+    assert again["id"] == old and again["state"] == "superseded" and again["superseded"] == [], again
+    assert "the user corrected by hand; it stays superseded" in again["note"], again
+    assert stored(fixed)[0].state == "active" and stored(old)[0].state == "superseded"
+    block = mcp_tools.recall(session, "status page")["block"]
+    assert "Cloudflare Pages" in block and "Netlify with preview deploys." not in block.split("(was:")[0], block
+
+
 @pytest.mark.parametrize("env", [{"MINER_HOME": "mdata"}, {"XDG_DATA_HOME": "data"}])
 def test_plugin_launcher_never_runs_an_interpreter_of_the_folder_it_starts_in(tmp_path, env):
     """The server starts in the project, whose `.claude/settings.json` can set its environment: a relative MINER_HOME

@@ -310,6 +310,9 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         result["note"] = f"{why or 'quarantined'}; it is not recalled until the user runs `miner approve {memory.id}`"
     if memory.state == "forgotten":
         result["note"] = f"this is memory #{memory.id}, which was forgotten; it stays forgotten and is never recalled"
+    if memory.state == "superseded" and not superseded:
+        result["note"] = (f"this is memory #{memory.id}, which the user corrected by hand; it stays superseded "
+                          f"(`miner history {memory.id}` shows what replaced it)")
     if action == "exact" and superseded and old_id not in superseded:
         result["note"] = (f"this is memory #{memory.id}, which was superseded; said again, it is current again and "
                           f"supersedes {', '.join(f'#{i}' for i in superseded)} in turn")

@@ -229,9 +229,12 @@ class Deduper:
     def restate(self, memory: StoredMemory, new: NewMemory) -> list[int] | None:
         """A superseded memory said again later becomes current again and closes what replaced it (returned; none
         when what replaced it was forgotten since); not when it was said before what replaced it became current (an
-        older session mined late, against a correction made since): None."""
+        older session mined late, against a correction made since), nor when the user corrected it by hand and
+        not they but the assistant says it again: None."""
         replacements = [self.store.get(head) for head in self.current_heads(memory.id)]
         if any((replacement.valid_from or "") > new.ts for replacement in replacements):
+            return None
+        if (new.role != "user" or new.source != "mined") and any(r.source == "manual" for r in replacements):
             return None
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for replacement in replacements:
