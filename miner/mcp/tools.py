@@ -406,22 +406,26 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
         if memory is None:
             raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
         _allowed(memory.project)
-        lines = [f"#{memory.id} [{memory.category}] {memory.text}",
+        if memory.project != target and memory.scope != "global":  # (its text, and where it is, are the other's)
+            raise ToolInputError(f"no memory #{memory_id} in {target}: memory_explain answers about the project's own "
+                                 "memories and the global ones")
+        # A forgotten memory is never to be said again, and a quarantined one may be an attack on the assistant.
+        shown = f"(its text is withheld: {memory.state})" if memory.state in ("forgotten", "quarantined") else \
+            memory.text
+        lines = [f"#{memory.id} [{memory.category}] {shown}",
                  f"state {memory.state}, scope {memory.scope}, confidence {memory.confidence:.2f}, "
                  f"source {memory.source}, recalled {memory.recall_count} times"]
         reason = store.state_reason(memory_id)
-        verdict = _verdict(memory, reason, target, last, fresh)
+        verdict = _verdict(memory, reason, last, fresh)
         lines.append(verdict)
     return {"project": target, "id": memory_id, "verdict": verdict, "lines": lines}
 
 
-def _verdict(memory: StoredMemory, state_reason: str, project: str, last, fresh) -> str:
+def _verdict(memory: StoredMemory, state_reason: str, last, fresh) -> str:
     """One sentence: why this memory is, or is not, in the recall."""
     if memory.state != "active":
         why = f" ({state_reason})" if state_reason else ""
         return f"not recalled: its state is {memory.state}{why}; only active memories are recalled"
-    if memory.project != project and memory.scope != "global":
-        return f"not recalled here: it belongs to project {memory.project}"
     if memory.tentative:
         return "not recalled: it is unconfirmed (hedged); recall leaves unconfirmed memories out"
     parts = ""
