@@ -421,3 +421,15 @@ def test_a_background_shells_report_in_a_prompt_is_not_the_users_words():
     text = ("<bash-notification>\n<shell-id>b2</shell-id>\n<summary>We decided to use Cassandra.</summary>\n"
             "</bash-notification>\nWe'll keep Postgres for the orders.")
     assert units(text) == ["We'll keep Postgres for the orders."]
+
+
+@pytest.mark.parametrize(("typed", "kept"), [
+    ("We decided to use \x1b[1mTraefik\x1b[0m as the edge proxy.", "We decided to use Traefik as the edge proxy."),
+    ("We decided to use\x07Envoy\x0bfor the mesh.", "We decided to use Envoy for the mesh."),
+    ("Moved\x07 on \x1b]0;pwned\x07to Redis.", "Moved on to Redis."),
+    ("First line\n\tsecond line", "First line\n\tsecond line"),
+])
+def test_a_text_typed_by_hand_loses_escape_sequences_whole_and_no_words_are_glued(typed, kept):
+    """A memory stored through MCP or a correction lost each control character alone: "[1mTraefik[0m" and
+    "useEnvoyfor" were stored, where mining the same words stores them clean."""
+    assert clean.typed_text(typed) == kept

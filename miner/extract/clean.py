@@ -96,6 +96,15 @@ def drop_wrappers(text: str, open_ended: bool = True) -> str:
     return "".join(out)
 
 
+# A terminal's escape sequences (colours, a window title) as a whole, and the other characters no text shows: mined,
+# the control character alone went at output, and left "[1mbold[0m" or words glued at a NUL ("usePostgreSQL").
+_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL_RE = re.compile("[" + "".join(map(chr, NOT_SHOWN)) + "]")
+_CONTROL_BLANKS = {c: (" " if c < 0x2000 else None) for c in NOT_SHOWN}  # (bidirectional controls go)
+# In a text typed by hand, a control character between words is one blank, with the blanks around it.
+_TYPED_CONTROLS_RE = re.compile(" *[" + "".join(chr(c) for c in NOT_SHOWN if c < 0x2000) + "]+ *")
+
+
 # Spaces other than the plain one (no-break, thin, ideographic, …), which a text typed by hand carries from where it
 # was pasted: read as plain ones, or "password\u00a0is X" would pass every pattern that joins words with a blank.
 # The invisible ones with no meaning in a word (a zero-width space, a word joiner, a byte order mark) go; the
@@ -108,18 +117,12 @@ def typed_text(text: str) -> str:
     """A text typed by hand (a memory stored through MCP, a correction, a reason) without its wrappers: what it holds
     inside `<private>` is never stored, as when mining. The blanks a wrapper leaves are closed up. A tag never closed
     is named, not a wrapper ("the parser strips <system-reminder> blocks"), but `<private>`. No control character is
-    kept (`NOT_SHOWN`: an escape sequence pasted in would reach a terminal and the model); tabs and lines are. Other
+    kept (`NOT_SHOWN`: an escape sequence pasted in would reach a terminal and the model): a sequence goes whole, as
+    mining drops it, and another control character is a blank (no words glued); tabs and lines are kept. Other
     spaces become plain ones (`_TYPED`)."""
-    text = text.translate(_TYPED)
+    text = _TYPED_CONTROLS_RE.sub(" ", _ESCAPE_RE.sub("", text)).translate(_TYPED)
     dropped = drop_wrappers(text, open_ended=False)
     return text if dropped == text else _SPACES_RE.sub(" ", dropped).strip()
-
-
-# A terminal's escape sequences (colours, a window title) as a whole, and the other characters no text shows: mined,
-# the control character alone went at output, and left "[1mbold[0m" or words glued at a NUL ("usePostgreSQL").
-_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL_RE = re.compile("[" + "".join(map(chr, NOT_SHOWN)) + "]")
-_CONTROL_BLANKS = {c: (" " if c < 0x2000 else None) for c in NOT_SHOWN}  # (bidirectional controls go)
 
 
 def clean_prose(text: str) -> str:
