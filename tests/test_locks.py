@@ -78,6 +78,8 @@ def test_checkpoint_requests_round_trip():
     locks.request_checkpoint("/other.jsonl", "session-c", "")
     taken = locks.take_checkpoint_requests(TRANSCRIPT)
     assert sorted(r["session_id"] for r in taken) == ["session-a", "session-b"]
+    for request in taken:  # written
+        locks.checkpoint_request_done(request)
     assert locks.take_checkpoint_requests(TRANSCRIPT) == []
     assert [r["session_id"] for r in locks.take_checkpoint_requests("/other.jsonl")] == ["session-c"]
 
@@ -175,6 +177,33 @@ def test_checkpoint_requests_are_served_after_the_pass(claude_dir, monkeypatch):
     assert order == ["mine", "checkpoint"]
     # The session was never mined (fake miner): its project comes from the cwd of the request.
     assert body["project"] == "/work/shop" and body["task"] == ["Ship the parser today."]
+
+
+def test_a_checkpoint_request_whose_write_failed_is_served_by_the_next_miner(claude_dir):
+    """The request file was removed as it was taken: a store locked past the wait (or full, or a miner killed before
+    the write) lost the session's last checkpoint for good, and the next session was told an older state."""
+    import sqlite3
+
+    transcript = claude_dir / "projects" / "-work-shop" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": "/work/shop",
+                                      "message": {"role": "user", "content": "Ship the parser today."}}) + "\n")
+    locks.request_checkpoint(str(transcript), "s1", "/work/shop")
+    with Store() as store:
+        store.lock_wait_s = 0.2
+        holder = sqlite3.connect(store.path, timeout=0)
+        holder.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the miner waits
+        try:
+            assert passes.mine_locked(FakeMiner(), str(transcript), store=store)
+        finally:
+            holder.rollback()
+            holder.close()
+        assert store.checkpoint("s1") is None
+        assert [r["session_id"] for r in locks.take_checkpoint_requests(str(transcript))] == ["s1"]  # left, not lost
+        store.lock_wait_s = 5.0
+        assert passes.mine_locked(FakeMiner(), str(transcript), store=store)  # the next miner of the transcript
+        assert store.checkpoint("s1")["task"] == ["Ship the parser today."]
+    assert locks.take_checkpoint_requests(str(transcript)) == []
 
 
 def test_worker_command_line_checks_its_arguments(capsys):

@@ -159,33 +159,58 @@ def request_checkpoint(transcript: str, session_id: str, cwd: str, compact_block
     return path
 
 
+TAKEN = ".taken"  # a request being served: removed once its checkpoint is written (`checkpoint_request_done`)
+
+
 def take_checkpoint_requests(transcript: str) -> list[dict]:
-    """The checkpoint requests waiting for this transcript (removed as they are taken)."""
+    """The checkpoint requests waiting for this transcript, each marked as taken (its file renamed), not removed: a
+    miner that fails to write the checkpoint, or dies first, leaves it to the next one. Requests are served under the
+    transcript's lock, so one still marked taken when the lock is taken again was left by a miner that failed."""
     import json
 
     folder = _locks_dir()
     prefix = paths.file_stem(transcript) + "."
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".checkpoint")]
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith((".checkpoint", TAKEN))]
     except FileNotFoundError:
         return []
-    requests = []
-    for name in sorted(names):
+    requests: dict[str, dict] = {}
+    for name in sorted(names, key=lambda n: not n.endswith(TAKEN)):  # a new request after a left one
         path = os.path.join(folder, name)
+        taken = path if name.endswith(TAKEN) else path + TAKEN
         try:
             with open(path, encoding="utf-8") as handle:
                 raw = handle.read()
-            os.unlink(path)
+            if path != taken:
+                os.replace(path, taken)
         except OSError:
             continue  # another miner took it
         try:
             body = json.loads(raw)
         except ValueError:
+            _unlink(taken)
             continue
         if isinstance(body, dict) and isinstance(body.get("session_id"), str) and body["session_id"]:
-            requests.append({"session_id": body["session_id"], "cwd": str(body.get("cwd") or ""),
-                             "compact_block": body.get("compact_block") is True})
-    return requests
+            before = requests.get(body["session_id"], {})
+            requests[body["session_id"]] = {
+                "session_id": body["session_id"], "cwd": str(body.get("cwd") or before.get("cwd") or ""),
+                "compact_block": body.get("compact_block") is True or before.get("compact_block") is True,
+                "file": taken}
+        else:
+            _unlink(taken)
+    return list(requests.values())
+
+
+def checkpoint_request_done(request: dict) -> None:
+    """The request's checkpoint is written (or never can be): it is not served again."""
+    _unlink(request.get("file") or "")
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def start_waiting(transcript: str, session_id: str) -> None:

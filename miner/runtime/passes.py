@@ -96,14 +96,18 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
         session_id = request["session_id"]
         try:
             fallback = paths.project_root(request.get("cwd") or "") if request.get("cwd") else ""
-            project = session_project(store, session_id, fallback)
+            try:
+                project = session_project(store, session_id, fallback)
+                if project:
+                    write_checkpoint(store, session_id, project, transcript)
+            except FileNotFoundError:
+                project = ""  # the transcript is gone: no session there goes on
+            except Exception as exc:  # noqa: BLE001 - a busy or full store: the request stays, for the next miner
+                note(f"checkpoint of {session_id} not written, left for the next miner: {type(exc).__name__}: {exc}")
+                continue
+            locks.checkpoint_request_done(request)
             if not project:
                 note(f"no project known for session {session_id}: checkpoint not written")
-                continue
-            try:
-                write_checkpoint(store, session_id, project, transcript)
-            except (OSError, ValueError) as exc:
-                note(f"checkpoint of {session_id} not written: {exc}")
                 continue
             if request.get("compact_block"):
                 blocks.append((session_id, project))
