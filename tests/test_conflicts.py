@@ -221,7 +221,8 @@ def test_recall_notes_what_the_current_memory_replaced(store, deduper):
 
 def test_an_older_statement_mined_later_is_stored_already_closed(store, deduper):
     newer = add(store, deduper, "Use PostgreSQL for the database.", 5, subject="database", value="PostgreSQL")
-    older = add(store, deduper, "Use MySQL for the database.", 2, subject="database", value="MySQL")  # a backfill
+    older = add(store, deduper, "Use MySQL for the database.", 2, subject="database", value="MySQL",
+                session_id="s0", transcript="/older.jsonl")  # a backfill of an older session
     assert older.superseded_by == newer.memory_id
     assert store.get(older.memory_id).state == "superseded" and store.get(newer.memory_id).state == "active"
     assert store.get(older.memory_id).valid_to == "2026-01-05T00:00:00Z"
@@ -344,6 +345,21 @@ def test_a_backfill_of_an_older_session_after_a_newer_one_ends_in_the_same_state
     miner.mine_file(old.path)  # the backfill comes later
     assert states(store) == {"Actually, switch to PostgreSQL for the main database.": "active",
                              "We'll use MySQL for the main database.": "superseded"}
+
+
+def test_in_one_session_a_change_of_mind_later_in_the_file_supersedes_whatever_its_clock_says(tmp_path,
+                                                                                               sqlite_store, miner):
+    """The machine's clock stepped back an hour between two lines of one session: the later line was taken for a
+    backfill of something said earlier, and both decisions stayed current."""
+    store = sqlite_store
+    session = Session(tmp_path / "s.jsonl", cwd="/work/shop", start="2026-02-01T10:00:00")
+    session.user("Let's use Postgres for the job queue.", timestamp="2026-02-01T10:00:00.000Z")
+    session.user("Let's switch the job queue to Redis instead of Postgres.", timestamp="2026-02-01T09:00:00.000Z")
+    miner.mine_file(session.path)
+    assert states(store) == {"Let's switch the job queue to Redis instead of Postgres.": "active",
+                             "Let's use Postgres for the job queue.": "superseded"}
+    closed = store.db.execute("SELECT valid_from, valid_to FROM memories WHERE state = 'superseded'").fetchone()
+    assert closed[1] >= closed[0]  # it ends no earlier than it began
 
 
 # --- scoring against the gold's `supersedes` -------------------------------------------------------------

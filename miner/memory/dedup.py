@@ -213,7 +213,9 @@ class Deduper:
         superseded: list[int] = []
         for memory in current.values():
             old = _statement(memory)
-            if new.ts and old.ts and new.ts < old.ts:
+            # In one transcript of one session, the order of the file is the order said, whatever a clock says.
+            later_in_file = memory.session_id == new.session_id and memory.transcript == new.transcript != ""
+            if new.ts and old.ts and new.ts < old.ts and not later_in_file:
                 # Said before what is stored (a backfill of an older session): the stored one wins.
                 found = self.comparer.supersedes(old, statement)
                 if found and not self.comparer.is_duplicate(old, statement):
@@ -222,7 +224,8 @@ class Deduper:
                 continue
             found = self.comparer.supersedes(statement, old)
             if found and len(superseded) < MAX_SUPERSEDED:
-                self.store.supersede(memory_id, memory.id, found.reason, found.was, at=new.ts)
+                when = max(new.ts, old.ts) if later_in_file and new.ts and old.ts else new.ts  # (never before it)
+                self.store.supersede(memory_id, memory.id, found.reason, found.was, at=when)
                 superseded.append(memory.id)
         return superseded, None
 
