@@ -206,6 +206,30 @@ def test_a_checkpoint_request_whose_write_failed_is_served_by_the_next_miner(cla
     assert locks.take_checkpoint_requests(str(transcript)) == []
 
 
+def test_a_failure_that_repeats_is_said_once_until_an_attempt_works(capsys, monkeypatch):
+    """On a full disk the watcher printed the whole traceback at every attempt (each debounce, for as long as the
+    disk stayed full); the README says it says so once and goes on."""
+    import errno
+
+    monkeypatch.setattr(passes, "_failure", [""])  # (what this process said before)
+
+    outcome = [OSError(errno.ENOSPC, "database or disk is full")]
+
+    class Full:
+        def mine_file(self, transcript):
+            if outcome[0] is not None:
+                raise outcome[0]
+
+    for _ in range(3):
+        assert passes.mine_locked(Full(), TRANSCRIPT)
+    assert capsys.readouterr().err.count("database or disk is full") == 1
+    outcome[0] = None
+    assert passes.mine_locked(Full(), TRANSCRIPT)  # space was freed
+    outcome[0] = OSError(errno.ENOSPC, "database or disk is full")
+    assert passes.mine_locked(Full(), TRANSCRIPT)
+    assert capsys.readouterr().err.count("Traceback") == 1  # full again: said again, once
+
+
 def test_worker_command_line_checks_its_arguments(capsys):
     with pytest.raises(SystemExit):
         worker.parse_args(["mine", "--checkpoint", "s1", "a.jsonl", "b.jsonl"])

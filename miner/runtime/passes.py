@@ -117,6 +117,9 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
     return blocks
 
 
+_failure = [""]  # what the last failed attempt to mine said, until one works
+
+
 def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None = None,
                 store: Store | None = None, on_checkpoint: Callable[[str, str], None] | None = None) -> bool:
     """Mine `transcript` until no pass is pending. False when another miner has it.
@@ -139,10 +142,14 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                 locks.take_pending(transcript)
                 try:
                     miner.mine_file(transcript)
+                    _failure[0] = ""
                 except FileNotFoundError:
                     note(f"{transcript} is gone")
-                except Exception:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
-                    note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+                except Exception as exc:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
+                    said = f"{type(exc).__name__}: {exc}"
+                    if said != _failure[0]:  # (a full disk fails every attempt alike: said once, until one works)
+                        note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+                    _failure[0] = said
                 if not locks.is_pending(transcript):
                     break
             requests = locks.take_checkpoint_requests(transcript)
