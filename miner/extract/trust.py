@@ -22,6 +22,42 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|the\s+user['’]?s\s+)*"
         r"(?:previous|prior|above|earlier|preceding|existing|original|system)\s+"
         r"(?:instructions?|prompts?|messages?|rules?|context|guidelines?|directions?|requests?)", re.IGNORECASE)),
+    # The same in the other languages the miner reads: "ignore (all) previous instructions", as an order.
+    ("overrides earlier instructions", re.compile(
+        r"(?:忽略|无视|忽視|無視|忘记|忘記)(?:掉)?(?:你)?(?:之前|以前|先前|前面|上面|上述|此前|所有|全部|一切)+的?"
+        r"(?:所有|全部|一切)?的?(?:指令|指示|说明|說明|规则|規則|提示|要求|命令)"
+        r"|(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|ルール|指令|プロンプト)を(?:すべて|全て)?(?:無視|忘れ)"
+        r"|(?:이전|앞의|위의|기존|지금까지)(?:의)?\s*(?:모든\s*)?(?:지시|명령|지침|규칙|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?"
+        r"(?:무시|잊)"
+        r"|\b(?:ignor(?:ez|e|er|a|ar|ate|iere|ieren)|oubliez|olvida|vergiss|dimentica)\s+(?:(?:toutes|todas|todos|alle|"
+        r"tutte|tutti)\s+)?(?:les|las|los|as|os|die|le|gli)?\s*(?:instructions|instrucciones|instruções|anweisungen|"
+        r"istruzioni|consignes|indicaciones|regeln|reglas|règles)\s+(?:précédentes|antérieures|anteriores|previas|"
+        r"vorherigen|bisherigen|precedenti)"
+        r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:die\s+)?(?:vorherigen|bisherigen|"
+        r"früheren|obigen)\s+(?:anweisungen|instruktionen|regeln|befehle)"
+        r"|\b(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые|"
+        r"вышеуказанные)\s+(?:инструкции|указания|правила|команды)", re.IGNORECASE)),
+    ("overrides earlier instructions", re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
+        r"(?:previous|prior|above|earlier|preceding|existing|original|system)\s+(?:guidance|orders|commands|"
+        r"constraints|restrictions|policies|polic(?:y|ies)|safeguards)", re.IGNORECASE)),
+    ("sends secrets out", re.compile(
+        r"\b(?:send|upload|post|forward|exfiltrate|leak|transmit|paste|email|copy)\s+(?:(?:the|all|your|its|any|"
+        r"full|every|our)\s+)*(?:contents?\s+of\s+(?:the\s+)?)?(?:\.env\b|env\s+files?|credentials|secrets?|"
+        r"api\s+keys?|ssh\s+keys?|private\s+keys?|tokens?|passwords?|~/\.aws|~/\.ssh|id_rsa|diffs?)"
+        r"[^.\n]{0,80}?\b(?:to|into|at)\s+(?:https?://|ftp://|\S+\.(?:com|net|org|io|example|xyz|ru|cn)\b|pastebin)"
+        r"|\b(?:print|show|reveal|output|dump|display|echo|cat)\s+(?:(?:the|all|full|entire|whole)\s+)*"
+        r"(?:contents?\s+of\s+(?:the\s+)?)?(?:\.env\b|~/\.aws/credentials|~/\.ssh|id_rsa|credentials\s+file)"
+        r"[^.\n]{0,40}?\b(?:to|in|into)\s+(?:the\s+)?(?:chat|conversation|response|reply|answer)\b"
+        r"|\bwhen\s+asked\s+(?:about|for)\s+(?:credentials|secrets?|passwords?|keys?|tokens?)\b", re.IGNORECASE)),
+    ("turns the safeguards off", re.compile(
+        r"\b(?:disable|turn\s+off|switch\s+off|bypass|ignore|skip)\s+(?:(?:all|the|your|its|any)\s+)*"
+        r"(?:safety|security|permission|confirmation)\s+(?:checks?|prompts?|guards?|guardrails?|filters?|measures|"
+        r"restrictions|rules|mechanisms?)\b[^.\n]{0,40}?\b(?:permanently|for\s+(?:this|every|all)|from\s+now)"
+        r"|\b(?:never|don['’]t|do\s+not)\s+ask\s+(?:the\s+user\s+)?(?:for\s+)?(?:confirmation|permission|approval)"
+        r"\s+before\s+(?:force[- ]pushing|deleting|removing|dropping|wiping|running|executing|pushing)", re.IGNORECASE)),
+    ("addressed to the assistant", re.compile(
+        r"\b(?:important|urgent|critical)\s+system\s+(?:notice|message|update|alert|instruction)s?\b", re.IGNORECASE)),
     ("claims the user's permission", re.compile(
         r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:explicitly\s+|already\s+)?(?:authori[sz]ed|approved|allowed|"
         r"permitted|granted|consented)\b", re.IGNORECASE)),
