@@ -404,6 +404,24 @@ def test_a_standing_step_or_a_question_is_not_work_put_off(tmp_path, pipeline, t
     assert all(rule != "any.todo.deferred-need" for _, _, rule in kept), kept
 
 
+def test_a_users_rule_decides_before_a_shipped_rule_that_fires_too(tmp_path, pipeline):
+    """Both rules fired and the shipped one, of higher confidence, gave the memory its category and subject: the
+    user's rule, written for exactly this, lost unless they raised its confidence."""
+    rules_file = tmp_path / "mine.yaml"
+    rules_file.write_text("rules:\n  - id: my.fact.host\n    category: fact\n    roles: [user, assistant]\n"
+                          "    subject: hosting provider\n"
+                          "    patterns: ['(?i)\\bwe deploy to (?P<value>[\\w.-]+)']\n")
+    text = "We deploy to Fly.io from the main branch."
+    shipped = rules_mod.load_rules(rules_mod.default_rule_files())
+    assert [hit.rule.id for hit in shipped.match(text, "user", ("en",))]  # a shipped rule fires on it too
+    ruleset = rules_mod.load_rules([*rules_mod.default_rule_files(), rules_file])
+    assert ruleset.match(text, "user", ("en",))[0].rule.id == "my.fact.host"
+    kept = mine(tmp_path / "a", pipeline, False, [("user", text)], ruleset=ruleset)
+    assert [(category, rule) for _, category, rule in kept] == [("fact", "my.fact.host")], kept
+    with Store(tmp_path / "a" / "m.db") as store:
+        assert store.list_memories(limit=1)[0].subject == "hosting provider"
+
+
 def test_a_busy_session_yields_a_memory_in_the_users_words(tmp_path, pipeline, model):
     prompts = ["The staging database is restored from the nightly dump every morning.",
                "Can you look at the failing job?", "ok", "Now try the other branch please.",

@@ -244,7 +244,7 @@ def _plain_hits(ruleset, text, role, langs, bold_off=False):
         found = next((m for m in (p.search(text) for p in rule.patterns) if m), None)
         if found and not any(u.search(text) for u in rule.unless):
             hits.append((rule.id, found.span(), found.groupdict()))
-    hits.sort(key=lambda h: -ruleset.get(h[0]).confidence)
+    hits.sort(key=lambda h: (not ruleset.get(h[0]).own, -ruleset.get(h[0]).confidence))
     if not hits and not bold_off and "**" in text:
         return _plain_hits(ruleset, text.replace("**", ""), role, langs, bold_off=True)
     return hits

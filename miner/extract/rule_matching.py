@@ -39,6 +39,7 @@ class Rule:
     line: int = 0
     description: str = ""
     effect: str = "keep"
+    own: bool = False  # the user's (or the project's) rule: it decides before any shipped rule that fires too
     # Per pattern, the literal requirements every match meets (each a set of lower-cased strings one of which
     # the text contains); per rule, the literals one of which any match of any pattern contains (None: unknown).
     required: tuple[tuple[frozenset[str], ...], ...] = ()
@@ -205,7 +206,7 @@ class Matcher:
         self._recent: dict[str, tuple[Hit, ...]] = {}
 
     def match(self, text: str) -> list[Hit]:
-        """Every rule that fires on `text`, best confidence first."""
+        """Every rule that fires on `text`: the user's first, then the shipped ones; each best confidence first."""
         hits = self._recent.get(text)
         if hits is None:
             if len(self._recent) >= RECENT_TEXTS:
@@ -221,7 +222,7 @@ class Matcher:
             found = rule.search_present(text, present)
             if found:
                 hits.append(Hit(rule, found))
-        hits.sort(key=lambda h: -h.rule.confidence)
+        hits.sort(key=lambda h: (not h.rule.own, -h.rule.confidence))
         return hits
 
     def _candidates(self, present: frozenset[str]) -> list[int]:
@@ -254,7 +255,7 @@ class RuleSet:
     _matchers: dict[tuple[str, tuple[str, ...]], Matcher] = field(default_factory=dict, repr=False)
 
     def match(self, text: str, role: str, langs: Iterable[str]) -> list[Hit]:
-        """Every rule that fires on `text`, best confidence first.
+        """Every rule that fires on `text`: the user's first, then the shipped ones; each best confidence first.
 
         The same hits, in the same order, as `Rule.search` on every rule that
         applies to `role` and `langs`, only faster (see `Matcher`), on the text as the rules read it

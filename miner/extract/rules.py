@@ -16,6 +16,7 @@ pattern's parse tells (its literals, whether it is safe) `regex_analysis`'s.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -362,15 +363,18 @@ def load_file_cached(path: Path | str) -> tuple[list[Rule], set[str]]:
 
 
 def load_rules(files: Iterable[Path | str]) -> RuleSet:
-    """Merge rule files in order: later ids override earlier ones, `disable` removes."""
+    """Merge rule files in order: later ids override earlier ones, `disable` removes. A rule of a file that is not
+    shipped is the user's (`Rule.own`): where it fires, it decides before the shipped ones."""
     by_id: dict[str, Rule] = {}
     disabled: set[str] = set()
     names = []
+    shipped = default_rules_dir()
     for path in files:
         rules, off = load_file_cached(path)
         names.append(str(path))
+        own = Path(path).parent != shipped
         for rule in rules:
-            by_id[rule.id] = rule
+            by_id[rule.id] = dataclasses.replace(rule, own=True) if own else rule
             disabled.discard(rule.id)
         disabled |= off
     rules = [r for rid, r in by_id.items() if rid not in disabled]
