@@ -283,16 +283,16 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
         said = [] if no_archive else store.search_archive(query, project=where, limit=limit, forms=forms)
     # a unit that says what a memory listed says is not listed again
     said = said_beyond([unit for unit, _ in said], [memory.text for memory, _ in hits])
-    expanded = [term for term, found in forms.items() if found]
-    if expanded:  # why a line may hold none of the query's words
-        click.echo(f"(also searched for in other languages, from the glossary: {', '.join(expanded)})")
+    added = list(dict.fromkeys(member[0] for found in forms.values() for member in found))
+    if added:  # why a line may hold none of the query's words
+        click.echo(f"(also searched for, from the glossary: {', '.join(added[:12])}{', …' if len(added) > 12 else ''})")
     for memory, _ in hits:
         state = "" if memory.state == "active" else f" [{memory.state}]"
         click.echo(f"{memory.id:>6}  {memory.category:<10} {memory.last_seen[:10]}  {memory.text}{state}")
     if not hits:
         click.echo("No memories match." + ("" if all_states else " (`--all` also searches cold and closed ones.)"))
     if said:
-        click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} units):")
+        click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} unit{'' if len(said) == 1 else 's'}):")
     for unit in said:
         text = " ".join(unit.text.split())
         click.echo(f"  {unit.ts[:10]}  {unit.role:<9} session {unit.session_id[:8]}  "
