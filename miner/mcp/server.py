@@ -142,7 +142,8 @@ def build_server(session: Session):
 
         With a query, the block also holds what was said in earlier sessions about it (the archive, after the
         memories), listed in `said`. query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000
-        (default 2% of the context window). project: another project directory to read (default: this one).
+        (default 2% of the context window; the block never exceeds `max_block_chars`, 9,800 characters by default, as
+        the hook's does). project: another project directory to read (default: this one).
         """
         return call(mcp_tools.recall, query, budget, project)
 
