@@ -909,6 +909,13 @@ def test_a_process_that_runs_for_long_hides_a_kind_added_while_it_runs(isolated_
     ("secrets:\n  - kind: slow\n    pattern: '(\\w+\\s*)*$'\n", "nests an unbounded repeat"),
     ("secrets:\n  - kind: ex\n    pattern: 'abc'\n    examples: {match: ['xyz']}\n", "should match but does not"),
     ("secrets:\n  - kind: ex\n    paterns: 'abc'\n", "needs `kind` and `pattern`"),
+    # What was taken, or said without where or what to do:
+    ("secrets:\n  - kind: ex\n    paterns: 'abc'\n", "unknown key(s) paterns (did you mean `pattern`?)"),
+    ("secrets:\n  - kind: ex\n    pattern: a: b\n", "secrets.yaml:3: not valid YAML"),
+    ("secrets:\n  - kind: ex\n    pattern: 'abc'\n    pattern: 'xyz'\n", ":4: key 'pattern' is given twice"),
+    ("secrets:\n  - kind: ex\n    pattern: 'abc'\n    ignore_case: 'no'\n", "`ignore_case` must be true or false"),
+    ("secrets:\n  - kind: ex\n    pattern: 'abc'\n    description: [a, b]\n", "`description` must be a string"),
+    ("secrets:\n  kind: ex\n  pattern: 'abc'\n", "`secrets` must be a list, each item a mapping"),
 ])
 def test_a_broken_secrets_file_is_one_clear_line(tmp_path, body, message):
     path = tmp_path / "secrets.yaml"

@@ -227,8 +227,7 @@ def rules_trust(project: str | None, revoke: bool) -> None:
     except rules_mod.RuleError as exc:
         raise click.ClickException(f"{exc}; nothing trusted") from None
     rules_mod.trust(path, paths.config_dir())
-    click.echo(f"{path} trusted as it is now: {len(rules)} rule{'' if len(rules) == 1 else 's'}, "
-               f"{len(disabled)} disabled")
+    click.echo(f"{path} trusted as it is now: {len(rules)} rules, {len(disabled)} disabled")
     for rule in rules:
         where = "  (global: recalled in every project)" if rule.scope == "global" else ""
         click.echo(f"  {rule.id:<44} {rule.category:<10} {','.join(rule.roles)}{where}")

@@ -109,11 +109,13 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     if not isinstance(raw, dict):
         raise _fail(source, line, "", "each rule must be a mapping")
     rule_id = raw.get("id")
+    if rule_id is not None and not isinstance(rule_id, str):
+        raise _fail(source, line, "", f"`id` must be a string (put {rule_id!r} in quotes, or a word before it)")
     if not isinstance(rule_id, str) or not rule_id.strip():
         raise _fail(source, line, "", "a rule needs an `id`")
     unknown = set(raw) - RULE_KEYS
     if unknown:
-        raise _fail(source, line, rule_id, f"unknown key(s) {', '.join(sorted(unknown))}")
+        raise _fail(source, line, rule_id, unknown_keys(unknown, RULE_KEYS))
     effect = raw.get("effect", "keep")
     if effect not in EFFECTS:
         raise _fail(source, line, rule_id, f"`effect` must be one of {', '.join(EFFECTS)}")
@@ -142,6 +144,8 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     subject = raw.get("subject", "")
     if not isinstance(subject, str):
         raise _fail(source, line, rule_id, "`subject` must be a string")
+    if not isinstance(raw.get("description", ""), str):
+        raise _fail(source, line, rule_id, "`description` must be a string")
     examples = raw.get("examples") or {}
     if not isinstance(examples, dict) or set(examples) - {"match", "no_match"}:
         raise _fail(source, line, rule_id, "`examples` must have only `match` and `no_match` lists")
@@ -171,6 +175,34 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
         description=str(raw.get("description", "")),
         effect=effect,
     )
+
+
+def unknown_keys(unknown: set, known: Iterable[str]) -> str:
+    """What is said of unknown keys: each, with the closest known key when there is one ("did you mean …?")."""
+    import difflib
+
+    said = []
+    for key in sorted(map(str, unknown)):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        said.append(f"{key} (did you mean `{close[0]}`?)" if close else key)
+    return f"unknown key(s) {', '.join(said)}"
+
+
+def read_tree(text: str, source: str) -> tuple[Any, Any]:
+    """(the data, the node tree that gives its line numbers) of a YAML text, in one parse, checked by `_check_tree`.
+    Raises `RuleError` for a YAML error, an alias or a key given twice, naming the file and the line."""
+    try:
+        loader = YAML_LOADER(text)
+        try:
+            node = loader.get_single_node()
+            _check_tree(node, source)
+            return (loader.construct_document(node) if node is not None else None), node
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 0
+        raise _fail(source, line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
 
 
 def _check_tree(node: yaml.Node | None, source: str) -> None:
@@ -203,34 +235,23 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8") if text is None else text
-        # One parse: the node tree gives line numbers, the same tree gives the data.
-        loader = YAML_LOADER(text)
-        try:
-            node = loader.get_single_node()
-            _check_tree(node, source)
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
     except OSError as exc:
         raise _fail(source, 0, "", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise _fail(source, 0, "", f"not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 0
-        raise _fail(source, line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    data, node = read_tree(text, source)
     if data is None:
         return [], set()
     if not isinstance(data, dict):
         raise _fail(source, 1, "", "a rule file must be a mapping with `rules:` and/or `disable:`")
     unknown = set(data) - {"rules", "disable", "lang", "version"}
     if unknown:
-        raise _fail(source, 1, "", f"unknown top-level key(s) {', '.join(sorted(unknown))}")
+        raise _fail(source, 1, "", "top-level " + unknown_keys(unknown, ("rules", "disable", "lang", "version")))
     default_lang = data.get("lang", "any")
     raw_rules = data.get("rules") or []
     if not isinstance(raw_rules, list):
         raise _fail(source, 1, "", "`rules` must be a list")
-    lines = _item_lines(node, "rules")
+    lines = item_lines(node, "rules")
     rules = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_rules):
@@ -246,7 +267,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     return rules, set(disabled)
 
 
-def _item_lines(node: Any, key: str) -> list[int]:
+def item_lines(node: Any, key: str) -> list[int]:
     """1-based line of each item of the top-level list `key`."""
     if not isinstance(node, yaml.MappingNode):
         return []

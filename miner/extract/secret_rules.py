@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from ..paths import config_dir
 from .regex_analysis import empty_match, posix_class, unsafe_repeat
-from .rules import YAML_LOADER, default_rules_dir
+from .rules import RuleError, default_rules_dir, read_tree, unknown_keys
 
 _KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
+KEYS = frozenset({"kind", "pattern", "ignore_case", "description", "examples"})
 
 
 class SecretRuleError(ValueError):
@@ -42,28 +41,36 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
     """
     source = str(path)
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8") if text is None else text, Loader=YAML_LOADER)
+        data, _ = read_tree(Path(path).read_text(encoding="utf-8") if text is None else text, source)
     except OSError as exc:
         raise SecretRuleError(f"{source}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise SecretRuleError(f"{source}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except yaml.YAMLError as exc:
-        raise SecretRuleError(f"{source}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except RuleError as exc:  # not YAML, an alias or a key given twice: the line says where
+        raise SecretRuleError(str(exc)) from None
     if data is None:
         return []
     if not isinstance(data, dict) or set(data) - {"secrets", "version"}:
         raise SecretRuleError(f"{source}: a secrets file is a mapping with a `secrets:` list")
+    if not isinstance(data.get("secrets") or [], list):
+        raise SecretRuleError(f"{source}: `secrets` must be a list, each item a mapping with `kind` and `pattern`")
     out = []
     for i, raw in enumerate(data.get("secrets") or []):
         where = f"{source}: secret #{i + 1}"
-        if not isinstance(raw, dict) or set(raw) - {"kind", "pattern", "ignore_case", "description", "examples"}:
-            raise SecretRuleError(f"{where}: needs `kind` and `pattern` (optional: ignore_case, description, examples)")
+        unknown = set(raw) - KEYS if isinstance(raw, dict) else set()
+        if not isinstance(raw, dict) or unknown:
+            raise SecretRuleError(f"{where}: needs `kind` and `pattern` (optional: ignore_case, description, examples)"
+                                  + (f"; {unknown_keys(unknown, KEYS)}" if unknown else ""))
         kind, pattern = raw.get("kind"), raw.get("pattern")
         if not isinstance(kind, str) or not _KIND_RE.match(kind):
             raise SecretRuleError(f"{where}: `kind` must be lower-case letters, digits and dashes")
         where = f"{source}: secret {kind}"
         if not isinstance(pattern, str) or not pattern:
             raise SecretRuleError(f"{where}: `pattern` must be a non-empty string")
+        if not isinstance(raw.get("ignore_case", False), bool):
+            raise SecretRuleError(f"{where}: `ignore_case` must be true or false")
+        if not isinstance(raw.get("description", ""), str):
+            raise SecretRuleError(f"{where}: `description` must be a string")
         posix = posix_class(pattern)
         if posix:
             raise SecretRuleError(f"{where}: {posix}")
