@@ -35,7 +35,7 @@ from typing import Callable
 
 from . import config as config_mod
 from . import paths
-from .memory.store import Store
+from .memory.store import Store, StoreError
 from .runtime import locks
 from .runtime.passes import mine_locked, note
 from .runtime.pending import LazyMiner, has_unmined_line
@@ -254,7 +254,12 @@ def main(argv: list[str] | None = None, miner_factory: Callable | None = None) -
     def on_checkpoint(session_id: str, project: str) -> None:
         compact.append((session_id, project))
 
-    with Store() as store:
+    try:
+        store = Store()
+    except (StoreError, sqlite3.Error) as exc:  # damaged, not a store, locked past the wait: one line, not a trace
+        note(f"nothing mined: {exc}")
+        return 2
+    with store:
         repair_if_needed(store)
         miner = (miner_factory or LazyMiner)(store, config)
         if args.command == "mine":

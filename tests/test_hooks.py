@@ -1265,6 +1265,7 @@ def test_a_worker_that_cannot_open_the_store_still_removes_the_recall_file_it_wa
     done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", f"--recall-file={record_file}", "--",
                            str(tmp_path)], capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert done.returncode != 0 and "not a database" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr  # one line in worker.log
     assert not os.path.exists(record_file)
 
 
