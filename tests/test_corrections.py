@@ -161,6 +161,19 @@ def test_the_wording_a_correction_replaced_is_not_said_again_by_the_archive_nor_
     assert "We keep the sessions table in PostgreSQL. (was: " in block, block  # the change itself is shown
 
 
+def test_a_correction_to_what_another_memory_of_another_subject_says_shows_the_old_text_not_its_value(store):
+    """Corrected to the words of a memory on the database, the deploy decision's replacement was shown
+    "(was: Fly.io)": a database decision that never was Fly.io."""
+    deploy = add(store, "We decided to deploy the billing service to Fly.io.", 1, subject="deploy target",
+                 value="Fly.io")
+    database = add(store, "We decided to use PostgreSQL for the billing service.", 2, subject="database",
+                   value="PostgreSQL")
+    change = corrections.correct(store, deploy, "We decided to use PostgreSQL for the billing service.")
+    assert change.new_id == database
+    block = recalled(store)
+    assert "(was: Fly.io)" not in block and "(was: We decided to deploy the billing service to Fly.io)" in block
+
+
 def test_a_correction_and_a_reason_keep_no_control_character(store):
     """An escape sequence pasted into `miner correct` was stored as typed: every pipe of `miner list` and the evidence
     carried it (MCP's store and correct dropped them already). Lines and tabs stay for the redaction to read."""

@@ -171,7 +171,11 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
             store.note_replacement(new_id, memory_id, note, stamp)
             lines.append(f"#{memory_id} stays forgotten, linked to #{new_id}")
         else:
-            store.supersede(new_id, memory_id, note, memory.value or short(memory.text), at=stamp)
+            # The old value, where the new text is of the same subject; else the old text ("was: Fly.io" under a
+            # decision on the database would say what it never was).
+            replaced = existing.subject if existing is not None else subject
+            was = memory.value if memory.value and replaced == memory.subject else short(memory.text)
+            store.supersede(new_id, memory_id, note, was, at=stamp)
             store.hide_archived(memory_id)  # the wording corrected away is not found again through the archive
             lines.append(f"#{memory_id} stays quarantined (never recalled), linked to #{new_id}"
                          if memory.state == "quarantined" else
