@@ -137,16 +137,18 @@ class MemoryQueries:
     def forgotten_texts(self, project: str) -> list[str]:
         """The texts of the memories forgotten in a project (global ones too), and of those a correction by hand
         replaced, with the words each sighting of them said (before refinement or a rewording): what a block must
-        not say again."""
-        said_wrong = """(m.state = 'forgotten' OR (m.state = 'superseded' AND EXISTS (
-                            SELECT 1 FROM links l JOIN memories n ON n.id = l.src
-                            WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual')))
-                        AND (m.project = ? OR m.scope = 'global')"""
+        not say again. (Each part is looked up through its own index: the hooks ask it at every render.)"""
+        mine = "(m.project = ? OR m.scope = 'global')"
+        corrected = """m.state = 'superseded' AND EXISTS (SELECT 1 FROM links l JOIN memories n ON n.id = l.src
+                       WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual')"""
         return [row[0] for row in self.db.execute(
-            f"""SELECT m.text FROM memories m WHERE {said_wrong}
+            f"""SELECT m.text FROM memories m WHERE m.state = 'forgotten' AND {mine}
                 UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
-                WHERE {said_wrong} AND e.text <> ''""",
-            (project, project))]
+                      WHERE m.state = 'forgotten' AND {mine} AND e.text <> ''
+                UNION SELECT m.text FROM memories m WHERE {corrected} AND {mine}
+                UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
+                      WHERE {corrected} AND {mine} AND e.text <> ''""",
+            (project,) * 4)]
 
     def state_reason(self, memory_id: int) -> str:
         """Why a memory is in its state ('' when nothing was said, or no such memory)."""
