@@ -136,3 +136,20 @@ def test_an_inner_level_gives_way_when_sqlite_already_rolled_everything_back(tmp
             with store.atomic():
                 store.bump("b")
         assert counter(store, "b") == 1
+
+
+def test_a_write_waiting_for_another_writer_is_called_off_when_asked(tmp_path, monkeypatch):
+    """`miner watch --stop` gave up after 30 s on a watcher waiting for a backfill's lock: the write waited its full
+    minute before the watcher could see that it was told to stop."""
+    path = tmp_path / "m.db"
+    with Store(path) as writer, Store(path) as waiting:
+        writer.db.execute("BEGIN IMMEDIATE")
+        sleeps = []
+        monkeypatch.setattr(store_mod.time, "sleep", sleeps.append)
+        waiting.interrupted = lambda: len(sleeps) >= 3  # told to stop while it waits
+        with pytest.raises(store_mod.StoreInterrupted, match="called off while waiting"):
+            with waiting.atomic():
+                waiting.bump("never")
+        assert len(sleeps) == 3 and not waiting.db.in_transaction
+        writer.db.execute("ROLLBACK")
+        assert counter(writer, "never") == 0

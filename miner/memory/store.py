@@ -28,7 +28,7 @@ from .store_team import TeamQueries
 TYPE_CHECKING = False  # typing costs import time on the hook path
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Iterable, Iterator
+    from typing import Any, Callable, Iterable, Iterator
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_POLL_S = 0.002  # how often a writer asks again, at first, for the write lock another process holds
@@ -51,6 +51,10 @@ class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says what to do."""
 
 
+class StoreInterrupted(StoreError):
+    """A write waiting for another process's lock was called off (`Store.interrupted`): the watcher is stopping."""
+
+
 class ReadOnlyStoreError(StoreError):
     """The database is there, but this user may not write it."""
 
@@ -65,6 +69,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
     """One connection to the memory database; writes in short IMMEDIATE transactions (`atomic()`)."""
 
     lock_wait_s = WRITE_LOCK_WAIT_S  # how long a write waits for another process's lock (a hook sets its budget)
+    interrupted: Callable[[], bool] | None = None  # asked while a write waits: True calls the write off
 
     def __init__(self, path: Path | str | None = None, readonly: bool = False, busy_ms: int = BUSY_TIMEOUT_MS):
         # `busy_ms`: how long a statement waits for another process's lock (a hook passes what is left of its time).
@@ -169,6 +174,8 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                     waited = time.monotonic() - started
                     if "locked" not in str(exc) and "busy" not in str(exc) or waited >= self.lock_wait_s:
                         raise
+                    if self.interrupted is not None and self.interrupted():
+                        raise StoreInterrupted("called off while waiting for another process's write lock") from None
                     time.sleep(LOCK_POLL_S if waited < 1.0 else 0.02)
         finally:
             self.db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")

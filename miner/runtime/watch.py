@@ -36,7 +36,7 @@ from typing import Callable
 from .. import paths
 from ..extract.transcript_files import contained_transcript, real_path_below, transcript_files
 from ..memory.records import now_iso
-from ..memory.store import Store
+from ..memory.store import Store, StoreInterrupted
 
 RESCAN_S = 30.0
 MAX_WAIT_S = 10.0  # a transcript written to without pause is still mined this often
@@ -210,6 +210,8 @@ class _Miner:
     def mine_file(self, transcript: str):
         try:
             result = self.inner.mine_file(transcript)
+        except StoreInterrupted:
+            return None  # stopping while another process held the store: nothing was written, nothing is lost
         except FileNotFoundError:
             raise  # deleted while watched: `mine_locked` notes it, not an error
         except Exception:
@@ -232,6 +234,7 @@ class Watcher:
         self.stopping = threading.Event()
         self.wake = threading.Event()  # set by what can make the loop's next step come sooner (see `run`)
         self.miner = _Miner(store, config, self.status, self.stopping.is_set)
+        store.interrupted = self.stopping.is_set  # `--stop` calls off a write waiting for a backfill's lock
         self.dirty: dict[str, tuple[float, float]] = {}  # path -> (first write not yet mined, last write)
         self.known: set[str] = set()
         self.lock = threading.Lock()
