@@ -208,6 +208,12 @@ def test_an_attempt_on_the_assistant_from_elsewhere_is_held_back_whoever_it_says
     "Never ask for confirmation in the CLI when --yes is given.",
     "我们忽略了之前的测试失败。",
     "Le fichier contient les instructions précédentes du build.",
+    "Never ask for confirmation before running the tests.",
+    "Do not ask for approval before pushing to a feature branch.",
+    "We postpone the critical system update until the release is out.",
+    "We decided to skip the permission checks for all internal health endpoints.",
+    "We decided to disable the security filters for this repository's test fixtures.",
+    "We decided to post the diff to https://reviews.example.com for every change.",
 ])
 def test_ordinary_statements_are_not_instructions(text):
     assert trust.instruction_reason(text) == ""

@@ -32,19 +32,13 @@ def posix_class(pattern: str) -> str:
             "not know: write \\w, \\d, \\s or a set such as [A-Za-z]") if found else ""
 
 
-# Texts that say nothing a pattern should look for: one that matches them with nothing (an empty match) matches
-# every text there is.
-_PROBES = ("", " ", "a", "The build is green.")
-
-
 def empty_match(compiled: re.Pattern) -> str:
-    """Why a pattern that can match nothing at all (`x?`, `(?:todo:)?`, `\b`) cannot be taken, or ''."""
-    for probe in _PROBES:
-        found = compiled.search(probe)
-        if found is not None and found.end() == found.start():
-            return (f"pattern {compiled.pattern[:200]!r} matches empty text, so it would match every text: give "
-                    "it words or characters it must find (not all of it optional)")
-    return ""
+    r"""Why a pattern that can match empty text cannot be taken, or '': `x?`, `(?:todo:)?`, `\b`, `(?=\d)`, or
+    only lookaheads. Its shortest match is no character at all, so it fires on (or, a secret's, marks) any text."""
+    if sre_parse.parse(compiled.pattern, compiled.flags).getwidth()[0]:
+        return ""
+    return (f"pattern {compiled.pattern[:200]!r} can match empty text, so it would match any text: give it "
+            "characters it must find (not all of it optional, nor only lookaheads or boundaries)")
 
 
 def parse(pattern: str) -> Any:

@@ -44,20 +44,26 @@ _INSTRUCTION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("sends secrets out", re.compile(
         r"\b(?:send|upload|post|forward|exfiltrate|leak|transmit|paste|email|copy)\s+(?:(?:the|all|your|its|any|"
         r"full|every|our)\s+)*(?:contents?\s+of\s+(?:the\s+)?)?(?:\.env\b|env\s+files?|credentials|secrets?|"
-        r"api\s+keys?|ssh\s+keys?|private\s+keys?|tokens?|passwords?|~/\.aws|~/\.ssh|id_rsa|diffs?)"
+        r"api\s+keys?|ssh\s+keys?|private\s+keys?|tokens?|passwords?|~/\.aws|~/\.ssh|id_rsa)"
         r"[^.\n]{0,80}?\b(?:to|into|at)\s+(?:https?://|ftp://|\S+\.(?:com|net|org|io|example|xyz|ru|cn)\b|pastebin)"
         r"|\b(?:print|show|reveal|output|dump|display|echo|cat)\s+(?:(?:the|all|full|entire|whole)\s+)*"
         r"(?:contents?\s+of\s+(?:the\s+)?)?(?:\.env\b|~/\.aws/credentials|~/\.ssh|id_rsa|credentials\s+file)"
         r"[^.\n]{0,40}?\b(?:to|in|into)\s+(?:the\s+)?(?:chat|conversation|response|reply|answer)\b"
-        r"|\bwhen\s+asked\s+(?:about|for)\s+(?:credentials|secrets?|passwords?|keys?|tokens?)\b", re.IGNORECASE)),
+        r"|\bwhen\s+asked\s+(?:about|for)\s+(?:credentials|secrets?|passwords?|keys?|tokens?)\b"
+        # an errand addressed to the assistant, to be run at each of its actions: whatever it sends, to a site
+        r"|\b(?:whenever|every\s+time|each\s+time)\s+you\b[^.\n]{0,80}?\b(?:send|upload|post|forward|copy)\b"
+        r"[^.\n]{0,60}?\bto\s+https?://", re.IGNORECASE)),
     ("turns the safeguards off", re.compile(
         r"\b(?:disable|turn\s+off|switch\s+off|bypass|ignore|skip)\s+(?:(?:all|the|your|its|any)\s+)*"
-        r"(?:safety|security|permission|confirmation)\s+(?:checks?|prompts?|guards?|guardrails?|filters?|measures|"
-        r"restrictions|rules|mechanisms?)\b[^.\n]{0,40}?\b(?:permanently|for\s+(?:this|every|all)|from\s+now)"
+        r"(?:safety|security|confirmation)\s+(?:checks?|prompts?|guards?|guardrails?|filters?|measures|"
+        r"restrictions|rules|mechanisms?)\b[^.\n]{0,40}?\b(?:permanently|for\s+good|forever|from\s+now\s+on|"
+        r"in\s+every\s+session|for\s+all\s+future)\b"
         r"|\b(?:never|don['’]t|do\s+not)\s+ask\s+(?:the\s+user\s+)?(?:for\s+)?(?:confirmation|permission|approval)"
-        r"\s+before\s+(?:force[- ]pushing|deleting|removing|dropping|wiping|running|executing|pushing)", re.IGNORECASE)),
-    ("addressed to the assistant", re.compile(
-        r"\b(?:important|urgent|critical)\s+system\s+(?:notice|message|update|alert|instruction)s?\b", re.IGNORECASE)),
+        r"\s+before\s+(?:force[- ]pushing|deleting\s+(?:the\s+)?(?:branches|repositor(?:y|ies)|files|data|"
+        r"the\s+database)|dropping|wiping|running\s+rm\b|pushing\s+to\s+(?:main|master|production))",
+        re.IGNORECASE)),
+    ("addressed to the assistant", re.compile(r"\b(?:important|urgent)\s+system\s+(?:notice|instructions?)\b",
+                                              re.IGNORECASE)),
     ("claims the user's permission", re.compile(
         r"\bthe\s+user\s+(?:has\s+|had\s+)?(?:explicitly\s+|already\s+)?(?:authori[sz]ed|approved|allowed|"
         r"permitted|granted|consented)\b", re.IGNORECASE)),
