@@ -161,6 +161,18 @@ def test_the_wording_a_correction_replaced_is_not_said_again_by_the_archive_nor_
     assert "We keep the sessions table in PostgreSQL. (was: " in block, block  # the change itself is shown
 
 
+def test_a_correction_that_says_more_than_the_old_wording_keeps_the_line_that_says_it_in_where_it_left_off(store):
+    """The corrected wording was left out of "where the last session left off" wherever a line held it: the new
+    version, which holds it whole, went with it."""
+    old = add(store, "We deploy the invoicing API on Fridays", 1, project="/work/shop")  # (typed without a stop)
+    corrections.correct(store, old, "We deploy the invoicing API on Fridays after 14:00 UTC")
+    store.put_checkpoint("s1", "/work/shop", {"session_id": "s1", "project": "/work/shop", "task": [
+        "We deploy the invoicing API on Fridays after 14:00 UTC, set up the cron for it."]})
+    block = build(store, "/work/shop", CONFIG, "startup", session_id="next", log=False).text
+    left_off = block.split("## Where the last session left off", 1)[1].split("\n## ", 1)[0]
+    assert "after 14:00 UTC, set up the cron for it" in left_off, block
+
+
 def test_a_correction_to_what_another_memory_of_another_subject_says_shows_the_old_text_not_its_value(store):
     """Corrected to the words of a memory on the database, the deploy decision's replacement was shown
     "(was: Fly.io)": a database decision that never was Fly.io."""

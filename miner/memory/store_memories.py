@@ -137,18 +137,22 @@ class MemoryQueries:
     def forgotten_texts(self, project: str) -> list[str]:
         """The texts of the memories forgotten in a project (global ones too), and of those a correction by hand
         replaced, with the words each sighting of them said (before refinement or a rewording): what a block must
-        not say again. (Each part is looked up through its own index: the hooks ask it at every render.)"""
+        not say again. A replaced wording that the correction's text holds whole is not among them (the correction
+        said more: a line that says it is the current version). Each part is looked up through its own index: the
+        hooks ask it at every render."""
         mine = "(m.project = ? OR m.scope = 'global')"
-        corrected = """m.state = 'superseded' AND EXISTS (SELECT 1 FROM links l JOIN memories n ON n.id = l.src
-                       WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual')"""
-        return [row[0] for row in self.db.execute(
-            f"""SELECT m.text FROM memories m WHERE m.state = 'forgotten' AND {mine}
-                UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
+        corrected = """FROM memories m JOIN links l ON l.dst = m.id AND l.kind = 'supersedes'
+                       JOIN memories n ON n.id = l.src AND n.source = 'manual'"""
+        rows = self._tuples(
+            f"""SELECT m.text, '' FROM memories m WHERE m.state = 'forgotten' AND {mine}
+                UNION SELECT e.text, '' FROM evidence e JOIN memories m ON m.id = e.memory_id
                       WHERE m.state = 'forgotten' AND {mine} AND e.text <> ''
-                UNION SELECT m.text FROM memories m WHERE {corrected} AND {mine}
-                UNION SELECT e.text FROM evidence e JOIN memories m ON m.id = e.memory_id
-                      WHERE {corrected} AND {mine} AND e.text <> ''""",
-            (project,) * 4)]
+                UNION SELECT m.text, n.text {corrected} WHERE m.state = 'superseded' AND {mine}
+                UNION SELECT e.text, n.text {corrected} JOIN evidence e ON e.memory_id = m.id
+                      WHERE m.state = 'superseded' AND {mine} AND e.text <> ''""",
+            (project,) * 4).fetchall()
+        folded = lambda text: " ".join(text.casefold().split())  # noqa: E731
+        return list(dict.fromkeys(text for text, now in rows if not now or folded(text) not in folded(now)))
 
     def state_reason(self, memory_id: int) -> str:
         """Why a memory is in its state ('' when nothing was said, or no such memory)."""
