@@ -274,3 +274,17 @@ def test_a_word_the_user_adds_to_a_shipped_group_finds_the_group_and_is_found_by
     # does not join the shipped groups to each other.
     assert "filament" in forms("Which queue?")["queue"] and "filament" in forms("Which row?")["row"]
     assert "queue" not in forms("Which row?")["row"]
+
+
+def test_the_users_groups_that_share_a_word_join_as_one_and_a_folder_written_otherwise_is_still_theirs(
+        tmp_path, monkeypatch):
+    """A user's synonym of a word the user had added to a shipped group found only that word; and with
+    XDG_CONFIG_HOME written with a doubled slash the user's files were taken for shipped ones."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", os.environ["XDG_CONFIG_HOME"].replace("/.config", "//.config"))
+    folder = paths.config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "glossary.yaml").write_text("version: 1\ngroups:\n  - [database, bdd]\n", encoding="utf-8")
+    (folder / "synonyms.yaml").write_text("groups:\n  - [bdd, banque de donnees]\n", encoding="utf-8")
+    assert glossary.refresh() is True
+    assert forms("Which banque de donnees?")["banque"] >= {"database", "bdd", "数据库"}
+    assert "banque de donnees" in forms("Which database?")["database"]

@@ -211,7 +211,7 @@ def test_a_failure_that_repeats_is_said_once_until_an_attempt_works(capsys, monk
     disk stayed full); the README says it says so once and goes on."""
     import errno
 
-    monkeypatch.setattr(passes, "_failure", [""])  # (what this process said before)
+    monkeypatch.setattr(passes, "_failures", {})  # (what this process said before)
 
     outcome = [OSError(errno.ENOSPC, "database or disk is full")]
 
@@ -228,6 +228,10 @@ def test_a_failure_that_repeats_is_said_once_until_an_attempt_works(capsys, monk
     outcome[0] = OSError(errno.ENOSPC, "database or disk is full")
     assert passes.mine_locked(Full(), TRANSCRIPT)
     assert capsys.readouterr().err.count("Traceback") == 1  # full again: said again, once
+    for transcript in (TRANSCRIPT, "/other.jsonl", TRANSCRIPT, "/other.jsonl"):  # each transcript's said once
+        assert passes.mine_locked(Full(), transcript)
+    err = capsys.readouterr().err
+    assert err.count("Traceback") == 1 and "/other.jsonl failed" in err, err  # the other's once (the first's was)
 
 
 def test_worker_command_line_checks_its_arguments(capsys):

@@ -405,10 +405,10 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
         memory = store.get(memory_id)
         if memory is None:
             raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
-        _allowed(memory.project)
         if memory.project != target and memory.scope != "global":  # (its text, and where it is, are the other's)
             raise ToolInputError(f"no memory #{memory_id} in {target}: memory_explain answers about the project's own "
                                  "memories and the global ones")
+        _allowed(memory.project)
         # A forgotten memory is never to be said again, and a quarantined one may be an attack on the assistant.
         shown = f"(its text is withheld: {memory.state})" if memory.state in ("forgotten", "quarantined") else \
             memory.text

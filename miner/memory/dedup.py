@@ -213,8 +213,7 @@ class Deduper:
         superseded: list[int] = []
         for memory in current.values():
             old = _statement(memory)
-            # In one transcript of one session, the order of the file is the order said, whatever a clock says.
-            later_in_file = memory.session_id == new.session_id and memory.transcript == new.transcript != ""
+            later_in_file = _later_in_file(memory, new)
             if new.ts and old.ts and new.ts < old.ts and not later_in_file:
                 # Said before what is stored (a backfill of an older session): the stored one wins.
                 found = self.comparer.supersedes(old, statement)
@@ -259,6 +258,12 @@ class Deduper:
                 else:
                     frontier.append(src)
         return heads
+
+
+def _later_in_file(memory: StoredMemory, new: NewMemory) -> bool:
+    """True when `new` comes from the transcript and session `memory` was first said in: mined in the order of the
+    file, it was said after it, whatever the clocks of the two entries say."""
+    return memory.session_id == new.session_id and memory.transcript == new.transcript != ""
 
 
 # --- tuning on a labelled pairs set ---------------------------------------------------------------

@@ -139,15 +139,22 @@ def compile_groups(groups: list[list[str]]) -> dict:
 
 
 def joined(shipped: list[list[str]], users: list[list[str]]) -> list[list[str]]:
-    """The shipped groups, each with the words of the user's groups that share a word with it; a user's group that
-    shares none is a group of its own. Shipped groups are not joined to one another: some share a word of two senses
+    """The shipped groups, each with the words of the user's groups that share a word with it (the user's groups
+    that share a word are one first); a user's group that shares none is a group of its own. Shipped groups are not joined to one another: some share a word of two senses
     (Spanish "fila": a row, a queue)."""
     out = [list(group) for group in shipped]
     where: dict[str, list[int]] = {}
     for n, group in enumerate(out):
         for word in group:
             where.setdefault(_key(word), []).append(n)
+    merged: list[list[str]] = []  # the user's groups that share a word, as one (a glossary's and a synonyms file's)
     for group in users:
+        keys = {_key(word) for word in group}
+        joining = [other for other in merged if keys & {_key(word) for word in other}]
+        for other in joining:
+            merged.remove(other)
+        merged.append(list(dict.fromkeys([word for other in joining for word in other] + list(group))))
+    for group in merged:
         found = sorted({n for word in group for n in where.get(_key(word), ())})
         if not found:
             out.append(list(group))
@@ -203,7 +210,8 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
     broken: SynonymError | None = None
     for source, f in zip(sources, files):
         try:
-            (users if os.path.dirname(f) == paths.config_root() else groups).extend(read_synonym_file(f))
+            users_file = os.path.normpath(os.path.dirname(f)) == os.path.normpath(paths.config_root())
+            (users if users_file else groups).extend(read_synonym_file(f))
         except SynonymError as exc:
             if last.get("version") == VERSION:
                 raise  # the last lookup stays

@@ -117,7 +117,7 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
     return blocks
 
 
-_failure = [""]  # what the last failed attempt to mine said, until one works
+_failures: dict[str, str] = {}  # per transcript, what the last failed attempt to mine it said, until one works
 
 
 def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None = None,
@@ -142,14 +142,14 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                 locks.take_pending(transcript)
                 try:
                     miner.mine_file(transcript)
-                    _failure[0] = ""
+                    _failures.pop(transcript, None)
                 except FileNotFoundError:
                     note(f"{transcript} is gone")
                 except Exception as exc:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
                     said = f"{type(exc).__name__}: {exc}"
-                    if said != _failure[0]:  # (a full disk fails every attempt alike: said once, until one works)
+                    if said != _failures.get(transcript):  # (a full disk fails each attempt alike: said once)
                         note(f"mining {transcript} failed:\n{traceback.format_exc()}")
-                    _failure[0] = said
+                    _failures[transcript] = said
                 if not locks.is_pending(transcript):
                     break
             requests = locks.take_checkpoint_requests(transcript)
