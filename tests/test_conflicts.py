@@ -415,3 +415,17 @@ def test_a_number_changed_supersedes_across_a_decision_and_a_preference(store, d
     second = add(store, deduper, "I want the line length limit of the formatter set to 120 characters now.", 2,
                  category="preference")
     assert second.superseded == (first.memory_id,) and store.get(first.memory_id).state == "superseded"
+
+
+def test_the_assistants_acknowledgement_never_closes_the_users_preference_but_the_users_words_do(store, deduper):
+    """"Understood, I replaced print calls with the logging module." closed the user's "Don't use print for logging,
+    use the logging module." as "print again": from then on the rule was shown as one that no longer held."""
+    rule = add(store, deduper, "Don't use print for logging, use the logging module.", 1, category="preference")
+    echo = add(store, deduper, "Understood, I replaced print calls with the logging module.", 2, role="assistant")
+    assert echo.superseded == () and store.get(rule.memory_id).state == "active"
+    earlier = add(store, deduper, "Understood, I replaced print calls with the logging module in the CLI.", 3,
+                  role="assistant", session_id="s0", transcript="/t0.jsonl", ts="2025-12-01T00:00:00Z")
+    assert earlier.superseded_by is None and store.get(rule.memory_id).state == "active"  # nor backfilled later
+    changed = add(store, deduper, "Actually, use print for logging in the CLI scripts, not the logging module.", 4,
+                  category="preference")
+    assert rule.memory_id in changed.superseded  # the user's own words change it

@@ -216,10 +216,14 @@ class Deduper:
             later_in_file = _later_in_file(memory, new)
             if new.ts and old.ts and new.ts < old.ts and not later_in_file:
                 # Said before what is stored (a backfill of an older session): the stored one wins.
+                if _echoes_a_preference(memory.role, new.role, new.category):
+                    continue
                 found = self.comparer.supersedes(old, statement)
                 if found and not self.comparer.is_duplicate(old, statement):
                     self.store.supersede(memory.id, memory_id, found.reason, found.was, at=old.ts)
                     return superseded, memory.id
+                continue
+            if _echoes_a_preference(new.role, memory.role, memory.category):
                 continue
             found = self.comparer.supersedes(statement, old)
             if found and len(superseded) < MAX_SUPERSEDED:
@@ -258,6 +262,12 @@ class Deduper:
                 else:
                     frontier.append(src)
         return heads
+
+
+def _echoes_a_preference(newer_role: str, older_role: str, older_category: str) -> bool:
+    """The assistant's words never close a preference of the user's: what it says after one acknowledges or applies
+    it ("Understood, I replaced the print calls with logging"); the user's own words change it."""
+    return older_category == "preference" and older_role == "user" and newer_role != "user"
 
 
 def _later_in_file(memory: StoredMemory, new: NewMemory) -> bool:
