@@ -88,6 +88,19 @@ def test_only_reports_of_work_done_that_name_two_things_are_weighed(store, todos
     assert done_todos(store, "/p", turns[:2]) == []
 
 
+def test_the_lemmas_stored_beside_a_todos_words_ask_no_more_shared_words(store):
+    """Refinement stores a word's lemma beside it ("data", "datum"): each lemma counted as one more word of the todo
+    that a report had to name, and "The March backfill script is done." left "write a backfill script for March
+    data" open for good."""
+    text = "TODO: write a backfill script for March data."
+    with store.atomic():
+        todo = store.add_memory(NewMemory(
+            project="/p", category="todo", text=text, confidence=0.7, rule_id="t", role="user", session_id="s1",
+            transcript="/t.jsonl", entry_uuid="b1", ts="2026-03-01T10:00:00.000Z",
+            keywords=(*keywords(text), "datum", "writing")))[0]
+    assert [t.id for t, _ in done_todos(store, "/p", [turn("The March backfill script is done.")])] == [todo]
+
+
 def test_a_closed_todo_goes_cold_with_the_reason(store, todos):
     # Cold: out of recall, kept, found by `miner search --all`; the miner makes it active again when it is
     # said again (tests/test_multi.py checks that through the session-start hook).

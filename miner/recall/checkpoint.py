@@ -375,7 +375,10 @@ def done_todos(store: Store, project: str, turns, known: set[str] | None = None)
     # Which of those todos use each word: a sentence is checked against the todos it shares two words with.
     index: dict[str, list[int]] = {}
     for memory_id, words, text, last_seen in store.open_todo_words(project):
-        own = _stems(words.split() or keywords(text))
+        # The words the todo says, not the lemmas stored beside them ("datum" for "data"): a sentence says words as
+        # written, and a lemma more asked it for one more shared word.
+        lowered = text.lower()
+        own = _stems([w for w in words.split() if w in lowered] or keywords(text))
         named = own & wanted
         if len(named) >= MIN_SHARED:
             for word in named:
