@@ -429,3 +429,14 @@ def test_the_assistants_acknowledgement_never_closes_the_users_preference_but_th
     changed = add(store, deduper, "Actually, use print for logging in the CLI scripts, not the logging module.", 4,
                   category="preference")
     assert rule.memory_id in changed.superseded  # the user's own words change it
+
+
+def test_the_same_change_made_in_another_file_replaces_nothing(store, deduper):
+    """"Rename the variable tmp to buffer in billing/api.py" was closed by the same words about billing/models.py,
+    then brought back by a repeat: the history went round in circles, each time with a wrong "(was: …)"."""
+    first = add(store, deduper, "Rename the variable tmp to buffer in billing/api.py.", 1)
+    second = add(store, deduper, "Rename the variable tmp to buffer in billing/models.py.", 2)
+    assert second.superseded == () and store.get(first.memory_id).state == "active"
+    moved = add(store, deduper, "Use config/app.yaml instead of config/api.yaml for the API settings.", 3)
+    settings = add(store, deduper, "Use config/db.yaml instead of config/app.yaml for the API settings.", 4)
+    assert settings.superseded == (moved.memory_id,)  # a file replaced by another is a change, still

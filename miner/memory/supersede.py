@@ -28,6 +28,9 @@ _LABEL_NUMBER_RE = re.compile(
     r"zone|room|floor|unit|lab|exercise|question|problem|milestone|epic|story|test|job|pr|#)\s*#?\s*(\d[\w.-]*)",
     re.IGNORECASE,
 )
+# A file named by its path or its name and extension: where a statement is, in a repository.
+_FILE_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|"
+                      r"hpp|cs|php|vue|svelte|md|json|ya?ml|toml|ini|cfg|sql|sh|css|scss|html?)\b")
 MAX_MARKER_TOKENS = 35
 MAX_DIRECTIVE_TOKENS = 8
 _NEGATION_WORDS = frozenset({"never", "not", "no", "without", "avoid", "longer", "不要", "不用", "不再", "禁止"})
@@ -46,6 +49,10 @@ _DIRECTIVE_CATEGORIES = {"decision", "preference"}
 
 def _categories_meet(a: str, b: str) -> bool:
     return a == b or (a in _TOPICAL_CATEGORIES and b in _TOPICAL_CATEGORIES)
+
+
+def _files(text: str) -> set[str]:
+    return {found.lower() for found in _FILE_RE.findall(text)}
 
 
 def _labels_only(text: str, numbers: list[str]) -> bool:
@@ -125,6 +132,9 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
     if a.replaced:
         if not a.replaced <= (b.tokens - b.negated_terms):
             return None
+        where_a, where_b = _files(new.text), _files(old.text)
+        if where_a and where_b and not where_a & where_b:
+            return None  # the same change in another file ("rename tmp to buffer in api.py", "… in models.py")
         # The replaced thing must be what the old memory is about: its value, or a good part of its words,
         # or the old memory ruled out what the new one now uses ("no Lombok" → "Lombok instead of records").
         old_value = term_tokens(old.value, syn) if old.value else frozenset()
