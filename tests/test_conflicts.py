@@ -440,3 +440,13 @@ def test_the_same_change_made_in_another_file_replaces_nothing(store, deduper):
     moved = add(store, deduper, "Use config/app.yaml instead of config/api.yaml for the API settings.", 3)
     settings = add(store, deduper, "Use config/db.yaml instead of config/app.yaml for the API settings.", 4)
     assert settings.superseded == (moved.memory_id,)  # a file replaced by another is a change, still
+
+
+def test_the_same_replacement_said_again_is_no_change_of_mind_but_another_replacement_is(store, deduper):
+    """The assistant's "Migrated the DAG to Dagster instead of Airflow." closed the user's "Let's use Dagster
+    instead of Airflow for scheduling.", shown as "(was: …Dagster…)": as if Dagster were the old choice."""
+    chosen = add(store, deduper, "Let's use Dagster instead of Airflow for scheduling.", 1)
+    again = add(store, deduper, "Migrated the DAG to Dagster instead of Airflow.", 2, role="assistant")
+    assert again.superseded == () and store.get(chosen.memory_id).state == "active"
+    other = add(store, deduper, "Let's use Prefect instead of Airflow for scheduling.", 3)
+    assert chosen.memory_id in other.superseded

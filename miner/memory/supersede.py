@@ -135,6 +135,9 @@ def _by_marker(new: Statement, old: Statement, a: Features, b: Features, syn: Sy
         where_a, where_b = _files(new.text), _files(old.text)
         if where_a and where_b and not where_a & where_b:
             return None  # the same change in another file ("rename tmp to buffer in api.py", "… in models.py")
+        names = b.critical - b.replaced
+        if a.replaced <= b.replaced and names and names <= a.tokens:
+            return None  # the same replacement said again ("Dagster instead of Airflow", then "moved to Dagster …")
         # The replaced thing must be what the old memory is about: its value, or a good part of its words,
         # or the old memory ruled out what the new one now uses ("no Lombok" → "Lombok instead of records").
         old_value = term_tokens(old.value, syn) if old.value else frozenset()
