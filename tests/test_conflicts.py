@@ -450,3 +450,19 @@ def test_the_same_replacement_said_again_is_no_change_of_mind_but_another_replac
     assert again.superseded == () and store.get(chosen.memory_id).state == "active"
     other = add(store, deduper, "Let's use Prefect instead of Airflow for scheduling.", 3)
     assert chosen.memory_id in other.superseded
+
+
+@pytest.mark.parametrize("switch", ["Let's switch the database from MySQL to PostgreSQL.",
+                                    "I switched the main database to PostgreSQL instead of MySQL.",
+                                    "We're moving the billing store off MySQL to PostgreSQL."])
+def test_a_database_switched_in_the_usual_words_replaces_the_one_chosen_before(tmp_path, sqlite_store, miner, switch):
+    """"Switch the database from X to Y" matched no rule: the classifier alone dropped it or kept it without a
+    subject, and the block went on giving the database chosen first as the current one."""
+    first = Session(tmp_path / "s1.jsonl", cwd="/work/shop", start="2026-02-01T10:00:00")
+    first.user("Let's use MySQL as the database for the billing API.")
+    later = Session(tmp_path / "s2.jsonl", cwd="/work/shop", start="2026-03-01T10:00:00")
+    later.user(switch)
+    miner.mine_file(first.path)
+    miner.mine_file(later.path)
+    assert states(sqlite_store) == {"Let's use MySQL as the database for the billing API.": "superseded",
+                                    switch: "active"}

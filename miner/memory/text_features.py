@@ -54,7 +54,7 @@ _REPLACED_RES = [regex_cache.compile(p, re.IGNORECASE) for p in (
     r"\bnot\s+(?:the |a |an )?" + _TERM + r",?\s+but\b",
     r",\s*not\s+(?:the |a |an )?" + _TERM + r"\s*(?:[,.;!]|$)",
     r"\b(?:switch|migrat|chang|mov|port|convert|upgrad|downgrad|bump|reduc|increas|rais|lower|cut)\w*\s+"
-    r"(?:[\w.-]+\s+){0,3}?from\s+(?:the |a |an )?" + _TERM + r"\s+to\b",
+    r"(?:[\w.-]+\s+){0,3}?(?:from|off(?:\s+of)?)\s+(?:the |a |an )?" + _TERM + r"\s+(?:to|onto)\b",
     r"\breplac\w*\s+(?:the |a |an )?" + _TERM + r"\s+(?:with|by)\b",
     r"\brenam\w*\s+(?:the |a |an )?" + _TERM + r"\s+(?:to|as|into)\b",
     r"(?P<term>`[^`\n]{1,40}`|[\w.#+@/-]*\w)\s+(?:was |has been |got |is now |is )?renamed\b",
@@ -71,7 +71,7 @@ _MARKER_RE = regex_cache.compile(
     r"chang(?:e|ed|ing)\s+(?:\w+\s+){0,3}?to|migrat(?:e|ed|ing)\s+(?:\w+\s+){0,3}?to|"
     r"mov(?:e|ed|ing)\s+(?:\w+\s+){0,2}?(?:over\s+)?to|replac(?:e|ed|ing)\s+.{1,40}?\s+with|not\s+[\w.#+@/-]+(?:\s+\w+)?,?\s+but|"
     r"(?:switch|migrat|chang|mov|port|convert|upgrad|downgrad|bump|reduc|increas|rais|lower|cut)\w*\s+"
-    r"(?:[\w.-]+\s+){0,3}?from\s+\S+(?:\s+\S+){0,2}?\s+to)\b"
+    r"(?:[\w.-]+\s+){0,3}?(?:from|off(?:\s+of)?)\s+\S+(?:\s+\S+){0,2}?\s+(?:to|onto))\b"
     r"|改用|改成|改为|改為|换成|換成|换用|換用|不再|其实|其實|更正|改回|换回|換回|切换到|切換到|迁移到|遷移到|而不是|"
     r"不是.{1,30}而是|ではなく|じゃなくて|に変更|に切り替え|実は",
     re.IGNORECASE,
