@@ -29,6 +29,19 @@ def recalled(store, project="/p") -> str:
     return build(store, project, CONFIG, log=False).text
 
 
+def mined_with_checkpoint(tmp_path, store, pipeline, *said: str) -> Session:
+    """A session of /work/shop in which the user and the assistant take turns saying `said`, mined, with the
+    checkpoint its end writes."""
+    from miner.recall.checkpoint import write_checkpoint
+
+    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
+    for n, text in enumerate(said):
+        session.user(text) if n % 2 == 0 else session.assistant(text)
+    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
+    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    return session
+
+
 # --- forget ------------------------------------------------------------------------------------------------
 
 
@@ -72,15 +85,12 @@ def test_forgotten_memories_stay_forgotten_when_the_transcript_is_mined_again(tm
 def test_a_forgotten_memory_is_not_said_again_by_where_the_session_left_off(tmp_path, store, pipeline):
     """The next session's block opens with the last session's latest requests, and the block after a compaction
     with the session's latest words: a line that says what was forgotten is left out of both, the others stay."""
-    from miner.recall.checkpoint import write_checkpoint
-
-    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
-    session.user("Please always run the linter before you commit.")
-    session.assistant("Understood, the linter runs before each commit.")
-    session.user("We'll use MySQL for the main database.")
-    session.assistant("Noted: MySQL for the main database.")
-    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
-    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    session = mined_with_checkpoint(
+        tmp_path, store, pipeline,
+        "Please always run the linter before you commit.",
+        "Understood, the linter runs before each commit.",
+        "We'll use MySQL for the main database.",
+        "Noted: MySQL for the main database.")
     startup = build(store, "/work/shop", CONFIG, "startup", session_id="next", log=False).text
     assert "Where the last session left off" in startup and "always run the linter" in startup
     linter = store.db.execute("SELECT id FROM memories WHERE text LIKE '%linter%'").fetchone()["id"]
@@ -97,17 +107,14 @@ def test_a_forgotten_memory_is_not_said_again_by_the_assistants_reply_that_repea
     """`forget` hid the user's words, but the reply right after them ("Netlify is set up for the marketing site.")
     still came back after a compaction and from the archive of what was said (the prompt hook serves it); a later
     decision on the same thing, and the other replies, stay."""
-    from miner.recall.checkpoint import write_checkpoint
-
-    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
-    session.user("We decided to host the marketing site on Netlify.")
-    session.assistant("Netlify is set up for the marketing site.")
-    session.user("We'll keep the invoices in PostgreSQL.")
-    session.assistant("Noted: the invoices stay in PostgreSQL.")
-    session.user("We'll host the marketing site on Vercel from now on.")
-    session.assistant("Moving the marketing site to Vercel.")
-    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
-    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    session = mined_with_checkpoint(
+        tmp_path, store, pipeline,
+        "We decided to host the marketing site on Netlify.",
+        "Netlify is set up for the marketing site.",
+        "We'll keep the invoices in PostgreSQL.",
+        "Noted: the invoices stay in PostgreSQL.",
+        "We'll host the marketing site on Vercel from now on.",
+        "Moving the marketing site to Vercel.")
     netlify = store.db.execute("SELECT id FROM memories WHERE text LIKE '%on Netlify%'").fetchone()["id"]
     assert store.get(netlify).role == "user"
     corrections.forget(store, netlify)
@@ -140,15 +147,12 @@ def test_the_wording_a_correction_replaced_is_not_said_again_by_the_archive_nor_
         tmp_path, store, pipeline):
     """The block showed the corrected text, but the prompt hook still found the old wording in the archive of what
     was said, and the next session's "where the last session left off" repeated the request that said it."""
-    from miner.recall.checkpoint import write_checkpoint
-
-    session = Session(tmp_path / "s1.jsonl", cwd="/work/shop")
-    session.user("We'll keep the sessions table in MySQL for the main database.")
-    session.assistant("Noted: the sessions table stays in MySQL.")
-    session.user("Please always run the linter before you commit.")
-    session.assistant("Understood, the linter runs before each commit.")
-    Miner(store, CONFIG, pipeline=pipeline).mine_file(session.path)
-    write_checkpoint(store, session.session_id, "/work/shop", str(session.path.resolve()))
+    mined_with_checkpoint(
+        tmp_path, store, pipeline,
+        "We'll keep the sessions table in MySQL for the main database.",
+        "Noted: the sessions table stays in MySQL.",
+        "Please always run the linter before you commit.",
+        "Understood, the linter runs before each commit.")
     assert [unit for unit, _ in store.search_archive("sessions table MySQL") if "MySQL" in unit.text]
     mysql = store.db.execute("SELECT id FROM memories WHERE text LIKE '%MySQL%' AND role = 'user'").fetchone()["id"]
     corrections.correct(store, mysql, "We keep the sessions table in PostgreSQL.")
