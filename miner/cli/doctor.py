@@ -260,7 +260,8 @@ def check_glossary() -> Iterator[Check]:
     try:
         glossary.refresh()
     except (SynonymError, OSError) as exc:
-        yield False, f"glossary: {exc}", "fix that file (until then the prompt hook searches with the last good lookup, or without that file)"
+        yield False, f"glossary: {exc}", ("fix that file (until then the prompt hook searches with the last good "
+                                          "lookup, or without that file)")
         return
     names = ", ".join(str(f) for f in glossary.default_files())
     yield True, f"glossary compiled for the prompt hook from {names}", ""

@@ -140,8 +140,8 @@ def compile_groups(groups: list[list[str]]) -> dict:
 
 def joined(shipped: list[list[str]], users: list[list[str]]) -> list[list[str]]:
     """The shipped groups, each with the words of the user's groups that share a word with it (the user's groups
-    that share a word are one first); a user's group that shares none is a group of its own. Shipped groups are not joined to one another: some share a word of two senses
-    (Spanish "fila": a row, a queue)."""
+    that share a word are one first); a user's group that shares none is a group of its own. Shipped groups are
+    not joined to one another: some share a word of two senses (Spanish "fila": a row, a queue)."""
     out = [list(group) for group in shipped]
     where: dict[str, list[int]] = {}
     for n, group in enumerate(out):
