@@ -318,3 +318,25 @@ def test_tidy_removes_what_ended_sessions_and_cut_short_runs_left_and_never_a_lo
         assert tidy.tidy_if_due(now=time.time() + 2 * 86_400) == 1 and not os.path.exists(old[0])
     finally:
         locks.release(held)
+
+
+def test_a_checkpoint_that_no_later_try_would_write_is_said_once_and_not_asked_again(claude_dir, monkeypatch,
+                                                                                      capsys):
+    """A request left for the next miner is right for a busy or full store; one whose checkpoint fails for what the
+    transcript holds would be tried, and logged, by every miner of it from then on."""
+    from miner.recall import checkpoint
+
+    transcript = claude_dir / "projects" / "-work-shop" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": "/work/shop",
+                                      "message": {"role": "user", "content": "Ship the parser today."}}) + "\n")
+    locks.request_checkpoint(str(transcript), "s1", "/work/shop")
+
+    def broken(*args, **kwargs):
+        raise ValueError("a shape nothing foresaw")
+
+    monkeypatch.setattr(checkpoint, "write_checkpoint", broken)
+    with Store() as store:
+        assert passes.mine_locked(FakeMiner(), str(transcript), store=store)
+    assert "checkpoint of s1 not written: ValueError" in capsys.readouterr().err
+    assert locks.take_checkpoint_requests(str(transcript)) == []

@@ -8,6 +8,7 @@ checkpoint that SessionEnd or PreCompact asked for is written, whichever of them
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Callable
 
 from .. import paths
 from ..extract.redact import redact_text
-from ..memory.store import Store
+from ..memory.store import Store, StoreError
 from . import locks
 
 PASSES_BEFORE_CHECKPOINT = 3
@@ -102,8 +103,12 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
                     write_checkpoint(store, session_id, project, transcript)
             except FileNotFoundError:
                 project = ""  # the transcript is gone: no session there goes on
-            except Exception as exc:  # noqa: BLE001 - a busy or full store: the request stays, for the next miner
+            except (sqlite3.Error, StoreError, OSError) as exc:  # a busy or full store: left for the next miner
                 note(f"checkpoint of {session_id} not written, left for the next miner: {type(exc).__name__}: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - what no later try would change: said, and not asked again
+                note(f"checkpoint of {session_id} not written: {type(exc).__name__}: {exc}")
+                locks.checkpoint_request_done(request)
                 continue
             locks.checkpoint_request_done(request)
             if not project:
