@@ -28,9 +28,11 @@ _LABEL_NUMBER_RE = re.compile(
     r"zone|room|floor|unit|lab|exercise|question|problem|milestone|epic|story|test|job|pr|#)\s*#?\s*(\d[\w.-]*)",
     re.IGNORECASE,
 )
-# A file named by its path or its name and extension: where a statement is, in a repository.
-_FILE_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|"
-                      r"hpp|cs|php|vue|svelte|md|json|ya?ml|toml|ini|cfg|sql|sh|css|scss|html?)\b")
+# A file named by its name and extension (with its folders, if any), or a path written as one ("./gen", "~/src"):
+# where a statement is, in a repository. Words joined by a slash ("DTO/model", "@Data/@Builder") are not.
+_FILE_RE = re.compile(r"(?:(?<![\w/])(?:\.{1,2}|~)?/(?:[\w.-]+/)*[\w.-]*\w"
+                      r"|(?:[\w.-]+/)*\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|"
+                      r"php|vue|svelte|md|json|ya?ml|toml|ini|cfg|sql|sh|css|scss|html?))\b")
 MAX_MARKER_TOKENS = 35
 MAX_DIRECTIVE_TOKENS = 8
 _NEGATION_WORDS = frozenset({"never", "not", "no", "without", "avoid", "longer", "不要", "不用", "不再", "禁止"})
