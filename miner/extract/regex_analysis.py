@@ -32,12 +32,13 @@ def posix_class(pattern: str) -> str:
             "not know: write \\w, \\d, \\s or a set such as [A-Za-z]") if found else ""
 
 
-def empty_match(compiled: re.Pattern) -> str:
+def empty_match(pattern: str, parsed: Any = None) -> str:
     r"""Why a pattern that can match empty text cannot be taken, or '': `x?`, `(?:todo:)?`, `\b`, `(?=\d)`, or
-    only lookaheads. Its shortest match is no character at all, so it fires on (or, a secret's, marks) any text."""
-    if sre_parse.parse(compiled.pattern, compiled.flags).getwidth()[0]:
+    only lookaheads. Its shortest match is no character at all, so it fires on (or, a secret's, marks) any text.
+    `parsed`: the pattern's parse, when the caller has it."""
+    if (parsed if parsed is not None else parse(pattern)).getwidth()[0]:
         return ""
-    return (f"pattern {compiled.pattern[:200]!r} can match empty text, so it would match any text: give it "
+    return (f"pattern {pattern[:200]!r} can match empty text, so it would match any text: give it "
             "characters it must find (not all of it optional, nor only lookaheads or boundaries)")
 
 

@@ -81,16 +81,16 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
         reason = exc if isinstance(exc, re.error) else f"{type(exc).__name__}: too large or too deeply nested"
         raise _fail(source, line, rule_id, f"pattern {pattern[:200]!r} does not compile: {reason}") from None
     problem, requirements = regex_cache.memo("rule-pattern", pattern, lambda: _analyse(pattern), _is_analysis)
-    problem = problem or empty_match(compiled)
     if problem:
         raise _fail(source, line, rule_id, problem)
     return compiled, requirements
 
 
 def _analyse(pattern: str) -> tuple[str, tuple[frozenset[str], ...]]:
-    """What a rule pattern's parse says: why it is unsafe ('' when it is not), and its literal requirements."""
+    """What a rule pattern's parse says: why it is unsafe or can match empty text ('' when neither), and its literal
+    requirements (kept between processes by `regex_cache`, whose file is another for another version of this code)."""
     parsed = parse(pattern)
-    return unsafe_repeat(pattern, parsed) or "", literal_requirements(parsed)
+    return unsafe_repeat(pattern, parsed) or empty_match(pattern, parsed), literal_requirements(parsed)
 
 
 def _is_analysis(value: Any) -> bool:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ..paths import config_dir
-from .regex_analysis import empty_match, posix_class, unsafe_repeat
+from .regex_analysis import empty_match, parse, posix_class, unsafe_repeat
 from .rules import RuleError, default_rules_dir, read_tree, unknown_keys
 
 _KIND_RE = re.compile(r"^[a-z][a-z0-9\-]{1,40}$")
@@ -78,7 +78,8 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
             compiled = re.compile(pattern, re.IGNORECASE if raw.get("ignore_case") else 0)
         except re.error as exc:
             raise SecretRuleError(f"{where}: pattern does not compile: {exc}") from None
-        problem = unsafe_repeat(pattern) or empty_match(compiled)
+        parsed = parse(pattern)
+        problem = unsafe_repeat(pattern, parsed) or empty_match(pattern, parsed)
         if problem:
             raise SecretRuleError(f"{where}: {problem}")
         examples = raw.get("examples") or {}
