@@ -247,10 +247,10 @@ def validated(user: dict[str, Any], where: str = "settings") -> Settings:
             merged[key] = _plain(value)
             continue
         if key not in DEFAULTS:
-            from difflib import get_close_matches
+            from .textutil import closest
 
-            near = get_close_matches(key, list(DEFAULTS) + list(OPTIONAL), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else " (the settings are listed in the README)"
+            near = closest(key, [*DEFAULTS, *OPTIONAL])
+            hint = f" (did you mean {near!r}?)" if near else " (the settings are listed in the README)"
             raise ConfigError(f"{where}: unknown setting {key!r}{hint}; fix it or remove it")
         if value is None and key in NULLABLE:
             merged[key] = None

@@ -136,6 +136,12 @@ def claude_root() -> str:
     return absolute_env("CLAUDE_CONFIG_DIR") or os.path.join(home_root(), ".claude")
 
 
+def in_config_root(path) -> bool:
+    """Whether `path` is a file of the user's config folder (their glossary, synonyms, rules), however either is
+    written ("//", a trailing "/")."""
+    return os.path.normpath(os.path.dirname(os.fspath(path))) == os.path.normpath(config_root())
+
+
 def config_file() -> str:
     """The user's settings file (`config`)."""
     return os.path.join(config_root(), "config.json")

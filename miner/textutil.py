@@ -178,6 +178,19 @@ def normalise(text: str) -> str:
     return text.rstrip(" .。!！;；:：")
 
 
+def folded(text: str) -> str:
+    """Case-folded, single-spaced text: two wordings of one thing compare alike ("Use  Redis" and "use redis")."""
+    return " ".join(text.casefold().split())
+
+
+def closest(word: str, known) -> str:
+    """The known word closest to `word` (a setting's or a key's name mistyped), or '' when none is close."""
+    from difflib import get_close_matches
+
+    near = get_close_matches(word, sorted(known), n=1)
+    return near[0] if near else ""
+
+
 def content_hash(text: str) -> str:
     """Tagged hash of the normalised text (`b2:` + blake2b), unique per project."""
     digest = blake2b(normalise(text).encode("utf-8"), digest_size=16).hexdigest()

@@ -178,14 +178,11 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
 
 
 def unknown_keys(unknown: set, known: Iterable[str]) -> str:
-    """What is said of unknown keys: each, with the closest known key when there is one ("did you mean …?")."""
-    import difflib
+    """What is said of unknown keys: each, with the closest known key when there is one (`textutil.closest`)."""
+    from ..textutil import closest
 
-    said = []
-    for key in sorted(map(str, unknown)):
-        close = difflib.get_close_matches(key, sorted(known), n=1)
-        said.append(f"{key} (did you mean `{close[0]}`?)" if close else key)
-    return f"unknown key(s) {', '.join(said)}"
+    said = [(key, closest(key, known)) for key in sorted(map(str, unknown))]
+    return "unknown key(s) " + ", ".join(f"{key} (did you mean `{near}`?)" if near else key for key, near in said)
 
 
 def read_tree(text: str, source: str) -> tuple[Any, Any]:
@@ -251,7 +248,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     raw_rules = data.get("rules") or []
     if not isinstance(raw_rules, list):
         raise _fail(source, 1, "", "`rules` must be a list")
-    lines = item_lines(node, "rules")
+    lines = _item_lines(node, "rules")
     rules = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_rules):
@@ -267,7 +264,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
     return rules, set(disabled)
 
 
-def item_lines(node: Any, key: str) -> list[int]:
+def _item_lines(node: Any, key: str) -> list[int]:
     """1-based line of each item of the top-level list `key`."""
     if not isinstance(node, yaml.MappingNode):
         return []

@@ -170,7 +170,7 @@ def load_synonyms(files: Sequence[Path] | None = None) -> Synonyms:
             try:
                 groups += read_synonym_file(Path(f))
             except SynonymError:
-                if not users or Path(f).parent != paths.config_dir():
+                if not users or not paths.in_config_root(f):
                     raise
                 continue
             read.append(str(f))

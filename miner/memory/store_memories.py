@@ -7,7 +7,7 @@ library only: the hooks read memories through it. It stands on what `Store` prov
 
 from __future__ import annotations
 
-from ..textutil import content_hash, fts_any, fts_match_forms, fts_terms, index_text, prefix_term
+from ..textutil import content_hash, folded, fts_any, fts_match_forms, fts_terms, index_text, prefix_term
 from . import reader
 from .records import STATES, Evidence, MinedEntry, NewMemory, ProjectSummary, StoredMemory, Wording, now_iso
 
@@ -151,7 +151,6 @@ class MemoryQueries:
                 UNION SELECT e.text, n.text {corrected} JOIN evidence e ON e.memory_id = m.id
                       WHERE m.state = 'superseded' AND {mine} AND e.text <> ''""",
             (project,) * 4).fetchall()
-        folded = lambda text: " ".join(text.casefold().split())  # noqa: E731
         return list(dict.fromkeys(text for text, now in rows if not now or folded(text) not in folded(now)))
 
     def state_reason(self, memory_id: int) -> str:

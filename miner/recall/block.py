@@ -21,7 +21,7 @@ from .. import BLOCK_TAG
 from ..memory.records import StoredMemory
 from ..memory.store import Store
 from ..runtime.exclusions import is_excluded
-from ..textutil import clip, clip_start, escape_block_tag
+from ..textutil import clip, clip_start, escape_block_tag, folded
 from .rank import STANDING_SHARES, Item, by_novelty, hydrate, rank, shortlist, situation_query
 from .void import Zone
 
@@ -281,7 +281,7 @@ def said_in(lines: list[str]) -> str:
 
 
 def _wording(item: Item) -> str:
-    return " ".join(getattr(item.memory, "text", "").casefold().split())  # (a `MemoryHead` past the shortlist: '')
+    return folded(getattr(item.memory, "text", ""))  # (a `MemoryHead` past the shortlist: '')
 
 
 def one_wording_each(items: list[Item], beyond: list[Item], project: str) -> tuple[list[Item], list[Item]]:

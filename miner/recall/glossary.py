@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .. import paths
-from ..textutil import META_WORDS, STOPWORDS, ascii_words, char_bigrams, fts_terms
+from ..textutil import META_WORDS, STOPWORDS, ascii_words, char_bigrams, folded, fts_terms
 
 CACHE_NAME = "recall-terms.db"
 VERSION = "2"  # 2: the user's groups join the shipped groups they share a word with
@@ -146,26 +146,22 @@ def joined(shipped: list[list[str]], users: list[list[str]]) -> list[list[str]]:
     where: dict[str, list[int]] = {}
     for n, group in enumerate(out):
         for word in group:
-            where.setdefault(_key(word), []).append(n)
+            where.setdefault(folded(word), []).append(n)
     merged: list[list[str]] = []  # the user's groups that share a word, as one (a glossary's and a synonyms file's)
     for group in users:
-        keys = {_key(word) for word in group}
-        joining = [other for other in merged if keys & {_key(word) for word in other}]
+        keys = {folded(word) for word in group}
+        joining = [other for other in merged if keys & {folded(word) for word in other}]
         for other in joining:
             merged.remove(other)
         merged.append(list(dict.fromkeys([word for other in joining for word in other] + list(group))))
     for group in merged:
-        found = sorted({n for word in group for n in where.get(_key(word), ())})
+        found = sorted({n for word in group for n in where.get(folded(word), ())})
         if not found:
             out.append(list(group))
         for n in found:
-            have = {_key(word) for word in out[n]}
-            out[n] += [word for word in group if _key(word) not in have]
+            have = {folded(word) for word in out[n]}
+            out[n] += [word for word in group if folded(word) not in have]
     return out
-
-
-def _key(word: str) -> str:
-    return " ".join(word.casefold().split())
 
 
 def default_files() -> list:
@@ -210,8 +206,7 @@ def refresh(files: list | None = None, folder: str | None = None) -> bool:
     broken: SynonymError | None = None
     for source, f in zip(sources, files):
         try:
-            users_file = os.path.normpath(os.path.dirname(f)) == os.path.normpath(paths.config_root())
-            (users if users_file else groups).extend(read_synonym_file(f))
+            (users if paths.in_config_root(f) else groups).extend(read_synonym_file(f))
         except SynonymError as exc:
             if last.get("version") == VERSION:
                 raise  # the last lookup stays

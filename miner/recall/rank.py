@@ -17,7 +17,7 @@ from collections import Counter
 from ..memory.records import MemoryHead, StoredMemory, parse_ts
 from ..memory.store import Store
 from ..runtime.exclusions import excluded_elsewhere
-from ..textutil import echoes
+from ..textutil import echoes, folded
 from .history import history_ids
 from .void import Zone, suppress_hubs, void_mark
 
@@ -304,13 +304,13 @@ def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> di
     """A checkpoint without the words that say a forgotten memory again, or one a correction by hand replaced: a
     session's words are shown as they were said, but never what the user asked never to be recalled, nor what they
     said was wrong."""
-    forgotten = [text for text in map(_folded, store.forgotten_texts(project)) if len(text) >= FORGOTTEN_MIN_CHARS
+    forgotten = [text for text in map(folded, store.forgotten_texts(project)) if len(text) >= FORGOTTEN_MIN_CHARS
                  ] if checkpoint else []
     if not forgotten:
         return checkpoint
 
     def says(text: object) -> bool:
-        return isinstance(text, str) and any(words in _folded(text) for words in forgotten)
+        return isinstance(text, str) and any(words in folded(text) for words in forgotten)
 
     recent, echo = [], False
     for line in checkpoint.get("recent") or []:
@@ -327,10 +327,6 @@ def without_forgotten(store: Store, project: str, checkpoint: dict | None) -> di
                       and any(echoes(f, last) for f in forgotten)):
         kept["last_reply"] = ""
     return kept
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def situation_query(store: Store, project: str, situation: str, session_id: str,

@@ -103,12 +103,13 @@ def write_requested_checkpoints(store: Store, transcript: str, requests: list[di
                     write_checkpoint(store, session_id, project, transcript)
             except FileNotFoundError:
                 project = ""  # the transcript is gone: no session there goes on
-            except (sqlite3.Error, StoreError, OSError) as exc:  # a busy or full store: left for the next miner
-                note(f"checkpoint of {session_id} not written, left for the next miner: {type(exc).__name__}: {exc}")
-                continue
-            except Exception as exc:  # noqa: BLE001 - what no later try would change: said, and not asked again
-                note(f"checkpoint of {session_id} not written: {type(exc).__name__}: {exc}")
-                locks.checkpoint_request_done(request)
+            except Exception as exc:  # noqa: BLE001 - one checkpoint must not stop the others
+                # A busy or full store is left for the next miner; what no later try would change is not asked again.
+                later = isinstance(exc, (sqlite3.Error, StoreError, OSError))
+                note(f"checkpoint of {session_id} not written{', left for the next miner' if later else ''}: "
+                     f"{type(exc).__name__}: {exc}")
+                if not later:
+                    locks.checkpoint_request_done(request)
                 continue
             locks.checkpoint_request_done(request)
             if not project:
