@@ -20,10 +20,9 @@ to `$MINER_HOME/logs/hooks.log`, prints nothing and exits 0.
 - session-end: like stop, and the miner writes the session's checkpoint
   after its final pass, so that the next startup ranks against it.
 
-Hostile input costs bounded time: stdin is read for a second at most
-(`hookio.STDIN_TIMEOUT_S`) and 8 MB at most; a log line is cut before it is
-redacted; the checkpoint reads a bounded tail and cuts each request before
-cleaning it.
+Hostile input costs bounded time: stdin is read for a second at most (`hookio.STDIN_TIMEOUT_S`) and 8 MB at
+most; a log line is cut before it is redacted; the checkpoint reads a bounded tail and cuts each request before it
+is cleaned.
 
 Import cost is latency here: Stop must stay near a bare interpreter start,
 so modules are imported where they are needed, and this one does not use
@@ -408,17 +407,18 @@ def pre_compact(event: HookEvent, config: dict) -> str:
 
 
 def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str, bool]:
-    """`checkpoint.write_now`; a store busy or unreadable is a notice (the miner handed the transcript writes it)."""
+    """`checkpoint.write_now`; a store busy is logged as a notice, one unreadable (damaged) as an error."""
     import sqlite3
 
     from .memory.store import StoreError
     from .recall.checkpoint import write_now
     from .runtime.pending import has_work
-
     try:
         return write_now(event.session_id, event.cwd, transcript, busy_ms, has_work)
     except (sqlite3.Error, StoreError) as exc:
-        log(event.event, f"info: the store is busy or unreadable ({exc}): the checkpoint is left to the miner")
+        busy = "locked" in str(exc) or "busy" in str(exc)
+        log(event.event, f"{'info: the store is busy' if busy else 'the store is unreadable'} ({exc}): the checkpoint"
+                         " is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False
 
 

@@ -590,6 +590,23 @@ def test_pre_compact_waits_no_longer_than_its_budget_for_a_store_another_process
     assert "no hook errors logged (1 notice(s) in" in doctor and "hook error(s)" not in doctor, doctor
 
 
+def test_pre_compact_on_a_damaged_store_logs_an_error_doctor_reports_not_a_notice(session):
+    """A store that is no database any more (a disk fault, a file written over) is not "busy": the hook's line is an
+    error, so `miner doctor` reports it, where a lock held a moment is a notice it passes over."""
+    pre_compact_session(session)
+    paths.db_path().parent.mkdir(parents=True, exist_ok=True)
+    paths.db_path().write_bytes(b"not a database, " * 4096)
+    result = run_hook("pre-compact", session.payload("pre-compact.manual.json"))
+    assert result.returncode == 0 and result.stdout == b""
+    lines = [line for line in hook_log_lines() if " pre-compact " in line]
+    assert lines and all(" info: " not in line for line in lines), lines
+    assert any("the store is unreadable" in line and "the checkpoint is left to the miner" in line
+               for line in lines), lines
+    wait_for_workers()
+    doctor = CliRunner().invoke(main_cli, ["doctor"]).output
+    assert "hook error(s)" in doctor, doctor
+
+
 def test_pre_compact_waits_for_its_miner_up_to_precompact_timeout_s(session):
     pre_compact_session(session)
     paths.config_dir().mkdir(parents=True, exist_ok=True)

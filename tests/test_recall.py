@@ -65,6 +65,12 @@ def test_items_fit_whole_or_are_left_out(store):
     assert f"{len(result.left_out)} more memories left out" in result.text
 
 
+def test_the_footer_counts_one_memory_left_out_as_one():
+    assert "_1 more memory left out to fit the budget" in block.footer(1)
+    assert "_2 more memories left out to fit the budget" in block.footer(2)
+    assert "left out" not in block.footer(0)
+
+
 def test_block_never_reaches_10000_characters(store):
     for n in range(400):
         add(store, f"Fact {n}: the service {n} listens on port {3000 + n} behind the gateway " + "y" * 80, "fact", n)

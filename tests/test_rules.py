@@ -199,7 +199,7 @@ def test_a_projects_rule_file_applies_only_as_the_user_trusted_it(tmp_path, monk
     assert "cloned.use" not in listed.stdout and f"note: {own} is not applied: it is not trusted" in listed.stderr
     assert rules_mod.project_rule_file(str(project)) == []
     trusted = runner.invoke(main, ["rules", "trust"])
-    assert trusted.exit_code == 0 and f"{own} trusted as it is now: 1 rules" in trusted.output
+    assert trusted.exit_code == 0 and f"{own} trusted as it is now: 1 rule," in trusted.output
     assert "cloned.use" in trusted.output and "(global: recalled in every project)" in trusted.output
     assert "cloned.use" in runner.invoke(main, ["rules", "list"]).stdout
     assert (paths.config_dir() / rules_mod.TRUST_FILE).is_file()

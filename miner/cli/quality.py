@@ -193,13 +193,18 @@ def rules_check(project: str | None) -> None:
     if problems or unknown:
         raise click.ClickException(", ".join(f"{count} {what}" for count, what in (
             (len(problems), "example(s) fail"), (len(unknown), "disabled id(s) name no rule")) if count))
-    click.echo(f"{groups} groups of words in {_files(len(word_files))} (glossary and synonyms): all valid.")
-    click.echo(f"{len(ruleset.rules)} rules in {_files(len(files))}: all valid, all examples behave. "
-               f"{len(kinds)} secret kinds in {_files(len(secret_files))}: all valid.")
+    click.echo(f"{_counted(groups, 'group')} of words in {_files(len(word_files))} (glossary and synonyms): all valid.")
+    click.echo(f"{_counted(len(ruleset.rules), 'rule')} in {_files(len(files))}: all valid, all examples behave. "
+               f"{_counted(len(kinds), 'secret kind')} in {_files(len(secret_files))}: all valid.")
+
+
+def _counted(count: int, noun: str) -> str:
+    """"1 rule", "2 rules"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _files(count: int) -> str:
-    return f"{count} file{'' if count == 1 else 's'}"
+    return _counted(count, "file")
 
 
 @rules.command(name="trust")
@@ -227,7 +232,7 @@ def rules_trust(project: str | None, revoke: bool) -> None:
     except rules_mod.RuleError as exc:
         raise click.ClickException(f"{exc}; nothing trusted") from None
     rules_mod.trust(path, paths.config_dir())
-    click.echo(f"{path} trusted as it is now: {len(rules)} rules, {len(disabled)} disabled")
+    click.echo(f"{path} trusted as it is now: {_counted(len(rules), 'rule')}, {len(disabled)} disabled")
     for rule in rules:
         where = "  (global: recalled in every project)" if rule.scope == "global" else ""
         click.echo(f"  {rule.id:<44} {rule.category:<10} {','.join(rule.roles)}{where}")

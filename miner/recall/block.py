@@ -1,10 +1,9 @@
 """The recall block: what a session is told of its memories, within a budget (standard library only).
 
-The block is Markdown inside a tag, fenced as reference data, grouped by
-category, each item under the day it was last said. An item fits whole or
-is left out; the last line says what was left out. After a compaction the
-block opens with the session's latest words (or its checkpoint: its current
-task), then what the user said earlier in the session (from the archive).
+The block is Markdown inside a tag, fenced as reference data, grouped by category, each item under the day it was
+last said. An item fits whole or is left out; the last line says what was left out. After a compaction the block
+opens with the session's latest words (or its checkpoint: its current task), then what the user said earlier in the
+session (from the archive).
 
 `rank` decides which memories are candidates and how each scores; this
 module renders them: `build` runs the stages, `fit` packs the ranked items
@@ -154,9 +153,10 @@ def footer(left_out: int, zones: list[Zone] | None = None) -> str:
     if voided:
         count = sum(len(z.ids) for z in voided)
         topics = "; ".join(", ".join(z.topic) for z in voided[:5] if z.topic)
-        lines.append(f"_{count} weakly related memories voided (topics: {topics})._")
+        lines.append(f"_{count} weakly related {'memory' if count == 1 else 'memories'} voided (topics: {topics})._")
     if left_out:
-        lines.append(f"_{left_out} more memories left out to fit the budget (`miner recall --explain` shows them)._")
+        lines.append(f"_{left_out} more {'memory' if left_out == 1 else 'memories'} left out to fit the budget "
+                     "(`miner recall --explain` shows them)._")
     return "".join(line + "\n" for line in lines) + f"</{BLOCK_TAG}>"
 
 
