@@ -614,3 +614,39 @@ def test_a_token_in_a_branch_name_is_never_stored_and_doctor_fix_cleans_one_stor
     for path in Path(os.environ["MINER_HOME"]).rglob("*"):
         if path.is_file():
             assert needle not in path.read_bytes().lower(), path
+
+
+def test_a_secret_that_cleaning_brings_next_to_its_name_leaves_no_byte_anywhere(tmp_path, claude_dir):
+    """The turn is redacted before it is cleaned: a comment, an escape sequence or a run of blanks between a
+    password's name and its value kept them apart then, and cleaning takes them out. The units so changed are
+    redacted again, for the archive (what the prompt hook, `search` and MCP read) as for the memories."""
+    cwd = tmp_path / "work" / "demo"
+    cwd.mkdir(parents=True)
+    rng = random.Random(41)
+    commented, escaped, spaced = (generated(rng, 8) + "!" + generated(rng, 3) for _ in range(3))
+    session = Session(cwd)
+    stop_after_each(session, [
+        (f"Decision: the staging DB password <!-- rotate in May --> is {commented} for the whole team.", "Noted."),
+        (f"From the setup script output: \x1b[1;32madmin password:\x1b[0m {escaped} — we keep that for the demo box.",
+         "Understood, the demo box keeps it."),
+        (f"staging db password:{' ' * 70}{spaced}\nWe decided to keep the staging database on PostgreSQL 16.",
+         "PostgreSQL 16 it is."),
+    ])
+    with Store(readonly=True) as store:
+        archived = [row[0] for row in store.db.execute("SELECT text FROM archive")]
+    assert any("[REDACTED:" in text and "staging DB password" in text for text in archived), archived
+    searched = run_cli("search", "password", "--all")
+    assert searched.returncode == 0, searched.stderr
+    outputs = [searched.stdout.decode("utf-8")]
+    prompt = run_hook("user-prompt-submit", json.dumps({
+        "session_id": "prompt-session", "transcript_path": str(session.transcript), "cwd": str(cwd),
+        "hook_event_name": "UserPromptSubmit", "prompt": "what is the admin password for the demo box?"}).encode())
+    assert prompt.returncode == 0
+    outputs.append(prompt.stdout.decode("utf-8"))
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file() and "venv" not in p.parts]
+    for secret in (commented, escaped, spaced):
+        for out in outputs:
+            assert secret.lower() not in out.lower(), (secret, out)
+        for path in files:
+            assert secret.lower().encode("utf-8") not in path.read_bytes().lower(), (secret, path)
+

@@ -210,6 +210,24 @@ class Conversation:
         self.learn()
         return out
 
+    def redact_units(self, units: list) -> list:
+        """Units (`model.Unit`) of turns `redact_turns` gave, redacted again where cleaning changed their text: a
+        comment, an escape sequence or a run of blanks taken out, or a hard-wrapped line joined, brings together
+        what the turn's redaction read apart ("password <!-- … --> is X"). The rest are left as they are."""
+        import dataclasses
+
+        out, previous = [], None
+        for unit in units:
+            if unit.text not in unit.turn.text:
+                text, kinds = redact(unit.text, self.known)
+                if kinds:
+                    unit = dataclasses.replace(unit, text=text)
+            if previous is not None and unit.index and unit.previous != previous.text:
+                unit = dataclasses.replace(unit, previous=previous.text)
+            out.append(unit)
+            previous = unit
+        return out
+
     def learn(self) -> None:
         """Take the secrets of `known` not digested yet into `learnt` (and `fresh`, those new to the store)."""
         known = self.known

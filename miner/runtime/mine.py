@@ -328,7 +328,7 @@ class Miner:
                 summary.dropped["excluded-project"], turns = dropped + len(turns) - len(kept), kept
             # Secrets hidden with what earlier turns taught, in this process or another (`secret_turns`).
             self.conversation.digests, asked = self.store.secret_digests()[1], self.store.secret_asked(path)
-            units = turns_to_units(self.conversation.redact_turns(turns, asked))
+            units = self.conversation.redact_units(turns_to_units(self.conversation.redact_turns(turns, asked)))
             scores: list = []
             candidates = self.extract(units, project_of, summary, scores_out=scores)
             # Made before the write lock is taken, needing none: prompts, archive rows, dedup's look-up expressions.
