@@ -104,6 +104,32 @@ def test_a_restored_file_is_another_state(store):
     assert states() != before
 
 
+def test_a_backup_copied_back_over_the_same_file_never_brings_back_a_block_rendered_before(store, isolated_home):
+    """`cp backup memory.db` keeps the file (its inode) and takes the versions back; the writes after it moved them
+    by as many steps as the writes before it had, and a block rendered in between passed for current: a memory
+    forgotten since was in it, one active again left out."""
+    import shutil
+
+    with store.atomic():
+        store.add_memory(memory(HERE, "The shop's staging host is shop-staging-1.", 8))
+    first, second = sorted(m.id for m in store.project_memories(HERE))
+    backup = paths.db_path().with_suffix(".backup")
+    store.db.execute(f"VACUUM INTO '{backup}'")
+    with store.atomic():
+        store.set_state(first, "forgotten", "by hand")
+    path = blockcache.startup_path(HERE)
+    assert blockcache.refresh(path, HERE, "startup")
+    inode = os.stat(paths.db_path()).st_ino
+    store.close()
+    for side in ("-wal", "-shm"):
+        paths.db_path().with_name(paths.db_path().name + side).unlink(missing_ok=True)
+    shutil.copyfile(backup, paths.db_path())  # as the README restores one: the same file, written over
+    assert os.stat(paths.db_path()).st_ino == inode
+    with Store() as restored, restored.atomic():
+        restored.set_state(second, "forgotten", "by hand")
+    assert blockcache.load(path) is None
+
+
 def test_an_entry_is_used_only_while_its_state_holds(store, isolated_home):
 
     path = blockcache.startup_path(HERE)

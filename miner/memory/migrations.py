@@ -261,7 +261,7 @@ def m007_recall_indexes(db: sqlite3.Connection) -> None:
 _NOT_CONTENT = ("recall_count", "last_recalled")
 
 
-def _bump(key: str) -> str:
+def _bump(key: str) -> str:  # (as m008 made them; m016 makes them move to random values)
     return (f"INSERT INTO block_versions (scope, version) VALUES ({key}, 1) "
             "ON CONFLICT (scope) DO UPDATE SET version = version + 1;")
 
@@ -394,10 +394,23 @@ def m015_sessions_by_transcript(db: sqlite3.Connection) -> None:
     run_script(db, "CREATE INDEX sessions_transcript ON sessions (transcript);")
 
 
+def m016_unrepeatable_block_versions(db: sqlite3.Connection) -> None:
+    """Versions that move to a random value, not up by one: a backup copied back over the store (same file, same
+    inode) took the versions back with it, and the writes after it counted up to those of a block rendered before
+    the restore, which was then shown as current (a memory forgotten since back in it). Equal versions now mean the
+    same rows: the ones a block was rendered from, or a backup of them."""
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_version\\_%' "
+                          "ESCAPE '\\'").fetchall()
+    for name, sql in triggers:
+        db.execute(f'DROP TRIGGER "{name}"')
+        db.execute(sql.replace(", 1) ON CONFLICT", ", random()) ON CONFLICT")
+                   .replace("version = version + 1", "version = random()"))
+
+
 MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence, m005_session_prompts,
               m006_archive, m007_recall_indexes, m008_block_versions, m009_unconfirmed_index, m010_browse_index,
               m011_team, m012_common_terms, m013_secret_digests, m014_purged_entries,
-              m015_sessions_by_transcript]
+              m015_sessions_by_transcript, m016_unrepeatable_block_versions]
 
 
 def unknown(applied) -> list[str]:
