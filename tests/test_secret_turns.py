@@ -363,3 +363,37 @@ def test_a_secret_given_plainly_is_learnt_and_hidden_where_it_is_said_again(turn
         assert secret not in conversation.redact(role, text)[0]
     assert secret not in conversation.redact("user", f"We decided to run the migration with {secret} on prod too.")[0]
     assert secret in conversation.fresh
+
+
+@pytest.mark.parametrize("between", [[], [("assistant", "Sure, send it over.")]])
+def test_a_value_the_user_announced_is_hidden_in_their_next_prompt_and_learnt(between):
+    """"I'll paste the password in my next message", then the password alone: the user asked it of themselves."""
+    conversation = Conversation()
+    conversation.redact("user", "I'll paste the new prod DB password in my next message, put it in the vault config.")
+    for role, text in between:
+        conversation.redact(role, text)
+    assert conversation.asked  # (what a miner keeps for the next Stop's lines when this chunk ends here)
+    assert conversation.redact("user", "Zr8!Quartz77") == ("[REDACTED:known-secret]", ["known-secret"])
+    assert "Zr8!Quartz77" in conversation.known
+
+
+def test_an_announcement_answers_only_the_next_prompt_and_a_value_given_with_it_is_no_announcement():
+    conversation = Conversation()
+    conversation.redact("user", "The deploy token expired again, fix the refresh logic.")
+    conversation.redact("assistant", "Fixed: the refresh now runs before expiry.")
+    assert conversation.redact("user", "use exponential backoff with jitter") == (
+        "use exponential backoff with jitter", [])
+    assert conversation.redact("user", "Qa7!wZ9xLm") == ("Qa7!wZ9xLm", [])  # two prompts later: nothing asked
+    given = Conversation()
+    given.redact("user", "The staging password is Xk29!pQz7 from now on.")
+    assert not given.asked  # it was given, not announced
+
+
+def test_the_checkpoint_hides_a_value_the_miner_hid_in_its_own_turn_only():
+    """A made-up value in a reply to a turn that named a secret is hidden there only (`hidden`): the checkpoint,
+    which shows a few turns as they were said, hides it in each of them."""
+    conversation = Conversation()
+    conversation.redact("assistant", "The deploy failed. The token seems to have expired.")
+    text, _ = conversation.redact("user", "here's a fresh one RzTnWp99 for the staging deploy job")
+    assert "RzTnWp99" not in text and "RzTnWp99" not in conversation.known
+    assert "RzTnWp99" in conversation.hidden

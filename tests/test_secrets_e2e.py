@@ -650,3 +650,33 @@ def test_a_secret_that_cleaning_brings_next_to_its_name_leaves_no_byte_anywhere(
         for path in files:
             assert secret.lower().encode("utf-8") not in path.read_bytes().lower(), (secret, path)
 
+
+def test_a_secret_announced_or_given_after_a_failure_never_reaches_where_the_session_left_off(tmp_path, claude_dir):
+    """Two secrets the miner hides without a word around them naming one: the user says a password comes in the
+    next message, and the next message is the password alone; the assistant says a token expired, and the user
+    gives a fresh one. The checkpoint shows the session's latest words: it hides them as the miner does."""
+    cwd = tmp_path / "work" / "deploy"
+    cwd.mkdir(parents=True)
+    rng = random.Random(43)
+    announced, fresh = generated(rng, 6) + "!" + generated(rng, 7), generated(rng, 6) + "93"
+    session = Session(cwd)
+    session.turn("We decided to keep the deploy scripts in the ops folder from now on.", "Noted.")
+    session.turn("I'll paste the new prod DB password in my next message, put it in the vault config.", "Sure.")
+    session.turn(announced, "Stored in the vault config.")
+    session.user("Now run the staging deploy job.")
+    session.assistant("The deploy failed. The token seems to have expired.")
+    session.turn(f"here's a fresh one {fresh} for the staging deploy job", "The staging deploy passed.")
+    for event, payload in (("stop", "stop.json"), ("pre-compact", "pre-compact.auto.json"),
+                           ("session-end", "session-end.json")):
+        assert run_hook(event, session.payload(payload)).returncode == 0
+        wait_for_workers()
+    startup = additional_context(run_hook("session-start", Session(cwd).payload("session-start.startup.json")))
+    assert "deploy" in startup, startup
+    wait_for_workers()
+    compact = additional_context(run_hook("session-start", session.payload("session-start.compact.json")))
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file() and "venv" not in p.parts]
+    for secret in (announced, fresh):
+        for block in (startup, compact):
+            assert secret.lower() not in block.lower(), (secret, block)
+        for path in files:
+            assert secret.lower().encode("utf-8") not in path.read_bytes().lower(), (secret, path)

@@ -168,8 +168,9 @@ class Conversation:
 
     `salt` and `digests` are the store's (`Store.secret_digests`); `known` is `redact`'s, shared with the caller.
     What this conversation learnt is in `learnt` (digests), for the store, and in `fresh` (the secrets, until
-    the caller takes them): what the store holds from before may say them bare (`memory.repair.scrub`). `asked`
-    says whether the last turn read asked for a secret: a miner that mines a transcript's new lines sets it from
+    the caller takes them): what the store holds from before may say them bare (`memory.repair.scrub`); what it hid
+    in one turn only is in `hidden`. `asked` says whether the last turn read asked for a secret (the assistant's
+    request, or the user's word that one comes next): a miner that mines a transcript's new lines sets it from
     the store (the question ends one Stop's lines, the answer opens the next's).
     """
 
@@ -183,6 +184,8 @@ class Conversation:
         self._digested: set[str] = set()
         self.asked = False
         self.named = False
+        self.announced = False
+        self.hidden: set[str] = set()  # the values hidden in their own turn only (for a caller that shows a few turns)
 
     def redact(self, role: str, text: str, main: bool = True) -> tuple[str, list[str]]:
         """One turn, redacted with what the turns before it taught. A turn off the main thread (a subagent's) uses
@@ -197,10 +200,16 @@ class Conversation:
                 values = made_up_values(text) - known
                 doubtful = {value for value in values if not generated(value)}
                 known.update(values - doubtful)
-            self.asked = role == "assistant" and asks_for_secret(text)
+            # Asked for: by the assistant, or by the user, who named a secret without giving it ("I'll paste the new
+            # DB password in my next message"), their next prompt then giving it, with or without a reply between.
+            self.asked = role == "assistant" and (self.announced or asks_for_secret(text))
             self.named = role == "assistant" and not self.asked and names_secret(text)
         out = redact(text, known)
+        if main:
+            self.announced = role == "user" and not out[1] and names_secret(text)
+            self.asked = self.asked or self.announced
         if doubtful - known:  # (what a pass found stays learnt; the doubtful values are hidden here only)
+            self.hidden.update(doubtful - known)
             text_out, kinds = out
             for value in sorted(doubtful - known, key=len, reverse=True):
                 if value in text_out:
