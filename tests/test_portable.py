@@ -774,3 +774,42 @@ def test_import_says_what_is_wrong_with_a_value_in_words_not_in_pythons(tmp_path
     os.environ["MINER_HOME"] = str(tmp_path / "latin-home")
     result = CliRunner().invoke(import_cmd, [str(path)])
     assert result.exit_code == 1 and "line 3: not UTF-8 text" in result.output, result.output
+
+
+def test_a_forget_or_a_correction_made_on_another_machine_hides_what_this_one_archived_of_it(tmp_path):
+    """The other machine forgot a memory this one never made (other rules, other settings), and corrected one both
+    made: the import took none of the archived units this store held already, and hid none of them, so the prompt
+    hook, `search` and MCP still read the words forgotten or corrected away."""
+    times = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP,
+             "updated_at": _STAMP}
+    forgotten = "Remember to write the kiln migration guide for v2 next week."
+    corrected = "The kiln tax service is a Go module with its own Makefile."
+    os.environ["MINER_HOME"] = str(tmp_path / "here")
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/kiln", category="fact", confidence=0.8, rule_id="t", role="user",
+                                   text=corrected, session_id="s1", transcript="/t.jsonl", entry_uuid="e-2", ts=_STAMP))
+        store.archive_units([("/work/kiln", "s1", "/t.jsonl", "e-1", 0, "user", _STAMP, forgotten, "x", 0.5),
+                             ("/work/kiln", "s1", "/t.jsonl", "e-2", 0, "user", _STAMP, corrected, "x", 0.5),
+                             ("/work/kiln", "s1", "/t.jsonl", "e-3", 0, "user", _STAMP,
+                              "The kiln dashboard loads in under a second.", "x", 0.5)])
+    records = [
+        {"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "", "migrations": []},
+        {"record": "memory", "id": 1, "project": "/work/kiln", "category": "todo", "text": forgotten,
+         "state": "forgotten", "state_reason": "by hand", **times},
+        {"record": "evidence", "memory_id": 1, "session_id": "s1", "entry_uuid": "e-1", "role": "user", "ts": _STAMP,
+         "rule_id": "t", "text": forgotten},
+        {"record": "memory", "id": 2, "project": "/work/kiln", "category": "fact", "text": corrected,
+         "state": "superseded", "state_reason": "superseded by #3: corrected by hand", **times},
+        {"record": "memory", "id": 3, "project": "/work/kiln", "category": "fact", "source": "manual",
+         "text": "The kiln tax service is a Rust crate with its own Makefile.", "state": "active", **times},
+        {"record": "link", "src": 3, "dst": 2, "kind": "supersedes", "reason": "corrected by hand",
+         "created_at": _STAMP}]
+    path = tmp_path / "other-machine.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(import_cmd, [str(path)])
+    assert result.exit_code == 0, result.output
+    with Store(readonly=True) as store:
+        hidden = dict(store.db.execute("SELECT text, hidden FROM archive"))
+        states = dict(store.db.execute("SELECT text, state FROM memories"))
+    assert states[forgotten] == "forgotten" and states[corrected] == "superseded", states
+    assert hidden == {forgotten: 1, corrected: 1, "The kiln dashboard loads in under a second.": 0}

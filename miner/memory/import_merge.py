@@ -95,6 +95,19 @@ def carry_over(store: Store, memory_id: int, record: dict) -> bool:
     return True
 
 
+def closed_by_hand(db: sqlite3.Connection, memory_ids: list[int]) -> list[int]:
+    """Those of `memory_ids` forgotten, or replaced by a correction by hand (a link from a memory of `manual`
+    source): what said them must not be found again through the archive, whichever machine said it."""
+    out: list[int] = []
+    for i in range(0, len(memory_ids), 500):
+        batch = memory_ids[i : i + 500]
+        out += [row[0] for row in db.execute(
+            f"""SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(batch))}) AND (m.state = 'forgotten'
+                OR m.state = 'superseded' AND EXISTS (SELECT 1 FROM links l JOIN memories n ON n.id = l.src
+                   WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual'))""", batch)]
+    return out
+
+
 def wording_of_its_memory(db: sqlite3.Connection, record: dict) -> None:
     """An earlier wording belongs to its memory's project: one naming another project would take that project's
     sentences as sightings of a memory elsewhere, when mined there."""

@@ -54,7 +54,15 @@ from .export_records import (
     redacted_record,
     shown_value,
 )
-from .import_merge import ImportSummary, carry_over, import_memory, merge_by_wording, purged_here, wording_of_its_memory
+from .import_merge import (
+    ImportSummary,
+    carry_over,
+    closed_by_hand,
+    import_memory,
+    merge_by_wording,
+    purged_here,
+    wording_of_its_memory,
+)
 from .import_merge import insert as _insert
 from .store import Store
 
@@ -300,6 +308,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         for memory_id, record in summary.carried:  # once its evidence is in: a forget hides the archive it names
             summary.states += carry_over(store, memory_id, record)
         _hide_forgotten(db, archived)
+        for memory_id in closed_by_hand(db, [*summary.added, *(memory_id for memory_id, _ in summary.carried)]):
+            store.hide_archived(memory_id)  # (the units this store held already, which the import took none of)
         for memory_id in sorted(summary.merged_into):
             # Evidence the file added to a memory the store already had counts, as when mining merges.
             db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),
