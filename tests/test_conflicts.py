@@ -85,6 +85,15 @@ def test_another_numbered_thing_is_not_another_value(store, deduper):
     assert changed.superseded and states(store)["We decided the module 2-0 scheduler runs every 2 minutes."] == "superseded"
 
 
+def test_a_restatement_that_leaves_a_number_out_changes_no_number(store, deduper):
+    """The assistant says again part of the user's fact, without its second number: no number changed, and the
+    user's memory (the only one to hold Django's version) stayed closed with "(was: 5.0.6)"."""
+    add(store, deduper, "The dev server runs on port 8000, and we are on Django 5.0.6.", 1, category="fact")
+    shorter = add(store, deduper, "The dev server runs on port 8000 now.", 2, category="fact", role="assistant")
+    assert not shorter.superseded
+    assert states(store)["The dev server runs on port 8000, and we are on Django 5.0.6."] == "active"
+
+
 def test_a_version_change_supersedes(store, deduper):
     add(store, deduper, "The app runs on Node 18.", 1, category="fact", subject="node", value="18")
     new = add(store, deduper, "The app runs on Node 20.", 2, category="fact", subject="node", value="20")

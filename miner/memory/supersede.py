@@ -121,6 +121,8 @@ def _by_number(new: Statement, old: Statement, a: Features, b: Features) -> Conf
         return None
     before = [n for n in b.number_text if n not in a.numbers]
     after = [n for n in a.number_text if n not in b.numbers]
+    if not after:
+        return None  # no number the old one lacks: a part of it said again ("port 8000" of "port 8000, Django 5.0.6")
     if _labels_only(new.text, after) and _labels_only(old.text, before):
         return None  # another numbered thing ("module 3" → "module 4"), not another value for the same one
     return Conflict("number", f"{', '.join(before)} → {', '.join(after)}", ", ".join(dict.fromkeys(before)))
