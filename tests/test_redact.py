@@ -581,6 +581,15 @@ def test_basic_auth_credentials_are_redacted(text):
     # a key wrapped onto the next line
     ("OPENAI_API_KEY=sk-proj-Hq7aB3dE5fG7hI9jK1lM3nO5pIoQ\nzT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk\nthen run it",
      "zT3mWxKp8Bv5Nc2Lz7Qa9Rs4Dt6Fy1Gu3Hi0Jk"),
+    # a key or token stated with "now"/"still", or set "to" a value
+    ("The API key is now 7f3e9c1b2d4a6f8e0c2b4d6a8f0e2c4b", "7f3e9c1b2d4a6f8e0c2b4d6a8f0e2c4b"),
+    ("Decision: the deploy token is still 8f7d6c5b4a39281706f5e4d3c2b1a0ff for the pipeline.",
+     "8f7d6c5b4a39281706f5e4d3c2b1a0ff"),
+    ("I've set the API key to a3f9c2e1b7d84f6a9c0e2b4d6f8a1c3e in .env", "a3f9c2e1b7d84f6a9c0e2b4d6f8a1c3e"),
+    # "now" in Dutch and Korean; a password used from now on in Chinese
+    ("Het wachtwoord is nu Tulp2024Molen", "Tulp2024Molen"),
+    ("비밀번호는 이제 Haneul2024 입니다", "Haneul2024"),
+    ("以后 staging 的数据库密码统一用 Changcheng2024", "Changcheng2024"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -790,6 +799,12 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "- next-auth: ^4.24.5-beta.1x2\n- passport-auth: 2.0.1; the bearer is the client; Bearer: see the docs",
     "X-Auth: none",
     'kubectl create secret generic db --from-literal=password="$DB_PASSWORD"; docker build --secret id=npmrc,src=a .',
+    # a key named with words, short numbers and versions: a cache, sort, flag or message key, not a generated one
+    "the feature flag key is new-checkout-2024; the cache key is user:42:profile; The sort key is created_at#v2",
+    "the key is v2.3.1-hotfix, and the Kafka message key is customer-8812",
+    # a hashing scheme where a password is said to use one
+    "数据库密码用 argon2id 哈希存储; 密码用 bcrypt 加密",
+    "The API key is now stored in the vault; I've set the API key to the value from the dashboard.",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])

@@ -47,6 +47,7 @@ from .secret_values import (
     mixed,
     plain_word,
     random_like,
+    reads_as_words,
     rejected,
     secret_like,
     strip_quotes,
@@ -285,7 +286,8 @@ def _weak(m: re.Match, run: _Pass) -> str:
     if _in_marker(m):
         return m.group(0)
     raw, bare, _ = value_of(m)
-    if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(":
+    if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(" \
+            or reads_as_words(bare):
         return m.group(0)
     if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")

@@ -167,7 +167,8 @@ _ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+s
 _TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak|como|comme|come|als)[ \t]+)"
 # Words between the join and the value ("the password is now X", "was actually X").
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
-           r"теперь|the[ \t]+string|the[ \t]+word)[ \t]+){0,2}")
+           r"теперь|сейчас|тепер|nu|agora|adesso|teraz|şimdi|sekarang|the[ \t]+string|the[ \t]+word)[ \t]+|"
+           r"(?:이제|지금|现在|現在|目前)[ \t]*){0,2}")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 # A value set rather than stated ("the password, I set it to X", "la password l'ho impostata a X", "la contraseña la
 # puse como X", "le mot de passe, je l'ai mis à X"), or stated as the same as another's ("the root pw is the same as
@@ -235,6 +236,7 @@ class Patterns:
             # (words, then "to"/"as" or nothing: "senha nova como X", "Salasana tietokantaan on X", "الباسورد بتاع
             # السيرفر X"; with nothing, a value with a digit and a symbol)
             rf"{_BARE_GAP}{_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"[ \t]*(?:统一用|統一用|一律用|都用|改用|使用|用)[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|"  # "密码统一用 X"
             rf"{_BARE_GAP}{_APPOSITION}(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a question answered ("the wifi password? it's X")
@@ -249,7 +251,9 @@ class Patterns:
             rf"{latin_before}(?P<word>(?i:{_WEAK_WORDS})){latin_after}"
             # (words between the name and "is": "the API key they gave us is X", "la clé API Mistral que j'utilise :
             # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
-            rf"(?P<conn>(?i:{_GAP}{_ASSERT}|{_ASSERT}|(?P<bare>{_KEY_GAP}){_ASSERT}|{_APPOSITION}))"
+            rf"(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|(?P<bare>{_KEY_GAP}){_ASSERT}|"
+            # set rather than stated: "I've set the API key to X", "updated the token to X"
+            rf"{_TO}|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.

@@ -26,6 +26,7 @@ opzionale corretta errada incorreta obrigatória expirada fraca vazia nova mesma
 incorrecte obligatoire expiré expirée sécurisé faible vide nouveau nouvelle différent différente même longue courte
 chiffré requis facultatif oublié falsch abgelaufen sicher schwach stark leer neu gleich lang kurz verschlüsselt
 erforderlich richtig vergessen
+bcrypt scrypt argon2 argon2i argon2d argon2id pbkdf2 md5 sha1 sha256 sha384 sha512 sha-1 sha-256 sha-512 hmac-sha256
 """.split())
 NOT_VALUE_SUFFIXES = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ous", "ive", "ful",
                        "less", "ance", "ence", "ity")
@@ -113,6 +114,19 @@ def random_like(value: str) -> bool:
     exclamation mark is prose ("the deploy token settings!")."""
     word = value.rstrip("!")
     return len(value) >= 8 and secret_like(value) and not value.isdigit() and not word.isalpha()
+
+
+_PARTS_RE = re.compile(r"[-_:#./@+]+")
+_WORD_PART_RE = re.compile(r"[^\W\d_]{1,12}|\d{1,4}|[vV]\d{1,3}")
+
+
+def reads_as_words(value: str) -> bool:
+    """A name made of words, short numbers and versions ("new-checkout-2024", "user:42:profile", "created_at#v2",
+    "v2.3.1-hotfix"): what a cache, sort or flag key is called, not a generated key (whose parts are long runs of
+    mixed letters and digits: "sk_live_51Hx…", "xoxb-123456789012-…")."""
+    parts = [part for part in _PARTS_RE.split(value) if part]
+    return len(parts) >= 2 and all(_WORD_PART_RE.fullmatch(part) for part in parts) \
+        and any(part.isalpha() and len(part) >= 3 for part in parts)
 
 
 def rejected(value: str) -> bool:
