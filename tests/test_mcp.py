@@ -170,7 +170,8 @@ def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_pat
         assert {"lines_skipped", "entries_skipped_malformed", "turns_cut"} <= set(stats["counters"])  # as the CLI
         zones = await c.ok("memory_zones")
         assert zones["last_recall"] and zones["zones"] == [] and zones["note"]
-        assert (await c.ok("memory_zones", project=str(other)))["last_recall"] is None
+        assert "is another project" in await c.error("memory_zones", project=str(other))
+        assert (await c.ok("memory_zones", project=str(project)))["last_recall"]  # its own, named
         explained = await c.ok("memory_explain", id=newer["id"])
         assert explained["verdict"].startswith("recalled")
         gone = await c.ok("memory_explain", id=secret["id"])
@@ -221,8 +222,9 @@ def test_writes_never_reach_another_project(sdk, project, tmp_path):
         made = await c.ok("memory_store", content="The user prefers long descriptive commit messages.",
                           category="preference", scope="global")
         assert made["scope"] == "global"
-        # reading another project is allowed
-        assert (await c.ok("memory_recall", query="deploy", project=other))["project"] == other
+        # nor does reading: another project's memories (and archive) never reach this session
+        for tool in ("memory_recall", "memory_stats", "memory_zones", "memory_explain"):
+            assert "is another project" in await c.error(tool, project=other), tool
 
     with_server(project, script)
     assert stored(foreign)[0].state == "active"

@@ -9,7 +9,7 @@ with `isError` and one clear line, never a traceback.
 
 The project is fixed when the server starts: `--project DIR`, else
 `$CLAUDE_PROJECT_DIR`, else the working directory Claude Code started it in.
-Reading tools may name another project; writing tools never leave this one.
+No tool reads or writes another project: what one answers goes into this project's session.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def build_server(session: Session):
         With a query, the block also holds what was said in earlier sessions about it (the archive, after the
         memories), listed in `said`. query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000
         (default 2% of the context window; the block never exceeds `max_block_chars`, 9,800 characters by default, as
-        the hook's does). project: another project directory to read (default: this one).
+        the hook's does). project: this project's directory (the default; another one is refused).
         """
         return call(mcp_tools.recall, query, budget, project)
 

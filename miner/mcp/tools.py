@@ -7,10 +7,10 @@ bad; nothing here prints or talks the protocol.
 
 Writes go through the same paths as mining and `miner forget|correct`:
 redaction (`redact`), the quality gate (`sentences.passes_quality_gate`), the
-dedup and conflict layers (`dedup.Deduper`), and `corrections`. A write is
-confined to the session's project: a store cannot name another project, and
-forget/correct touch only the project's memories and global ones (which this
-project's recall shows).
+dedup and conflict layers (`dedup.Deduper`), and `corrections`. Every tool is
+confined to the session's project: none reads or stores another project's
+memories, and forget/correct touch only the project's memories and global ones
+(which this project's recall shows).
 """
 
 from __future__ import annotations
@@ -120,7 +120,15 @@ def _memory_id(value: Any, name: str = "id") -> int:
 
 
 def _project_of(session: Session, project: str | None) -> str:
-    return session.project if project in (None, "") else resolve_project(project)
+    """The session's project; `project`, when given, must name it. What a tool answers goes into a session, whose
+    assistant may be steered by what it read: another project's memory (another client's, maybe) stays out of it."""
+    if project in (None, ""):
+        return session.project
+    named = _allowed(resolve_project(project))  # (an excluded one is said to be so)
+    if named != session.project:
+        raise ToolInputError(f"{named} is another project: this server answers about {session.project} only, where it "
+                             "was started (`miner recall --project DIR` shows you another one)")
+    return named
 
 
 def _allowed(project: str) -> str:
