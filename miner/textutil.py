@@ -446,7 +446,18 @@ def short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else ""
 
 
-SENTENCE_MARKS = (". ", "。", "! ", "? ", "; ")  # where `clip` and `clip_start` cut, when one is near enough
+SENTENCE_MARKS = (". ", "。", "! ", "? ", "！", "？", "। ", "؟ ", "; ")  # where `clip` and `clip_start` cut, if near
+
+
+def _inside_grapheme(text: str, i: int) -> bool:
+    """Whether a cut before `text[i]` falls inside a character as read: before a combining mark (Thai's vowels and
+    tones, Devanagari's vowel signs), a joiner or what a joiner joins, a variation selector, a skin tone."""
+    if not 0 < i < len(text) or text[i].isascii():
+        return False
+    import unicodedata  # (here: only a cut before a character beyond ASCII needs it)
+    char = text[i]
+    return (unicodedata.category(char) in ("Mn", "Mc", "Me") or char in "\u200d\ufe0e\ufe0f" or text[i - 1] == "\u200d"
+            or "\U0001f3fb" <= char <= "\U0001f3ff" or "\U000e0020" <= char <= "\U000e007f")
 
 
 def table_rule(line: str) -> bool:
@@ -460,7 +471,10 @@ def clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[: limit - 2]
+    end = limit - 2
+    while _inside_grapheme(text, end):
+        end -= 1
+    cut = text[:end]
     for mark in SENTENCE_MARKS:
         pos = cut.rfind(mark)
         if pos >= len(cut) // 2:
@@ -474,7 +488,10 @@ def clip_start(text: str, limit: int) -> str:
     after '… '; '' when too little would be left to say anything (under 80 characters)."""
     if limit < 80:
         return ""
-    cut = text[len(text) - (limit - 2):]
+    start = max(0, len(text) - (limit - 2))
+    while _inside_grapheme(text, start):
+        start += 1
+    cut = text[start:]
     for mark in SENTENCE_MARKS:
         pos = cut.find(mark)
         if 0 <= pos < len(cut) // 2:

@@ -441,6 +441,30 @@ def test_a_long_prompt_is_cut_at_a_sentence_end_in_any_script():
     assert clip("short enough", 40) == "short enough"
 
 
+def test_a_cut_never_falls_inside_a_character_as_read():
+    """Thai writes its vowels and tones as combining marks, and no spaces: a cut at the limit left "ผู" for "ผู้"; a
+    cut at the start left a bare mark; an emoji of joined people came apart. Japanese and Hindi end sentences with
+    their own marks."""
+    import unicodedata
+
+    from miner.textutil import clip_start
+
+    thai = "แจ้งเตือนผู้ใช้ทุกครั้ง" * 12
+    for limit in range(20, 60):
+        kept = clip(thai, limit)[:-2]
+        assert len(kept) + 2 <= limit and thai.startswith(kept)
+        assert unicodedata.category(thai[len(kept)]) not in ("Mn", "Mc"), limit
+        start = clip_start(thai, limit + 60)[2:]
+        assert thai.endswith(start) and unicodedata.category(start[0]) not in ("Mn", "Mc"), limit
+    family = "\U0001F468\u200d\U0001F469\u200d\U0001F467"
+    for limit in range(10, 30):
+        kept = clip(family * 10, limit)[:-2]
+        assert kept == family * (len(kept) // len(family)), limit
+    assert clip("日本語の文章です、とても長い文になります！" + "これは二番目の文です" * 5, 30) == \
+        "日本語の文章です、とても長い文になります！ …"
+    assert clip("यह काम अब पूरी तरह से पूरा हो गया। " + "और यह दूसरा वाक्य है " * 4, 50).endswith("हो गया। …")
+
+
 def test_the_same_words_said_in_two_projects_are_shown_once(store):
     """Each project keeps its own global memory of a rule said in both; a block (a new session's, after a
     compaction, or a question's) says it once."""
