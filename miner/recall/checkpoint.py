@@ -310,16 +310,39 @@ _DONE_RE = re.compile(
     # Spanish and Italian: a participle of finished work ("ya está hecha", "è stato rimosso")
     r"(?:está|esta|ya|quedó|queda)\s+(?:hech|list)[oa]s?|(?:terminad|completad|arreglad|corregid|añadid|implementad|"
     r"eliminad|borrad|actualizad|solucionad|completat|sistemat|aggiunt|rimoss|implementat|aggiornat|eliminat)[oaie]s?|"
-    r"resuelt[oa]s?|risolt[oaie])\b"
+    r"resuelt[oa]s?|risolt[oaie]|"
+    # Portuguese, French, German, Dutch, Polish, Turkish, Indonesian, Vietnamese, Russian, Ukrainian, Arabic
+    r"feit[oa]s?|conclu[íi]d[oa]s?|corrigid[oa]s?|adicionad[oa]s?|removid[oa]s?|resolvid[oa]s?|atualizad[oa]s?|"
+    r"termin[ée]e?s?|fini[es]?|r[ée]gl[ée]e?s?|corrig[ée]e?s?|ajout[ée]e?s?|supprim[ée]e?s?|impl[ée]ment[ée]e?s?|"
+    r"d[ée]ploy[ée]e?s?|erledigt|abgeschlossen|umgesetzt|behoben|hinzugefügt|entfernt|gelöscht|aktualisiert|"
+    r"implementiert|eingebaut|klaar|gedaan|opgelost|zrobion[eya]|gotowe|skończon[eya]|zakończon[eya]|naprawion[eya]|"
+    r"dodan[eya]|usunięt[eya]|tamamlandı|bitti|hallettim|halledildi|yapıldı|düzeltildi|eklendi|kaldırıldı|silindi|"
+    r"güncellendi|selesai|beres|diperbaiki|ditambahkan|dihapus|xong|hoàn thành|hoàn tất|"
+    r"сделан[оаы]?|сделал[аи]?|готово|выполнен[оаы]?|завершен[оаы]?|закрыт[оаы]?|исправлен[оаы]?|исправил[аи]?|"
+    r"добавлен[оаы]?|добавил[аи]?|удален[оаы]?|удалил[аи]?|реализован[оаы]?|реализовал[аи]?|починил[аи]?|"
+    r"обновлен[оаы]?|обновил[аи]?|зроблено|виконано|завершено|виправлено|додано|видалено|"
+    r"تم|تمت|انتهى|انتهت|اكتمل|اكتملت|أنجزت|أنجزنا|أصلحت|أضفت|حذفت)\b"
     r"|已完成|完成了|搞定|已(?:添加|修复|实现|加上|处理|合并|上线|删除|更新|迁移|升级|移除|配置|部署|解决)|"
-    r"(?:改|做|弄|修)好了|删掉了|완료|끝났|끝냈|마쳤|(?:추가|수정|삭제|제거|구현|해결|반영|적용|변경|설정)(?:했|됐|되었)|고쳤")
+    r"(?:改|做|弄|修)好了|删掉了|완료|끝났|끝냈|마쳤|(?:추가|수정|삭제|제거|구현|해결|반영|적용|변경|설정)(?:했|됐|되었)|고쳤|"
+    # Japanese, Thai, Hindi (no word boundaries to lean on)
+    r"終わりました|終わった|完了し|完了です|対応済み|実装済み|済みです|(?:直|追加|削除|実装|対応|修正|更新|移行)(?:し)?ました|"
+    r"できました|เสร็จแล้ว|เสร็จเรียบร้อย|เรียบร้อยแล้ว|แก้แล้ว|แก้ไขแล้ว|เพิ่มแล้ว|ลบแล้ว|"
+    r"पूरा हो गया|पूरा कर दिया|पूरा किया|ठीक कर दिया|जोड़ दिया|हटा दिया|हो गया है")
 _NOT_DONE_RE = re.compile(
     r"(?i)\b(?:not|never|still|yet|todo|later|should|shall|will|would|could|going to|need to|needs to|have to|"
     r"has to|must|remaining|pending|once|when|whenever|if|after|until|before|let's|let me|i'll|we'll|"
     r"no|todavía|aún|pendiente|cuando|falta|faltan|hay que|tengo que|tenemos que|vamos a|voy a|"
-    r"non|ancora|quando|dopo|bisogna|dobbiamo|devo|da fare)\b|n't\b|\?|"
-    r"还没|未完成|尚未|没有|待|要|需要|以后|之后|아직|안\s|못|나중|예정|해야|하자|할게|할\s?것")
-_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+    r"non|ancora|quando|dopo|bisogna|dobbiamo|devo|da fare|"
+    r"não|ainda|depois|precisa|precisamos|vamos|vou|pas|encore|faut|doit|quand|après|"
+    r"nicht|noch|später|muss|müssen|sollte|wenn|bevor|nachdem|wird|werden|niet|nog|later|moet|"
+    r"nie|jeszcze|później|trzeba|musimy|będzie|değil|henüz|sonra|gerek|lazım|"
+    r"belum|nanti|harus|perlu|akan|kalau|tidak|chưa|sẽ|cần|phải|"
+    r"не|ещё|еще|пока|потом|позже|надо|нужно|будем|когда|если|ще|поки|потім|треба|"
+    r"لم|لا|ليس|لاحقا|لاحقاً|سوف|يجب|عندما|إذا)\b|n't\b|\?|؟|"
+    r"还没|未完成|尚未|没有|待|要|需要|以后|之后|아직|안\s|못|나중|예정|해야|하자|할게|할\s?것|"
+    r"まだ|未対応|未完了|予定|後で|あとで|後回し|必要|ない|ません|ยัง|ไม่|จะ|ต้อง|ค่อย|ทีหลัง|ไว้ก่อน|"
+    r"नहीं|अभी|बाद में|करेंगे|होगा|चाहिए|अगर")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？।؟])\s+|\n+")
 # Words every todo uses: they say that something is open, not what it is.
 _TODO_WORDS = frozenset(
     """later todo to-do eventually should need needs remaining still next step steps add adding follow
