@@ -310,3 +310,19 @@ def test_work_reported_done_in_languages_the_dev_data_lacks_closes_its_todo(stor
 ])
 def test_work_not_yet_done_in_languages_the_dev_data_lacks_closes_nothing(store, more_todos, text):
     assert done_todos(store, "/p", [turn(text)]) == []
+
+
+@pytest.mark.parametrize("todo, report", [
+    ("ทีหลัง: เพิ่มการจำกัดอัตรา rate limit ให้ API", "การจำกัดอัตรา rate limit ของ API ทำเสร็จแล้ว"),
+    ("لاحقاً: إضافة تصدير CSV للفواتير", "تصدير CSV للفواتير انتهى، تم."),
+    ("बाद में: चालानों का CSV निर्यात जोड़ना", "चालानों का CSV निर्यात पूरा हो गया।"),
+    ("Później: eksport faktur do CSV.", "Eksport faktur do CSV jest gotowe."),
+    ("Nanti: ekspor faktur ke CSV.", "Ekspor faktur ke CSV sudah selesai."),
+    ("Sau này: xuất hóa đơn ra CSV.", "Xuất hóa đơn ra CSV đã xong."),
+    ("Пізніше: експорт рахунків у CSV.", "Експорт рахунків у CSV зроблено."),
+    ("Later: de CSV-export van facturen.", "De CSV-export van facturen is klaar."),
+])
+def test_a_todo_and_its_report_in_one_language_close_together(store, todo, report):
+    """A todo's own "later" is no word of what it is, in any language (as "later" and "todo" are not in English)."""
+    (todo_id,) = stored_todos(store, (todo,), "w")
+    assert [t.id for t, _ in done_todos(store, "/p", [turn(report)])] == [todo_id]

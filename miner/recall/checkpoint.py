@@ -346,7 +346,8 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?。！？।؟])\s+|\n+")
 # Words every todo uses: they say that something is open, not what it is.
 _TODO_WORDS = frozenset(
     """later todo to-do eventually should need needs remaining still next step steps add adding follow
-    follow-up up open pending item items work left maybe also someday soon future""".split())
+    follow-up up open pending item items work left maybe also someday soon future
+    позже потом пізніше später tard depois sonra nanti później sau này ทีหลัง لاحقاً لاحقا بعد बाद""".split())
 MIN_SHARED = 2
 SHARED_SHARE = 0.6  # of the todo's words; of its CJK character pairs, CJK_SHARE (pairs overlap, words do not)
 CJK_SHARE = 0.4
