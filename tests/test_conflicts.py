@@ -94,6 +94,17 @@ def test_a_restatement_that_leaves_a_number_out_changes_no_number(store, deduper
     assert states(store)["The dev server runs on port 8000, and we are on Django 5.0.6."] == "active"
 
 
+@pytest.mark.parametrize("old, new", [
+    ("Для очереди сообщений берём RabbitMQ.", "Я передумал: переходим на Kafka вместо RabbitMQ."),
+    ("Для фоновых задач будем использовать Celery.", "Вместо Celery будем использовать arq, он проще и асинхронный."),
+])
+def test_a_change_of_mind_in_russian_supersedes_as_in_english(store, deduper, old, new):
+    """The words left once the replaced name is out ("для", "берём", "переходим") counted as content in Russian, where
+    in English their like are light: the two said different things, and both stayed active."""
+    add(store, deduper, old, 1)
+    assert add(store, deduper, new, 2).superseded and states(store)[old] == "superseded"
+
+
 def test_a_version_change_supersedes(store, deduper):
     add(store, deduper, "The app runs on Node 18.", 1, category="fact", subject="node", value="18")
     new = add(store, deduper, "The app runs on Node 20.", 2, category="fact", subject="node", value="20")

@@ -215,6 +215,13 @@ _LIGHT_WORDS += """ser es son era eran fue fueron sido soy somos estar está est
     utilisent pouvoir peut peuvent devoir doit doivent vouloir veux veut
     é são foi estão ter tenho tem têm fazer faz fazem vai vão usam pode podem dever devem quero quer precisar
     preciso precisa""".split()
+# … and in Russian: pronouns, prepositions and conjunctions, be, take, use, do, need, want, decide, choose, move to,
+# change one's mind, and the words of a change itself ("вместо")
+_LIGHT_WORDS += """я мы ты вы он она они это этот эта эти тот та для на в во с со по к у о об от до из за при и а но
+    или же ли бы уже ещё еще теперь сейчас быть есть был была было были будет будем буду берём берем возьмём возьмем
+    используем использовать использую используется используют делаем делать сделаем нужно надо хочу хотим давай
+    давайте пусть решили решил решила выбрали выбрал выбираем переходим перейдём перейдем перешли переходить
+    передумал передумала передумали вместо""".split()
 
 
 _IRREGULAR = {
