@@ -97,12 +97,26 @@ def test_a_restatement_that_leaves_a_number_out_changes_no_number(store, deduper
 @pytest.mark.parametrize("old, new", [
     ("Для очереди сообщений берём RabbitMQ.", "Я передумал: переходим на Kafka вместо RabbitMQ."),
     ("Для фоновых задач будем использовать Celery.", "Вместо Celery будем использовать arq, он проще и асинхронный."),
+    ("Mesaj kuyruğu için RabbitMQ kullanıyoruz.", "Fikrimi değiştirdim: RabbitMQ yerine Kafka kullanalım."),
+    ("سنستخدم Vue للواجهة الأمامية.", "غيرت رأيي: سنستخدم React بدلاً من Vue للواجهة الأمامية."),
+    ("PDF के लिए हम ReportLab इस्तेमाल करेंगे।", "PDF के लिए ReportLab की जगह WeasyPrint इस्तेमाल करेंगे।"),
 ])
-def test_a_change_of_mind_in_russian_supersedes_as_in_english(store, deduper, old, new):
+def test_a_change_of_mind_in_russian_turkish_arabic_or_hindi_supersedes_as_in_english(store, deduper, old, new):
     """The words left once the replaced name is out ("для", "берём", "переходим") counted as content in Russian, where
-    in English their like are light: the two said different things, and both stayed active."""
+    in English their like are light; Turkish "yerine", Arabic "بدلاً من" and Hindi "की जगह" were read as no change:
+    the two said different things, and both stayed active."""
     add(store, deduper, old, 1)
     assert add(store, deduper, new, 2).superseded and states(store)[old] == "superseded"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Mesaj kuyruğu için RabbitMQ kullanıyoruz.", "Önbellek için Redis kullanıyoruz."),
+    ("سنستخدم Vue للواجهة الأمامية.", "سنستخدم PostgreSQL لقاعدة البيانات."),
+    ("PDF के लिए हम ReportLab इस्तेमाल करेंगे।", "कैश के लिए हम Redis इस्तेमाल करेंगे।"),
+])
+def test_another_choice_in_those_languages_supersedes_nothing(store, deduper, old, new):
+    add(store, deduper, old, 1)
+    assert not add(store, deduper, new, 2).superseded and set(states(store).values()) == {"active"}
 
 
 def test_a_version_change_supersedes(store, deduper):

@@ -1,8 +1,9 @@
-"""How a change of mind is said in Spanish, Portuguese, Italian, French, German, Russian, Korean and Japanese.
+"""How a change of mind is said in Spanish, Portuguese, Italian, French, German, Turkish, Russian, Korean, Japanese,
+Arabic and Hindi.
 
 `text_features` reads English and Chinese changes with its own patterns; these
 are the same three kinds for the other languages, as pattern strings by
-language group (Latin-script languages, Cyrillic, Hangul, Japanese):
+language group (Latin-script languages, Cyrillic, Hangul, Japanese, Arabic, Devanagari):
 
 - `REPLACED`: patterns whose `term` group is the thing replaced ("en lugar de
   MySQL", "statt Jest", "вместо Webpack", "Redux 말고", "Firebase ではなく",
@@ -25,6 +26,8 @@ swapped name or number, as it does for English.
 
 from __future__ import annotations
 
+import re
+
 from ..textutil import has_cjk, has_cyrillic, has_hangul
 
 # One name, number or `code span`: what was replaced is a single thing far more often than a phrase, and a
@@ -44,7 +47,9 @@ _ART = (r"(?:(?:el|la|los|las|lo|il|gli|le|les|un|una|uno|une|o|os|as|um|uma|du|
 # Where a thing is (port 3000, "sur GitHub Pages"): the preposition before a negated term.
 _PREP = r"(?:(?:en|in|em|na|no|sur|auf|su|es|è|ist|est|é|el)\s+)*"
 
-LATIN, CYRILLIC, HANGUL, JAPANESE = "latin", "cyrillic", "hangul", "japanese"
+LATIN, CYRILLIC, HANGUL, JAPANESE, ARABIC, DEVANAGARI = "latin", "cyrillic", "hangul", "japanese", "arabic", "devanagari"
+# The name before a Turkish "yerine", with or without its case ending ("RabbitMQ'nun yerine").
+_TR_TERM = r"(?P<term>`[^`\n]{1,40}`|[\w.#+@/-]*\w)(?:['’]\w{1,4})?"
 
 # Words that show a text is (at least partly) Spanish, Portuguese, Italian, French or German: their patterns run
 # only on such a text. Function words no English text uses, and the words the patterns open with.
@@ -57,6 +62,7 @@ LATIN_WORDS = frozenset("""
     retire retirer supprime supprimer enlève enlever der das und ist nicht mit den dem ein eine wir ich von zu auf
     für im mehr es sie auch nur noch wie wenn dass bitte jetzt dann statt anstatt anstelle stattdessen doch lieber
     kein keine keinen entferne entfernen lösche löschen sondern inzwischen umbenannt
+    ve bir bu için ile yerine olarak kullan kullanalım kullanıyoruz kullanacağız geçelim geçiyoruz artık şimdi
 """.split())
 
 REPLACED = {
@@ -99,6 +105,8 @@ REPLACED = {
         r"\bn(?:e\s+|['’])(?:utilis|emplo|vou|veu)\w*\s+plus\s+(?:de\s+|d['’])?" + _ART + _TERM,
         r"\b(?:kein|keine|keinen)\s+" + _TERM + r"\s+mehr\b",
         r"\b(?:nutzen|verwenden|benutzen|brauchen|nehmen)\s+(?:wir\s+|ihr\s+)?" + _ART + _TERM + r"\s+nicht\s+mehr\b",
+        # Turkish: X instead of ("X yerine Y kullanalım")
+        _TR_TERM + r"\s+yerine\b",
     ),
     CYRILLIC: (
         r"\bвместо\s+" + _TERM,
@@ -129,6 +137,12 @@ REPLACED = {
         _JA_TERM + r"\s*(?:の代わりに|じゃなく|ではなく)",
         _JA_TERM + r"\s*(?:は|を)\s*(?:もう\s*)?(?:使わない|やめ|止め|廃止)",
     ),
+    ARABIC: (
+        r"(?:بدلاً|بدلا|عوضاً|عوضا)\s+(?:من|عن)\s+(?:ال)?" + _TERM,
+    ),
+    DEVANAGARI: (
+        _TERM + r"\s+(?:की\s+जगह|के\s+बजाय|के\s+बदले)",
+    ),
 }
 
 MARKERS = {
@@ -139,11 +153,13 @@ MARKERS = {
            r"ho cambiato idea|non \w+ più|au lieu d|à la place d|plutôt que|en fait|finalement|je me suis trompée?|"
            r"désormais|à partir de maintenant|j['’]ai changé d['’]avis|n['’]\w+ plus|ne \w+ plus|statt|anstatt|"
            r"anstelle|stattdessen|nicht mehr|doch lieber|lieber doch|ab jetzt|ab sofort|korrektur|"
-           r"ich habe mich geirrt|inzwischen|umsteigen|umstellen)\b",
+           r"ich habe mich geirrt|inzwischen|umsteigen|umstellen|yerine|vazgeçtim|fikrimi değiştirdim)\b",
     CYRILLIC: r"\b(?:вместо|больше не|уже не|на самом деле|вообще-то|поправка|я ошибся|ошиблась|отныне|"
               r"с этого момента|передумал\w*)\b",
     HANGUL: r"대신|말고|더 이상|더는|사실은|정정|이제부터|앞으로는|아니라",
     JAPANESE: r"の代わりに|やっぱり|訂正|に移行|に変わ|に変え|今後は|これからは|をやめ|はやめ",
+    ARABIC: r"بدلاً من|بدلا من|عوضاً عن|عوضا عن|غيرت رأيي|لم نعد",
+    DEVANAGARI: r"की जगह|के बजाय|के बदले|मन बदल|अब से",
 }
 
 REMOVED = {
@@ -164,9 +180,18 @@ REMOVED = {
     JAPANESE: (
         _JA_TERM + r"\s*(?:は|を|から)?\s*(?:削除|消し|外し|外す|使わない|やめ)",
     ),
+    ARABIC: (
+        r"(?:احذف|احذفوا|أزل|أزيلوا|لا\s+تستخدم)\s+(?:ال)?" + _TERMS,
+    ),
+    DEVANAGARI: (
+        _TERM + r"\s+(?:को\s+)?(?:हटा|हटाओ|हटाएं|हटाइए)",
+    ),
 }
 
-_SCRIPTS = ((JAPANESE, has_cjk), (CYRILLIC, has_cyrillic), (HANGUL, has_hangul))
+_ARABIC_RE, _DEVANAGARI_RE = re.compile("[\u0600-\u06ff]"), re.compile("[\u0900-\u097f]")
+_SCRIPTS = ((JAPANESE, has_cjk), (CYRILLIC, has_cyrillic), (HANGUL, has_hangul),
+            (ARABIC, lambda raw: not raw.isascii() and _ARABIC_RE.search(raw) is not None),
+            (DEVANAGARI, lambda raw: not raw.isascii() and _DEVANAGARI_RE.search(raw) is not None))
 
 
 def languages(raw: str, words: list[str]) -> list[str]:
