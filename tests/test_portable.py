@@ -813,3 +813,35 @@ def test_a_forget_or_a_correction_made_on_another_machine_hides_what_this_one_ar
         states = dict(store.db.execute("SELECT text, state FROM memories"))
     assert states[forgotten] == "forgotten" and states[corrected] == "superseded", states
     assert hidden == {forgotten: 1, corrected: 1, "The kiln dashboard loads in under a second.": 0}
+
+
+def test_a_memory_corrected_on_both_machines_keeps_one_current_version_the_later(tmp_path):
+    """Corrected here to one text and there to another: the import left both corrections current (`history` said
+    "current: #431, #430", both were in the block), which no command can make and `correct` refuses to mend."""
+    times = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP,
+             "updated_at": _STAMP}
+    said = "The kiln tax service is a Go module with its own Makefile."
+    os.environ["MINER_HOME"] = str(tmp_path / "here")
+    with Store() as store:
+        with store.atomic():
+            (original, _) = store.add_memory(NewMemory(project="/work/kiln", category="fact", confidence=0.8,
+                                                       rule_id="t", role="user", text=said, session_id="s1",
+                                                       transcript="/t.jsonl", entry_uuid="e-2", ts=_STAMP))
+        here = corrections.correct(store, original, "The kiln tax service is a Zig package with its own Makefile.")
+    later = "2999-01-01T00:00:00Z"  # there, after the correction made here
+    records = [
+        {"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "", "migrations": []},
+        {"record": "memory", "id": 2, "project": "/work/kiln", "category": "fact", "text": said,
+         "state": "superseded", "state_reason": "superseded by #3: corrected by hand", **times},
+        {"record": "memory", "id": 3, "project": "/work/kiln", "category": "fact", "source": "manual",
+         "text": "The kiln tax service is a Rust crate with its own Makefile.", "state": "active", **times},
+        {"record": "link", "src": 3, "dst": 2, "kind": "supersedes", "reason": "corrected by hand",
+         "created_at": later}]
+    path = tmp_path / "other-machine.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(import_cmd, [str(path)])
+    assert result.exit_code == 0, result.output
+    with Store(readonly=True) as store:
+        current = corrections.history(store, original).current
+        assert len(current) == 1 and "Rust" in store.get(current[0]).text, current
+        assert store.get(here.new_id).state == "superseded"  # kept as history

@@ -37,6 +37,7 @@ class ImportSummary:
     carried: list[tuple[int, dict]] = field(default_factory=list)  # (memory here, its record there), merged
     added: dict[int, tuple[int, dict]] = field(default_factory=dict)  # id here of each memory added: (id there, record)
     remapped: dict[int, int] = field(default_factory=dict)
+    replaced: set[int] = field(default_factory=set)  # ids here of the memories a link of the file replaces
 
     def line(self) -> str:
         return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
@@ -106,6 +107,22 @@ def closed_by_hand(db: sqlite3.Connection, memory_ids: list[int]) -> list[int]:
                 OR m.state = 'superseded' AND EXISTS (SELECT 1 FROM links l JOIN memories n ON n.id = l.src
                    WHERE l.dst = m.id AND l.kind = 'supersedes' AND n.source = 'manual'))""", batch)]
     return out
+
+
+def one_current_version(store: Store, replaced: set[int]) -> int:
+    """Each memory of `replaced` that two active memories now replace (corrected on each machine, or changed by a
+    mined change of mind here and corrected there) keeps one current version: the later replacement supersedes the
+    earlier, which stays as history, as a second correction would. Returns how many were closed."""
+    closed = 0
+    for memory_id in sorted(replaced):
+        successors = store.db.execute(
+            """SELECT l.src, l.created_at FROM links l JOIN memories m ON m.id = l.src
+               WHERE l.dst = ? AND l.kind = 'supersedes' AND m.state = 'active' ORDER BY l.created_at, l.src""",
+            (memory_id,)).fetchall()
+        for (earlier, _), (later, stamp) in zip(successors, successors[1:]):
+            closed += store.supersede(later, earlier, f"two versions of #{memory_id} met in an import: the later "
+                                      "one stands", at=stamp)
+    return closed
 
 
 def wording_of_its_memory(db: sqlite3.Connection, record: dict) -> None:

@@ -60,6 +60,7 @@ from .import_merge import (
     closed_by_hand,
     import_memory,
     merge_by_wording,
+    one_current_version,
     purged_here,
     wording_of_its_memory,
 )
@@ -273,6 +274,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     record["src"] = _mapped(id_map, record, "src", number)
                     record["dst"] = _mapped(id_map, record, "dst", number)
                     summary.links += _insert(db, "links", record, columns["links"], "OR IGNORE")
+                    if record.get("kind") == "supersedes":
+                        summary.replaced.add(record["dst"])
                 elif kind == "session":
                     summary.sessions += _insert(db, "sessions", record, columns["sessions"], "OR IGNORE")
                 elif kind == "checkpoint":
@@ -310,6 +313,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         _hide_forgotten(db, archived)
         for memory_id in closed_by_hand(db, [*summary.added, *(memory_id for memory_id, _ in summary.carried)]):
             store.hide_archived(memory_id)  # (the units this store held already, which the import took none of)
+        summary.states += one_current_version(store, summary.replaced)
         for memory_id in sorted(summary.merged_into):
             # Evidence the file added to a memory the store already had counts, as when mining merges.
             db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),
