@@ -433,3 +433,12 @@ def test_a_text_typed_by_hand_loses_escape_sequences_whole_and_no_words_are_glue
     """A memory stored through MCP or a correction lost each control character alone: "[1mTraefik[0m" and
     "useEnvoyfor" were stored, where mining the same words stores them clean."""
     assert clean.typed_text(typed) == kept
+
+
+def test_devanagari_arabic_and_urdu_sentence_ends_split_units():
+    """A Hindi turn of three statements was one unit: the later change of one could not close it alone."""
+    from miner.extract.clean import split_sentences
+
+    assert split_sentences("हम PDF के लिए ReportLab इस्तेमाल करेंगे। और GST की गणना अलग मॉड्यूल में होगी।") == [
+        "हम PDF के लिए ReportLab इस्तेमाल करेंगे।", "और GST की गणना अलग मॉड्यूल में होगी।"]
+    assert split_sentences("هل نستخدم Vue؟ نعم، سنستخدم Vue للواجهة.") == ["هل نستخدم Vue؟", "نعم، سنستخدم Vue للواجهة."]

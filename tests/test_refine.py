@@ -315,6 +315,10 @@ def test_refine_keeps_and_marks_tentative():
     ("ช่วยย้ายแคชไปใช้ Redis ได้ไหมครับ", "user", "question"),
     ("ทำไมถึงเก็บเซสชันไว้ในไฟล์แทนฐานข้อมูล", "user", "question"),
     ("هل يجب أن ننقل ذاكرة التخزين المؤقت إلى Redis؟", "user", "question"),
+    # … or with where, what, when, how at its end, then its polite particles
+    ("ไฟล์ config อยู่ที่ไหนครับ", "user", "question"),
+    ("webhook ของเรารันที่พอร์ตอะไรนะครับ", "user", "question"),
+    ("เราจะ deploy เวอร์ชันใหม่เมื่อไหร่คะ", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
     verdict = REF.refine(unit(text, role), hit_for(text))

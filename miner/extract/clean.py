@@ -184,14 +184,14 @@ def _continues(previous: str, previous_structural: bool, raw: str, line: str) ->
     return line[:1].isascii() and line[:1].islower()
 
 
-_LINE_ENDS = tuple(".!?:;。！？：；)]}\"'”’`*_>")
+_LINE_ENDS = tuple(".!?:;。！？：；)]}\"'”’`*_>।؟۔")
 
 
 # --- sentences -----------------------------------------------------------------------------------
 
 # Characters that end a sentence; only a run of them followed by whitespace can. "…" and ".." alone do not
 # (an ellipsis trails off mid-thought), but "?…" does.
-_ENDERS = ".!?\uff01\uff1f\u3002\uff0e\u203c\u2047\u2048\u2049"
+_ENDERS = ".!?\uff01\uff1f\u3002\uff0e\u203c\u2047\u2048\u2049\u0964\u0965\u061f\u06d4"  # (Devanagari's, Arabic's, Urdu's)
 _FIRM_ENDERS = frozenset(_ENDERS) - {"."}
 # What may close a sentence after its ender and still belong to it: brackets, quotes, emphasis, an ellipsis.
 _CLOSERS = ")]}\"'\u201d\u2019\u00bb\u300d\u300f\uff09\u3011\u300b*_`>\u2026,:;"

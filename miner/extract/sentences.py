@@ -61,7 +61,9 @@ _ASKS_THE_ASSISTANT_RE = re.compile(
 _CLAUSE_SEPARATORS = (",", "，", ";", "；", "—")  # one character each: the tail starts right after
 QUESTION_END_RE = re.compile(r"[?？؟][\s)\"'”」*_`]*$")  # Latin, full-width, Arabic
 # A Thai question without a question mark: a closing particle ("…ได้ไหมครับ"), or "why" opening it.
-_THAI_QUESTION_RE = re.compile(r"(?:ไหม|มั้ย|หรือเปล่า|หรือยัง|หรือไม่)(?:ครับ|คะ|ค่ะ|จ๊ะ|จ้ะ|นะ)*\s*$|^\s*ทำไม")
+# Thai asks with a word at the end, then its polite particles: yes/no (ไหม), where (ที่ไหน), what, who, when, how, how many
+_THAI_QUESTION_RE = re.compile(r"(?:ไหม|มั้ย|หรือเปล่า|หรือยัง|หรือไม่|ไหน|อะไร|ใคร|เมื่อไร|เมื่อไหร่|อย่างไร|ยังไง|กี่\S{0,8})"
+                               r"(?:ครับ|คะ|ค่ะ|จ๊ะ|จ้ะ|นะ|หรอ|เหรอ)*\s*$|^\s*ทำไม")
 # A question the user writes without a question mark: a closing particle (吗/呢), or a "why"/"whether"/A-not-A
 # form ("会不会", "是不是"), in a sentence that does not end as a statement.
 _CJK_QUESTION_RE = re.compile(
