@@ -90,6 +90,21 @@ def test_mine_list_show_stats_recall(transcript):
     assert "PostgreSQL" in block.output and "transcript-miner-recall" in block.output
 
 
+def test_show_of_a_correction_prints_no_empty_transcript_line(transcript):
+    """A correction (and a memory stored on request) was said in no transcript: `show` printed an empty line for it."""
+    runner = CliRunner()
+    assert runner.invoke(main, ["mine", str(transcript)]).exit_code == 0
+    listing = runner.invoke(main, ["list", "--limit", "50"]).output
+    memory_id = int(re.search(r"^\s*(\d+)\s+\w+.*PostgreSQL", listing, re.M).group(1))
+    corrected = runner.invoke(main, ["correct", str(memory_id), "We'll use SQLite for the main database."])
+    assert corrected.exit_code == 0, corrected.output
+    new_id = int(re.search(r"#(\d+) added", corrected.output).group(1))
+    shown = runner.invoke(main, ["show", str(new_id)]).output
+    evidence = shown.split("evidence (1):\n", 1)[1].splitlines()
+    assert evidence[0].strip().endswith(tuple("0123456789abcdef")) and evidence[1].startswith("  link:"), shown
+    assert all(line.strip() for line in shown.splitlines()), shown
+
+
 def test_mine_renders_the_next_session_start_block_of_what_it_mined(transcript):
     from miner import config
     from miner.memory.store import Store

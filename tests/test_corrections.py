@@ -326,6 +326,18 @@ def test_pinning_a_cold_memory_brings_it_back_and_a_forgotten_one_cannot_be_pinn
         corrections.pin(store, mid)
 
 
+def test_unpinning_a_memory_pinning_brought_back_says_why_it_is_active_no_longer_pinned(store):
+    """Pinned out of cold storage, then unpinned: `show` still said "why active: pinned"."""
+    mid = add(store, "Ask me before you push to main.", 1, category="preference")
+    with store.atomic():
+        store.set_state(mid, "cold", "decayed")
+    corrections.pin(store, mid)
+    assert store.state_reason(mid) == "pinned"
+    corrections.unpin(store, mid)
+    assert store.get(mid).state == "active" and not store.get(mid).pinned
+    assert store.state_reason(mid).startswith("unpinned by hand")
+
+
 # --- history ------------------------------------------------------------------------------------------------
 
 

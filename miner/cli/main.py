@@ -253,8 +253,9 @@ def show(memory_id: int) -> None:
         click.echo(f"  subject: {memory.subject}   value: {memory.value}")
     click.echo(f"  evidence ({len(evidence)}):")
     for row in evidence:
-        click.echo(f"    {row.ts}  {row.role:<9} session {row.session_id}  entry {row.entry_uuid}")
-        click.echo(f"      {row.transcript}")
+        click.echo(f"    {row.ts}  {row.role:<9} session {row.session_id or '-'}  entry {row.entry_uuid}")
+        if row.transcript:  # (a correction or a memory stored on request was said in no transcript)
+            click.echo(f"      {row.transcript}")
     for link in links:
         click.echo(f"  link: #{link.src} {link.kind} #{link.dst} {link.reason}")
 

@@ -250,6 +250,8 @@ def unpin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
     lines = [f"#{memory_id} unpinned: {memory.text}"] if memory.pinned else []
     with store.atomic():
         store.set_pinned(memory_id, False)
+        if memory.state == "active" and store.state_reason(memory_id) == "pinned":  # (what brought it back from cold)
+            store.set_state(memory_id, "active", "unpinned by hand: ranked and decays like any other")
         if narrow:
             store.set_global(memory_id, False)
             lines.append(f"#{memory_id} is recalled in its own project only again ({memory.project})")
