@@ -224,6 +224,11 @@ def test_doctor_names_a_broken_setting_and_still_runs_every_other_check(claude_d
     path.write_text(json.dumps({"dedup": {"threshold": 0.8}, "budget_share": 0.03}))
     result = runner.invoke(main, ["doctor"])
     assert "ignores" not in result.stdout and "settings:" not in result.stdout
+    # valid, but every session then starts without a block, which no hook says
+    path.write_text(json.dumps({"budget_share": 0}))
+    result = runner.invoke(main, ["doctor"])
+    line = next(line for line in result.stdout.splitlines() if "budget_share to 0" in line)
+    assert line.startswith("FAIL") and "every session starts without a block" in line and result.exit_code == 1
 
 
 def test_doctor_names_a_broken_glossary_and_compiles_a_good_one(claude_dir):

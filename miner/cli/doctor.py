@@ -222,6 +222,9 @@ def check_settings() -> Iterator[Check]:
     except ConfigError as exc:
         yield False, f"settings: {exc}", f"edit {config_path()}"
         return
+    if not settings["budget_share"]:
+        yield (False, f"{config_path()} sets budget_share to 0: every session starts without a block, pinned memories "
+                      "and where the last session left off too", f"set it above 0 (default 0.02) in {config_path()}")
     removed = removed_keys()
     if removed:
         yield (False, f"{config_path()} sets settings this version ignores (they did not change what recall "
