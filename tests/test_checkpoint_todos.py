@@ -142,7 +142,7 @@ def test_a_huge_prompt_costs_the_checkpoint_a_bounded_read_and_a_cut_before_clea
     cleaned, redacted = [], []
     clean, redact = checkpoint.clean_prose, checkpoint.redact
     monkeypatch.setattr(checkpoint, "clean_prose", lambda text: cleaned.append(len(text)) or clean(text))
-    spy = lambda text, known=None: redacted.append(len(text)) or redact(text, known)  # noqa: E731
+    spy = lambda text, known=None, words=None: redacted.append(len(text)) or redact(text, known, words)  # noqa: E731
     monkeypatch.setattr(checkpoint, "redact", spy)
     monkeypatch.setattr(secret_turns, "redact", spy)  # the pass that learns the secrets the turns name
     requests, reply = checkpoint.session_context(str(session.path), session.session_id)

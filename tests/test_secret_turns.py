@@ -397,3 +397,26 @@ def test_the_checkpoint_hides_a_value_the_miner_hid_in_its_own_turn_only():
     text, _ = conversation.redact("user", "here's a fresh one RzTnWp99 for the staging deploy job")
     assert "RzTnWp99" not in text and "RzTnWp99" not in conversation.known
     assert "RzTnWp99" in conversation.hidden
+
+
+def test_a_plain_word_given_as_a_password_is_hidden_where_a_later_text_speaks_of_a_login_or_a_secret():
+    """"The staging admin password is swordfish", then "always try swordfish first on the login page": the word was
+    hidden once, then stored bare (a global preference, shown in every project). A plain word is no made-up value:
+    learnt into `known`, it would be hidden in every text that says it, so it is looked for only where a secret or a
+    login is spoken of, in this process and, through the store's digests, in the next."""
+    salt = b"s" * 16
+    first = Conversation(salt)
+    assert first.redact("user", "Decision: the staging admin password is swordfish, we keep it until launch.")[1]
+    assert "swordfish" not in first.known and "swordfish" not in first.fresh  # never scrubbed from every row
+    assert first.redact("user", "From now on always try swordfish first on the staging login page.")[0] == (
+        "From now on always try [REDACTED:known-secret] first on the staging login page.")
+    assert first.redact("user", "The swordfish logo goes on the landing page.") == (
+        "The swordfish logo goes on the landing page.", [])
+    assert digest(salt, "swordfish") in first.learnt
+    later = Conversation(salt, frozenset(first.learnt))  # the next Stop's miner: the store's digests only
+    assert later.redact("user", "Log in with swordfish on the staging box.")[0] == (
+        "Log in with [REDACTED:known-secret] on the staging box.")
+    assert later.redact("user", "The swordfish logo goes on the landing page.")[1] == []
+    product = Conversation(salt)
+    product.redact("user", "The admin password is postgres for now.")
+    assert product.redact("user", "We use postgres for the main database.")[1] == []  # a word, where no secret is

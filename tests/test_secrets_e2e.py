@@ -680,3 +680,26 @@ def test_a_secret_announced_or_given_after_a_failure_never_reaches_where_the_ses
             assert secret.lower() not in block.lower(), (secret, block)
         for path in files:
             assert secret.lower().encode("utf-8") not in path.read_bytes().lower(), (secret, path)
+
+
+def test_a_plain_word_password_said_again_in_a_later_stop_reaches_no_block_of_any_project(tmp_path, claude_dir):
+    """Hidden where it was given, it was stored bare where the next prompt used it for a login: a global preference
+    then showed it at the start of every project's sessions."""
+    cwd, elsewhere = tmp_path / "work" / "stage", tmp_path / "work" / "brandnew"
+    cwd.mkdir(parents=True)
+    elsewhere.mkdir(parents=True)
+    word = generated(random.Random(47), 9, string.ascii_lowercase)
+    session = Session(cwd)
+    stop_after_each(session, [
+        (f"Decision: the staging admin password is {word}, we keep it until launch.", "Noted."),
+        (f"From now on always try {word} first on the staging login page, and I prefer short answers.", "Will do."),
+    ])
+    blocks = [additional_context(run_hook("session-start", Session(place).payload("session-start.startup.json")))
+              for place in (cwd, elsewhere)]
+    wait_for_workers()
+    files = [p for p in Path(os.environ["MINER_HOME"]).rglob("*") if p.is_file() and "venv" not in p.parts]
+    assert "staging" in blocks[0], blocks[0]
+    for block in blocks:
+        assert word not in block.lower(), block
+    for path in files:
+        assert word.encode() not in path.read_bytes().lower(), path

@@ -64,11 +64,15 @@ _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 _INVISIBLE_RE = re.compile(rf"(?<=[!-~])[{_INVISIBLE}]+(?=[!-~])")
 
 
-def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
+def redact(text: str, known: set[str] | None = None, words: set[str] | None = None) -> tuple[str, list[str]]:
     """The text with every secret replaced, and the kinds that were found.
 
     `known`, when given, holds literal secrets found in earlier texts (hidden
     here wherever they appear) and receives the ones found in this text.
+    `words`, when given, receives the plain words given as a password ("the
+    admin password is swordfish"): hidden here, and never learnt into `known`,
+    which would hide them in every later text (`secret_turns.Conversation`
+    hides them where a later text speaks of a secret or a login).
     """
     if not text:
         return text, []
@@ -79,21 +83,21 @@ def redact(text: str, known: set[str] | None = None) -> tuple[str, list[str]]:
         text = _INVISIBLE_RE.sub("", text)
 
     if "        " in text and _BLANK_RUN_RE.search(text):
-        out, kinds = _by_pieces(text, known, hide_secrets)
+        out, kinds = _by_pieces(text, known, hide_secrets, words)
     else:
-        out, kinds = hide_secrets(text, _extra, known)
+        out, kinds = hide_secrets(text, _extra, known, words)
     # A text redacted before comes back as it was: its markers, found again where a secret stood, are no secret
     # (`doctor` would report them for ever).
     return (out, kinds) if out != text else (out, [])
 
 
-def _by_pieces(text: str, known: set[str] | None, hide) -> tuple[str, list[str]]:
+def _by_pieces(text: str, known: set[str] | None, hide, words: set[str] | None = None) -> tuple[str, list[str]]:
     """A text with long runs of blanks (a padded table, a pasted log), redacted piece by piece: no secret's context
     spans such a run, and a pattern that tried every length of one would take time as its square."""
     learnt: set[str] = set() if known is None else known
     pieces, kinds = _BLANK_RUN_RE.split(text), []
     for i in range(0, len(pieces), 2):  # (the runs themselves, at odd places, stay as they are)
-        pieces[i], found = hide(pieces[i], _extra, learnt)
+        pieces[i], found = hide(pieces[i], _extra, learnt, words)
         kinds += found
     out = "".join(pieces)
     for secret in sorted(learnt, key=len, reverse=True):  # a secret learnt in a later piece, said in an earlier one

@@ -70,6 +70,7 @@ class _Pass:
         self.kinds: list[str] = []
         self.found: set[str] = set()  # hidden wherever they appear, here and in later texts
         self.here: set[str] = set()  # hidden wherever they appear in this text only (plain words)
+        self.words: set[str] = set()  # the plain words given as a password, for the caller (`redact`'s `words`)
 
     def hidden(self, kind: str, secret: str) -> str:
         """Count one secret of `kind` and remember it (made-up ones only) for the rest of the text; the marker."""
@@ -111,10 +112,11 @@ _HINTS, _STRONG_HINTS, _LOGIN_HINTS = gated(HINTS), gated(STRONG_HINTS), gated(L
 _NEARBY_HINTS = gated(LOGIN_HINTS + ("auth",))  # a login's words, for `named_nearby` (`secret_sentences.LOGIN_WORD_RE`)
 
 
-def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None) -> tuple[str, list[str]]:
+def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str] | None,
+                 words: set[str] | None = None) -> tuple[str, list[str]]:
     """`redact` on a non-empty text: every pass in turn, then the secrets learnt hidden wherever they appear.
 
-    `extra` holds the kinds loaded from YAML; `known` is `redact`'s.
+    `extra` holds the kinds loaded from YAML; `known` and `words` are `redact`'s.
     """
     r = patterns()
     run = _Pass()
@@ -197,6 +199,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
             run.kinds += ["password" if secret in run.here else "known-secret"] * count
     if known is not None:
         known.update(run.found)
+    if words is not None:
+        words.update(run.words)
     return text, run.kinds
 
 
@@ -278,6 +282,9 @@ def _forward(m: re.Match, run: _Pass) -> str:
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
+    if not quoted and bare.isalpha() and len(bare) >= MIN_PROPAGATED:
+        run.here.add(bare)  # a plain word: hidden in this text, and handed to the caller as one (never learnt)
+        run.words.add(bare)
     return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
 
 

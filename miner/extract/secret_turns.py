@@ -99,6 +99,16 @@ def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes]) -> 
     return {token for token in tokens(text) if digest(salt, token) in digests} if digests else set()
 
 
+_WORD_RE = re.compile(r"[^\W\d_]{%d,}" % MIN_PROPAGATED)
+
+
+def speaks_of_secret(text: str) -> bool:
+    """Whether a text names a password, a secret or a login (where a plain word given as a password is looked for)."""
+    from .secret_sentences import LOGIN_WORD_RE, SECRET_WORD_RE
+
+    return SECRET_WORD_RE.search(text) is not None or LOGIN_WORD_RE.search(text) is not None
+
+
 def asks_for_secret(text: str) -> bool:
     """Whether the end of an assistant's turn asks for a password, a PIN, a key or a token: a sentence names one and
     asks for its value ("Which password should I set?", "Please paste the API token."; not "I need to update the
@@ -186,6 +196,7 @@ class Conversation:
         self.named = False
         self.announced = False
         self.hidden: set[str] = set()  # the values hidden in their own turn only (for a caller that shows a few turns)
+        self.words: set[str] = set()  # the plain words given as a password (`redact`'s `words`)
 
     def redact(self, role: str, text: str, main: bool = True) -> tuple[str, list[str]]:
         """One turn, redacted with what the turns before it taught. A turn off the main thread (a subagent's) uses
@@ -204,7 +215,13 @@ class Conversation:
             # DB password in my next message"), their next prompt then giving it, with or without a reply between.
             self.asked = role == "assistant" and (self.announced or asks_for_secret(text))
             self.named = role == "assistant" and not self.asked and names_secret(text)
-        out = redact(text, known)
+        said = self._words_said(text)
+        if said:  # a plain word given as a password earlier, here where a secret or a login is spoken of
+            target = known | said
+            out = redact(text, target, self.words)
+            known.update(target - said)
+        else:
+            out = redact(text, known, self.words)
         if main:
             self.announced = role == "user" and not out[1] and names_secret(text)
             self.asked = self.asked or self.announced
@@ -237,8 +254,22 @@ class Conversation:
             previous = unit
         return out
 
+    def _words_said(self, text: str) -> set[str]:
+        """The plain words given as a password before (in this conversation, or found among the store's digests) that
+        `text` says, when it speaks of a secret or a login: "swordfish" alone is a word like any other."""
+        if not (self.words or self.digests) or not speaks_of_secret(text):
+            return set()
+        if self.digests:
+            self.words.update(word for word in set(_WORD_RE.findall(text)) - self.words
+                              if digest(self.salt, word) in self.digests)
+        return {word for word in self.words if word in text}
+
     def learn(self) -> None:
-        """Take the secrets of `known` not digested yet into `learnt` (and `fresh`, those new to the store)."""
+        """Take the secrets of `known` not digested yet into `learnt` (and `fresh`, those new to the store), and the
+        plain words given as a password into `learnt` only (scrubbing a word from every row would hide it where it
+        is no secret)."""
+        if self.salt:
+            self.learnt.update(digest(self.salt, word) for word in self.words)
         known = self.known
         if self.salt and len(known) != len(self._digested):  # (`_digested` is a subset of `known`, trimmed with it)
             # (a secret with a blank in it is never one token of a later text: it is not kept)

@@ -93,7 +93,7 @@ def _secrets_said(turns, secrets: tuple[bytes, frozenset[bytes]] | None) -> set[
     for turn in turns:
         if not turn.is_sidechain:  # (as much of each as any part of the checkpoint shows)
             conversation.redact(turn.role, cut_text(turn.text, max(MAX_REPLY_CHARS, RECENT_TURN_CHARS) + REDACT_MARGIN))
-    return conversation.known | conversation.hidden  # (each turn shown is redacted with all of them)
+    return conversation.known | conversation.hidden | conversation.words  # (each turn shown: with all of them)
 
 
 def _requests_from_turns(turns, session_id: str, texts: dict | None = None) -> tuple[list[str], list[str]]:
