@@ -361,6 +361,17 @@ def test_history_lists_earlier_wordings(store):
     assert "also said as: We'll use PostgreSQL as the main database." in text
 
 
+def test_history_never_lists_the_current_text_as_an_earlier_wording(store):
+    """A memory an import merged by wording holds its own text among its wordings: `history` listed it under itself
+    as "also said as"."""
+    mid = add(store, "We'll use PostgreSQL as the main database.", 1)
+    with store.atomic():
+        store.db.execute("INSERT OR IGNORE INTO memory_hashes (hash, memory_id, project, text, created_at) "
+                         "SELECT hash, id, project, text, created_at FROM memories WHERE id = ?", (mid,))
+    text = "\n".join(corrections.format_history(corrections.history(store, mid)))
+    assert "also said as" not in text, text
+
+
 # --- the commands -------------------------------------------------------------------------------------------
 
 

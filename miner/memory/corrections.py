@@ -279,7 +279,7 @@ def history(store: Store, memory_id: int) -> History:
         if memory is None:
             continue
         replaced = tuple((link.dst, link.reason) for link in links if link.src == mid)
-        wordings = tuple(wording.text for wording in store.wordings(mid))
+        wordings = tuple(dict.fromkeys(w.text for w in store.wordings(mid) if w.text != memory.text))  # (earlier only)
         versions.append(Version(memory, replaced, wordings))
     versions.sort(key=lambda v: (v.memory.first_seen, v.memory.id))
     return History(memory_id, tuple(versions))
