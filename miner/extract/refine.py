@@ -69,8 +69,19 @@ MODAL_HEDGES = frozenset({"might", "may", "could"})
 GREETINGS = ("hi", "hello", "hey", "thanks", "thank", "thank you", "thx", "great", "perfect", "awesome", "nice",
              "excellent", "cool", "ok", "okay", "sure", "got it", "sounds good", "lgtm", "good job", "good work",
              "well done", "it works", "that works", "this works", "it worked", "that worked", "looks good",
-             "that looks good", "this looks good", "it looks good")
-CJK_GREETINGS = ("谢谢", "謝謝", "好的", "你好", "太好了", "完美")
+             "that looks good", "this looks good", "it looks good",
+             # thanks and acknowledgements in languages the dev data lacks (not its Spanish, Italian or Korean)
+             "спасибо", "хорошо", "отлично", "понял", "поняла", "ясно", "годится", "да", "пожалуйста", "дякую", "добре",
+             "чудово", "danke", "danke schön", "vielen dank", "perfekt", "alles klar", "bitte", "merci", "parfait",
+             "d'accord", "génial", "obrigado", "obrigada", "valeu", "perfeito", "beleza", "ótimo", "teşekkürler",
+             "teşekkür ederim", "sağol", "tamam", "harika", "evet", "شكرا", "شكراً", "حسنا", "حسناً", "ممتاز", "تمام",
+             "نعم", "धन्यवाद", "शुक्रिया", "ठीक है", "बढ़िया", "हाँ", "cảm ơn", "tuyệt", "terima kasih", "oke", "mantap",
+             "dzięki", "dziękuję", "świetnie", "bedankt", "dank je")
+CJK_GREETINGS = ("谢谢", "謝謝", "好的", "你好", "太好了", "完美",
+                 # Japanese and Thai, written without spaces (compared whole, punctuation left out)
+                 "はい", "はいお願いします", "お願いします", "ありがとう", "ありがとうございます", "了解", "了解です",
+                 "了解しました", "わかりました", "分かりました", "いいですね", "完璧です", "ขอบคุณ", "ขอบคุณครับ",
+                 "ขอบคุณค่ะ", "โอเค", "โอเคครับ", "โอเคค่ะ", "ได้เลย", "ได้เลยครับ", "ได้เลยค่ะ")
 # A unit that opens with one of these, or with a word and one of its followers, and does not end as a statement
 # is a question (users often leave the "?" out). Other languages too, but only the words that open a question
 # and nothing else: the accented interrogatives of Spanish ("cómo", "qué"; unaccented "como", "que" also open
