@@ -416,7 +416,7 @@ def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str
     try:
         return write_now(event.session_id, event.cwd, transcript, busy_ms, has_work)
     except (sqlite3.Error, StoreError) as exc:
-        busy = "locked" in str(exc) or "busy" in str(exc)
+        busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
         log(event.event, f"{'info: the store is busy' if busy else 'the store is unreadable'} ({exc}): the checkpoint"
                          " is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False

@@ -450,14 +450,15 @@ SENTENCE_MARKS = (". ", "。", "! ", "? ", "！", "？", "। ", "؟ ", "; ")  #
 
 
 def _inside_grapheme(text: str, i: int) -> bool:
-    """Whether a cut before `text[i]` falls inside a character as read: before a combining mark (Thai's vowels and
-    tones, Devanagari's vowel signs), a joiner or what a joiner joins, a variation selector, a skin tone."""
+    """Whether a cut before `text[i]` falls inside a character as read: before a combining mark (Thai's vowels, tones,
+    Devanagari's vowel signs), after a virama, inside a joined sequence or a flag's pair, before a skin tone."""
     if not 0 < i < len(text) or text[i].isascii():
         return False
     import unicodedata  # (here: only a cut before a character beyond ASCII needs it)
-    char = text[i]
-    return (unicodedata.category(char) in ("Mn", "Mc", "Me") or char in "\u200d\ufe0e\ufe0f" or text[i - 1] == "\u200d"
-            or "\U0001f3fb" <= char <= "\U0001f3ff" or "\U000e0020" <= char <= "\U000e007f")
+    char, before, flags = text[i], text[i - 1], "".join(map(chr, range(0x1F1E6, 0x1F200)))
+    return (unicodedata.category(char) in ("Mn", "Mc", "Me") or char in "\u200d\ufe0e\ufe0f" or before == "\u200d"
+            or "VIRAMA" in unicodedata.name(before, "") or "\U0001f3fb" <= char <= "\U0001f3ff"
+            or char in flags and (i - len(text[:i].rstrip(flags))) % 2 == 1 or "\U000e0020" <= char <= "\U000e007f")
 
 
 def table_rule(line: str) -> bool:
@@ -466,15 +467,14 @@ def table_rule(line: str) -> bool:
 
 
 def clip(text: str, limit: int) -> str:
-    """`text` on one line in at most `limit` characters: whole when it fits, else its start to a sentence end
-    (else a word end) in the latter half, then ' …'."""
+    """`text` on one line in at most `limit` characters: whole, else up to a sentence (or word) end, then ' …'."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
     end = limit - 2
     while _inside_grapheme(text, end):
         end -= 1
-    cut = text[:end]
+    cut = text[:end]  # (never inside a character as read)
     for mark in SENTENCE_MARKS:
         pos = cut.rfind(mark)
         if pos >= len(cut) // 2:

@@ -312,6 +312,14 @@ def test_work_not_yet_done_in_languages_the_dev_data_lacks_closes_nothing(store,
     assert done_todos(store, "/p", [turn(text)]) == []
 
 
+@pytest.mark.parametrize("text", [
+    "Ajoute l'export CSV des factures maintenant.",   # French: a participle has its accent, a request has none
+    "Termine l'export CSV des factures, s'il te plaît.",
+])
+def test_a_request_to_do_the_work_closes_nothing(store, more_todos, text):
+    assert done_todos(store, "/p", [turn(text)]) == []
+
+
 @pytest.mark.parametrize("todo, report", [
     ("ทีหลัง: เพิ่มการจำกัดอัตรา rate limit ให้ API", "การจำกัดอัตรา rate limit ของ API ทำเสร็จแล้ว"),
     ("لاحقاً: إضافة تصدير CSV للفواتير", "تصدير CSV للفواتير انتهى، تم."),

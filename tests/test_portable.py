@@ -841,6 +841,7 @@ def test_a_memory_corrected_on_both_machines_keeps_one_current_version_the_later
     path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
     result = CliRunner().invoke(import_cmd, [str(path)])
     assert result.exit_code == 0, result.output
+    assert "1 earlier version(s) kept as history" in result.output and "merged memories" not in result.output
     with Store(readonly=True) as store:
         current = corrections.history(store, original).current
         assert len(current) == 1 and "Rust" in store.get(current[0]).text, current

@@ -460,6 +460,9 @@ def test_a_cut_never_falls_inside_a_character_as_read():
     for limit in range(10, 30):
         kept = clip(family * 10, limit)[:-2]
         assert kept == family * (len(kept) // len(family)), limit
+    assert clip("क्या" * 30, 12) == "क्याक्या …" and clip_start("क्या" * 40, 85)[2] == "क"  # (joined by a virama)
+    flag = "\U0001F1EF\U0001F1F5"
+    assert all(clip(flag * 20, n)[:-2] == flag * ((n - 2) // 2) for n in range(4, 20))
     assert clip("日本語の文章です、とても長い文になります！" + "これは二番目の文です" * 5, 30) == \
         "日本語の文章です、とても長い文になります！ …"
     assert clip("यह काम अब पूरी तरह से पूरा हो गया। " + "और यह दूसरा वाक्य है " * 4, 50).endswith("हो गया। …")

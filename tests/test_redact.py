@@ -590,6 +590,10 @@ def test_basic_auth_credentials_are_redacted(text):
     ("Het wachtwoord is nu Tulp2024Molen", "Tulp2024Molen"),
     ("비밀번호는 이제 Haneul2024 입니다", "Haneul2024"),
     ("以后 staging 的数据库密码统一用 Changcheng2024", "Changcheng2024"),
+    # keys and tokens of words and short numbers, named as an API's, a licence's or an access key
+    ("The license key is ABCD-1234-EFGH-5678", "ABCD-1234-EFGH-5678"),
+    ("The API token is team-alpha-9931", "team-alpha-9931"),
+    ("the access key is Prod_User_2024", "Prod_User_2024"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -805,6 +809,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     # a hashing scheme where a password is said to use one
     "数据库密码用 argon2id 哈希存储; 密码用 bcrypt 加密",
     "The API key is now stored in the vault; I've set the API key to the value from the dashboard.",
+    # "on", "as": no value set; an encoding, a cipher or a tool a password is used with
+    "Check the API key on staging01 before deploying. Pass the token as authHeader2.",
+    "密码用 base64 编码后传输; 密码用 AES256; 密码使用 PBKDF2-SHA256; 团队的密码用 1Password 统一管理",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):
     assert redact(text) == (text, [])
@@ -1474,3 +1481,15 @@ def test_a_pin_named_beside_another_scripts_letters_or_as_pin_kodu_is_hidden(tex
 @pytest.mark.parametrize("text", ["PINNED versions only", "the PINs are rotated yearly", "OPINION: 5163 votes"])
 def test_words_that_hold_pin_are_no_pin(text):
     assert redact(text) == (text, []), redact(text)
+
+
+def test_a_plain_word_secret_is_hidden_where_it_stands_whole_only():
+    """A password "dragon" hid the start of "dragonfly"; a made-up value and a word of a script without spaces are
+    hidden wherever they appear."""
+    known = {"dragon", "Xk29pQz7", "长城"}
+    assert redact("The dragonfly login screen takes dragon, and dragon-2 too.", set(known))[0] == (
+        "The dragonfly login screen takes [REDACTED:known-secret], and [REDACTED:known-secret]-2 too.")
+    from miner.extract.secret_values import hide_literal
+
+    assert hide_literal("use Xk29pQz7abc", "Xk29pQz7", "[X]") == ("use [X]abc", 1)
+    assert hide_literal("长城密码和长城", "长城", "[X]") == ("[X]密码和[X]", 2)

@@ -80,7 +80,9 @@ def test_questions_without_question_mark_in_asian_languages_and_russian(text):
     "얼마나 급하든 테스트는 돌려 줘", "배포는 매주 금요일에 한다.", "Как мы договорились, логи пишем в stdout",
     "Где возможно, используем общий HTTP-клиент", "Что бы ни случилось, в пятницу не деплоим",
     "Что касается ORM, остаёмся на SQLAlchemy", "Почему-то без флага сборка нестабильна, поэтому флаг оставляем.",
-    "明确哪些模块属于这次分析的范围", "通过日志还是确认不出根本原因", "下次可以精准确认按照什么模块分类"])
+    "明确哪些模块属于这次分析的范围", "通过日志还是确认不出根本原因", "下次可以精准确认按照什么模块分类",
+    # Thai "อะไร", "ใคร", "ไหน" after a "not" or a "don't": anything, anyone, any
+    "อย่าแชร์ API key ให้ใคร", "ใช้ Redis แทน Memcached ไม่ต้องเปลี่ยนอะไร", "ห้าม push ตรงเข้า main ไม่ว่ากรณีไหน"])
 def test_statements_that_look_like_questions_in_asian_languages_and_russian(text):
     assert not sentences.is_unmarked_question(text)
 

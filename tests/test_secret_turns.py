@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from miner import config as config_mod
-from miner.extract.secret_turns import Conversation, answer_values, asks_for_secret, digest, tokens
+from miner.extract.secret_turns import Conversation, answer_values, asks_for_secret, digest, known_in, tokens
 from miner.memory.store import Store
 
 
@@ -420,3 +420,39 @@ def test_a_plain_word_given_as_a_password_is_hidden_where_a_later_text_speaks_of
     product = Conversation(salt)
     product.redact("user", "The admin password is postgres for now.")
     assert product.redact("user", "We use postgres for the main database.")[1] == []  # a word, where no secret is
+
+
+def test_naming_a_secret_without_saying_one_comes_next_asks_for_nothing():
+    """Any user turn that named a login or a token and gave no value took the next prompt's made-up tokens for a
+    secret: a cache version and a commit hash were learnt, and scrubbed from every stored row."""
+    conversation = Conversation(b"s" * 16)
+    conversation.redact("user", "Add rate limiting to the login endpoint.")
+    conversation.redact("assistant", "Done: 10 requests a minute per address.")
+    assert conversation.redact("user", "Good. Now bump the cache version to cache-v20240611b and redeploy.")[1] == []
+    assert not conversation.fresh
+
+
+def test_what_the_pass_over_changed_units_finds_is_learnt_for_the_next_miner():
+    from miner.extract.model import Turn, Unit
+
+    salt = b"s" * 16
+    conversation = Conversation(salt)
+    text = "I set it up.\nstaging db password:" + " " * 70 + "Xk29pQz7Lm4\nRun the migration next."
+    turn = Turn("x", "s1", "assistant", text, "2026-03-02T10:00:00.000Z", "/p", "main", False, "/t.jsonl")
+    unit = Unit(turn=turn, index=1, text="staging db password: Xk29pQz7Lm4", previous="I set it up.")
+    assert "Xk29pQz7Lm4" not in conversation.redact_units([unit])[0].text
+    assert "Xk29pQz7Lm4" in conversation.fresh
+    later = Conversation(salt, frozenset(conversation.learnt))
+    assert "Xk29pQz7Lm4" not in later.redact("user", "Run the migration with Xk29pQz7Lm4 on staging.")[0]
+
+
+def test_a_plain_word_quoted_or_typed_by_hand_later_is_hidden_too():
+    """Quoted, the word was hidden where it was given only; a memory stored through MCP or a correction (which look
+    secrets up with `known_in`) kept it bare."""
+    salt = b"s" * 16
+    conversation = Conversation(salt)
+    conversation.redact("user", "Decision: the staging admin password is 'swordfish', we keep it until launch.")
+    assert "swordfish" not in conversation.redact("user", "Always try swordfish first on the staging login page.")[0]
+    assert known_in("Always try swordfish first on the staging login page.", salt,
+                    frozenset(conversation.learnt)) == {"swordfish"}
+    assert known_in("The swordfish logo.", salt, frozenset(conversation.learnt)) == set()

@@ -99,11 +99,13 @@ def _by_pieces(text: str, known: set[str] | None, hide, words: set[str] | None =
     for i in range(0, len(pieces), 2):  # (the runs themselves, at odd places, stay as they are)
         pieces[i], found = hide(pieces[i], _extra, learnt, words)
         kinds += found
+    from .secret_values import hide_literal
+
     out = "".join(pieces)
     for secret in sorted(learnt, key=len, reverse=True):  # a secret learnt in a later piece, said in an earlier one
         if secret in out:
-            kinds += ["known-secret"] * out.count(secret)
-            out = out.replace(secret, "[REDACTED:known-secret]")
+            out, count = hide_literal(out, secret, "[REDACTED:known-secret]")
+            kinds += ["known-secret"] * count
     return out, kinds
 
 

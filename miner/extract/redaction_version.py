@@ -7,7 +7,7 @@ what the hooks print is redacted on its way out, so that no secret an older vers
 
 from __future__ import annotations
 
-REDACTION_VERSION = 12  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 13  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -62,6 +62,9 @@ REDACTION_VERSION = 12  # 3: command-line passwords, vendor shapes, more languag
 # name that no pass read ("I changed the password. New one: X")
 # 12: a made-up value near a login's words or a key's name in eight more languages, a reply with one after a turn that
 # named a secret, and what was stored before the store learnt it was a secret (its digest)
+# 13: a key or token "is now"/"is still" X or set "to" X, a password "now" X in more languages, "密码统一用 X", a
+# value a user announced for their next message, a password brought next to its name by cleaning (a comment, an
+# escape sequence, a run of blanks taken out), a plain word given as a password where a later text speaks of a login
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

@@ -44,6 +44,7 @@ from .secret_values import (
     NOT_VALUES,
     PLACEHOLDER_RE,
     code_reference,
+    hide_literal,
     mixed,
     plain_word,
     random_like,
@@ -57,6 +58,9 @@ from .secret_values import (
 
 MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
+# What sets a key or token "to" a value, in the words before its name ("I've set the API key to X").
+_SET_VERB_RE = re.compile(r"(?i)\b(?:set|sets|setting|changed?|changing|updated?|updating|rotated?|rotating|reset|"
+                          r"switched|switch|replaced?|regenerated?)\b")
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
                            r"lautet|war|это|è|é|c['’]est|là|adalah|ialah|är|este|yra|είναι|היא|הוא|هي|هو|است|है)\b|[—–→-]",
@@ -194,8 +198,8 @@ def hide_secrets(text: str, extra: list[tuple[str, re.Pattern]], known: set[str]
         remembered |= {form for secret in remembered for form in _percent_encoded(secret) if form != secret}
     for secret in sorted(remembered, key=len, reverse=True):
         if secret in text:
-            count = text.count(secret)
-            text = text.replace(secret, "[REDACTED:password]" if secret in run.here else "[REDACTED:known-secret]")
+            marker = "[REDACTED:password]" if secret in run.here else "[REDACTED:known-secret]"
+            text, count = hide_literal(text, secret, marker)
             run.kinds += ["password" if secret in run.here else "known-secret"] * count
     if known is not None:
         known.update(run.found)
@@ -282,7 +286,7 @@ def _forward(m: re.Match, run: _Pass) -> str:
             return m.group(0)  # "PASS: tests" is a test report
     if m.string[m.end():m.end() + 1] == "(":
         return m.group(0)  # a call
-    if not quoted and bare.isalpha() and len(bare) >= MIN_PROPAGATED:
+    if bare.isalpha() and len(bare) >= MIN_PROPAGATED:
         run.here.add(bare)  # a plain word: hidden in this text, and handed to the caller as one (never learnt)
         run.words.add(bare)
     return _replace_in(m, "value", raw, bare, run.hidden("password", bare))
@@ -293,9 +297,12 @@ def _weak(m: re.Match, run: _Pass) -> str:
     if _in_marker(m):
         return m.group(0)
     raw, bare, _ = value_of(m)
-    if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(" \
-            or reads_as_words(bare):
+    if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
+    if m.group("word").lower() in ("key", "keys") and reads_as_words(bare):
+        return m.group(0)  # a cache, sort, flag or message key named with words ("user:42:profile"), not an API key's
+    if m.group("to") and _SET_VERB_RE.search(m.string, max(0, m.start() - 48), m.start()) is None:
+        return m.group(0)  # "check the key on staging01": set "to" a value, not anything near the name
     if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
     if "://" in bare or "${" in bare or "=" in bare.rstrip("="):

@@ -236,7 +236,7 @@ class Patterns:
             # (words, then "to"/"as" or nothing: "senha nova como X", "Salasana tietokantaan on X", "الباسورد بتاع
             # السيرفر X"; with nothing, a value with a digit and a symbol)
             rf"{_BARE_GAP}{_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
-            rf"[ \t]*(?:统一用|統一用|一律用|都用|改用|使用|用)[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|"  # "密码统一用 X"
+            rf"[ \t]*(?:统一用|統一用|一律用|都用|都改用|改用)[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|"  # "密码统一用 X"
             rf"{_BARE_GAP}{_APPOSITION}(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a question answered ("the wifi password? it's X")
@@ -252,8 +252,8 @@ class Patterns:
             # (words between the name and "is": "the API key they gave us is X", "la clé API Mistral que j'utilise :
             # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
             rf"(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|(?P<bare>{_KEY_GAP}){_ASSERT}|"
-            # set rather than stated: "I've set the API key to X", "updated the token to X"
-            rf"{_TO}|{_APPOSITION}))"
+            # set rather than stated: "I've set the API key to X", "updated the token to X" (`_weak` wants the verb)
+            rf"(?P<to>[ \t]+to[ \t]+)|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.

@@ -93,12 +93,22 @@ def tokens(text: str) -> set[str]:
     return out
 
 
-def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes]) -> set[str]:
+def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes], words: bool = True) -> set[str]:
     """The tokens of `text` that are secrets learnt earlier (their digests are among `digests`): for a text that
-    enters the store by another way than mining (a memory stored or corrected on request)."""
-    return {token for token in tokens(text) if digest(salt, token) in digests} if digests else set()
+    enters the store by another way than mining (a memory stored or corrected on request); with `words`, and where
+    the text speaks of a secret or a login, the plain words given as a password too."""
+    if not digests:
+        return set()
+    found = {token for token in tokens(text) if digest(salt, token) in digests}
+    if words and speaks_of_secret(text):
+        found |= {word for word in set(_WORD_RE.findall(text)) if digest(salt, word) in digests}
+    return found
 
 
+# A user saying a value comes next ("I'll paste the new DB password in my next message"), in a few languages.
+_ANNOUNCE_RE = re.compile(r"(?i)next message|(?:i['’]ll|i will|let me|going to) (?:paste|send|give|share|type|drop)|"
+                          r"(?:paste|send|give) (?:it|you) (?:next|below|in a (?:sec|second|moment|minute))|"
+                          r"следующ\w+ сообщени|nächsten nachricht|prochain message|próxim[oa] mensa|下一条|次のメッセージ")
 _WORD_RE = re.compile(r"[^\W\d_]{%d,}" % MIN_PROPAGATED)
 
 
@@ -202,7 +212,7 @@ class Conversation:
         """One turn, redacted with what the turns before it taught. A turn off the main thread (a subagent's) uses
         and teaches the secrets, and answers no request of the main thread's."""
         known = self.known
-        known.update(known_in(text, self.salt, self.digests))
+        known.update(known_in(text, self.salt, self.digests, words=False))  # (its words: `_words_said`)
         doubtful: set[str] = set()  # hidden in this turn only, never learnt as a secret
         if main:
             if role == "user" and self.asked:
@@ -223,7 +233,8 @@ class Conversation:
         else:
             out = redact(text, known, self.words)
         if main:
-            self.announced = role == "user" and not out[1] and names_secret(text)
+            self.announced = role == "user" and not out[1] and _ANNOUNCE_RE.search(text) is not None \
+                and names_secret(text)
             self.asked = self.asked or self.announced
         if doubtful - known:  # (what a pass found stays learnt; the doubtful values are hidden here only)
             self.hidden.update(doubtful - known)
@@ -245,9 +256,10 @@ class Conversation:
         out, previous = [], None
         for unit in units:
             if unit.text not in unit.turn.text:
-                text, kinds = redact(unit.text, self.known)
+                text, kinds = redact(unit.text, self.known, self.words)
                 if kinds:
                     unit = dataclasses.replace(unit, text=text)
+                    self.learn()
             if previous is not None and unit.index and unit.previous != previous.text:
                 unit = dataclasses.replace(unit, previous=previous.text)
             out.append(unit)

@@ -129,6 +129,17 @@ def reads_as_words(value: str) -> bool:
         and any(part.isalpha() and len(part) >= 3 for part in parts)
 
 
+_WORDLIKE_RE = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+
+
+def hide_literal(text: str, secret: str, marker: str) -> tuple[str, int]:
+    """`text` with `secret` replaced by `marker`, and how many times; a plain word only where it stands whole (a
+    password "dragon" is no part of "dragonfly"; in a script written without spaces every occurrence counts)."""
+    if _WORDLIKE_RE.fullmatch(secret):
+        return re.subn(rf"(?<!\w){re.escape(secret)}(?!\w)", lambda _: marker, text)
+    return text.replace(secret, marker), text.count(secret)
+
+
 def rejected(value: str) -> bool:
     """Not a secret whatever the context: a placeholder, a name, a path, code, a common word, a marker of an
     earlier pass (with or without its brackets: `trim` takes them off)."""

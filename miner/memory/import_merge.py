@@ -38,6 +38,7 @@ class ImportSummary:
     added: dict[int, tuple[int, dict]] = field(default_factory=dict)  # id here of each memory added: (id there, record)
     remapped: dict[int, int] = field(default_factory=dict)
     replaced: set[int] = field(default_factory=set)  # ids here of the memories a link of the file replaces
+    versions_closed: int = 0  # current versions that became history: another one, said later, replaces the same memory
 
     def line(self) -> str:
         return (f"{self.memories} memories imported, {self.merged} merged into existing ones, "
@@ -46,6 +47,9 @@ class ImportSummary:
                 + (f", {self.purged} entries of purged projects (not mined again)" if self.purged else "")
                 + (f"; {self.states} merged memories forgotten, superseded or pinned as in the file"
                    if self.states else "")
+                + (f"; {self.versions_closed} earlier version(s) kept as history, as the store and the file each "
+                   "replaced the same memory and only the later replacement stays current" if self.versions_closed
+                   else "")
                 + (f"; {self.quarantined} quarantined, as their text reads like an instruction to the assistant "
                    "(`miner quarantine` lists them, `miner approve ID` releases one)" if self.quarantined else "")
                 + (f"; {self.archive_left_out} archived units left out, as mining would have left them (an "

@@ -313,7 +313,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         _hide_forgotten(db, archived)
         for memory_id in closed_by_hand(db, [*summary.added, *(memory_id for memory_id, _ in summary.carried)]):
             store.hide_archived(memory_id)  # (the units this store held already, which the import took none of)
-        summary.states += one_current_version(store, summary.replaced)
+        summary.versions_closed = one_current_version(store, summary.replaced)
         for memory_id in sorted(summary.merged_into):
             # Evidence the file added to a memory the store already had counts, as when mining merges.
             db.execute("""UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?),

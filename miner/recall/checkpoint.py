@@ -313,8 +313,8 @@ _DONE_RE = re.compile(
     r"resuelt[oa]s?|risolt[oaie]|"
     # Portuguese, French, German, Dutch, Polish, Turkish, Indonesian, Vietnamese, Russian, Ukrainian, Arabic
     r"feit[oa]s?|conclu[íi]d[oa]s?|corrigid[oa]s?|adicionad[oa]s?|removid[oa]s?|resolvid[oa]s?|atualizad[oa]s?|"
-    r"termin[ée]e?s?|fini[es]?|r[ée]gl[ée]e?s?|corrig[ée]e?s?|ajout[ée]e?s?|supprim[ée]e?s?|impl[ée]ment[ée]e?s?|"
-    r"d[ée]ploy[ée]e?s?|erledigt|abgeschlossen|umgesetzt|behoben|hinzugefügt|entfernt|gelöscht|aktualisiert|"
+    r"terminée?s?|finie?s?|réglée?s?|corrigée?s?|ajoutée?s?|supprimée?s?|implémentée?s?|déployée?s?|"
+    r"erledigt|abgeschlossen|umgesetzt|behoben|hinzugefügt|entfernt|gelöscht|aktualisiert|"
     r"implementiert|eingebaut|klaar|gedaan|opgelost|zrobion[eya]|gotowe|skończon[eya]|zakończon[eya]|naprawion[eya]|"
     r"dodan[eya]|usunięt[eya]|tamamlandı|bitti|hallettim|halledildi|yapıldı|düzeltildi|eklendi|kaldırıldı|silindi|"
     r"güncellendi|selesai|beres|diperbaiki|ditambahkan|dihapus|xong|hoàn thành|hoàn tất|"
