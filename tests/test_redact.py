@@ -594,6 +594,11 @@ def test_basic_auth_credentials_are_redacted(text):
     ("The license key is ABCD-1234-EFGH-5678", "ABCD-1234-EFGH-5678"),
     ("The API token is team-alpha-9931", "team-alpha-9931"),
     ("the access key is Prod_User_2024", "Prod_User_2024"),
+    # the sshpass tool's variable; a secret that "stays" X; a password chosen or changed in German and Russian
+    ("export SSHPASS=Hunter2x9", "Hunter2x9"),
+    ("the HMAC signing secret stays 'a-long-random-string-42'", "a-long-random-string-42"),
+    ("als Passwort nehmen wir Kiefer2024Wald", "Kiefer2024Wald"),
+    ("пароль сменил на Медведь2024лес", "Медведь2024лес"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -811,6 +816,7 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The API key is now stored in the vault; I've set the API key to the value from the dashboard.",
     # "on", "as": no value set; an encoding, a cipher or a tool a password is used with
     "Check the API key on staging01 before deploying. Pass the token as authHeader2.",
+    "bypass=true; compass=north; the password stays the same; Passwort nehmen wir später dran",
     "密码用 base64 编码后传输; 密码用 AES256; 密码使用 PBKDF2-SHA256; 团队的密码用 1Password 统一管理",
 ])
 def test_look_alikes_of_command_line_secrets_are_left_alone(text):

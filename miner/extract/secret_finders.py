@@ -464,9 +464,9 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     low_key = key.lower().strip("._-")
     if m.group("table") and not ("_" in key or key.isupper() or _CAMEL_RE.search(key)):
         return m.group(0)  # `| DB_PASSWORD | … |`, `SMTP_PASS → …` name a variable; "| password | string |" is prose
-    if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?pass", low_key)
+    if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-]|ssh)?pass", low_key)
                                                and ("=" in m.group("sep") or secret_like(trim(m.group("value"))))):
-        return m.group(0)  # `pass=` names a password; `compass=`, `passthrough=`, "PASS: Structure" do not
+        return m.group(0)  # `pass=`, `SSHPASS=` name a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
     value, quoted = strip_quotes(raw)
     if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":

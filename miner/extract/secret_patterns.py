@@ -154,7 +154,7 @@ _VALUE = (r"(?P<value>`[^`\n]{1,120}`|\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|「[^�
           r"\*\*[^*\n]{1,120}\*\*|\([^\s()]{4,120}\)|[^\s,;，。、；：「」『』（）()\[\]{}<>|\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,200})")
 # What joins a secret's name to its value, on one line. Assertive joins ("is", ":", "是") may introduce a plain
 # word ("the password is swordfish"); "to"/"as" and plain apposition ("password `X`") need a value that looks made up.
-_ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|becomes|is[ \t]+now|is[ \t]+still|"
+_ASSERT = (r"(?:[ \t]+(?:is|was|are|were|=|remains|stays|becomes|is[ \t]+now|is[ \t]+still|"
            r"(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to|should[ \t]+be|will[ \t]+be|"
            r"would[ \t]+be|es|era|fue|"
            r"sigue[ \t]+siendo|est|était|c['’]est|ist|lautet|war|è|é|это|là|adalah|ialah|ay|är|je|este|yra|"
@@ -237,6 +237,10 @@ class Patterns:
             # السيرفر X"; with nothing, a value with a digit and a symbol)
             rf"{_BARE_GAP}{_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"[ \t]*(?:统一用|統一用|一律用|都用|都改用|改用)[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|"  # "密码统一用 X"
+            # "als Passwort nehmen wir X", "пароль сменил на X": a verb of choosing or changing, then a made-up value
+            rf"[ \t]+(?:nehmen|verwenden|nutzen|setzen)[ \t]+(?:wir|ich)[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"[ \t]+(?:сменил|сменила|сменили|поменял|поменяла|поменяли|изменил|изменила|поставил|поставила|"
+            rf"установил|установила|змінив|змінила)[ \t]+на[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_APPOSITION}(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a question answered ("the wifi password? it's X")
