@@ -64,7 +64,8 @@ REDACTION_VERSION = 13  # 3: command-line passwords, vendor shapes, more languag
 # named a secret, and what was stored before the store learnt it was a secret (its digest)
 # 13: a key or token "is now"/"is still" X or set "to" X, a password "now" X in more languages, "密码统一用 X", a
 # value a user announced for their next message, a password brought next to its name by cleaning (a comment, an
-# escape sequence, a run of blanks taken out), a plain word given as a password where a later text speaks of a login
+# escape sequence, a run of blanks taken out), a plain word given as a password where a later text speaks of a login,
+# SSHPASS=, a secret that "stays" X, "als Passwort nehmen wir X", "пароль сменил на X"
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it
