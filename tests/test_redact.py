@@ -1499,3 +1499,15 @@ def test_a_plain_word_secret_is_hidden_where_it_stands_whole_only():
 
     assert hide_literal("use Xk29pQz7abc", "Xk29pQz7", "[X]") == ("use [X]abc", 1)
     assert hide_literal("长城密码和长城", "长城", "[X]") == ("[X]密码和[X]", 2)
+
+
+def test_every_row_of_a_credentials_column_hides_the_secret_beside_its_account():
+    """Under a "Credential" header, "admin / X" was hidden (a known account, and the header's word near it) and the
+    next row's "ci-bot / Y" was not. The account stays; a link in the column is no secret."""
+    table = ("| Service | Credential |\n|---|---|\n| Grafana | admin / Gr4f!na77 |\n| Jenkins | ci-bot / J3nk!ns77 |\n"
+             "| Vault | deploy:Xk29pQz7Lm |\n| Site | https://example.com/login2 |\n| Docs | see wiki/credentials |")
+    out, _ = redact(table)
+    assert "ci-bot / [REDACTED:password]" in out and "deploy:[REDACTED:password]" in out
+    for secret in ("Gr4f!na77", "J3nk!ns77", "Xk29pQz7Lm"):
+        assert secret not in out
+    assert "https://example.com/login2" in out and "see wiki/credentials" in out

@@ -65,7 +65,8 @@ REDACTION_VERSION = 13  # 3: command-line passwords, vendor shapes, more languag
 # 13: a key or token "is now"/"is still" X or set "to" X, a password "now" X in more languages, "密码统一用 X", a
 # value a user announced for their next message, a password brought next to its name by cleaning (a comment, an
 # escape sequence, a run of blanks taken out), a plain word given as a password where a later text speaks of a login,
-# SSHPASS=, a secret that "stays" X, "als Passwort nehmen wir X", "пароль сменил на X"
+# SSHPASS=, a secret that "stays" X, "als Passwort nehmen wir X", "пароль сменил на X", every account / secret cell of a
+# credentials column
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

@@ -64,6 +64,10 @@ _TABLE_SECRET_HEADER_RE = re.compile(
     r"mot de passe|passwort|пароль|密码|密碼|パスワード|비밀번호)$")
 
 
+# A credential cell that pairs an account with its secret ("ci-bot / J3nk!ns77", "deploy:Xk29pQz7").
+_LOGIN_CELL_RE = re.compile(r"[\w.@+-]{1,40}[ \t]*[/:][ \t]*(?P<secret>[^\s|]{6,200})")
+
+
 def _table_parts(line: str) -> list[str] | None:
     """A Markdown table row split on its pipes (the first part is what comes before the first pipe, the last
     what comes after the last, when the row closes with one), or None when the line is no row."""
@@ -103,6 +107,9 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
             continue
         for j in columns:
             value, quoted = strip_quotes(cells[j])
+            login = _LOGIN_CELL_RE.fullmatch(value) if "://" not in value else None
+            if login and random_like(login.group("secret")) and not rejected(login.group("secret")):
+                value, quoted = login.group("secret"), False  # "ci-bot / J3nk!ns77": the account stays
             if not value or " " in value or rejected(value) or value.lower() in ("n/a", "-", "—", "none"):
                 continue
             if not quoted and not (random_like(value) or any(c.isdigit() for c in value)):
