@@ -199,7 +199,7 @@ def refresh_blocks(projects: set[str]) -> None:
         try:
             blockcache.refresh(blockcache.startup_path(project), project, "startup")
         except OSError as exc:  # a full or read-only disk: one line (SessionStart renders it itself then)
-            note(f"startup block of {project} not rendered: {exc.strerror or exc}")
+            note(f"startup block of {project} not rendered: {exc}")
         except Exception:  # noqa: BLE001 - SessionStart renders it itself then
             note(f"startup block of {project} not rendered:\n{traceback.format_exc()}")
 
@@ -212,7 +212,7 @@ def refresh_compact_blocks(sessions: list[tuple[str, str]]) -> None:
         try:
             blockcache.refresh(blockcache.session_path(session_id), project, "compact", session_id)
         except OSError as exc:  # a full or read-only disk: one line (SessionStart renders it itself then)
-            note(f"block of session {session_id} not rendered: {exc.strerror or exc}")
+            note(f"block of session {session_id} not rendered: {exc}")
         except Exception:  # noqa: BLE001 - SessionStart renders it itself then
             note(f"block of session {session_id} not rendered:\n{traceback.format_exc()}")
 

@@ -599,6 +599,16 @@ def test_basic_auth_credentials_are_redacted(text):
     ("the HMAC signing secret stays 'a-long-random-string-42'", "a-long-random-string-42"),
     ("als Passwort nehmen wir Kiefer2024Wald", "Kiefer2024Wald"),
     ("пароль сменил на Медведь2024лес", "Медведь2024лес"),
+    # a token set "to" a value in other languages, or after other verbs, or used "as" one; a vendor's prefix on it
+    ("Поменял токен на 9f8a7b6c5d4e3f2a1b0c", "9f8a7b6c5d4e3f2a1b0c"),
+    ("Mudei o token para tok_9f8a7b6c5d4e3f2a1b0c", "tok_9f8a7b6c5d4e3f2a1b0c"),
+    ("Use the API key as ak_9f8a7b6c5d4e3f2a1b0c", "ak_9f8a7b6c5d4e3f2a1b0c"),
+    ("Rolled the signing key to whsec_9f8a7b6c5d4e3f2a1b0c", "whsec_9f8a7b6c5d4e3f2a1b0c"),
+    # "用"/"使用" with a value holding a symbol; SSHPASS with a prefix; "einfach"; "сменим"
+    ("测试环境的数据库密码用 Test@2024", "Test@2024"),
+    ("export DEPLOY_SSHPASS=Hunter2x9", "Hunter2x9"),
+    ("Als Passwort nehmen wir einfach Kiefer2024Wald", "Kiefer2024Wald"),
+    ("Пароль сменим на Medved2024!", "Medved2024!"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -1511,3 +1521,29 @@ def test_every_row_of_a_credentials_column_hides_the_secret_beside_its_account()
     for secret in ("Gr4f!na77", "J3nk!ns77", "Xk29pQz7Lm"):
         assert secret not in out
     assert "https://example.com/login2" in out and "see wiki/credentials" in out
+
+
+def test_a_learnt_secret_beside_letters_of_a_script_without_spaces_is_hidden():
+    """The whole-word check took CJK, Hangul and Thai letters, and "_", for letters of the secret's own word."""
+    known = {"XkQpZmLrTw", "swordfish"}
+    for text in ("用XkQpZmLrTw登录服务器", "XkQpZmLrTwでログインして", "XkQpZmLrTw로 로그인해", "Use swordfish로 로그인",
+                 "ลองใช้XkQpZmLrTwดู", "Try XkQpZmLrTw_old"):
+        out, _ = redact(text, set(known))
+        assert "XkQpZmLrTw" not in out and "swordfish" not in out, out
+
+
+def test_a_credentials_cell_of_two_made_up_values_is_hidden_whole():
+    """An account that is itself made up (an SID, a client id) is no account to keep in sight."""
+    out, _ = redact("| Token | Secret |\n|---|---|\n| a | 7f3kq9x2LmA1:Pq8zLm4vRt!9 |")
+    assert "7f3kq9x2LmA1" not in out and "Pq8zLm4vRt!9" not in out, out
+
+
+def test_a_key_named_with_words_is_hidden_where_it_is_said_and_never_learnt():
+    """"The encryption key is AES-256-GCM" reads like a name: hidden there (it may be a key), it was learnt, and then
+    hidden in every later text and scrubbed from every stored row ("use AES-256-GCM for the backups too")."""
+    from miner.extract.secret_turns import Conversation
+
+    conversation = Conversation(b"s" * 16)
+    assert "AES-256-GCM" not in conversation.redact("user", "The encryption key is AES-256-GCM.")[0]
+    assert conversation.redact("user", "Use AES-256-GCM for the backups too.")[1] == []
+    assert not conversation.fresh

@@ -328,6 +328,10 @@ def test_refine_keeps_and_marks_tentative():
     ("ไฟล์ config อยู่ที่ไหนครับ", "user", "question"),
     ("webhook ของเรารันที่พอร์ตอะไรนะครับ", "user", "question"),
     ("เราจะ deploy เวอร์ชันใหม่เมื่อไหร่คะ", "user", "question"),
+    # … and a "not" before it in another chunk, or "อย่าง" (not "อย่า", "don't"), leaves it a question
+    ("ตัวอย่างนี้เขียนโดยใคร", "user", "question"),
+    ("มันไม่ทำงาน เป็นเพราะอะไร", "user", "question"),
+    ("ถ้าไม่ใช้ Redis จะใช้อะไรครับ", "user", "question"),
 ])
 def test_refine_drops_with_reason(text, role, reason):
     verdict = REF.refine(unit(text, role), hit_for(text))

@@ -422,6 +422,20 @@ def test_a_plain_word_given_as_a_password_is_hidden_where_a_later_text_speaks_of
     assert product.redact("user", "We use postgres for the main database.")[1] == []  # a word, where no secret is
 
 
+@pytest.mark.parametrize("announcement", [
+    "Te mando la contraseña de la base de datos en el siguiente mensaje.",
+    "Ti mando la password del database nel prossimo messaggio.",
+    "DB 비밀번호는 다음 메시지에 보낼게요.",
+    "数据库密码我下条消息发你。",
+    "The prod DB password is coming in a sec.",
+])
+def test_a_secret_announced_in_other_words_and_languages_is_hidden_in_the_next_prompt(announcement):
+    conversation = Conversation()
+    conversation.redact("user", announcement)
+    conversation.redact("assistant", "OK.")
+    assert conversation.redact("user", "Tr0ub4dor&3")[0] == "[REDACTED:known-secret]"
+
+
 def test_naming_a_secret_without_saying_one_comes_next_asks_for_nothing():
     """Any user turn that named a login or a token and gave no value took the next prompt's made-up tokens for a
     secret: a cache version and a commit hash were learnt, and scrubbed from every stored row."""

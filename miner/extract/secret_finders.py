@@ -19,11 +19,14 @@ from .secret_numbers import DIGIT_RUN_RE, card_numbers, ibans
 from .secret_patterns import (
     ASSIGNMENT_HINTS,
     ASSIGNMENT_JOINS,
+    BARE_KEY_WORDS,
     HINTS,
     KEYPAD_NAMES,
     LOGIN_HINTS,
     PROMPTED_HINTS,
+    SET_VERB_RE,
     STRONG_HINTS,
+    VENDOR_PREFIX_RE,
     WEAK_HINTS,
     patterns,
 )
@@ -58,9 +61,6 @@ from .secret_values import (
 
 MIN_PROPAGATED = 6  # a secret this long (and made up, not a word) is hidden wherever it appears again
 
-# What sets a key or token "to" a value, in the words before its name ("I've set the API key to X").
-_SET_VERB_RE = re.compile(r"(?i)\b(?:set|sets|setting|changed?|changing|updated?|updating|rotated?|rotating|reset|"
-                          r"switched|switch|replaced?|regenerated?)\b")
 # A join that states the value ("is", ":", "是"), which may then be a plain word.
 _ASSERTIVE_RE = re.compile(r"[:=：|是为為は가는은이]|\b(?:is|was|are|were|remains|becomes|be|es|era|fue|siendo|est|était|ist|"
                            r"lautet|war|это|è|é|c['’]est|là|adalah|ialah|är|este|yra|είναι|היא|הוא|هي|هو|است|है)\b|[—–→-]",
@@ -83,11 +83,11 @@ class _Pass:
             self.found.add(secret)
         return f"[REDACTED:{kind}]"
 
-    def hidden_here(self, kind: str, secret: str) -> str:
+    def hidden_here(self, kind: str, secret: str, learn: bool = True) -> str:
         """As `hidden`, for a value hidden for standing near a secret: learnt, as `hidden` learns, only when it
-        looks generated (`generated`); else (a host's or a model's name, a version: `pgStaging01`, `ResNet50`)
-        hidden wherever it appears in this text, never in a later one nor in what the store holds."""
-        if generated(secret):
+        looks generated (`generated`) and `learn`; else (a host's or a model's name, a version: `pgStaging01`,
+        `ResNet50`) hidden wherever it appears in this text, never in a later one nor in what the store holds."""
+        if learn and generated(secret):
             return self.hidden(kind, secret)
         self.kinds.append(kind)
         if len(secret) >= MIN_PROPAGATED:
@@ -299,9 +299,12 @@ def _weak(m: re.Match, run: _Pass) -> str:
     raw, bare, _ = value_of(m)
     if not bare or " " in bare or rejected(bare) or not random_like(bare) or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
-    if m.group("word").lower() in ("key", "keys") and reads_as_words(bare):
-        return m.group(0)  # a cache, sort, flag or message key named with words ("user:42:profile"), not an API key's
-    if m.group("to") and _SET_VERB_RE.search(m.string, max(0, m.start() - 48), m.start()) is None:
+    if reads_as_words(bare):
+        if m.group("word").lower() in BARE_KEY_WORDS:
+            return m.group(0)  # a cache, sort, flag or message key named with words ("user:42:profile")
+        return _replace_in(m, "value", raw, bare, run.hidden_here("token", bare, learn=False))  # ("AES-256-GCM")
+    if m.group("to") and not (generated(bare) or generated(VENDOR_PREFIX_RE.sub("", bare))
+                              or SET_VERB_RE.search(m.string, max(0, m.start() - 48), m.start())):
         return m.group(0)  # "check the key on staging01": set "to" a value, not anything near the name
     if raw.startswith("(") or ("/" in bare and bare == bare.lower()):
         return m.group(0)  # an aside ("keys (`Merger.java:31`)") or a lower-case path ("key `prod/app.tfstate`")
@@ -464,7 +467,7 @@ def _assignment(m: re.Match, run: _Pass) -> str:
     low_key = key.lower().strip("._-")
     if m.group("table") and not ("_" in key or key.isupper() or _CAMEL_RE.search(key)):
         return m.group(0)  # `| DB_PASSWORD | … |`, `SMTP_PASS → …` name a variable; "| password | string |" is prose
-    if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-]|ssh)?pass", low_key)
+    if m.group("kw").lower() == "pass" and not (re.fullmatch(r"(?:[\w.-]*[_.-])?(?:ssh)?pass", low_key)
                                                and ("=" in m.group("sep") or secret_like(trim(m.group("value"))))):
         return m.group(0)  # `pass=`, `SSHPASS=` name a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")

@@ -169,6 +169,14 @@ _TO = r"(?:[ \t]+(?:to|into|as|on|er|ni|ir|е|para|a|à|en|auf|на|olarak|como|
 _FILLER = (r"(?:(?:now|still|currently|actually|also|just|simply|really|literally|already|ahora|maintenant|jetzt|ora|"
            r"теперь|сейчас|тепер|nu|agora|adesso|teraz|şimdi|sekarang|the[ \t]+string|the[ \t]+word)[ \t]+|"
            r"(?:이제|지금|现在|現在|目前)[ \t]*){0,2}")
+# What sets a key or token "to" a value, in the words before its name ("I've set the API key to X").
+SET_VERB_RE = re.compile(r"(?i)\b(?:set|sets|setting|changed?|changing|updated?|updating|rotated?|rotating|reset|"
+                          r"switched|switch|replaced?|regenerated?|refreshed|refresh|renewed?|bumped?|rolled|roll|"
+                          r"pointed|moved|swapped|use|using|mud\w+|troqu\w+|alter\w+|cambi\w+|chang\w+|modifi\w+|"
+                          r"gesetzt|setze|geändert|ändere|impostat\w+|imposta|поменял\w*|поменя\w*|сменил\w*|смени\w*|"
+                          r"изменил\w*|обновил\w*|поставил\w*|установил\w*)\b")
+BARE_KEY_WORDS = frozenset(("key", "keys", "ключ", "clé", "clave", "chave", "chiave", "schlüssel", "キー", "키"))
+VENDOR_PREFIX_RE = re.compile(r"^[A-Za-z]{2,8}[_-]")  # a vendor's prefix on a generated value ("whsec_", "tok_")
 _APPOSITION = r"(?:[ \t]+|[ \t]*[*_]{2}[ \t]+)"
 # A value set rather than stated ("the password, I set it to X", "la password l'ho impostata a X", "la contraseña la
 # puse como X", "le mot de passe, je l'ai mis à X"), or stated as the same as another's ("the root pw is the same as
@@ -237,10 +245,13 @@ class Patterns:
             # السيرفر X"; with nothing, a value with a digit and a symbol)
             rf"{_BARE_GAP}{_TO}(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"[ \t]*(?:统一用|統一用|一律用|都用|都改用|改用)[ \t]*(?=[^\s,;]*[0-9!@#$%^&*])|"  # "密码统一用 X"
+            rf"[ \t]*(?:用|使用)[ \t]*(?=[^\s,;]*[!@#$%^&*])|"  # "密码用 Test@2024" (not "用 AES256", "用 base64")
             # "als Passwort nehmen wir X", "пароль сменил на X": a verb of choosing or changing, then a made-up value
-            rf"[ \t]+(?:nehmen|verwenden|nutzen|setzen)[ \t]+(?:wir|ich)[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
-            rf"[ \t]+(?:сменил|сменила|сменили|поменял|поменяла|поменяли|изменил|изменила|поставил|поставила|"
-            rf"установил|установила|змінив|змінила)[ \t]+на[ \t]+(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"[ \t]+(?:nehmen|verwenden|nutzen|setzen)[ \t]+(?:wir|ich)[ \t]+(?:(?:einfach|jetzt|dann|erstmal)[ \t]+)?"
+            rf"(?=[^\s,;]*[0-9!@#$%^&*])|"
+            rf"[ \t]+(?:сменил|сменила|сменили|сменим|поменял|поменяла|поменяли|поменяем|изменил|изменила|изменим|"
+            rf"поставил|поставила|поставим|установил|установила|установим|змінив|змінила)[ \t]+на[ \t]+"
+            rf"(?=[^\s,;]*[0-9!@#$%^&*])|"
             rf"{_BARE_GAP}{_APPOSITION}(?=[^\s,;]*[0-9])(?=[^\s,;]*[!@#$%^&*])|"
             rf"['’]s[ \t]+{_FILLER}(?=[^\s,;]*[0-9!@#$%^&*])|"  # "the admin password's X now"
             # a question answered ("the wifi password? it's X")
@@ -257,7 +268,7 @@ class Patterns:
             # X"; `secret_finders._weak` takes no code: "Key design: `BASE_URL=…`")
             rf"(?P<conn>(?i:{_GAP}{_ASSERT}{_FILLER}|{_ASSERT}{_FILLER}|(?P<bare>{_KEY_GAP}){_ASSERT}|"
             # set rather than stated: "I've set the API key to X", "updated the token to X" (`_weak` wants the verb)
-            rf"(?P<to>[ \t]+to[ \t]+)|{_APPOSITION}))"
+            rf"(?P<to>{_TO})|{_APPOSITION}))"
             rf"(?P<rest>{_VALUE})")
         # "X as the initial password", "X is my password", "X — that's the admin password", "X als Passwort": the
         # name after the value. The pattern finds the name; the value is read back from the text before it.

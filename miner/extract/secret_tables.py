@@ -65,7 +65,7 @@ _TABLE_SECRET_HEADER_RE = re.compile(
 
 
 # A credential cell that pairs an account with its secret ("ci-bot / J3nk!ns77", "deploy:Xk29pQz7").
-_LOGIN_CELL_RE = re.compile(r"[\w.@+-]{1,40}[ \t]*[/:][ \t]*(?P<secret>[^\s|]{6,200})")
+_LOGIN_CELL_RE = re.compile(r"(?P<account>[\w.@+-]{1,40})[ \t]*[/:][ \t]*(?P<secret>[^\s|]{6,200})")
 
 
 def _table_parts(line: str) -> list[str] | None:
@@ -108,7 +108,8 @@ def table_rows(text: str, hidden: Callable[[str, str], str]) -> str:
         for j in columns:
             value, quoted = strip_quotes(cells[j])
             login = _LOGIN_CELL_RE.fullmatch(value) if "://" not in value else None
-            if login and random_like(login.group("secret")) and not rejected(login.group("secret")):
+            if login and random_like(login.group("secret")) and not rejected(login.group("secret")) \
+                    and not random_like(login.group("account")):
                 value, quoted = login.group("secret"), False  # "ci-bot / J3nk!ns77": the account stays
             if not value or " " in value or rejected(value) or value.lower() in ("n/a", "-", "—", "none"):
                 continue

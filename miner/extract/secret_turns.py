@@ -108,7 +108,12 @@ def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes], wor
 # A user saying a value comes next ("I'll paste the new DB password in my next message"), in a few languages.
 _ANNOUNCE_RE = re.compile(r"(?i)next message|(?:i['’]ll|i will|let me|going to) (?:paste|send|give|share|type|drop)|"
                           r"(?:paste|send|give) (?:it|you) (?:next|below|in a (?:sec|second|moment|minute))|"
-                          r"следующ\w+ сообщени|nächsten nachricht|prochain message|próxim[oa] mensa|下一条|次のメッセージ")
+                          r"coming (?:in a (?:sec|second|moment|minute)|next|right up)|"
+                          r"следующ\w+ сообщени|сейчас (?:скину|пришлю|отправлю)|"
+                          r"nächsten nachricht|schick\w* (?:ich )?gleich|"
+                          r"prochain message|je (?:t['’]envoie|te donne)|próxim[oa] mensa|siguiente mensaje|"
+                          r"te (?:mando|paso|envío|envio)|prossimo messaggio|ti (?:mando|passo|invio)|"
+                          r"下一?条消息|下条|等下发|马上发|次のメッセージ|後で送|다음 메시지|보낼게")
 _WORD_RE = re.compile(r"[^\W\d_]{%d,}" % MIN_PROPAGATED)
 
 

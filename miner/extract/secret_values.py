@@ -129,14 +129,15 @@ def reads_as_words(value: str) -> bool:
         and any(part.isalpha() and len(part) >= 3 for part in parts)
 
 
+_SPACED_LETTER = "[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u097f]"
 _WORDLIKE_RE = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 
 
 def hide_literal(text: str, secret: str, marker: str) -> tuple[str, int]:
     """`text` with `secret` replaced by `marker`, and how many times; a plain word only where it stands whole (a
     password "dragon" is no part of "dragonfly"; in a script written without spaces every occurrence counts)."""
-    if _WORDLIKE_RE.fullmatch(secret):
-        return re.subn(rf"(?<!\w){re.escape(secret)}(?!\w)", lambda _: marker, text)
+    if _WORDLIKE_RE.fullmatch(secret):  # (a letter or digit of a script written with spaces ends a word; "_" does not)
+        return re.subn(rf"(?<!{_SPACED_LETTER}){re.escape(secret)}(?!{_SPACED_LETTER})", lambda _: marker, text)
     return text.replace(secret, marker), text.count(secret)
 
 

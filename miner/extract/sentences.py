@@ -65,7 +65,7 @@ QUESTION_END_RE = re.compile(r"[?？؟][\s)\"'”」*_`]*$")  # Latin, full-widt
 # (after a "not" or a "don't", "อะไร", "ใคร" and "ไหน" are "anything", "anyone", "any": `_THAI_NOT_RE`)
 _THAI_QUESTION_RE = re.compile(r"(?:ไหม|มั้ย|หรือเปล่า|หรือยัง|หรือไม่|(?P<wh>ไหน|อะไร|ใคร)|เมื่อไร|เมื่อไหร่|"
                                r"อย่างไร|ยังไง|กี่\S{0,8})(?:ครับ|คะ|ค่ะ|จ๊ะ|จ้ะ|นะ|หรอ|เหรอ)*\s*$|^\s*ทำไม")
-_THAI_NOT_RE = re.compile(r"ไม่|อย่า|ห้าม")
+_THAI_NOT_RE = re.compile(r"^\s*(?:อย่า(?!ง)|ห้าม)|ไม่\S*$")  # a prohibition, or a "not" in the wh-word's own chunk
 # A question the user writes without a question mark: a closing particle (吗/呢), or a "why"/"whether"/A-not-A
 # form ("会不会", "是不是"), in a sentence that does not end as a statement.
 _CJK_QUESTION_RE = re.compile(
@@ -168,7 +168,8 @@ def is_unmarked_question(text: str) -> bool:
     if text.isascii() or stripped.endswith(_STATEMENT_END):
         return False
     thai = _THAI_QUESTION_RE.search(stripped)
-    if thai and thai.group("wh") and _THAI_NOT_RE.search(stripped, 0, thai.start()):
+    if thai and thai.group("wh") and (_THAI_NOT_RE.match(stripped) or _THAI_NOT_RE.search(
+            stripped[:thai.start()].rsplit(" ", 1)[-1])):
         thai = None  # "อย่าแชร์ key ให้ใคร": share it with no one, not "with whom?"
     return bool((has_cjk(stripped) and _CJK_QUESTION_RE.search(stripped)) or thai or questions.asks(stripped))
 
