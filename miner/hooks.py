@@ -410,15 +410,14 @@ def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str
     """`checkpoint.write_now`; a store busy is logged as a notice, one unreadable (damaged) as an error."""
     import sqlite3
 
-    from .memory.store import StoreError
+    from .memory.store import StoreError, locked
     from .recall.checkpoint import write_now
     from .runtime.pending import has_work
     try:
         return write_now(event.session_id, event.cwd, transcript, busy_ms, has_work)
     except (sqlite3.Error, StoreError) as exc:
-        busy = isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
-        log(event.event, f"{'info: the store is busy' if busy else 'the store is unreadable'} ({exc}): the checkpoint"
-                         " is left to the miner")
+        said = "info: the store is busy" if locked(exc) else "the store is unreadable"
+        log(event.event, f"{said} ({exc}): the checkpoint is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False
 
 

@@ -447,18 +447,18 @@ def short(text: str, limit: int = 90) -> str:
 
 
 SENTENCE_MARKS = (". ", "。", "! ", "? ", "！", "？", "। ", "؟ ", "; ")  # where `clip` and `clip_start` cut, if near
+_FLAG_LETTERS = "".join(map(chr, range(0x1F1E6, 0x1F200)))  # a flag is two of these
 
 
 def _inside_grapheme(text: str, i: int) -> bool:
-    """Whether a cut before `text[i]` falls inside a character as read: before a combining mark (Thai's vowels, tones,
-    Devanagari's vowel signs), after a virama, inside a joined sequence or a flag's pair, before a skin tone."""
+    """Whether a cut before `text[i]` splits a character as read (a mark, a virama's pair, a joined emoji, a flag)."""
     if not 0 < i < len(text) or text[i].isascii():
         return False
     import unicodedata  # (here: only a cut before a character beyond ASCII needs it)
-    char, before, flags = text[i], text[i - 1], "".join(map(chr, range(0x1F1E6, 0x1F200)))
+    char, before = text[i], text[i - 1]
     return (unicodedata.category(char) in ("Mn", "Mc", "Me") or char in "\u200d\ufe0e\ufe0f" or before == "\u200d"
-            or "VIRAMA" in unicodedata.name(before, "") or "\U0001f3fb" <= char <= "\U0001f3ff"
-            or char in flags and (i - len(text[:i].rstrip(flags))) % 2 == 1 or "\U000e0020" <= char <= "\U000e007f")
+            or "VIRAMA" in unicodedata.name(before, "") or "\U0001f3fb" <= char <= "\U0001f3ff" or "\U000e0020" <= char
+            <= "\U000e007f" or char in _FLAG_LETTERS and (i - len(text[:i].rstrip(_FLAG_LETTERS))) % 2 == 1)
 
 
 def table_rule(line: str) -> bool:

@@ -238,7 +238,14 @@ OTHER_TODOS = ("TODO: remove the legacy export route from the reporting API.",
                "Pendiente: migración de la tabla de facturas al nuevo esquema.",
                "Da fare: aggiornare la configurazione del proxy di staging.",
                "할 일: 결제 모듈의 재시도 로직 추가",
-               "待办：删除旧的导出接口")
+               "待办：删除旧的导出接口",
+               # languages the dev data lacks
+               "Позже: перенести миграции базы на Alembic.",
+               "TODO: den CSV-Export der Rechnungen bauen.",
+               "あとで画像アップロードを実装する。",
+               "Sonra: SMS bildirimi için kuyruk ekle.",
+               "Depois: exportação das faturas em CSV.",
+               "Plus tard : export CSV des factures.")
 
 
 @pytest.fixture
@@ -254,10 +261,17 @@ def other_todos(store):
     ("La configurazione del proxy di staging è stata aggiornata.", 2),
     ("결제 모듈의 재시도 로직 추가 완료했어요.", 3),
     ("旧的导出接口已删除。", 4),
+    ("Миграции базы перенесли на Alembic, эта задача закрыта.", 5),
+    ("Der CSV-Export der Rechnungen ist erledigt.", 6),
+    ("画像アップロードの実装は終わりました。", 7),
+    ("SMS bildirimi için kuyruk eklendi, iş tamamlandı.", 8),
+    ("A exportação das faturas em CSV está feita.", 9),
+    ("L'export CSV des factures est terminé.", 10),
 ])
 def test_work_reported_done_in_other_words_and_languages_closes_its_todo(store, other_todos, text, done):
     """"has been removed", "ya está hecha", 완료: only "done", "added", "fixed" and a few others closed a todo, and
-    only in English and Chinese."""
+    only in English and Chinese; then only in those and Spanish, Italian and Korean (a Russian or Japanese todo
+    stayed open after it was done, in every later block)."""
     assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [other_todos[done]]
 
 
@@ -268,55 +282,16 @@ def test_work_reported_done_in_other_words_and_languages_closes_its_todo(store, 
     "결제 모듈의 재시도 로직 추가는 아직 못 했어요.",
     "旧的导出接口还没删除。",
     "The product list of the reporting API is long.",
-])
-def test_work_not_yet_done_in_other_languages_closes_nothing(store, other_todos, text):
-    assert done_todos(store, "/p", [turn(text)]) == []
-
-
-MORE_TODOS = ("Позже: перенести миграции базы на Alembic.",
-              "TODO: den CSV-Export der Rechnungen bauen.",
-              "あとで画像アップロードを実装する。",
-              "Sonra: SMS bildirimi için kuyruk ekle.",
-              "Depois: exportação das faturas em CSV.",
-              "Plus tard : export CSV des factures.")
-
-
-@pytest.fixture
-def more_todos(store):
-    return stored_todos(store, MORE_TODOS, "m")
-
-
-@pytest.mark.parametrize("text, done", [
-    ("Миграции базы перенесли на Alembic, эта задача закрыта.", 0),
-    ("Der CSV-Export der Rechnungen ist erledigt.", 1),
-    ("画像アップロードの実装は終わりました。", 2),
-    ("SMS bildirimi için kuyruk eklendi, iş tamamlandı.", 3),
-    ("A exportação das faturas em CSV está feita.", 4),
-    ("L'export CSV des factures est terminé.", 5),
-])
-def test_work_reported_done_in_languages_the_dev_data_lacks_closes_its_todo(store, more_todos, text, done):
-    """A report of work done closed a todo in English, Spanish, Italian, Chinese and Korean only: a Russian or Japanese
-    todo stayed open after it was done, in every later block."""
-    assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [more_todos[done]]
-
-
-@pytest.mark.parametrize("text", [
     "Миграции базы на Alembic пока не переносим, сделаем потом.",
     "Den CSV-Export der Rechnungen machen wir später.",
     "画像アップロードの実装はまだ終わっていません。",
     "SMS bildirimi için kuyruk henüz eklenmedi, sonra yapalım.",
     "A exportação das faturas em CSV ainda não está feita.",
     "L'export CSV des factures n'est pas encore terminé.",
-])
-def test_work_not_yet_done_in_languages_the_dev_data_lacks_closes_nothing(store, more_todos, text):
-    assert done_todos(store, "/p", [turn(text)]) == []
-
-
-@pytest.mark.parametrize("text", [
     "Ajoute l'export CSV des factures maintenant.",   # French: a participle has its accent, a request has none
     "Termine l'export CSV des factures, s'il te plaît.",
 ])
-def test_a_request_to_do_the_work_closes_nothing(store, more_todos, text):
+def test_work_not_yet_done_in_other_languages_closes_nothing(store, other_todos, text):
     assert done_todos(store, "/p", [turn(text)]) == []
 
 

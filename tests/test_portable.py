@@ -776,12 +776,34 @@ def test_import_says_what_is_wrong_with_a_value_in_words_not_in_pythons(tmp_path
     assert result.exit_code == 1 and "line 3: not UTF-8 text" in result.output, result.output
 
 
+_TIMES = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP, "updated_at": _STAMP}
+
+
+def corrected_there(said: str, when: str) -> list[dict]:
+    """What another machine exports of a memory `said` that a correction by hand (at `when`) replaced there."""
+    return [{"record": "memory", "id": 2, "project": "/work/kiln", "category": "fact", "text": said,
+             "state": "superseded", "state_reason": "superseded by #3: corrected by hand", **_TIMES},
+            {"record": "memory", "id": 3, "project": "/work/kiln", "category": "fact", "source": "manual",
+             "text": "The kiln tax service is a Rust crate with its own Makefile.", "state": "active", **_TIMES},
+            {"record": "link", "src": 3, "dst": 2, "kind": "supersedes", "reason": "corrected by hand",
+             "created_at": when}]
+
+
+def imported_here(tmp_path, records: list[dict]):
+    """`miner import` of a file holding these records after an export's header; its result (it succeeded)."""
+    header = {"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "",
+              "migrations": []}
+    path = tmp_path / "other-machine.jsonl"
+    path.write_text("\n".join(json.dumps(record) for record in [header, *records]) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(import_cmd, [str(path)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
 def test_a_forget_or_a_correction_made_on_another_machine_hides_what_this_one_archived_of_it(tmp_path):
     """The other machine forgot a memory this one never made (other rules, other settings), and corrected one both
     made: the import took none of the archived units this store held already, and hid none of them, so the prompt
     hook, `search` and MCP still read the words forgotten or corrected away."""
-    times = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP,
-             "updated_at": _STAMP}
     forgotten = "Remember to write the kiln migration guide for v2 next week."
     corrected = "The kiln tax service is a Go module with its own Makefile."
     os.environ["MINER_HOME"] = str(tmp_path / "here")
@@ -792,22 +814,12 @@ def test_a_forget_or_a_correction_made_on_another_machine_hides_what_this_one_ar
                              ("/work/kiln", "s1", "/t.jsonl", "e-2", 0, "user", _STAMP, corrected, "x", 0.5),
                              ("/work/kiln", "s1", "/t.jsonl", "e-3", 0, "user", _STAMP,
                               "The kiln dashboard loads in under a second.", "x", 0.5)])
-    records = [
-        {"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "", "migrations": []},
+    forgotten_there = [
         {"record": "memory", "id": 1, "project": "/work/kiln", "category": "todo", "text": forgotten,
-         "state": "forgotten", "state_reason": "by hand", **times},
+         "state": "forgotten", "state_reason": "by hand", **_TIMES},
         {"record": "evidence", "memory_id": 1, "session_id": "s1", "entry_uuid": "e-1", "role": "user", "ts": _STAMP,
-         "rule_id": "t", "text": forgotten},
-        {"record": "memory", "id": 2, "project": "/work/kiln", "category": "fact", "text": corrected,
-         "state": "superseded", "state_reason": "superseded by #3: corrected by hand", **times},
-        {"record": "memory", "id": 3, "project": "/work/kiln", "category": "fact", "source": "manual",
-         "text": "The kiln tax service is a Rust crate with its own Makefile.", "state": "active", **times},
-        {"record": "link", "src": 3, "dst": 2, "kind": "supersedes", "reason": "corrected by hand",
-         "created_at": _STAMP}]
-    path = tmp_path / "other-machine.jsonl"
-    path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(import_cmd, [str(path)])
-    assert result.exit_code == 0, result.output
+         "rule_id": "t", "text": forgotten}]
+    imported_here(tmp_path, [*forgotten_there, *corrected_there(corrected, _STAMP)])
     with Store(readonly=True) as store:
         hidden = dict(store.db.execute("SELECT text, hidden FROM archive"))
         states = dict(store.db.execute("SELECT text, state FROM memories"))
@@ -818,8 +830,6 @@ def test_a_forget_or_a_correction_made_on_another_machine_hides_what_this_one_ar
 def test_a_memory_corrected_on_both_machines_keeps_one_current_version_the_later(tmp_path):
     """Corrected here to one text and there to another: the import left both corrections current (`history` said
     "current: #431, #430", both were in the block), which no command can make and `correct` refuses to mend."""
-    times = {"first_seen": _STAMP, "last_seen": _STAMP, "valid_from": _STAMP, "created_at": _STAMP,
-             "updated_at": _STAMP}
     said = "The kiln tax service is a Go module with its own Makefile."
     os.environ["MINER_HOME"] = str(tmp_path / "here")
     with Store() as store:
@@ -828,19 +838,7 @@ def test_a_memory_corrected_on_both_machines_keeps_one_current_version_the_later
                                                        rule_id="t", role="user", text=said, session_id="s1",
                                                        transcript="/t.jsonl", entry_uuid="e-2", ts=_STAMP))
         here = corrections.correct(store, original, "The kiln tax service is a Zig package with its own Makefile.")
-    later = "2999-01-01T00:00:00Z"  # there, after the correction made here
-    records = [
-        {"record": "header", "format": portable.FORMAT, "version": portable.VERSION, "project": "", "migrations": []},
-        {"record": "memory", "id": 2, "project": "/work/kiln", "category": "fact", "text": said,
-         "state": "superseded", "state_reason": "superseded by #3: corrected by hand", **times},
-        {"record": "memory", "id": 3, "project": "/work/kiln", "category": "fact", "source": "manual",
-         "text": "The kiln tax service is a Rust crate with its own Makefile.", "state": "active", **times},
-        {"record": "link", "src": 3, "dst": 2, "kind": "supersedes", "reason": "corrected by hand",
-         "created_at": later}]
-    path = tmp_path / "other-machine.jsonl"
-    path.write_text("\n".join(json.dumps(record) for record in records) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(import_cmd, [str(path)])
-    assert result.exit_code == 0, result.output
+    result = imported_here(tmp_path, corrected_there(said, "2999-01-01T00:00:00Z"))  # there, after the one here
     assert "1 earlier version(s) kept as history" in result.output and "merged memories" not in result.output
     with Store(readonly=True) as store:
         current = corrections.history(store, original).current

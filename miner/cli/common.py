@@ -31,6 +31,11 @@ class ReadableFile(click.Path):
         return path
 
 
+def counted(count: int, noun: str) -> str:
+    """"1 rule", "2 rules"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def load_config() -> dict:
     """The settings; a bad one is one line that names the key, not a traceback."""
     try:

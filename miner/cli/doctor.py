@@ -102,6 +102,8 @@ def _imports_the_hooks(python: str) -> str:
 
 
 def check_database() -> Iterator[Check]:
+    from ..memory.store import locked
+
     db = paths.db_path()
     if not db.exists():
         # A fresh install with no transcript yet: the first mined session creates it.
@@ -115,7 +117,7 @@ def check_database() -> Iterator[Check]:
     try:
         result = reader.health_check(db)
     except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+        if locked(exc):
             yield False, f"database {db} is busy: another process kept it locked ({exc})", "run miner doctor again"
         else:  # SQLite cannot copy what it cannot read: the file is kept aside, and the transcripts mined again
             yield False, f"database {db} is not usable: {exc}", f"mv {db} {db}.broken, then miner mine --all"

@@ -30,6 +30,7 @@ class Group(click.Group):
 
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
+        from ..memory.store import locked
 
         try:
             return super().invoke(ctx)
@@ -50,7 +51,7 @@ class Group(click.Group):
                 raise click.ClickException(f"cannot use the memory store in {paths.data_dir()} ({exc}): let this user "
                                            "read and write that folder and its files, or set MINER_HOME to a folder "
                                            "that holds the store") from None
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not locked(exc):
                 raise
             raise click.ClickException(f"the memory store is busy: another process kept it locked ({exc}); run the "
                                        "command again in a moment") from None

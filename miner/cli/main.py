@@ -15,7 +15,7 @@ import click
 
 from .. import __version__, paths
 from .. import config as config_mod
-from .common import MEMORY_ID, load_config, open_store, project_dir, project_filter
+from .common import MEMORY_ID, counted, load_config, open_store, project_dir, project_filter
 from .group import Group
 
 RECALL_LOG_WAIT_S = 2.0  # how long `miner recall` waits to log what it printed while another process writes
@@ -151,6 +151,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
     """
     import sqlite3
 
+    from ..memory.store import locked
     from ..recall.block import build, explain_lines
 
     config = load_config()
@@ -178,7 +179,7 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
         try:
             result = built(log=not explain)
         except sqlite3.OperationalError as exc:  # another process keeps the store locked: the block, unlogged
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not locked(exc):
                 raise
             result = built(log=False)
         if not result.text and situation != "query":
@@ -293,7 +294,7 @@ def search(query: str, project: str | None, all_states: bool, limit: int, no_arc
     if not hits:
         click.echo("No memories match." + ("" if all_states else " (`--all` also searches cold and closed ones.)"))
     if said:
-        click.echo(f"\nSaid in earlier sessions (the archive, {len(said)} unit{'' if len(said) == 1 else 's'}):")
+        click.echo(f"\nSaid in earlier sessions (the archive, {counted(len(said), 'unit')}):")
     for unit in said:
         text = " ".join(unit.text.split())
         click.echo(f"  {unit.ts[:10]}  {unit.role:<9} session {unit.session_id[:8]}  "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from .common import ReadableFile, load_config, project_dir
+from .common import ReadableFile, counted, load_config, project_dir
 from .group import Group
 
 # --- evaluation ----------------------------------------------------------------------------
@@ -193,18 +193,10 @@ def rules_check(project: str | None) -> None:
     if problems or unknown:
         raise click.ClickException(", ".join(f"{count} {what}" for count, what in (
             (len(problems), "example(s) fail"), (len(unknown), "disabled id(s) name no rule")) if count))
-    click.echo(f"{_counted(groups, 'group')} of words in {_files(len(word_files))} (glossary and synonyms): all valid.")
-    click.echo(f"{_counted(len(ruleset.rules), 'rule')} in {_files(len(files))}: all valid, all examples behave. "
-               f"{_counted(len(kinds), 'secret kind')} in {_files(len(secret_files))}: all valid.")
-
-
-def _counted(count: int, noun: str) -> str:
-    """"1 rule", "2 rules"."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _files(count: int) -> str:
-    return _counted(count, "file")
+    click.echo(f"{counted(groups, 'group')} of words in {counted(len(word_files), 'file')} (glossary and synonyms): "
+               "all valid.")
+    click.echo(f"{counted(len(ruleset.rules), 'rule')} in {counted(len(files), 'file')}: all valid, all examples "
+               f"behave. {counted(len(kinds), 'secret kind')} in {counted(len(secret_files), 'file')}: all valid.")
 
 
 @rules.command(name="trust")
@@ -232,7 +224,7 @@ def rules_trust(project: str | None, revoke: bool) -> None:
     except rules_mod.RuleError as exc:
         raise click.ClickException(f"{exc}; nothing trusted") from None
     rules_mod.trust(path, paths.config_dir())
-    click.echo(f"{path} trusted as it is now: {_counted(len(rules), 'rule')}, {len(disabled)} disabled")
+    click.echo(f"{path} trusted as it is now: {counted(len(rules), 'rule')}, {len(disabled)} disabled")
     for rule in rules:
         where = "  (global: recalled in every project)" if rule.scope == "global" else ""
         click.echo(f"  {rule.id:<44} {rule.category:<10} {','.join(rule.roles)}{where}")

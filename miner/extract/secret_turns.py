@@ -100,9 +100,15 @@ def known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes], wor
     if not digests:
         return set()
     found = {token for token in tokens(text) if digest(salt, token) in digests}
-    if words and speaks_of_secret(text):
-        found |= {word for word in set(_WORD_RE.findall(text)) if digest(salt, word) in digests}
-    return found
+    return found | words_known_in(text, salt, digests) if words else found
+
+
+def words_known_in(text: str, salt: bytes, digests: frozenset[bytes] | set[bytes]) -> set[str]:
+    """The plain words of `text` given as a password before (their digests are among `digests`), where the text
+    speaks of a secret or a login: elsewhere "swordfish" is a word like any other."""
+    if not digests or not speaks_of_secret(text):
+        return set()
+    return {word for word in set(_WORD_RE.findall(text)) if digest(salt, word) in digests}
 
 
 # A user saying a value comes next ("I'll paste the new DB password in my next message"), in a few languages.
@@ -276,9 +282,7 @@ class Conversation:
         `text` says, when it speaks of a secret or a login: "swordfish" alone is a word like any other."""
         if not (self.words or self.digests) or not speaks_of_secret(text):
             return set()
-        if self.digests:
-            self.words.update(word for word in set(_WORD_RE.findall(text)) - self.words
-                              if digest(self.salt, word) in self.digests)
+        self.words.update(words_known_in(text, self.salt, self.digests))
         return {word for word in self.words if word in text}
 
     def learn(self) -> None:

@@ -102,7 +102,7 @@ def build_server(session: Session):
     from ..config import ConfigError
     from ..extract.secret_rules import SecretRuleError
     from ..memory.corrections import CorrectionError
-    from ..memory.store import StoreError
+    from ..memory.store import StoreError, locked
 
     MCPServer, ToolError = _sdk()
     from pydantic import StrictInt
@@ -131,7 +131,7 @@ def build_server(session: Session):
         except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not locked(exc):
                 raise
             raise ToolError("the memory store is busy: another process (a backfill, `miner mine`) kept it locked; "
                             "call the tool again in a moment") from None

@@ -47,6 +47,11 @@ COMMON_DOCS = 200
 RECOUNT_GROWTH = 0.02
 
 
+def locked(exc: BaseException) -> bool:
+    """Whether an error is SQLite's "another process holds the lock" (locked, busy): a wait, not a fault."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says what to do."""
 
@@ -172,7 +177,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                     return action()
                 except sqlite3.OperationalError as exc:
                     waited = time.monotonic() - started
-                    if "locked" not in str(exc) and "busy" not in str(exc) or waited >= self.lock_wait_s:
+                    if not locked(exc) or waited >= self.lock_wait_s:
                         raise
                     if self.interrupted is not None and self.interrupted():
                         raise StoreInterrupted("called off while waiting for another process's write lock") from None

@@ -19,7 +19,7 @@ from ..extract.redaction_version import REDACTION_VERSION, for_output
 from ..extract.rules import RuleError
 from ..extract.secret_rules import SecretRuleError
 from ..memory import browse, corrections, reader
-from ..memory.store import Store, StoreError
+from ..memory.store import Store, StoreError, locked
 from ..recall import glossary
 from ..textutil import NOT_SHOWN
 from . import pages, security
@@ -177,7 +177,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
             flash(str(exc)[:FLASH_CHARS], "error")
             return redirect(url_for("memory", memory_id=memory_id))
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not locked(exc):
                 raise
             flash(f"nothing was changed: the memory store is busy (another process, such as a backfill, kept it "
                   f"locked for {EDIT_LOCK_WAIT_S:.0f} s); try again in a moment", "error")
