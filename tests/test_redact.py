@@ -609,6 +609,12 @@ def test_basic_auth_credentials_are_redacted(text):
     ("export DEPLOY_SSHPASS=Hunter2x9", "Hunter2x9"),
     ("Als Passwort nehmen wir einfach Kiefer2024Wald", "Kiefer2024Wald"),
     ("Пароль сменим на Medved2024!", "Medved2024!"),
+    # sshpass's variable set to a value; an account and its password joined by a slash after a login's words
+    ("SSHPASS set to Hunter2x9 on the runner", "Hunter2x9"),
+    ("set SSHPASS to Hunter2x9 before the deploy", "Hunter2x9"),
+    ("log into grafana with admin/Gr4f!na77 for the dashboards", "Gr4f!na77"),
+    ("sign in as ci-bot/J3nk!ns77 on the build server", "J3nk!ns77"),
+    ("log in with admin/admin123 on the staging box", "admin123"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -639,6 +645,11 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "      - load: {key: shop/live/cart-api}",
     "Both maps union their keys (`Merger.java:31,57`) before the fields are compared.",
     "The shortcut key is F5 and the sort key is updated_at.",
+    # a slash after a login's words between a path's parts, two names, a file, the tool sshpass named
+    "sign in via src/auth2 when the session expires",
+    "log in with Google/GitHub2 accounts only",
+    "log in to the wiki, the steps are in docs/setup2.md",
+    "install sshpass to automate the first login",
     # Test cards from payment providers' documentation, and numbers that are no card's.
     "In test mode pay with 4242 4242 4242 4242 and any future date.",
     "The declined-card test number is 4000 0000 0000 0002.",
@@ -1403,6 +1414,11 @@ def test_a_second_secret_in_the_sentence_of_a_first_is_hidden(text, secrets):
 def test_the_rest_of_a_sentence_with_a_secret_keeps_what_is_no_value(text, kept):
     out, _ = redact(text)
     assert "Vq7mLx2k" not in out and "qT8vLp2x" not in out and out.endswith(kept), out
+
+
+def test_an_account_before_its_password_and_a_slash_stays():
+    assert redact("log into grafana with admin/Gr4f!na77 for the dashboards")[0] == \
+        "log into grafana with admin/[REDACTED:password] for the dashboards"
 
 
 @pytest.mark.parametrize("text,secret", [

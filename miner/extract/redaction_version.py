@@ -7,7 +7,7 @@ what the hooks print is redacted on its way out, so that no secret an older vers
 
 from __future__ import annotations
 
-REDACTION_VERSION = 13  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 14  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -67,6 +67,8 @@ REDACTION_VERSION = 13  # 3: command-line passwords, vendor shapes, more languag
 # escape sequence, a run of blanks taken out), a plain word given as a password where a later text speaks of a login,
 # SSHPASS=, a secret that "stays" X, "als Passwort nehmen wir X", "пароль сменил на X", every account / secret cell of a
 # credentials column
+# 14: an account and its password written "admin/X" after a login's words ("log into grafana with …"), SSHPASS
+# "set to" X
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

@@ -46,6 +46,7 @@ from .secret_values import (
     COUNT_AFTER_RE,
     NOT_VALUES,
     PLACEHOLDER_RE,
+    SETTING_KEY_RE,
     code_reference,
     hide_literal,
     mixed,
@@ -54,6 +55,7 @@ from .secret_values import (
     reads_as_words,
     rejected,
     secret_like,
+    slashed_password,
     strip_quotes,
     trim,
     value_of,
@@ -354,8 +356,14 @@ def _pair(m: re.Match, run: _Pass) -> str:
         return m.group(0)
     if sep == ":" and (bare.startswith("//") or user.lower() in ("http", "https", "ftp", "ssh")):
         return m.group(0)
-    if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec") and not random_like(bare):
-        return m.group(0)  # "credentials for staging and production": only a made-up value after a word
+    if sep == "/" and not slashed_password(user, bare):
+        return m.group(0)  # "admin/admin123" is a pair; "src/auth2", "Google/GitHub2", "docs/setup.md" are not
+    if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec"):
+        account, slash, password = bare.rpartition("/")
+        if slash and slashed_password(account, password):  # "log into grafana with admin/X": the account stays
+            return _replace_in(m, "value", raw, password, run.hidden("password", password))
+        if not random_like(bare):
+            return m.group(0)  # "credentials for staging and production": only a made-up value after a word
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.
     if not (quoted or secret_like(bare) or (bare.isalpha() and bare.islower() and user.islower() and len(bare) >= 3)):
         return m.group(0)
@@ -440,16 +448,6 @@ def _aws_secrets(text: str, run: _Pass) -> str:
     return patterns().aws_secret.sub(hide, text)
 
 
-# Key names holding a setting about secrets, not a secret: password_min_length, max_tokens, token_url, SECRET_NAME.
-# (An id is a setting, except a secret's own: Vault's AppRole secret_id, Consul's and Nomad's SecretID, an ACL token.)
-_SETTING_KEY_RE = re.compile(
-    r"(?i)(?:length|len|min|max|count|size|policy|field|column|file|path|dir|env|name|label|placeholder|hint|prompt|"
-    r"regex|pattern|reset|expir\w*|ttl|timeout|rotation|required|type|hash|hashed|url|uri|endpoint|header|limit|"
-    r"usage|used|budget|(?<!secret)(?<!secret[_-])ids?|namespace|strength|format|mode|enabled|provider|manager|store|"
-    r"ref|arn|location|version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|"
-    r"secretkeys|passwordkey|existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
-
-
 _CAMEL_RE = re.compile(r"[a-z][A-Z]")
 
 
@@ -472,7 +470,7 @@ def _assignment(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # `pass=`, `SSHPASS=` name a password; `compass=`, `passthrough=`, "PASS: Structure" do not
     raw = m.group("value")
     value, quoted = strip_quotes(raw)
-    if _SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
+    if SETTING_KEY_RE.search(low_key) or value.startswith("[REDACTED:") or m.string[m.end():m.end() + 1] == "(":
         return m.group(0)
     strong = strong_key(low_key)
     bare = value if quoted else value.rstrip(".,:;)]}'\"`")

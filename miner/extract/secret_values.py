@@ -168,3 +168,29 @@ def value_of(m: re.Match, group: str = "value") -> tuple[str, str, bool]:
     raw = m.group(group)
     value, quoted = strip_quotes(raw)
     return raw, (value if quoted else trim(value)), quoted
+
+
+# Key names holding a setting about secrets, not a secret: password_min_length, max_tokens, token_url, SECRET_NAME.
+# (An id is a setting, except a secret's own: Vault's AppRole secret_id, Consul's and Nomad's SecretID, an ACL token.)
+SETTING_KEY_RE = re.compile(
+    r"(?i)(?:length|len|min|max|count|size|policy|field|column|file|path|dir|env|name|label|placeholder|hint|prompt|"
+    r"regex|pattern|reset|expir\w*|ttl|timeout|rotation|required|type|hash|hashed|url|uri|endpoint|header|limit|"
+    r"usage|used|budget|(?<!secret)(?<!secret[_-])ids?|namespace|strength|format|mode|enabled|provider|manager|store|"
+    r"ref|arn|location|version|prefix|suffix|template|scope|scopes|kind|source|method|at|on|storage|key_name|"
+    r"secretkeys|passwordkey|existingsecret)$|^(?:max|min|num|n)_")  # (Helm: `existingSecret: pg-auth` names a Secret)
+
+
+_ACCOUNT_RE = re.compile(r"[\w.@+-]{1,64}")
+_ADMIN_RE = re.compile(r"(?i)admin|^root$|^sa$|^superuser$")
+
+
+def slashed_password(user: str, value: str) -> bool:
+    """`user/value` written without blanks after a login's words is an account and its password when the user is a
+    plain name and the value has a symbol ("ci-bot/Xk9!pq2w"), or two digits after an administrator's account
+    ("admin/admin123"): a path ("src/auth2", "test/e2e123"), two names ("Google/GitHub2"), a file ("docs/setup.md")
+    or words ("登录/注册按钮；…") are not."""
+    if not (_ACCOUNT_RE.fullmatch(user) and user.isascii() and value.isascii() and len(value) >= 6
+            and "/" not in value and "." not in value and secret_like(value)):
+        return False
+    symbol = not value.replace("-", "").replace("_", "").isalnum()
+    return symbol or sum(c.isdigit() for c in value) >= 2 and _ADMIN_RE.search(user) is not None
