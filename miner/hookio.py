@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from . import paths
+
 MAX_STDIN_BYTES = 8 * 1024 * 1024  # a payload over this keeps its first and last KEEP_BYTES (see `shortened`)
 KEEP_BYTES = 1024 * 1024
 STDIN_TIMEOUT_S = 1.0  # Claude Code writes the payload and closes stdin at once; a hook never waits longer
@@ -87,3 +89,51 @@ def end_process(code: int) -> None:
         except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach Claude Code
             pass
     os._exit(code)
+
+
+def safe_transcript(path: str) -> str:
+    """The resolved transcript path, if it is a regular .jsonl file under Claude's folder (or under its projects
+    folder, wherever a symlink puts that: moved to another disk, as `miner mine` and the watcher read it)."""
+    import stat
+
+    if not path:
+        raise HookInputError("payload has no transcript_path")
+    root = os.path.realpath(paths.claude_root())
+    projects = os.path.realpath(os.path.join(paths.claude_root(), "projects"))
+    real = os.path.realpath(path)
+    if not real.endswith(".jsonl"):
+        raise HookInputError(f"refused transcript_path {path!r}, which is not a .jsonl file")
+    if os.path.commonpath([root, real]) != root and os.path.commonpath([projects, real]) != projects:
+        raise HookInputError(f"refused transcript_path {path!r}, which is not under {root}")
+    try:
+        mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook
+    except OSError:
+        raise MissingTranscript(f"transcript_path {path!r} does not exist") from None
+    if not stat.S_ISREG(mode):
+        raise HookInputError(f"refused transcript_path {path!r}, which is not a regular file")
+    return real
+
+
+REPLAY_TAIL_BYTES = 256 * 1024  # of a forked session's transcript, what is read for the session it replays
+_SESSION_KEY = b'"sessionId"'
+
+
+def replayed_session(transcript: str, session_id: str) -> str:
+    """The session a fork's transcript replays: the last other `sessionId` among the entries at its end (Claude Code
+    copies the forked session's entries, and their ids, into the new file); '' when there is none or no file."""
+    try:
+        real = safe_transcript(transcript)
+        with open(real, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(real) - REPLAY_TAIL_BYTES))
+            tail = handle.read(REPLAY_TAIL_BYTES)
+    except (HookInputError, OSError):
+        return ""
+    for line in reversed(tail.splitlines()):
+        at = line.find(_SESSION_KEY)
+        if at < 0:
+            continue
+        value = line[at + len(_SESSION_KEY):].lstrip(b" \t:").split(b'"', 2)
+        other = value[1].decode("ascii", "replace") if len(value) == 3 and not value[0] else ""
+        if other and other != session_id and len(other) <= 128 and other.replace("-", "").isalnum():
+            return other
+    return ""

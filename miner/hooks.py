@@ -40,7 +40,7 @@ import sys
 import time
 
 from . import jsonlite, paths
-from .hookio import HookInputError, MissingTranscript, end_process, read_stdin
+from .hookio import HookInputError, MissingTranscript, end_process, read_stdin, replayed_session, safe_transcript
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 USAGE = (f"usage: miner-hook {{{','.join(EVENTS)}}} < payload.json\n\n"
@@ -146,29 +146,6 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
 
 
 # --- input safety -------------------------------------------------------------------
-
-
-def safe_transcript(path: str) -> str:
-    """The resolved transcript path, if it is a regular .jsonl file under Claude's folder (or under its projects
-    folder, wherever a symlink puts that: moved to another disk, as `miner mine` and the watcher read it)."""
-    import stat
-
-    if not path:
-        raise HookInputError("payload has no transcript_path")
-    root = os.path.realpath(paths.claude_root())
-    projects = os.path.realpath(os.path.join(paths.claude_root(), "projects"))
-    real = os.path.realpath(path)
-    if not real.endswith(".jsonl"):
-        raise HookInputError(f"refused transcript_path {path!r}, which is not a .jsonl file")
-    if os.path.commonpath([root, real]) != root and os.path.commonpath([projects, real]) != projects:
-        raise HookInputError(f"refused transcript_path {path!r}, which is not under {root}")
-    try:
-        mode = os.stat(real).st_mode  # stat, never open: a FIFO would block the hook
-    except OSError:
-        raise MissingTranscript(f"transcript_path {path!r} does not exist") from None
-    if not stat.S_ISREG(mode):
-        raise HookInputError(f"refused transcript_path {path!r}, which is not a regular file")
-    return real
 
 
 # --- background work -----------------------------------------------------------------
@@ -284,10 +261,14 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
     # A store another process keeps locked (a crashed tool, a `locking_mode=EXCLUSIVE` reader) is waited for a
     # moment, not the 10 s Claude Code gives the hook: then there is no block, and the session starts.
     with Store(readonly=True, busy_ms=SESSION_START_BUSY_MS) as store:
+        session_id = event.session_id
         if by_session:
-            row = store.session(event.session_id)
+            row = store.session(session_id)
+            if row is None and situation == "resume":  # a fork opens where the session its file replays stopped
+                session_id = replayed_session(event.transcript_path, session_id) or session_id
+                row = store.session(session_id)
             project = row.project if row and row.project else project
-        return blockcache.render(store, project, config, situation, event.session_id)
+        return blockcache.render(store, project, config, situation, session_id)
 
 
 def excluded(cwd: str) -> bool | str:

@@ -255,6 +255,46 @@ def test_session_start_prints_the_block_for_every_source(session, source):
     assert hook_log_lines() == []
 
 
+def test_a_forked_older_session_opens_where_that_session_stopped_not_where_the_latest_did(workdir):
+    """A fork of an older session (a new id, its file replaying that session's entries) opened with the words of the
+    project's latest session; it opens with those of the session it forks, and with none if that one left none."""
+    project = str(workdir)
+    older, latest = Session(workdir, "older-session"), Session(workdir, "latest-session")
+    older.turn("Wire the Stripe webhook into the order service.", "I'll wire the webhook.")
+    latest.clock = older.clock + 7200
+    latest.turn("Port the CSV exporter to the new schema.", "Porting it.")
+    with Store() as store:
+        with store.atomic():
+            for number, (sess, task) in enumerate(((older, "Wire the Stripe webhook into the order service."),
+                                                   (latest, "Port the CSV exporter to the new schema."))):
+                store.upsert_session(sess.session_id, project, project, "main", str(sess.transcript),
+                                     f"2026-03-0{number + 1}T10:00:00.000Z")
+        for sess, task in ((older, "Wire the Stripe webhook into the order service."),
+                           (latest, "Port the CSV exporter to the new schema.")):
+            store.put_checkpoint(sess.session_id, project, {"session_id": sess.session_id, "project": project,
+                                                            "task": [task], "decisions": [], "todos": [],
+                                                            "recent": [["user", task]]})
+    seed_store(project, count=3)
+    fork = Session(workdir, "forked-session")
+    fork.transcript.write_text(older.transcript.read_text(encoding="utf-8"), encoding="utf-8")  # the replayed entries
+
+    def opening(session_id: str, transcript: Path) -> str:
+        payload = json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": project,
+                              "hook_event_name": "SessionStart", "source": "fork"}).encode()
+        block = additional_context(run_hook("session-start", payload))
+        return block[:block.index("Memory number")]
+
+    assert "Wire the Stripe webhook" in opening(fork.session_id, fork.transcript)
+    assert "CSV exporter" not in opening(fork.session_id, fork.transcript)
+    with Store() as store, store.atomic() as db:  # the forked session left no checkpoint: no session's words
+        db.execute("DELETE FROM checkpoints WHERE session_id = 'older-session'")
+    assert "CSV exporter" not in opening(fork.session_id, fork.transcript)
+    assert "Stripe webhook" not in opening(fork.session_id, fork.transcript)
+    # A fork whose file is not there yet (nothing replayed to read) still opens with the latest session's words.
+    assert "CSV exporter" in opening("another-fork", workdir / "nowhere.jsonl")
+    assert hook_log_lines() == []
+
+
 @pytest.mark.parametrize("folder", ["m#1", "m?x", "m%41", "m%"])
 def test_a_data_folder_named_with_uri_characters_still_gives_the_blocks(session, tmp_path, monkeypatch, folder):
     """SQLite reads the read-only store through a URI, where `?` and `#` end the path and `%` starts an escape: a
