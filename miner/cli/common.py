@@ -31,9 +31,9 @@ class ReadableFile(click.Path):
         return path
 
 
-def counted(count: int, noun: str) -> str:
-    """"1 rule", "2 rules"."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """"1 rule", "2 rules" ("1 memory", "2 memories" with `plural`)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def load_config() -> dict:

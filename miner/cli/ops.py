@@ -1,4 +1,5 @@
-"""`miner export|import|backup|watch`: operating the store, thin commands over `portable` and `watch`.
+"""`miner export|import|backup|move|watch`: operating the store, thin commands over `portable`, `relocate` and
+`watch`.
 
 `register(main)` adds them to the `miner` group.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from .common import ReadableFile, load_config, open_store, project_filter, refuse_to_replace
+from .common import ReadableFile, counted, load_config, open_store, project_dir, project_filter, refuse_to_replace
 
 
 @click.command(name="export")
@@ -85,6 +86,62 @@ def backup(path: Path, force: bool) -> None:
 
 
 @click.command()
+@click.argument("old", type=str)
+@click.argument("new", type=str)
+@click.option("--yes", is_flag=True, help="Do not ask before joining OLD's memories to those NEW holds already.")
+def move(old: str, new: str, yes: bool) -> None:
+    """File the memories of project folder OLD under NEW, where it was moved or renamed to.
+
+    The sessions of a moved folder start a project of their own, without the
+    old one's memories. This files the old project's memories, sessions,
+    checkpoints and archive under the new path (and those of folders inside
+    it under the same folders inside the new one). OLD need not exist any
+    more. A project that joined a team stays in it.
+    """
+    from ..memory import relocate
+
+    if not old.strip() or not new.strip():
+        raise click.ClickException("give the folder the project was in and the one it is in now")
+    old, new = project_dir(old), project_dir(new)
+    if old == new:
+        raise click.ClickException(f"{old} is already the project's folder (both paths lead to it): nothing to move")
+    if new.startswith(old.rstrip("/") + "/"):
+        raise click.ClickException(f"{new} is inside {old}: give a folder outside the project")
+    with open_store(create=False) as store:
+        if not relocate.stored_projects(store, old):
+            raise click.ClickException(f"nothing is stored for {old} (a typo in the path? `miner stats` counts the "
+                                       "projects)")
+        if relocate.stored_projects(store, new) and not yes:
+            click.confirm(f"{new} holds memories of its own: join those of {old} to them?", abort=True)
+        counts = relocate.move_project(store, old, new)
+    _move_team(old, new)
+    moved = ", ".join(counted(counts[table], *nouns) for table, nouns in (
+        ("memories", ("memory", "memories")), ("sessions", ("session",)), ("checkpoints", ("checkpoint",)),
+        ("archive", ("archived unit",))) if counts[table])
+    click.echo(f"moved {old} to {new}: {moved or 'its mining records only'}")
+    joined = counts["already there"]
+    if joined:
+        click.echo(f"  {counted(joined, 'memory', 'memories')} joined {'the one' if joined == 1 else 'those'} {new} "
+                   "held in the same words (the evidence and what you decided of them went along)")
+
+
+def _move_team(old: str, new: str) -> None:
+    """A moved project that joined a team syncs under its new path."""
+    from ..team import settings as settings_mod
+
+    try:
+        settings = settings_mod.load()
+    except settings_mod.TeamError as exc:
+        raise click.ClickException(f"moved, but the team settings cannot be read to move it there too: {exc}") from None
+    if old not in settings.projects:
+        return
+    key = settings.projects.pop(old)
+    settings.projects.setdefault(new, key)
+    settings_mod.save(settings)
+    click.echo(f"it syncs with team {settings.team!r} from {new} now")
+
+
+@click.command()
 @click.option("--status", "show_status", is_flag=True, help="Show whether the watcher runs, and what it did.")
 @click.option("--stop", is_flag=True, help="Stop the running watcher (SIGTERM) and wait for it to exit.")
 @click.option("--print-service", is_flag=True,
@@ -128,7 +185,7 @@ def watch(show_status: bool, stop: bool, print_service: bool, debounce: float) -
         raise click.ClickException(str(exc)) from None
 
 
-COMMANDS = (export_, import_, backup, watch)
+COMMANDS = (export_, import_, backup, move, watch)
 
 
 def register(group: click.Group) -> None:
