@@ -180,6 +180,32 @@ def test_secrets_private_text_and_personal_memories_never_reach_the_server(tmp_p
     assert report.withheld == 1
 
 
+def test_a_secret_learnt_after_a_memory_was_shared_leaves_no_copy_on_the_server_or_a_teammates_machine(
+        tmp_path, machines, pg_url, pipeline):
+    """A value said before anyone knew it was a secret went to the team; the machine that learnt it later pushed the
+    memory with it hidden, but the server kept the earlier words as one of the memory's wordings, and a teammate's
+    pull kept them as a wording and as evidence (shown by `history`, written by `export`)."""
+    from miner import config as config_mod
+    from miner.runtime.mine import Miner
+    from tests.builders import Session
+
+    ana, ben, _ = machines
+    value = "kiwi-lantern-93"
+    ana.mine(f"We decided the metrics pipeline authenticates with {value} against Grafana.")
+    ana.sync()
+    ben.sync()
+    assert any(value in m.text for m in ben.all_memories())  # (nobody knew yet)
+    session = Session(tmp_path / "later.jsonl", cwd=ana.project)
+    session.user(f"Careful, the Grafana password is {value}, keep it secret.")
+    Miner(ana.store, config_mod.load(), pipeline=pipeline).mine_file(session.path)  # learns it, redacts what it held
+    ana.sync()
+    ben.sync()
+    assert value not in server_rows(pg_url)
+    rows = "\n".join(str(tuple(row)) for table in ("memories", "memory_hashes", "evidence")
+                     for row in ben.store.db.execute(f"SELECT * FROM {table}"))
+    assert value not in rows and "authenticates with [REDACTED:" in rows
+
+
 def test_a_preference_goes_to_the_team_only_when_shared(machines, pg_url):
     ana, ben, _ = machines
     mine = ana.mine("Always use tabs for indentation in this repo.", category="preference")

@@ -23,6 +23,7 @@ import psycopg
 
 from ..textutil import content_hash, index_text
 from .fts_query import without_common
+from .hidden_copies import hides, scrub
 from .pgschema import SCHEMA, PgStoreError, create_schema, describe, terms_text, tsquery
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
@@ -190,14 +191,17 @@ class PgStore:
         return row is not None
 
     def reword(self, memory_id: int, new: NewMemory) -> None:
-        """Give a memory newer wording; the old wording's hash keeps pointing at it."""
+        """Give a memory newer wording; the old wording's hash keeps pointing at it (unless the new one is the old
+        with a secret hidden: `hidden_copies`)."""
         self._forget_cached(memory_id)
         project, digest, text = self._rows(f"SELECT project, hash, text FROM {SCHEMA}.memories WHERE id = %s",
                                            (memory_id,))[0]
-        self.db.execute(
-            f"""INSERT INTO {SCHEMA}.memory_hashes (team, project, hash, memory_id, text, created_at)
-                VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
-            (self.team, project, digest, memory_id, text, now_iso()))
+        if hides(new.text, text):
+            scrub(self.db, memory_id, new.text, "%s", SCHEMA)
+        else:
+            self.db.execute(f"""INSERT INTO {SCHEMA}.memory_hashes (team, project, hash, memory_id, text, created_at)
+                                VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
+                            (self.team, project, digest, memory_id, text, now_iso()))
         keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
         self.db.execute(
             f"""UPDATE {SCHEMA}.memories SET text = %s, hash = %s, keywords = %s, terms = to_tsvector('simple', %s),

@@ -78,12 +78,18 @@ class MemoryQueries:
         return True
 
     def reword(self, memory_id: int, new: NewMemory) -> None:
-        """Give a memory newer wording; the old wording's hash keeps pointing at it."""
+        """Give a memory newer wording; the old wording's hash keeps pointing at it (unless the new one is the old
+        with a secret hidden: then no copy of the old stays, `hidden_copies`)."""
+        from .hidden_copies import hides, scrub
+
         row = self.db.execute("SELECT project, hash, text FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        self.db.execute(
-            "INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
-            (row["project"], row["hash"], memory_id, row["text"], now_iso()),
-        )
+        if hides(new.text, row["text"]):
+            scrub(self.db, memory_id, new.text)
+        else:
+            self.db.execute(
+                "INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                (row["project"], row["hash"], memory_id, row["text"], now_iso()),
+            )
         keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
         self.db.execute(
             """UPDATE memories SET text = ?, hash = ?, keywords = ?, rule_id = ?, role = ?, session_id = ?,

@@ -1,0 +1,45 @@
+"""Copies of a memory's words from before a secret in them was hidden.
+
+A memory can say a value nobody knew was a secret: a teammate's machine learns it later, redacts its own rows, and
+pushes the memory's words with the value hidden. Reworded so (on the team's server, or on a machine that pulled the
+memory), its earlier words must not stay behind as one of its wordings or as its evidence: `reword` of either store
+keeps no such copy and takes away those it kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
+
+
+def hides(new: str, old: str) -> bool:
+    """Whether `new` is `old` with secrets hidden: the same text, a marker where `old` says something else."""
+    parts = _MARKER_RE.split(new)
+    if len(parts) == 1 or new == old:
+        return False
+    return re.fullmatch(r"(?s)" + "(?:.+?)".join(re.escape(part) for part in parts), old) is not None
+
+
+def scrub(db, memory_id: int, text: str, mark: str = "?", schema: str = "") -> int:
+    """Take away the wordings and evidence texts of `memory_id` that `text` hides a secret of; how many. `db`: the
+    store's connection (SQLite's, or the team server's with `mark` "%s" and its `schema`)."""
+    prefix = f"{schema}." if schema else ""
+    done = 0
+    rows = db.execute(f"SELECT hash, text FROM {prefix}memory_hashes WHERE memory_id = {mark}", (memory_id,))
+    for digest, old in rows.fetchall():
+        if hides(text, old):
+            db.execute(f"DELETE FROM {prefix}memory_hashes WHERE memory_id = {mark} AND hash = {mark}",
+                       (memory_id, digest))
+            done += 1
+    rows = db.execute(f"SELECT id, entry_uuid, text FROM {prefix}evidence WHERE memory_id = {mark}", (memory_id,))
+    for row_id, entry_uuid, old in rows.fetchall():
+        if hides(text, old):
+            twin = db.execute(f"SELECT 1 FROM {prefix}evidence WHERE memory_id = {mark} AND entry_uuid = {mark} AND "
+                              f"text = {mark}", (memory_id, entry_uuid, text)).fetchone()
+            if twin:
+                db.execute(f"DELETE FROM {prefix}evidence WHERE id = {mark}", (row_id,))
+            else:
+                db.execute(f"UPDATE {prefix}evidence SET text = {mark} WHERE id = {mark}", (text, row_id))
+            done += 1
+    return done
