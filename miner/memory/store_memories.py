@@ -87,7 +87,8 @@ class MemoryQueries:
             scrub(self.db, memory_id, new.text)
         else:
             self.db.execute(
-                "INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO memory_hashes (project, hash, memory_id, text, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
                 (row["project"], row["hash"], memory_id, row["text"], now_iso()),
             )
         keywords = " ".join(new.keywords) if new.keywords else index_text(new.text)
