@@ -463,6 +463,43 @@ def test_join_status_sync_share_and_leave_from_the_command_line(tmp_path, pg_url
     assert again.returncode == 0 and "pushed 2 (1 new, 1 merged)" in again.stdout, again.stdout + again.stderr
 
 
+def test_joining_again_under_another_key_pushes_the_project_whole_under_it(tmp_path, pg_url, isolated_home):
+    """`join --key NEW` in a joined project said "joined … pushed 0": every row stayed under the old key on the
+    server, where a teammate joining with the new one found nothing."""
+    from miner.memory.store import Store
+
+    project = tmp_path / "shop"
+    project.mkdir()
+    assert miner_cli("team", "join", pg_url, "--team", "acme", "--key", KEY, "--project", str(project)
+                     ).returncode == 0
+    with Store() as store:
+        Machine(None, "ana", pg_url, store=store, project=str(project)).mine("The shop's search runs on Meilisearch.",
+                                                                            category="fact")
+    assert "pushed 1 (1 new" in miner_cli("team", "sync", "--project", str(project)).stdout
+    renamed = "example.org/acme/shop-renamed"
+    again = miner_cli("team", "join", pg_url, "--team", "acme", "--key", renamed, "--project", str(project))
+    assert again.returncode == 0 and f"as {renamed!r}" in again.stdout and "pushed 1 (1 new" in again.stdout, \
+        again.stdout + again.stderr
+    assert server_view(pg_url) == ["The shop's search runs on Meilisearch."]  # (the old key's copy stays there)
+    with PgStore(pg_url, "acme") as remote:
+        assert remote.active_texts(renamed) == ["The shop's search runs on Meilisearch."]
+
+
+def test_join_refuses_a_server_other_than_the_one_miner_team_url_names(tmp_path, pg_url, isolated_home):
+    """With MINER_TEAM_URL set, `join URL` saved URL but checked and synced against the variable's server."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    elsewhere = pg_url.replace("dbname=", "dbname=another_")
+    assert elsewhere != pg_url
+    refused = miner_cli("team", "join", pg_url, "--team", "acme", "--project", str(project),
+                        env=subprocess_env(MINER_TEAM_URL=elsewhere))
+    assert refused.returncode == 1 and "MINER_TEAM_URL names another server" in refused.stderr, refused.stderr
+    assert refused.stderr.count("\n") == 1 and not settings_mod.team_path().exists()
+    same = miner_cli("team", "join", pg_url, "--team", "acme", "--project", str(project), "--no-sync",
+                     env=subprocess_env(MINER_TEAM_URL=pg_url))
+    assert same.returncode == 0, same.stderr
+
+
 def test_team_commands_explain_bad_input_in_one_line(tmp_path, isolated_home):
     bad = miner_cli("team", "join", "not a url at all", "--project", str(tmp_path))
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
@@ -1008,7 +1045,9 @@ def test_a_password_in_a_url_libpq_cannot_read_is_never_printed(tmp_path, isolat
                                                 {str(project): KEY}))
     urls = {"pa%zzSECRET1": "postgresql://u:pa%zzSECRET1@127.0.0.1:55432/teamdb",
             "SECRET2": "mysql://u:SECRET2@db.example.org/teamdb", "SECRET3": "postgresql://u:SECRET3@[::1/teamdb",
-            "SECRET4": 'postgresql://u:SECRET4"x@db.example.org/teamdb?x'}
+            "SECRET4": 'postgresql://u:SECRET4"x@db.example.org/teamdb?x',
+            # an '@' left in the password: libpq takes its end for the host's name, which its errors show
+            "SECRET5": "postgresql://u:pa:ss@SECRET5@127.0.0.1:55432/teamdb"}
     for password, url in urls.items():
         for args, env in ((("team", "join", url, "--project", str(project)), {}), (("team", "setup", url), {}),
                           (("team", "status", "--project", str(project)), {settings_mod.URL_ENV: url}),
@@ -1019,6 +1058,36 @@ def test_a_password_in_a_url_libpq_cannot_read_is_never_printed(tmp_path, isolat
             assert password.removeprefix("pa%zz") not in shown, (args, shown)
     done = miner_cli("team", "join", urls["pa%zzSECRET1"], "--project", str(project))
     assert "invalid percent-encoded token" in done.stderr  # libpq's reason stays, its quote of the URL goes
+    done = miner_cli("team", "join", urls["SECRET5"], "--project", str(project))
+    assert "its password holds an '@': write it %40" in done.stderr, done.stderr
+
+
+def test_team_status_says_whether_waiting_will_fix_what_the_server_answered(tmp_path, pg_url, isolated_home):
+    """Every error was "server: not reachable (…); changes wait here until it is", a missing database and a role
+    without the members' grants too, which no wait fixes."""
+    from miner.memory.store import Store
+
+    project = tmp_path / "shop"
+    project.mkdir()
+    Store().close()
+    assert miner_cli("team", "setup", pg_url).returncode == 0
+    role = f"no_grants_{os.getpid()}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP ROLE IF EXISTS {role}")
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    try:
+        for url, said in (("postgresql://ana@127.0.0.1:1/teamdb", "changes wait here until it answers"),
+                          (pg_url.replace("dbname=", "dbname=missing_"), "changes wait here until this is fixed"),
+                          (pg_url.replace("user=miner_admin", f"user={role}"), "lacks the members' grants")):
+            settings_mod.save(settings_mod.TeamSettings(url, "acme", "ana", {str(project): KEY}))
+            status = miner_cli("team", "status", "--project", str(project))
+            server = [line for line in status.stdout.splitlines() if line.startswith("server:")]
+            assert len(server) == 1 and said in server[0], (url, status.stdout + status.stderr)
+            assert ("until it answers" in server[0]) == url.endswith(":1/teamdb"), server
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")
 
 
 def test_team_status_offline_never_creates_the_store(tmp_path, isolated_home):
@@ -1329,7 +1398,11 @@ def test_a_git_remote_that_is_a_folder_gives_the_repositorys_name_not_its_path(t
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     for remote, key in ((str(tmp_path / "repos" / "Shop.git"), "shop"), ("file:///home/ana/repos/shop.git/", "shop"),
-                        ("../shop", "shop"), ("git@github.com:acme/Shop.git", "github.com/acme/shop")):
+                        ("../shop", "shop"), ("git@github.com:acme/Shop.git", "github.com/acme/shop"),
+                        # one repository over SSH on another port and over HTTPS: one key (the port went in it)
+                        ("ssh://git@gitlab.acme.io:2222/acme/shop.git", "gitlab.acme.io/acme/shop"),
+                        ("https://gitlab.acme.io/acme/shop.git", "gitlab.acme.io/acme/shop"),
+                        ("https://gitlab.acme.io:8443/acme/shop", "gitlab.acme.io/acme/shop")):
         subprocess.run(["git", "-C", str(project), "remote", "remove", "origin"], capture_output=True)
         subprocess.run(["git", "-C", str(project), "remote", "add", "origin", remote], check=True)
         assert settings_mod.default_key(str(project)) == key, remote

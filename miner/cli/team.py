@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import click
 
@@ -112,14 +113,24 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
                 f"this machine syncs {len(others)} other project(s) with team {settings.team!r} on "
                 f"{settings_mod.without_password(settings.server_url())}: join with the same server and team, "
                 "or `miner team leave --all` first")
+        environment = os.environ.get(settings_mod.URL_ENV)
+        if environment and not settings_mod.same_server(url, environment):  # (which every connection would use)
+            raise settings_mod.TeamError(
+                f"{settings_mod.URL_ENV} names another server ({settings_mod.without_password(environment)}): unset "
+                "it, or join that one")
         settings.url = url
         settings.team = team_id or settings.team or "default"
         settings.member = member or settings.member or settings_mod.default_member()
-        settings.projects[root] = settings_mod.check_key(key or settings.key_of(root) or settings_mod.default_key(root))
+        was = settings.key_of(root)
+        settings.projects[root] = settings_mod.check_key(key or was or settings_mod.default_key(root))
+        rekeyed = was is not None and was != settings.projects[root]
         with_password = settings_mod.has_password(url)
         if with_password and not os.environ.get(settings_mod.URL_ENV):
             os.environ[settings_mod.URL_ENV] = url  # for this run's connections only; never written
         connect(settings).close()
+        if rekeyed:  # pushed whole under its new name: what was synced under the old one stays there
+            with open_store() as store, store.atomic():
+                store.clear_team_project(settings.team, root)
         settings_mod.save(settings)
     except errors as exc:
         raise click.ClickException(_line(exc)) from None
@@ -213,7 +224,21 @@ def status(project: str | None, offline: bool) -> None:
                            f"{settings.key_of(one)!r}; {remote.counters().get('team_conflicts_resolved', 0)} "
                            "concurrent changes resolved team-wide")
     except errors as exc:
-        click.echo(f"server: not reachable ({_line(exc)}); changes wait here until it is")
+        line = _line(exc)
+        if _UNREACHABLE_RE.search(line):
+            advice = "changes wait here until it answers"
+        elif "permission denied" in line:
+            advice = "this role lacks the members' grants: have the database's owner grant them (README, team memory)"
+        else:
+            advice = "changes wait here until this is fixed"
+        click.echo(f"server: {line}; {advice}")
+
+
+# A server that may answer later (down, unreachable, slow), not one that refuses what was given.
+_UNREACHABLE_RE = re.compile(r"(?i)connection refused|is the server running|timeout expired|timed out|"
+                             r"could not connect|no route to host|network is unreachable|failed to resolve host|"
+                             r"could not translate host|name or service not known|temporary failure in name resolution|"
+                             r"server closed")
 
 
 @team.command()

@@ -214,17 +214,35 @@ def tsquery(match: str) -> str:
     return " | ".join(alternatives)
 
 
+AT_IN_PASSWORD = "its password holds an '@': write it %40 in the URL, or give the password through PGPASSWORD"
+
+
 def without_password(url: str) -> str:
     """A PostgreSQL URL or key=value string with its password, and its client key's passphrase (`sslpassword`),
     left out (libpq's own parser reads it); a URL without either comes back as it was given.
     `psycopg.ProgrammingError` when libpq cannot read it."""
+    from psycopg import ProgrammingError
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     params = conninfo_to_dict(url)
+    if "@" in (params.get("host") or "") and url.startswith(("postgresql://", "postgres://")):
+        raise ProgrammingError(AT_IN_PASSWORD)  # (libpq took the password's end for the host: it would be shown)
     dropped = [params.pop(name, None) for name in ("password", "sslpassword")]
     if dropped == [None, None] and url.startswith(("postgresql://", "postgres://")):
         return url
     return make_conninfo(**params)
+
+
+def check_url(url: str) -> None:
+    """A URL whose password holds an '@' is refused before libpq reads it: it takes the password's end for the host,
+    which its errors then show. (Another it cannot read is left to it, whose error is said without the URL.)"""
+    from psycopg import ProgrammingError
+
+    try:
+        without_password(url)
+    except ProgrammingError as exc:
+        if str(exc) == AT_IN_PASSWORD:
+            raise PgStoreError(f"not a PostgreSQL URL: {AT_IN_PASSWORD}") from None
 
 
 def describe(url: str) -> str:

@@ -24,7 +24,7 @@ import psycopg
 from ..textutil import content_hash, index_text
 from .fts_query import without_common
 from .hidden_copies import hides, scrub
-from .pgschema import SCHEMA, PgStoreError, create_schema, describe, terms_text, tsquery
+from .pgschema import SCHEMA, PgStoreError, check_url, create_schema, describe, terms_text, tsquery
 from .records import STATES, Evidence, Link, NewMemory, StoredMemory, Wording, now_iso
 from .store_memories import MemoryQueries
 
@@ -43,6 +43,7 @@ class PgStore:
     def __init__(self, url: str, team: str, member: str = "", connect_timeout: int = 10, create: bool = True):
         self.team = team
         self.member = member
+        check_url(url)
         try:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout,
                                       application_name="transcript-miner")

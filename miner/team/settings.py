@@ -149,8 +149,11 @@ def default_key(project: str) -> str:
         if name and _KEY_RE.match(name):
             return name
     if remote:
+        url = re.match(r"^[a-z+]+://", remote) is not None
         remote = re.sub(r"^[a-z+]+://", "", remote)
         remote = re.sub(r"^[^@/]+@", "", remote)
+        if url:  # ssh://host:2222/acme/shop and https://host/acme/shop are one repository: a URL's port goes
+            remote = re.sub(r"^([^/:]+):\d*(?=/|$)", r"\1", remote)
         remote = remote.replace(":", "/", 1) if ":" in remote.split("/", 1)[0] else remote
         remote = re.sub(r"\.git$", "", remote.rstrip("/"))
         if _KEY_RE.match(remote):
