@@ -252,6 +252,29 @@ def test_a_forget_reaches_every_machine_as_a_tombstone(machines, pg_url):
         assert [m.state for m in remote.project_memories(KEY) if "7070" in m.text] == ["forgotten"]
 
 
+def test_a_memory_a_teammate_forgot_said_again_here_is_not_pulled_again_at_every_sync(machines, pg_url):
+    """Forgotten by ben, then said again in ana's sessions (it stays forgotten there) and by chi: every sync of ana's
+    pulled it again ("pulled 1 (0 new here)") and kept it for a retry that never came, since a memory forgotten
+    there sends nothing."""
+    ana, ben, chi = machines
+    memory_id = ana.mine("The billing service runs on port 7070.", category="fact")
+    ana.sync()
+    ben.sync()
+    theirs = [m.id for m in ben.all_memories() if m.text == "The billing service runs on port 7070."][0]
+    with ben.store.atomic():
+        corrections.forget(ben.store, theirs, "wrong")
+    ben.sync()
+    ana.sync()
+    ana.mine("The billing service runs on port 7070.", category="fact", session="ana-s2")  # said again here
+    assert ana.store.get(memory_id).state == "forgotten" and ana.store.get(memory_id).evidence_count == 2
+    chi.mine("The billing service runs on port 7070.", category="fact")  # and by another member, whose sync
+    chi.sync()  # changes the team's row
+    ana.sync()
+    again = ana.sync()
+    assert (again.pulled, again.pushed) == (0, 0), again.line()
+    assert ana.sync().pulled == 0
+
+
 def test_two_members_changing_one_memory_at_once_keep_both_edits(machines, pg_url):
     ana, ben, chi = machines
     first = ana.mine("Releases are cut on Mondays.", category="decision", ts="2026-02-01T10:00:00Z")

@@ -31,7 +31,7 @@ from ..extract.trust import held_back_reason, takeover_reason
 from ..memory.dedup import CURRENT_STATES
 from ..memory.records import STATES, NewMemory, StoredMemory, now_iso, parse_ts
 from ..textutil import NOT_SHOWN, content_hash, short
-from .shared import VETOES, follows_team, signature
+from .shared import VETOES, follows_team, goes_up, signature
 
 PULL_PAGE = 2000
 MAX_TEAM_TEXT = 4000  # characters of a team memory taken here (mining keeps sentences of 1,200 at most)
@@ -164,7 +164,7 @@ class Pull:
         states = {i: store.get(i) for i in locals_}
         head = self._representative(states, digest)
         local = states[head]
-        if head in mapped and mapped[head][1] not in ("", signature(local)):
+        if head in mapped and mapped[head][1] and goes_up(local, mapped[head][1]):
             return False
         # A forget or a quarantine here stays, whatever the team says; and a memory of this machine's own (a
         # preference, a memory of every project) that happens to say the same words is never changed by it.

@@ -32,6 +32,15 @@ def follows_team(memory: StoredMemory, shared: set[int]) -> bool:
                                          and memory.state != "quarantined")
 
 
+def goes_up(memory: StoredMemory, known: str | None) -> bool:
+    """Whether a memory has a change the team has not seen that this machine sends: `known` is its signature when
+    last in step. One forgotten (or held) here, when the team knew it so or never knew it, sends nothing, ever (said
+    again since, it stays as it is)."""
+    if memory.state in VETOES and (known is None or known.split("|", 1)[0] in VETOES):
+        return False
+    return known is None or known != signature(memory)
+
+
 def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
     """The project's local memories whose change the team has not seen, oldest first."""
     mapped = store.team_map(team)
@@ -41,9 +50,7 @@ def pending(store: Store, team: str, project: str) -> list[StoredMemory]:
         if not shareable(memory, shared):
             continue
         known = mapped.get(memory.id)
-        if memory.state in VETOES and (known is None or known[1].split("|", 1)[0] in VETOES):
-            continue  # forgotten (or held) here before the team knew it as such: nothing of it goes up, ever
-        if known is None or known[1] != signature(memory):
+        if goes_up(memory, known[1] if known else None):
             out.append(memory)
     out.sort(key=lambda m: (m.first_seen, m.id))
     return out
