@@ -331,6 +331,34 @@ def test_a_search_also_finds_what_was_said_in_the_archive(world, client):
     assert "imperative mood" not in said  # what does not match is not listed
 
 
+def test_what_was_said_comes_fifty_to_a_page_and_every_match_can_be_reached(world, client):
+    """The page listed the 50 best matches and nothing past them, without a word: the rest was out of reach."""
+    from miner.memory.store import Store
+
+    project = str(Path(world["app"]).parent / "said-many")
+    rows = [(project, "dddddddd-0000-4000-8000-00000000000d", "/t.jsonl", f"said-{n}", 0, "user",
+             f"2026-03-0{1 + n % 9}T10:00:00Z", f"We decided that service number {n} uses port {9000 + n} in staging.",
+             "", 0.5) for n in range(130)]
+    with Store(Path(world["env"]["MINER_HOME"]) / "memory.db") as store, store.atomic():
+        store.archive_units(rows)
+    seen: list[int] = []
+    for number, has_next in ((1, True), (2, True), (3, False)):
+        body = client.get(page(world, "/said", project=project, q="service port staging", page=str(number)))[2]
+        on_page = [int(n) for n in re.findall(r"service number (\d+) uses", body)]
+        assert len(on_page) == (50 if has_next else 30)
+        assert ('rel="next"' in body) == has_next and ('rel="prev"' in body) == (number > 1), body
+        seen += on_page
+    assert sorted(seen) == list(range(130))
+
+
+def test_the_rules_page_answers_for_a_project_no_folder_can_be(world, client):
+    """A folder's name over the system's limit in `project` gave Flask's bare 500 page (the project's own rule
+    file was looked for there, and the look-up raised)."""
+    status, _, body = client.get(page(world, "/rules", text="We decided to use Redis for the job queue.",
+                                      role="user", project="/tmp/" + "b" * 256))
+    assert status == 200 and re.search(r'<p class="candidate">decision: We decided to use Redis', body), body[:300]
+
+
 def test_the_memory_page_shows_provenance_with_the_surrounding_turns_and_history(world, client):
     memory_id = find_id(world["env"], "Netlify")
     body = client.get(page(world, f"/memory/{memory_id}"))[2]

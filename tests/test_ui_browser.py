@@ -219,3 +219,36 @@ def test_a_narrow_window_needs_no_sideways_scrolling(world, page, path):
     page.goto(world["viewer"].base + path)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360, f"{path} is {width} px wide in a 360 px window"
+
+
+def test_a_long_word_on_the_rules_page_needs_no_sideways_scrolling(world, page):
+    import urllib.parse
+
+    text = "We decided to store build artifacts under /srv/" + "verylongdirectoryname" * 12
+    page.goto(world["viewer"].base + "/rules?" + urllib.parse.urlencode({"text": text, "role": "user"}))
+    assert "verylongdirectoryname" in page.locator("main").inner_text()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1200, f"the rules page is {width} px wide in a 1200 px window"
+
+
+def test_a_memory_in_a_right_to_left_script_reads_right_to_left(world, page):
+    """Arabic text took the page's left-to-right direction: its full stop sat beside its first word, and the clause
+    after a Latin word came before the one that leads to it."""
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    project = str(Path(world["app"]).parent / "intl")
+    text = "قررنا استخدام PostgreSQL لقاعدة البيانات الرئيسية في هذا المشروع."
+    with Store(Path(world["env"]["MINER_HOME"]) / "memory.db") as store, store.atomic():
+        memory_id = store.insert_memory(NewMemory(
+            project=project, category="decision", confidence=0.9, rule_id="test", role="user", session_id="intl",
+            transcript="", entry_uuid="intl-1", ts="2026-04-01T10:00:00.00Z", text=text))
+    # Where the text's first letter and its full stop are drawn: the stop left of the first letter, as Arabic reads.
+    ends = """e => { const t = e.firstChild, r = document.createRange();
+                     r.setStart(t, 0); r.setEnd(t, 1); const first = r.getBoundingClientRect().left;
+                     r.setStart(t, t.length - 1); r.setEnd(t, t.length); const stop = r.getBoundingClientRect().left;
+                     return [getComputedStyle(e).direction, stop < first]; }"""
+    page.goto(f"{world['viewer'].base}/memory/{memory_id}")
+    assert page.locator("#memory-text").evaluate(ends) == ["rtl", True]
+    page.goto(f"{world['viewer'].base}/memories?project={project}")
+    assert page.locator("a.text", has_text="PostgreSQL").evaluate(ends) == ["rtl", True]

@@ -298,7 +298,10 @@ TRUST_FILE = "trusted-project-rules.json"  # in the user's config folder: {rule 
 def project_rule_path(project: str | None) -> Path | None:
     """The project's own rule file, trusted or not (None when it has none)."""
     path = Path(project) / ".claude" / "miner-rules.yaml" if project else None
-    return path if path is not None and path.is_file() else None
+    try:
+        return path if path is not None and path.is_file() else None
+    except OSError:  # (no such folder can exist: a name over the system's limit, in a transcript's cwd or a URL)
+        return None
 
 
 def _digest(path: Path) -> str:

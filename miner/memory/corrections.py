@@ -126,9 +126,9 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     text = " ".join(text.split())
     reason = _redacted(store, reason)[0]
     if not text:
-        raise CorrectionError("the new text is empty; give the corrected memory in quotes")
+        raise CorrectionError("the new text is empty: give the memory's corrected words")
     if not any(c.isalnum() for c in text):
-        raise CorrectionError("the new text has no letter nor digit; give the corrected memory in quotes")
+        raise CorrectionError("the new text has no letter nor digit: give the memory's corrected words")
     if len(text) > MAX_TEXT_CHARS:
         raise CorrectionError(f"the new text is {len(text):,} characters; a memory holds at most {MAX_TEXT_CHARS:,}: "
                               "say it shorter (nothing changed)")

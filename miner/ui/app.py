@@ -152,8 +152,11 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     @app.get("/said")
     def said():
         query = request.args.get("q", "")[:500]
-        units = pages.archive_hits(store(), current(), query, forms=glossary.query_forms(query)) if query.strip() else []
-        return render_template("said.html", query=query, units=units)
+        number = _int("page", 1, 1)
+        found = pages.archive_hits(store(), current(), query, number * PAGE_SIZE + 1,
+                                   glossary.query_forms(query)) if query.strip() else []
+        return render_template("said.html", query=query, units=found[(number - 1) * PAGE_SIZE:number * PAGE_SIZE],
+                               number=number, page={"has_next": len(found) > number * PAGE_SIZE})
 
     @app.get(f"/memory/{MEMORY_ID}")
     def memory(memory_id: int):
