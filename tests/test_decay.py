@@ -8,10 +8,16 @@ from miner import config as config_mod
 from miner.cli.main import main
 from miner.memory import corrections
 from miner.memory.decay import cold_candidates, go_cold, heat
-from miner.memory.records import NewMemory
+from miner.memory.records import NewMemory, now_iso
 from miner.memory.store import Store
 
 CONFIG = config_mod.load()
+
+
+def worked_in_now(store, project="/p"):
+    """A session of `project` today: its memories age up to now (an idle project's stop ageing)."""
+    with store.atomic():
+        store.upsert_session(f"today-{project}", project, project, "main", "/t", now_iso())
 
 
 def add(store, text, ts, **kw):
@@ -76,6 +82,7 @@ def test_standing_kinds_stay_warm_longer(tmp_path):
         rule = add(store, "Always open a pull request before merging.", "2026-07-01T00:00:00Z", category="preference")
         detail = add(store, "The nightly export wrote 120 rows on the first run.", "2026-07-01T00:00:00Z")
         now = 1796000000.0  # 2026-11-30: five months later
+        worked_in_now(store)
         cold = {h.memory.id for h in cold_candidates(store, CONFIG, now=now)}
         assert detail in cold and rule not in cold
         assert heat(store.get(rule), CONFIG, now).heat > 4 * heat(store.get(detail), CONFIG, now).heat
@@ -90,6 +97,7 @@ def test_gc_weighs_each_memory_again_when_it_writes(tmp_path):
         texts = ("The old fact about the legacy cron job.", "The old fact about the fax gateway.",
                  "The old fact about the tape backups.", "The old fact about the mainframe bridge.")
         ids = [add(store, text, "2024-01-01T00:00:00Z") for text in texts]
+        worked_in_now(store)
         chosen = cold_candidates(store, CONFIG)
         assert sorted(h.memory.id for h in chosen) == sorted(ids)
         with Store(path) as other:  # the other process
@@ -110,6 +118,7 @@ def test_looking_at_the_block_is_no_recall():
 
     with Store() as store:
         old = add(store, "The old fact about the legacy cron job.", "2024-01-01T00:00:00Z")
+        worked_in_now(store)
     result = CliRunner().invoke(main, ["recall", "--project", "/p"])
     assert result.exit_code == 0 and "legacy cron" in result.output
     assert "last recall" in CliRunner().invoke(main, ["zones", "--project", "/p"]).output
@@ -117,3 +126,23 @@ def test_looking_at_the_block_is_no_recall():
         assert store.get(old).recall_count == 0 and cold_candidates(store, CONFIG)
         build(store, "/p", CONFIG, "startup")  # a session's block
         assert store.get(old).recall_count == 1
+
+
+def test_a_project_left_alone_for_months_keeps_what_it_knew():
+    """Heat counted its age to today: `miner gc` after a long break from a project sent nearly all of its memories
+    cold, and its next session started without them. A memory ages while its project is worked in."""
+    with Store() as store:
+        for n in range(3):
+            add(store, f"The fact number {n} about the archived billing service.", "2025-03-01T00:00:00Z",
+                project="/idle")
+        add(store, "The fact about the billing service's first host.", "2024-03-01T00:00:00Z",
+                     project="/idle")  # a year older than the project's last work: it did age
+        add(store, "The fact about the parser of the active project.", "2025-03-01T00:00:00Z")
+        worked_in_now(store)  # (the other project is worked in today: its year-old fact ages)
+        cold = {h.memory.text for h in cold_candidates(store, CONFIG)}
+    assert cold == {"The fact about the billing service's first host.",
+                    "The fact about the parser of the active project."}
+    done = CliRunner().invoke(main, ["gc"])
+    assert "2 memories moved to cold storage" in done.stdout, done.stdout
+    recall = CliRunner().invoke(main, ["recall", "--project", "/idle"]).stdout
+    assert all(f"The fact number {n} about" in recall for n in range(3)) and "first host" not in recall

@@ -2,9 +2,10 @@
 
 A memory's heat is its importance (type weight × confidence) × a recency decay
 (half-life from the config, longer for standing kinds such as preferences, counted
-from when it was last said or recalled) × its use (recalls). Below `cold_threshold`
-it goes cold: out of recall, still found by `miner search --all`. Pinned memories
-never go cold.
+from when it was last said or recalled to when its project was last worked in:
+a project left alone for months keeps what it knew) × its use (recalls). Below
+`cold_threshold` it goes cold: out of recall, still found by `miner search --all`.
+Pinned memories never go cold.
 """
 
 from __future__ import annotations
@@ -36,12 +37,29 @@ def heat(memory: StoredMemory, config: dict[str, Any], now: float | None = None)
     return Heat(memory, importance * decay * use, age_days)
 
 
+def project_clocks(store: Store, now: float | None = None) -> dict[str, float]:
+    """When each project was last worked in (its latest session or memory), never later than `now`: a memory ages
+    while its project is used, not while the project lies idle."""
+    now = time.time() if now is None else now
+    clocks: dict[str, float] = {}
+    for project, last in store.db.execute("SELECT project, MAX(last_seen) FROM memories GROUP BY project UNION ALL "
+                                          "SELECT project, MAX(last_ts) FROM sessions GROUP BY project"):
+        clocks[project] = min(now, max(clocks.get(project, 0.0), parse_ts(last or "") or 0.0))
+    return clocks
+
+
+def _heat_now(memory: StoredMemory, config: dict[str, Any], clocks: dict[str, float], now: float | None) -> Heat:
+    """`heat` at its project's clock (a memory of every project: at `now`)."""
+    return heat(memory, config, now if memory.scope == "global" else clocks.get(memory.project, now))
+
+
 def cold_candidates(store: Store, config: dict[str, Any], project: str | None = None,
                     now: float | None = None) -> list[Heat]:
     """Active, unpinned memories whose heat is below the threshold, coldest first."""
     threshold = float(config["cold_threshold"])
     memories = store.unpinned_active(project)
-    cold = [h for h in (heat(m, config, now) for m in memories) if h.heat < threshold]
+    clocks = project_clocks(store, now)
+    cold = [h for h in (_heat_now(m, config, clocks, now) for m in memories) if h.heat < threshold]
     return sorted(cold, key=lambda h: h.heat)
 
 
@@ -53,9 +71,10 @@ def go_cold(store: Store, heats: list[Heat], config: dict[str, Any], now: float 
     moved = []
     with store.atomic():
         current = {memory.id: memory for memory in store.unpinned_active(None)}
+        clocks = project_clocks(store, now)
         for item in heats:
             memory = current.get(item.memory.id)
-            again = heat(memory, config, now) if memory is not None else None
+            again = _heat_now(memory, config, clocks, now) if memory is not None else None
             if again is not None and again.heat < threshold:
                 store.set_state(memory.id, "cold", f"heat {again.heat:.3f} below threshold")
                 moved.append(again)
