@@ -12,6 +12,7 @@ import json
 
 from .import_merge import carry_over
 from .privacy import clear_block_cache
+from .repair import merge_into
 
 # (memory_hashes and team_sync key their rows by project too: a row the new path holds already is kept)
 TABLES = ("memories", "sessions", "checkpoints", "watermarks", "archive", "recall_log")
@@ -65,11 +66,7 @@ def _join_same_words(store, project: str, target: str) -> dict[int, int]:
                        "there.hash = here.hash WHERE here.project = ?", (target, project)).fetchall()
     for joined, kept in pairs:
         record = dict(db.execute("SELECT * FROM memories WHERE id = ?", (joined,)).fetchone())
-        db.execute("UPDATE OR IGNORE evidence SET memory_id = ? WHERE memory_id = ?", (kept, joined))
-        db.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ? AND dst <> ?", (kept, joined, kept))
-        db.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ? AND src <> ?", (kept, joined, kept))
-        db.execute("UPDATE OR IGNORE memory_hashes SET memory_id = ? WHERE memory_id = ?", (kept, joined))
-        db.execute("DELETE FROM memories WHERE id = ?", (joined,))
+        merge_into(db, joined, kept)
         carry_over(store, kept, record)
         db.execute("UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?1), "
                    "session_count = (SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?1), "

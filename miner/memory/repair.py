@@ -270,9 +270,9 @@ def _rewrite(store: Store, known: set[str], secrets: Secrets, done: Repair, hold
         if twin is not None:
             done.count("memories merged into an equal one")
             if _strength(db, memory_id) <= _strength(db, twin["id"]):
-                _merge_into(db, memory_id, twin["id"])
+                merge_into(db, memory_id, twin["id"])
                 continue
-            _merge_into(db, twin["id"], memory_id)  # the twin goes: this one is pinned, or active where it is not
+            merge_into(db, twin["id"], memory_id)  # the twin goes: this one is pinned, or active where it is not
         db.execute("UPDATE memories SET text = ?, hash = ?, subject = ?, value = ?, keywords = ? WHERE id = ?",
                    (text, digest, subject, value, keywords, memory_id))
         done.count("memories")
@@ -308,8 +308,9 @@ def _strength(db, memory_id: int) -> tuple[int, int]:
     return int(row["pinned"]), _STATE_STRENGTH.get(row["state"], 0)
 
 
-def _merge_into(db, memory_id: int, twin: int) -> None:
-    """A memory whose redacted text equals another's: its evidence and links move there, then it goes."""
+def merge_into(db, memory_id: int, twin: int) -> None:
+    """A memory that says what another says (its redacted text, or a moved project's): its evidence, links and
+    wordings move there, then it goes."""
     db.execute("UPDATE OR IGNORE evidence SET memory_id = ? WHERE memory_id = ?", (twin, memory_id))
     db.execute("UPDATE OR IGNORE links SET src = ? WHERE src = ? AND dst <> ?", (twin, memory_id, twin))
     db.execute("UPDATE OR IGNORE links SET dst = ? WHERE dst = ? AND src <> ?", (twin, memory_id, twin))
