@@ -1416,6 +1416,16 @@ def test_the_rest_of_a_sentence_with_a_secret_keeps_what_is_no_value(text, kept)
     assert "Vq7mLx2k" not in out and "qT8vLp2x" not in out and out.endswith(kept), out
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("log into grafana with admin/Gr4f!na77).", "log into grafana with admin/[REDACTED:password])."),
+    ("(the router login is admin:Zebra!crossing77)", "(the router login is admin:[REDACTED:password])"),
+    ("log in with admin / Gr4f!na77.", "log in with admin / [REDACTED:password]."),
+])
+def test_the_marks_that_close_a_sentence_after_an_accounts_password_stay(text, expected):
+    """An administrator's password written after the account took the ")." that closed the sentence with it."""
+    assert redact(text)[0] == expected
+
+
 def test_an_account_before_its_password_and_a_slash_stays():
     assert redact("log into grafana with admin/Gr4f!na77 for the dashboards")[0] == \
         "log into grafana with admin/[REDACTED:password] for the dashboards"

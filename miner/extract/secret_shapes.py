@@ -22,6 +22,10 @@ _GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA
               r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{24,}|"
               r"(?=[\w+/=\-]*[0-9])(?=[\w+/=\-]*[a-z])(?=[\w+/=\-]*[A-Z])[\w+/=\-]{16,})(?![\w+/=\-])")
 
+# A password's last character is none of a sentence's closing marks, which may follow it ("admin/X).").
+_LAST = r"[^\s,;'\".?:)\]}]"
+_END = r"(?=[.?:)\]}]*(?![^\s,;'\"]))"
+
 # (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
 # (a shape that takes any case lists each casing). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
@@ -100,18 +104,18 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                                                                                           "to connect")),
     # (spaced: "root/…" and "admin/…" are paths: /root/app1, pytest-of-root/…)
     ("password", r"(?<![\w/.-])(?i:(?:root|admin|administrator)[ \t]+/[ \t]+)(?P<secret>(?=[^\s,;'\"]*[0-9!@#$%^&*])"
-                 r"[^\s,;'\"]{6,})", ("root /", "admin /", "Root /", "Admin /")),
+                 rf"[^\s,;'\"]{{5,}}{_LAST})", ("root /", "admin /", "Root /", "Admin /")),
     # … and unspaced, with letters, a digit and a symbol, a letter or a digit first: "root/Zebra!crossing77" (a path
     # or a route holds none: "admin/#section2")
     ("password", r"(?<![\w/.-])(?i:root|admin|administrator)/(?P<secret>(?![!@#$%^&*])(?=[^\s,;'\"/]*[A-Za-z])"
-                 r"(?=[^\s,;'\"/]*[0-9])(?=[^\s,;'\"/]*[!@#$%^&*])[^\s,;'\"/]{6,})(?![^\s,;'\"])",
+                 rf"(?=[^\s,;'\"/]*[0-9])(?=[^\s,;'\"/]*[!@#$%^&*])[^\s,;'\"/]{{5,}}{_LAST}){_END}",
      ("root/", "admin/", "Root/", "Admin/", "istrator/")),
     # … and each in backquotes: "(`admin`/`X`)".
     ("password", r"`(?i:root|admin|administrator)`[ \t]*/[ \t]*`(?P<secret>(?=[^`\n]*[0-9!@#$%^&*])[^`\s]{4,})`",
      ("`admin`", "`root`", "`Admin`", "`Root`", "istrator`")),
     # "it's admin:X on the router": a made-up value (a letter, and a digit or a symbol) given as the admin's.
     ("password", r"(?<![\w/.:@-])(?i:root|admin|administrator):(?P<secret>(?=[^\s,;'\"]*[A-Za-z])"
-                 r"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{6,})(?![^\s,;'\"])", ("root:", "admin:", "Root:", "Admin:",
+                 rf"(?=[^\s,;'\"]*[0-9!@#$%^&*])[^\s,;'\"/:]{{5,}}{_LAST}){_END}", ("root:", "admin:", "Root:", "Admin:",
                                                                              "administrator:")),
     # A setting named for a password or a secret, said in prose: "the STAGING_DB_PASSWORD is X", "SECRET_KEY is 'X'".
     ("password", r"\b(?:(?:[A-Z0-9]+_)+(?:SECRET|PASSWORD|PASSWD|PASS|PWD)|SECRET_KEY)[ \t]+is"
