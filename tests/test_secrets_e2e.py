@@ -214,6 +214,40 @@ def test_doctor_fix_repairs_a_store_mined_before_redaction_knew_the_shape(tmp_pa
     assert digest(salt, secret) in digests  # what mining learns next hides a bare repeat of it too
 
 
+def test_doctor_fix_hides_what_an_older_version_kept_bare_where_only_the_conversation_named_it(tmp_path, claude_dir):
+    """An older miner hid "the admin password is X" where it was said, but kept X bare in a later session's decision,
+    and kept bare a password given in reply to the assistant's question for it; the repair read only the stored
+    rows, where nothing named them any more, and left both in clear after the upgrade."""
+    from miner.memory.records import NewMemory
+
+    cwd = tmp_path / "work" / "app"
+    cwd.mkdir(parents=True)
+    first, second = Session(cwd), Session(cwd)
+    first.turn("For the record, the admin password is Sw0rdfish77 on the staging box.", "Noted.")
+    first.turn("What's next?", "What's the root password for the gateway box?")
+    first.user("Use Kp9xW2mQ7vLt for the gateway box, and restart nginx.")
+    second.user("We decided that Sw0rdfish77 also unlocks the encrypted backup archive.")
+    bare = ("We decided that Sw0rdfish77 also unlocks the encrypted backup archive.",
+            "Use Kp9xW2mQ7vLt for the gateway box, and restart nginx.")
+    with Store() as store:  # what the older miner stored
+        with store.atomic():
+            for n, (text, session) in enumerate(zip(bare, (second, first))):
+                store.add_memory(NewMemory(project=str(cwd), category="decision", text=text, confidence=0.8,
+                                           rule_id="r", role="user", session_id=session.session_id,
+                                           transcript=str(session.transcript), entry_uuid=f"u{n}",
+                                           ts="2025-01-01T00:00:00Z"))
+            for session in (first, second):
+                store.set_watermark(str(session.transcript), session.transcript.stat().st_size,
+                                    session.transcript.stat().st_ino, "", str(cwd))
+    found = run_cli("doctor")
+    assert b"doctor --fix" in found.stdout, found.stdout.decode()
+    assert run_cli("doctor", "--fix").returncode in (0, 1)
+    with Store(readonly=True) as store:
+        texts = [m.text for m in store.list_memories(limit=10)]
+    assert not any("Sw0rdfish77" in t or "Kp9xW2mQ7vLt" in t for t in texts), texts
+    assert any("also unlocks the encrypted backup archive" in t for t in texts)  # the rest of the words stay
+
+
 def test_doctor_finds_and_fixes_a_secret_of_a_kind_the_yaml_files_add(tmp_path):
     """The shipped secrets.yaml's kinds (an npm token) were loaded only by the miner: doctor neither counted nor
     fixed them."""

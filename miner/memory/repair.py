@@ -15,6 +15,10 @@ in place and says what it changed:
 - the secrets it found, kept as salted digests (never the secrets): a later
   text that repeats one bare is redacted there too (`extract.secret_turns`).
 
+What it hides it learns from the stored rows and from the transcripts they were
+mined from, read again turn by turn as a miner reads them now: a value named in
+one turn and said bare in another is hidden in both.
+
 `miner doctor` runs `scan`; `miner doctor --fix` (which `./install.sh`
 runs on every install and upgrade) runs `fix`, then records
 `REDACTION_VERSION`, so that a background worker knows the store is clean.
@@ -69,9 +73,9 @@ class Repair:
 
 
 def learn_secrets(store: Store) -> set[str]:
-    """Secrets that context reveals anywhere in the store ("the password is X"): a first pass, so that the
-    second can hide them where they stand alone ("remember X" in a checkpoint)."""
-    known: set[str] = set()
+    """Secrets that context reveals anywhere in the store ("the password is X") or in the conversations it was mined
+    from: a first pass, so that the second can hide them where they stand alone ("remember X" in a checkpoint)."""
+    known = _learnt_from_transcripts(store)
     archive = " UNION ALL SELECT text FROM archive" if store.has_table("archive") else ""
     for row in store.db.execute("SELECT text FROM memories UNION ALL SELECT text FROM evidence "
                                 "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links" + archive):
@@ -80,6 +84,25 @@ def learn_secrets(store: Store) -> set[str]:
     for (body,) in store.db.execute("SELECT body FROM checkpoints"):
         _redact_json(body, known)
     return known
+
+
+def _learnt_from_transcripts(store: Store) -> set[str]:
+    """What the transcripts the store was mined from (those still there) reveal, read turn by turn as a miner reads
+    them now: a reply to the assistant's question for a password, a value named in one turn and said bare in
+    another. An older miner may have kept such a value bare wherever no words around it named it, and the stored
+    rows alone cannot tell (where it was named, it was hidden)."""
+    from ..extract.secret_turns import Conversation
+    from ..extract.transcript import read_transcript
+
+    learnt: set[str] = set()
+    salt, digests = store.secret_digests()
+    for (path,) in store.db.execute("SELECT transcript FROM watermarks ORDER BY transcript").fetchall():
+        try:
+            turns = read_transcript(path).turns
+        except (OSError, ValueError):  # gone, moved or unreadable: what it said stays as the rows say it
+            continue
+        Conversation(salt, digests, known=learnt).redact_turns(turns)
+    return learnt
 
 
 Secrets = tuple  # the store's salt and digests of the secrets it learnt (`Store.secret_digests`)
