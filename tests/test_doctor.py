@@ -48,6 +48,29 @@ def test_doctor_on_a_correct_fresh_install_reports_no_failure(claude_dir):
     assert "memory classifier:" in result.stdout and "thresholds on P(none): user 0." in result.stdout
 
 
+def test_doctor_says_when_the_hooks_run_another_installs_code(claude_dir, tmp_path):
+    """Hooks registered by another install (an older venv) passed as "ok hooks registered": every session ran that
+    code, and its redaction, while this one was upgraded."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sysconfig
+
+    from miner.install import settings
+
+    venv = tmp_path / "other-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
+    package = importlib.util.find_spec("miner").submodule_search_locations[0]
+    shutil.copytree(package, f"{purelib}/miner", ignore=shutil.ignore_patterns("__pycache__"))
+    other = str(venv / "bin" / "python")
+    settings.install("user", None, other)
+    out = CliRunner().invoke(main, ["doctor"]).stdout
+    assert f"FAIL  the hooks run another install's code: {other} imports {purelib}/miner (version" in out, out
+    assert CliRunner().invoke(main, ["install"]).exit_code == 0  # this install's hooks instead
+    assert "another install" not in CliRunner().invoke(main, ["doctor"]).stdout
+
+
 def test_doctor_names_a_broken_rule_or_secrets_file(isolated_home):
     folder = isolated_home / ".config" / "miner"
     folder.mkdir(parents=True, exist_ok=True)

@@ -71,9 +71,12 @@ def _commands(commands: dict[str, list[str]]) -> Iterator[Check]:
             if not exe or not os.access(exe, os.X_OK):
                 yield False, f"{event} hook points at a missing interpreter: {exe or command}", "./install.sh (then miner install)"
             elif exe not in working:
-                working[exe] = _imports_the_hooks(exe)
+                working[exe], elsewhere = _imports_the_hooks(exe)
                 if working[exe]:
                     yield False, f"the hooks' interpreter {exe} cannot import them ({working[exe]})", "./install.sh"
+                elif elsewhere:  # (another venv: the code a user upgraded is not what runs, nor what redacts)
+                    yield False, (f"the hooks run another install's code: {exe} imports {elsewhere}, not this one "
+                                  f"({_package_dir()})"), "miner install (from this install), or ./install.sh"
             if f" {ISOLATED} " not in f"{command} ":
                 exposed.append(event)
             elif not is_current(command):
@@ -88,17 +91,29 @@ def _commands(commands: dict[str, list[str]]) -> Iterator[Check]:
                       f"version's `{OLD_MARKER.strip()}` starts slower: it loads runpy first)"), "miner install"
 
 
-def _imports_the_hooks(python: str) -> str:
-    """'' when `python` imports our hooks as a hook would (isolated, from another folder); else why not."""
+def _imports_the_hooks(python: str) -> tuple[str, str]:
+    """('', '') when `python` imports our hooks as a hook would (isolated, from another folder), and this install's
+    package; else why not, or the other package it imports (its folder and version)."""
     import subprocess
 
+    probe = "import miner, miner.hooks; print(miner.__file__); print(getattr(miner, '__version__', ''))"
     try:
-        done = subprocess.run([python, "-I", "-c", "import miner.hooks"], capture_output=True, text=True,
+        done = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, cwd="/", timeout=15)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
+        return str(exc), ""
     lines = done.stderr.strip().splitlines()
-    return "" if done.returncode == 0 else (lines[-1] if lines else f"exit status {done.returncode}")
+    if done.returncode != 0:
+        return (lines[-1] if lines else f"exit status {done.returncode}"), ""
+    where, _, version = done.stdout.strip().partition("\n")
+    folder = os.path.dirname(os.path.realpath(where))
+    return "", "" if folder == _package_dir() else f"{folder}" + (f" (version {version})" if version else "")
+
+
+def _package_dir() -> str:
+    import miner
+
+    return os.path.dirname(os.path.realpath(miner.__file__))
 
 
 def check_database() -> Iterator[Check]:
