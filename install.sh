@@ -458,20 +458,26 @@ register_hooks() {
 
 # Secrets that an older version stored and the current redaction hides: redacted in place (miner doctor --fix).
 repair_store() {
-    local db out
+    local db out watcher
     db=$MINER_HOME/memory.db
     if [ ! -f "$db" ]; then
         return
     fi
     if ! out=$("$VENV/bin/miner" doctor --fix </dev/null 2>&1); then
-        # doctor exits non-zero for any failed check; the repair line is what matters here.
+        # doctor exits non-zero for any failed check; the repair line is what matters here, and a watcher still
+        # running the code from before this update (it mines and redacts with it until it starts again).
         :
     fi
+    watcher=$(printf '%s\n' "$out" | grep -A1 'FAIL  the watcher (pid' || true)
     out=$(printf '%s\n' "$out" | grep '^fixed:' || true)
     if [ -z "$out" ]; then
         die "could not check the existing memory store for secrets (run 'miner doctor --fix' to see why)"
     fi
     say "- existing store (miner doctor --fix): ${out#fixed: }"
+    if [ -n "$watcher" ]; then
+        say "- warning: $(printf '%s\n' "$watcher" | sed -n 's/^FAIL  //p')" \
+            "(fix: $(printf '%s\n' "$watcher" | sed -n 's/^ *fix: //p'))"
+    fi
 }
 
 backfill_and_recall() {

@@ -294,6 +294,29 @@ def test_a_watcher_that_does_not_stop_in_time_is_one_line_and_keeps_running(clau
         holder.wait()
 
 
+def test_doctor_says_when_the_running_watcher_runs_the_code_from_before_an_update(workdir, watcher):
+    """A watcher started before an upgrade went on mining, and redacting, with the older code: nothing said so."""
+    from miner.cli.main import main
+
+    assert "the watcher (pid" not in CliRunner().invoke(main, ["doctor"]).stdout  # this install's code
+    watcher.send_signal(signal.SIGTERM)
+    assert watcher.wait(timeout=30) == 0
+    # A watcher of an older version (its status names no code, or other code), holding the pidfile as a watcher does.
+    older = subprocess.Popen([sys.executable, "-c", "import json, sys, time\n"
+                              "from miner.runtime.watch import _take_pidfile, status_file\n_take_pidfile()\n"
+                              "status_file().write_text(json.dumps({'pid': 1, 'running': True}))\n"
+                              "print('ready', flush=True)\ntime.sleep(60)\n"],
+                             stdout=subprocess.PIPE, env=dict(os.environ), text=True)
+    try:
+        assert older.stdout.readline().strip() == "ready"
+        out = CliRunner().invoke(main, ["doctor"]).stdout
+        assert (f"FAIL  the watcher (pid {older.pid}) runs the code from before this install was updated" in out
+                and "fix: miner watch --stop, then start it again" in out), out
+    finally:
+        older.kill()
+        older.wait()
+
+
 def test_a_watcher_told_to_stop_leaves_a_long_transcript_between_two_batches(workdir, monkeypatch):
     """SIGTERM took 90 to 100 s while a big transcript was mined to its end; now the batch being written is the
     last, and the watermark keeps the place for the next start."""

@@ -287,13 +287,25 @@ def check_glossary() -> Iterator[Check]:
     yield True, f"glossary compiled for the prompt hook from {names}", ""
 
 
+def check_watcher() -> Iterator[Check]:
+    """A watcher still running the code from before an update mines and redacts with it."""
+    from ..recall.blockcache import code_state
+    from ..runtime.watch import read_status, running_pid
+
+    pid = running_pid()
+    if pid is not None and (read_status() or {}).get("code") != code_state():
+        yield False, (f"the watcher (pid {pid}) runs the code from before this install was updated: it mines and "
+                      "redacts with it"), "miner watch --stop, then start it again (or restart its service)"
+
+
 def run_checks(config: dict) -> Iterator[Check]:
     """Every check in turn; one that fails to run (an unreadable store, a folder that is a file) is a failed line of
     its own, and the others still run."""
     checks = (("installation", check_install), ("hooks", check_hooks), ("database", check_database),
               ("stored secrets", check_secrets), ("pipeline", lambda: check_pipeline(config)),
               ("settings", check_settings), ("exclusions", check_exclusions), ("rules", check_rules),
-              ("glossary", check_glossary), ("transcripts", check_lag), ("hook errors", check_hook_errors))
+              ("glossary", check_glossary), ("transcripts", check_lag), ("hook errors", check_hook_errors),
+              ("watcher", check_watcher))
     for name, check in checks:
         try:
             yield from check()

@@ -111,8 +111,10 @@ class Status:
     """What `miner watch --status` shows, rewritten atomically."""
 
     def __init__(self, root: Path):
+        from ..recall.blockcache import code_state  # (which code runs: `miner doctor` says when it is not current)
+
         self.data = {"pid": os.getpid(), "started_at": now_iso(), "root": str(root), "running": True,
-                     "files_watched": 0, "mined": 0, "last_mined": None, "last_mined_at": None,
+                     "code": code_state(), "files_watched": 0, "mined": 0, "last_mined": None, "last_mined_at": None,
                      "errors": 0, "last_error": None, "updated_at": now_iso()}
         self.unwritten = ""  # why the last write failed (said once), or ''
 
