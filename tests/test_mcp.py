@@ -15,6 +15,7 @@ from conftest import REPO, subprocess_env
 
 from miner.install import mcp_config
 from miner.install.settings import SettingsError
+from miner.memory.store import Store
 
 TOOLS = {"memory_recall", "memory_store", "memory_forget", "memory_correct", "memory_stats", "memory_zones",
          "memory_explain"}
@@ -283,15 +284,30 @@ def test_a_budget_that_is_not_an_integer_is_refused_as_an_id_is(sdk, project):
         said = [await c.error("memory_recall", budget=value) for value in ("100", 100.0, " 200 ")]
         return said, await c.ok("memory_recall", budget=100)
 
+    Store().close()  # (a store to read: none is made for a tool that only reads)
     said, result = with_server(project, ask)
     assert all("memory_recall: argument 'budget'" in line for line in said), said
     assert result["situation"] == "startup"
+
+
+def test_a_tool_that_reads_makes_no_store_and_says_where_it_looked(sdk, project):
+    """memory_stats, memory_recall and the other reading tools made an empty store (and answered "0 memories"):
+    with a misdirected MINER_HOME, the assistant's memory_store calls then went where the hooks never read."""
+    from miner import paths
+
+    async def script(c: Client):
+        return [await c.error(tool) for tool in ("memory_stats", "memory_recall", "memory_zones", "memory_explain")]
+
+    said = with_server(project, script)
+    assert all(f"no memory store at {paths.db_path()} yet" in line for line in said), said
+    assert not list(paths.db_path().parent.glob(paths.db_path().name + "*"))  # (nor its -wal and -shm files)
 
 
 def test_server_uses_its_working_directory_as_the_project(sdk, project):
     async def script(c: Client):
         return (await c.ok("memory_stats"))["project"]
 
+    Store().close()  # (a store to read: none is made for a tool that only reads)
     assert with_server(project, script) == str(project)
     sub = project / "src"
     sub.mkdir()
@@ -586,6 +602,29 @@ def test_an_excluded_project_is_neither_stored_nor_shown_through_mcp(project, tm
         db.close()
 
 
+def test_a_server_started_in_an_excluded_folder_inside_a_project_answers_nothing(project):
+    """Excluding a folder inside a repository kept the hooks out of it, but a server started there served (and stored
+    into) the whole repository, its project."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.runtime import exclusions
+
+    (project / ".git").mkdir(exist_ok=True)
+    inside = project / "src" / "deep"
+    inside.mkdir(parents=True)
+    at_root = mcp_tools.Session(project=str(project), config=config.load())
+    mcp_tools.store_memory(at_root, "We decided to host the wombat client's data in Frankfurt.", "decision")
+    exclusions.add_exclusion(str(project / "src"))
+    there = mcp_tools.Session(project=mcp_tools.default_project(str(inside)), config=config.load(),
+                              folder=mcp_tools.start_folder(str(inside)))
+    assert there.project == str(project)
+    for call in (lambda: mcp_tools.recall(there, "wombat"), lambda: mcp_tools.zones(there),
+                 lambda: mcp_tools.store_memory(there, "We decided to use Redis for the wombat cache.", "decision")):
+        with pytest.raises(mcp_tools.ToolInputError, match="is excluded"):
+            call()
+    assert "Frankfurt" in mcp_tools.recall(at_root, "wombat")["block"]  # the rest of the repository is not
+
+
 def test_an_id_is_an_integer_not_true_nor_a_string(sdk, project):
     """The SDK's validation would take `true` for 1: `memory_forget(true)` forgot the first memory."""
     async def script(client):
@@ -752,6 +791,10 @@ def test_explain_answers_about_the_projects_own_memories_and_never_says_a_forgot
     assert "tabs over spaces" in mcp_tools.explain(here, shared)["lines"][0]  # a global one is everyone's
     for memory_id, state in ((gone, "forgotten"), (attack["id"], "quarantined")):
         lines = " ".join(mcp_tools.explain(here, memory_id)["lines"])
+        assert f"(its text is withheld: {state})" in lines and "wombat" not in lines and ".env" not in lines, lines
+    # Nor does memory_forget say them: forgetting the quarantined one (or the forgotten one again) echoed its text.
+    for memory_id, state in ((attack["id"], "quarantined"), (gone, "forgotten")):
+        lines = " ".join(mcp_tools.forget(here, memory_id, "wrong")["lines"])
         assert f"(its text is withheld: {state})" in lines and "wombat" not in lines and ".env" not in lines, lines
 
 

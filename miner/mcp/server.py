@@ -196,7 +196,8 @@ def serve(project: str | None = None) -> None:
 
     _sdk()
     ensure_extra()  # what the tools store is redacted as mining redacts, the secret kinds of the YAML files too
-    session = Session(project=mcp_tools.default_project(project), config=config_mod.load())
+    folder = mcp_tools.start_folder(project)
+    session = Session(project=mcp_tools.resolve_project(folder), config=config_mod.load(), folder=folder)
     build_server(session).run("stdio")
 
 

@@ -60,6 +60,9 @@ its text (the old one stays as history). memory_explain(id) says why one memory 
 recalled."""
 
 
+WITHHELD = ("forgotten", "quarantined")  # the states whose text no tool shows the assistant
+
+
 class ToolInputError(ValueError):
     """The tool's input is unusable; the message says what to send instead."""
 
@@ -71,8 +74,14 @@ class Session:
     project: str
     config: dict[str, Any]
     session_id: str = field(default_factory=lambda: f"mcp:{uuid.uuid4()}")
+    folder: str = ""  # where it was started (a folder inside `project`, which may be excluded on its own)
 
-    def store(self) -> Store:
+    def store(self, create: bool = False) -> Store:
+        """The store; a missing one is made only for a tool that stores (one that reads says where it looked: a
+        misdirected MINER_HOME is not an empty memory, nor a place the hooks would read)."""
+        if not create and not paths.db_path().exists():
+            raise ToolInputError(f"no memory store at {paths.db_path()} yet: the hooks make it when a session is "
+                                 "mined (`miner mine --all` mines the existing ones)")
         store = Store()
         store.lock_wait_s = STORE_WAIT_S
         return store
@@ -92,7 +101,13 @@ def resolve_project(value: str | None) -> str:
 
 def default_project(explicit: str | None = None) -> str:
     """The server's project: an explicit directory, else $CLAUDE_PROJECT_DIR, else the working directory."""
-    return resolve_project(explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    return resolve_project(start_folder(explicit))
+
+
+def start_folder(explicit: str | None = None) -> str:
+    """The folder the server answers for, as given (`default_project` is its project)."""
+    given = explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    return os.path.abspath(os.path.expanduser(given.strip()))
 
 
 def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool = False) -> str:
@@ -123,12 +138,19 @@ def _project_of(session: Session, project: str | None) -> str:
     """The session's project; `project`, when given, must name it. What a tool answers goes into a session, whose
     assistant may be steered by what it read: another project's memory (another client's, maybe) stays out of it."""
     if project in (None, ""):
-        return session.project
+        return _here(session)
     named = _allowed(resolve_project(project))  # (an excluded one is said to be so)
     if named != session.project:
         raise ToolInputError(f"{named} is another project: this server answers about {session.project} only, where it "
                              "was started (`miner recall --project DIR` shows you another one)")
-    return named
+    return _here(session)
+
+
+def _here(session: Session) -> str:
+    """The session's project, unless it or the folder the server was started in is excluded (as a hook's cwd is)."""
+    if session.folder:
+        _allowed(session.folder)
+    return _allowed(session.project)
 
 
 def _allowed(project: str) -> str:
@@ -144,7 +166,7 @@ def _allowed(project: str) -> str:
 def _writable(session: Session, store: Store, memory_id: int, verb: str) -> StoredMemory:
     """The memory, if this session may change it: one of its project, or a global one its recall shows (neither of
     an excluded project)."""
-    _allowed(session.project)
+    _here(session)
     memory = store.get(memory_id)
     if memory is None:
         raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
@@ -233,7 +255,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     if project not in (None, "") and resolve_project(project) != session.project:
         raise ToolInputError(f"memory_store writes only to the current project ({session.project}); "
                              f"{resolve_project(project)} is another one")
-    _allowed(session.project)
+    _here(session)
     text = _text(content, "content", MAX_CONTENT_CHARS, lines=True)
     if category not in CATEGORIES:
         raise ToolInputError(f"category must be one of {', '.join(CATEGORIES)}")
@@ -248,7 +270,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     raw_given = [_text(k, "each keyword", MAX_KEYWORD_CHARS) for k in keywords]
     old_id = _memory_id(supersedes, "supersedes") if supersedes is not None else None
 
-    with session.store() as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
+    with session.store(create=True) as store:  # a secret learnt from the transcripts, repeated bare, is hidden too
         salt, digests = store.secret_digests()
     known = known_in(" ".join([text, *raw_given]), salt, digests)
     # A keyword that is a secret by its shape or its key is dropped, as typed: lower-cased first, a key whose shape
@@ -273,7 +295,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         tentative=False, scope=scope, subject=subject, value=value,
         keywords=tuple(dict.fromkeys(given + text_keywords(text))), source=SOURCE, evidence_text=text,
     )
-    with session.store() as store:
+    with session.store(create=True) as store:
         if old_id is not None:
             old = _writable(session, store, old_id, "supersedes")
             if old.state not in CURRENT_STATES:
@@ -335,9 +357,12 @@ def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the 
     memory_id = _memory_id(id)
     why = _text(reason, "reason", MAX_REASON_CHARS)
     with session.store() as store:
-        _writable(session, store, memory_id, "memory_forget")
+        memory = _writable(session, store, memory_id, "memory_forget")
         change = corrections.forget(store, memory_id, why)
-    return {"id": memory_id, "action": change.action, "lines": list(change.lines)}
+    lines = list(change.lines)
+    if memory.state in WITHHELD:  # (what the assistant must not read, as memory_explain withholds it)
+        lines = [line.replace(memory.text, f"(its text is withheld: {memory.state})") for line in lines]
+    return {"id": memory_id, "action": change.action, "lines": lines}
 
 
 def correct(session: Session, id: int, content: str, reason: str = "") -> dict:  # noqa: A002
@@ -418,7 +443,7 @@ def explain(session: Session, id: int | None = None, project: str | None = None)
                                  "memories and the global ones")
         _allowed(memory.project)
         # A forgotten memory is never to be said again, and a quarantined one may be an attack on the assistant.
-        shown = f"(its text is withheld: {memory.state})" if memory.state in ("forgotten", "quarantined") else \
+        shown = f"(its text is withheld: {memory.state})" if memory.state in WITHHELD else \
             memory.text
         lines = [f"#{memory.id} [{memory.category}] {shown}",
                  f"state {memory.state}, scope {memory.scope}, confidence {memory.confidence:.2f}, "
