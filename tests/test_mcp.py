@@ -798,6 +798,23 @@ def test_explain_answers_about_the_projects_own_memories_and_never_says_a_forgot
         assert f"(its text is withheld: {state})" in lines and "wombat" not in lines and ".env" not in lines, lines
 
 
+def test_a_correction_through_mcp_is_the_assistants_not_the_users_by_hand(project):
+    """memory_correct stored its text as the user's hand correction (role user, source manual, confidence 0.9 at
+    least): the assistant's wording took the user's authority, and a later memory_store was told the user had
+    corrected the memory by hand and left it closed."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    first = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the main database.", "decision")
+    done = mcp_tools.correct(session, first["id"], "We decided to use MySQL for the main database.")
+    with Store(readonly=True) as store:
+        new = store.get(done["new_id"])
+    assert (new.role, new.source, new.confidence) == (mcp_tools.ROLE, mcp_tools.SOURCE, mcp_tools.CONFIDENCE)
+    again = mcp_tools.store_memory(session, "We decided to use PostgreSQL for the main database.", "decision")
+    assert "by hand" not in again.get("note", "") and again["state"] == "active", again
+
+
 def test_the_assistant_storing_a_text_the_user_corrected_away_leaves_the_correction_current(project):
     """`memory_store` of the text a user had corrected by hand made it current again and closed the user's
     correction: the assistant's wording overturned the user's."""

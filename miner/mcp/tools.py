@@ -390,7 +390,8 @@ def correct(session: Session, id: int, content: str, reason: str = "") -> dict: 
             raise ToolInputError(f"memory #{memory_id} is quarantined: only the user releases it (`miner approve "
                                  f"{memory_id}`) or corrects it (`miner correct {memory_id}`); nothing changed")
         try:
-            change = corrections.correct(store, memory_id, text, why or "corrected on request (memory_correct)")
+            change = corrections.correct(store, memory_id, text, why or "corrected on request (memory_correct)",
+                                         by=(ROLE, SOURCE, "mcp.memory_correct", CONFIDENCE))
         except corrections.CorrectionError as exc:
             raise ToolInputError(str(exc)) from None
     return {"id": memory_id, "action": change.action, "new_id": change.new_id, "lines": list(change.lines)}

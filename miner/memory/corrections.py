@@ -117,8 +117,10 @@ def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     return Change(memory_id, "forgotten", tuple(lines))
 
 
-def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change:
-    """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one."""
+def correct(store: Store, memory_id: int, text: str, reason: str = "", by: tuple[str, str, str, float] = ()) -> Change:
+    """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one. `by`: who
+    corrects it, as (role, source, rule id, confidence), when not the user by hand (the assistant, through MCP: its
+    wording never carries the user's authority)."""
     memory = _get(store, memory_id)
     # Redacted whole, before its white space is collapsed (lists keep their lines), and with the secrets mining
     # learnt: one typed bare into a correction is hidden too.
@@ -140,11 +142,12 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "") -> Change
     note = reason.strip() or "corrected by hand"
     stamp = now_iso()
     subject, value = _subject_value(text, memory)
+    role, source, rule_id, confidence = by or ("user", "manual", MANUAL_RULE, max(memory.confidence, 0.9))
     new = NewMemory(
-        project=memory.project, category=memory.category, text=text, confidence=max(memory.confidence, 0.9),
-        rule_id=MANUAL_RULE, role="user", session_id="", transcript="", entry_uuid=f"manual:{uuid.uuid4()}",
+        project=memory.project, category=memory.category, text=text, confidence=confidence,
+        rule_id=rule_id, role=role, session_id="", transcript="", entry_uuid=f"{source}:{uuid.uuid4()}",
         ts=stamp, git_branch=memory.git_branch, tentative=False, scope=memory.scope, subject=subject, value=value,
-        source="manual",
+        source=source,
     )
     lines = []
     with store.atomic():
