@@ -218,7 +218,12 @@ def test_writes_never_reach_another_project(sdk, project, tmp_path):
         assert "another project" in await c.error("memory_correct", id=foreign, content="We deploy on Mondays instead.")
         assert "another project" in await c.error("memory_store", content=DECISION, category="decision",
                                                   supersedes=foreign)
-        # a global preference shows in this project's recall, so it may be corrected from here
+        # a global preference shows in this project's recall, so it may be corrected from here, by a memory of
+        # every project (one of this project only closed it in every other project)
+        assert "its replacement must be too" in await c.error(
+            "memory_store", content="The user prefers commit messages with a long explanatory body here.",
+            category="preference", supersedes=shared)
+        assert stored(shared)[0].state == "active"
         await c.ok("memory_forget", id=shared, reason="the user changed their mind")
         made = await c.ok("memory_store", content="The user prefers long descriptive commit messages.",
                           category="preference", scope="global")

@@ -300,6 +300,9 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
             old = _writable(session, store, old_id, "supersedes")
             if old.state not in CURRENT_STATES:
                 raise ToolInputError(f"memory #{old_id} is {old.state}, not current; nothing to supersede")
+            if old.scope == "global" and scope != "global":  # (replaced here only, it would be gone everywhere)
+                raise ToolInputError(f"memory #{old_id} is recalled in every project: its replacement must be too "
+                                     "(scope 'global'); nothing stored")
         deduper = Deduper.from_config(store, session.config)
         # The assistant's wording, as mined assistant text is: one that reads like an instruction to the assistant
         # (it may come from a file or a page the assistant read) waits in quarantine for the user, and can neither
