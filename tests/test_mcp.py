@@ -15,6 +15,7 @@ from conftest import REPO, subprocess_env
 
 from miner.install import mcp_config
 from miner.install.settings import SettingsError
+from miner.mcp import tools as mcp_tools
 from miner.memory.store import Store
 
 TOOLS = {"memory_recall", "memory_store", "memory_forget", "memory_correct", "memory_stats", "memory_zones",
@@ -146,6 +147,9 @@ def test_every_tool_listed_and_called_with_its_error_paths(sdk, project, tmp_pat
         item = recalled["items"][ids.index(newer["id"])]
         assert set(item) == {"id", "category", "text", "date", "confidence", "score"}
         assert "SQLite for the billing service" in recalled["block"]
+        # an item names its line of the block without saying it again: the result stays near the budget's size
+        assert all(len(i["text"]) <= mcp_tools.ITEM_TEXT_CHARS for i in recalled["items"] + recalled["said"])
+        assert item["text"].removesuffix(" …") in recalled["block"]
         assert (await c.ok("memory_recall"))["situation"] == "startup"
         assert "budget" in await c.error("memory_recall", budget=5)
         assert "at most" in await c.error("memory_recall", query="q" * 3000)

@@ -138,7 +138,8 @@ def build_server(session: Session):
 
     @server.tool()
     def memory_recall(query: str = "", budget: MemoryId | None = None, project: str | None = None) -> dict[str, Any]:
-        """Recall the project's memories: the Markdown block plus items (id, category, text, date, confidence, score).
+        """Recall the project's memories: the Markdown block plus items (id, category, the start of the text, which
+        the block holds whole, date, confidence, score).
 
         With a query, the block also holds what was said in earlier sessions about it (the archive, after the
         memories), listed in `said`. query: what you need to know (empty: the block a new session gets). budget: tokens, 50-100000

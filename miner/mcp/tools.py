@@ -26,7 +26,7 @@ from .. import paths
 from ..extract.clean import typed_text
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
-from ..textutil import short
+from ..textutil import clip, short
 
 CATEGORIES = ("decision", "preference", "fact", "todo")
 SCOPES = ("project", "global")
@@ -176,8 +176,11 @@ def _writable(session: Session, store: Store, memory_id: int, verb: str) -> Stor
     return memory
 
 
+ITEM_TEXT_CHARS = 80  # of a recalled memory's text in its item: enough to tell its line in the block, which holds it
+
+
 def _item(memory: StoredMemory, score: float | None = None) -> dict[str, Any]:
-    out = {"id": memory.id, "category": memory.category, "text": memory.text,
+    out = {"id": memory.id, "category": memory.category, "text": clip(memory.text, ITEM_TEXT_CHARS),
            "date": (memory.last_seen or memory.first_seen or "")[:10], "confidence": round(memory.confidence, 3)}
     if score is not None:
         out["score"] = round(score, 4)
@@ -212,7 +215,8 @@ def recall(session: Session, query: str = "", budget: int | None = None, project
     return {
         "project": target, "situation": result.situation, "block": result.text,
         "items": [_item(i.memory, i.score) for i in result.shown],
-        "said": [{"archive_id": i, "date": date, "role": role, "text": text} for i, date, role, text in result.said],
+        "said": [{"archive_id": i, "date": date, "role": role, "text": clip(text, ITEM_TEXT_CHARS)}
+                 for i, date, role, text in result.said],
         "left_out": len(result.left_out), "voided": sum(len(z.ids) for z in result.zones if z.voided),
     }
 
