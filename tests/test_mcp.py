@@ -335,6 +335,23 @@ def test_missing_sdk_is_one_clear_line(project):
         "miner mcp: the MCP server needs the mcp package: pip install 'transcript-miner[mcp]'"]
 
 
+def test_an_sdk_that_is_installed_but_cannot_be_loaded_is_not_said_to_be_missing(project, tmp_path):
+    """An SDK too old for the pydantic beside it failed to import, and the server said to install it: done, the same
+    line came back."""
+    old = tmp_path / "old-sdk"
+    (old / "mcp").mkdir(parents=True)
+    (old / "mcp" / "__init__.py").write_text("")
+    (old / "mcp-0.9.dist-info").mkdir()
+    (old / "mcp-0.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: mcp\nVersion: 0.9\n")
+    probe = "import sys; from miner.mcp_server import main; sys.exit(main([]))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(project),
+                            env=subprocess_env(PYTHONPATH=f"{old}{os.pathsep}{REPO}"), timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "miner mcp: the installed mcp package (0.9) cannot be loaded (No module named 'mcp.server'): "
+        "pip install --upgrade 'transcript-miner[mcp]'"]
+
+
 def test_register_adds_the_mcp_command():
     import click
     from click.testing import CliRunner

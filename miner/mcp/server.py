@@ -54,9 +54,26 @@ def _sdk() -> tuple[Any, Any]:
         try:
             from mcp.server.fastmcp import FastMCP as MCPServer  # mcp 1.x
             from mcp.server.fastmcp.exceptions import ToolError
-        except ImportError:
-            raise MissingSDK(MISSING_SDK) from None
+        except ImportError as exc:
+            raise MissingSDK(_unloadable(exc)) from None
     return MCPServer, ToolError
+
+
+def _unloadable(exc: ImportError) -> str:
+    """Why the SDK cannot be used: not installed, or installed but not importable (too old for the pydantic beside
+    it, say), which installing it again would not fix."""
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("mcp") is None:
+            return MISSING_SDK
+        version = importlib.metadata.version("mcp")
+    except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
+        return MISSING_SDK
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return (f"the installed mcp package ({version}) cannot be loaded ({reason}): "
+            "pip install --upgrade 'transcript-miner[mcp]'")
 
 
 def _argument_error(tool: str, error) -> str:
