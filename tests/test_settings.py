@@ -271,6 +271,29 @@ def test_uninstall_when_there_was_no_hooks_key(user_settings):
     assert user_settings.read_text(encoding="utf-8") == original
 
 
+def test_uninstall_removes_a_settings_file_that_held_nothing_but_ours(tmp_path):
+    """`install --scope project` then `uninstall --scope project` left `.claude/settings.json` holding `{}` and a
+    backup of our hooks in the repository; a file that holds anything else keeps it, and a link is never removed."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    path = st.settings_path("project", str(project))
+    st.install("project", str(project), "/usr/bin/python3")
+    assert path.exists()
+    assert st.uninstall("project", str(project), dry_run=True)[-1].startswith(f"dry run: would remove {path}")
+    assert st.uninstall("project", str(project))[-1] == f"removed {path} (nothing but ours was in it)"
+    assert list(path.parent.iterdir()) == []
+    path.write_text('{"permissions": {"allow": ["Bash(ls)"]}}\n')
+    st.install("project", str(project), "/usr/bin/python3")
+    st.uninstall("project", str(project))
+    assert json.loads(path.read_text()) == {"permissions": {"allow": ["Bash(ls)"]}}
+    shared = tmp_path / "shared-settings.json"
+    path.unlink()
+    path.symlink_to(shared)
+    st.install("project", str(project), "/usr/bin/python3")
+    st.uninstall("project", str(project))
+    assert path.is_symlink() and json.loads(shared.read_text()) == {}
+
+
 def test_uninstall_from_missing_file_creates_nothing(user_settings):
     lines = st.uninstall("user", None)
     assert not user_settings.exists()

@@ -135,8 +135,8 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
 
     `original_text` is the file's text as read (None: it did not exist). The write backs up the existing file
     (`_back_up`), replaces it atomically (temp file in the same directory + os.replace), keeps its mode, and writes
-    through a symlink instead of replacing it. If the file changed since it was read, or its owner made it
-    read-only, nothing is written and SettingsError is raised.
+    through a symlink instead of replacing it; a file left with nothing (it held nothing but ours) is removed. If the
+    file changed since it was read, or its owner made it read-only, nothing is written and SettingsError is raised.
     """
     path = Path(path)
     before = _parse(path, original_text) if original_text is not None else {}
@@ -149,7 +149,12 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
     except UnicodeEncodeError:
         raise SettingsError(f"{path} holds a lone surrogate (a \\ud800-style escape), which cannot be written back; "
                             f"{_FIX}") from None
+    # Left with nothing, it held nothing but our entries: it goes (an empty settings file, and a backup of ours, left
+    # in a repository after `uninstall --scope project`), unless it is a link, whose target may be shared.
+    emptied = not new_settings and original_text is not None and not path.is_symlink()
     if dry_run:
+        if emptied:
+            return f"dry run: would remove {path} (nothing but ours is in it); nothing written"
         backup = f" (backup as {path.name}.bak-<timestamp>)" if original_text is not None else ""
         return f"dry run: would {verb} {path}{backup}; nothing written"
     try:
@@ -164,6 +169,9 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         if not mode & 0o200:  # made read-only by its owner, who would not have it changed behind their back
             raise SettingsError(f"{path} is read-only (mode {mode:o}): nothing written; make it writable "
                                 "(`chmod u+w`) and run again, or see the change with --dry-run")
+        if emptied:
+            target.unlink()
+            return f"removed {path} (nothing but ours was in it)"
         backup = _back_up(path, target)
         _atomic_write(target, text, mode)
     except OSError as exc:
