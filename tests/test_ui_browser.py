@@ -252,3 +252,19 @@ def test_a_memory_in_a_right_to_left_script_reads_right_to_left(world, page):
     assert page.locator("#memory-text").evaluate(ends) == ["rtl", True]
     page.goto(f"{world['viewer'].base}/memories?project={project}")
     assert page.locator("a.text", has_text="PostgreSQL").evaluate(ends) == ["rtl", True]
+
+
+def test_what_is_typed_into_a_form_stays_out_of_the_address_the_browser_keeps(world, page):
+    """The rules page and the told page's prompt box sent what was typed in the address (GET): a secret pasted there
+    to see what would be hidden of it went into the browser's history."""
+    typed = "Hx7kq2Lmz9-typed"
+    page.goto(world["viewer"].base + "/rules")
+    page.fill("textarea[name=text]", f"We decided to use pnpm for every package, the db password is {typed}.")
+    submit_filters(page)
+    assert typed not in page.url and "pnpm" in page.locator("#traced").inner_text()
+    page.goto(world["viewer"].base + "/told")
+    page.fill("input[name=prompt]", f"Which package manager do we use? The token is {typed}")
+    submit_filters(page)
+    assert typed not in page.url and "pnpm" in page.locator("#prompt-block").inner_text()  # answered, as before
+    history = page.evaluate("performance.getEntriesByType('navigation').map(e => e.name)")
+    assert not any(typed in address for address in history), history

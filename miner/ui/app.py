@@ -43,7 +43,7 @@ def _int(name: str, default: int = 0, low: int = 0, high: int = 10**9) -> int:
 
 
 def _choice(name: str, allowed: tuple[str, ...], default: str | None) -> str | None:
-    value = request.args.get(name, "") or default
+    value = request.values.get(name, "") or default  # (of the address, or of a form's body)
     if value is not None and value not in allowed:
         abort(400, f"{name} must be one of {', '.join(allowed)}, not {value[:40]!r}")
     return value
@@ -214,9 +214,11 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
         return edit(memory_id, trust.approve)
 
-    @app.get("/told")
+    # What is typed into a form goes in its body (POST), never in an address that the browser's history keeps: a
+    # secret pasted to see what would be hidden of it stays out of it. (GET still answers a link.)
+    @app.route("/told", methods=["GET", "POST"])
     def told():
-        prompt = request.args.get("prompt", "")[:4000]
+        prompt = request.values.get("prompt", "")[:4000]
         return render_template("told.html", prompt=prompt, **pages.told(store(), current(), settings(), prompt))
 
     @app.get("/sessions")
@@ -252,9 +254,9 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         return render_template("health.html", doctor=doctor, problem=problem,
                                **pages.health(opened, settings(), doctor))
 
-    @app.get("/rules")
+    @app.route("/rules", methods=["GET", "POST"])
     def rules():
-        text = request.args.get("text", "")[:4000]
+        text = request.values.get("text", "")[:4000]
         role = _choice("role", ("user", "assistant"), "user")
         traced = pages.trace(text, role, settings(), current()) if text.strip() else None
         return render_template("rules.html", text=text, role=role, traced=traced)
