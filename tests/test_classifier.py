@@ -343,6 +343,8 @@ PUT_OFF = [
     "Le support du RTL, c'est pour la v3.",
     "A integração com o Slack fica pra depois.",
     "Tabloyu dışa aktarmaya sonra bakarız.",
+    "CSV dışa aktarımını sonra hallederiz.",  # Turkish: "we'll deal with it later", "let's add it, but later"
+    "Önbelleği ekleyelim ama daha sonra.",
     "Phần xuất PDF để sau.",
     "多言語対応はあとでいい。",
 ]
@@ -351,6 +353,7 @@ NOT_PUT_OFF = [
     "Después de cada despliegue hay que limpiar la caché del CDN.",
     "Danach muss man den Server jedes Mal neu starten.",
     "Позже надо будет перенести старые сессии на новую схему?",
+    "Her dağıtımdan sonra CDN önbelleğini temizlememiz gerekiyor.",  # ("sonra" alone is "after")
 ]
 
 
