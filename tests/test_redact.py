@@ -612,7 +612,7 @@ def test_basic_auth_credentials_are_redacted(text):
     # sshpass's variable set to a value; an account and its password joined by a slash after a login's words
     ("SSHPASS set to Hunter2x9 on the runner", "Hunter2x9"),
     ("set SSHPASS to Hunter2x9 before the deploy", "Hunter2x9"),
-    ("log into grafana with admin/Gr4f!na77 for the dashboards", "Gr4f!na77"),
+    ("log into jenkins with ci-bot/J3nk!ns77 for the builds", "J3nk!ns77"),
     ("sign in as ci-bot/J3nk!ns77 on the build server", "J3nk!ns77"),
     ("log in with admin/admin123 on the staging box", "admin123"),
 ])
@@ -650,6 +650,13 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "log in with Google/GitHub2 accounts only",
     "log in to the wiki, the steps are in docs/setup2.md",
     "install sshpass to automate the first login",
+    "log into the registry with docker/login-action@v3",  # an action and its version, a route, an issue
+    "I added a step that uses docker/login-action@v3 and then docker/build-push-action@v5.",
+    "sign in via oauth/callback?code=1 when the token expires",
+    "log in with org/repo#123 open beside you",
+    "log in through the auth/login?next=home route",
+    "bump sshpass to 1.10-r2 on the runners",  # the tool, not its variable
+    "upgrade sshpass to v1.10 before the deploy",
     # Test cards from payment providers' documentation, and numbers that are no card's.
     "In test mode pay with 4242 4242 4242 4242 and any future date.",
     "The declined-card test number is 4000 0000 0000 0002.",
@@ -1427,8 +1434,8 @@ def test_the_marks_that_close_a_sentence_after_an_accounts_password_stay(text, e
 
 
 def test_an_account_before_its_password_and_a_slash_stays():
-    assert redact("log into grafana with admin/Gr4f!na77 for the dashboards")[0] == \
-        "log into grafana with admin/[REDACTED:password] for the dashboards"
+    assert redact("log into jenkins with ci-bot/J3nk!ns77 for the builds")[0] == \
+        "log into jenkins with ci-bot/[REDACTED:password] for the builds"
 
 
 @pytest.mark.parametrize("text,secret", [

@@ -360,8 +360,10 @@ def _pair(m: re.Match, run: _Pass) -> str:
         return m.group(0)  # "admin/admin123" is a pair; "src/auth2", "Google/GitHub2", "docs/setup.md" are not
     if sep.strip() in ("and", "with", "e", "y", "et", "und", "con", "com", "mit", "avec"):
         account, slash, password = bare.rpartition("/")
-        if slash and slashed_password(account, password):  # "log into grafana with admin/X": the account stays
-            return _replace_in(m, "value", raw, password, run.hidden("password", password))
+        if slash:  # "log into grafana with admin/X": the account stays; a path or a ref ("docker/login-action@v3")
+            if slashed_password(account, password):
+                return _replace_in(m, "value", raw, password, run.hidden("password", password))
+            return m.group(0)
         if not random_like(bare):
             return m.group(0)  # "credentials for staging and production": only a made-up value after a word
     # A plain word is a password only in a lower-case pair ("admin / hunter"); "Google / GitHub" names two services.

@@ -29,9 +29,9 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 _STRONG_LATIN = (
     # (and typed fast: "passowrd", "passwrod", "pasword")
     r"pass(?:word|wd|phrase|code|owrd|wrod)s?|pasword|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
-    # ("SSHPASS set to X", "set SSHPASS to X": sshpass's variable, set; the tool's name otherwise)
-    r"sshpass(?=[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to[ \t]|[ \t]+to[ \t]+"
-    r"(?=[^\s,;]*[0-9!@#$%^&*]))|"
+    # ("SSHPASS set to X", "set SSHPASS to X": sshpass's variable, in capitals; "bump sshpass to 1.10" is the tool)
+    r"(?-i:SSHPASS)(?=[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to[ \t]|"
+    r"[ \t]+to[ \t]+(?=[^\s,;]*[0-9!@#$%^&*]))|"
     r"pass(?=[ \t]*[:=]|[ \t]+(?:de|del|do|da|du|di|dla|für|fürs|van|voor)[ \t]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"
     # ("user bob pass X": a value with letters, a digit and a symbol)
@@ -314,7 +314,7 @@ class Patterns:
             r"usuario[ \t]+y[ \t]+contraseña|"
             r"identifiants?|credenciales|credenziali|credenciais|zugangsdaten|anmeldedaten|логин|учетн\w*|"
             r"entra[ \t]+con|inicia[ \t]+sesi[óo]n|entre[ \t]+com|entrar[ \t]+com|connecte-toi|"
-            r"(?:зайди|войди|заходи)[ \t]+(?:под|как))\b|"
+            r"(?:зайди|войди|заходи)[ \t]+(?:под|как))(?![\w-])|"  # (not a name's part: "login-action")
             r"登录|登入|账号|帳號|賬號|ログイン|로그인|계정)"  # (words of scripts without spaces end where they end)
             r"[^\n]{0,40}?(?<![\w.@+/:\[-])(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|/|[ \t]+\|[ \t]+|:|"
             r"[ \t]+(?:and|with|e|y|et|und|con|com|mit|avec)[ \t]+)"

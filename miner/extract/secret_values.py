@@ -187,10 +187,10 @@ _ADMIN_RE = re.compile(r"(?i)admin|^root$|^sa$|^superuser$")
 def slashed_password(user: str, value: str) -> bool:
     """`user/value` written without blanks after a login's words is an account and its password when the user is a
     plain name and the value has a symbol ("ci-bot/Xk9!pq2w"), or two digits after an administrator's account
-    ("admin/admin123"): a path ("src/auth2", "test/e2e123"), two names ("Google/GitHub2"), a file ("docs/setup.md")
-    or words ("登录/注册按钮；…") are not."""
+    ("admin/admin123"): a path ("src/auth2", "test/e2e123"), two names ("Google/GitHub2"), a file ("docs/setup.md"),
+    an action and its version ("docker/login-action@v3") or words ("登录/注册按钮；…") are not."""
     if not (_ACCOUNT_RE.fullmatch(user) and user.isascii() and value.isascii() and len(value) >= 6
-            and "/" not in value and "." not in value and secret_like(value)):
-        return False
+            and not any(c in value for c in "/.?#=&") and secret_like(value) and not reads_as_words(value)):
+        return False  # (a route's query, an issue, an action's version: "oauth/callback?code=1", "org/repo#123")
     symbol = not value.replace("-", "").replace("_", "").isalnum()
     return symbol or sum(c.isdigit() for c in value) >= 2 and _ADMIN_RE.search(user) is not None
