@@ -56,7 +56,7 @@ _extra: list[tuple[str, re.Pattern]] = []
 _extra_stamp: tuple | None = None  # the files' state when they were loaded (`ensure_extra`)
 _extra_loaded = ""  # where they came from: "yaml" (the files), "kept" (the copy the last miner kept), or not yet
 KEPT_FILE = "secret-kinds.json"  # in the cache folder: the kinds as the last miner loaded them, for the hook path
-_REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
+REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 _BLANK_RUN_RE = re.compile(r"([ \t]{64,})")
 # Invisible characters (zero-width spaces and joiners, a word joiner, a byte-order mark, a soft hyphen) inside a run
 # of visible ASCII: they split a key in two for every pattern ("sk-…\u200b…" left its second half in sight).
@@ -148,7 +148,7 @@ def redact_text(text: str) -> str:
 
 def mostly_redacted(text: str) -> bool:
     """True when redaction markers make up most of what the text says."""
-    left = _REDACTED_RE.sub("", text)
+    left = REDACTED_RE.sub("", text)
     markers = len(text) - len(left)
     return markers > 0 and len(left.strip()) < max(20, markers)
 
