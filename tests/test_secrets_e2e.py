@@ -218,6 +218,7 @@ def test_doctor_fix_hides_what_an_older_version_kept_bare_where_only_the_convers
     """An older miner hid "the admin password is X" where it was said, but kept X bare in a later session's decision,
     and kept bare a password given in reply to the assistant's question for it; the repair read only the stored
     rows, where nothing named them any more, and left both in clear after the upgrade."""
+    from miner.memory import repair
     from miner.memory.records import NewMemory
 
     cwd = tmp_path / "work" / "app"
@@ -230,7 +231,7 @@ def test_doctor_fix_hides_what_an_older_version_kept_bare_where_only_the_convers
     bare = ("We decided that Sw0rdfish77 also unlocks the encrypted backup archive.",
             "Use Kp9xW2mQ7vLt for the gateway box, and restart nginx.")
     with Store() as store:  # what the older miner stored
-        with store.atomic():
+        with store.atomic() as db:
             for n, (text, session) in enumerate(zip(bare, (second, first))):
                 store.add_memory(NewMemory(project=str(cwd), category="decision", text=text, confidence=0.8,
                                            rule_id="r", role="user", session_id=session.session_id,
@@ -239,13 +240,39 @@ def test_doctor_fix_hides_what_an_older_version_kept_bare_where_only_the_convers
             for session in (first, second):
                 store.set_watermark(str(session.transcript), session.transcript.stat().st_size,
                                     session.transcript.stat().st_ino, "", str(cwd))
-    found = run_cli("doctor")
-    assert b"doctor --fix" in found.stdout, found.stdout.decode()
+            db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))  # repaired by none since
     assert run_cli("doctor", "--fix").returncode in (0, 1)
     with Store(readonly=True) as store:
         texts = [m.text for m in store.list_memories(limit=10)]
     assert not any("Sw0rdfish77" in t or "Kp9xW2mQ7vLt" in t for t in texts), texts
     assert any("also unlocks the encrypted backup archive" in t for t in texts)  # the rest of the words stay
+
+
+def test_the_repairs_reading_of_the_transcripts_skips_an_excluded_projects_and_comes_once(tmp_path, claude_dir,
+                                                                                             monkeypatch):
+    """The repair read every transcript with a watermark, those of excluded projects too (mining records a watermark
+    for them and reads nothing of them), and learnt their secrets; and it read them all at every `doctor --fix`."""
+    from miner.memory import repair
+    from miner.runtime.exclusions import add_exclusion
+
+    cwd = tmp_path / "work" / "secret-project"
+    cwd.mkdir(parents=True)
+    session = Session(cwd)
+    session.user("For the record, the staging db password is Qz8vLm3xTr21 on that box.")
+    add_exclusion(str(cwd))
+    with Store() as store:
+        with store.atomic() as db:
+            store.set_watermark(str(session.transcript), session.transcript.stat().st_size,
+                                session.transcript.stat().st_ino, "", str(cwd))
+            db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
+        assert repair._learnt_from_transcripts(store) == set()
+        repair.fix(store)
+        assert store.secret_digests()[1] == frozenset()  # nothing of it learnt
+        reads = []
+        real = repair._learnt_from_transcripts
+        monkeypatch.setattr(repair, "_learnt_from_transcripts", lambda s: reads.append(1) or real(s))
+        repair.fix(store)  # repaired by this version already: the transcripts are not read again
+        assert reads == []
 
 
 def test_doctor_finds_and_fixes_a_secret_of_a_kind_the_yaml_files_add(tmp_path):

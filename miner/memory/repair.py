@@ -15,8 +15,9 @@ in place and says what it changed:
 - the secrets it found, kept as salted digests (never the secrets): a later
   text that repeats one bare is redacted there too (`extract.secret_turns`).
 
-What it hides it learns from the stored rows and from the transcripts they were
-mined from, read again turn by turn as a miner reads them now: a value named in
+What it hides it learns from the stored rows and, in the first repair after an
+upgrade, from the transcripts they were mined from (those of projects not
+excluded), read again turn by turn as a miner reads them now: a value named in
 one turn and said bare in another is hidden in both.
 
 `miner doctor` runs `scan`; `miner doctor --fix` (which `./install.sh`
@@ -72,10 +73,11 @@ class Repair:
         return ", ".join(parts) if parts else "nothing"
 
 
-def learn_secrets(store: Store) -> set[str]:
-    """Secrets that context reveals anywhere in the store ("the password is X") or in the conversations it was mined
-    from: a first pass, so that the second can hide them where they stand alone ("remember X" in a checkpoint)."""
-    known = _learnt_from_transcripts(store)
+def learn_secrets(store: Store, transcripts: bool = False) -> set[str]:
+    """Secrets that context reveals anywhere in the store ("the password is X"), and with `transcripts` in the
+    conversations it was mined from: a first pass, so that the second can hide them where they stand alone
+    ("remember X" in a checkpoint)."""
+    known = _learnt_from_transcripts(store) if transcripts else set()
     archive = " UNION ALL SELECT text FROM archive" if store.has_table("archive") else ""
     for row in store.db.execute("SELECT text FROM memories UNION ALL SELECT text FROM evidence "
                                 "UNION ALL SELECT text FROM memory_hashes UNION ALL SELECT was FROM links" + archive):
@@ -93,10 +95,13 @@ def _learnt_from_transcripts(store: Store) -> set[str]:
     rows alone cannot tell (where it was named, it was hidden)."""
     from ..extract.secret_turns import Conversation
     from ..extract.transcript import read_transcript
+    from ..runtime.exclusions import is_excluded
 
     learnt: set[str] = set()
     salt, digests = store.secret_digests()
-    for (path,) in store.db.execute("SELECT transcript FROM watermarks ORDER BY transcript").fetchall():
+    for path, project in store.db.execute("SELECT transcript, project FROM watermarks ORDER BY transcript").fetchall():
+        if is_excluded(project):  # never mined: what it says is not read (nor learnt) either
+            continue
         try:
             turns = read_transcript(path).turns
         except (OSError, ValueError):  # gone, moved or unreadable: what it said stays as the rows say it
@@ -229,7 +234,10 @@ def fix(store: Store) -> Repair:
     secrets file is broken."""
     ensure_extra()
     done = Repair()
-    known, secrets = learn_secrets(store), store.secret_digests()
+    # The transcripts are read again once per redaction version (the first repair after an upgrade: a re-read of
+    # every transcript, about as long as a backfill's reading), not on every `doctor --fix`.
+    upgraded = reader.redaction_version(store.db) < REDACTION_VERSION
+    known, secrets = learn_secrets(store, transcripts=upgraded), store.secret_digests()
     with store.atomic() as db:
         _rewrite(store, known, secrets, done)
         for index in _indexes(store):
