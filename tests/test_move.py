@@ -112,12 +112,13 @@ def test_a_project_in_a_team_syncs_from_its_new_folder(tmp_path):
     from miner.team import settings as team_settings
 
     mined(tmp_path, "/work/shop", "We'll use PostgreSQL instead of MySQL for the main database.")
+    mined(tmp_path, "/work/shop/api", "We decided to keep the API on port 8080.", name="s2")
     settings = team_settings.TeamSettings(url="postgresql://db.example.test/team", team="core",
-                                      projects={"/work/shop": "shop"})
+                                      projects={"/work/shop": "shop", "/work/shop/api": "shop-api"})
     team_settings.save(settings)
-    result = CliRunner().invoke(main, ["move", "/work/shop", "/srv/shop"])
-    assert result.exit_code == 0 and "it syncs with team 'core' from /srv/shop now" in result.output, result.output
-    assert team_settings.load().projects == {"/srv/shop": "shop"}
+    result = CliRunner().invoke(main, ["move", "/work/shop", "/srv/shop", "--yes"])
+    assert result.exit_code == 0 and result.output.splitlines()[-1] == "it syncs with team 'core' from /srv/shop now"
+    assert team_settings.load().projects == {"/srv/shop": "shop", "/srv/shop/api": "shop-api"}  # (and inside it)
 
 
 def test_what_cannot_be_moved_is_said_in_one_line(tmp_path):
@@ -130,3 +131,51 @@ def test_what_cannot_be_moved_is_said_in_one_line(tmp_path):
         assert result.exit_code == 1 and said in result.output and len(result.output.splitlines()) == 1, \
             (args, result.output)
     assert rows_of("/work/shop")["memories"]
+
+
+def stored_at(project: str, text: str, ts: str) -> int:
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        return store.add_memory(NewMemory(project=project, category="decision", text=text, confidence=0.8,
+                                          rule_id="r", role="user", session_id=f"s-{ts}", transcript="/t.jsonl",
+                                          entry_uuid=f"{project}-{ts}", ts=ts))[0]
+
+
+def test_a_folder_that_is_gone_is_taken_as_written_not_as_the_git_root_above_it(tmp_path):
+    """OLD went through the look-up of its git root: gone, it climbed to the first folder above it with a `.git`
+    (a home folder's dotfiles), and every project under that folder was moved without a question."""
+    home = tmp_path / "home-folder"
+    (home / ".git").mkdir(parents=True)
+    gone, other = home / "code" / "proj", home / "code" / "other"
+    stored_at(str(gone), "We decided to keep the API on port 8080.", "2026-01-01T10:00:00Z")
+    stored_at(str(other), "We decided to deploy the other project on Fridays.", "2026-01-01T10:00:00Z")
+    result = CliRunner().invoke(main, ["move", str(gone), "/srv/proj"])
+    assert result.exit_code == 0 and result.output.startswith(f"moved {gone} to /srv/proj: 1 memory"), result.output
+    assert rows_of(str(other))["memories"] == 1 and rows_of("/srv/proj")["memories"] == 1
+
+
+def test_moving_a_folder_that_holds_several_projects_asks_first(tmp_path):
+    for name in ("a", "b"):
+        stored_at(f"/work/{name}", f"We decided to name the service {name} after its team.", "2026-01-01T10:00:00Z")
+    refused = CliRunner().invoke(main, ["move", "/work", "/srv"], input="n\n")
+    assert refused.exit_code == 1 and "/work holds 2 projects (/work/a, /work/b): move them under /srv?" in \
+        refused.output
+    assert rows_of("/work/a")["memories"] == 1 and not rows_of("/srv/a")["memories"]
+    assert CliRunner().invoke(main, ["move", "/work", "/srv", "--yes"]).exit_code == 0
+    assert rows_of("/srv/a")["memories"] == rows_of("/srv/b")["memories"] == 1
+
+
+def test_a_memory_replaced_in_the_old_folder_and_said_again_in_the_new_one_since_stays_current(tmp_path):
+    """Joined, the new folder's memory took on the old one's close: a decision said again in March was closed by a
+    change of mind of January."""
+    mysql = "We decided to use MySQL for the main database."
+    first = stored_at("/work/shop", mysql, "2026-01-01T10:00:00Z")
+    later = stored_at("/work/shop", "We'll use PostgreSQL instead of MySQL for the main database.",
+                      "2026-01-02T10:00:00Z")
+    with Store() as store, store.atomic():
+        assert store.supersede(later, first, "changed mind", "MySQL", at="2026-01-02T10:00:00Z")
+    again = stored_at("/srv/shop", mysql, "2026-03-01T10:00:00Z")
+    assert CliRunner().invoke(main, ["move", "/work/shop", "/srv/shop", "--yes"]).exit_code == 0
+    with Store(readonly=True) as store:
+        assert store.get(again).state == "active"

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -102,19 +103,25 @@ def move(old: str, new: str, yes: bool) -> None:
 
     if not old.strip() or not new.strip():
         raise click.ClickException("give the folder the project was in and the one it is in now")
-    old, new = project_dir(old), project_dir(new)
+    # OLD as written (it is gone: looking for its git root would climb to a folder above it, $HOME's dotfiles, and
+    # file every project under that); NEW as the hooks will see it, its git root.
+    old, new = os.path.normpath(os.path.abspath(os.path.expanduser(old))), project_dir(new)
     if old == new:
         raise click.ClickException(f"{old} is already the project's folder (both paths lead to it): nothing to move")
     if new.startswith(old.rstrip("/") + "/"):
         raise click.ClickException(f"{new} is inside {old}: give a folder outside the project")
     with open_store(create=False) as store:
-        if not relocate.stored_projects(store, old):
+        moving = relocate.stored_projects(store, old)
+        if not moving:
             raise click.ClickException(f"nothing is stored for {old} (a typo in the path? `miner stats` counts the "
                                        "projects)")
+        if not yes and old not in moving:  # (no project of its own: the folder above several)
+            listed = ", ".join(moving[:3]) + (", …" if moving[3:] else "")
+            click.confirm(f"{old} holds {counted(len(moving), 'project')} ({listed}): move them under {new}?",
+                          abort=True)
         if relocate.stored_projects(store, new) and not yes:
             click.confirm(f"{new} holds memories of its own: join those of {old} to them?", abort=True)
         counts = relocate.move_project(store, old, new)
-    _move_team(old, new)
     moved = ", ".join(counted(counts[table], *nouns) for table, nouns in (
         ("memories", ("memory", "memories")), ("sessions", ("session",)), ("checkpoints", ("checkpoint",)),
         ("archive", ("archived unit",))) if counts[table])
@@ -123,6 +130,7 @@ def move(old: str, new: str, yes: bool) -> None:
     if joined:
         click.echo(f"  {counted(joined, 'memory', 'memories')} joined {'the one' if joined == 1 else 'those'} {new} "
                    "held in the same words (the evidence and what you decided of them went along)")
+    _move_team(old, new)
 
 
 def _move_team(old: str, new: str) -> None:
@@ -133,10 +141,12 @@ def _move_team(old: str, new: str) -> None:
         settings = settings_mod.load()
     except settings_mod.TeamError as exc:
         raise click.ClickException(f"moved, but the team settings cannot be read to move it there too: {exc}") from None
-    if old not in settings.projects:
+    inside = old.rstrip("/") + "/"
+    joined = [p for p in settings.projects if p == old or p.startswith(inside)]  # (and the folders inside it)
+    if not joined:
         return
-    key = settings.projects.pop(old)
-    settings.projects.setdefault(new, key)
+    for project in joined:
+        settings.projects.setdefault(new + project[len(old):], settings.projects.pop(project))
     settings_mod.save(settings)
     click.echo(f"it syncs with team {settings.team!r} from {new} now")
 

@@ -66,6 +66,9 @@ def _join_same_words(store, project: str, target: str) -> dict[int, int]:
                        "there.hash = here.hash WHERE here.project = ?", (target, project)).fetchall()
     for joined, kept in pairs:
         record = dict(db.execute("SELECT * FROM memories WHERE id = ?", (joined,)).fetchone())
+        said_since = db.execute("SELECT last_seen FROM memories WHERE id = ?", (kept,)).fetchone()[0]
+        if record["state"] == "superseded" and (record["valid_to"] or "") < said_since:
+            record["state"] = "active"  # replaced there, and said again here since: a close there does not carry
         merge_into(db, joined, kept)
         carry_over(store, kept, record)
         db.execute("UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?1), "
