@@ -292,6 +292,14 @@ def test_uninstall_removes_a_settings_file_that_held_nothing_but_ours(tmp_path):
     st.install("project", str(project), "/usr/bin/python3")
     st.uninstall("project", str(project))
     assert path.is_symlink() and json.loads(shared.read_text()) == {}
+    dotfiles = tmp_path / "dotfiles" / ".claude"  # a folder above it a link: the file is the repository's
+    dotfiles.mkdir(parents=True)
+    linked = tmp_path / "linked-project"
+    linked.mkdir()
+    (linked / ".claude").symlink_to(dotfiles)
+    st.install("project", str(linked), "/usr/bin/python3")
+    st.uninstall("project", str(linked))
+    assert json.loads((dotfiles / "settings.json").read_text()) == {}
 
 
 def test_uninstall_from_missing_file_creates_nothing(user_settings):

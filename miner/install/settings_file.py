@@ -150,8 +150,10 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         raise SettingsError(f"{path} holds a lone surrogate (a \\ud800-style escape), which cannot be written back; "
                             f"{_FIX}") from None
     # Left with nothing, it held nothing but our entries: it goes (an empty settings file, and a backup of ours, left
-    # in a repository after `uninstall --scope project`), unless it is a link, whose target may be shared.
-    emptied = not new_settings and original_text is not None and not path.is_symlink()
+    # in a repository after `uninstall --scope project`), unless it is reached through a link (itself, or a folder
+    # above it: `~/.claude` kept in a dotfiles repository), whose target may be kept or shared.
+    emptied = (not new_settings and original_text is not None
+               and os.path.realpath(path) == os.path.normpath(os.path.abspath(path)))
     if dry_run:
         if emptied:
             return f"dry run: would remove {path} (nothing but ours is in it); nothing written"
