@@ -214,7 +214,8 @@ def tsquery(match: str) -> str:
     return " | ".join(alternatives)
 
 
-AT_IN_PASSWORD = "its password holds an '@': write it %40 in the URL, or give the password through PGPASSWORD"
+AT_IN_PASSWORD = ("its user name or password holds an '@': write it %40 in the URL (or give the password through "
+                  "PGPASSWORD)")
 
 
 def without_password(url: str) -> str:

@@ -77,11 +77,14 @@ def without_password(url: str) -> str:
         return url
     from psycopg import ProgrammingError
 
+    from ..memory.pgschema import AT_IN_PASSWORD
     from ..memory.pgschema import without_password as strip
 
     try:
         return strip(url)
     except ProgrammingError as exc:
+        if str(exc) == AT_IN_PASSWORD:  # (our own words: no part of the URL is in them)
+            raise TeamError(f"not a PostgreSQL URL: {AT_IN_PASSWORD}") from None
         raise TeamError(f"not a PostgreSQL URL ({_unreadable_reason(url, exc)}): "
                         "give postgresql://user@host/db") from None
 
