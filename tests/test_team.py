@@ -508,6 +508,31 @@ def test_joining_again_under_another_key_pushes_the_project_whole_under_it(tmp_p
         assert remote.active_texts(renamed) == ["The shop's search runs on Meilisearch."]
 
 
+def test_joining_a_repository_the_team_knows_under_an_older_key_takes_that_key(tmp_path, pg_url, isolated_home):
+    """Keys lost a URL's port; a member joining now got another key than the team's, who joined with the older
+    one, and shared nothing with them."""
+    import shutil
+
+    from miner.team.sync import Sync
+
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    project = tmp_path / "shop"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "ssh://git@git.acme.test:2222/acme/shop.git"],
+                   check=True)
+    older = "git.acme.test/2222/acme/shop"
+    ana = Machine(tmp_path, "ana", pg_url)
+    ana.mine("The shop's search runs on Meilisearch.", category="fact")
+    with PgStore(pg_url, "acme", "ana") as remote:
+        Sync(ana.store, remote, ana.settings, ana.project, older).run()  # as an older version keyed it
+    ana.close()
+    joined = miner_cli("team", "join", pg_url, "--team", "acme", "--project", str(project))
+    assert joined.returncode == 0 and f"as {older!r}" in joined.stdout, joined.stdout + joined.stderr
+    assert settings_mod.load().projects == {str(project): older}
+
+
 def test_join_refuses_a_server_other_than_the_one_miner_team_url_names(tmp_path, pg_url, isolated_home):
     """With MINER_TEAM_URL set, `join URL` saved URL but checked and synced against the variable's server."""
     project = tmp_path / "shop"

@@ -127,7 +127,10 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
         with_password = settings_mod.has_password(url)
         if with_password and not os.environ.get(settings_mod.URL_ENV):
             os.environ[settings_mod.URL_ENV] = url  # for this run's connections only; never written
-        connect(settings).close()
+        with connect(settings) as remote:
+            if not key and was is None:  # a key an older version gave this repository, that the team uses already
+                settings.projects[root] = _known_key(remote, settings.projects[root], settings_mod.default_key(
+                    root, with_port=True))
         if rekeyed:  # pushed whole under its new name: what was synced under the old one stays there
             with open_store() as store, store.atomic():
                 store.clear_team_project(settings.team, root)
@@ -141,6 +144,14 @@ def join(url: str | None, team_id: str | None, key: str | None, member: str | No
                    "PGPASSWORD or ~/.pgpass.")
     if not no_sync:
         _sync_one(settings, root, errors)
+
+
+def _known_key(remote, key: str, older: str) -> str:
+    """`key`, or the `older` key (a URL's port in it) when the team holds memories under that one only: members who
+    joined before keep syncing with those who join now."""
+    if older != key and remote.active_texts(older) and not remote.active_texts(key):
+        return older
+    return key
 
 
 def _sync_one(settings, root: str, errors) -> None:

@@ -133,8 +133,9 @@ def default_member() -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def default_key(project: str) -> str:
-    """The team's key for a project: its git remote `origin` (host/path, no user or scheme), else its folder's name.
+def default_key(project: str, with_port: bool = False) -> str:
+    """The team's key for a project: its git remote `origin` (host/path, no user, scheme or port), else its folder's
+    name. `with_port`: as versions before this one gave it (a URL's port a part of the path).
 
     The same repository cloned to different folders on different machines gets the same key.
     """
@@ -155,7 +156,7 @@ def default_key(project: str) -> str:
         url = re.match(r"^[a-z+]+://", remote) is not None
         remote = re.sub(r"^[a-z+]+://", "", remote)
         remote = re.sub(r"^[^@/]+@", "", remote)
-        if url:  # ssh://host:2222/acme/shop and https://host/acme/shop are one repository: a URL's port goes
+        if url and not with_port:  # ssh://host:2222/acme/shop and https://host/acme/shop are one repository
             remote = re.sub(r"^([^/:]+):\d*(?=/|$)", r"\1", remote)
         remote = remote.replace(":", "/", 1) if ":" in remote.split("/", 1)[0] else remote
         remote = re.sub(r"\.git$", "", remote.rstrip("/"))
