@@ -117,7 +117,8 @@ def test_a_project_in_a_team_syncs_from_its_new_folder(tmp_path):
                                       projects={"/work/shop": "shop", "/work/shop/api": "shop-api"})
     team_settings.save(settings)
     result = CliRunner().invoke(main, ["move", "/work/shop", "/srv/shop", "--yes"])
-    assert result.exit_code == 0 and result.output.splitlines()[-1] == "it syncs with team 'core' from /srv/shop now"
+    assert result.exit_code == 0 and result.output.splitlines()[-2:] == [
+        "/srv/shop syncs with team 'core' as 'shop' now", "/srv/shop/api syncs with team 'core' as 'shop-api' now"]
     assert team_settings.load().projects == {"/srv/shop": "shop", "/srv/shop/api": "shop-api"}  # (and inside it)
 
 
@@ -179,3 +180,6 @@ def test_a_memory_replaced_in_the_old_folder_and_said_again_in_the_new_one_since
     assert CliRunner().invoke(main, ["move", "/work/shop", "/srv/shop", "--yes"]).exit_code == 0
     with Store(readonly=True) as store:
         assert store.get(again).state == "active"
+        assert store.get(later).state == "superseded"  # what replaced it there is closed in turn: one is current
+    decisions = CliRunner().invoke(main, ["recall", "--project", "/srv/shop"]).output
+    assert "use MySQL" in decisions and "- We'll use PostgreSQL" not in decisions  # (only as what it "was")

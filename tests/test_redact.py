@@ -615,6 +615,9 @@ def test_basic_auth_credentials_are_redacted(text):
     ("log into jenkins with ci-bot/J3nk!ns77 for the builds", "J3nk!ns77"),
     ("sign in as ci-bot/J3nk!ns77 on the build server", "J3nk!ns77"),
     ("log in with admin/admin123 on the staging box", "admin123"),
+    ("log into jenkins with ci-bot/J3nk#ns77 for the builds", "J3nk#ns77"),  # symbols of a password, not a route's
+    ("log into jenkins with ci-bot/Tr0ub4dor&3 for the builds", "Tr0ub4dor&3"),
+    ("sshpass set to Hunter2x9 on the runner", "Hunter2x9"),
 ])
 def test_secrets_said_in_many_ways_are_hidden(text, secret):
     out, kinds = redact(text)
@@ -657,6 +660,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "log in through the auth/login?next=home route",
     "bump sshpass to 1.10-r2 on the runners",  # the tool, not its variable
     "upgrade sshpass to v1.10 before the deploy",
+    "sshpass updated to 1.10 on the runners",
+    "sign in with google/gemma-2b-it@rev3 as the model",
+    "log in with the repo owner/name@sha256 digest pinned",
     # Test cards from payment providers' documentation, and numbers that are no card's.
     "In test mode pay with 4242 4242 4242 4242 and any future date.",
     "The declined-card test number is 4000 0000 0000 0002.",

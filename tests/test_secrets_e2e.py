@@ -241,7 +241,10 @@ def test_doctor_fix_hides_what_an_older_version_kept_bare_where_only_the_convers
                 store.set_watermark(str(session.transcript), session.transcript.stat().st_size,
                                     session.transcript.stat().st_ino, "", str(cwd))
             db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))  # repaired by none since
+    found = run_cli("doctor")  # (it reads no transcript: it says the store awaits the repair that reads them)
+    assert b"cleaned by an older redaction" in found.stdout and b"doctor --fix" in found.stdout, found.stdout
     assert run_cli("doctor", "--fix").returncode in (0, 1)
+    assert b"cleaned by an older redaction" not in run_cli("doctor").stdout
     with Store(readonly=True) as store:
         texts = [m.text for m in store.list_memories(limit=10)]
     assert not any("Sw0rdfish77" in t or "Kp9xW2mQ7vLt" in t for t in texts), texts
@@ -260,10 +263,17 @@ def test_the_repairs_reading_of_the_transcripts_skips_an_excluded_projects_and_c
     session = Session(cwd)
     session.user("For the record, the staging db password is Qz8vLm3xTr21 on that box.")
     add_exclusion(str(cwd))
+    app = tmp_path / "work" / "app"  # and an excluded folder inside a repository, whose root is not excluded
+    (app / ".git").mkdir(parents=True)
+    (app / "vault").mkdir()
+    inside = Session(app / "vault")
+    inside.user("For the record, the vault's unseal key is Wv7pLm2xKq94 on that box.")
+    add_exclusion(str(app / "vault"))
     with Store() as store:
         with store.atomic() as db:
-            store.set_watermark(str(session.transcript), session.transcript.stat().st_size,
-                                session.transcript.stat().st_ino, "", str(cwd))
+            for each, project in ((session, cwd), (inside, app)):
+                store.set_watermark(str(each.transcript), each.transcript.stat().st_size,
+                                    each.transcript.stat().st_ino, "", str(project))
             db.execute("DELETE FROM counters WHERE name = ?", (repair.VERSION_COUNTER,))
         assert repair._learnt_from_transcripts(store) == set()
         repair.fix(store)

@@ -1106,9 +1106,11 @@ def test_a_password_in_a_url_libpq_cannot_read_is_never_printed(tmp_path, isolat
             assert password.removeprefix("pa%zz") not in shown, (args, shown)
     done = miner_cli("team", "join", urls["pa%zzSECRET1"], "--project", str(project))
     assert "invalid percent-encoded token" in done.stderr  # libpq's reason stays, its quote of the URL goes
-    for url in (urls["SECRET5"], "postgresql://u:p@ss@127.0.0.1:55432/teamdb", "postgresql://me@corp.example@db/team"):
+    for url in (urls["SECRET5"], "postgresql://u:p@ss@127.0.0.1:55432/teamdb", "postgresql://me@corp.example@db/team",
+                "postgresql://bob:Xy7/SECRET6@127.0.0.1:1/teamdb"):  # (at a '/', "bob:Xy7" was a host and a port)
         done = miner_cli("team", "join", url, "--project", str(project))
-        assert "its user name or password holds an '@': write it %40" in done.stderr, (url, done.stderr)
+        assert "its user name or password holds an '@' or a '/'" in done.stderr, (url, done.stderr)
+        assert "SECRET6" not in done.stdout + done.stderr and "Xy7" not in done.stdout + done.stderr
 
 
 def test_team_status_says_whether_waiting_will_fix_what_the_server_answered(tmp_path, pg_url, isolated_home):

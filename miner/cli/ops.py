@@ -89,7 +89,8 @@ def backup(path: Path, force: bool) -> None:
 @click.command()
 @click.argument("old", type=str)
 @click.argument("new", type=str)
-@click.option("--yes", is_flag=True, help="Do not ask before joining OLD's memories to those NEW holds already.")
+@click.option("--yes", is_flag=True, help="Do not ask before moving a folder that holds several projects, nor before "
+                                         "joining OLD's memories to those NEW holds already.")
 def move(old: str, new: str, yes: bool) -> None:
     """File the memories of project folder OLD under NEW, where it was moved or renamed to.
 
@@ -146,9 +147,14 @@ def _move_team(old: str, new: str) -> None:
     if not joined:
         return
     for project in joined:
-        settings.projects.setdefault(new + project[len(old):], settings.projects.pop(project))
+        moved, key = new + project[len(old):], settings.projects.pop(project)
+        if settings.projects.get(moved, key) != key:  # (a project there joined the team already, under its own key)
+            click.echo(f"{moved} syncs with team {settings.team!r} as {settings.projects[moved]!r} already: "
+                       f"{project}'s key {key!r} is no longer used")
+            continue
+        settings.projects[moved] = key
+        click.echo(f"{moved} syncs with team {settings.team!r} as {key!r} now")
     settings_mod.save(settings)
-    click.echo(f"it syncs with team {settings.team!r} from {new} now")
 
 
 @click.command()

@@ -29,8 +29,10 @@ KEYPAD_NAMES = (*KEYPAD_WORDS, "safe", "locker", "padlock", "combination", "digi
 _STRONG_LATIN = (
     # (and typed fast: "passowrd", "passwrod", "pasword")
     r"pass(?:word|wd|phrase|code|owrd|wrod)s?|pasword|pwd|pswd|pword|(?:passw|p/w)(?=[ \t]*[:=])|"
-    # ("SSHPASS set to X", "set SSHPASS to X": sshpass's variable, in capitals; "bump sshpass to 1.10" is the tool)
-    r"(?-i:SSHPASS)(?=[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to[ \t]|"
+    # ("SSHPASS set to X", "set SSHPASS to X": sshpass's variable, "set to" in any case, "to" alone in capitals;
+    # "bump sshpass to 1.10" is the tool)
+    r"sshpass(?=[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?set[ \t]+to[ \t])|"
+    r"(?-i:SSHPASS)(?=[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:changed|reset|updated)[ \t]+to[ \t]|"
     r"[ \t]+to[ \t]+(?=[^\s,;]*[0-9!@#$%^&*]))|"
     r"pass(?=[ \t]*[:=]|[ \t]+(?:de|del|do|da|du|di|dla|für|fürs|van|voor)[ \t]|[ \t]+(?:is|was)[ \t]+(?:now[ \t]+)?"
     r"(?=[^\s,;]*[A-Za-z])(?=[^\s,;]*[0-9])[^\s,;]{8,}|"

@@ -182,15 +182,19 @@ SETTING_KEY_RE = re.compile(
 
 _ACCOUNT_RE = re.compile(r"[\w.@+-]{1,64}")
 _ADMIN_RE = re.compile(r"(?i)admin|^root$|^sa$|^superuser$")
+# A route's query, an issue's number, a file, a pinned version or revision: "oauth/callback?code=1", "org/repo#123",
+# "docs/setup2.md", "docker/login-action@v3", "google/gemma-2b-it@rev3", "owner/name@sha256:…" (not "J3nk#ns77").
+_ROUTE_RE = re.compile(r"\?\w+=|#\d+$|@(?:v?\d|rev|sha|main|master|latest)|\.(?:md|txt|py|js|ts|json|ya?ml|html?|sh)$",
+                       re.IGNORECASE)
 
 
 def slashed_password(user: str, value: str) -> bool:
     """`user/value` written without blanks after a login's words is an account and its password when the user is a
     plain name and the value has a symbol ("ci-bot/Xk9!pq2w"), or two digits after an administrator's account
-    ("admin/admin123"): a path ("src/auth2", "test/e2e123"), two names ("Google/GitHub2"), a file ("docs/setup.md"),
-    an action and its version ("docker/login-action@v3") or words ("登录/注册按钮；…") are not."""
-    if not (_ACCOUNT_RE.fullmatch(user) and user.isascii() and value.isascii() and len(value) >= 6
-            and not any(c in value for c in "/.?#=&") and secret_like(value) and not reads_as_words(value)):
-        return False  # (a route's query, an issue, an action's version: "oauth/callback?code=1", "org/repo#123")
+    ("admin/admin123"): a path ("src/auth2", "test/e2e123"), two names ("Google/GitHub2"), a route, a file or a pinned
+    version (`_ROUTE_RE`) or words ("登录/注册按钮；…") are not."""
+    if not (_ACCOUNT_RE.fullmatch(user) and user.isascii() and value.isascii() and len(value) >= 6 and "/" not in value
+            and not _ROUTE_RE.search(value) and secret_like(value) and not reads_as_words(value)):
+        return False
     symbol = not value.replace("-", "").replace("_", "").isalnum()
     return symbol or sum(c.isdigit() for c in value) >= 2 and _ADMIN_RE.search(user) is not None

@@ -214,8 +214,8 @@ def tsquery(match: str) -> str:
     return " | ".join(alternatives)
 
 
-AT_IN_PASSWORD = ("its user name or password holds an '@': write it %40 in the URL (or give the password through "
-                  "PGPASSWORD)")
+AT_IN_PASSWORD = ("its user name or password holds an '@' or a '/': write them %40 and %2F in the URL (or give the "
+                  "password through PGPASSWORD)")
 
 
 def without_password(url: str) -> str:
@@ -226,8 +226,12 @@ def without_password(url: str) -> str:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     params = conninfo_to_dict(url)
-    if "@" in (params.get("host") or "") and url.startswith(("postgresql://", "postgres://")):
-        raise ProgrammingError(AT_IN_PASSWORD)  # (libpq took the password's end for the host: it would be shown)
+    if url.startswith(("postgresql://", "postgres://")):
+        # libpq took the password's end for the host ("u:p@ss@host"), or, at a '/', the user and the password's
+        # start for a host and a port ("u:Xy7/Secr3t@host"): either would be shown in its errors.
+        authority, _, rest = url.partition("://")[2].partition("/")
+        if "@" in (params.get("host") or "") or "@" not in authority and "@" in rest.partition("?")[0]:
+            raise ProgrammingError(AT_IN_PASSWORD)
     dropped = [params.pop(name, None) for name in ("password", "sslpassword")]
     if dropped == [None, None] and url.startswith(("postgresql://", "postgres://")):
         return url

@@ -9,7 +9,9 @@ folders inside the new one), in one transaction.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
+from .dedup import Deduper
 from .import_merge import carry_over
 from .privacy import clear_block_cache
 from .repair import merge_into
@@ -66,10 +68,14 @@ def _join_same_words(store, project: str, target: str) -> dict[int, int]:
                        "there.hash = here.hash WHERE here.project = ?", (target, project)).fetchall()
     for joined, kept in pairs:
         record = dict(db.execute("SELECT * FROM memories WHERE id = ?", (joined,)).fetchone())
-        said_since = db.execute("SELECT last_seen FROM memories WHERE id = ?", (kept,)).fetchone()[0]
-        if record["state"] == "superseded" and (record["valid_to"] or "") < said_since:
-            record["state"] = "active"  # replaced there, and said again here since: a close there does not carry
-        merge_into(db, joined, kept)
+        merge_into(db, joined, kept)  # (what replaced it there now replaces the one kept)
+        here = store.get(kept)
+        if record["state"] == "superseded" and (record["valid_to"] or "") < here.last_seen:
+            # Replaced there, and said again here since: current, and what replaced it is closed in turn, as when a
+            # replaced memory is said again (not a user's correction by hand: then the close carries over).
+            said = SimpleNamespace(ts=here.last_seen, role=here.role, source=here.source)
+            if Deduper(store).restate(here, said) is not None:
+                record["state"] = "active"
         carry_over(store, kept, record)
         db.execute("UPDATE memories SET evidence_count = (SELECT COUNT(*) FROM evidence WHERE memory_id = ?1), "
                    "session_count = (SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?1), "

@@ -106,7 +106,9 @@ def _learnt_from_transcripts(store: Store) -> set[str]:
             turns = read_transcript(path).turns
         except (OSError, ValueError):  # gone, moved or unreadable: what it said stays as the rows say it
             continue
-        Conversation(salt, digests, known=learnt).redact_turns(turns)
+        # (and, as mining, what was said in an excluded folder below the project's root: a session may `cd` there)
+        shut = {cwd: is_excluded(cwd) for cwd in {t.cwd for t in turns if t.cwd}}
+        Conversation(salt, digests, known=learnt).redact_turns([t for t in turns if not shut.get(t.cwd)])
     return learnt
 
 
