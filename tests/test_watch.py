@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import plistlib
@@ -270,17 +271,26 @@ def test_stop_when_nothing_runs(claude_dir):
     assert paths.data_dir()  # nothing was started
 
 
+@contextlib.contextmanager
+def pidfile_holder(code: str = ""):
+    """A process that holds the watcher's pidfile as a watcher does, after running `code`; killed at the end."""
+    holder = subprocess.Popen([sys.executable, "-c", f"import time\n{code}from miner.runtime.watch import "
+                               "_take_pidfile\n_take_pidfile()\nprint('ready', flush=True)\ntime.sleep(60)\n"],
+                              stdout=subprocess.PIPE, env=dict(os.environ), text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
 def test_a_watcher_that_does_not_stop_in_time_is_one_line_and_keeps_running(claude_dir, monkeypatch):
     """A watcher in the middle of a long batch stops once the batch is written: `--stop` said so in a traceback."""
     from miner.runtime import watch as watch_mod
 
-    holder = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
-                               "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                               "from miner.runtime.watch import _take_pidfile\n_take_pidfile()\n"
-                               "print('ready', flush=True)\ntime.sleep(60)\n"],
-                              stdout=subprocess.PIPE, env=dict(os.environ), text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
+    with pidfile_holder("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n") as holder:
         real_stop = watch_mod.stop
         monkeypatch.setattr(watch_mod, "stop", lambda: real_stop(timeout_s=1.0))
         result = CliRunner().invoke(watch_cmd, ["--stop"])
@@ -289,9 +299,6 @@ def test_a_watcher_that_does_not_stop_in_time_is_one_line_and_keeps_running(clau
                                          "the batch it is mining is written; run `miner watch --stop` again in a "
                                          "moment")
         assert holder.poll() is None
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_doctor_says_when_the_running_watcher_runs_the_code_from_before_an_update(workdir, watcher):
@@ -302,19 +309,11 @@ def test_doctor_says_when_the_running_watcher_runs_the_code_from_before_an_updat
     watcher.send_signal(signal.SIGTERM)
     assert watcher.wait(timeout=30) == 0
     # A watcher of an older version (its status names no code, or other code), holding the pidfile as a watcher does.
-    older = subprocess.Popen([sys.executable, "-c", "import json, sys, time\n"
-                              "from miner.runtime.watch import _take_pidfile, status_file\n_take_pidfile()\n"
-                              "status_file().write_text(json.dumps({'pid': 1, 'running': True}))\n"
-                              "print('ready', flush=True)\ntime.sleep(60)\n"],
-                             stdout=subprocess.PIPE, env=dict(os.environ), text=True)
-    try:
-        assert older.stdout.readline().strip() == "ready"
+    with pidfile_holder("import json\nfrom miner.runtime.watch import status_file\n"
+                        "status_file().write_text(json.dumps({'pid': 1, 'running': True}))\n") as older:
         out = CliRunner().invoke(main, ["doctor"]).stdout
         assert (f"FAIL  the watcher (pid {older.pid}) runs the code from before this install was updated" in out
                 and "fix: miner watch --stop, then start it again" in out), out
-    finally:
-        older.kill()
-        older.wait()
 
 
 def test_a_watcher_told_to_stop_leaves_a_long_transcript_between_two_batches(workdir, monkeypatch):
