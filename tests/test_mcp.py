@@ -641,8 +641,7 @@ def test_a_server_started_in_an_excluded_folder_inside_a_project_answers_nothing
     at_root = mcp_tools.Session(project=str(project), config=config.load())
     mcp_tools.store_memory(at_root, "We decided to host the wombat client's data in Frankfurt.", "decision")
     exclusions.add_exclusion(str(project / "src"))
-    there = mcp_tools.Session(project=mcp_tools.default_project(str(inside)), config=config.load(),
-                              folder=mcp_tools.start_folder(str(inside)))
+    there = mcp_tools.started_in(str(inside), config.load())
     assert there.project == str(project)
     for call in (lambda: mcp_tools.recall(there, "wombat"), lambda: mcp_tools.zones(there),
                  lambda: mcp_tools.store_memory(there, "We decided to use Redis for the wombat cache.", "decision")):

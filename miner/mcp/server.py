@@ -214,8 +214,7 @@ def serve(project: str | None = None) -> None:
 
     _sdk()
     ensure_extra()  # what the tools store is redacted as mining redacts, the secret kinds of the YAML files too
-    folder = mcp_tools.start_folder(project)
-    session = Session(project=mcp_tools.resolve_project(folder), config=config_mod.load(), folder=folder)
+    session = mcp_tools.started_in(project, config_mod.load())
     build_server(session).run("stdio")
 
 

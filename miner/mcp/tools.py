@@ -99,15 +99,12 @@ def resolve_project(value: str | None) -> str:
     return paths.project_root(os.path.abspath(os.path.expanduser(value.strip())))
 
 
-def default_project(explicit: str | None = None) -> str:
-    """The server's project: an explicit directory, else $CLAUDE_PROJECT_DIR, else the working directory."""
-    return resolve_project(start_folder(explicit))
-
-
-def start_folder(explicit: str | None = None) -> str:
-    """The folder the server answers for, as given (`default_project` is its project)."""
+def started_in(explicit: str | None, config: dict[str, Any]) -> Session:
+    """The server's session: the folder it answers for (an explicit directory, else $CLAUDE_PROJECT_DIR, else the
+    working directory), and that folder's project."""
     given = explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    return os.path.abspath(os.path.expanduser(given.strip()))
+    folder = os.path.abspath(os.path.expanduser(given.strip()))
+    return Session(project=resolve_project(folder), config=config, folder=folder)
 
 
 def _text(value: Any, name: str, limit: int, required: bool = True, lines: bool = False) -> str:

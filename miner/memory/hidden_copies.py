@@ -38,17 +38,15 @@ def _has_blank(text: str, start: int, stop: int) -> bool:
     return any(c.isspace() for c in text[start:stop])
 
 
-def scrub(db, memory_id: int, text: str, mark: str = "?", schema: str = "") -> int:
-    """Take away the wordings and evidence texts of `memory_id` that `text` hides a secret of; how many. `db`: the
-    store's connection (SQLite's, or the team server's with `mark` "%s" and its `schema`)."""
+def scrub(db, memory_id: int, text: str, mark: str = "?", schema: str = "") -> None:
+    """Take away the wordings and evidence texts of `memory_id` that `text` hides a secret of. `db`: the store's
+    connection (SQLite's, or the team server's with `mark` "%s" and its `schema`)."""
     prefix = f"{schema}." if schema else ""
-    done = 0
     rows = db.execute(f"SELECT hash, text FROM {prefix}memory_hashes WHERE memory_id = {mark}", (memory_id,))
     for digest, old in rows.fetchall():
         if hides(text, old):
             db.execute(f"DELETE FROM {prefix}memory_hashes WHERE memory_id = {mark} AND hash = {mark}",
                        (memory_id, digest))
-            done += 1
     rows = db.execute(f"SELECT id, entry_uuid, text FROM {prefix}evidence WHERE memory_id = {mark}", (memory_id,))
     for row_id, entry_uuid, old in rows.fetchall():
         if hides(text, old):
@@ -58,5 +56,3 @@ def scrub(db, memory_id: int, text: str, mark: str = "?", schema: str = "") -> i
                 db.execute(f"DELETE FROM {prefix}evidence WHERE id = {mark}", (row_id,))
             else:
                 db.execute(f"UPDATE {prefix}evidence SET text = {mark} WHERE id = {mark}", (text, row_id))
-            done += 1
-    return done

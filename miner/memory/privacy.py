@@ -69,13 +69,21 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
     return counts
 
 
+# The tables that file their rows by project (memory_hashes and team_sync key theirs by it too).
+PROJECT_TABLES = ("memories", "sessions", "checkpoints", "watermarks", "archive", "recall_log")
+
+
 def holds_anything(store, project: str) -> bool:
     """Whether the store keeps a row of `project` (a memory, a transcript's watermark, an archived unit, a session,
     a checkpoint, a recall's record)."""
-    return store.db.execute(" UNION ALL ".join(
-        f"SELECT 1 FROM {table} WHERE project = ?1" for table in ("memories", "watermarks", "archive", "sessions",
-                                                                 "checkpoints", "recall_log")) + " LIMIT 1",
-        (project,)).fetchone() is not None
+    return store.db.execute(" UNION ALL ".join(f"SELECT 1 FROM {table} WHERE project = ?1" for table in PROJECT_TABLES)
+                            + " LIMIT 1", (project,)).fetchone() is not None
+
+
+def stored_projects(store) -> set[str]:
+    """Every project the store keeps a row of."""
+    union = " UNION ".join(f"SELECT project FROM {table}" for table in PROJECT_TABLES)
+    return {row[0] for row in store.db.execute(union)}
 
 
 def _delete(store, project: str, counts: dict[str, int], stage, read: dict[str, tuple]) -> None:
@@ -167,9 +175,7 @@ def same_folder(store, project: str) -> list[str]:
     """`project`, then the other projects the store keeps under another path to the same folder (a symbolic
     link, followed or not): a purge of one path must not leave the rows filed under the other."""
     real = os.path.realpath(project)
-    stored = (row[0] for row in store.db.execute(
-        "SELECT project FROM memories UNION SELECT project FROM sessions UNION SELECT project FROM watermarks "
-        "UNION SELECT project FROM checkpoints UNION SELECT project FROM archive"))
+    stored = stored_projects(store)
     # (a project recorded on another system, "C:\\work", is no path here: resolved, it would be one under the cwd)
     return [project] + sorted(p for p in stored if os.path.isabs(p) and p != project and os.path.realpath(p) == real)
 

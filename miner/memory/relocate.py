@@ -13,18 +13,16 @@ from types import SimpleNamespace
 
 from .dedup import Deduper
 from .import_merge import carry_over
+from .privacy import PROJECT_TABLES as TABLES
 from .privacy import clear_block_cache
+from .privacy import stored_projects as all_projects
 from .repair import merge_into
-
-# (memory_hashes and team_sync key their rows by project too: a row the new path holds already is kept)
-TABLES = ("memories", "sessions", "checkpoints", "watermarks", "archive", "recall_log")
 
 
 def stored_projects(store, old: str) -> list[str]:
     """The projects the store keeps at `old` or in a folder inside it."""
     inside = old.rstrip("/") + "/"
-    rows = store.db.execute(" UNION ".join(f"SELECT project FROM {table}" for table in TABLES))
-    return sorted(p for (p,) in rows if p == old or p.startswith(inside))
+    return sorted(p for p in all_projects(store) if p == old or p.startswith(inside))
 
 
 def move_project(store, old: str, new: str) -> dict[str, int]:

@@ -95,19 +95,23 @@ def _learnt_from_transcripts(store: Store) -> set[str]:
     rows alone cannot tell (where it was named, it was hidden)."""
     from ..extract.secret_turns import Conversation
     from ..extract.transcript import read_transcript
-    from ..runtime.exclusions import is_excluded
+    from ..runtime.exclusions import PrivacyError, is_excluded, load_exclusions
 
+    try:
+        globs = load_exclusions()  # (read once, not for every transcript and folder)
+    except PrivacyError:
+        return set()  # a broken exclusions file excludes every project, as it does for mining: nothing is read
     learnt: set[str] = set()
     salt, digests = store.secret_digests()
     for path, project in store.db.execute("SELECT transcript, project FROM watermarks ORDER BY transcript").fetchall():
-        if is_excluded(project):  # never mined: what it says is not read (nor learnt) either
+        if is_excluded(project, globs):  # never mined: what it says is not read (nor learnt) either
             continue
         try:
             turns = read_transcript(path).turns
         except (OSError, ValueError):  # gone, moved or unreadable: what it said stays as the rows say it
             continue
         # (and, as mining, what was said in an excluded folder below the project's root: a session may `cd` there)
-        shut = {cwd: is_excluded(cwd) for cwd in {t.cwd for t in turns if t.cwd}}
+        shut = {cwd: is_excluded(cwd, globs) for cwd in {t.cwd for t in turns if t.cwd}}
         Conversation(salt, digests, known=learnt).redact_turns([t for t in turns if not shut.get(t.cwd)])
     return learnt
 
