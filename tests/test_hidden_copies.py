@@ -20,6 +20,15 @@ from miner.memory.store import Store
     ("x [REDACTED:a] y [REDACTED:b] z", "x s1 y s 2 z", False),
     ("k=[REDACTED:a]", "k=", False),  # (a word, not nothing)
     ("The same words.", "The same words.", False),
+    # A secret with blanks is one when it is quoted (the quotes hidden with it, or left around it) or a key's block.
+    ("The wifi passphrase is [REDACTED:passphrase] now.", 'The wifi passphrase is "amber fox river 7" now.', True),
+    ("my password is '[REDACTED:password]'.", "my password is 'open the gate 99'.", True),
+    ("x \u201c[REDACTED:a]\u201d y", "x \u201cleft right\u201d y", True),
+    ("key:\n[REDACTED:private-key]\nend", "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIab\ncd==\n"
+     "-----END RSA PRIVATE KEY-----\nend", True),
+    ("say [REDACTED:a] now", 'say "one" and "two" now', False),  # (two quoted runs, not one)
+    ("say '[REDACTED:a]' now", "say 'one' and 'two' now", False),
+    ("The token is [REDACTED:token].", 'The token is "rotated" weekly.', False),
 ])
 def test_what_a_wording_with_markers_hides_of_an_earlier_one(new, old, hidden):
     assert hides(new, old) is hidden
@@ -44,3 +53,24 @@ def test_a_rewording_that_hides_nothing_of_the_old_words_keeps_them(tmp_path):
             role="user", session_id="s", transcript="/t", entry_uuid="u2", ts="2026-01-02T00:00:00Z"))
         assert [w.text for w in store.wordings(memory_id)] == [old]
         assert [e.text for e in store.evidence(memory_id)] == [old]
+
+
+@pytest.mark.parametrize("old, hidden", [
+    ('The backup passphrase is "amber fox river 7" until March.', "The backup passphrase is [REDACTED:passphrase] until "
+     "March."),
+    ("Deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAAB3Nza==\n-----END OPENSSH PRIVATE KEY-----",
+     "Deploy key:\n[REDACTED:private-key]"),
+])
+def test_a_secret_with_blanks_hidden_later_leaves_no_copy(tmp_path, old, hidden):
+    """A quoted passphrase or a private key hidden in a later wording left the earlier one, secret and all, as a
+    wording and as the evidence (only a marker for one word was taken for a secret hidden)."""
+    with Store(tmp_path / "m.db") as store, store.atomic():
+        memory_id, _ = store.add_memory(NewMemory(
+            project="/p", category="fact", text=old, confidence=0.7, rule_id="r", role="user", session_id="s",
+            transcript="/t", entry_uuid="u1", ts="2026-01-01T00:00:00Z"))
+        store.reword(memory_id, NewMemory(
+            project="/p", category="fact", text=hidden, confidence=0.7, rule_id="r", role="user", session_id="s",
+            transcript="/t", entry_uuid="u1", ts="2026-01-02T00:00:00Z"))
+        assert store.get(memory_id).text == hidden
+        assert old not in [w.text for w in store.wordings(memory_id)]
+        assert [e.text for e in store.evidence(memory_id)] == [hidden]

@@ -14,10 +14,11 @@ MAX_CHARS = 5_000  # of an earlier wording read: a memory holds 4,000 at most, e
 
 
 def hides(new: str, old: str) -> bool:
-    """Whether `new` is `old` with secrets hidden: the same text, a marker where `old` says one word (a secret holds
-    no blank: "The token is [REDACTED:token]." hides nothing of "The token is rotated weekly."). Read left to right,
-    each literal at its first place (a later one only widens the word before it): no regex, whose backtracking
-    over runs of one letter took minutes."""
+    """Whether `new` is `old` with secrets hidden: the same text, a marker where `old` says one word, a quoted run of
+    words or a private key's block (a secret is no run of bare words: "The token is [REDACTED:token]." hides nothing
+    of "The token is rotated weekly.", but a passphrase in quotes is one secret). Read left to right, each literal at
+    its first place (a later one only widens the word before it): no regex, whose backtracking over runs of one letter
+    took minutes."""
     parts = _MARKER_RE.split(new)
     if len(parts) == 1 or new == old or len(old) > MAX_CHARS:
         return False  # (no marker, or nothing hidden)
@@ -28,14 +29,28 @@ def hides(new: str, old: str) -> bool:
     at = len(first)
     for part in filter(None, middle):  # (markers side by side stand for one word)
         found = old.find(part, at + 1, end)
-        if found < 0 or _has_blank(old, at, found):
+        if found < 0 or not _one_secret(old, at, found):
             return False
         at = found + len(part)
-    return end > at and not _has_blank(old, at, end)
+    return end > at and _one_secret(old, at, end)
 
 
-def _has_blank(text: str, start: int, stop: int) -> bool:
-    return any(c.isspace() for c in text[start:stop])
+_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u300c": "\u300d",
+           "\u300e": "\u300f"}  # an opening quote and its closing one
+
+
+def _one_secret(text: str, start: int, stop: int) -> bool:
+    """Whether `text[start:stop]` can be one secret: a word, a run in quotes (the quotes in it or around it), or a
+    private key's block."""
+    span = text[start:stop]
+    if not any(c.isspace() for c in span):
+        return True
+    if span.startswith("-----BEGIN") and span.rstrip().endswith("-----"):
+        return True
+    quoted = ((span[0], span[1:-1], span[-1]),  # the quotes hidden with it
+              (text[start - 1:start] if start else "", span, text[stop:stop + 1]))  # the quotes left around it
+    return any(opening in _QUOTES and closing == _QUOTES[opening] and closing not in inner
+               for opening, inner, closing in quoted)
 
 
 def scrub(db, memory_id: int, text: str, mark: str = "?", schema: str = "") -> None:
