@@ -23,6 +23,10 @@ from miner.memory.store import Store
     "Saved the sender. And the SMTP password for the alerts?",
     "OK, and the passphrase of the deploy key?",
     "Your vault token?",
+    # A question that points back at the secret the sentence before it named.
+    "The login failed: the password was refused. What is the current one?",
+    "The API token has expired. Which one should I use instead?",
+    "The database password was rejected again. So what is it now?",
 ])
 def test_a_request_for_a_secret_is_seen(text):
     assert asks_for_secret(text)
@@ -39,6 +43,10 @@ def test_a_request_for_a_secret_is_seen(text):
     "And the password hashing?",
     "And the token parser for the CLI?",
     "Now the tests pass?",
+    "The password hashing uses argon2. What is the current one?",  # (no secret named before it)
+    "The token parser failed. Which one should I use instead?",
+    "I rotated the API token. What do you think of the new one?",  # (no value asked for)
+    "The password was refused. Who changed it?",
 ])
 def test_talk_about_secrets_is_no_request(text):
     assert not asks_for_secret(text)
@@ -266,6 +274,8 @@ def test_a_generated_looking_keyword_given_through_mcp_is_dropped_whatever_the_t
     ("What's the PIN of the test phone?", "it's 4417", "4417"),
     ("デプロイ用のパスワードを教えてください。", "Jn3Pw8Lz", "Jn3Pw8Lz"),
     ("Dime la contraseña del servidor de staging.", "Es7Qw2Lm", "Es7Qw2Lm"),
+    ("The login failed: the password was refused. What is the current one?", "it's Zebra-Quartz-81 now",
+     "Zebra-Quartz-81"),
 ])
 def test_a_value_given_after_a_request_said_in_more_ways_is_hidden(request_, reply, secret):
     conversation = Conversation()

@@ -7,7 +7,7 @@ what the hooks print is redacted on its way out, so that no secret an older vers
 
 from __future__ import annotations
 
-REDACTION_VERSION = 14  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
+REDACTION_VERSION = 15  # 3: command-line passwords, vendor shapes, more languages' words; 4: any key's generated
 # value, payment card numbers, social security numbers; 5: IBANs, password hashes, a key's setting named in prose,
 # door codes in other languages, ssh-keygen's passphrases, a password past a comma or right after its variable,
 # a password changed to a value in other languages, more command lines' passwords, a Markdown table's password
@@ -69,6 +69,8 @@ REDACTION_VERSION = 14  # 3: command-line passwords, vendor shapes, more languag
 # credentials column
 # 14: an account and its password written "admin/X" after a login's words ("log into grafana with …"), SSHPASS
 # "set to" X
+# 15: a value given in reply to a question that points back at a secret the sentence before it named ("The password
+# was refused. What is the current one?")
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

@@ -55,6 +55,11 @@ _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ 
                       r"need[ \t]+(?:the|your)\b)|教えて|入力して|알려|입력해|告诉我|提供一下|发给我|發給我|"
                       r"(?i:\b(?:dime|pásame|envíame|gib[ \t]+mir|schick[ \t]+mir|donne-moi|envoie-moi|"
                       r"me[ \t]+(?:passa|manda)|скинь|пришли)\b)")
+# … or a question that points back at a secret the sentence before it named ("The password was refused. What is the
+# current one?").
+_POINTS_BACK_RE = re.compile(r"(?i:(?:(?:so|ok(?:ay)?|and|then)[ \t,]+)?(?:what(?:['’]s|[ \t]+is)[ \t]+(?:the[ \t]+"
+                             r"(?:current|new|right|correct|actual|valid|working|updated|latest)[ \t]+one|it[ \t]+now)|"
+                             r"(?:what|which[ \t]+one)[ \t]+(?:should|do|can)[ \t]+I[ \t]+use(?:[ \t]+instead)?)[ \t]*[?？])")
 # … or a question of a name alone, with no verb ("And the SMTP password for alerts?", "Your vault token?").
 _NAMED_ONLY_RE = re.compile(r"(?i:(?:(?:and|also|plus|now|then|ok(?:ay)?|what[ \t]+about|how[ \t]+about)[ \t,]+){0,2}"
                             r"(?:the|your|its|our)[ \t]+(?:[\w-]+[ \t]+){0,3}?)")
@@ -140,11 +145,16 @@ def asks_for_secret(text: str) -> bool:
     if "?" not in tail and "？" not in tail and _GIVE_RE.search(tail) is None:
         return False  # (most turns: one look)
     strong = patterns().strong_lead
+    before = False  # whether the sentence before names a secret
     for sentence in _SENTENCE_RE.findall(tail):
         sentence = sentence.strip()
         named = strong.search(sentence) or _KEY_WORDS_RE.search(sentence)
         if named is None or NAMES_A_SECRET_RE.match(sentence, named.end()) is None:
+            if before and _POINTS_BACK_RE.fullmatch(sentence):
+                return True
+            before = False
             continue  # ("What is the password hashing library you want?")
+        before = True
         if _GIVE_RE.search(sentence) or sentence.endswith(("?", "？")) and (
                 WHICH_RE.search(sentence) or not sentence.isascii()
                 or _NAMED_ONLY_RE.fullmatch(sentence, 0, named.start()) and _NAMED_ONLY_TAIL_RE.fullmatch(
