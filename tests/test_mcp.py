@@ -222,6 +222,12 @@ def test_writes_never_reach_another_project(sdk, project, tmp_path):
         assert "another project" in await c.error("memory_correct", id=foreign, content="We deploy on Mondays instead.")
         assert "another project" in await c.error("memory_store", content=DECISION, category="decision",
                                                   supersedes=foreign)
+        # Which ids another project holds cannot be told from the answers: one for an id that does not exist.
+        missing = foreign + 1000
+        for tool, args in (("memory_forget", {"reason": "not mine"}),
+                           ("memory_correct", {"content": "We deploy on Mondays instead."})):
+            said = await c.error(tool, id=foreign, **args)
+            assert said == (await c.error(tool, id=missing, **args)).replace(f"#{missing}", f"#{foreign}"), said
         # a global preference shows in this project's recall, so it may be corrected from here, by a memory of
         # every project (one of this project only closed it in every other project)
         assert "its replacement must be too" in await c.error(
@@ -914,3 +920,16 @@ def test_no_escape_sequence_or_direction_override_in_a_store_reaches_a_tools_res
     said = json.dumps(results, ensure_ascii=False)
     assert "status banner prints" in said and "RED" in said
     assert not any(c in said for c in "\x1b\x07\u202e\u202c"), said
+
+
+@pytest.mark.parametrize("how", ["--project", "CLAUDE_PROJECT_DIR"])
+def test_a_server_named_a_folder_that_does_not_exist_says_so(tmp_path, how):
+    """`miner mcp --project DIR` with a typo in DIR served, and stored into, a project nobody works in."""
+    missing = str(tmp_path / "no-such-folder")
+    args, env = (["--project", missing], {}) if how == "--project" else ([], {"CLAUDE_PROJECT_DIR": missing})
+    result = subprocess.run([sys.executable, "-m", "miner", "mcp", *args], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, env=subprocess_env(**env), cwd=str(tmp_path), timeout=90)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no such folder" in lines[0] and missing in lines[0], result.stderr
+    assert not (tmp_path / "no-such-folder").exists()

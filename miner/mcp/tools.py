@@ -104,6 +104,9 @@ def started_in(explicit: str | None, config: dict[str, Any]) -> Session:
     working directory), and that folder's project."""
     given = explicit or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     folder = os.path.abspath(os.path.expanduser(given.strip()))
+    if not os.path.isdir(folder):  # (a typo would serve, and store into, a project nobody works in)
+        named = "--project" if explicit else "$CLAUDE_PROJECT_DIR"
+        raise ToolInputError(f"{named} {given}: no such folder; give the project's directory")
     return Session(project=resolve_project(folder), config=config, folder=folder)
 
 
@@ -165,11 +168,11 @@ def _writable(session: Session, store: Store, memory_id: int, verb: str) -> Stor
     an excluded project)."""
     _here(session)
     memory = store.get(memory_id)
-    if memory is None:
-        raise ToolInputError(f"no memory #{memory_id}; memory_recall lists the ids")
+    if memory is None or memory.project != session.project and memory.scope != "global":
+        # (one answer for both: which ids another project holds is not this session's to learn)
+        raise ToolInputError(f"no memory #{memory_id} in {session.project}: {verb} works on its memories and the "
+                             "global ones, never on another project's; memory_recall lists the ids")
     _allowed(memory.project)
-    if memory.project != session.project and memory.scope != "global":
-        raise ToolInputError(f"memory #{memory_id} belongs to another project; {verb} works on {session.project} only")
     return memory
 
 
