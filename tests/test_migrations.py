@@ -45,7 +45,7 @@ def test_a_store_left_by_any_earlier_version_upgrades_to_the_current_schema(tmp_
     older_store(old, upto)
     with Store(old) as store:
         applied = [row[0] for row in store.db.execute("SELECT name FROM migrations ORDER BY name")]
-        assert applied == [m.__name__ for m in migrations.MIGRATIONS]
+        assert applied == [m.__name__ for m in migrations.MIGRATIONS] + [migrations.redaction_mark()]
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
         memory = store.get(1)
@@ -82,3 +82,28 @@ def test_a_store_a_newer_version_wrote_is_read_but_never_written_and_doctor_says
     result = CliRunner().invoke(main, ["doctor"])
     assert result.exit_code == 1 and "FAIL  " in result.output and "m999_from_a_newer_version" in result.output, \
         result.output
+
+
+def test_a_miner_of_an_older_redaction_writes_no_more_into_a_store_this_version_opened(monkeypatch):
+    """A second install's hooks, or a watcher started before an update, went on writing into the store after this
+    version had opened and repaired it: what they stored, the current redaction hides, and nothing cleans a row once
+    the repair has run. This version marks the store with its redaction, a migration older ones do not know."""
+    from miner import paths
+    from miner.memory import reader
+    from miner.memory.store import StoreError
+
+    Store().close()
+    mark = migrations.redaction_mark()
+    assert mark in reader.migrations_applied(paths.db_path())
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "REDACTION_VERSION", migrations.REDACTION_VERSION - 1)  # (as an older one reads)
+        with pytest.raises(StoreError, match=f"written by a newer version of transcript-miner .*{mark}"):
+            Store()
+        with Store(readonly=True) as store:  # (reading stays open to it)
+            assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    db = sqlite3.connect(paths.db_path())  # the mark of an older redaction is no newer version's
+    db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, '2026-01-01')",
+               (migrations.redaction_mark(migrations.REDACTION_VERSION - 1),))
+    db.commit()
+    db.close()
+    Store().close()

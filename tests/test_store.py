@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from miner.memory.migrations import MIGRATIONS
+from miner.memory.migrations import MIGRATIONS, redaction_mark
 from miner.memory.records import NewMemory
 from miner.memory.store import CACHE_KIB, MMAP_BYTES, Store
 
@@ -24,7 +24,7 @@ def test_migrations_applied_once_and_recorded(tmp_path):
     path = tmp_path / "m.db"
     with Store(path) as s:
         names = [r[0] for r in s.db.execute("SELECT name FROM migrations ORDER BY name")]
-        assert names == [m.__name__ for m in MIGRATIONS]
+        assert names == [m.__name__ for m in MIGRATIONS] + [redaction_mark()]  # (`migrations.REDACTION_MARK`)
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with Store(path) as s:  # reopening applies nothing new
         assert s.migrate() == []

@@ -10,7 +10,19 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..extract.redaction_version import REDACTION_VERSION
 from .reader import GLOBAL_SCOPE, RECALLED
+
+# A row of `migrations` named for the redaction that writes the store: "redaction_015". A version of this package
+# refuses to write into a store holding a migration it does not know (`unknown`), so a miner of an older redaction
+# (a second install's hooks, a watcher started before an update) stops writing there once this version has opened
+# it: what it would store, the current redaction would hide, and nothing cleans a row after it is written.
+REDACTION_MARK = "redaction_"
+
+
+def redaction_mark(version: int = REDACTION_VERSION) -> str:
+    """The name of the `migrations` row that says code of redaction `version` writes the store."""
+    return f"{REDACTION_MARK}{version:03d}"
 
 
 def run_script(db: sqlite3.Connection, script: str) -> None:
@@ -414,5 +426,8 @@ MIGRATIONS = [m001_core, m002_history, m003_recall_speed, m004_session_evidence,
 
 
 def unknown(applied) -> list[str]:
-    """The migrations of `applied` (names) this version does not have: a newer version wrote the store."""
-    return sorted(set(applied) - {migration.__name__ for migration in MIGRATIONS})
+    """The migrations of `applied` (names) this version does not have: a newer version wrote the store (its schema,
+    or its redaction: `redaction_mark`)."""
+    known = {migration.__name__ for migration in MIGRATIONS}
+    known.update(redaction_mark(version) for version in range(REDACTION_VERSION + 1))
+    return sorted(set(applied) - known)

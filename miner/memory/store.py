@@ -261,6 +261,10 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                 migration(db)
                 db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.__name__, now_iso()))
             done.append(migration.__name__)
+        mark = migrations.redaction_mark()
+        if mark not in applied:  # (older miners write here no more)
+            with self.atomic() as db:
+                db.execute("INSERT OR IGNORE INTO migrations (name, applied_at) VALUES (?, ?)", (mark, now_iso()))
         if not tables:  # a new store: nothing in it was stored under an older redaction (`memory.repair`)
             from ..extract.redaction_version import COUNTER, REDACTION_VERSION
 
