@@ -265,6 +265,9 @@ def test_basic_auth_credentials_are_redacted(text):
     # A passphrase's words, one of them a word that could close prose ("correct"), or a number last.
     ("passphrase: correct horse battery staple", "horse battery staple"),
     ("the gpg passphrase is purple monkey dishwasher 77", "purple monkey dishwasher"),
+    # Three words after a colon, which says a value follows (after "is", four: prose says "is" too).
+    ("Passphrase for the restic repo: violet otter canyon", "otter canyon"),
+    ("The passphrase for the backup is: maple drift 58 until we rotate it", "maple drift 58"),
     # The value before a dash and its name; an OpenVPN user / password; the Wi-Fi itself given a made-up value.
     ("Marmot!Burrow55 — that's the admin password", "Marmot!Burrow55"),
     ("use Otter#River66 - that's the root password for staging", "Otter#River66"),
@@ -672,6 +675,9 @@ def test_secrets_said_in_many_ways_are_hidden(text, secret):
     "The part number is 219-09-9999 in the catalogue.",
     "The passphrase is correct now that you reset it.",
     "The passphrase is 12 characters long at least.",
+    "The passphrase: stored in the vault.",
+    "Passphrase: never share it.",
+    "the wifi passphrase is rotated every month",
     # A door's code said to be broken, and a key made without a passphrase.
     "the door code is broken, call the landlord",
     "le code de la porte est cassé",

@@ -70,7 +70,7 @@ REDACTION_VERSION = 15  # 3: command-line passwords, vendor shapes, more languag
 # 14: an account and its password written "admin/X" after a login's words ("log into grafana with …"), SSHPASS
 # "set to" X
 # 15: a value given in reply to a question that points back at a secret the sentence before it named ("The password
-# was refused. What is the current one?")
+# was refused. What is the current one?"), a passphrase of three words after a colon
 
 
 COUNTER = "redaction_version"  # the store's counter that holds the version which last cleaned it

@@ -28,6 +28,9 @@ _END = r"(?=[.?:)\]}]*(?![^\s,;'\"]))"
 
 # (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
 # (a shape that takes any case lists each casing). Order matters: specific kinds first.
+# A word of a passphrase: no word of prose that follows its name ("the passphrase is stored in the vault").
+_PHRASE_WORD = (r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|with|"
+                r"stored|saved|kept|set|required|optional|missing|needed|used)\b)[^\W\d_]{3,}[ \t]+)")
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),
@@ -72,11 +75,11 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
                    r"мнемоні?[чк]\w*[ \t]+фраз\w*|助记词|助記詞)s?)"
                    r"(?:[ \t]+(?:for|of|to|del?|da|do|für|pour|der|des|du|для)[ \t]+[^\n:=]{1,40}?|"
                    r"(?:[ \t]+[\u0400-\u04ff]+){1,3})?"  # (Ukrainian and Russian need no preposition)
-                   r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*[:=：][ \t]*)"
+                   r"(?:[ \t]+(?:is|was|are|es|é|est|ist)[ \t]+|[ \t]*(?P<label>[:=：])[ \t]*)"
                    r"(?P<secret>\"[^\"\n]{8,200}\"|“[^”\n]{8,200}”|'[^'\n]{8,200}'|`[^`\n]{8,200}`|"
-                   r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|"
-                   r"with|stored|saved|kept|set|required|optional|missing|needed|used)\b)"
-                   r"[^\W\d_]{3,}[ \t]+){3,23}(?:[^\W\d_]{3,}|\d{1,6}))",
+                   # (four words or more after "is"; after a colon, which says a value follows, three)
+                   f"{_PHRASE_WORD}{{2}}(?(label)|{_PHRASE_WORD}){_PHRASE_WORD}{{0,21}}"
+                   r"(?:[^\W\d_]{3,}|\d{1,6}))",
      ("phrase", "Phrase", "PHRASE", "mnemonic", "Mnemonic", "MNEMONIC", "frase", "Frase", "фраза", "助记词", "助記詞")),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-.~+/]{20,}=*", ("bearer ", "Bearer ", "BEARER ")),
