@@ -230,7 +230,7 @@ def test_export_and_import_carry_the_archive(tmp_path, store):
     portable.export(store, out)
     text = out.getvalue()
     records = [json.loads(line) for line in text.splitlines()]
-    assert records[0]["version"] == portable.VERSION == 3
+    assert records[0]["version"] == portable.VERSION == 4
     units = [r for r in records if r["record"] == "archive"]
     assert len(units) == len(archived(store)) and "terms" not in units[0]
     assert SECRET not in text and "bluefalcon" not in text

@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import threading
 
+import pytest
 from click.testing import CliRunner
 
 from miner import BLOCK_TAG, paths
@@ -125,8 +126,8 @@ def test_import_into_a_store_with_other_memories_remaps_ids(tmp_path, pipeline):
         assert not summary.kept_ids and summary.remapped
         again = export_text(other, "/work/shop")
     # Same content once ids are set aside: nothing lost, links and evidence follow the new ids.
-    def content(text):
-        rows = [json.loads(line) for line in text.splitlines()[1:]]
+    def content(text):  # (the entries mined: all of them in a whole export, those its rows name in a project's)
+        rows = [json.loads(line) for line in text.splitlines()[1:] if '"record":"seen"' not in line]
         by_id = {r["id"]: r["text"] for r in rows if r["record"] == "memory"}
         out = []
         for r in rows:
@@ -137,6 +138,28 @@ def test_import_into_a_store_with_other_memories_remaps_ids(tmp_path, pipeline):
             out.append(json.dumps(r, sort_keys=True))
         return sorted(out)
     assert content(again) == content(exported)
+
+
+@pytest.mark.parametrize("project", [None, "/work/shop"])
+def test_a_store_restored_from_an_export_that_mines_the_transcripts_again_counts_nothing_twice(tmp_path, pipeline,
+                                                                                               project):
+    """Restored from an export and mining the same transcripts again (a new machine, a store rebuilt), a store
+    counted every prompt twice and took each memory for a repeat of itself: the export carried no word of what was
+    mined."""
+    config = validated({"spacy_model": None})
+    with mined_store(tmp_path, pipeline) as store:
+        exported = export_text(store, project)
+        prompts = dict(store.db.execute("SELECT session_id, user_prompts FROM sessions"))
+        counts = dict(store.db.execute("SELECT id, evidence_count FROM memories"))
+    assert '"record":"seen"' in exported and all(prompts.values())
+    with Store(tmp_path / "restored.db") as restored:
+        portable.import_records(restored, io.StringIO(exported))
+        summary = Miner(restored, config, pipeline=pipeline).mine_paths(
+            [str(tmp_path / "proj" / "s1.jsonl"), str(tmp_path / "proj" / "s2.jsonl")])
+        assert summary.new == 0 and summary.merged == 0
+        assert dict(restored.db.execute("SELECT session_id, user_prompts FROM sessions")) == prompts
+        assert dict(restored.db.execute("SELECT id, evidence_count FROM memories")) == counts
+        assert export_text(restored, project) == exported
 
 
 def test_project_export_holds_only_that_project(tmp_path, pipeline):

@@ -71,7 +71,7 @@ __all__ = ["FORMAT", "MAX_TEXT", "VERSION", "ImportSummary", "PortableError", "e
            "import_file", "import_records", "iter_export", "writable_target"]
 
 FORMAT = "transcript-miner-export"
-VERSION = 3  # 2: archive records; 3: purged entries
+VERSION = 4  # 2: archive records; 3: purged entries; 4: the entries mined
 _TABLES = {"memory": "memories", "wording": "memory_hashes", "evidence": "evidence", "link": "links",
            "session": "sessions", "checkpoint": "checkpoints", "archive": "archive"}
 
@@ -123,6 +123,16 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
         if not project:  # a purged project is no project any more: a whole export carries its entries
             for (uuid,) in db.execute("SELECT uuid FROM purged_entries ORDER BY uuid"):
                 yield {"record": "purged", "uuid": uuid}
+        # The entries mined (uuids only), so that a store restored from the file that mines the same transcripts
+        # again does not count them twice (a session's prompts) nor take their memories for repeats of themselves:
+        # every one of a whole export; of a project's, those its evidence and its archive name (an entry says
+        # nothing of its project).
+        seen = ("SELECT uuid FROM seen_entries WHERE uuid NOT IN (SELECT uuid FROM purged_entries) ORDER BY uuid"
+                if not project else
+                "SELECT e.entry_uuid FROM evidence e JOIN memories m ON m.id = e.memory_id WHERE m.project = ? AND "
+                "e.entry_uuid != '' UNION SELECT entry_uuid FROM archive WHERE project = ? ORDER BY 1")
+        for (uuid,) in db.execute(seen, (project, project) if project else ()):
+            yield {"record": "seen", "uuid": uuid}
     finally:
         db.execute("COMMIT")
 
@@ -290,6 +300,10 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     elif taken:
                         summary.archived += 1
                         archived.append((taken, record["project"], record["text"]))
+                elif kind == "seen":
+                    if not isinstance(record.get("uuid"), str) or not record["uuid"]:
+                        raise PortableError(f"line {number}: a seen record needs the entry's uuid")
+                    db.execute("INSERT OR IGNORE INTO seen_entries (uuid) VALUES (?)", (record["uuid"],))
                 elif kind == "purged":
                     if not isinstance(record.get("uuid"), str) or not record["uuid"]:
                         raise PortableError(f"line {number}: a purged record needs the entry's uuid")
