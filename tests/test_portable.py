@@ -274,6 +274,21 @@ def test_import_of_a_bad_file_changes_nothing(tmp_path, pipeline):
     assert result.exit_code == 1 and "header" in result.output
 
 
+def test_an_export_cut_short_at_the_end_of_a_line_is_refused_whole(tmp_path, pipeline):
+    """A file cut at a line's end (a full disk, a copy stopped) was imported as if whole, exit 0: memories without
+    their evidence, versions replaced with no current one."""
+    with mined_store(tmp_path, pipeline) as store:
+        good = export_text(store).splitlines()
+    assert json.loads(good[0])["has_end"] is True and json.loads(good[-1]) == {"record": "end"}
+    for cut in (good[:len(good) // 2], good[:-1]):
+        line = refused_in_one_line(tmp_path, "\n".join(cut) + "\n")
+        assert "ends early" in line and "export it again" in line, line
+    line = refused_in_one_line(tmp_path, "\n".join(good + good[1:3]) + "\n")  # (two files run together)
+    assert f"line {len(good) + 1}: a record after the end record (line {len(good)})" in line, line
+    # A file written by hand (its header says no end record comes) is read to its last line, as ever.
+    assert "has_end" not in hand_written_export()[0]
+
+
 def test_cli_round_trip(tmp_path, pipeline):
     with mined_store(tmp_path, pipeline) as store:
         expected = export_text(store)

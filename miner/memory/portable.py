@@ -84,8 +84,10 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
     """Every record of the store (or of one project), in export order, redacted."""
     db = store.db
     where, args = ("WHERE project = ?", (project,)) if project else ("", ())
+    # "has_end": the file closes with an end record, which an import asks for (a file cut short at a line's end was
+    # imported as if it were whole: memories without their evidence, replaced without what replaced them).
     yield {"record": "header", "format": FORMAT, "version": VERSION, "project": project or "",
-           "migrations": store.migrations_applied()}
+           "migrations": store.migrations_applied(), "has_end": True}
     # One read transaction: a consistent snapshot while miners write (WAL).
     db.execute("BEGIN")
     try:
@@ -133,6 +135,7 @@ def iter_export(store: Store, project: str | None = None) -> Iterator[dict]:
                 "e.entry_uuid != '' UNION SELECT entry_uuid FROM archive WHERE project = ? ORDER BY 1")
         for (uuid,) in db.execute(seen, (project, project) if project else ()):
             yield {"record": "seen", "uuid": uuid}
+        yield {"record": "end"}
     finally:
         db.execute("COMMIT")
 
@@ -241,9 +244,11 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
         secrets = store.secret_digests()
         id_map: dict[int, int] = {}
         archived: list[tuple[int, str, str]] = []  # (id, project, text) of each unit taken
-        header_seen = False
+        header_seen, ended, closed = False, 0, False  # (the end record's line; whether the header says one comes)
         for number, record in _read_records(lines):
             kind = record.pop("record")
+            if ended:
+                raise PortableError(f"line {number}: a record after the end record (line {ended})")
             record = redacted_record(kind, record, secrets)
             try:
                 if kind in _TABLES:
@@ -257,7 +262,7 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     if record.get("version", 0) > VERSION:
                         raise PortableError(f"line {number}: export version {record['version']} is newer than "
                                             f"this miner reads ({VERSION}); upgrade the miner")
-                    header_seen = True
+                    header_seen, closed = True, record.get("has_end") is True
                     continue
                 if not header_seen:
                     raise PortableError(f"line {number}: the header line is missing")
@@ -300,6 +305,8 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                     elif taken:
                         summary.archived += 1
                         archived.append((taken, record["project"], record["text"]))
+                elif kind == "end":
+                    ended = number
                 elif kind == "seen":
                     if not isinstance(record.get("uuid"), str) or not record["uuid"]:
                         raise PortableError(f"line {number}: a seen record needs the entry's uuid")
@@ -322,6 +329,9 @@ def import_records(store: Store, lines: IO[str]) -> ImportSummary:
                 raise PortableError(f"line {number}: bad {kind} record ({str(exc) or type(exc).__name__})") from None
         if not header_seen:
             raise PortableError("empty file: not an export")
+        if closed and not ended:
+            raise PortableError("the file ends early: its end record is missing (cut short by a full disk or a copy?); "
+                                "export it again")
         for memory_id, record in summary.carried:  # once its evidence is in: a forget hides the archive it names
             summary.states += carry_over(store, memory_id, record)
         _hide_forgotten(db, archived)
