@@ -195,6 +195,20 @@ def test_mine_missing_path_is_one_clear_line(tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_mine_an_empty_path_is_refused_not_read_as_the_working_folder(tmp_path, monkeypatch):
+    """`miner mine ""` mined every file under the working folder (an export there was taken for a transcript)."""
+    folder = tmp_path / "here" / "sub"
+    folder.mkdir(parents=True)
+    (folder / "export.jsonl").write_text('{"record": "header"}\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "here")
+    for args in (["mine", ""], ["mine", " "], ["mine", str(folder), ""]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        assert result.output.strip().splitlines() == ["Error: an empty path; pass transcript files or folders, or "
+                                                      "--all"]
+    assert not paths.db_path().exists()
+
+
 def test_mine_a_pipe_is_named_for_what_it_is(tmp_path):
     fifo = tmp_path / "session.jsonl"
     os.mkfifo(fifo)

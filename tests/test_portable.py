@@ -8,6 +8,7 @@ import os
 import sqlite3
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -220,14 +221,27 @@ def test_export_and_backup_never_replace_what_is_not_a_file(tmp_path, pipeline):
         pass
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
+    (tmp_path / "afile").write_text("not a folder", encoding="utf-8")
     for command, args in ((export_cmd, ["--output", str(pipe)]), (backup_cmd, [str(pipe)]),
                           (backup_cmd, [str(pipe), "--force"])):
         result = CliRunner().invoke(command, args)
         assert result.exit_code == 1 and "exists and is not a regular file" in result.output, result.output
         assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
-    result = CliRunner().invoke(export_cmd, ["--output", str(tmp_path / "missing" / "x.jsonl")])
-    assert result.exit_code == 1 and f"folder {tmp_path / 'missing'} does not exist" in result.output
-    assert "Traceback" not in result.output and ".tmp" not in result.output
+    # A folder that does not exist (a typo) is not made, nor is a file taken for one; nor is an empty path read as
+    # the working folder (backup made the folder, wrote into the working one, or printed an errno).
+    for command, args in ((export_cmd, ["--output", str(tmp_path / "missing" / "x.jsonl")]),
+                          (backup_cmd, [str(tmp_path / "missing" / "x.db")])):
+        result = CliRunner().invoke(command, args)
+        assert result.exit_code == 1 and f"folder {tmp_path / 'missing'} does not exist" in result.output, \
+            result.output
+        assert "Traceback" not in result.output and ".tmp" not in result.output
+    assert not (tmp_path / "missing").exists()
+    result = CliRunner().invoke(backup_cmd, [str(pipe.with_name("afile") / "x.db")])
+    assert result.exit_code == 1 and "afile is a file, not a folder" in result.output, result.output
+    assert "Errno" not in result.output
+    result = CliRunner().invoke(backup_cmd, [""])
+    assert result.output == "Error: an empty path; give the file or the folder to copy the database to\n"
+    assert not list(Path.cwd().glob("memory-*.db"))
 
 
 def test_a_backup_never_replaces_the_store_it_copies(tmp_path, pipeline):

@@ -35,13 +35,13 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("transcripts", nargs=-1, type=click.Path(dir_okay=True, path_type=Path))
+@click.argument("transcripts", nargs=-1, type=click.Path(dir_okay=True, path_type=str))
 @click.option("--all", "mine_all", is_flag=True, help="Mine every transcript under Claude Code's projects folder.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 16), default=None,
               help="Processes to mine with, each taking whole projects (default: one per core, up to 4, when there "
                    "are more than 16 MB to mine; else 1).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary line.")
-def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet: bool) -> None:
+def mine(transcripts: tuple[str, ...], mine_all: bool, jobs: int | None, quiet: bool) -> None:
     """Mine transcripts (files or folders) into the memory store.
 
     Exits with status 1 when a transcript could not be mined (each is named; what was mined is kept).
@@ -54,7 +54,9 @@ def mine(transcripts: tuple[Path, ...], mine_all: bool, jobs: int | None, quiet:
 
     files: list[str] = []
     unreadable: list[str] = []  # folders that could not be listed: said, and the exit status says so
-    for target in transcripts:
+    if any(not given.strip() for given in transcripts):  # (a path "" is the working folder to pathlib)
+        raise click.ClickException("an empty path; pass transcript files or folders, or --all")
+    for target in map(Path, transcripts):
         if target.is_dir():
             files += find_transcripts(target, unreadable)
         elif target.is_file():

@@ -67,9 +67,9 @@ def import_(file: Path) -> None:
 
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=str))
 @click.option("--force", is_flag=True, help="Replace PATH when it is an existing file.")
-def backup(path: Path, force: bool) -> None:
+def backup(path: str, force: bool) -> None:
     """Copy the database to PATH (a file, or a folder for a dated copy), safely while others write.
 
     Uses SQLite's online backup API; the copy passes integrity_check.
@@ -77,10 +77,13 @@ def backup(path: Path, force: bool) -> None:
     from ..memory.backup import backup as copy_store
     from ..memory.portable import PortableError
 
-    refuse_to_replace(path, force)
+    if not path.strip():  # (a path "" is the working folder to pathlib)
+        raise click.ClickException("an empty path; give the file or the folder to copy the database to")
+    target = Path(path)
+    refuse_to_replace(target, force)
     with open_store(or_readonly=True) as store:
         try:
-            written = copy_store(store, path)
+            written = copy_store(store, target)
         except (OSError, sqlite3.Error, PortableError) as exc:
             raise click.ClickException(f"backup failed: {exc}") from None
     click.echo(f"backup written to {written}")

@@ -32,8 +32,7 @@ def backup(store: Store, target: Path) -> Path:
             if not os.path.lexists(target):
                 break
             target = target.with_name(f"{stamp}-{n}.db")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    writable_target(target)
+    writable_target(target)  # (its folder must exist: a typo in its name made one)
     live = os.path.realpath(store.path)
     if os.path.realpath(target) in (live, live + "-wal", live + "-shm", live + "-journal"):
         raise PortableError(f"{target} is the memory store itself (or its log); give a path outside {store.path}")

@@ -170,6 +170,8 @@ def writable_target(path: Path) -> Path:
     path = Path(path)
     if os.path.lexists(path) and not (path.is_symlink() or path.is_file()):
         raise PortableError(f"{path} exists and is not a regular file; give the path of a file to write")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise PortableError(f"{path.parent} is a file, not a folder; give a path in a folder")
     if not path.parent.is_dir():
         raise PortableError(f"folder {path.parent} does not exist; create it first or give another path")
     return path
