@@ -484,7 +484,7 @@ def test_a_store_this_user_may_not_write_is_read_by_the_reading_commands_and_ref
         monkeypatch.setattr(store_mod.os, "access", lambda p, mode: False if p == db else real_access(p, mode))
     runner = CliRunner()
     for args in (["recall", "--project", "/work/shop"], ["list", "--project", "/work/shop"], ["search", "Redis"],
-                 ["show", "1"], ["stats"], ["export"]):
+                 ["show", "1"], ["stats"], ["export"], ["history", "1"]):
         result = runner.invoke(main, args)
         assert result.exit_code == 0 and ("Redis" in result.output or args[0] == "stats"), (args, result.output)
         assert result.exception is None, (args, result.exception)

@@ -12,8 +12,9 @@ from ..memory import corrections
 from .common import MEMORY_ID, open_store
 
 
-def _run(action, *args):
-    with open_store(create=False) as store:
+def _run(action, *args, reads: bool = False):
+    """`action(store, *args)`; `reads`: it only reads, and a store this user may not write is read."""
+    with open_store(create=False, or_readonly=reads) as store:
         try:
             return action(store, *args)
         except corrections.CorrectionError as exc:
@@ -70,7 +71,7 @@ def unpin(memory_id: int, everywhere: bool) -> None:
 @click.argument("memory_id", type=MEMORY_ID)
 def history(memory_id: int) -> None:
     """Show every version of memory MEMORY_ID: what it replaced, what replaced it, and why."""
-    found = _run(corrections.history, memory_id)
+    found = _run(corrections.history, memory_id, reads=True)
     for line in corrections.format_history(found):
         click.echo(line)
 
