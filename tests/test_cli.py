@@ -1033,6 +1033,19 @@ def test_recall_in_an_excluded_project_says_why_it_prints_nothing(transcript):
     assert result.exit_code == 1 and "is excluded" in result.output and result.output.count("\n") == 1
 
 
+def test_recall_with_a_broken_exclusions_file_names_the_file_not_an_exclusion(transcript):
+    """With exclusions.json broken, every project was said to be excluded (`miner exclude list` then failed)."""
+    from miner.runtime.exclusions import exclusions_path
+
+    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    exclusions_path().parent.mkdir(parents=True, exist_ok=True)
+    exclusions_path().write_text('{"exclude": [', encoding="utf-8")
+    result = CliRunner().invoke(main, ["recall", "--project", "/work/shop"])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert str(exclusions_path()) in result.output and "is not valid JSON" in result.output, result.output
+    assert "is excluded" not in result.output and "no block is injected anywhere" in result.output
+
+
 def test_rules_check_checks_a_project_file_not_trusted_yet(tmp_path):
     own = tmp_path / "repo" / ".claude" / "miner-rules.yaml"
     own.parent.mkdir(parents=True)

@@ -185,8 +185,12 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
                 raise
             result = built(log=False)
         if not result.text and situation != "query":
-            from ..runtime.exclusions import is_excluded
+            from ..runtime.exclusions import PrivacyError, is_excluded, load_exclusions
 
+            try:
+                load_exclusions()
+            except PrivacyError as exc:  # (every project is taken for excluded then, and none is)
+                raise click.ClickException(f"{exc}: until it is fixed, no block is injected anywhere") from None
             if is_excluded(root):  # (a blank line said nothing)
                 raise click.ClickException(f"{root} is excluded (`miner exclude list`): no block is "
                                            "injected there; a question (`miner recall QUERY`) is still answered")
