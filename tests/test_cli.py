@@ -712,6 +712,25 @@ def test_a_correction_typed_with_private_text_keeps_none_of_it():
     assert "quokkahost" not in data and "wombatcustard" not in data
 
 
+def test_a_reason_longer_than_a_sentence_is_refused_and_changes_nothing():
+    """A 100,000-character reason was stored and printed whole by `show` and `history`."""
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        store.add_memory(NewMemory(project="/work/shop", category="decision", confidence=0.9, rule_id="t",
+                                   text="We decided to use Redis for the session cache.", role="user", session_id="s",
+                                   transcript="/t.jsonl", entry_uuid="e-1", ts="2026-03-01T10:00:00Z"))
+    for args in (["forget", "1"], ["correct", "1", "We decided to use Valkey for the session cache."]):
+        result = CliRunner().invoke(main, [*args, "--reason", "because " * 12_500])
+        assert result.exit_code == 1 and result.output == (
+            "Error: the reason is 99,999 characters; at most 500: say why in a sentence (nothing changed)\n"), \
+            result.output
+    with Store(readonly=True) as store:
+        assert [(m.text, m.state) for m in store.list_memories(states=())] == [
+            ("We decided to use Redis for the session cache.", "active")]
+    assert CliRunner().invoke(main, ["forget", "1", "--reason", "wrong " * 80]).exit_code == 0  # (480: a sentence)
+
+
 def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch):
     """A backfill's batch or a stuck process holds the write lock past the wait: the command says so in one line and
     changed nothing."""

@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import paths
 from ..extract.clean import typed_text
+from ..memory.corrections import MAX_REASON_CHARS
 from ..memory.records import NewMemory, StoredMemory, now_iso
 from ..memory.store import Store
 from ..textutil import clip, short
@@ -37,7 +38,6 @@ ROLE = "assistant"
 CONFIDENCE = 0.8
 MAX_CONTENT_CHARS = 1_000
 MAX_QUERY_CHARS = 2_000
-MAX_REASON_CHARS = 500
 MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 50
 BUDGET_RANGE = (50, 100_000)  # tokens, as `miner recall --budget`

@@ -21,6 +21,7 @@ from .store import Store
 
 MANUAL_RULE = "manual"
 MAX_TEXT_CHARS = 1_000  # a corrected memory, as long as one the MCP server stores: a block has room for it
+MAX_REASON_CHARS = 500  # why a memory was forgotten or corrected: a sentence, which `show` and `history` print
 
 
 class CorrectionError(ValueError):
@@ -98,8 +99,15 @@ def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
     return redact(text, known_in(text, *store.secret_digests()))
 
 
+def _check_reason(reason: str) -> None:
+    if len(reason.strip()) > MAX_REASON_CHARS:
+        raise CorrectionError(f"the reason is {len(reason.strip()):,} characters; at most {MAX_REASON_CHARS}: say "
+                              "why in a sentence (nothing changed)")
+
+
 def forget(store: Store, memory_id: int, reason: str = "") -> Change:
     """Never recall this memory again; mining the same text again does not bring it back."""
+    _check_reason(reason)
     memory = _get(store, memory_id)
     if memory.state == "forgotten":
         return Change(memory_id, "unchanged", (f"#{memory_id} was already forgotten: {memory.text}",))
@@ -121,6 +129,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "", by: tuple
     """Replace a memory's text: the new text becomes a memory of its own that supersedes the old one. `by`: who
     corrects it, as (role, source, rule id, confidence), when not the user by hand (the assistant, through MCP: its
     wording never carries the user's authority)."""
+    _check_reason(reason)
     memory = _get(store, memory_id)
     # Redacted whole, before its white space is collapsed (lists keep their lines), and with the secrets mining
     # learnt: one typed bare into a correction is hidden too.
