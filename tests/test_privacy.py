@@ -616,6 +616,7 @@ def test_a_purge_leaves_no_version_row_naming_the_project_and_says_when_nothing_
     assert b"/work/gone" not in data_bytes()
     typo = CliRunner().invoke(main, ["purge", "--project", "/work/goen", "--yes"])
     assert typo.exit_code == 0 and "nothing was stored for /work/goen" in typo.output, typo.output
+    assert "vacuumed" not in typo.output  # (a typo compacted the whole store: minutes, for a big one)
 
 
 def test_a_purge_marks_only_its_own_sessions_entries_in_a_folder_another_project_shares(claude_dir, store, pipeline):

@@ -118,6 +118,7 @@ def purge(folder: str, yes: bool) -> None:
         def track(items: list, label: str):
             return click.progressbar(items, label=label, file=sys.stderr, show_pos=True, hidden=not shown)
 
+        purged = privacy.needs_compacting(store)  # (a purge stopped while it compacted: this one finishes it)
         for each in projects:
             try:
                 counts = privacy.purge(store, each, stage, track)
@@ -128,10 +129,12 @@ def purge(folder: str, yes: bool) -> None:
             if not any(count for name, count in counts.items() if name != "cached blocks"):
                 click.echo(f"nothing was stored for {each} (a typo in the path? `miner stats` counts the projects)")
                 continue
+            purged = True
             click.echo(f"purged {each}:")
             for name, count in counts.items():
                 click.echo(f"  {count:>6} {name}")
-    click.echo("database vacuumed.")
+    if purged:
+        click.echo("database vacuumed.")
 
 
 def _leave_team(projects: list[str]) -> None:

@@ -28,7 +28,7 @@ class PurgeInterrupted(Exception):
 def purge(store, project: str, stage: Callable[[str], None] | None = None,
           track: Callable[[list, str], ContextManager] | None = None) -> dict[str, int]:
     """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
-    watermarks, recall log, archive), rebuild the full-text indexes and vacuum. Returns counts by table.
+    watermarks, recall log, archive), rebuild the full-text indexes and vacuum (when it deleted any). Returns counts by table.
 
     `stage(what)` is told each step as it starts, and `track(items, label)` (a context manager giving the items back)
     follows the transcripts read, for a progress bar. Interrupted after the deletion was committed, it raises
@@ -61,9 +61,13 @@ def purge(store, project: str, stage: Callable[[str], None] | None = None,
         raise PurgeInterrupted(counts) from None  # (it came as the deletion was committed)
     try:
         counts["cached blocks"] = clear_block_cache()
-        stage("compacting the database")
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # (not for a path nothing was stored for, a typo: a big store compacts for minutes; but after a purge
+        # interrupted while it compacted)
+        if needs_compacting(store):
+            stage("compacting the database")
+            db.execute("VACUUM")
+            db.execute("DELETE FROM counters WHERE name = ?", (COMPACT_PENDING,))
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except KeyboardInterrupt:
         raise PurgeInterrupted(counts) from None
     return counts
@@ -78,6 +82,15 @@ def holds_anything(store, project: str) -> bool:
     a checkpoint, a recall's record)."""
     return store.db.execute(" UNION ALL ".join(f"SELECT 1 FROM {table} WHERE project = ?1" for table in PROJECT_TABLES)
                             + " LIMIT 1", (project,)).fetchone() is not None
+
+
+COMPACT_PENDING = "purge_compact_pending"  # a counter: a purge deleted rows and has not compacted since
+
+
+def needs_compacting(store) -> bool:
+    """Whether a purge deleted rows and was interrupted before it compacted the database (their pages and the log
+    may still hold what it deleted)."""
+    return store.db.execute("SELECT 1 FROM counters WHERE name = ?", (COMPACT_PENDING,)).fetchone() is not None
 
 
 def stored_projects(store) -> set[str]:
@@ -129,6 +142,8 @@ def _delete(store, project: str, counts: dict[str, int], stage, read: dict[str, 
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         db.execute("INSERT INTO archive_fts (archive_fts) VALUES ('rebuild')")
         store.forget_term_counts()  # they counted the purged rows too
+        if any(counts.values()):  # (compacted below, and by the next purge if this one is stopped first)
+            db.execute("INSERT OR REPLACE INTO counters (name, value) VALUES (?, 1)", (COMPACT_PENDING,))
 
 
 def claude_transcripts(project: str) -> list[str]:
