@@ -756,6 +756,31 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         assert store.get(memory_id).state == "active"
 
 
+def test_a_backfill_under_another_process_lock_stops_at_the_first_file_in_one_line(tmp_path, monkeypatch):
+    """Held past the wait, the lock made `miner mine` wait for each file in turn (minutes, in silence), then print
+    one raw exception a file; it stops at the first instead, and the next run mines them all."""
+    sessions = []
+    for n in range(3):
+        session = Session(tmp_path / f"s{n}.jsonl", cwd="/work/shop")
+        session.user(f"We decided to deploy service number {n} with Kamal.")
+        sessions.append(session)
+    Store().close()
+    monkeypatch.setattr(Store, "lock_wait_s", 0.2)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["mine", *(str(s.path) for s in sessions)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1:] == ["Error: the memory store is busy: another process kept it locked "
+                                               "(database is locked); run the command again in a moment"], result.output
+    assert "error:" not in result.output and "OperationalError" not in result.output, result.output
+    result = CliRunner().invoke(main, ["mine", *(str(s.path) for s in sessions)])
+    assert result.exit_code == 0 and "3 new memories" in result.output, result.output
+
+
 def test_recall_prints_its_block_while_another_process_holds_the_write_lock(isolated_home, monkeypatch):
     """`miner recall QUERY` only reads, but logs what it printed: under a backfill's write lock it waited a minute for
     the log line, then failed without printing the block (`miner search` answered at once)."""
@@ -1182,18 +1207,21 @@ def test_listing_a_project_by_a_path_that_names_no_folder_says_to_check_it(trans
     assert CliRunner().invoke(main, ["list", "--project", str(tmp_path)]).output == "No memories match.\n"
 
 
-def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript):
+def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript, tmp_path):
     """A big store's purge took minutes in silence: reading its transcripts, the deletion, the rebuilt indexes and
     the VACUUM."""
-    assert CliRunner().invoke(main, ["mine", str(transcript)]).exit_code == 0
+    other = Session(tmp_path / "other.jsonl", cwd="/work/other")
+    other.user("We decided to keep the other service on Fly.io.")
+    assert CliRunner().invoke(main, ["mine", str(transcript), str(other.path)]).exit_code == 0
     with Store(readonly=True) as store:
-        project = store.db.execute("SELECT project FROM memories LIMIT 1").fetchone()[0]
+        project, second = (row[0] for row in store.db.execute("SELECT DISTINCT project FROM sessions ORDER BY "
+                                                              "project LIKE '%other%'"))
     proc, shown = on_a_terminal(["purge", "--project", project, "--yes"], "stderr")
     assert proc.returncode == 0, shown
     for step in (b"Reading its transcripts", b"1/1", b"deleting its rows and rebuilding the search "
                  b"indexes", b"compacting the database"):
         assert step in shown, shown
-    piped = subprocess.run([sys.executable, "-m", "miner.cli", "purge", "--project", project, "--yes"],
+    piped = subprocess.run([sys.executable, "-m", "miner.cli", "purge", "--project", second, "--yes"],
                            capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert piped.returncode == 0 and piped.stderr == "" and piped.stdout.endswith("database vacuumed.\n"), piped
 

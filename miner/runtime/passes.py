@@ -183,6 +183,7 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
     reported, not fatal."""
     store = miner.store
     total = Summary()
+    stop: list[sqlite3.OperationalError] = []  # what stops the run: the store, not the file
     for file in files:
         result = Summary(files=1)
 
@@ -190,6 +191,11 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
             try:
                 done = miner.mine_file(path)
                 done.files = 0  # one file, however many passes
+            except sqlite3.OperationalError as exc:
+                if not _store_wide(exc):
+                    raise
+                stop.append(exc)  # (locked past the wait, or the disk full: every file after would wait, or fail)
+                return
             except FileNotFoundError as exc:  # deleted while it was read: counted, not fatal
                 with store.atomic():
                     store.bump("transcripts_vanished")
@@ -202,7 +208,10 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
             result.add(done)
 
         resolved = str(Path(file).resolve())
-        if not mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store):
+        held = mine_locked(SimpleNamespace(mine_file=one_pass), resolved, lock_wait_s, store=store)
+        if stop:  # what was mined is kept; the caller says it in one line (`cli.group`), and the next run goes on
+            raise stop[0]
+        if not held:
             result.errors.append(f"{file}: another miner held it for {lock_wait_s:.0f}s and mines it; run again")
         else:  # (and those an earlier run owed: it was killed, or the disk was full, after mining them)
             owed = result.sessions.union(owed_checkpoints(store, resolved))
@@ -211,6 +220,13 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
         if progress:
             progress(file, result)
     return total
+
+
+def _store_wide(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite's error is the store's, not a file's: locked past the wait, or a full disk."""
+    from ..memory.store import locked
+
+    return locked(exc) or "disk is full" in str(exc) or "disk I/O error" in str(exc)
 
 
 def owed_checkpoints(store: Store, transcript: str) -> list[str]:
