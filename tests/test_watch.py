@@ -606,3 +606,109 @@ def test_a_status_file_that_is_no_status_does_not_break_the_status_command(claud
     watch.status_file().write_text(written, encoding="utf-8")
     result = CliRunner().invoke(watch_cmd, ["--status"])
     assert result.exit_code == 0 and result.output.startswith("watcher: not running"), result.output
+
+
+def test_a_store_that_is_no_database_stops_the_watcher_in_one_line(claude_dir):
+    """`miner watch` on a damaged store died with a 25-line traceback (a service would print it every 5 s)."""
+    paths.data_dir().mkdir(parents=True, exist_ok=True)
+    paths.db_path().write_bytes(os.urandom(10_000))
+    proc = subprocess.run([*MINER, "watch"], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: cannot use {paths.db_path()}"), proc.stderr
+
+
+def test_a_store_replaced_under_a_running_watcher_is_said_by_its_status(workdir, watcher):
+    """The watcher stopped with one line on its standard error, and `--status` said it had stopped cleanly, with no
+    error: a service's user had no way to see why it stopped."""
+    session = Session(workdir)
+    session.turn("Set up the billing database.", "We'll use PostgreSQL instead of MySQL for the billing database.")
+    wait_until(has("PostgreSQL"), timeout=60, what="the first memory")
+    for file in paths.data_dir().glob("memory.db*"):
+        file.unlink()
+    session.turn("Package manager?", "Let's go with pnpm as the package manager for the frontend.")
+    watcher.wait(timeout=60)
+    lines = watch.status_lines()
+    assert lines[0] == "watcher: not running" and any(
+        line.startswith("errors       1 (last: the memory store") and "was deleted or replaced" in line
+        for line in lines), lines
+
+
+def test_a_store_locked_past_the_wait_is_mined_when_it_lets_go_and_is_no_error(workdir, monkeypatch):
+    """Another process holding the write lock past the wait left a traceback in the log and an error in the
+    status, as if the transcript were broken."""
+    import sqlite3
+
+    from miner import config
+
+    session = Session(workdir)
+    session.turn("Set up the billing database.", "We'll use PostgreSQL instead of MySQL for the billing database.")
+    monkeypatch.setattr(Store, "lock_wait_s", 0.2)
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            watcher.mine_round([str(session.transcript.resolve())])
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert watcher.status.data["errors"] == 0 and not has("PostgreSQL")()
+        watcher.mine_round([str(session.transcript.resolve())])
+        assert has("PostgreSQL")() and watcher.status.data["errors"] == 0
+
+
+def _inotify_instances_taken() -> list[int] | None:
+    """Every inotify instance this user may still open, held (the limit other programs reach on a busy desktop);
+    None where there is no inotify or the limit is too high to reach here."""
+    import ctypes
+    import errno as errno_mod
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        limit = int(open("/proc/sys/fs/inotify/max_user_instances").read())
+    except (OSError, AttributeError, ValueError):
+        return None
+    if limit > 4096:
+        return None
+    held = []
+    while len(held) <= limit:
+        fd = libc.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            if ctypes.get_errno() == errno_mod.EMFILE:
+                return held
+            break
+        held.append(fd)
+    for fd in held:
+        os.close(fd)
+    return None
+
+
+def test_a_watcher_past_the_systems_inotify_limit_mines_by_looking_and_says_so(workdir):
+    """Other programs had taken every inotify instance: `miner watch` died with a traceback and never started."""
+    session = Session(workdir)
+    session.turn("Set up the billing database.", "We'll use PostgreSQL instead of MySQL for the billing database.")
+    held = _inotify_instances_taken()
+    if held is None:
+        pytest.skip("no inotify limit to reach on this system")
+    proc = subprocess.Popen([*MINER, "watch", "--debounce", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ))
+    try:
+        wait_until(lambda: (watch.read_status() or {}).get("rescan_only") or proc.poll() is not None, timeout=60,
+                   what="the watcher's status file")
+    finally:
+        for fd in held:
+            os.close(fd)
+    try:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        wait_until(has("PostgreSQL"), timeout=60, what="the memory its first look finds")
+        assert any(line.endswith("by looking every 30s (the system's inotify limit was reached)")
+                   for line in watch.status_lines()), watch.status_lines()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        said = proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+        wait_for_workers()
+    assert "Traceback" not in said and "fs.inotify.max_user_instances" in said, said

@@ -21,16 +21,17 @@ _PATH_ERRORS = {errno.ENAMETOOLONG: "give a shorter path (a name in it is too lo
 
 
 class Group(click.Group):
-    """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store another process
-    keeps locked or this user cannot write, a full disk, or a path that cannot be used as it is (too long, a file
-    where a folder is needed, not allowed), met by any command into one line, not a traceback."""
+    """Turns a broken rule or secrets file, a folder setting that names no usable folder, a store that cannot be
+    used (not a database, written by a newer version), one another process keeps locked or this user cannot write,
+    a full disk, or a path that cannot be used as it is (too long, a file where a folder is needed, not allowed),
+    met by any command into one line, not a traceback."""
 
     def invoke(self, ctx):
         import sqlite3
 
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
-        from ..memory.store import locked
+        from ..memory.store import StoreError, locked
 
         try:
             return super().invoke(ctx)
@@ -38,7 +39,7 @@ class Group(click.Group):
             raise
         except click.UsageError as exc:  # a subcommand's arguments
             raise _OneLineUsage(exc, ctx) from None
-        except paths.PathSettingError as exc:
+        except (paths.PathSettingError, StoreError) as exc:  # (the latter: a store that is no store, or a newer one's)
             raise click.ClickException(str(exc)) from None
         except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None

@@ -20,8 +20,10 @@ deleted file is skipped, and a replaced one is read again from its start.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import sqlite3
 import threading
 import time
 import traceback
@@ -31,7 +33,7 @@ from typing import Callable
 from .. import paths
 from ..extract.transcript_files import contained_transcript, real_path_below, transcript_files
 from ..memory.records import now_iso
-from ..memory.store import Store, StoreInterrupted
+from ..memory.store import Store, StoreInterrupted, locked
 from .watch_state import (  # noqa: F401 - the pidfile's and the status's names, as `miner watch` and doctor use them
     Status,
     WatchError,
@@ -71,6 +73,12 @@ class _Miner:
             result = self.inner.mine_file(transcript)
         except StoreInterrupted:
             return None  # stopping while another process held the store: nothing was written, nothing is lost
+        except sqlite3.OperationalError as exc:
+            if not locked(exc):
+                raise
+            # (a wait, not a fault: nothing was written, and the next round or rescan mines it)
+            note(f"{transcript}: the store stayed locked by another process ({exc}); mined once it lets go")
+            return None
         except FileNotFoundError:
             raise  # deleted while watched: `mine_locked` notes it, not an error
         except Exception:
@@ -290,20 +298,27 @@ class Watcher:
                     watcher.touched(os.fsdecode(event.src_path), deleted=True)
                     watcher.touched(os.fsdecode(event.dest_path))
 
-        observer = Observer()
-        handler = Handler()
-        watch = self._watch_root(observer, handler)
-        if os.path.isdir(os.path.dirname(root)):
-            observer.schedule(Above(), os.path.dirname(root), recursive=False)
-        observer.start()
-        note(f"watching {self.root} (debounce {self.debounce_s:.2f}s)")
+        observer, handler = Observer(), Handler()
+        try:
+            watch = self._watch_root(observer, handler)
+            if os.path.isdir(os.path.dirname(root)):
+                observer.schedule(Above(), os.path.dirname(root), recursive=False)
+            observer.start()
+            note(f"watching {self.root} (debounce {self.debounce_s:.2f}s)")
+        except OSError as exc:  # the system's inotify limits (instances, watches), reached by other programs
+            if exc.errno not in (errno.EMFILE, errno.ENOSPC):
+                raise
+            observer = watch = None
+            self.status.write(rescan_only=RESCAN_S)
+            note(f"cannot watch {self.root} ({exc.strerror or exc}: raise fs.inotify.max_user_instances or "
+                 f"max_user_watches): looking for new lines every {RESCAN_S:.0f}s instead")
         try:
             self.rescan()
             last_scan = time.monotonic()
             self.status.write(files_watched=len(self.known))
             while not self.stopping.is_set():
                 self.wake.clear()  # before looking: what is touched from now on wakes the wait below
-                if self.root_replaced.is_set() and os.path.isdir(self.root):
+                if observer is not None and self.root_replaced.is_set() and os.path.isdir(self.root):
                     self.root_replaced.clear()
                     watch = self._watch_root(observer, handler, watch)
                     note(f"{self.root} was replaced: watching the new folder")
@@ -321,9 +336,13 @@ class Watcher:
                 timeout = RESCAN_S - (time.monotonic() - last_scan)
                 due_in = self.next_due_in()
                 self.wake.wait(max(0.0, timeout if due_in is None else min(timeout, due_in)))
+        except WatchError as exc:  # (said by `--status` too: a service's log is not where one looks first)
+            self.status.error(str(exc))
+            raise
         finally:
-            observer.stop()
-            observer.join(timeout=10)
+            if observer is not None:
+                observer.stop()
+                observer.join(timeout=10)
             self.status.write(running=False, stopped_at=now_iso(), files_watched=len(self.known))
             note("stopped")
 

@@ -140,7 +140,9 @@ def status_lines() -> list[str]:
         lines = [f"watcher: running, pid {pid}, since {status.get('started_at', '?')}"]
     if status:
         lines += [
-            f"watching     {status.get('root')} ({status.get('files_watched', 0)} transcripts)",
+            f"watching     {status.get('root')} ({status.get('files_watched', 0)} transcripts)"
+            + (f" by looking every {status['rescan_only']:.0f}s (the system's inotify limit was reached)"
+               if status.get("rescan_only") else ""),
             f"mined        {status.get('mined', 0)} passes; last {status.get('last_mined') or 'none'}"
             + (f" at {status['last_mined_at']}" if status.get("last_mined_at") else ""),
             f"errors       {status.get('errors', 0)}" + (f" (last: {str(status['last_error']).splitlines()[-1]})"
