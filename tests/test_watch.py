@@ -712,3 +712,42 @@ def test_a_watcher_past_the_systems_inotify_limit_mines_by_looking_and_says_so(w
         proc.stderr.close()
         wait_for_workers()
     assert "Traceback" not in said and "fs.inotify.max_user_instances" in said, said
+
+
+def test_the_status_follows_a_round_transcript_by_transcript(workdir):
+    """`--status` said "mined 0 passes" for the whole first round (a minute, over a big backfill): it was written
+    only when a round ended."""
+    from miner import config
+
+    first, second = Session(workdir), Session(workdir)
+    first.turn("Set up the billing database.", "We'll use PostgreSQL instead of MySQL for the billing database.")
+    second.turn("Package manager?", "Let's go with pnpm as the package manager for the frontend.")
+    with Store() as store:
+        watcher = watch.Watcher(store, config.load(), paths.projects_dir(), debounce_s=0.0)
+        seen = []
+        real_mined = watcher.status.mined
+
+        def mined(transcript: str) -> None:  # what `--status` read as the next transcript's mining began
+            seen.append((watch.read_status() or {}).get("mined", 0))
+            real_mined(transcript)
+
+        watcher.status.mined = mined
+        watcher.mine_round([str(first.transcript.resolve()), str(second.transcript.resolve())])
+    assert seen == [0, 1] and watch.read_status()["mined"] == 2, seen
+
+
+def test_a_watcher_starts_while_status_is_asked_for_again_and_again(claude_dir):
+    """`running_pid` (`--status`, `--stop`, doctor) holds the pidfile's lock for a moment: a watcher starting then
+    said "a watcher is already running (pid ?)" and exited, with none running."""
+    poller = subprocess.Popen([sys.executable, "-c", "import time\nfrom miner.runtime import watch\n"
+                               "end = time.monotonic() + 60\nwhile time.monotonic() < end:\n    watch.running_pid()\n"],
+                              env=dict(os.environ))
+    try:
+        time.sleep(1.0)  # (its imports)
+        for _ in range(200):
+            fd = watch._take_pidfile()
+            watch.pid_file().unlink()
+            os.close(fd)
+    finally:
+        poller.kill()
+        poller.wait()

@@ -233,6 +233,7 @@ class Watcher:
                 mine_locked(self.miner, resolved, wait_s=0.0, store=self.store,
                             on_checkpoint=lambda session_id, project: compact.append((session_id, project)))
                 mined.append(resolved)
+                self.status.write()  # (`--status` follows a long round, a first one over every transcript)
             except Exception:  # noqa: BLE001 - the watcher outlives any one transcript
                 self.status.error(f"{transcript}: {traceback.format_exc()}")
                 note(f"mining {transcript} failed:\n{traceback.format_exc()}")
@@ -313,6 +314,7 @@ class Watcher:
             note(f"cannot watch {self.root} ({exc.strerror or exc}: raise fs.inotify.max_user_instances or "
                  f"max_user_watches): looking for new lines every {RESCAN_S:.0f}s instead")
         try:
+            self.status.write()  # (this run's, before a long first look: not the last run's start)
             self.rescan()
             last_scan = time.monotonic()
             self.status.write(files_watched=len(self.known))

@@ -37,11 +37,38 @@ def note(message: str) -> None:
 # --- pidfile ------------------------------------------------------------------------------------
 
 
-def _take_pidfile() -> int:
-    """An fd holding the pidfile's lock, with our pid written in it; WatchError when a watcher runs."""
+def _take_pidfile(tries: int = 10) -> int:
+    """An fd holding the pidfile's lock, with our pid written in it; WatchError when a watcher runs.
+
+    Tried a few times: `running_pid` (`--status`, doctor) holds a shared lock for a moment, and a watcher that stops
+    removes the file before it lets go of it (the file then locked is not the one others open)."""
+    for attempt in range(tries):
+        fd = _open_pidfile()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if attempt + 1 < tries:
+                time.sleep(0.02)
+                continue
+            raise WatchError(f"a watcher is already running (pid {running_pid() or '?'}); `miner watch --stop` stops "
+                             "it") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(pid_file()).st_ino
+        except OSError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)  # (removed by the watcher that stopped: the next try opens the file that is there now)
+    raise WatchError(f"{pid_file()} kept changing while the watcher started; start it again")
+
+
+def _open_pidfile() -> int:
     try:
         paths.ensure_private_dir(paths.data_dir())
-        fd = os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
+        return os.open(pid_file(), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:  # a read-only data folder, or a file where it should be: one line, not a traceback
         import errno
 
@@ -49,14 +76,6 @@ def _take_pidfile() -> int:
             "another folder" if exc.errno in (errno.EEXIST, errno.ENOTDIR) else ""
         raise WatchError(f"cannot write {pid_file()} ({exc.strerror}); the data folder must be writable to mine "
                          f"into it{what}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise WatchError(f"a watcher is already running (pid {running_pid() or '?'}); `miner watch --stop` stops it")
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    return fd
 
 
 def running_pid() -> int | None:
