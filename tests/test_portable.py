@@ -174,6 +174,19 @@ def test_project_export_holds_only_that_project(tmp_path, pipeline):
     assert projects == {"/work/shop"}
 
 
+def test_an_export_of_a_project_nothing_is_stored_for_says_so(tmp_path, pipeline):
+    """`miner export --project /typo -o FILE` wrote an empty export, exit 0: "0 memories exported"."""
+    with mined_store(tmp_path, pipeline):
+        pass
+    target = tmp_path / "typo.jsonl"
+    result = CliRunner().invoke(export_cmd, ["--project", "/work/shpo", "-o", str(target)])
+    assert result.exit_code == 1 and result.output == (
+        "Error: nothing is stored for /work/shpo (a typo in the path? `miner stats` counts the projects): nothing was "
+        "exported\n"), result.output
+    assert not target.exists()
+    assert CliRunner().invoke(export_cmd, ["--project", "/work/shop", "-o", str(target)]).exit_code == 0
+
+
 def test_export_redacts_secrets_as_defence_in_depth(tmp_path):
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     with Store() as store:

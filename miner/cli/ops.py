@@ -28,11 +28,14 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
     `miner import` restores the file losslessly. Text passes through secret
     redaction on the way out.
     """
-    from ..memory import portable
+    from ..memory import portable, privacy
 
     project_root = project_filter(project)
     refuse_to_replace(output, force)
     with open_store(or_readonly=True, shows=False) as store:
+        if project_root is not None and project_root not in privacy.stored_projects(store):
+            raise click.ClickException(f"nothing is stored for {project_root} (a typo in the path? `miner stats` "
+                                       "counts the projects): nothing was exported")
         if output is None:
             count = portable.export(store, sys.stdout, project_root)
         else:
