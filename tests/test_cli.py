@@ -756,6 +756,28 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         assert store.get(memory_id).state == "active"
 
 
+def test_a_command_waiting_for_another_process_lock_says_so(isolated_home, monkeypatch):
+    """forget, import, purge, move and gc waited up to a minute for another process's lock with nothing on screen."""
+    from miner.memory.records import NewMemory
+
+    with Store() as store, store.atomic():
+        memory_id = store.add_memory(NewMemory(project="/p", category="fact", text="The API listens on port 8080.",
+                                               confidence=0.7, rule_id="r", role="user", session_id="s",
+                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))[0]
+    monkeypatch.setattr(Store, "lock_wait_s", 1.5)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["forget", str(memory_id)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1 and result.output.splitlines() == [
+        "waiting for another process to let go of the memory store (up to 2s)…",
+        "Error: the memory store is busy: another process kept it locked (database is locked); run the command again "
+        "in a moment"], result.output
+
+
 def test_a_backfill_under_another_process_lock_stops_at_the_first_file_in_one_line(tmp_path, monkeypatch):
     """Held past the wait, the lock made `miner mine` wait for each file in turn (minutes, in silence), then print
     one raw exception a file; it stops at the first instead, and the next run mines them all."""

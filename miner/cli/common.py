@@ -64,6 +64,8 @@ def open_store(readonly: bool = False, or_readonly: bool = False, create: bool |
         return open_store(readonly=True, shows=shows)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
+    store.waiting = lambda: click.echo(f"waiting for another process to let go of the memory store (up to "
+                                       f"{store.lock_wait_s:.0f}s)…", err=True)
     version = reader.redaction_version(store.db)
     if shows and version < REDACTION_VERSION and not getattr(sys.stdout, "redacted", False):
         # Standard output hides what the current redaction hides (`redaction_version.for_output`); the command

@@ -75,6 +75,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
 
     lock_wait_s = WRITE_LOCK_WAIT_S  # how long a write waits for another process's lock (a hook sets its budget)
     interrupted: Callable[[], bool] | None = None  # asked while a write waits: True calls the write off
+    waiting: Callable[[], None] | None = None  # told once when a write has waited a second (a command says so)
 
     def __init__(self, path: Path | str | None = None, readonly: bool = False, busy_ms: int = BUSY_TIMEOUT_MS):
         # `busy_ms`: how long a statement waits for another process's lock (a hook passes what is left of its time).
@@ -169,7 +170,7 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
         wait sleeps longer each time (up to 100 ms), so a lock let go just after a sleep began lay unused until it
         ended; with this polling (and the work that needs no lock done before it), each of the two processes of
         `miner mine --jobs 2` waited 0.44-0.50 s for the other instead of 0.69-0.77 s."""
-        started = time.monotonic()
+        started, told = time.monotonic(), self.waiting is None
         self.db.execute("PRAGMA busy_timeout = 0")
         try:
             while True:
@@ -181,6 +182,9 @@ class Store(MemoryQueries, DedupQueries, SessionQueries, TeamQueries):
                         raise
                     if self.interrupted is not None and self.interrupted():
                         raise StoreInterrupted("called off while waiting for another process's write lock") from None
+                    if waited >= 1.0 and not told:
+                        told = True
+                        self.waiting()
                     time.sleep(LOCK_POLL_S if waited < 1.0 else 0.02)
         finally:
             self.db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
