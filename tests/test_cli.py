@@ -1248,6 +1248,14 @@ def test_a_purge_shows_its_steps_on_a_terminal_and_nothing_on_a_pipe(transcript,
     assert piped.returncode == 0 and piped.stderr == "" and piped.stdout.endswith("database vacuumed.\n"), piped
 
 
+@pytest.mark.parametrize("url", ["", "  "])
+def test_team_setup_refuses_an_empty_url(url):
+    """`miner team setup ""` set up the tables of whatever server libpq's defaults reach (the local socket)."""
+    result = CliRunner().invoke(main, ["team", "setup", url])
+    assert result.exit_code == 1 and result.output == (
+        "Error: an empty URL; give the team server's, postgresql://USER@HOST/DB\n"), result.output
+
+
 def test_leaving_every_team_when_none_was_joined_says_so():
     """It said "left the team: no project syncs any more", as if there had been one."""
     result = CliRunner().invoke(main, ["team", "leave", "--all"])

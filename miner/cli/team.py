@@ -65,6 +65,8 @@ def team() -> None:
 def setup(url: str) -> None:
     """Create the team tables on the server (once, as a role that may create them; see the README for the
     least-privilege role members then use)."""
+    if not url.strip():  # (libpq reads "" as the local server's defaults)
+        raise click.ClickException("an empty URL; give the team server's, postgresql://USER@HOST/DB")
     errors = _errors()
     from ..memory.pgstore import PgStore, describe
     from ..team.settings import without_password
