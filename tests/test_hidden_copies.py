@@ -56,10 +56,10 @@ def test_a_rewording_that_hides_nothing_of_the_old_words_keeps_them(tmp_path):
 
 
 @pytest.mark.parametrize("old, hidden", [
-    ('The backup passphrase is "amber fox river 7" until March.', "The backup passphrase is [REDACTED:passphrase] until "
-     "March."),
-    ("Deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAAB3Nza==\n-----END OPENSSH PRIVATE KEY-----",
-     "Deploy key:\n[REDACTED:private-key]"),
+    ('The backup passphrase is "amber fox river 7" until March.',
+     "The backup passphrase is [REDACTED:passphrase] until March."),
+    ("Deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAAB3Nza==\n"
+     "-----END OPENSSH PRIVATE KEY-----", "Deploy key:\n[REDACTED:private-key]"),
 ])
 def test_a_secret_with_blanks_hidden_later_leaves_no_copy(tmp_path, old, hidden):
     """A quoted passphrase or a private key hidden in a later wording left the earlier one, secret and all, as a

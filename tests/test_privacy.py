@@ -179,8 +179,8 @@ def test_a_glob_not_in_utf8_is_refused_in_one_line():
     """`miner exclude add $'/work/x\\xffy'` stored a glob that no folder Claude Code names can match."""
     result = CliRunner().invoke(main, ["exclude", "add", "/work/x\udcffy"])  # (the shell's bytes, as Python reads them)
     assert result.exit_code == 1 and result.output == (
-        "Error: the glob is not UTF-8: Claude Code names every folder in UTF-8, so it would exclude nothing; give it in "
-        "UTF-8\n"), result.output
+        "Error: the glob is not UTF-8: Claude Code names every folder in UTF-8, so it would exclude nothing; give it "
+        "in UTF-8\n"), result.output
     assert not exclusions.exclusions_path().exists()
 
 

@@ -26,11 +26,11 @@ _GENERATED = (r"(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA
 _LAST = r"[^\s,;'\".?:)\]}]"
 _END = r"(?=[.?:)\]}]*(?![^\s,;'\"]))"
 
-# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
-# (a shape that takes any case lists each casing). Order matters: specific kinds first.
 # A word of a passphrase: no word of prose that follows its name ("the passphrase is stored in the vault").
 _PHRASE_WORD = (r"(?:(?!(?i:the|a|an|in|on|at|to|of|for|and|or|not|is|are|be|by|it|its|my|your|our|this|that|with|"
                 r"stored|saved|kept|set|required|optional|missing|needed|used)\b)[^\W\d_]{3,}[ \t]+)")
+# (kind, pattern source, hints): a pattern runs only when one of its hints is a substring of the text as written
+# (a shape that takes any case lists each casing). Order matters: specific kinds first.
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
                     r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", ("-----BEGIN",)),

@@ -59,7 +59,8 @@ _GIVE_RE = re.compile(r"(?i:(?:^|\b(?:please|could[ \t]+you|can[ \t]+you|would[ 
 # current one?").
 _POINTS_BACK_RE = re.compile(r"(?i:(?:(?:so|ok(?:ay)?|and|then)[ \t,]+)?(?:what(?:['’]s|[ \t]+is)[ \t]+(?:the[ \t]+"
                              r"(?:current|new|right|correct|actual|valid|working|updated|latest)[ \t]+one|it[ \t]+now)|"
-                             r"(?:what|which[ \t]+one)[ \t]+(?:should|do|can)[ \t]+I[ \t]+use(?:[ \t]+instead)?)[ \t]*[?？])")
+                             r"(?:what|which[ \t]+one)[ \t]+(?:should|do|can)[ \t]+I[ \t]+use(?:[ \t]+instead)?)"
+                             r"[ \t]*[?？])")
 # … or a question of a name alone, with no verb ("And the SMTP password for alerts?", "Your vault token?").
 _NAMED_ONLY_RE = re.compile(r"(?i:(?:(?:and|also|plus|now|then|ok(?:ay)?|what[ \t]+about|how[ \t]+about)[ \t,]+){0,2}"
                             r"(?:the|your|its|our)[ \t]+(?:[\w-]+[ \t]+){0,3}?)")

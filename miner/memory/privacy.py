@@ -28,7 +28,8 @@ class PurgeInterrupted(Exception):
 def purge(store, project: str, stage: Callable[[str], None] | None = None,
           track: Callable[[list, str], ContextManager] | None = None) -> dict[str, int]:
     """Delete every row of `project` (memories, evidence, links, wordings, sessions, checkpoints,
-    watermarks, recall log, archive), rebuild the full-text indexes and vacuum (when it deleted any). Returns counts by table.
+    watermarks, recall log, archive), rebuild the full-text indexes and vacuum (when it deleted any). Returns
+    counts by table.
 
     `stage(what)` is told each step as it starts, and `track(items, label)` (a context manager giving the items back)
     follows the transcripts read, for a progress bar. Interrupted after the deletion was committed, it raises
