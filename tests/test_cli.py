@@ -712,7 +712,7 @@ def test_a_correction_typed_with_private_text_keeps_none_of_it():
     assert "quokkahost" not in data and "wombatcustard" not in data
 
 
-def test_a_reason_longer_than_a_sentence_is_refused_and_changes_nothing():
+def test_a_reason_pages_long_is_refused_and_changes_nothing():
     """A 100,000-character reason was stored and printed whole by `show` and `history`."""
     from miner.memory.records import NewMemory
 
@@ -723,12 +723,12 @@ def test_a_reason_longer_than_a_sentence_is_refused_and_changes_nothing():
     for args in (["forget", "1"], ["correct", "1", "We decided to use Valkey for the session cache."]):
         result = CliRunner().invoke(main, [*args, "--reason", "because " * 12_500])
         assert result.exit_code == 1 and result.output == (
-            "Error: the reason is 99,999 characters; at most 500: say why in a sentence (nothing changed)\n"), \
+            "Error: the reason is 99,999 characters; at most 2,000: say why in a few sentences (nothing changed)\n"), \
             result.output
     with Store(readonly=True) as store:
         assert [(m.text, m.state) for m in store.list_memories(states=())] == [
             ("We decided to use Redis for the session cache.", "active")]
-    assert CliRunner().invoke(main, ["forget", "1", "--reason", "wrong " * 80]).exit_code == 0  # (480: a sentence)
+    assert CliRunner().invoke(main, ["forget", "1", "--reason", "wrong " * 330]).exit_code == 0  # (1,980 characters)
 
 
 def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch):

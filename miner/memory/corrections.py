@@ -21,7 +21,7 @@ from .store import Store
 
 MANUAL_RULE = "manual"
 MAX_TEXT_CHARS = 1_000  # a corrected memory, as long as one the MCP server stores: a block has room for it
-MAX_REASON_CHARS = 500  # why a memory was forgotten or corrected: a sentence, which `show` and `history` print
+MAX_REASON_CHARS = 2_000  # why a memory was forgotten or corrected: a few sentences, which `show` and `history` print
 
 
 class CorrectionError(ValueError):
@@ -101,8 +101,8 @@ def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
 
 def _check_reason(reason: str) -> None:
     if len(reason.strip()) > MAX_REASON_CHARS:
-        raise CorrectionError(f"the reason is {len(reason.strip()):,} characters; at most {MAX_REASON_CHARS}: say "
-                              "why in a sentence (nothing changed)")
+        raise CorrectionError(f"the reason is {len(reason.strip()):,} characters; at most {MAX_REASON_CHARS:,}: say "
+                              "why in a few sentences (nothing changed)")
 
 
 def forget(store: Store, memory_id: int, reason: str = "") -> Change:
