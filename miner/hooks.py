@@ -119,6 +119,16 @@ def _rotate(path, max_bytes: int) -> None:
         pass
 
 
+def said(message: str) -> str:
+    """`message` as a hook logs it or shows it (a `systemMessage`): on one line, cut, its secrets hidden."""
+    from .extract.redact import load_kept_extra, redact
+    from .extract.transcript import cut_text
+
+    head = cut_text(message, LOG_LINE_CHARS + LOG_REDACT_MARGIN)
+    load_kept_extra()
+    return " ".join(redact(head)[0].split())[:LOG_LINE_CHARS]
+
+
 def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
     """One line in hooks.log (rotated to hooks.log.1 past `max_bytes`); never raises.
 
@@ -128,15 +138,10 @@ def log(event: str, message: str, max_bytes: int = LOG_MAX_BYTES) -> None:
     The secret kinds of `secrets.yaml` are hidden too, as the last miner kept them.
     """
     try:
-        from .extract.redact import load_kept_extra, redact
-        from .extract.transcript import cut_text
-
         folder = paths.ensure_private_dir(paths.data_file("logs"))
         path = os.path.join(folder, "hooks.log")
         _rotate(path, max_bytes)
-        head = cut_text(message, LOG_LINE_CHARS + LOG_REDACT_MARGIN)
-        load_kept_extra()
-        line = " ".join(redact(head)[0].split())[:LOG_LINE_CHARS]
+        line = said(message)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as handle:
@@ -259,8 +264,10 @@ def recall_block(event: HookEvent, config: dict | None = None) -> tuple[str, dic
         return "", None
     config = config if config is not None else config_mod.load()
     # A store another process keeps locked (a crashed tool, a `locking_mode=EXCLUSIVE` reader) is waited for a
-    # moment, not the 10 s Claude Code gives the hook: then there is no block, and the session starts.
-    with Store(readonly=True, busy_ms=SESSION_START_BUSY_MS) as store:
+    # moment, not the 10 s Claude Code gives the hook: then there is no block, and the session starts. (The moment
+    # counts what the look at the block rendered ahead waited already.)
+    spent_ms = (time.perf_counter() - started) * 1000
+    with Store(readonly=True, busy_ms=max(int(SESSION_START_BUSY_MS - spent_ms), 50)) as store:
         session_id = event.session_id
         if by_session:
             row = store.session(session_id)
@@ -301,7 +308,7 @@ def session_start(event: HookEvent, config: dict | None) -> str:
         from .config import ConfigError
 
         if isinstance(exc, ConfigError):  # the user is shown the line that names the setting
-            notice = f"transcript-miner: no memory injected: {exc}"
+            notice = f"transcript-miner: no memory injected: {said(str(exc))}"  # (a setting's name may be a key)
     try:
         if record is not None or has_transcripts(event.cwd):
             args = ["catchup"]
@@ -432,7 +439,7 @@ def run(event_name: str, raw: str) -> str:
     left_out = excluded(event.cwd)
     if isinstance(left_out, str) and event.event == "session-start":  # said once a session, as a broken setting is
         log(event.event, left_out)
-        return f'{{"systemMessage": {jsonlite.string("transcript-miner: " + left_out)}}}'
+        return f'{{"systemMessage": {jsonlite.string("transcript-miner: " + said(left_out))}}}'
     return "" if left_out else HANDLERS[event.event](event, config)
 
 

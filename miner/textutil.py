@@ -75,9 +75,10 @@ _LAZY: dict[str, str] = {
     "vowel_points": "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+",
     "latin_accented": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+",
-    # The tag, with blanks or invisible format characters (a zero-width space) anywhere before its name.
-    "block_tag": r"(?i)<([\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*/?)([\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
-                 + "".join(c if c.isalnum() else "\\" + c for c in BLOCK_TAG) + r")",
+    # The tag, with blanks or invisible characters (a zero-width space) anywhere in it, or "<" and "-" look-alikes.
+    "block_tag": r"(?i)[<\uff1c\ufe64]({0}*/?)({0}*{1})".format(r"[\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]", (
+        r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*".join(c if c.isalnum() else r"[-\u2010-\u2015\u2212\ufe63\uff0d]"
+                                                          for c in BLOCK_TAG))),
 }
 # Control characters but tabs and line breaks (a terminal's escape sequences, a NUL), and the bidirectional overrides
 # and isolates that make a text display otherwise than it reads: what text from transcripts must not carry into a
@@ -165,8 +166,7 @@ STOPWORDS = frozenset(
     себя ей может они тут где есть ней для мы тебя их чем была сам чтоб без чего тоже себе под будет тогда
     кто этот того потому этого какой ним здесь этом мой тем чтобы нее сейчас были при об хоть после над тот
     через эти нас про всего них эту моя этой том им всю между это эта
-    ο η το οι τα του της των και να σε με για από που είναι δεν θα""".split()
-)
+    ο η το οι τα του της των και να σε με για από που είναι δεν θα""".split())
 
 
 def normalise(text: str) -> str:
@@ -430,7 +430,7 @@ def escape_block_tag(text: str) -> str:
     """Text that cannot open, close or forge the recall block's tag (memory text, a project path), nor carry a
     control character (an escape sequence) into the model's context."""
     text = text.translate(NOT_SHOWN)
-    if "<" not in text:
+    if "<" not in text and "\uff1c" not in text and "\ufe64" not in text:
         return text
     return _pattern("block_tag").sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 

@@ -51,7 +51,14 @@ def project_folders(cwd: str) -> list[Path]:
     project = paths.project_root(cwd)
     if project and paths.encode_project(project) not in names:
         names.append(paths.encode_project(project))
-    return [root / name for name in names if not (root / name).is_symlink() and (root / name).is_dir()]
+    return [root / name for name in names if _real_folder(root / name)]
+
+
+def _real_folder(path: Path) -> bool:
+    try:
+        return not path.is_symlink() and path.is_dir()
+    except OSError:  # a name too long to be a folder's (a deep project's path, encoded): there is none
+        return False
 
 
 def lagging_transcripts(store: Store, folder: Path) -> list[str]:

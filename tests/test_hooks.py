@@ -1174,6 +1174,32 @@ def test_a_broken_settings_file_is_told_to_the_user_and_logged_and_nothing_else_
     assert any("session-start" in line and "budget_shar" in line for line in logged), logged
 
 
+def test_a_secret_pasted_into_the_settings_file_is_hidden_in_what_the_user_is_shown(session):
+    """The hook's log line hid a key pasted as a setting's name; the systemMessage Claude Code shows (and keeps in
+    the transcript) said it whole."""
+    key = "sk-ant-api03-" + "Q7xLm2Vp9Rt4Kw8Zn3Bc6Hd1Fs5Jg0Ya" * 3
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    (paths.config_dir() / "config.json").write_text(json.dumps({key: 1}))
+    start = run_hook("session-start", session.payload("session-start.startup.json"))
+    assert start.returncode == 0
+    shown = json.loads(start.stdout)["systemMessage"]
+    assert "unknown setting" in shown and "[REDACTED" in shown and key[14:40] not in shown, shown
+
+
+def test_catch_up_in_a_project_whose_folder_name_is_too_long_to_exist_goes_on(tmp_path, claude_dir):
+    """A project path of ~300 characters, encoded as one folder name, is longer than a name may be: the catch-up
+    worker died on it with a traceback (no catch-up, no index upkeep, no block rendered ahead), every session."""
+    deep = tmp_path.joinpath(*[f"nested-folder-level-{n:02d}" for n in range(12)])
+    deep.mkdir(parents=True)
+    assert len(paths.encode_project(str(deep))) > 255
+    seed_store(str(deep), count=3)
+    done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", "--", str(deep)],
+                          capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    log = paths.data_file("logs", "worker.log")
+    assert not log.exists() or "Traceback" not in log.read_text(encoding="utf-8")
+
+
 def test_after_a_compaction_the_block_holds_what_the_user_said_earlier_in_the_session(session):
     project = str(session.cwd)
     seed_store(project)
