@@ -1178,6 +1178,7 @@ def test_a_secret_pasted_into_the_settings_file_is_hidden_in_what_the_user_is_sh
     """The hook's log line hid a key pasted as a setting's name; the systemMessage Claude Code shows (and keeps in
     the transcript) said it whole."""
     key = "sk-ant-api03-" + "Q7xLm2Vp9Rt4Kw8Zn3Bc6Hd1Fs5Jg0Ya" * 3
+    seed_store(str(session.cwd), count=5)
     paths.config_dir().mkdir(parents=True, exist_ok=True)
     (paths.config_dir() / "config.json").write_text(json.dumps({key: 1}))
     start = run_hook("session-start", session.payload("session-start.startup.json"))
@@ -1196,7 +1197,7 @@ def test_catch_up_in_a_project_whose_folder_name_is_too_long_to_exist_goes_on(tm
     done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "catchup", "--", str(deep)],
                           capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    log = paths.data_file("logs", "worker.log")
+    log = Path(paths.data_file("logs", "worker.log"))
     assert not log.exists() or "Traceback" not in log.read_text(encoding="utf-8")
 
 
