@@ -303,9 +303,12 @@ def session_start(event: HookEvent, config: dict | None) -> str:
     try:
         text, record = recall_block(event, config)
     except Exception as exc:  # noqa: BLE001 - catch-up still starts; the block is simply absent
-        log(event.event, f"no recall block: {type(exc).__name__}: {exc}")
-        text, record = "", None
         from .config import ConfigError
+        from .memory.store import locked
+
+        busy = "info: " if locked(exc) else ""  # (another process's lock for a moment, as at PreCompact: no fault)
+        log(event.event, f"{busy}no recall block: {type(exc).__name__}: {exc}")
+        text, record = "", None
 
         if isinstance(exc, ConfigError):  # the user is shown the line that names the setting
             notice = f"transcript-miner: no memory injected: {said(str(exc))}"  # (a setting's name may be a key)
@@ -404,8 +407,8 @@ def checkpoint_now(event: HookEvent, transcript: str, busy_ms: int) -> tuple[str
     try:
         return write_now(event.session_id, event.cwd, transcript, busy_ms, has_work)
     except (sqlite3.Error, StoreError) as exc:
-        said = "info: the store is busy" if locked(exc) else "the store is unreadable"
-        log(event.event, f"{said} ({exc}): the checkpoint is left to the miner")
+        what = "info: the store is busy" if locked(exc) else "the store is unreadable"
+        log(event.event, f"{what} ({exc}): the checkpoint is left to the miner")
         return paths.project_root(event.cwd) if event.cwd else "", False
 
 
@@ -473,7 +476,11 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 - hooks fail open, whatever happened
         from .config import ConfigError
 
-        if event_name == "user-prompt-submit" and not isinstance(exc, (HookInputError, ConfigError)):
+        from .memory.store import locked
+
+        if event_name == "user-prompt-submit" and locked(exc):  # (a moment's lock: no fault, as at PreCompact)
+            log(event_name, "info: the store is busy (another process keeps it locked): no answer to this prompt")
+        elif event_name == "user-prompt-submit" and not isinstance(exc, (HookInputError, ConfigError)):
             # The message of an error met while looking up a prompt may quote the prompt: only its kind is logged.
             log(event_name, f"{type(exc).__name__} (details withheld: they may quote the prompt)")
         else:

@@ -1407,5 +1407,14 @@ def test_a_store_another_process_keeps_locked_costs_a_hook_a_moment_not_its_whol
             hook_event = "SessionStart" if event == "session-start" else "PreCompact"
             result = run_hook(event, session.payload(name), timeout=min(TIMEOUTS[hook_event], 10))
             assert result.returncode == 0, (event, result.stderr)
+        prompt = json.dumps({"session_id": session.session_id, "transcript_path": str(session.transcript),
+                             "cwd": str(session.cwd), "hook_event_name": "UserPromptSubmit",
+                             "prompt": "which queue does the kiln service use?"}).encode()
+        result = run_hook("user-prompt-submit", prompt, timeout=10)
+        assert result.returncode == 0 and result.stdout == b"", result
     finally:
         holder.close()
+    # A lock for a moment is no fault (`miner doctor` counted SessionStart's as one, PreCompact's not).
+    logged = hook_log_lines()
+    assert logged and all(line.split(" ", 3)[2] == "info:" for line in logged), logged
+    assert any("user-prompt-submit info: the store is busy" in line for line in logged), logged
