@@ -475,7 +475,6 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - hooks fail open, whatever happened
         from .config import ConfigError
-
         from .memory.store import locked
 
         if event_name == "user-prompt-submit" and locked(exc):  # (a moment's lock: no fault, as at PreCompact)
