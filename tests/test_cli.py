@@ -731,7 +731,17 @@ def test_a_reason_pages_long_is_refused_and_changes_nothing():
     assert CliRunner().invoke(main, ["forget", "1", "--reason", "wrong " * 330]).exit_code == 0  # (1,980 characters)
 
 
-def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch):
+BUSY = ("Error: the memory store is busy: another process kept it locked (database is locked); run the command "
+        "again in a moment")
+
+
+@pytest.mark.parametrize("wait_s, lines", [
+    (0.2, [BUSY]),
+    # Waiting more than a second, it says so first (forget, import, purge, move and gc waited up to a minute for
+    # another process's lock with nothing on screen).
+    (1.5, ["waiting for another process to let go of the memory store (up to 2s)…", BUSY]),
+])
+def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeypatch, wait_s, lines):
     """A backfill's batch or a stuck process holds the write lock past the wait: the command says so in one line and
     changed nothing."""
 
@@ -741,7 +751,7 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         memory_id = store.add_memory(NewMemory(project="/p", category="fact", text="The API listens on port 8080.",
                                                confidence=0.7, rule_id="r", role="user", session_id="s",
                                                transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))[0]
-    monkeypatch.setattr(Store, "lock_wait_s", 0.2)
+    monkeypatch.setattr(Store, "lock_wait_s", wait_s)
     holder = sqlite3.connect(paths.db_path(), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -750,32 +760,9 @@ def test_a_store_another_process_keeps_locked_is_one_line(isolated_home, monkeyp
         holder.execute("ROLLBACK")
         holder.close()
     assert result.exit_code == 1
-    assert result.output.splitlines() == ["Error: the memory store is busy: another process kept it locked (database "
-                                          "is locked); run the command again in a moment"]
+    assert result.output.splitlines() == lines, result.output
     with Store(readonly=True) as store:
         assert store.get(memory_id).state == "active"
-
-
-def test_a_command_waiting_for_another_process_lock_says_so(isolated_home, monkeypatch):
-    """forget, import, purge, move and gc waited up to a minute for another process's lock with nothing on screen."""
-    from miner.memory.records import NewMemory
-
-    with Store() as store, store.atomic():
-        memory_id = store.add_memory(NewMemory(project="/p", category="fact", text="The API listens on port 8080.",
-                                               confidence=0.7, rule_id="r", role="user", session_id="s",
-                                               transcript="/t", entry_uuid="e", ts="2026-01-01T00:00:00Z"))[0]
-    monkeypatch.setattr(Store, "lock_wait_s", 1.5)
-    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        result = CliRunner().invoke(main, ["forget", str(memory_id)])
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    assert result.exit_code == 1 and result.output.splitlines() == [
-        "waiting for another process to let go of the memory store (up to 2s)…",
-        "Error: the memory store is busy: another process kept it locked (database is locked); run the command again "
-        "in a moment"], result.output
 
 
 def test_a_backfill_under_another_process_lock_stops_at_the_first_file_in_one_line(tmp_path, monkeypatch):
@@ -796,8 +783,7 @@ def test_a_backfill_under_another_process_lock_stops_at_the_first_file_in_one_li
         holder.execute("ROLLBACK")
         holder.close()
     assert result.exit_code == 1
-    assert result.output.splitlines()[-1:] == ["Error: the memory store is busy: another process kept it locked "
-                                               "(database is locked); run the command again in a moment"], result.output
+    assert result.output.splitlines()[-1:] == [BUSY], result.output
     assert "error:" not in result.output and "OperationalError" not in result.output, result.output
     result = CliRunner().invoke(main, ["mine", *(str(s.path) for s in sessions)])
     assert result.exit_code == 0 and "3 new memories" in result.output, result.output
