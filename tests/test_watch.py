@@ -240,6 +240,10 @@ def test_print_service_for_systemd_and_launchd(monkeypatch):
     assert "ExecStart=/opt/venv/bin/python -I -m miner.cli watch" in unit
     assert 'Environment="MINER_HOME=/data/my miner"' in unit
     assert "[Install]\nWantedBy=default.target" in unit
+    # Where systemd looks for it: under $XDG_CONFIG_HOME when it is set (the header said ~/.config whatever it was).
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/data/conf")
+    unit = service.service_definition("linux", python="/opt/venv/bin/python")
+    assert unit.startswith("# Save as /data/conf/systemd/user/transcript-miner-watch.service, then:"), unit
 
     plist = service.service_definition("darwin", python="/opt/venv/bin/python")
     parsed = plistlib.loads(plist.encode())
@@ -481,6 +485,13 @@ def test_a_running_watcher_hides_the_secret_kinds_and_applies_the_rules_the_user
         logged = capsys.readouterr().err.strip().splitlines()
         assert len(logged) == 1 and "nothing is mined until it is fixed" in logged[0] and "secrets.yaml" in logged[0]
         assert not store.db.execute("SELECT 1 FROM memories WHERE text LIKE '%falls back%'").fetchall()
+        # Fixed, it says so (the status still shows the last error), and mines what was held back.
+        (folder / "secrets.yaml").write_text(
+            "secrets:\n  - kind: acme-key\n    pattern: '\\bACME-[A-Z0-9]{16}\\b'\n", encoding="utf-8")
+        watcher.mine_round([path])
+        logged = capsys.readouterr().err.strip().splitlines()
+        assert len(logged) == 1 and logged[0].endswith("the broken file was fixed: mining again"), logged
+        assert store.db.execute("SELECT 1 FROM memories WHERE text LIKE '%falls back%'").fetchall()
 
 
 def test_a_data_folder_the_watcher_cannot_write_is_one_line(tmp_path, monkeypatch):

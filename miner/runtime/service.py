@@ -52,7 +52,8 @@ def service_definition(platform: str | None = None, python: str | None = None) -
 """
     exec_start = " ".join(_systemd_quote(a).replace("$", "$$") for a in command)  # ($ expands a variable there)
     env_lines = "".join(f"Environment={_systemd_quote(f'{k}={v}')}\n" for k, v in env.items())
-    return f"""# Save as ~/.config/systemd/user/{SERVICE_NAME}.service, then:
+    units = os.path.join(os.path.dirname(paths.config_root()), "systemd", "user")  # ($XDG_CONFIG_HOME's, if set)
+    return f"""# Save as {units}/{SERVICE_NAME}.service, then:
 #   systemctl --user daemon-reload && systemctl --user enable --now {SERVICE_NAME}
 # Logs: journalctl --user -u {SERVICE_NAME}
 [Unit]

@@ -218,6 +218,8 @@ class Watcher:
                 self.status.error(self.broken)
                 note(f"nothing is mined until it is fixed: {exc}")
             return
+        if self.broken:  # (what `--status` showed last stays there: the log says it is over)
+            note("the broken file was fixed: mining again")
         self.broken = ""
         mined = []
         compact: list[tuple[str, str]] = []
