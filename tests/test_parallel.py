@@ -179,3 +179,31 @@ def test_mining_processes_whose_parent_was_killed_finish_their_group_and_exit(tm
     assert left == []
     with Store(tmp_path / "m.db") as store:
         assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] > 0
+
+
+def test_a_mining_process_held_up_by_another_process_lock_says_so_in_words(tmp_path, monkeypatch):
+    """A process of `miner mine --jobs N` that met a store locked past the wait reported "OperationalError: database
+    is locked": it says what held it up, that what was mined is kept, and what to do."""
+    import multiprocessing
+    import sqlite3
+
+    from miner import paths
+    from miner.runtime.parallel import _mine_groups
+
+    folder = projects(tmp_path)
+    Store().close()
+    monkeypatch.setattr(Store, "lock_wait_s", 0.2)
+    holder = sqlite3.connect(paths.db_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    results = multiprocessing.get_context("spawn").Queue()
+    try:
+        _mine_groups(str(paths.db_path()), project_groups(sorted(map(str, folder.rglob("*.jsonl")))),
+                     multiprocessing.get_context("spawn").Value("i", 0), results)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    said = []
+    while (message := results.get(timeout=10))[0] != "done":
+        said += message[2].errors if message[0] == "file" else []
+    assert said == ["a mining process stopped: the memory store stayed locked by another process, or the disk is "
+                    "full (database is locked); what was mined is kept: run it again in a moment"], said

@@ -91,7 +91,11 @@ def _mine_groups(db_file: str, groups: list[list[str]], taken, results) -> None:
             while os.getppid() == parent and (group := _take(groups, taken)) is not None:
                 miner.mine_paths(group, progress=lambda file, result: results.put(("file", file, result)))
     except BaseException as exc:  # noqa: BLE001 - reported by the parent, with the files left unmined
-        results.put(("file", "", Summary(errors=[f"a mining process stopped: {type(exc).__name__}: {exc}"])))
+        from .passes import store_wide
+
+        why = (f"the memory store stayed locked by another process, or the disk is full ({exc}); what was mined is "
+               "kept: run it again in a moment" if store_wide(exc) else f"{type(exc).__name__}: {exc}")
+        results.put(("file", "", Summary(errors=[f"a mining process stopped: {why}"])))
     finally:
         if os.getppid() != parent:  # no reader: exiting would wait for ever to hand over what is queued
             results.cancel_join_thread()

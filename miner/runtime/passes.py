@@ -192,7 +192,7 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
                 done = miner.mine_file(path)
                 done.files = 0  # one file, however many passes
             except sqlite3.OperationalError as exc:
-                if not _store_wide(exc):
+                if not store_wide(exc):
                     raise
                 stop.append(exc)  # (locked past the wait, or the disk full: every file after would wait, or fail)
                 return
@@ -222,11 +222,12 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
     return total
 
 
-def _store_wide(exc: sqlite3.OperationalError) -> bool:
-    """Whether SQLite's error is the store's, not a file's: locked past the wait, or a full disk."""
+def store_wide(exc: BaseException) -> bool:
+    """Whether an error is the store's, not a file's: SQLite's lock held past the wait, or a full disk."""
     from ..memory.store import locked
 
-    return locked(exc) or "disk is full" in str(exc) or "disk I/O error" in str(exc)
+    return locked(exc) or isinstance(exc, sqlite3.OperationalError) and (
+        "disk is full" in str(exc) or "disk I/O error" in str(exc))
 
 
 def owed_checkpoints(store: Store, transcript: str) -> list[str]:
