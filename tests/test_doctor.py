@@ -37,6 +37,24 @@ def test_doctor_fails_on_hook_errors_and_counts_the_hooks_notices_apart(isolated
     assert line.endswith(f"(2 notice(s) in {paths.logs_dir() / 'hooks.log'})"), line
 
 
+def test_doctor_fails_on_a_background_miners_traceback_and_names_its_error(isolated_home):
+    """A hook's catch-up worker died with a traceback every session (a project path too long to be a folder's): only
+    its log said so, which doctor never read."""
+    from miner import paths
+
+    assert "ok    no background miner failed" in CliRunner().invoke(main, ["doctor"]).stdout
+    paths.logs_dir().mkdir(parents=True, exist_ok=True)
+    (paths.logs_dir() / "worker.log").write_text(
+        "[worker 12 2026-12-01T10:00:00Z] mined 3 transcripts\n"
+        "Traceback (most recent call last):\n  File \"/x/worker.py\", line 54, in project_folders\n"
+        "    return [root / name for name in names]\nOSError: [Errno 36] File name too long: '/x'\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code != 0
+    line = next(line for line in result.stdout.splitlines() if "background miner" in line)
+    assert line == (f"FAIL  1 background miner failure(s) in {paths.logs_dir() / 'worker.log'}; last: OSError: "
+                    "[Errno 36] File name too long: '/x'"), line
+
+
 def test_doctor_on_a_correct_fresh_install_reports_no_failure(claude_dir):
     """Hooks registered, no session run yet: every check passes (the install is this test's own venv)."""
     runner = CliRunner()

@@ -194,6 +194,19 @@ def check_hook_errors() -> Iterator[Check]:
         yield True, f"no hook errors logged{notices}", ""
 
 
+def check_worker_errors() -> Iterator[Check]:
+    """What the background workers (the hooks' miners) left in their log as they failed: a traceback each."""
+    log = paths.logs_dir() / "worker.log"
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.exists() else []
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        yield True, "no background miner failed", ""
+        return
+    # The exception's own line: the first unindented line after the last traceback's frames.
+    last = next((line for line in lines[starts[-1] + 1:] if line and not line.startswith(" ")), "?")
+    yield False, f"{len(starts)} background miner failure(s) in {log}; last: {last}", f"read {log}, then remove it"
+
+
 def check_install() -> Iterator[Check]:
     """The tool runs from some environment (./install.sh's venv, a plugin's, a checkout's): say which, and
     whether the hook command can be started from it."""
@@ -310,7 +323,7 @@ def run_checks(config: dict) -> Iterator[Check]:
               ("stored secrets", check_secrets), ("pipeline", lambda: check_pipeline(config)),
               ("settings", check_settings), ("exclusions", check_exclusions), ("rules", check_rules),
               ("glossary", check_glossary), ("transcripts", check_lag), ("hook errors", check_hook_errors),
-              ("watcher", check_watcher))
+              ("background miners", check_worker_errors), ("watcher", check_watcher))
     for name, check in checks:
         try:
             yield from check()
