@@ -171,7 +171,10 @@ check_python() {
 # Create the venv $1 unless a working one (Python 3.10+ with pip) is there; set LOG to its install.log.
 ensure_venv() {
     local venv=$1 tmp_log have
-    if "$venv/bin/python" -c 'import sys, pip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; then
+    # (A venv whose pyvenv.cfg is gone, a --clear stopped half way, runs as the interpreter it was made from: pip
+    # would install into that one.)
+    if "$venv/bin/python" -c 'import sys, pip; sys.exit(sys.version_info < (3, 10) or sys.prefix == sys.base_prefix)' \
+            >/dev/null 2>&1; then
         LOG=$venv/install.log
         : >"$LOG" || die "cannot write $LOG; check the permissions of $venv"
         have=$("$venv/bin/python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null || true)

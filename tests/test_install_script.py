@@ -505,6 +505,19 @@ class TestTestMode:
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1 and "exit code 1" in ours[0], result
 
+    def test_a_venv_left_half_cleared_is_made_again_not_taken_for_one(self, probe_repo):
+        """Ctrl-C during `venv --clear` left bin/python without pyvenv.cfg: the next run took it for a working venv,
+        and pip installed the package into the interpreter it was made from, outside any venv."""
+        repo, env = probe_repo
+        _suite(repo, test_one="def test_one():\n    pass\n")
+        assert _test_run(repo, env).returncode == 0
+        (repo / ".venv" / "pyvenv.cfg").unlink()
+        result = _test_run(repo, env)
+        assert result.returncode == 0, result
+        assert "virtual environment: created" in result.stdout and "reusing" not in result.stdout, result
+        probe = subprocess.run([BASE_PYTHON, "-m", "pip", "show", "install-script-probe"], capture_output=True)
+        assert probe.returncode != 0, "installed outside the venv"
+
     def test_the_suite_runs_on_each_listed_interpreter_once(self, probe_repo, tmp_path):
         """MINER_TEST_PYTHONS: each other version gets its own .venv-X.Y; the same version again is not
         run twice, and an interpreter that is not installed is named in a warning, not a failure."""
