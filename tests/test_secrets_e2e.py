@@ -774,3 +774,24 @@ def test_a_plain_word_password_said_again_in_a_later_stop_reaches_no_block_of_an
         assert word not in block.lower(), block
     for path in files:
         assert word.encode() not in path.read_bytes().lower(), path
+
+
+def test_a_block_rendered_ahead_is_read_text_by_text_for_secrets(tmp_path):
+    """A block that says "Always refresh the token hourly." then another line was flagged by doctor on a good
+    install, and removed by every `doctor --fix`: read as the file's JSON, the escaped line break made "hourly." and
+    the next line one value of the token's. A block holding a secret is still found, and goes."""
+    from miner.memory import repair
+
+    Store().close()
+    paths.cache_dir().mkdir(parents=True, exist_ok=True)
+    clean = paths.cache_dir() / "startup-clean.json"
+    clean.write_text(json.dumps({"text": "- Always refresh the token hourly.\n- We use Redis for the cache."}),
+                     encoding="utf-8")
+    leaking = paths.cache_dir() / "startup-leaking.json"
+    leaking.write_text(json.dumps({"text": "- The deploy token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}),
+                       encoding="utf-8")
+    with Store(readonly=True) as store:
+        assert repair.scan(store).files == [str(leaking)]
+    with Store() as store:
+        repair.fix(store)
+    assert clean.exists() and not leaking.exists()

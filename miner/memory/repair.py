@@ -201,7 +201,21 @@ def _file_holds_secret(path: Path, known: set[str]) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
+    if path.suffix == ".json":  # each text as it is shown, not the file's JSON: there an escaped line break joins
+        try:  # "the token hourly." to the next line, a value of the token's
+            return any(redact(each, known)[1] for each in _strings(json.loads(text)))
+        except (ValueError, RecursionError):
+            pass
     return bool(redact(text, known)[1])
+
+
+def _strings(value) -> list[str]:
+    """Every string a JSON value holds, its keys too."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*value, *(s for item in value.values() for s in _strings(item))]
+    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
 
 
 def scan(store: Store) -> Repair:
