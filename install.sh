@@ -448,8 +448,14 @@ get_model() {
 register_hooks() {
     local out
     if [ "$HOOKS" -eq 0 ]; then
-        say "- hooks: not registered (--no-hooks): the plugin's hooks run instead," \
-            "or run 'miner install' to register them"
+        if grep -qs "from miner.hooks import" "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json"; then
+            say "- hooks: left as they are (--no-hooks): an earlier install registered them in" \
+                "$(pretty "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json"); 'miner uninstall' removes them" \
+                "(the plugin's hooks would run too)"
+        else
+            say "- hooks: not registered (--no-hooks): the plugin's hooks run instead," \
+                "or run 'miner install' to register them"
+        fi
         return
     fi
     if ! out=$("$VENV/bin/miner" install </dev/null 2>&1); then
@@ -519,9 +525,30 @@ stage_source() {
     fi
 }
 
+# The data folder of the install ~/.local/bin/miner runs (the MINER_HOME an earlier run was given); nothing if none.
+earlier_home() {
+    local link=$HOME/.local/bin/miner target home
+    [ -L "$link" ] || return 0
+    target=$(readlink "$link")
+    case $target in
+        */venv/bin/miner) ;;
+        *) return 0 ;;
+    esac
+    home=$(cat "${target%/bin/miner}/miner-home" 2>/dev/null) || return 0
+    [ -n "$home" ] && [ -d "$home" ] && printf '%s\n' "$home"
+}
+
 run_install() {
-    local version
+    local version earlier
     check_python
+    if [ -z "${MINER_HOME:-}" ]; then  # run again without the MINER_HOME of the first run: that install, upgraded
+        earlier=$(earlier_home)
+        if [ -n "$earlier" ]; then
+            MINER_HOME=$earlier
+            say "- upgrading the install in $(pretty "$earlier") (~/.local/bin/miner runs it; set MINER_HOME to" \
+                "install elsewhere)"
+        fi
+    fi
     MINER_HOME=$(abs_path "${MINER_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/miner}")
     say "Installing Transcript Miner into $(pretty "$MINER_HOME") with $PY (Python $PY_VERSION)"
     mkdir -p "$MINER_HOME" || die "cannot create $MINER_HOME; check the permissions or set MINER_HOME"
@@ -531,6 +558,7 @@ run_install() {
     # The store this install is for: its hooks and commands use it when they start without MINER_HOME.
     printf '%s\n' "$MINER_HOME" >"$VENV/miner-home" || die "cannot write $VENV/miner-home; check the permissions"
     stage_source
+    say "- installing the package and what it needs (spaCy and the rest: minutes the first time, on a slow network)"
     # Without hooks of its own, the install is the plugin's, which also declares the MCP server: its SDK too.
     if [ "$HOOKS" -eq 0 ]; then
         pip_install "the package" "$STAGE[ui,team,mcp]"

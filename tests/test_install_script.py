@@ -552,3 +552,18 @@ class TestTestMode:
         ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
         assert len(ours) == 1, result
         assert "no test" in ours[0], result
+
+
+@pytest.mark.slow
+def test_a_run_without_the_first_runs_miner_home_upgrades_that_install(installed, installed_no_hooks):
+    """Run again from a shell without the MINER_HOME of the first run, the installer made a second venv and store
+    under ~/.local/share/miner, re-mined every transcript into it and pointed the hooks at it: the memories the user
+    had forgotten came back, and the pins were gone. It upgrades the install ~/.local/bin/miner runs; and with
+    --no-hooks it says the hooks an earlier run registered stay (it said they were not registered)."""
+    assert installed.first.returncode == 0, installed.first
+    result = run_script("--no-hooks", env=script_env(installed.home), cwd=installed.home, timeout=600)
+    assert result.returncode == 0, result
+    assert f"- upgrading the install in {installed.miner_home} (~/.local/bin/miner runs it" in result.stdout, result
+    assert "- hooks: left as they are (--no-hooks): an earlier install registered them in" in result.stdout, result
+    assert not (installed.home / ".local" / "share" / "miner").exists()
+    assert Path(os.readlink(installed.home / ".local" / "bin" / "miner")) == installed.venv / "bin" / "miner"

@@ -170,7 +170,7 @@ def apply(path: Path, new_settings: dict, original_text: str | None, dry_run: bo
         mode = os.stat(target).st_mode & 0o7777
         if not mode & 0o200:  # made read-only by its owner, who would not have it changed behind their back
             raise SettingsError(f"{path} is read-only (mode {mode:o}): nothing written; make it writable "
-                                "(`chmod u+w`) and run again, or see the change with --dry-run")
+                                "(`chmod u+w`) and run again, or see the change with `miner install --dry-run`")
         if emptied:
             target.unlink()
             return f"removed {path} (nothing but ours was in it)"
