@@ -202,6 +202,9 @@ pip_install() { # pip_install WHAT-FOR-THE-MESSAGE PIP-ARGS...
     shift
     printf '\n$ pip install %s\n' "$*" >>"$LOG"
     if ! "$VENV/bin/python" -m pip install "$@" </dev/null >>"$LOG" 2>&1; then
+        if tail -n 3 "$LOG" | grep -q "Operation cancelled by user"; then
+            die "interrupted while pip installed $what: nothing is lost; run ./install.sh again"
+        fi
         die "pip could not install $what (see $LOG); check your network or Python"
     fi
 }
@@ -467,7 +470,7 @@ register_hooks() {
 
 # Secrets that an older version stored and the current redaction hides: redacted in place (miner doctor --fix).
 repair_store() {
-    local db out watcher
+    local db out watcher fixed
     db=$MINER_HOME/memory.db
     if [ ! -f "$db" ]; then
         return
@@ -478,11 +481,11 @@ repair_store() {
         :
     fi
     watcher=$(printf '%s\n' "$out" | grep -A1 'FAIL  the watcher (pid' || true)
-    out=$(printf '%s\n' "$out" | grep '^fixed:' || true)
-    if [ -z "$out" ]; then
-        die "could not check the existing memory store for secrets (run 'miner doctor --fix' to see why)"
+    fixed=$(printf '%s\n' "$out" | grep '^fixed:' || true)
+    if [ -z "$fixed" ]; then  # (doctor's last line says why: the store busy, say, held by another process)
+        die "could not check the existing memory store for secrets: $(printf '%s\n' "$out" | tail -n 1)"
     fi
-    say "- existing store (miner doctor --fix): ${out#fixed: }"
+    say "- existing store (miner doctor --fix): ${fixed#fixed: }"
     if [ -n "$watcher" ]; then
         say "- warning: $(printf '%s\n' "$watcher" | sed -n 's/^FAIL  //p')" \
             "(fix: $(printf '%s\n' "$watcher" | sed -n 's/^ *fix: //p'))"
@@ -541,6 +544,10 @@ earlier_home() {
 run_install() {
     local version earlier
     check_python
+    case ${CLAUDE_CONFIG_DIR:-/} in  # (said before minutes of pip, not after: `miner install` refuses it)
+        /*) ;;
+        *) die "CLAUDE_CONFIG_DIR is '$CLAUDE_CONFIG_DIR', a relative path; set it to an absolute one" ;;
+    esac
     if [ -z "${MINER_HOME:-}" ]; then  # run again without the MINER_HOME of the first run: that install, upgraded
         earlier=$(earlier_home)
         if [ -n "$earlier" ]; then

@@ -135,6 +135,14 @@ def test_missing_python_fails_with_one_line(tmp_path, args):
     assert not (tmp_path / "script-miner-home").exists()
 
 
+def test_a_relative_claude_config_dir_fails_with_one_line_before_anything_is_installed(tmp_path):
+    """`miner install` refused it, but only once the venv was made and the package installed: minutes later."""
+    env = script_env(tmp_path / "script-home", tmp_path / "script-miner-home", CLAUDE_CONFIG_DIR=".claude")
+    line = one_line_failure(run_script(env=env, cwd=tmp_path, timeout=60))
+    assert "CLAUDE_CONFIG_DIR is '.claude', a relative path; set it to an absolute one" in line, line
+    assert not (tmp_path / "script-miner-home").exists()
+
+
 def _fake_python(tmp_path: Path, body: str) -> str:
     fake = tmp_path / "fake-python"
     fake.write_text("#!/bin/sh\n" + body)
@@ -565,5 +573,6 @@ def test_a_run_without_the_first_runs_miner_home_upgrades_that_install(installed
     assert result.returncode == 0, result
     assert f"- upgrading the install in {installed.miner_home} (~/.local/bin/miner runs it" in result.stdout, result
     assert "- hooks: left as they are (--no-hooks): an earlier install registered them in" in result.stdout, result
+    assert "- existing store (miner doctor --fix): " in result.stdout, result  # (the store the first runs made)
     assert not (installed.home / ".local" / "share" / "miner").exists()
     assert Path(os.readlink(installed.home / ".local" / "bin" / "miner")) == installed.venv / "bin" / "miner"
