@@ -538,7 +538,9 @@ earlier_home() {
         *) return 0 ;;
     esac
     home=$(cat "${target%/bin/miner}/miner-home" 2>/dev/null) || return 0
-    [ -n "$home" ] && [ -d "$home" ] && printf '%s\n' "$home"
+    if [ -n "$home" ] && [ -d "$home" ]; then  # (a folder since removed: no install to upgrade there)
+        printf '%s\n' "$home"
+    fi
 }
 
 run_install() {

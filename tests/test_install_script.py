@@ -143,6 +143,26 @@ def test_a_relative_claude_config_dir_fails_with_one_line_before_anything_is_ins
     assert not (tmp_path / "script-miner-home").exists()
 
 
+@pytest.mark.parametrize("left", [True, False], ids=["earlier-install", "its-folder-removed"])
+def test_a_run_without_miner_home_goes_where_the_linked_install_is(tmp_path, left):
+    """The install ~/.local/bin/miner runs is upgraded in its folder; one whose folder was removed since is no install
+    (the check of it stopped the script without a word, under `set -e`). A Python that cannot make the venv stops
+    each run where it chose the folder."""
+    python = _fake_python(tmp_path, 'case "$*" in *"-m venv"*) exit 1 ;; *ensurepip*) exit 0 ;; *) echo 3.11.2 ;; '
+                                    "esac\n")
+    home, earlier = tmp_path / "script-home", tmp_path / "earlier-home"
+    (earlier / "venv" / "bin").mkdir(parents=True)
+    (earlier / "venv" / "miner-home").write_text(f"{earlier if left else tmp_path / 'removed'}\n")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "miner").symlink_to(earlier / "venv" / "bin" / "miner")
+    result = run_script(env=script_env(home, PYTHON=python), cwd=tmp_path, timeout=60)
+    ours = [line for line in result.stderr.splitlines() if line.startswith("install.sh:")]
+    chosen = earlier if left else home / ".local" / "share" / "miner"
+    assert result.returncode != 0 and len(ours) == 1, result
+    assert f"could not create the virtual environment {chosen / 'venv'} (see" in ours[0], result
+    assert ("- upgrading the install in" in result.stdout) is left, result
+
+
 def _fake_python(tmp_path: Path, body: str) -> str:
     fake = tmp_path / "fake-python"
     fake.write_text("#!/bin/sh\n" + body)
