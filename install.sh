@@ -451,7 +451,8 @@ get_model() {
 register_hooks() {
     local out
     if [ "$HOOKS" -eq 0 ]; then
-        if grep -qs "from miner.hooks import" "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json"; then
+        # (the substring `miner install` recognises its own entries by: miner/install/settings.py)
+        if grep -qs "from miner.hooks import main" "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json"; then
             say "- hooks: left as they are (--no-hooks): an earlier install registered them in" \
                 "$(pretty "${CLAUDE_CONFIG_DIR:-$HOME/.claude}/settings.json"); 'miner uninstall' removes them" \
                 "(the plugin's hooks would run too)"

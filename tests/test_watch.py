@@ -755,10 +755,14 @@ def test_a_watcher_starts_while_status_is_asked_for_again_and_again(claude_dir):
                               env=dict(os.environ))
     try:
         time.sleep(1.0)  # (its imports)
-        for _ in range(200):
+        taken = 0
+        for _ in range(200):  # (each start raised WatchError: "a watcher is already running (pid ?)")
             fd = watch._take_pidfile()
+            taken += int(watch.pid_file().read_text().strip()) == os.getpid()
             watch.pid_file().unlink()
             os.close(fd)
+        assert poller.poll() is None, "the poller stopped: nothing looked at the pidfile meanwhile"
     finally:
         poller.kill()
         poller.wait()
+    assert taken == 200

@@ -31,7 +31,7 @@ class Group(click.Group):
 
         from ..extract.rules import RuleError
         from ..extract.secret_rules import SecretRuleError
-        from ..memory.store import StoreError, locked
+        from ..memory.store import StoreError, disk_full, locked
 
         try:
             return super().invoke(ctx)
@@ -44,7 +44,7 @@ class Group(click.Group):
         except (RuleError, SecretRuleError) as exc:
             raise click.ClickException(f"{exc} (fix it, then check with `miner rules check`)") from None
         except sqlite3.OperationalError as exc:
-            if "disk is full" in str(exc) or "disk I/O error" in str(exc):  # (SQLite says the latter on a full tmpfs)
+            if disk_full(exc):
                 raise click.ClickException(f"could not use the memory store in {paths.data_dir()} ({exc}), as on a "
                                            "full disk: free some space there and run the command again (what it was "
                                            "writing was not kept; nothing else changed)") from None

@@ -188,10 +188,10 @@ def recall(query: str, project: str | None, budget: int | None, situation: str |
             from ..runtime.exclusions import PrivacyError, is_excluded, load_exclusions
 
             try:
-                load_exclusions()
+                globs = load_exclusions()
             except PrivacyError as exc:  # (every project is taken for excluded then, and none is)
                 raise click.ClickException(f"{exc}: until it is fixed, no block is injected anywhere") from None
-            if is_excluded(root):  # (a blank line said nothing)
+            if is_excluded(root, globs):  # (a blank line said nothing)
                 raise click.ClickException(f"{root} is excluded (`miner exclude list`): no block is "
                                            "injected there; a question (`miner recall QUERY`) is still answered")
         click.echo("\n".join(explain_lines(result, store)) if explain else result.text)

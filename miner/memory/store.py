@@ -52,6 +52,11 @@ def locked(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether an error is SQLite's full disk ("disk I/O error" on a full tmpfs)."""
+    return isinstance(exc, sqlite3.OperationalError) and ("disk is full" in str(exc) or "disk I/O error" in str(exc))
+
+
 class StoreError(RuntimeError):
     """The database cannot be opened or used; the message says what to do."""
 

@@ -55,7 +55,7 @@ def normalise_glob(glob: str, cwd: str | None = None) -> str:
     glob = os.path.expanduser(glob.strip())
     if not glob:
         raise PrivacyError("an empty glob would exclude nothing; give a project folder or a pattern")
-    if any("\udc80" <= c <= "\udcff" for c in glob):  # (bytes that are not UTF-8, as the shell passed them)
+    if not paths.is_utf8(glob):  # (bytes that are not UTF-8, as the shell passed them)
         raise PrivacyError("the glob is not UTF-8: Claude Code names every folder in UTF-8, so it would exclude "
                            "nothing; give it in UTF-8")
     if glob.startswith("~"):  # `~name` of no user on this machine: not a folder under the current one

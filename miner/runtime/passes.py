@@ -224,10 +224,9 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
 
 def store_wide(exc: BaseException) -> bool:
     """Whether an error is the store's, not a file's: SQLite's lock held past the wait, or a full disk."""
-    from ..memory.store import locked
+    from ..memory.store import disk_full, locked
 
-    return locked(exc) or isinstance(exc, sqlite3.OperationalError) and (
-        "disk is full" in str(exc) or "disk I/O error" in str(exc))
+    return locked(exc) or disk_full(exc)
 
 
 def owed_checkpoints(store: Store, transcript: str) -> list[str]:
