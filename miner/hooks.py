@@ -97,7 +97,9 @@ class HookEvent:
                 return ""
             if not isinstance(value, str):
                 raise HookInputError(f"payload field {key!r} is a {type(value).__name__}, not a string")
-            if "\x00" in value:
+            if key == "prompt":
+                value = value.replace("\x00", " ")  # pasted binary: the words around it still ask something
+            elif "\x00" in value:
                 raise HookInputError(f"payload field {key!r} holds a NUL character")
             if key != "prompt" and not value.isascii() and not paths.is_utf8(value):
                 # a lone surrogate (`\ud800`): no path, no id, nothing a store can keep

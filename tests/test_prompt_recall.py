@@ -248,7 +248,7 @@ def test_the_store_is_only_read(project):
     assert {p: digest(p) for p in before} == before
 
 
-@pytest.mark.parametrize("shape", ["no-session", "no-prompt", "prompt-not-text", "extra-fields"])
+@pytest.mark.parametrize("shape", ["no-session", "no-prompt", "prompt-not-text", "extra-fields", "prompt-with-nul"])
 def test_payload_shapes(project, shape):
     payload = json.loads(prompt_payload(project, "How does the webhook handler deal with a failed delivery?"))
     if shape == "no-session":
@@ -257,11 +257,13 @@ def test_payload_shapes(project, shape):
         del payload["prompt"]
     elif shape == "prompt-not-text":
         payload["prompt"] = ["a", "list"]
+    elif shape == "prompt-with-nul":
+        payload["prompt"] = "How does the webhook\x00 handler deal with a failed delivery?\x00\x00"
     else:
         payload.update(future_field={"nested": True}, hook_event_name="UserPromptSubmit")
     result = ask(json.dumps(payload).encode())
     assert result.returncode == 0
-    if shape in ("no-session", "extra-fields"):
+    if shape in ("no-session", "extra-fields", "prompt-with-nul"):
         assert "exponential backoff" in context_of(result)
     elif shape == "no-prompt":
         assert result.stdout == b"" and hook_log() == ""
