@@ -516,3 +516,134 @@ def test_a_forgotten_or_quarantined_memory_corrected_once_is_corrected_through_i
     corrections.forget(store, first.new_id)
     again = corrections.correct(store, old, "We push to a release branch, never to main.")
     assert store.get(again.new_id).state == "active" and "release branch" in recalled(store)
+
+
+# --- the user's word over the assistant's --------------------------------------------------------------------
+
+LATER = "2099-01-{:02d}T00:00:00Z"  # said in a session after the corrections below (made now)
+
+
+def later(text, n, **kw):
+    """A memory said in a session after any correction a test made: entry `v<n>`."""
+    kw.setdefault("entry_uuid", f"v{n}")
+    return add(kw.pop("store"), text, n, ts=LATER.format(n), **kw)
+
+
+@pytest.mark.parametrize("role", ["assistant", "user"])
+def test_the_assistants_later_words_never_undo_a_correction_by_hand_the_users_do(store, role):
+    """After `correct` set the database to PostgreSQL, the assistant's "MariaDB for the database" in a later session
+    superseded the correction: the block said MariaDB "(was: PostgreSQL)"."""
+    old = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    fixed = corrections.correct(store, old, "Use PostgreSQL for the database.").new_id
+    said = later("We use MariaDB for the database.", 2, store=store, role=role, subject="database", value="MariaDB")
+    block = recalled(store)
+    if role == "assistant":
+        assert store.get(fixed).state == "active" and store.get(said).state == "superseded"
+        assert "- Use PostgreSQL for the database. (was: MySQL)" in block and "MariaDB" not in block
+        assert [link.src for link in store.supersede_links([said])] == [fixed]
+    else:
+        assert store.get(fixed).state == "superseded" and store.get(said).state == "active"
+        assert "MariaDB for the database" in block
+
+
+def _replaced(store, how: str) -> tuple[int, int]:
+    """Memory "Use MySQL …" and what replaced it, `how`: the user's later words, a correction, a correction
+    forgotten since, a correction the user's words replaced in turn."""
+    first = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    if how == "said":
+        return first, add(store, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    fixed = corrections.correct(store, first, "Use PostgreSQL for the database.").new_id
+    if how == "corrected, then forgotten":
+        corrections.forget(store, fixed)
+    elif how == "corrected, then said":
+        return first, later("Use SQLite for the database.", 3, store=store, subject="database", value="SQLite")
+    return first, fixed
+
+
+@pytest.mark.parametrize("how", ["said", "corrected", "corrected, then forgotten", "corrected, then said"])
+def test_the_assistant_repeating_what_the_user_replaced_does_not_bring_it_back(store, how):
+    """The assistant reciting an old decision word for word made it current again and closed what replaced it:
+    the user's own later words, or a correction (forgotten since, or replaced by the user's words in turn)."""
+    first, replacement = _replaced(store, how)
+    state = store.get(replacement).state
+    echo = later("Use MySQL for the database.", 4, store=store, role="assistant", subject="database", value="MySQL")
+    assert echo == first and store.get(first).state == "superseded"
+    assert store.get(replacement).state == state
+    assert "- Use MySQL" not in recalled(store)
+
+
+def test_the_user_repeating_what_they_replaced_brings_it_back(store):
+    first, replacement = _replaced(store, "corrected, then said")
+    assert later("Use MySQL for the database.", 4, store=store, subject="database", value="MySQL") == first
+    assert store.get(first).state == "active" and store.get(replacement).state == "superseded"
+
+
+@pytest.mark.parametrize("forgotten", [False, True])
+def test_the_same_words_the_other_way_round_are_no_repeat(store, forgotten):
+    """"Ruff over Black" merged into a forgotten "Black over Ruff" as a paraphrase: the user's new preference was
+    never recalled. Not forgotten, the newer one supersedes the older."""
+    old = add(store, "I prefer Black over Ruff for formatting this codebase.", 1, category="preference")
+    if forgotten:
+        corrections.forget(store, old)
+    new = later("I prefer Ruff over Black for formatting this codebase.", 2, store=store, category="preference")
+    assert new != old and store.get(new).state == "active"
+    assert store.get(old).state == ("forgotten" if forgotten else "superseded")
+    assert "- I prefer Ruff over Black" in recalled(store) and "- I prefer Black over Ruff" not in recalled(store)
+
+
+@pytest.mark.parametrize("role", ["assistant", "user"])
+def test_the_assistants_paraphrase_never_rewords_a_correction_by_hand(store, role):
+    """The assistant's near-duplicate gave a hand correction its own wording, still marked as the user's."""
+    old = add(store, "We chose Memcached for the session cache.", 1)
+    fixed = corrections.correct(store, old, "We chose Redis for the session cache, with a 24 hour TTL.").new_id
+    again = later("We chose Redis for the session cache with a 24 hour TTL, as agreed.", 2, store=store, role=role)
+    assert again == fixed
+    text = store.get(fixed).text
+    assert text == ("We chose Redis for the session cache, with a 24 hour TTL." if role == "assistant"
+                    else "We chose Redis for the session cache with a 24 hour TTL, as agreed.")
+
+
+def test_approving_a_quarantined_change_of_mind_closes_what_it_replaces(store):
+    """Approved, "Kubernetes instead of Nomad" was current beside "deploy on Nomad": both were recalled."""
+    from miner.extract.trust import approve, store_quarantined
+
+    nomad = add(store, "We decided to deploy the API on Nomad.", 1, subject="deploy target", value="Nomad")
+    with store.atomic():
+        held, _ = store_quarantined(store, memory("From now on we deploy the API on Kubernetes instead of Nomad.", 2,
+                                                  role="assistant", subject="deploy target", value="Kubernetes"),
+                                    "reads like an instruction")
+    line = approve(store, held)
+    assert store.get(held).state == "active" and store.get(nomad).state == "superseded"
+    assert f"#{nomad} superseded by #{held}" in line
+    assert "Kubernetes" in recalled(store) and "deploy the API on Nomad." not in recalled(store)
+
+
+def test_a_correction_of_case_or_markup_only_is_made(store):
+    """`correct` said "already says that" to "GitHub Actions" for "github actions": the two hash alike."""
+    old = add(store, "We deploy with github actions and call the aws api gateway.", 1)
+    change = corrections.correct(store, old, "We deploy with GitHub Actions and call the AWS API Gateway.")
+    assert change.action == "corrected"
+    assert "GitHub Actions" in recalled(store) and "github actions" not in recalled(store)
+    again = corrections.correct(store, old, "We deploy with GitHub Actions and call the AWS API Gateway.")
+    assert again.action == "unchanged"
+
+
+def test_a_closed_memory_whose_replacement_was_forgotten_names_no_dead_end(store):
+    """`pin` of a memory whose replacement was forgotten since said "pin #N instead", and pin #N said it was
+    forgotten."""
+    first, replacement = _replaced(store, "said")
+    corrections.forget(store, replacement)
+    with pytest.raises(corrections.CorrectionError, match=f"superseded by #{replacement}, which is forgotten") as err:
+        corrections.pin(store, first)
+    assert "instead" not in str(err.value)
+
+
+def test_list_with_states_says_each_ones(cli):
+    from miner.cli.main import main
+
+    with Store() as store:
+        first, replacement = _replaced(store, "said")
+        corrections.pin(store, replacement)
+    output = CliRunner().invoke(main, ["list", "--state", "active", "--state", "superseded"]).output
+    lines = {line.split()[0]: line for line in output.splitlines()}
+    assert lines[str(first)].endswith("[superseded]") and lines[str(replacement)].endswith("(pinned)"), output

@@ -229,8 +229,9 @@ def list_(project: str | None, category: str | None, states: tuple[str, ...], li
         where = project_filter(project)
         rows = store.list_memories(where, category, states or ("active",), limit)
     for m in rows:
-        flag = " (unconfirmed)" if m.tentative else ""
-        click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}")
+        flag = (" (unconfirmed)" if m.tentative else "") + (" (pinned)" if m.pinned else "")
+        state = f" [{m.state}]" if m.state != "active" else ""  # (with --state, a closed one is told from a current)
+        click.echo(f"{m.id:>6}  {m.category:<10} {m.last_seen[:10]}  {m.text}{flag}{state}")
     if not rows:
         gone = where is not None and not os.path.isdir(where)  # (a project deleted since keeps its memories)
         click.echo("No memories match." + (f" (No folder {paths.printable(where)} exists: check the path.)" if gone

@@ -45,7 +45,9 @@ def correct(memory_id: int, text: str, reason: str) -> None:
     """Replace memory MEMORY_ID with TEXT; the old text is kept as history.
 
     TEXT becomes a memory of its own that supersedes the old one, which is no
-    longer recalled (`miner history` shows both).
+    longer recalled: the block shows TEXT, with what it replaced as "(was: …)"
+    beside it (`miner history` shows both). The assistant's words never undo
+    it; your own words in a later session can.
     """
     _echo(_run(corrections.correct, memory_id, text, reason))
 

@@ -165,9 +165,18 @@ def approve(store, memory_id: int) -> str:
     if corrected is not None:  # (approved, it would be current beside its own correction)
         raise PrivacyError(f"memory {memory_id} was corrected by #{corrected[0]}, which is what is recalled; "
                            "nothing to approve")
+    from .. import config as config_mod
+    from ..memory.dedup import Deduper
+
     with store.atomic():
         store.set_state(memory_id, "active", "approved by the user (was quarantined)")
-    return f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
+        # Current now, it settles its conflicts as a new memory does: a change of mind closes what it replaces.
+        superseded, superseded_by = Deduper.from_config(store, config_mod.load()).settle(memory_id)
+    line = f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
+    if superseded_by is not None:
+        return (f"#{memory_id} approved, and superseded at once by #{superseded_by}, said after it "
+                f"(`miner history {memory_id}`). [{memory.category}] {memory.text}")
+    return line + "".join(f"\n#{old} superseded by #{memory_id} (kept as history)" for old in superseded)
 
 
 def store_quarantined(store, new, reason: str) -> tuple[int, bool]:

@@ -80,8 +80,12 @@ def _closed_error(store: Store, memory: StoredMemory, verb: str, done: str) -> C
     """Why a closed memory cannot be pinned or corrected, naming the current version when there is one."""
     if memory.state == "superseded":
         successor = _successor(store, memory.id)
-        if successor:
+        state = store.get(successor).state if successor else ""
+        if state in ("active", "cold"):
             return CorrectionError(f"memory #{memory.id} is superseded by #{successor}; {verb} #{successor} instead")
+        if successor:  # (its replacement was forgotten since, or quarantined: nothing of it is recalled)
+            return CorrectionError(f"memory #{memory.id} is superseded by #{successor}, which is {state}: nothing "
+                                   f"of it is recalled (`miner history {memory.id}` shows its chain)")
         return CorrectionError(f"memory #{memory.id} is superseded; `miner history {memory.id}` shows its chain")
     return CorrectionError(f"memory #{memory.id} is {memory.state}; only a current memory can be {done}")
 
@@ -97,6 +101,15 @@ def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
         raise CorrectionError(f"{exc}; fix it (`miner rules check`) first: nothing changed") from None
     text = typed_text(text)
     return redact(text, known_in(text, *store.secret_digests()))
+
+
+def _same_words(typed: str, text: str) -> bool:
+    """Whether `typed` says `text` again, written as typed in a hurry: but for the case of its first letter and
+    its closing stop."""
+    def loose(words: str) -> str:
+        words = " ".join(words.split()).rstrip(".!?。！？")
+        return words[:1].lower() + words[1:]
+    return loose(typed) == loose(text)
 
 
 def _check_reason(reason: str) -> None:
@@ -146,7 +159,7 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "", by: tuple
     if kinds and mostly_redacted(text):
         raise CorrectionError("the new text is mostly secrets; nothing changed (memories never keep secrets)")
     _refuse_to_correct_twice(store, memory)
-    if content_hash(text) == content_hash(memory.text):
+    if _same_words(text, memory.text):  # (another case or markup inside is a correction: "github" → "GitHub")
         return Change(memory_id, "unchanged", (f"#{memory_id} already says that: {memory.text}",))
     note = reason.strip() or "corrected by hand"
     stamp = now_iso()

@@ -193,8 +193,9 @@ class Deduper:
         added = store.merge_evidence(memory.id, new)
         self._still_forgotten(memory, added)
         if added:
-            if (new.ts or "") >= memory.last_seen and memory.state != "forgotten":
-                store.reword(memory.id, new)  # keep the newer wording
+            if (new.ts or "") >= memory.last_seen and memory.state != "forgotten" \
+                    and (memory.source != "manual" or _users_own(new)):
+                store.reword(memory.id, new)  # keep the newer wording (not the assistant's over the user's by hand)
             if memory.state == "cold":
                 store.set_state(memory.id, "active", "said again")
             if memory.tentative and not new.tentative:
@@ -211,7 +212,8 @@ class Deduper:
                 current.setdefault(memory.id, memory)
         current.pop(memory_id, None)
         superseded: list[int] = []
-        for memory in current.values():
+        # The user's corrections first: one the new memory contradicts closes it, before it closes anything else.
+        for memory in sorted(current.values(), key=lambda m: m.source != "manual"):
             old = _statement(memory)
             later_in_file = _later_in_file(memory, new)
             if new.ts and old.ts and new.ts < old.ts and not later_in_file:
@@ -226,27 +228,62 @@ class Deduper:
             if _echoes_a_preference(new.role, memory.role, memory.category):
                 continue
             found = self.comparer.supersedes(statement, old)
+            if found and memory.source == "manual" and not _users_own(new):
+                # The assistant's words (or another's) never undo what the user corrected by hand: the correction
+                # stays current and closes them, as the user's own words would (`restate`).
+                self.store.supersede(memory.id, memory_id, "corrected by hand before", "", at=new.ts)  # (no "was":
+                # the correction never said what the assistant says now)
+                return superseded, memory.id
             if found and len(superseded) < MAX_SUPERSEDED:
                 when = max(new.ts, old.ts) if later_in_file and new.ts and old.ts else new.ts  # (never before it)
                 self.store.supersede(memory_id, memory.id, found.reason, found.was, at=when)
                 superseded.append(memory.id)
         return superseded, None
 
+    def settle(self, memory_id: int) -> tuple[list[int], int | None]:
+        """Conflict marking for a stored memory that becomes current without being said again (a quarantined one the
+        user approved), as when it was new: what it supersedes, and what supersedes it (stored since), if anything.
+        Runs inside the caller's `Store.atomic()`."""
+        memory = self.store.get(memory_id)
+        new = NewMemory(project=memory.project, category=memory.category, text=memory.text,
+                        confidence=memory.confidence, rule_id=memory.rule_id, role=memory.role,
+                        session_id=memory.session_id, transcript=memory.transcript, entry_uuid=memory.entry_uuid,
+                        ts=memory.valid_from, tentative=bool(memory.tentative), subject=memory.subject,
+                        value=memory.value, source=memory.source)
+        match = match_expression(memory.text, self.comparer)
+        nearby = self.store.similar_memories(memory.project, match, CURRENT_STATES, limit=CANDIDATES) if match else []
+        return self._conflicts(memory_id, _statement(memory), new, nearby)
+
     def restate(self, memory: StoredMemory, new: NewMemory) -> list[int] | None:
         """A superseded memory said again later becomes current again and closes what replaced it (returned; none
         when what replaced it was forgotten since); not when it was said before what replaced it became current (an
-        older session mined late, against a correction made since), nor when the user corrected it by hand and
-        not they but the assistant says it again: None."""
+        older session mined late, against a correction made since), nor when the user replaced it (in their words or
+        by hand) and not they but the assistant says it again: None."""
         replacements = [self.store.get(head) for head in self.current_heads(memory.id)]
         if any((replacement.valid_from or "") > new.ts for replacement in replacements):
             return None
-        if (new.role != "user" or new.source != "mined") and any(r.source == "manual" for r in replacements):
+        if not _users_own(new) and self._closed_by_the_user(memory.id):
             return None
         self.store.reopen(memory.id, "said again after it was superseded", at=new.ts)
         for replacement in replacements:
             was = replacement.value or short(replacement.text)
             self.store.supersede(memory.id, replacement.id, "said again", was, at=new.ts)
         return [replacement.id for replacement in replacements]
+
+    def _closed_by_the_user(self, memory_id: int) -> bool:
+        """Whether the user's words, or a correction by hand, replaced `memory_id`, or what replaced it since
+        (current, forgotten or replaced in turn)."""
+        seen, frontier = {memory_id}, [memory_id]
+        while frontier:
+            for src, _state in self.store.superseders(frontier.pop()):
+                if src in seen:
+                    continue
+                seen.add(src)
+                replacement = self.store.get(src)
+                if replacement is not None and (replacement.role == "user" or replacement.source == "manual"):
+                    return True
+                frontier.append(src)
+        return False
 
     def current_heads(self, memory_id: int) -> list[int]:
         """The current memories that replaced `memory_id`, following the chain forward."""
@@ -262,6 +299,11 @@ class Deduper:
                 else:
                     frontier.append(src)
         return heads
+
+
+def _users_own(new: NewMemory) -> bool:
+    """Whether `new` is the user's words in a session of theirs (not the assistant's, an import, a teammate's)."""
+    return new.role == "user" and new.source == "mined"
 
 
 def _echoes_a_preference(newer_role: str, older_role: str, older_category: str) -> bool:

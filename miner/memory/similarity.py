@@ -17,7 +17,7 @@ from typing import Any, Protocol, Sequence
 
 from .lexicon import Synonyms
 from .supersede import Conflict, supersedes
-from .text_features import Features, Statement, canonical, features, lexical_similarity, term_tokens
+from .text_features import Features, Statement, canonical, features, lexical_similarity, reversed_order, term_tokens
 
 # The highest threshold with the best merge F1 on tests/fixtures/pairs/pairs.jsonl (tests/test_dedup.py);
 # the guards in `near_miss` do most of the work, so precision stays 1.0 from 0.40 up. Raise it to merge less.
@@ -41,6 +41,8 @@ def near_miss(a: Features, b: Features) -> str:
         return "another content word"
     if (a.cjk_heavy - b.tokens) and (b.cjk_heavy - a.tokens):
         return "another content word"
+    if a.ordered and b.ordered and reversed_order(a, b):
+        return "the same words the other way round"
     return ""
 
 

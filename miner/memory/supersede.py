@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..textutil import STOPWORDS, has_hangul, short
 from .lexicon import ANTONYMS, LIGHT, Synonyms
-from .text_features import Features, Statement, canonical, dice, lexical_similarity, term_tokens
+from .text_features import Features, Statement, canonical, dice, lexical_similarity, reversed_order, term_tokens
 
 # A correction marker without a named replaced term needs this much overlap with what it corrects.
 CORRECTION_THRESHOLD = 0.42
@@ -33,6 +33,8 @@ _LABEL_NUMBER_RE = re.compile(
 _FILE_RE = re.compile(r"(?:(?<![\w/])(?:\.{1,2}|~)?/(?:[\w.-]+/)*[\w.-]*\w"
                       r"|(?:[\w.-]+/)*\b[\w-]+\.(?:py|pyi|js|jsx|mjs|ts|tsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|"
                       r"php|vue|svelte|md|json|ya?ml|toml|ini|cfg|sql|sh|css|scss|html?))\b")
+# The same words the other way round: most of the rest must agree too.
+ORDER_THRESHOLD = 0.6
 MAX_MARKER_TOKENS = 35
 MAX_DIRECTIVE_TOKENS = 8
 _NEGATION_WORDS = frozenset({"never", "not", "no", "without", "avoid", "longer", "不要", "不用", "不再", "禁止"})
@@ -40,7 +42,7 @@ _NEGATION_WORDS = frozenset({"never", "not", "no", "without", "avoid", "longer",
 
 @dataclass(frozen=True)
 class Conflict:
-    kind: str  # subject | number | correction | negation
+    kind: str  # subject | number | correction | antonym | negation | order
     reason: str
     was: str
 
@@ -73,7 +75,7 @@ def supersedes(new: Statement, old: Statement, features: Callable[[str], Feature
     a, b = features(new.text), features(old.text)
     found = (_by_subject(new, old, a, b, syn) or _by_number(new, old, a, b)
              or _by_marker(new, old, a, b, syn) or _by_negation(new, old, a, b)
-             or _by_antonym(new, old, a, b))
+             or _by_antonym(new, old, a, b) or _by_order(new, old, a, b))
     return found
 
 
@@ -176,6 +178,15 @@ def _by_antonym(new: Statement, old: Statement, a: Features, b: Features) -> Con
             if opposite in only_b and dice(a.tokens - {word}, b.tokens - {opposite}) >= 0.6:
                 return Conflict("antonym", f"{opposite} → {word}", short(old.text))
     return None
+
+
+def _by_order(new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:
+    # The same words with two of them the other way round: "Black over Ruff" / "Ruff over Black".
+    if new.category != old.category or a.negated != b.negated or lexical_similarity(a, b) < ORDER_THRESHOLD:
+        return None
+    if reversed_order(a, b) is None:
+        return None
+    return Conflict("order", "the same words the other way round", short(old.text))
 
 
 def _by_negation(new: Statement, old: Statement, a: Features, b: Features) -> Conflict | None:

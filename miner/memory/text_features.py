@@ -118,6 +118,7 @@ class Features:
     number_text: tuple[str, ...] = ()
     loosely_negated: frozenset[str] = frozenset()
     tokens_cjk: frozenset[str] = frozenset()
+    ordered: frozenset[tuple[str, tuple[str, ...], str]] = frozenset()  # (word, what stands between, word): `_ordered`
 
 
 # A Latin name or number with a Korean particle or counter written onto it ("redux로", "3.9가", "8000번").
@@ -271,7 +272,43 @@ def features(text: str, syn: Synonyms) -> Features:
         hedged=is_hedged(raw), marker=marker.group(0).strip(" .;:!?,—(").lower() if marker else "",
         replaced=frozenset(replaced), negated_terms=frozenset(negated_terms), number_text=tuple(numbers),
         loosely_negated=frozenset(loosely_negated), tokens_cjk=frozenset(cjk),
+        ordered=_ordered(words, heavy, syn),
     )
+
+
+# Words that join two things either way round ("Redis and Postgres" says what "Postgres and Redis" says).
+_SYMMETRIC = frozenset({"and", "or", "&", "plus", "nor", "vs", "versus", "with", "und", "oder", "et", "ou", "y", "o",
+                        "e", "i", "и", "или", "ve", "veya", "và", "hoặc"})
+MAX_ORDERED_WORDS = 60
+
+
+def _ordered(words: list[str], heavy: set[str], syn: Synonyms) -> frozenset[tuple[str, tuple[str, ...], str]]:
+    """Two content words with one or two words between them, in the order written: "Black over Ruff" gives
+    ("black", ("over",), "ruff"), which "Ruff over Black" turns around. Whether two texts of the same words say
+    opposite things ("staging before production", "the frontend calls the backend")."""
+    if len(words) > MAX_ORDERED_WORDS:
+        return frozenset()
+    sequence = [_canon(word, syn) for word in words]
+    found = set()
+    for i, first in enumerate(sequence):
+        if first not in heavy:
+            continue
+        for gap in (1, 2):
+            j = i + gap + 1
+            if j < len(sequence) and sequence[j] in heavy and sequence[j] != first:
+                between = tuple(sequence[i + 1 : j])
+                if all(between) and _SYMMETRIC.isdisjoint(between):
+                    found.add((first, between, sequence[j]))
+    return frozenset(found)
+
+
+def reversed_order(a: Features, b: Features) -> tuple[str, tuple[str, ...], str] | None:
+    """A pair of words `a` writes one way round and `b` the other ("Black over Ruff" / "Ruff over Black"), or None."""
+    for first, between, second in a.ordered:
+        turned = (second, between, first)
+        if turned in b.ordered and turned not in a.ordered and (first, between, second) not in b.ordered:
+            return first, between, second
+    return None
 
 
 def _terms_found(gated: list[tuple[re.Pattern, frozenset[str] | None]], raw: str, ascii_lowered: str | None,
