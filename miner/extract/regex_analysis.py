@@ -202,25 +202,43 @@ AMBIGUOUS = "ambiguous"
 FINITE_LIMIT = 64  # the most texts a repeated part's alternatives are spelt out to
 
 
+class _SpeltTwice(Exception):
+    """Two ways through a part spell the same text (`very |VERY ` under `(?i)`, `a|a`): repeated, it is ambiguous."""
+
+
 def _spelt(sub, flags: int) -> set[str] | None:
-    """Every text a sequence of literals, small classes and choices matches (at most FINITE_LIMIT), or None."""
+    """Every text a sequence of literals, small classes and choices matches (at most FINITE_LIMIT), or None; raises
+    `_SpeltTwice` when two of its ways (alternatives, or how they join) spell the same text."""
+    fold = (lambda text: text.lower()) if flags & sre_parse.SRE_FLAG_IGNORECASE else (lambda text: text)
     texts = {""}
     for op, av in sub:
         if op is sre_parse.LITERAL:
-            options = {chr(av)}
+            options = {fold(chr(av))}
         elif op is sre_parse.IN and all(o is sre_parse.LITERAL for o, _ in av):
-            options = {chr(c) for _, c in av}
+            options = {fold(chr(c)) for _, c in av}  # (one class matches a character one way, whatever its case)
         elif op is sre_parse.SUBPATTERN:
             options = _spelt(av[3], flags | av[1])
         elif op is sre_parse.BRANCH:
             spelt = [_spelt(b, flags) for b in av[1]]
             options = None if None in spelt else set().union(*spelt)
+            if options is not None and len(options) < sum(len(one) for one in spelt):
+                raise _SpeltTwice
         else:
             return None
         if options is None or len(texts) * len(options) > FINITE_LIMIT:
             return None
-        texts = {t + o for t in texts for o in options}
-    return {t.lower() for t in texts} if flags & sre_parse.SRE_FLAG_IGNORECASE else texts
+        joined = {t + o for t in texts for o in options}
+        if len(joined) < len(texts) * len(options):
+            raise _SpeltTwice
+        texts = joined
+    return texts
+
+
+def _spelt_ambiguous(sub, flags: int) -> bool:
+    try:
+        return _ambiguous(_spelt(sub, flags) or set())
+    except _SpeltTwice:
+        return True
 
 
 def _ambiguous(words: set[str]) -> bool:
@@ -307,7 +325,7 @@ def _nested_repeat(sub, flags: int = 0) -> str | None:
                 if _unbounded(av) and _unpinned_run(body, sub.state, flags):
                     return ("a `*`, `+` or `{n,}` repeating a group whose unbounded run can match every one of the "
                             "group's other parts, so its passes can end anywhere")
-                if (_unbounded(av) or av[1] > NESTED_PASSES) and _ambiguous(_spelt(av[2], flags) or set()):
+                if (_unbounded(av) or av[1] > NESTED_PASSES) and _spelt_ambiguous(av[2], flags):
                     return AMBIGUOUS
                 if av[1] > NESTED_PASSES and _loose(av[2]) == (True, True) and _has_optional(av[2]):
                     return (f"{{{av[0]},{av[1]}}} repeating a group made only of repeats, one of them optional: at "
