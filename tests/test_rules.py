@@ -179,6 +179,42 @@ def test_a_user_rule_file_named_yml_is_read_like_a_yaml_one(tmp_path):
     assert [rule.id for rule in load_rules(files).rules] == ["t.use"]
 
 
+def test_hidden_files_in_the_rules_folder_are_not_read(tmp_path):
+    """Emacs' lock of a file with unsaved edits (`.#mine.yaml`, a link to nowhere) stopped all mining: every
+    transcript failed with "cannot read"; macOS' `._mine.yaml` would not be UTF-8."""
+    folder = tmp_path / "cfg" / "rules"
+    folder.mkdir(parents=True)
+    write(folder, "mine.yaml", GOOD)
+    (folder / ".#mine.yaml").symlink_to("user@host.12345:1700000000")
+    (folder / "._mine.yaml").write_bytes(b"\x00\x05\x16\x07\xff\xfe")
+    files = rules_mod.user_rule_files(tmp_path / "cfg")
+    assert [f.name for f in files] == ["mine.yaml"]
+    assert [rule.id for rule in load_rules(files).rules] == ["t.use"]
+
+
+def test_a_veto_without_roles_holds_for_the_assistants_words_too(tmp_path):
+    """`effect: drop` took the default roles of a rule that keeps (the user's only): the assistant's "We deploy to
+    Fly.io" was still kept, though a veto is "never a memory"."""
+    veto = write(tmp_path, "veto.yaml", "rules:\n  - id: my.drop\n    effect: drop\n    patterns: ['(?i)\\bfly\\.io\\b']\n")
+    ruleset = load_rules([veto])
+    for role in ("user", "assistant"):
+        assert [hit.rule.id for hit in ruleset.match("We deploy to Fly.io from main.", role, ["en"])] == ["my.drop"]
+    kept = write(tmp_path, "keep.yaml", GOOD)
+    assert load_rules([kept]).match("we use pnpm", "assistant", ["en"]) == []  # (a rule that keeps: the user's)
+
+
+def test_a_typographic_apostrophe_in_a_pattern_matches_as_the_texts_does(tmp_path):
+    """The texts' "don’t" is read as "don't": a pattern written with "don’t" never fired, and `rules check` said its
+    example did not match."""
+    path = write(tmp_path, "a.yaml", "rules:\n  - id: t.not\n    category: decision\n    lang: en\n"
+                 "    patterns: ['(?i)\\bwe don\u2019t use (?P<value>\\w+)']\n"
+                 "    examples: {match: ['We don\u2019t use Docker here.']}\n")
+    ruleset = load_rules([path])
+    assert rules_mod.check_examples(ruleset) == []
+    assert [hit.value for hit in ruleset.match(rule_matching.as_rules_read("We don\u2019t use Docker here."), "user", ["en"])] \
+        == ["Docker"]
+
+
 def test_a_projects_rule_file_applies_only_as_the_user_trusted_it(tmp_path, monkeypatch):
     """A cloned repository brings its author's rule file: a rule that would make its text recalled in every project
     (or a pattern that would hang the miner) does nothing until the user has read the file and trusted it; changed

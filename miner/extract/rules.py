@@ -26,7 +26,7 @@ import yaml
 from . import regex_cache
 from .model import CATEGORIES, ROLES
 from .regex_analysis import empty_match, literal_gate, literal_requirements, parse, posix_class, unsafe_repeat
-from .rule_matching import Rule, RuleSet
+from .rule_matching import Rule, RuleSet, as_rules_read
 
 LANGS = ("en", "zh", "any")
 SCOPES = ("project", "global")
@@ -72,6 +72,7 @@ def _compile(source: str, line: int, rule_id: str, pattern: Any) -> tuple[re.Pat
     """
     if not isinstance(pattern, str) or not pattern:
         raise _fail(source, line, rule_id, "each pattern must be a non-empty string")
+    pattern = as_rules_read(pattern)  # (the texts' "don’t" is read as "don't": so is a pattern's, or it never matches)
     posix = posix_class(pattern)
     if posix:
         raise _fail(source, line, rule_id, posix)
@@ -125,10 +126,11 @@ def parse_rule(raw: Any, source: str, line: int, default_lang: str) -> Rule:
     lang = raw.get("lang", default_lang)
     if lang not in LANGS:
         raise _fail(source, line, rule_id, f"`lang` must be one of {', '.join(LANGS)}")
-    roles = tuple(_as_list(raw.get("roles", ["user"])))
+    # A veto holds for both voices unless it says otherwise ("never a memory"); a rule that keeps, for the user's.
+    roles = tuple(_as_list(raw.get("roles", list(ROLES) if effect == "drop" else ["user"])))
     if not roles or any(r not in ROLES for r in roles):
         raise _fail(source, line, rule_id, "`roles` must list user and/or assistant")
-    if category == "preference" and "assistant" in roles:
+    if category == "preference" and "assistant" in roles and effect != "drop":
         raise _fail(source, line, rule_id, "preferences come from the user only; drop `assistant` from `roles`")
     patterns = _as_list(raw.get("patterns"))
     if not patterns:
@@ -287,9 +289,13 @@ def default_rule_files() -> list[Path]:
 
 def user_rule_files(config_dir: Path) -> list[Path]:
     """The user's rule files: `*.yaml` and `*.yml` in the rules folder of their config folder (a `.yml` file was
-    passed over without a word)."""
+    passed over without a word), but hidden ones."""
     folder = config_dir / "rules"
-    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    # Not an editor's lock or backup (Emacs' ".#rules.yaml", a dangling link), nor macOS' "._rules.yaml": hidden.
+    found = [*folder.glob("*.yaml"), *folder.glob("*.yml")]
+    return sorted(p for p in found if not p.name.startswith((".", "#")) and (p.is_file() or not p.is_symlink()))
 
 
 TRUST_FILE = "trusted-project-rules.json"  # in the user's config folder: {rule file's real path: its SHA-256}
