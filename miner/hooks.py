@@ -336,9 +336,14 @@ def session_start(event: HookEvent, config: dict | None) -> str:
                        anew=situation_of(event) in ("compact", "clear"))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
         log(event.event, f"shown ids not kept: {type(exc).__name__}")
+    if not notice:
+        from .runtime.halted import notice as halted
+
+        notice = halted(paths.project_root(event.cwd))  # (a broken rule file: the block is of what was mined before)
     if not text:
         return f'{{"systemMessage": {jsonlite.string(notice)}}}' if notice else ""
-    return context_output("SessionStart", text)
+    out = context_output("SessionStart", text)
+    return f'{{"systemMessage": {jsonlite.string(notice)}, {out[1:]}' if notice else out
 
 
 def user_prompt_submit(event: HookEvent, config: dict | None) -> str:

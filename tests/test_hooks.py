@@ -1418,3 +1418,50 @@ def test_a_store_another_process_keeps_locked_costs_a_hook_a_moment_not_its_whol
     logged = hook_log_lines()
     assert logged and all(line.split(" ", 3)[2] == "info:" for line in logged), logged
     assert any("user-prompt-submit info: the store is busy" in line for line in logged), logged
+
+
+def test_a_broken_rule_file_halts_mining_in_one_line_and_the_next_session_start_says_so(session):
+    """A user rule file that does not load stops every miner until it is fixed: each Stop's worker wrote a 32-line
+    traceback to worker.log, and nothing told the user, whose sessions went on being shown what was mined before.
+    The next SessionStart says it (with the block) for as long as the file is as it was."""
+    project = str(session.cwd)
+    seed_store(project)
+    rules = paths.config_dir() / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    broken = rules / "mine.yaml"
+    broken.write_text("rules:\n  - id: my.rule\n    patterns: [unclosed\n", encoding="utf-8")
+    session.user("We decided the wombat exporter runs every night at two.")
+    for _ in range(2):  # two Stops' workers, as the hook starts them
+        done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "mine", "--", str(session.transcript)],
+                              capture_output=True, text=True, env=dict(os.environ), timeout=120)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and "halted until a file is fixed" in done.stderr, done.stderr
+        assert f"{broken}:" in done.stderr
+    assert not any("wombat" in text for text in memory_texts())
+    out = json.loads(run_hook("session-start", session.payload("session-start.startup.json")).stdout)
+    assert "Memory number 1:" in out["hookSpecificOutput"]["additionalContext"]  # what was mined before
+    assert out["systemMessage"].startswith("transcript-miner: nothing new is mined until this is fixed: " + str(broken))
+    other = session.cwd.parent / "other-project"
+    other.mkdir()
+    seen = run_hook("session-start", json.dumps({"session_id": "o", "transcript_path": str(other / "t.jsonl"),
+                                                 "cwd": str(other), "hook_event_name": "SessionStart",
+                                                 "source": "startup"}).encode())
+    assert "nothing new is mined" in json.loads(seen.stdout)["systemMessage"]  # (the user's file: every project's)
+    time.sleep(0.01)
+    broken.write_text("rules: []\n", encoding="utf-8")  # fixed
+    out = json.loads(run_hook("session-start", session.payload("session-start.startup.json")).stdout)
+    assert "systemMessage" not in out and "Memory number 1:" in out["hookSpecificOutput"]["additionalContext"]
+    assert hook_log_lines() == []
+
+
+def test_a_broken_rule_file_of_another_project_is_not_told_here(session, tmp_path):
+    from miner.runtime import halted
+
+    elsewhere = tmp_path / "elsewhere" / ".claude"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "miner-rules.yaml").write_text("rules: [\n", encoding="utf-8")
+    halted.record(f"{elsewhere / 'miner-rules.yaml'}:1: not valid YAML")
+    assert halted.notice(str(tmp_path / "elsewhere")).startswith("transcript-miner: nothing new is mined")
+    assert halted.notice(str(session.cwd)) == ""
+    halted.record("no file named here: not valid YAML")  # (kept only with the file it names)
+    assert halted.notice(str(tmp_path / "elsewhere")).startswith("transcript-miner: nothing new is mined")

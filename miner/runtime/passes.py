@@ -19,7 +19,7 @@ from typing import Callable
 from .. import paths
 from ..extract.redact import redact_text
 from ..memory.store import Store, StoreError
-from . import locks
+from . import halted, locks
 
 PASSES_BEFORE_CHECKPOINT = 3
 
@@ -154,7 +154,11 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                 except Exception as exc:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
                     said = f"{type(exc).__name__}: {exc}"
                     if said != _failures.get(transcript):  # (a full disk fails each attempt alike: said once)
-                        note(f"mining {transcript} failed:\n{traceback.format_exc()}")
+                        if _halting(exc):  # the user's file to fix, not a fault of ours: one line, and the next
+                            halted.record(redact_text(str(exc)))  # SessionStart tells the user
+                            note(f"mining {transcript} halted until a file is fixed: {redact_text(said)}")
+                        else:
+                            note(f"mining {transcript} failed:\n{traceback.format_exc()}")
                     _failures[transcript] = said
                 if not locks.is_pending(transcript):
                     break
@@ -227,6 +231,14 @@ def store_wide(exc: BaseException) -> bool:
     from ..memory.store import disk_full, locked
 
     return locked(exc) or disk_full(exc)
+
+
+def _halting(exc: BaseException) -> bool:
+    """Whether an error is a rule or secrets file the user must fix: nothing is mined until then."""
+    from ..extract.rules import RuleError
+    from ..extract.secret_rules import SecretRuleError
+
+    return isinstance(exc, (RuleError, SecretRuleError))
 
 
 def owed_checkpoints(store: Store, transcript: str) -> list[str]:

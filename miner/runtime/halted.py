@@ -1,0 +1,50 @@
+"""Mining halted by a broken rule or secrets file, told to the user at the next SessionStart.
+
+A background miner (a Stop hook's, catch-up's) that meets a rule file it cannot read mines nothing until the
+file is fixed; its log says so, but nobody reads a log. It leaves the error here (`record`), and the SessionStart
+hook shows it to the user (`notice`) for as long as the file stays as it was: edited since, or gone, the next
+miner finds out again. A project's own rule file concerns that project only. Read by the hook: the standard
+library and the package's own light modules only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import jsonlite, paths
+
+PROJECT_RULE_FILE = os.path.join(".claude", "miner-rules.yaml")
+
+
+def _marker() -> str:
+    return paths.data_file("cache", "mining-halted.json")
+
+
+def record(error: str) -> None:
+    """Keep `error` (one line, already redacted, opening with the file's path as rule and secrets errors do) for the
+    next SessionStart. Never raises."""
+    ends = [i for i, char in enumerate(error) if char == ":"]
+    named = [error[:i] for i in ends if os.path.isabs(error[:i]) and os.path.isfile(error[:i])]
+    if not named:
+        return
+    try:
+        paths.write_private(_marker(), jsonlite.dumps({"file": named[-1], "error": error}))
+    except OSError:
+        pass
+
+
+def notice(project: str) -> str:
+    """The line to show the user of `project` while a broken file halts mining; '' when none does."""
+    marker = _marker()
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            held = jsonlite.loads(handle.read())
+        file, error = held["file"], held["error"]
+        if os.stat(file).st_mtime > os.stat(marker).st_mtime:
+            return ""  # edited since: the next miner finds out whether it is fixed
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if file.endswith(os.sep + PROJECT_RULE_FILE) and file != os.path.join(project, PROJECT_RULE_FILE):
+        return ""  # another project's own rules
+    return (f"transcript-miner: nothing new is mined until this is fixed: {error} "
+            "(`miner rules check` checks the files)")
