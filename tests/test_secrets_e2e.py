@@ -795,3 +795,35 @@ def test_a_block_rendered_ahead_is_read_text_by_text_for_secrets(tmp_path):
     with Store() as store:
         repair.fix(store)
     assert clean.exists() and not leaking.exists()
+
+
+def test_a_secret_another_miner_learns_while_a_batch_is_redacted_without_it_is_scrubbed_from_that_batch(
+        tmp_path, claude_dir, pipeline, monkeypatch):
+    """Two miners at once (two sessions' Stop hooks): the first redacted its batch, the second learnt a password and
+    scrubbed the store, then the first committed its batch with the password bare, and the next SessionStart showed
+    it. Mined one after the other, in either order, it was hidden."""
+    from miner import config as config_mod
+    from miner.memory import repair
+    from miner.runtime import mine
+
+    value = generated(random.Random(71), 14) + "7"
+    said = Session(tmp_path / "work" / "ledger")
+    said.turn(f"We decided the billing consumer group is named {value} for the invoice events.", "Noted.")
+    teaching = Session(tmp_path / "work" / "infra")
+    teaching.turn(f"by the way the staging db password is {value}, the same string", "Understood.")
+    with Store() as store, Store() as other:
+        first = mine.Miner(store, config_mod.load(), pipeline=pipeline)
+        redacted = first.extract
+
+        def meanwhile(*args, **kwargs):  # the other miner runs between this batch's redaction and its write
+            mine.Miner(other, config_mod.load(), pipeline=pipeline).mine_file(str(teaching.transcript))
+            monkeypatch.setattr(first, "extract", redacted)
+            return redacted(*args, **kwargs)
+
+        monkeypatch.setattr(first, "extract", meanwhile)
+        summary = first.mine_file(str(said.transcript))
+        assert summary.scrubbed > 0
+        texts = [m.text for m in store.list_memories(limit=100)]
+        assert any("billing consumer group" in t and "[REDACTED:known-secret]" in t for t in texts), texts
+        assert store.counters().get(repair.SCRUB_PENDING, 0) == 0
+    assert value.lower().encode() not in (Path(os.environ["MINER_HOME"]) / "memory.db").read_bytes().lower()

@@ -37,7 +37,7 @@ from ..recall.glossary import refresh_quietly as refresh_glossary
 from ..textutil import char_bigrams, has_cjk
 from ..textutil import keywords as keywords_of
 from . import exclusions
-from .passes import Summary, scrub_learnt
+from .passes import Summary, learnt_meanwhile, scrub_learnt
 
 BATCH_BYTES = 8 * 1024 * 1024
 REFINED_MEMO = 4096  # refined units remembered per process (a long-lived watcher stays small)
@@ -224,6 +224,7 @@ class Miner:
         A rule that drops vetoes; a rule that keeps decides; otherwise the classifier decides, and a hint of
         the category it chose lends its subject, value and scope. Without a classifier, hints keep.
         """
+        hits = [h for h in hits if h.rule.own] or hits  # (the user's rules, where any fires, decide: a hint too)
         if any(h.rule.effect == "drop" for h in hits):
             return None, "rule-veto", 0.0
         kept = [h for h in hits if h.rule.effect == "keep"]
@@ -405,6 +406,7 @@ class Miner:
                 self.store.bump("turns_cut", chunk.stats.cut_turns)  # prose over the reader's cap, cut
                 self.store.bump("entries_skipped_malformed", sum(  # shapes the reader did not know (format drift)
                     n for r, n in chunk.stats.skipped_entries.items() if r in MALFORMED_REASONS))
+            self.conversation.fresh |= learnt_meanwhile(self.store, units, self.conversation)  # (by another miner)
             self.conversation.learnt.clear()  # (committed)
             if self.conversation.fresh:  # what the store held before these were known may say one bare
                 summary.scrubbed += scrub_learnt(self.store, self.conversation.fresh)
@@ -480,11 +482,9 @@ def _fallback_cwd(path: str, turns: list[Turn]) -> str:
 
 
 def find_transcripts(root: Path | None = None, unreadable: list[str] | None = None) -> list[str]:
-    """Every transcript under Claude Code's projects folder (or `root`), subagent files included, oldest first.
-
-    Real paths, found without following any symlink below the folder: a link there never leads the miner out of
-    it (see `transcript.transcript_files`, which puts the folders it could not list in `unreadable`).
-    """
+    """Every transcript under Claude Code's projects folder (or `root`), subagent files included, oldest first: real
+    paths, found without following any symlink below the folder, so that a link never leads the miner out of it
+    (see `transcript.transcript_files`, which puts the folders it could not list in `unreadable`)."""
     from ..extract.transcript_files import transcript_files
 
     root = root or paths.projects_dir()

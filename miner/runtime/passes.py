@@ -83,6 +83,22 @@ def scrub_learnt(store: Store, fresh: set[str]) -> int:
     return changed
 
 
+def learnt_meanwhile(store: Store, units: list, conversation) -> set[str]:
+    """The secrets that another miner learnt while a batch's `units` were redacted without them (the store's digests
+    beyond those `conversation` redacted with, and beyond its own uncleared `learnt`) and that the units, as stored,
+    say bare: the batch committed after that miner scrubbed the store for them, so it scrubs them itself."""
+    from ..extract.secret_turns import known_in
+    from ..memory.repair import SCRUB_PENDING
+
+    salt, digests = store.secret_digests()
+    newer = digests - conversation.digests - conversation.learnt
+    found = set().union(*(known_in(unit.text, salt, newer, words=False) for unit in units)) if newer else set()
+    if found and not conversation.fresh:  # (counted as pending, as a batch that learnt one is: `scrub` counts it off)
+        with store.atomic():
+            store.bump(SCRUB_PENDING)
+    return found
+
+
 def write_requested_checkpoints(store: Store, transcript: str, requests: list[dict]) -> list[tuple[str, str]]:
     """Write the checkpoint of each session that asked for one (after its transcript was mined).
 
