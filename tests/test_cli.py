@@ -1247,3 +1247,22 @@ def test_leaving_every_team_when_none_was_joined_says_so():
     result = CliRunner().invoke(main, ["team", "leave", "--all"])
     assert result.exit_code == 1 and result.output.splitlines() == [
         "Error: no project here has joined a team: there is nothing to leave (`miner team status` says what has)"]
+
+
+def test_rules_check_and_list_tell_a_replaced_shipped_rule_and_list_says_each_rules_effect_and_file(isolated_home):
+    """A user file that redefined a shipped id (copied as a template) replaced it without a word, and `rules list`
+    showed a veto as a decision, with no file."""
+    folder = isolated_home / ".config" / "miner" / "rules"
+    folder.mkdir(parents=True)
+    shipped = next(r for r in rules_mod.load_rules(rules_mod.default_rule_files()).rules if r.lang == "en")
+    (folder / "mine.yaml").write_text(
+        f"rules:\n  - id: {shipped.id}\n    category: fact\n    patterns: ['(?i)\\bwe have settled on\\b']\n"
+        "  - id: my.veto\n    effect: drop\n    patterns: ['(?i)\\bfly\\.io\\b']\n")
+    checked = CliRunner().invoke(main, ["rules", "check"])
+    assert checked.exit_code == 0, checked.output
+    assert f"note: {folder / 'mine.yaml'}: rule {shipped.id} replaces the one of {shipped.source}" in checked.stderr
+    listed = CliRunner().invoke(main, ["rules", "list"])
+    lines = {line.split()[0]: line.split() for line in listed.stdout.splitlines()}
+    assert lines["my.veto"][1:3] == ["decision", "drop"] and lines["my.veto"][-1] == "mine.yaml"
+    assert lines[shipped.id][-1] == "mine.yaml" and lines["any.todo.marker"][-1] == "shipped"
+    assert f"rule {shipped.id} replaces" in listed.stderr

@@ -439,3 +439,27 @@ def test_the_fast_yaml_loader_reads_every_shipped_file_as_the_pure_python_one():
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert yaml.load(text, Loader=rules_mod.YAML_LOADER) == yaml.safe_load(text), path.name
+
+
+@pytest.mark.parametrize("effect,decided", [("hint", "my.say"), ("keep", "my.say"), ("drop", None)])
+def test_where_a_users_rule_and_a_shipped_one_fire_the_users_decides_a_hint_too(isolated_home, store, pipeline,
+                                                                                effect, decided):
+    """A user's `hint` was overruled by a shipped rule that keeps, though "where one of your rules and a shipped one
+    both fire on a unit, yours decides". (No classifier here: a hint then keeps, with its own category.)"""
+    from miner import config as config_mod
+    from miner.runtime.mine import Miner
+    from tests.builders import Session
+
+    folder = isolated_home / ".config" / "miner" / "rules"
+    folder.mkdir(parents=True)
+    write(folder, "mine.yaml", f"rules:\n  - id: my.say\n    category: fact\n    effect: {effect}\n"
+          "    roles: [user, assistant]\n    patterns: ['(?i)\\bwe deploy to\\b']\n")
+    said = "We deploy to Render from main."
+    shipped = load_rules(rules_mod.default_rule_files())
+    assert [h.rule.id for h in shipped.match(said, "assistant", ["en"]) if h.rule.effect == "keep"]  # (it fires)
+    session = Session(isolated_home / "s.jsonl", cwd="/work/shop")
+    session.user("Where do we ship the app?")
+    session.assistant(said)
+    Miner(store, config_mod.load(), pipeline=pipeline, classifier=False).mine_file(session.path)
+    stored = {m.text: (m.rule_id, m.category) for m in store.list_memories(limit=50)}
+    assert stored.get(said) == ((decided, "fact") if decided else None), stored

@@ -188,7 +188,7 @@ def rules_check(project: str | None) -> None:
         raise click.ClickException(str(exc)) from None
     problems = rules_mod.check_examples(ruleset)
     unknown = rules_mod.unknown_disables(files)
-    for problem in problems + unknown:
+    for problem in rules_mod.replaced_ids(files) + problems + unknown:  # (a replaced rule: told, no problem)
         click.echo(problem, err=True)
     if problems or unknown:
         raise click.ClickException(", ".join(f"{count} {what}" for count, what in (
@@ -242,8 +242,12 @@ def rules_list(project: str | None) -> None:
         ruleset = rules_mod.load_rules(_rule_files(project))
     except rules_mod.RuleError as exc:
         raise click.ClickException(str(exc)) from None
-    for rule in ruleset.rules:
-        click.echo(f"{rule.id:<44} {rule.category:<10} {rule.lang:<3} {','.join(rule.roles):<15} {rule.confidence:.2f}")
+    for note in rules_mod.replaced_ids(_rule_files(project)):
+        click.echo(note, err=True)
+    for rule in ruleset.rules:  # (the effect: keep, hint or drop; the file: shipped, or which of yours)
+        whose = os.path.basename(rule.source) if rule.own else "shipped"
+        click.echo(f"{rule.id:<44} {rule.category:<10} {rule.effect:<5} {rule.lang:<3} {','.join(rule.roles):<15} "
+                   f"{rule.confidence:.2f} {whose}")
 
 
 def _learnt_secrets() -> tuple | None:

@@ -416,6 +416,18 @@ def unknown_disables(files: Iterable[Path | str]) -> list[str]:
             for rule_id in sorted(off - known)]
 
 
+def replaced_ids(files: Iterable[Path | str]) -> list[str]:
+    """One line per rule a later file redefines (by its id: the later one replaces it, as `load_rules` merges)."""
+    first: dict[str, str] = {}
+    lines = []
+    for path in files:
+        for rule in load_file_cached(path)[0]:
+            if rule.id in first and first[rule.id] != str(path):
+                lines.append(f"note: {path}: rule {rule.id} replaces the one of {first[rule.id]}")
+            first[rule.id] = str(path)
+    return lines
+
+
 def check_examples(ruleset: RuleSet) -> list[str]:
     """One line per rule example that does not behave as declared."""
     problems = []
