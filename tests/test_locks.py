@@ -118,6 +118,43 @@ def test_a_stop_during_a_pass_becomes_another_pass(monkeypatch):
     assert not locks.is_locked(TRANSCRIPT) and not os.path.exists(locks.pending_file(TRANSCRIPT))
 
 
+def test_a_mark_left_while_another_miner_holds_the_lock_is_mined_by_it(monkeypatch):
+    """A miner that had just released the lock took a hook's mark, found the lock taken, and stopped; the miner that
+    held it had read the file before the hook's lines, found no mark after its pass, and stopped too: the lines
+    waited for the next event. (Played with a thread: one miner releases while the other mines.)"""
+    import threading
+
+    marked, looked = threading.Event(), threading.Event()
+    reads = []
+
+    def during(n):  # the miner that took the lock: it read the file, then the hook's lines came and marked
+        reads.append(n)
+        if n == 1:
+            locks.mark_pending(TRANSCRIPT)
+            assert locks.try_lock(TRANSCRIPT) is None  # (the hook could not take the lock: it only marked)
+            marked.set()
+            assert looked.wait(10)  # the first miner looked at the mark meanwhile
+
+    holder = FakeMiner(during)
+    release = locks.release
+
+    def released(fd):
+        release(fd)
+        if not marked.is_set():  # the first miner's release: the other one takes the lock and mines
+            threading.Thread(target=lambda: passes.mine_locked(holder, TRANSCRIPT, wait_s=5), daemon=True).start()
+            assert marked.wait(10)
+
+    monkeypatch.setattr(locks, "release", released)
+    first = passes.mine_locked(FakeMiner(), TRANSCRIPT)
+    looked.set()
+    assert first
+    deadline = time.monotonic() + 10
+    while locks.is_locked(TRANSCRIPT) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert reads == [1, 2]  # the holder made a pass after the mark
+    assert not os.path.exists(locks.pending_file(TRANSCRIPT))
+
+
 def test_a_miner_that_cannot_get_the_lock_leaves_a_mark():
     held = locks.try_lock(TRANSCRIPT)
     try:

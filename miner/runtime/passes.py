@@ -185,12 +185,14 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                     on_checkpoint(session_id, project)
         finally:
             locks.release(fd)
-        # Released first, then looked: a hook that marked while we held the lock is seen here.
-        if not locks.take_pending(transcript):
+        # Released first, then looked: a hook that marked while we held the lock is seen here. The mark stays until
+        # a miner holds the lock (the loop takes it): one that took the lock meanwhile may have read the file before
+        # the hook's lines, and it looks again after its pass.
+        if not locks.is_pending(transcript):
             return True
         fd = locks.try_lock(transcript)
         if fd is None:
-            return True  # a newer miner holds it and mines everything appended so far
+            return True  # a newer miner holds it: it sees the mark, after its pass or once it has released the lock
 
 
 def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None] | None = None,
