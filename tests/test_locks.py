@@ -377,3 +377,23 @@ def test_a_checkpoint_that_no_later_try_would_write_is_said_once_and_not_asked_a
         assert passes.mine_locked(FakeMiner(), str(transcript), store=store)
     assert "checkpoint of s1 not written: ValueError" in capsys.readouterr().err
     assert locks.take_checkpoint_requests(str(transcript)) == []
+
+
+def test_a_store_locked_past_the_wait_is_one_notice_in_the_workers_log_not_a_failure(capsys):
+    """A store another process kept locked for a minute left a traceback in worker.log, which `miner doctor` counts
+    as a failed miner, though the next miner mined the lines: as in the hooks, it is a notice."""
+    import sqlite3
+
+    from miner.cli import doctor
+
+    class Locked(FakeMiner):
+        def mine_file(self, transcript):
+            raise sqlite3.OperationalError("database is locked")
+
+    assert passes.mine_locked(Locked(), TRANSCRIPT)
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "info: the store was busy" in said and "Traceback" not in said, said
+    log = Path(os.environ["MINER_HOME"]) / "logs" / "worker.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(said, encoding="utf-8")
+    assert list(doctor.check_worker_errors()) == [(True, "no background miner failed", "")]

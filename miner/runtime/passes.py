@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import paths
 from ..extract.redact import redact_text
-from ..memory.store import Store, StoreError
+from ..memory.store import Store, StoreError, locked
 from . import halted, locks
 
 PASSES_BEFORE_CHECKPOINT = 3
@@ -173,6 +173,9 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                         if _halting(exc):  # the user's file to fix, not a fault of ours: one line, and the next
                             halted.record(redact_text(str(exc)))  # SessionStart tells the user
                             note(f"mining {transcript} halted until a file is fixed: {redact_text(said)}")
+                        elif locked(exc):
+                            note(f"info: the store was busy (another process kept it locked): {transcript} waits "
+                                 "for the next miner")  # (a moment's lock is no failure, as in the hooks)
                         else:
                             note(f"mining {transcript} failed:\n{traceback.format_exc()}")
                     _failures[transcript] = said
