@@ -113,6 +113,22 @@ def test_doctor_after_install_and_mining(claude_dir, tmp_path, monkeypatch):
     assert "1 behind" in out
 
 
+def test_a_transcript_whose_last_line_was_torn_is_not_behind(claude_dir):
+    """A writer stopped mid-line (a crash, a session being written): mining reads up to the last complete line, and
+    doctor said "1 behind" for good, with a fix (`miner mine --all`) that changed nothing."""
+    runner = CliRunner()
+    s = Session(claude_dir / "projects" / "-work-shop" / "s1.jsonl", cwd="/work/shop")
+    s.user("We'll use PostgreSQL instead of MySQL for the main database.")
+    with open(s.path, "a", encoding="utf-8") as handle:
+        handle.write('{"type": "user", "uuid": "torn", "message": {"role": "user", "content": "Half of')
+    assert runner.invoke(main, ["mine", "--all"]).exit_code == 0
+    out = runner.invoke(main, ["doctor"]).stdout
+    assert "1 transcripts found, all mined" in out, out
+    with open(s.path, "a", encoding="utf-8") as handle:
+        handle.write(' it."}}\n')  # the line completed: now it is behind
+    assert "1 behind" in runner.invoke(main, ["doctor"]).stdout
+
+
 def test_with_the_plugin_enabled_install_registers_nothing_and_doctor_counts_the_plugin(claude_dir):
     """The plugin runs the hooks: registering ours as well would run each twice and inject the block twice."""
     settings = claude_dir / "settings.json"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]], int]:
     """(transcript, size, bytes not mined yet) of each transcript under Claude Code's projects folder that has
-    lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there are.
+    complete lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there are.
     `offsets`: how far each (resolved) transcript was mined."""
     from .. import paths
     from ..extract.transcript_files import transcript_files
@@ -37,8 +37,8 @@ def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]],
         except OSError:
             continue
         done = offsets.get(os.path.realpath(path), 0)
-        if size > done:
-            behind.append((str(path), size, size - done))
+        if size > done and has_unmined_line(path, done):  # (a half-written last line is no lag: its writer was
+            behind.append((str(path), size, size - done))  # stopped mid-line, or is writing it now)
         elif size < done:  # shorter than what was mined of it: replaced, to be read again from its start
             behind.append((str(path), size, size))
     behind.sort(key=lambda row: -row[2])
