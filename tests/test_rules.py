@@ -77,6 +77,13 @@ rules:
         (GOOD + "rules:\n  - id: t.y\n    category: fact\n    patterns: [b]\n", "key 'rules' is given twice"),
         ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\n    patterns: [b]\n",
          "'patterns' is given twice"),
+        # A regex in double quotes; a top-level key wrong, on its own line (it was line 1, or the first rule's).
+        ('rules:\n  - id: t.x\n    category: fact\n    patterns: ["port \\d+"]\n',
+         "bad.yaml:4: not valid YAML: found unknown escape character; write patterns in single quotes"),
+        ("rules:\n  - id: t.x\n    category: fact\n    patterns: [a]\nlang: english\n",
+         "bad.yaml:5: top-level `lang` must be one of"),
+        ("rules: []\n\ndisable: t.x\n", "bad.yaml:3: `disable` must be a list"),
+        ("rules: []\n\ncolour: red\n", "bad.yaml:3: top-level unknown key"),
     ],
 )
 def test_broken_rule_file_names_file_line_and_rule(tmp_path, body, fragment):

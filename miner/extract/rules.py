@@ -201,7 +201,10 @@ def read_tree(text: str, source: str) -> tuple[Any, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 0
-        raise _fail(source, line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        problem = str(getattr(exc, "problem", exc))
+        if "escape" in problem:  # ("port \d+" in double quotes): the fix is the quotes
+            problem += "; write patterns in single quotes ('port \\d+'), where a backslash is the regex's"
+        raise _fail(source, line, "", f"not valid YAML: {problem}") from None
 
 
 def _check_tree(node: yaml.Node | None, source: str) -> None:
@@ -245,11 +248,14 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
         raise _fail(source, 1, "", "a rule file must be a mapping with `rules:` and/or `disable:`")
     unknown = set(data) - {"rules", "disable", "lang", "version"}
     if unknown:
-        raise _fail(source, 1, "", "top-level " + unknown_keys(unknown, ("rules", "disable", "lang", "version")))
+        raise _fail(source, _key_line(node, sorted(unknown)[0]), "",
+                    "top-level " + unknown_keys(unknown, ("rules", "disable", "lang", "version")))
     default_lang = data.get("lang", "any")
+    if default_lang not in LANGS:  # (else the first rule without its own `lang` was blamed for it)
+        raise _fail(source, _key_line(node, "lang"), "", f"top-level `lang` must be one of {', '.join(LANGS)}")
     raw_rules = data.get("rules") or []
     if not isinstance(raw_rules, list):
-        raise _fail(source, 1, "", "`rules` must be a list")
+        raise _fail(source, _key_line(node, "rules"), "", "`rules` must be a list")
     lines = _item_lines(node, "rules")
     rules = []
     seen: set[str] = set()
@@ -262,8 +268,17 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
         rules.append(rule)
     disabled = data.get("disable") or []
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
-        raise _fail(source, 1, "", "`disable` must be a list of rule ids")
+        raise _fail(source, _key_line(node, "disable"), "", "`disable` must be a list of rule ids")
     return rules, set(disabled)
+
+
+def _key_line(node: Any, key: str) -> int:
+    """1-based line of the top-level `key` (1 when it cannot be told)."""
+    if isinstance(node, yaml.MappingNode):
+        for k, _ in node.value:
+            if getattr(k, "value", None) == key:
+                return k.start_mark.line + 1
+    return 1
 
 
 def _item_lines(node: Any, key: str) -> list[int]:
