@@ -647,3 +647,15 @@ def test_list_with_states_says_each_ones(cli):
     output = CliRunner().invoke(main, ["list", "--state", "active", "--state", "superseded"]).output
     lines = {line.split()[0]: line for line in output.splitlines()}
     assert lines[str(first)].endswith("[superseded]") and lines[str(replacement)].endswith("(pinned)"), output
+
+
+def test_history_shows_a_version_said_again_where_it_became_current_again(store):
+    """A memory superseded, then said again by the user, was listed first (by when it was first said) as current
+    since the day it came back, and nothing said it had been closed in between."""
+    first = add(store, "Use MySQL for the database.", 1, subject="database", value="MySQL")
+    second = add(store, "Use PostgreSQL for the database.", 2, subject="database", value="PostgreSQL")
+    assert add(store, "Use MySQL for the database.", 3, subject="database", value="MySQL", entry_uuid="u3b") == first
+    found = corrections.history(store, first)
+    assert [v.memory.id for v in found.versions] == [second, first] and found.current == (first,)
+    text = "\n".join(corrections.format_history(found))
+    assert "first said 2026-01-01T00:00:00; superseded, then current again from 2026-01-03T00:00:00" in text, text

@@ -287,7 +287,8 @@ def unpin(store: Store, memory_id: int, everywhere: bool = False) -> Change:
 
 
 def history(store: Store, memory_id: int) -> History:
-    """Every version of the topic `memory_id` belongs to, oldest first, following supersede links both ways."""
+    """Every version of the topic `memory_id` belongs to, in the order they became current, following supersede links
+    both ways."""
     _get(store, memory_id)
     seen, frontier = {memory_id}, [memory_id]
     while frontier:
@@ -306,12 +307,13 @@ def history(store: Store, memory_id: int) -> History:
         replaced = tuple((link.dst, link.reason) for link in links if link.src == mid)
         wordings = tuple(dict.fromkeys(w.text for w in store.wordings(mid) if w.text != memory.text))  # (earlier only)
         versions.append(Version(memory, replaced, wordings))
-    versions.sort(key=lambda v: (v.memory.first_seen, v.memory.id))
+    # In the order they became current: one superseded, then said again, is current from then on (`reopen`).
+    versions.sort(key=lambda v: (v.memory.valid_from or v.memory.first_seen, v.memory.id))
     return History(memory_id, tuple(versions))
 
 
 def format_history(found: History) -> list[str]:
-    """Lines for `miner history`: one block per version, oldest first."""
+    """Lines for `miner history`: one block per version, in the order they became current."""
     lines = [f"History of #{found.memory_id}: {len(found.versions)} version(s)"
              + (f", current: {', '.join('#' + str(i) for i in found.current)}" if found.current else ", none current")]
     for version in found.versions:
@@ -320,6 +322,10 @@ def format_history(found: History) -> list[str]:
         marks = "".join([" pinned" if m.pinned else "", " unconfirmed" if m.tentative else ""])
         lines.append(f"#{m.id:<6} {m.state:<10} {m.valid_from[:19]} → {until}{marks}  [{m.category}]")
         lines.append(f"        {m.text}")
+        if m.valid_from[:19] > m.first_seen[:19] and any(m.id == older for v in found.versions for older, _ in
+                                                         v.replaced):  # (closed once, current again since)
+            lines.append(f"        first said {m.first_seen[:19]}; superseded, then current again from "
+                         f"{m.valid_from[:19]}")
         for older, reason in version.replaced:
             lines.append(f"        replaced #{older}: {reason}")
         for wording in version.wordings:
