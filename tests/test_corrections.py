@@ -659,3 +659,43 @@ def test_history_shows_a_version_said_again_where_it_became_current_again(store)
     assert [v.memory.id for v in found.versions] == [second, first] and found.current == (first,)
     text = "\n".join(corrections.format_history(found))
     assert "first said 2026-01-01T00:00:00; superseded, then current again from 2026-01-03T00:00:00" in text, text
+
+
+def test_a_case_or_markup_correction_is_the_users_wording_and_the_assistant_never_rewords_it_back(store):
+    """Made as a reword in place, the fix kept the mined source: the assistant's next near-duplicate gave the memory
+    its lower-case wording again. A forgotten memory fixed so stayed forgotten, though "reworded" was printed."""
+    old = add(store, "We deploy with github actions and call the aws api gateway from the worker.", 1)
+    fixed = "We deploy with GitHub Actions and call the AWS API Gateway from the worker."
+    corrections.correct(store, old, fixed)
+    assert store.get(old).source == "manual"
+    later("We deploy with github actions and call the aws api gateway from the worker, as planned.", 2,
+          store=store, role="assistant")
+    assert store.get(old).text == fixed
+    gone = add(store, "We keep the release notes in docs/changes.md for every tag.", 3, entry_uuid="g3")
+    corrections.forget(store, gone)
+    with pytest.raises(corrections.CorrectionError, match=f"#{gone} is forgotten, and the new text is the same memory"):
+        corrections.correct(store, gone, "We keep the release notes in `docs/changes.md` for every tag.")
+    assert store.get(gone).state == "forgotten"
+
+
+@pytest.mark.parametrize("config_broken", [False, True])
+def test_an_approved_memory_said_after_a_correction_replaces_it_whatever_the_settings_file(store, monkeypatch,
+                                                                                           config_broken):
+    """Approving is the user's act: the approved memory, said after a hand correction, was closed by it ("said after
+    it", which it was not); and a broken settings file made `approve` a traceback."""
+    from miner import paths
+    from miner.extract.trust import approve, store_quarantined
+
+    old = add(store, "We decided to deploy the API on Nomad.", 1, subject="deploy target", value="Nomad")
+    fixed = corrections.correct(store, old, "We decided to deploy the API on Fly.io.").new_id
+    if config_broken:
+        config_file = paths.config_dir() / "config.json"
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text("{not json", encoding="utf-8")
+    with store.atomic():
+        held, _ = store_quarantined(store, memory("From now on we deploy the API on Kubernetes instead of Fly.io.", 5,
+                                                  ts=LATER.format(5), role="assistant", subject="deploy target",
+                                                  value="Kubernetes"), "reads like an instruction")
+    line = approve(store, held)
+    assert store.get(held).state == "active" and store.get(fixed).state == "superseded", line
+    assert f"#{fixed} superseded by #{held}" in line

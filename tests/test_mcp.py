@@ -933,3 +933,25 @@ def test_a_server_named_a_folder_that_does_not_exist_says_so(tmp_path, how):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no such folder" in lines[0] and missing in lines[0], result.stderr
     assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_a_correction_by_hand_is_the_users_to_change_not_the_assistants(project):
+    """Once the assistant's later words could no longer close a correction made by hand, memory_store's note said
+    the memory it had just made "was corrected by hand", `supersedes` pointing at the correction said a memory that
+    was rolled back "is superseded", and memory_correct closed the correction after all."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory import corrections
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    first = mcp_tools.store_memory(session, "We decided to deploy the billing service on Nomad.", "decision")
+    with Store() as store:
+        fixed = corrections.correct(store, first["id"], "We decided to deploy the billing service on Kubernetes.")
+    said = mcp_tools.store_memory(session, "We deploy the billing service on Nomad instead of Kubernetes.", "decision")
+    assert said["state"] == "superseded" and said["note"].startswith(f"it contradicts memory #{fixed.new_id}")
+    for attempt in (lambda: mcp_tools.store_memory(session, "We decided to deploy the billing service on ECS.",
+                                                   "decision", supersedes=fixed.new_id),
+                    lambda: mcp_tools.correct(session, fixed.new_id, "We decided to deploy the billing service on ECS.")):
+        with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{fixed.new_id} is the user's correction by hand"):
+            attempt()
+    assert stored(fixed.new_id)[0].state == "active"

@@ -1597,3 +1597,17 @@ def test_a_key_named_with_words_is_hidden_where_it_is_said_and_never_learnt():
     assert "AES-256-GCM" not in conversation.redact("user", "The encryption key is AES-256-GCM.")[0]
     assert conversation.redact("user", "Use AES-256-GCM for the backups too.")[1] == []
     assert not conversation.fresh
+
+
+def test_a_secret_kinds_failing_example_is_named_by_its_place_not_quoted(tmp_path):
+    """The error line quoted the example, a made-up secret that the kind which failed to load could not hide: it
+    went into worker.log, and into the message SessionStart shows."""
+    from miner.extract.secret_rules import SecretRuleError, parse_secret_file
+
+    path = tmp_path / "secrets.yaml"
+    path.write_text("secrets:\n  - kind: corp-key\n    pattern: 'CORP-[0-9]{4}'\n"
+                    "    examples: {match: ['corp-4417-2291-8832']}\n", encoding="utf-8")
+    with pytest.raises(SecretRuleError) as err:
+        parse_secret_file(path)
+    assert "`match` example #1 should match but does not" in str(err.value)
+    assert "4417" not in str(err.value)

@@ -470,3 +470,21 @@ def test_where_a_users_rule_and_a_shipped_one_fire_the_users_decides_a_hint_too(
     Miner(store, config_mod.load(), pipeline=pipeline, classifier=False).mine_file(session.path)
     stored = {m.text: (m.rule_id, m.category) for m in store.list_memories(limit=50)}
     assert stored.get(said) == ((decided, "fact") if decided else None), stored
+
+
+def test_a_top_level_key_yaml_reads_as_another_type_is_one_clear_error(tmp_path):
+    """`on:` is a boolean to YAML: sorting it beside a string key for the message raised a TypeError, a traceback in
+    `rules check` and in every background miner."""
+    with pytest.raises(RuleError, match="top-level unknown key"):
+        load_file(write(tmp_path, "bad.yaml", "rules: []\non: 1\nfoo: 2\n"))
+
+
+def test_things_said_side_by_side_either_way_round_are_no_change_of_mind():
+    from miner.memory.lexicon import load_synonyms
+    from miner.memory.similarity import Comparer
+    from miner.memory.text_features import Statement
+
+    comparer = Comparer(load_synonyms())
+    old = Statement("We run Redis alongside Postgres in docker compose.", "fact", "", "", False, "2026-01-01")
+    new = Statement("We run Postgres alongside Redis in docker compose.", "fact", "", "", False, "2026-01-02")
+    assert comparer.supersedes(new, old) is None and comparer.is_duplicate(new, old)

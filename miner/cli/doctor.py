@@ -283,11 +283,17 @@ def check_rules() -> Iterator[Check]:
     from ..extract.redact import load_extra
     from ..extract.secret_rules import SecretRuleError
 
+    from ..runtime import halted
+
     try:
         rules_mod.load_rules(rules_mod.rule_files(None))
         load_extra()
     except (rules_mod.RuleError, SecretRuleError) as exc:
         yield False, f"rules: {exc}; nothing is mined until it is fixed", "fix it, then run miner rules check"
+        return
+    file, error = halted.current()  # (a project's own file, which the lines above do not read, halted a miner)
+    if error:
+        yield False, f"rules: background mining halted: {error}", "fix it, then run miner rules check in its project"
 
 
 def check_glossary() -> Iterator[Check]:

@@ -238,11 +238,12 @@ def rules_list(project: str | None) -> None:
     """List the active rules."""
     from ..extract import rules as rules_mod
 
+    files = _rule_files(project)
     try:
-        ruleset = rules_mod.load_rules(_rule_files(project))
+        ruleset = rules_mod.load_rules(files)
     except rules_mod.RuleError as exc:
         raise click.ClickException(str(exc)) from None
-    for note in rules_mod.replaced_ids(_rule_files(project)):
+    for note in rules_mod.replaced_ids(files):
         click.echo(note, err=True)
     for rule in ruleset.rules:  # (the effect: keep, hint or drop; the file: shipped, or which of yours)
         whose = os.path.basename(rule.source) if rule.own else "shipped"

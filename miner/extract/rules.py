@@ -248,7 +248,7 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
         raise _fail(source, 1, "", "a rule file must be a mapping with `rules:` and/or `disable:`")
     unknown = set(data) - {"rules", "disable", "lang", "version"}
     if unknown:
-        raise _fail(source, _key_line(node, sorted(unknown)[0]), "",
+        raise _fail(source, _key_line(node, sorted(map(str, unknown))[0]), "",
                     "top-level " + unknown_keys(unknown, ("rules", "disable", "lang", "version")))
     default_lang = data.get("lang", "any")
     if default_lang not in LANGS:  # (else the first rule without its own `lang` was blamed for it)

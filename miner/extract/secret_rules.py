@@ -85,11 +85,12 @@ def parse_secret_file(path: Path | str, text: str | None = None) -> list[tuple[s
         examples = raw.get("examples") or {}
         if not isinstance(examples, dict):
             raise SecretRuleError(f"{where}: `examples` must have `match` and/or `no_match` lists")
-        for example in examples.get("match") or []:
+        # (by its place, not its words: it stands for a secret, which the error line would show wherever it goes)
+        for n, example in enumerate(examples.get("match") or [], 1):
             if not compiled.search(str(example)):
-                raise SecretRuleError(f"{where}: example should match but does not: {example!r}")
-        for example in examples.get("no_match") or []:
+                raise SecretRuleError(f"{where}: `match` example #{n} should match but does not")
+        for n, example in enumerate(examples.get("no_match") or [], 1):
             if compiled.search(str(example)):
-                raise SecretRuleError(f"{where}: example should not match but does: {example!r}")
+                raise SecretRuleError(f"{where}: `no_match` example #{n} should not match but does")
         out.append((kind, compiled))
     return out

@@ -168,13 +168,19 @@ def approve(store, memory_id: int) -> str:
     from .. import config as config_mod
     from ..memory.dedup import Deduper
 
+    try:
+        settings = config_mod.load()
+    except config_mod.ConfigError:  # (a broken settings file stops no approval: the default comparison then)
+        settings = {}
+    deduper = Deduper.from_config(store, settings)
     with store.atomic():
         store.set_state(memory_id, "active", "approved by the user (was quarantined)")
-        # Current now, it settles its conflicts as a new memory does: a change of mind closes what it replaces.
-        superseded, superseded_by = Deduper.from_config(store, config_mod.load()).settle(memory_id)
+        # Current now, it settles its conflicts as a new memory does, by the user's authority: a change of mind
+        # closes what it replaces.
+        superseded, superseded_by = deduper.settle(memory_id)
     line = f"#{memory_id} approved: it can be recalled now. [{memory.category}] {memory.text}"
     if superseded_by is not None:
-        return (f"#{memory_id} approved, and superseded at once by #{superseded_by}, said after it "
+        return (f"#{memory_id} approved, and superseded at once by #{superseded_by}, which replaces it "
                 f"(`miner history {memory_id}`). [{memory.category}] {memory.text}")
     return line + "".join(f"\n#{old} superseded by #{memory_id} (kept as history)" for old in superseded)
 

@@ -1,16 +1,14 @@
 """What the MCP tools do, without the MCP SDK: validate input, call the library, return plain dicts.
 
-`mcp_server` wraps each function as a tool. Every function takes a `Session`
-(the server's project, config and synthetic session id) and raises
-`ToolInputError` with a message the assistant can act on when the input is
-bad; nothing here prints or talks the protocol.
+`mcp_server` wraps each function as a tool. Every function takes a `Session` (the server's project, config and
+synthetic session id) and raises `ToolInputError` with a message the assistant can act on when the input is bad;
+nothing here prints or talks the protocol.
 
-Writes go through the same paths as mining and `miner forget|correct`:
-redaction (`redact`), the quality gate (`sentences.passes_quality_gate`), the
-dedup and conflict layers (`dedup.Deduper`), and `corrections`. Every tool is
-confined to the session's project: none reads or stores another project's
-memories, and forget/correct touch only the project's memories and global ones
-(which this project's recall shows).
+Writes go through the same paths as mining and `miner forget|correct`: redaction (`redact`), the quality gate
+(`sentences.passes_quality_gate`), the dedup and conflict layers (`dedup.Deduper`), and `corrections`. Every tool
+is confined to the session's project: none reads or stores another project's memories, and forget/correct touch
+only the project's memories and global ones (which this project's recall shows). A correction the user made by
+hand is the user's to change (`_writable`).
 """
 
 from __future__ import annotations
@@ -45,19 +43,17 @@ CURRENT_STATES = ("active", "cold")
 STORE_WAIT_S = 15.0  # how long a write waits for another process's lock: a client gives up on a tool at 60 s
 
 HOW_IT_WORKS = """\
-Transcript Miner keeps memories (decisions, preferences, facts, todos) per project in SQLite.
-Where they come from: rules mine Claude Code transcripts after each turn; memory_store adds one
-on request (source assistant-tool). Every memory is redacted, passes a quality gate (>= 20
-characters, >= 30% letters) and goes through dedup: an exact or near-duplicate text merges into
-the existing memory; a conflicting newer one supersedes the older (kept as history, not recalled).
-How recall chooses: each active memory of the project (and global preferences) is scored
-(relevance 0.6 + type weight 0.2 + recency 0.2) x confidence; pinned ones get a boost; weakly
-related clusters are voided when candidates crowd the budget (memory_zones lists them); then
-items are fitted whole into the budget (never truncated) and the rest is left out.
-Never recalled: forgotten, superseded, cold and quarantined memories, and unconfirmed (hedged)
-ones unless asked for. memory_forget makes a memory forgotten for good; memory_correct replaces
-its text (the old one stays as history). memory_explain(id) says why one memory was or was not
-recalled."""
+Transcript Miner keeps memories (decisions, preferences, facts, todos) per project in SQLite. Where they come from:
+rules mine Claude Code transcripts after each turn; memory_store adds one on request (source assistant-tool). Every
+memory is redacted, passes a quality gate (>= 20 characters, >= 30% letters) and goes through dedup: an exact or
+near-duplicate text merges into the existing memory; a conflicting newer one supersedes the older (kept as history,
+not recalled). How recall chooses: each active memory of the project (and global preferences) is scored (relevance
+0.6 + type weight 0.2 + recency 0.2) x confidence; pinned ones get a boost; weakly related clusters are voided when
+candidates crowd the budget (memory_zones lists them); then items are fitted whole into the budget (never truncated)
+and the rest is left out. Never recalled: forgotten, superseded, cold and quarantined memories, and unconfirmed
+(hedged) ones unless asked for. memory_forget makes a memory forgotten for good; memory_correct replaces its text
+(the old one stays as history). memory_explain(id) says why one memory was or was not recalled. A memory the user
+corrected by hand (source manual) only the user changes."""
 
 
 WITHHELD = ("forgotten", "quarantined")  # the states whose text no tool shows the assistant
@@ -163,9 +159,9 @@ def _allowed(project: str) -> str:
     return project
 
 
-def _writable(session: Session, store: Store, memory_id: int, verb: str) -> StoredMemory:
+def _writable(session: Session, store: Store, memory_id: int, verb: str, hand: bool = True) -> StoredMemory:
     """The memory, if this session may change it: one of its project, or a global one its recall shows (neither of
-    an excluded project)."""
+    an excluded project); without `hand`, not one the user corrected by hand (the user's to change)."""
     _here(session)
     memory = store.get(memory_id)
     if memory is None or memory.project != session.project and memory.scope != "global":
@@ -173,6 +169,9 @@ def _writable(session: Session, store: Store, memory_id: int, verb: str) -> Stor
         raise ToolInputError(f"no memory #{memory_id} in {session.project}: {verb} works on its memories and the "
                              "global ones, never on another project's; memory_recall lists the ids")
     _allowed(memory.project)
+    if not hand and memory.source == "manual":
+        raise ToolInputError(f"memory #{memory_id} is the user's correction by hand: only the user changes it (`miner "
+                             f"correct {memory_id}`); {verb} changed nothing")
     return memory
 
 
@@ -301,7 +300,7 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     )
     with session.store(create=True) as store:
         if old_id is not None:
-            old = _writable(session, store, old_id, "supersedes")
+            old = _writable(session, store, old_id, "supersedes", hand=False)
             if old.state not in CURRENT_STATES:
                 raise ToolInputError(f"memory #{old_id} is {old.state}, not current; nothing to supersede")
             if old.scope == "global" and scope != "global":  # (replaced here only, it would be gone everywhere)
@@ -317,12 +316,14 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                 store.add_secret_digests(learnt.learnt, MAX_DIGESTS)
             if learnt.fresh:  # what was stored before may say it bare: scrubbed below (or by the next worker)
                 store.bump(repair.SCRUB_PENDING)
+            closed_by = None
             if untrusted:
                 memory_id, created = trust.store_quarantined(store, new, untrusted)
                 action, superseded = "quarantined" if created else "exact", []
             else:
                 outcome = deduper.add(new)
                 action, memory_id, superseded = outcome.action, outcome.memory_id, list(outcome.superseded)
+                closed_by = outcome.superseded_by
                 if old_id is not None and old_id != memory_id and old_id not in superseded:
                     now = store.get(memory_id)
                     if now.state not in CURRENT_STATES:  # closing the old one would leave nothing current
@@ -347,7 +348,10 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
         result["note"] = f"{why or 'quarantined'}; it is not recalled until the user runs `miner approve {memory.id}`"
     if memory.state == "forgotten":
         result["note"] = f"this is memory #{memory.id}, which was forgotten; it stays forgotten and is never recalled"
-    if memory.state == "superseded" and not superseded:
+    if memory.state == "superseded" and closed_by is not None:  # (stored, and closed at once)
+        result["note"] = (f"it contradicts memory #{closed_by}, which replaces it (the user's correction by hand, "
+                          "or what was said after it): that stays current, and this is kept as history only")
+    elif memory.state == "superseded" and not superseded:
         result["note"] = (f"this is memory #{memory.id}, which the user corrected by hand; it stays superseded "
                           f"(`miner history {memory.id}` shows what replaced it)")
     if action == "exact" and superseded and old_id not in superseded:
@@ -393,7 +397,8 @@ def correct(session: Session, id: int, content: str, reason: str = "") -> dict: 
     if untrusted:
         raise ToolInputError(f"{untrusted}; nothing changed (the user can correct it: `miner correct {memory_id}`)")
     with session.store() as store:
-        if _writable(session, store, memory_id, "memory_correct").state == "quarantined":
+        held = _writable(session, store, memory_id, "memory_correct", hand=False)
+        if held.state == "quarantined":
             raise ToolInputError(f"memory #{memory_id} is quarantined: only the user releases it (`miner approve "
                                  f"{memory_id}`) or corrects it (`miner correct {memory_id}`); nothing changed")
         try:

@@ -177,9 +177,16 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "", by: tuple
         _refuse_to_correct_twice(store, memory)
         existing = store.find_exact(memory.project, content_hash(text))
         if existing is not None and existing.id == memory_id:
-            # Back to one of its own earlier wordings: the same memory, reworded.
+            # Back to one of its own earlier wordings, or another case or markup: the same memory, reworded.
+            if memory.state in ("forgotten", "quarantined"):  # (it would stay so, and nothing would be recalled)
+                raise CorrectionError(f"#{memory_id} is {memory.state}, and the new text is the same memory (another "
+                                      "case or markup, or an earlier wording of it): it would stay so; "
+                                      + ("say it in other words" if memory.state == "forgotten" else
+                                         f"`miner approve {memory_id}` releases it") + " (nothing changed)")
             store.merge_evidence(memory_id, new)
             store.reword(memory_id, new)
+            if not by:  # the user's wording by hand now: the assistant's words never reword it (`dedup`)
+                store.set_source(memory_id, "manual")
             return Change(memory_id, "corrected", (f"#{memory_id} reworded: {memory.text} → {text}",), memory_id)
         if existing is not None:
             _refuse_to_reopen(store, existing, memory_id)

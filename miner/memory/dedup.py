@@ -242,14 +242,14 @@ class Deduper:
 
     def settle(self, memory_id: int) -> tuple[list[int], int | None]:
         """Conflict marking for a stored memory that becomes current without being said again (a quarantined one the
-        user approved), as when it was new: what it supersedes, and what supersedes it (stored since), if anything.
-        Runs inside the caller's `Store.atomic()`."""
+        user approved), as when it was new, and with the user's authority (the user made it current): what it
+        supersedes, and what supersedes it (stored since), if anything. Runs inside the caller's `Store.atomic()`."""
         memory = self.store.get(memory_id)
         new = NewMemory(project=memory.project, category=memory.category, text=memory.text,
-                        confidence=memory.confidence, rule_id=memory.rule_id, role=memory.role,
+                        confidence=memory.confidence, rule_id=memory.rule_id, role="user",
                         session_id=memory.session_id, transcript=memory.transcript, entry_uuid=memory.entry_uuid,
                         ts=memory.valid_from, tentative=bool(memory.tentative), subject=memory.subject,
-                        value=memory.value, source=memory.source)
+                        value=memory.value, source="mined")  # (only decides conflicts: never stored)
         match = match_expression(memory.text, self.comparer)
         nearby = self.store.similar_memories(memory.project, match, CURRENT_STATES, limit=CANDIDATES) if match else []
         return self._conflicts(memory_id, _statement(memory), new, nearby)

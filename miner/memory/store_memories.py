@@ -113,6 +113,10 @@ class MemoryQueries:
         self.db.execute("UPDATE memories SET pinned = ?, updated_at = ? WHERE id = ?",
                         (int(pinned), now_iso(), memory_id))
 
+    def set_source(self, memory_id: int, source: str) -> None:
+        """Say where a memory's wording comes from now (`manual`: the user's by hand)."""
+        self.db.execute("UPDATE memories SET source = ?, updated_at = ? WHERE id = ?", (source, now_iso(), memory_id))
+
     def set_global(self, memory_id: int, everywhere: bool = True) -> None:
         """Recall a memory in every project (scope global), or (`everywhere` False) in its own project only."""
         scope = "global" if everywhere else "project"

@@ -277,8 +277,10 @@ def features(text: str, syn: Synonyms) -> Features:
 
 
 # Words that join two things either way round ("Redis and Postgres" says what "Postgres and Redis" says).
-_SYMMETRIC = frozenset({"and", "or", "&", "plus", "nor", "vs", "versus", "with", "und", "oder", "et", "ou", "y", "o",
-                        "e", "i", "и", "или", "ve", "veya", "và", "hoặc"})
+_SYMMETRIC = frozenset({"and", "or", "&", "plus", "nor", "vs", "versus", "with", "alongside", "along", "beside",
+                        "besides", "next", "together", "like", "both", "as", "same", "und", "oder", "mit", "neben",
+                        "et", "ou", "avec", "y", "o", "con", "junto", "e", "insieme", "i", "и", "или", "ve", "veya",
+                        "và", "hoặc"})
 MAX_ORDERED_WORDS = 60
 
 

@@ -2,8 +2,8 @@
 
 A background miner (a Stop hook's, catch-up's) that meets a rule file it cannot read mines nothing until the
 file is fixed; its log says so, but nobody reads a log. It leaves the error here (`record`), and the SessionStart
-hook shows it to the user (`notice`) for as long as the file stays as it was: edited since, or gone, the next
-miner finds out again. A project's own rule file concerns that project only. Read by the hook: the standard
+hook shows it to the user (`notice`), and `miner doctor` (`current`), for as long as the file stays as it was and
+no miner has mined since (`clear`): edited since, or gone, the next miner finds out again. A project's own rule file concerns that project only. Read by the hook: the standard
 library and the package's own light modules only.
 """
 
@@ -33,16 +33,32 @@ def record(error: str) -> None:
         pass
 
 
-def notice(project: str) -> str:
-    """The line to show the user of `project` while a broken file halts mining; '' when none does."""
+def clear() -> None:
+    """A miner mined turns with every file loaded: nothing halts it (any more). Never raises."""
+    try:
+        os.unlink(_marker())
+    except OSError:
+        pass
+
+
+def current() -> tuple[str, str]:
+    """(the file, the error) that halts mining, as recorded, while the file is as it was then; ('', '') when none."""
     marker = _marker()
     try:
         with open(marker, encoding="utf-8") as handle:
             held = jsonlite.loads(handle.read())
         file, error = held["file"], held["error"]
         if os.stat(file).st_mtime > os.stat(marker).st_mtime:
-            return ""  # edited since: the next miner finds out whether it is fixed
+            return "", ""  # edited since: the next miner finds out whether it is fixed
     except (OSError, ValueError, KeyError, TypeError):
+        return "", ""
+    return (file, error) if isinstance(error, str) and isinstance(file, str) else ("", "")
+
+
+def notice(project: str) -> str:
+    """The line to show the user of `project` while a broken file halts mining; '' when none does."""
+    file, error = current()
+    if not error:
         return ""
     if file.endswith(os.sep + PROJECT_RULE_FILE) and file != os.path.join(project, PROJECT_RULE_FILE):
         return ""  # another project's own rules

@@ -163,8 +163,10 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
             for _ in range(PASSES_BEFORE_CHECKPOINT):
                 locks.take_pending(transcript)
                 try:
-                    miner.mine_file(transcript)
+                    done = miner.mine_file(transcript)
                     _failures.pop(transcript, None)
+                    if getattr(done, "turns", 0):  # mined with every rule and secrets file loaded: none halts mining
+                        halted.clear()
                 except FileNotFoundError:
                     note(f"{transcript} is gone")
                 except Exception as exc:  # noqa: BLE001 - a requested checkpoint is still written from what is stored
