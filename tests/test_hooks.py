@@ -1454,6 +1454,36 @@ def test_a_broken_rule_file_halts_mining_in_one_line_and_the_next_session_start_
     assert hook_log_lines() == []
 
 
+def test_the_halted_notice_goes_once_a_miner_mines_again_however_the_file_was_fixed(session, tmp_path):
+    """A fix that leaves the file older than the notice (a backup moved back in place, a revoked project file) kept
+    the notice at every SessionStart after mining had started again."""
+    rules = paths.config_dir() / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    broken, good = rules / "mine.yaml", tmp_path / "mine.yaml.good"
+    good.write_text("rules: []\n", encoding="utf-8")
+    broken.write_text("rules: [\n", encoding="utf-8")
+    session.user("We decided the wombat exporter runs every night at two.")
+
+    def worker() -> str:
+        done = subprocess.run([sys.executable, "-I", "-m", "miner.worker", "mine", "--", str(session.transcript)],
+                              capture_output=True, text=True, env=dict(os.environ), timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    def notice() -> str:
+        out = run_hook("session-start", session.payload("session-start.startup.json")).stdout
+        wait_for_workers()  # (the catch-up it starts)
+        return json.loads(out).get("systemMessage", "") if out.strip() else ""
+
+    assert "halted" in worker() and "nothing new is mined" in notice()
+    os.utime(good, (1_000_000_000, 1_000_000_000))
+    os.replace(good, broken)  # the backup back in place, older than the notice
+    assert "nothing new is mined" in notice()  # (nothing has mined since)
+    said = worker()
+    assert "halted" not in said, said
+    assert any("wombat" in text for text in memory_texts()) and notice() == "", (said, memory_texts())
+
+
 def test_a_broken_rule_file_of_another_project_is_not_told_here(session, tmp_path):
     from miner.runtime import halted
 

@@ -951,7 +951,8 @@ def test_a_correction_by_hand_is_the_users_to_change_not_the_assistants(project)
     assert said["state"] == "superseded" and said["note"].startswith(f"it contradicts memory #{fixed.new_id}")
     for attempt in (lambda: mcp_tools.store_memory(session, "We decided to deploy the billing service on ECS.",
                                                    "decision", supersedes=fixed.new_id),
-                    lambda: mcp_tools.correct(session, fixed.new_id, "We decided to deploy the billing service on ECS.")):
+                    lambda: mcp_tools.correct(session, fixed.new_id,
+                                              "We decided to deploy the billing service on ECS.")):
         with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{fixed.new_id} is the user's correction by hand"):
             attempt()
     assert stored(fixed.new_id)[0].state == "active"

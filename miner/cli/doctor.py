@@ -282,7 +282,6 @@ def check_rules() -> Iterator[Check]:
     from ..extract import rules as rules_mod
     from ..extract.redact import load_extra
     from ..extract.secret_rules import SecretRuleError
-
     from ..runtime import halted
 
     try:

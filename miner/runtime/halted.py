@@ -1,10 +1,10 @@
 """Mining halted by a broken rule or secrets file, told to the user at the next SessionStart.
 
-A background miner (a Stop hook's, catch-up's) that meets a rule file it cannot read mines nothing until the
-file is fixed; its log says so, but nobody reads a log. It leaves the error here (`record`), and the SessionStart
-hook shows it to the user (`notice`), and `miner doctor` (`current`), for as long as the file stays as it was and
-no miner has mined since (`clear`): edited since, or gone, the next miner finds out again. A project's own rule file concerns that project only. Read by the hook: the standard
-library and the package's own light modules only.
+A background miner (a Stop hook's, catch-up's) that meets a rule file it cannot read mines nothing until the file
+is fixed; its log says so, but nobody reads a log. It leaves the error here (`record`), and the SessionStart hook
+shows it to the user (`notice`), and `miner doctor` (`current`), for as long as the file stays as it was and no
+miner has mined since (`clear`): edited since, or gone, the next miner finds out again. A project's own rule file
+concerns that project only. Read by the hook: the standard library and the package's own light modules only.
 """
 
 from __future__ import annotations
