@@ -196,6 +196,20 @@ def test_the_recent_state_is_the_sessions_own_latest_words_redacted_and_bounded(
         "assistant"]
 
 
+@pytest.mark.parametrize("said", ["good, thanks", "thanks, that's it", "ok bye", "good. bye", "not today",
+                                  "Perfect, thank you so much!", "gracias, perfecto", "yes, go ahead"])
+def test_a_sign_off_or_an_acknowledgement_is_no_task_of_the_recent_state(said):
+    """Only a reply that was one of a few phrases exactly was taken for a filler: "good, thanks" and "ok bye" were
+    most of "where the last session left off" in a month of sessions."""
+    assert checkpoint.request_text(said) == ""
+
+
+@pytest.mark.parametrize("said", ["yes, split it", "not today, do the exports first", "good, now add the tests",
+                                  "I'll be away next week", "ok, use Redis"])
+def test_a_short_reply_with_a_word_of_its_own_is_a_task(said):
+    assert checkpoint.request_text(said) == said
+
+
 def test_a_checkpoint_written_on_the_hook_path_hides_the_kinds_the_last_miner_loaded(tmp_path, store, monkeypatch):
     """PreCompact writes the checkpoint in the hook's process, which reads no YAML: the kinds of secrets.yaml (an
     npm token here) come from the copy the last miner kept, and match what the files define."""

@@ -57,13 +57,17 @@ MAX_DONE_SENTENCE_CHARS = 2000  # a longer "sentence" is pasted data, not a repo
 # Redacted beyond what is kept: a secret that straddles the cut is still whole when it is redacted.
 REDACT_MARGIN = 2048
 _SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
-# Replies that carry no task of their own: "ok", "continue", "yes please".
-_FILLER = frozenset(
-    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "sure", "continue", "go", "go on", "go ahead",
-     "proceed", "carry on", "please continue", "do it", "thanks", "thank you", "ty", "lgtm", "done", "next",
-     "keep going", "sounds good", "great", "perfect", "nice", "good", "right", "yes please", "ok thanks",
-     "okay thanks", "ok continue", "yes continue", "继续", "好", "好的", "可以", "是的", "谢谢"}
-)
+# Replies that carry no task of their own: all their words are of these ("ok", "continue", "yes please", "good,
+# thanks", "thanks, that's it", "ok bye", "not today", "gracias, perfecto").
+_FILLER_WORDS = frozenset(
+    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "yup", "no", "n", "nope", "nah", "sure", "fine", "alright", "cool",
+     "great", "perfect", "nice", "good", "awesome", "excellent", "thanks", "thank", "you", "ty", "thx", "cheers",
+     "bye", "goodbye", "cya", "later", "see", "that", "s", "it", "all", "for", "now", "today", "not", "lgtm", "done",
+     "please", "right", "correct", "exactly", "agreed", "so", "much", "very", "hi", "hello", "hey", "night",
+     "continue", "go", "on", "ahead", "proceed", "carry", "keep", "going", "sounds", "do", "next",
+     "gracias", "vale", "perfecto", "adiós", "adios", "hasta", "luego", "sí", "si", "grazie", "ciao", "perfetto",
+     "va", "bene", "ottimo", "merci", "danke", "gut", "tschüss", "ja", "nein", "继续", "好", "好的", "可以", "是的",
+     "谢谢", "再见"})
 _PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 
 
@@ -74,7 +78,7 @@ def request_text(raw: str, known: set[str] | None = None) -> str:
     text = " ".join(cleaned.split())
     if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
         return ""
-    if len(text) < 40 and " ".join(_PUNCT_RE.sub(" ", text).lower().split()) in _FILLER:
+    if len(text) < 40 and set(_PUNCT_RE.sub(" ", text).lower().split()) <= _FILLER_WORDS:
         return ""
     return clip(_redacted(cleaned, MAX_REQUEST_CHARS, known), MAX_REQUEST_CHARS)
 
