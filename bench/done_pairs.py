@@ -24,6 +24,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+_HOME = tempfile.mkdtemp(prefix="bench-done-")  # nothing of the user's is read: their store, settings, rules
+os.environ.update(MINER_HOME=os.path.join(_HOME, "miner"), XDG_CONFIG_HOME=os.path.join(_HOME, "config"),
+                  CLAUDE_CONFIG_DIR=os.path.join(_HOME, "claude"))
 
 from miner.extract.model import Turn  # noqa: E402
 from miner.memory.records import NewMemory  # noqa: E402
@@ -71,7 +74,6 @@ def main() -> None:
     parser.add_argument("sets", nargs="*", type=Path, default=SETS, help="JSONL pair sets (default: the shipped two)")
     parser.add_argument("--verbose", action="store_true", help="print every pair the matching gets wrong")
     args = parser.parse_args()
-    os.environ.setdefault("MINER_HOME", tempfile.mkdtemp(prefix="bench-done-"))  # (nothing of the user's is read)
     for path in args.sets:
         measure(path, args.verbose)
 

@@ -196,8 +196,8 @@ def test_the_recent_state_is_the_sessions_own_latest_words_redacted_and_bounded(
         "assistant"]
 
 
-@pytest.mark.parametrize("said", ["good, thanks", "thanks, that's it", "ok bye", "good. bye", "not today",
-                                  "Perfect, thank you so much!", "gracias, perfecto", "yes, go ahead"])
+@pytest.mark.parametrize("said", ["good, thanks", "thanks, that's it", "ok bye", "good. bye", "ok", "continue",
+                                  "Perfect, thank you so much!", "gracias, perfecto", "yes, go ahead", "do it"])
 def test_a_sign_off_or_an_acknowledgement_is_no_task_of_the_recent_state(said):
     """Only a reply that was one of a few phrases exactly was taken for a filler: "good, thanks" and "ok bye" were
     most of "where the last session left off" in a month of sessions."""
@@ -205,8 +205,11 @@ def test_a_sign_off_or_an_acknowledgement_is_no_task_of_the_recent_state(said):
 
 
 @pytest.mark.parametrize("said", ["yes, split it", "not today, do the exports first", "good, now add the tests",
-                                  "I'll be away next week", "ok, use Redis"])
+                                  "I'll be away next week", "ok, use Redis", "not today", "that's not right",
+                                  "it's not done", "no, not that", "keep it", "do that next", "not good", "no va"])
 def test_a_short_reply_with_a_word_of_its_own_is_a_task(said):
+    """A refusal or a correction ("that's not right", "no, keep it") is the latest thing the user asked: made of
+    words a sign-off uses too, it is kept."""
     assert checkpoint.request_text(said) == said
 
 

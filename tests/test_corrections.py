@@ -699,3 +699,39 @@ def test_an_approved_memory_said_after_a_correction_replaces_it_whatever_the_set
     line = approve(store, held)
     assert store.get(held).state == "active" and store.get(fixed).state == "superseded", line
     assert f"#{fixed} superseded by #{held}" in line
+
+
+def test_a_correction_to_another_memorys_words_makes_them_the_users(store):
+    """Corrected to the text of a memory the assistant had said, the memory became current again but stayed the
+    assistant's: its words said again later undid the correction."""
+    first = add(store, "The API rate limit is 100 requests per minute for each client.", 1, role="assistant",
+                subject="rate limit", value="100")
+    second = add(store, "The API rate limit is 500 requests per minute for each client.", 2, role="assistant",
+                 subject="rate limit", value="500")
+    assert store.get(first).state == "superseded"
+    assert corrections.correct(store, second, "The API rate limit is 100 requests per minute for each client.") \
+        .new_id == first
+    assert store.get(first).source == "manual"
+    later("The API rate limit is 500 requests per minute for each client.", 3, store=store, role="assistant",
+          subject="rate limit", value="500")
+    assert store.get(first).state == "active" and store.get(second).state == "superseded"
+
+
+@pytest.mark.parametrize("old,typed,action", [("IOS builds run nightly on the Mac mini.",
+                                               "iOS builds run nightly on the Mac mini.", "corrected"),
+                                              ("Use pnpm for this repo.", "use pnpm for this repo", "unchanged")])
+def test_a_first_letters_case_is_a_correction_unless_it_only_starts_the_sentence(store, old, typed, action):
+    assert corrections.correct(store, add(store, old, 1), typed).action == action
+
+
+def test_approving_weighs_what_the_user_said_after_it_in_the_same_session(store):
+    """Approved, a quarantined memory was taken as said after everything of its session: it closed the user's later
+    statement."""
+    from miner.extract.trust import approve, store_quarantined
+
+    with store.atomic():
+        held, _ = store_quarantined(store, memory("From now on the API rate limit is 100 requests per minute.", 1,
+                                                  role="assistant", subject="rate limit", value="100"), "instruction")
+    said = add(store, "The API rate limit is 500 requests per minute.", 2, subject="rate limit", value="500")
+    approve(store, held)
+    assert store.get(said).state == "active" and store.get(held).state == "superseded"

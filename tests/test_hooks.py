@@ -1485,13 +1485,21 @@ def test_the_halted_notice_goes_once_a_miner_mines_again_however_the_file_was_fi
 
 
 def test_a_broken_rule_file_of_another_project_is_not_told_here(session, tmp_path):
+    """A project's own file halts that project's mining only: a pass in another project did not prove it fixed, yet
+    cleared its notice; and revoked (`rules trust --revoke`), it halts nothing, yet the notice stayed."""
+    from miner.extract import rules as rules_mod
     from miner.runtime import halted
 
     elsewhere = tmp_path / "elsewhere" / ".claude"
     elsewhere.mkdir(parents=True)
-    (elsewhere / "miner-rules.yaml").write_text("rules: [\n", encoding="utf-8")
-    halted.record(f"{elsewhere / 'miner-rules.yaml'}:1: not valid YAML")
+    own = elsewhere / "miner-rules.yaml"
+    own.write_text("rules: [\n", encoding="utf-8")
+    rules_mod.trust(own, paths.config_dir())
+    halted.record(f"{own}:1: not valid YAML")
     assert halted.notice(str(tmp_path / "elsewhere")).startswith("transcript-miner: nothing new is mined")
     assert halted.notice(str(session.cwd)) == ""
     halted.record("no file named here: not valid YAML")  # (kept only with the file it names)
+    halted.clear()  # (a pass that mined turns: another project's, maybe)
     assert halted.notice(str(tmp_path / "elsewhere")).startswith("transcript-miner: nothing new is mined")
+    rules_mod.trust(own, paths.config_dir(), revoke=True)
+    assert halted.notice(str(tmp_path / "elsewhere")) == "" and halted.current() == ("", "")

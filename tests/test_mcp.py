@@ -956,3 +956,17 @@ def test_a_correction_by_hand_is_the_users_to_change_not_the_assistants(project)
         with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{fixed.new_id} is the user's correction by hand"):
             attempt()
     assert stored(fixed.new_id)[0].state == "active"
+
+
+def test_memory_forget_leaves_a_correction_by_hand_to_the_user(project):
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory import corrections
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    first = mcp_tools.store_memory(session, "We decided to deploy the billing service on Nomad.", "decision")
+    with Store() as store:
+        fixed = corrections.correct(store, first["id"], "We decided to deploy the billing service on Kubernetes.")
+    with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{fixed.new_id} is the user's correction by hand"):
+        mcp_tools.forget(session, fixed.new_id, "moved off it")
+    assert stored(fixed.new_id)[0].state == "active"

@@ -477,6 +477,8 @@ def test_a_top_level_key_yaml_reads_as_another_type_is_one_clear_error(tmp_path)
     `rules check` and in every background miner."""
     with pytest.raises(RuleError, match="top-level unknown key"):
         load_file(write(tmp_path, "bad.yaml", "rules: []\non: 1\nfoo: 2\n"))
+    with pytest.raises(RuleError, match=r"bad\.yaml:3: top-level unknown key\(s\) on"):  # (its line, as written)
+        load_file(write(tmp_path, "bad.yaml", "rules: []\n\non: 1\n"))
 
 
 def test_things_said_side_by_side_either_way_round_are_no_change_of_mind():
@@ -485,6 +487,13 @@ def test_things_said_side_by_side_either_way_round_are_no_change_of_mind():
     from miner.memory.text_features import Statement
 
     comparer = Comparer(load_synonyms())
-    old = Statement("We run Redis alongside Postgres in docker compose.", "fact", "", "", False, "2026-01-01")
-    new = Statement("We run Postgres alongside Redis in docker compose.", "fact", "", "", False, "2026-01-02")
-    assert comparer.supersedes(new, old) is None and comparer.is_duplicate(new, old)
+    for before, after in [("We run Redis alongside Postgres in docker compose.",
+                           "We run Postgres alongside Redis in docker compose."),
+                          ("The code owners of billing are Alice, Bob, Carol and Dan.",  # (a list: in no order)
+                           "The code owners of billing are Carol, Bob, Alice and Dan.")]:
+        old = Statement(before, "fact", "", "", False, "2026-01-01")
+        new = Statement(after, "fact", "", "", False, "2026-01-02")
+        assert comparer.supersedes(new, old) is None and comparer.is_duplicate(new, old), after
+    old = Statement("The build treats warnings as errors in CI.", "fact", "", "", False, "2026-01-01")
+    new = Statement("The build treats errors as warnings in CI.", "fact", "", "", False, "2026-01-02")
+    assert comparer.supersedes(new, old).kind == "order" and not comparer.is_duplicate(new, old)

@@ -246,10 +246,11 @@ def load_file(path: Path | str, text: str | None = None) -> tuple[list[Rule], se
         return [], set()
     if not isinstance(data, dict):
         raise _fail(source, 1, "", "a rule file must be a mapping with `rules:` and/or `disable:`")
-    unknown = set(data) - {"rules", "disable", "lang", "version"}
-    if unknown:
-        raise _fail(source, _key_line(node, sorted(map(str, unknown))[0]), "",
-                    "top-level " + unknown_keys(unknown, ("rules", "disable", "lang", "version")))
+    known = ("rules", "disable", "lang", "version")
+    if set(data) - set(known):  # (named as written: YAML reads `on:` as a boolean)
+        written = [k for k, _ in node.value if getattr(k, "value", None) not in known]
+        raise _fail(source, written[0].start_mark.line + 1 if written else 1, "", "top-level " + unknown_keys(
+            {getattr(k, "value", str(k)) for k in written} or set(map(str, set(data) - set(known))), known))
     default_lang = data.get("lang", "any")
     if default_lang not in LANGS:  # (else the first rule without its own `lang` was blamed for it)
         raise _fail(source, _key_line(node, "lang"), "", f"top-level `lang` must be one of {', '.join(LANGS)}")

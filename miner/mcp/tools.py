@@ -368,7 +368,7 @@ def forget(session: Session, id: int, reason: str) -> dict:  # noqa: A002 - the 
     memory_id = _memory_id(id)
     why = _text(reason, "reason", MAX_REASON_CHARS)
     with session.store() as store:
-        memory = _writable(session, store, memory_id, "memory_forget")
+        memory = _writable(session, store, memory_id, "memory_forget", hand=False)
         change = corrections.forget(store, memory_id, why)
     lines = list(change.lines)
     if memory.state in WITHHELD:  # (what the assistant must not read, as memory_explain withholds it)

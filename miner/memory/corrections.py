@@ -104,11 +104,12 @@ def _redacted(store: Store, text: str) -> tuple[str, list[str]]:
 
 
 def _same_words(typed: str, text: str) -> bool:
-    """Whether `typed` says `text` again, written as typed in a hurry: but for the case of its first letter and
-    its closing stop."""
+    """Whether `typed` says `text` again, written as typed in a hurry: but for its closing stop, and the case of its
+    first letter where the first word is otherwise lower case ("use pnpm" for "Use pnpm."; not "iOS" for "IOS")."""
     def loose(words: str) -> str:
         words = " ".join(words.split()).rstrip(".!?。！？")
-        return words[:1].lower() + words[1:]
+        first = words.split(" ", 1)[0]
+        return words[:1].lower() + words[1:] if first[1:] == first[1:].lower() else words
     return loose(typed) == loose(text)
 
 
@@ -192,6 +193,8 @@ def correct(store: Store, memory_id: int, text: str, reason: str = "", by: tuple
             _refuse_to_reopen(store, existing, memory_id)
             new_id = existing.id
             store.merge_evidence(new_id, new)
+            if not by:  # (the user's wording by hand now, as a new memory would be)
+                store.set_source(new_id, "manual")
             if existing.state != "active":
                 store.reopen(new_id, note, at=stamp)
                 lines.append(f"#{new_id} is current again ({existing.state} before): {existing.text}")

@@ -247,9 +247,9 @@ class Deduper:
         memory = self.store.get(memory_id)
         new = NewMemory(project=memory.project, category=memory.category, text=memory.text,
                         confidence=memory.confidence, rule_id=memory.rule_id, role="user",
-                        session_id=memory.session_id, transcript=memory.transcript, entry_uuid=memory.entry_uuid,
-                        ts=memory.valid_from, tentative=bool(memory.tentative), subject=memory.subject,
-                        value=memory.value, source="mined")  # (only decides conflicts: never stored)
+                        session_id="", transcript="", entry_uuid=memory.entry_uuid, ts=memory.valid_from,
+                        tentative=bool(memory.tentative), subject=memory.subject, value=memory.value,
+                        source="mined")  # (only decides conflicts, by time alone: never stored)
         match = match_expression(memory.text, self.comparer)
         nearby = self.store.similar_memories(memory.project, match, CURRENT_STATES, limit=CANDIDATES) if match else []
         return self._conflicts(memory_id, _statement(memory), new, nearby)

@@ -272,25 +272,34 @@ def features(text: str, syn: Synonyms) -> Features:
         hedged=is_hedged(raw), marker=marker.group(0).strip(" .;:!?,—(").lower() if marker else "",
         replaced=frozenset(replaced), negated_terms=frozenset(negated_terms), number_text=tuple(numbers),
         loosely_negated=frozenset(loosely_negated), tokens_cjk=frozenset(cjk),
-        ordered=_ordered(words, heavy, syn),
+        ordered=_ordered(word_text(lowered), heavy, syn),
     )
 
 
 # Words that join two things either way round ("Redis and Postgres" says what "Postgres and Redis" says).
 _SYMMETRIC = frozenset({"and", "or", "&", "plus", "nor", "vs", "versus", "with", "alongside", "along", "beside",
-                        "besides", "next", "together", "like", "both", "as", "same", "und", "oder", "mit", "neben",
+                        "besides", "next", "together", "both", "und", "oder", "mit", "neben",
                         "et", "ou", "avec", "y", "o", "con", "junto", "e", "insieme", "i", "и", "или", "ve", "veya",
                         "và", "hoặc"})
 MAX_ORDERED_WORDS = 60
+_LIST_BREAK_RE = regex_cache.compile(r"[,;:()\[\]{}|/\n、，；：（）]")
 
 
-def _ordered(words: list[str], heavy: set[str], syn: Synonyms) -> frozenset[tuple[str, tuple[str, ...], str]]:
+def _ordered(text: str, heavy: set[str], syn: Synonyms) -> frozenset[tuple[str, tuple[str, ...], str]]:
     """Two content words with one or two words between them, in the order written: "Black over Ruff" gives
     ("black", ("over",), "ruff"), which "Ruff over Black" turns around. Whether two texts of the same words say
-    opposite things ("staging before production", "the frontend calls the backend")."""
-    if len(words) > MAX_ORDERED_WORDS:
-        return frozenset()
-    sequence = [_canon(word, syn) for word in words]
+    opposite things ("staging before production", "the frontend calls the backend"). Never across a comma, a
+    colon or a bracket: the items of a list ("Alice, Bob and Carol") are in no order that means anything."""
+    sequence: list[str] = []
+    end = 0
+    for match in _TOKEN_RE.finditer(text):
+        if sequence and _LIST_BREAK_RE.search(text, end, match.start()):
+            sequence.append("")
+        word = match.group(0)  # (a word that joins either way round, as written: "alongside", not its stem)
+        sequence.append("" if word in _SYMMETRIC else _canon(word, syn))
+        end = match.end()
+        if len(sequence) > MAX_ORDERED_WORDS:
+            return frozenset()
     found = set()
     for i, first in enumerate(sequence):
         if first not in heavy:
@@ -299,7 +308,7 @@ def _ordered(words: list[str], heavy: set[str], syn: Synonyms) -> frozenset[tupl
             j = i + gap + 1
             if j < len(sequence) and sequence[j] in heavy and sequence[j] != first:
                 between = tuple(sequence[i + 1 : j])
-                if all(between) and _SYMMETRIC.isdisjoint(between):
+                if all(between):
                     found.add((first, between, sequence[j]))
     return frozenset(found)
 

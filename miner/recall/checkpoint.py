@@ -57,17 +57,16 @@ MAX_DONE_SENTENCE_CHARS = 2000  # a longer "sentence" is pasted data, not a repo
 # Redacted beyond what is kept: a secret that straddles the cut is still whole when it is redacted.
 REDACT_MARGIN = 2048
 _SLASH_COMMAND_RE = re.compile(r"^/\S+\s*$")
-# Replies that carry no task of their own: all their words are of these ("ok", "continue", "yes please", "good,
-# thanks", "thanks, that's it", "ok bye", "not today", "gracias, perfecto").
-_FILLER_WORDS = frozenset(
-    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "yup", "no", "n", "nope", "nah", "sure", "fine", "alright", "cool",
-     "great", "perfect", "nice", "good", "awesome", "excellent", "thanks", "thank", "you", "ty", "thx", "cheers",
-     "bye", "goodbye", "cya", "later", "see", "that", "s", "it", "all", "for", "now", "today", "not", "lgtm", "done",
-     "please", "right", "correct", "exactly", "agreed", "so", "much", "very", "hi", "hello", "hey", "night",
-     "continue", "go", "on", "ahead", "proceed", "carry", "keep", "going", "sounds", "do", "next",
-     "gracias", "vale", "perfecto", "adiós", "adios", "hasta", "luego", "sí", "si", "grazie", "ciao", "perfetto",
-     "va", "bene", "ottimo", "merci", "danke", "gut", "tschüss", "ja", "nein", "继续", "好", "好的", "可以", "是的",
-     "谢谢", "再见"})
+# Replies that ask nothing: one of these phrases ("continue"), acknowledgement and sign-off words ("good, thanks",
+# "gracias, perfecto"), or both ("yes, go ahead"). One word more ("not", "keep") and a reply may ask something.
+_FILLER = frozenset(
+    {"no", "n", "nope", "continue", "go", "go on", "go ahead", "proceed", "carry on", "do it", "done", "next",
+     "keep going", "sounds good", "right", "that s it", "that s all", "that s all for now", "see you", "继续"})
+_ACKNOWLEDGED = frozenset(
+    {"ok", "okay", "k", "yes", "y", "yep", "yeah", "yup", "sure", "fine", "alright", "cool", "great", "perfect",
+     "nice", "good", "awesome", "excellent", "thanks", "thank", "you", "ty", "thx", "cheers", "bye", "goodbye", "cya",
+     "lgtm", "please", "so", "much", "very", "hi", "hello", "hey", "gracias", "vale", "perfecto", "adiós", "adios",
+     "grazie", "ciao", "perfetto", "ottimo", "merci", "danke", "tschüss", "谢谢", "好", "好的", "可以", "是的", "再见"})
 _PUNCT_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 
 
@@ -78,9 +77,15 @@ def request_text(raw: str, known: set[str] | None = None) -> str:
     text = " ".join(cleaned.split())
     if len(text) < 3 or _SLASH_COMMAND_RE.match(text):
         return ""
-    if len(text) < 40 and set(_PUNCT_RE.sub(" ", text).lower().split()) <= _FILLER_WORDS:
+    if len(text) < 40 and _filler(_PUNCT_RE.sub(" ", text).lower().split()):
         return ""
     return clip(_redacted(cleaned, MAX_REQUEST_CHARS, known), MAX_REQUEST_CHARS)
+
+
+def _filler(words: list[str]) -> bool:  # (a short reply's words, lower case, without punctuation: see `_FILLER`)
+    while words and " ".join(words) not in _FILLER and (words[0] in _ACKNOWLEDGED or words[-1] in _ACKNOWLEDGED):
+        words = words[1:] if words[0] in _ACKNOWLEDGED else words[:-1]
+    return not words or " ".join(words) in _FILLER
 
 
 def _redacted(cleaned: str, keep: int, known: set[str] | None = None) -> str:

@@ -14,6 +14,7 @@ import os
 from .. import jsonlite, paths
 
 PROJECT_RULE_FILE = os.path.join(".claude", "miner-rules.yaml")
+TRUST_FILE = "trusted-project-rules.json"  # (`extract.rules.TRUST_FILE`, in the user's config folder)
 
 
 def _marker() -> str:
@@ -34,7 +35,12 @@ def record(error: str) -> None:
 
 
 def clear() -> None:
-    """A miner mined turns with every file loaded: nothing halts it (any more). Never raises."""
+    """A miner mined turns with every file loaded: no file it reads for every project halts mining (any more). A
+    project's own file halts that project's mining only, and a pass of another project's says nothing of it: its
+    notice goes when the file is edited or no longer trusted as it is. Never raises."""
+    file, _ = current()
+    if file.endswith(os.sep + PROJECT_RULE_FILE):
+        return
     try:
         os.unlink(_marker())
     except OSError:
@@ -50,9 +56,21 @@ def current() -> tuple[str, str]:
         file, error = held["file"], held["error"]
         if os.stat(file).st_mtime > os.stat(marker).st_mtime:
             return "", ""  # edited since: the next miner finds out whether it is fixed
-    except (OSError, ValueError, KeyError, TypeError):
+        if file.endswith(os.sep + PROJECT_RULE_FILE) and not _trusted(file):
+            return "", ""  # (no longer applied: `miner rules trust --revoke`)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "", ""
     return (file, error) if isinstance(error, str) and isinstance(file, str) else ("", "")
+
+
+def _trusted(file: str) -> bool:
+    """Whether a project's own rule file is trusted as it is now (see `extract.rules.trust`, which writes it)."""
+    import hashlib
+
+    with open(os.path.join(paths.config_root(), TRUST_FILE), encoding="utf-8") as handle:
+        trusted = jsonlite.loads(handle.read())
+    with open(file, "rb") as handle:
+        return trusted.get(os.path.realpath(file)) == hashlib.sha256(handle.read()).hexdigest()
 
 
 def notice(project: str) -> str:
