@@ -336,7 +336,7 @@ def session_start(event: HookEvent, config: dict | None) -> str:
                        anew=situation_of(event) in ("compact", "clear"))
     except Exception as exc:  # noqa: BLE001 - the block goes out either way
         log(event.event, f"shown ids not kept: {type(exc).__name__}")
-    if not notice:
+    if not notice and os.path.exists(paths.data_file("cache", paths.HALTED_MARKER)):  # (no import without one)
         from .runtime.halted import notice as halted
 
         notice = halted(paths.project_root(event.cwd))  # (a broken rule file: the block is of what was mined before)

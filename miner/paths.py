@@ -29,6 +29,7 @@ try:  # hashlib would load OpenSSL first: several milliseconds on the hooks' pat
 except ImportError:  # pragma: no cover - every CPython has _blake2
     from hashlib import blake2b
 
+HALTED_MARKER = "mining-halted.json"  # in the cache folder while a broken rule file halts mining (`runtime.halted`)
 DB_NAME = "memory.db"
 INSTALLED_HOME_FILE = "miner-home"  # in the venv ./install.sh made: the data folder it installed into
 _installed_home: str | None = None

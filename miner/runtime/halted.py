@@ -18,7 +18,7 @@ TRUST_FILE = "trusted-project-rules.json"  # (`extract.rules.TRUST_FILE`, in the
 
 
 def _marker() -> str:
-    return paths.data_file("cache", "mining-halted.json")
+    return paths.data_file("cache", paths.HALTED_MARKER)
 
 
 def record(error: str) -> None:
