@@ -202,7 +202,8 @@ def test_hidden_files_in_the_rules_folder_are_not_read(tmp_path):
 def test_a_veto_without_roles_holds_for_the_assistants_words_too(tmp_path):
     """`effect: drop` took the default roles of a rule that keeps (the user's only): the assistant's "We deploy to
     Fly.io" was still kept, though a veto is "never a memory"."""
-    veto = write(tmp_path, "veto.yaml", "rules:\n  - id: my.drop\n    effect: drop\n    patterns: ['(?i)\\bfly\\.io\\b']\n")
+    veto = write(tmp_path, "veto.yaml",
+                 "rules:\n  - id: my.drop\n    effect: drop\n    patterns: ['(?i)\\bfly\\.io\\b']\n")
     ruleset = load_rules([veto])
     for role in ("user", "assistant"):
         assert [hit.rule.id for hit in ruleset.match("We deploy to Fly.io from main.", role, ["en"])] == ["my.drop"]
@@ -218,8 +219,8 @@ def test_a_typographic_apostrophe_in_a_pattern_matches_as_the_texts_does(tmp_pat
                  "    examples: {match: ['We don\u2019t use Docker here.']}\n")
     ruleset = load_rules([path])
     assert rules_mod.check_examples(ruleset) == []
-    assert [hit.value for hit in ruleset.match(rule_matching.as_rules_read("We don\u2019t use Docker here."), "user", ["en"])] \
-        == ["Docker"]
+    said = rule_matching.as_rules_read("We don\u2019t use Docker here.")
+    assert [hit.value for hit in ruleset.match(said, "user", ["en"])] == ["Docker"]
 
 
 def test_a_projects_rule_file_applies_only_as_the_user_trusted_it(tmp_path, monkeypatch):

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 def transcript_lag(offsets: dict[str, int]) -> tuple[list[tuple[str, int, int]], int]:
     """(transcript, size, bytes not mined yet) of each transcript under Claude Code's projects folder that has
-    complete lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there are.
-    `offsets`: how far each (resolved) transcript was mined."""
+    complete lines not mined (one never mined: all of it), the furthest behind first; and how many transcripts there
+    are. `offsets`: how far each (resolved) transcript was mined."""
     from .. import paths
     from ..extract.transcript_files import transcript_files
 
