@@ -374,13 +374,16 @@ def test_install_for_a_project_that_is_not_there_is_refused(tmp_path):
 def test_doctor_says_when_a_projects_own_rule_file_halted_the_background_miners(claude_dir, tmp_path):
     """The halted miners' log line is no traceback, and doctor reads the user's rule files only: a trusted project
     file that broke since halted mining, and doctor said nothing was wrong."""
+    from miner import paths
+    from miner.extract import rules as rules_mod
     from miner.runtime import halted
 
     own = tmp_path / "shop" / ".claude" / "miner-rules.yaml"
     own.parent.mkdir(parents=True)
     own.write_text("rules: [\n", encoding="utf-8")
+    rules_mod.trust(own, paths.config_dir())  # (trusted, then broken by a pull: it halts its project's miners)
     halted.record(f"{own}:1: not valid YAML: expected a node")
     out = CliRunner().invoke(main, ["doctor"]).stdout
     assert f"FAIL  rules: background mining halted: {own}:1: not valid YAML" in out, out
-    halted.clear()
+    own.write_text("rules: []\n", encoding="utf-8")  # fixed (and no longer trusted as it is: left out)
     assert "background mining halted" not in CliRunner().invoke(main, ["doctor"]).stdout
