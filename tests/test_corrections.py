@@ -638,7 +638,7 @@ def test_a_closed_memory_whose_replacement_was_forgotten_names_no_dead_end(store
     assert "instead" not in str(err.value)
 
 
-def test_list_with_states_says_each_ones(cli):
+def test_list_with_states_says_each_ones():
     from miner.cli.main import main
 
     with Store() as store:

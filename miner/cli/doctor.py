@@ -290,7 +290,7 @@ def check_rules() -> Iterator[Check]:
     except (rules_mod.RuleError, SecretRuleError) as exc:
         yield False, f"rules: {exc}; nothing is mined until it is fixed", "fix it, then run miner rules check"
         return
-    file, error = halted.current()  # (a project's own file, which the lines above do not read, halted a miner)
+    error = halted.current()[1]  # (a project's own file, which the lines above do not read, halted a miner)
     if error:
         yield False, f"rules: background mining halted: {error}", "fix it, then run miner rules check in its project"
 

@@ -27,6 +27,8 @@ from . import regex_cache
 from .model import CATEGORIES, ROLES
 from .regex_analysis import empty_match, literal_gate, literal_requirements, parse, posix_class, unsafe_repeat
 from .rule_matching import Rule, RuleSet, as_rules_read
+from .rule_trust import PROJECT_RULE_FILE, TRUST_FILE, digest, is_trusted
+from .rule_trust import trusted as trusted_files
 
 LANGS = ("en", "zh", "any")
 SCOPES = ("project", "global")
@@ -314,40 +316,15 @@ def user_rule_files(config_dir: Path) -> list[Path]:
     return sorted(p for p in found if not p.name.startswith((".", "#")) and (p.is_file() or not p.is_symlink()))
 
 
-TRUST_FILE = "trusted-project-rules.json"  # in the user's config folder: {rule file's real path: its SHA-256}
 
 
 def project_rule_path(project: str | None) -> Path | None:
     """The project's own rule file, trusted or not (None when it has none)."""
-    path = Path(project) / ".claude" / "miner-rules.yaml" if project else None
+    path = Path(project) / PROJECT_RULE_FILE if project else None
     try:
         return path if path is not None and path.is_file() else None
     except OSError:  # (no such folder can exist: a name over the system's limit, in a transcript's cwd or a URL)
         return None
-
-
-def _digest(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _trusted(config_dir: Path) -> dict[str, str]:
-    import json
-
-    try:
-        found = json.loads((config_dir / TRUST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def is_trusted(path: Path, config_dir: Path) -> bool:
-    """True when the user trusted this rule file as it is now."""
-    try:
-        return _trusted(config_dir).get(str(path.resolve())) == _digest(path)
-    except OSError:
-        return False
 
 
 def trust(path: Path, config_dir: Path, revoke: bool = False) -> None:
@@ -356,12 +333,12 @@ def trust(path: Path, config_dir: Path, revoke: bool = False) -> None:
 
     from .. import paths
 
-    trusted = _trusted(config_dir)
+    trusted = trusted_files(config_dir)
     key = str(path.resolve())
     if revoke:
         trusted.pop(key, None)
     else:
-        trusted[key] = _digest(path)
+        trusted[key] = digest(path)
     paths.write_private(config_dir / TRUST_FILE, json.dumps(trusted, indent=2, sort_keys=True) + "\n")
 
 

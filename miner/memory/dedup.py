@@ -273,32 +273,25 @@ class Deduper:
     def _closed_by_the_user(self, memory_id: int) -> bool:
         """Whether the user's words, or a correction by hand, replaced `memory_id`, or what replaced it since
         (current, forgotten or replaced in turn)."""
-        seen, frontier = {memory_id}, [memory_id]
-        while frontier:
-            for src, _state in self.store.superseders(frontier.pop()):
-                if src in seen:
-                    continue
-                seen.add(src)
-                replacement = self.store.get(src)
-                if replacement is not None and (replacement.role == "user" or replacement.source == "manual"):
-                    return True
-                frontier.append(src)
-        return False
+        return any(replacement is not None and (replacement.role == "user" or replacement.source == "manual")
+                   for replacement in map(self.store.get, (src for src, _ in self._replacements(memory_id))))
 
     def current_heads(self, memory_id: int) -> list[int]:
         """The current memories that replaced `memory_id`, following the chain forward."""
-        heads, seen, frontier = [], {memory_id}, [memory_id]
+        return [src for src, state in self._replacements(memory_id, past=lambda state: state not in CURRENT_STATES)
+                if state in CURRENT_STATES]
+
+    def _replacements(self, memory_id: int, past=lambda state: True):
+        """(id, state) of each memory that replaced `memory_id`, and of what replaced those in turn, as long as
+        `past(state)` says to look beyond one; each once."""
+        seen, frontier = {memory_id}, [memory_id]
         while frontier:
-            current = frontier.pop()
-            for src, state in self.store.superseders(current):
-                if src in seen:
-                    continue
-                seen.add(src)
-                if state in CURRENT_STATES:
-                    heads.append(src)
-                else:
-                    frontier.append(src)
-        return heads
+            for src, state in self.store.superseders(frontier.pop()):
+                if src not in seen:
+                    seen.add(src)
+                    yield src, state
+                    if past(state):
+                        frontier.append(src)
 
 
 def _users_own(new: NewMemory) -> bool:

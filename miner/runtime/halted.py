@@ -12,9 +12,7 @@ from __future__ import annotations
 import os
 
 from .. import jsonlite, paths
-
-PROJECT_RULE_FILE = os.path.join(".claude", "miner-rules.yaml")
-TRUST_FILE = "trusted-project-rules.json"  # (`extract.rules.TRUST_FILE`, in the user's config folder)
+from ..extract.rule_trust import PROJECT_RULE_FILE, is_project_rule_file, is_trusted
 
 
 def _marker() -> str:
@@ -38,8 +36,7 @@ def clear() -> None:
     """A miner mined turns with every file loaded: no file it reads for every project halts mining (any more). A
     project's own file halts that project's mining only, and a pass of another project's says nothing of it: its
     notice goes when the file is edited or no longer trusted as it is. Never raises."""
-    file, _ = current()
-    if file.endswith(os.sep + PROJECT_RULE_FILE):
+    if is_project_rule_file(current()[0]):
         return
     try:
         os.unlink(_marker())
@@ -56,21 +53,11 @@ def current() -> tuple[str, str]:
         file, error = held["file"], held["error"]
         if os.stat(file).st_mtime > os.stat(marker).st_mtime:
             return "", ""  # edited since: the next miner finds out whether it is fixed
-        if file.endswith(os.sep + PROJECT_RULE_FILE) and not _trusted(file):
+        if is_project_rule_file(file) and not is_trusted(file, paths.config_root()):
             return "", ""  # (no longer applied: `miner rules trust --revoke`)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "", ""
     return (file, error) if isinstance(error, str) and isinstance(file, str) else ("", "")
-
-
-def _trusted(file: str) -> bool:
-    """Whether a project's own rule file is trusted as it is now (see `extract.rules.trust`, which writes it)."""
-    import hashlib
-
-    with open(os.path.join(paths.config_root(), TRUST_FILE), encoding="utf-8") as handle:
-        trusted = jsonlite.loads(handle.read())
-    with open(file, "rb") as handle:
-        return trusted.get(os.path.realpath(file)) == hashlib.sha256(handle.read()).hexdigest()
 
 
 def notice(project: str) -> str:
@@ -78,7 +65,7 @@ def notice(project: str) -> str:
     file, error = current()
     if not error:
         return ""
-    if file.endswith(os.sep + PROJECT_RULE_FILE) and file != os.path.join(project, PROJECT_RULE_FILE):
+    if is_project_rule_file(file) and file != os.path.join(project, PROJECT_RULE_FILE):
         return ""  # another project's own rules
     return (f"transcript-miner: nothing new is mined until this is fixed: {error} "
             "(`miner rules check` checks the files)")

@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import paths
 from ..extract.redact import redact_text
-from ..memory.store import Store, StoreError, locked
+from ..memory.store import Store, StoreError, disk_full, locked
 from . import halted, locks
 
 PASSES_BEFORE_CHECKPOINT = 3
@@ -174,7 +174,7 @@ def mine_locked(miner, transcript: str, wait_s: float = 0.0, lock_fd: int | None
                     if said != _failures.get(transcript):  # (a full disk fails each attempt alike: said once)
                         if _halting(exc):  # the user's file to fix, not a fault of ours: one line, and the next
                             halted.record(redact_text(str(exc)))  # SessionStart tells the user
-                            note(f"mining {transcript} halted until a file is fixed: {redact_text(said)}")
+                            note(f"mining {transcript} halted until a file is fixed: {said}")  # (`note` redacts)
                         elif locked(exc):
                             note(f"info: the store was busy (another process kept it locked): {transcript} waits "
                                  "for the next miner")  # (a moment's lock is no failure, as in the hooks)
@@ -251,8 +251,6 @@ def mine_paths(miner, files: list[str], progress: Callable[[str, Summary], None]
 
 def store_wide(exc: BaseException) -> bool:
     """Whether an error is the store's, not a file's: SQLite's lock held past the wait, or a full disk."""
-    from ..memory.store import disk_full, locked
-
     return locked(exc) or disk_full(exc)
 
 
