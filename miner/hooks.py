@@ -46,7 +46,6 @@ EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session
 USAGE = (f"usage: miner-hook {{{','.join(EVENTS)}}} < payload.json\n\n"
          "Transcript Miner's hooks, run by Claude Code: each reads its event's JSON payload on stdin and prints what\n"
          "it adds to the session, if anything. `miner install` registers them; `miner doctor` checks them.\n")
-MAX_QUERY_CHARS = 4000  # of a prompt, what its recall looks for: a pasted log is not a question
 SOURCES = ("startup", "resume", "clear", "compact", "fork")
 LOG_MAX_BYTES = 256 * 1024
 LOG_LINE_CHARS = 1000
@@ -362,7 +361,7 @@ def user_prompt_submit(event: HookEvent, config: dict | None) -> str:
     budget = int(settings["prompt_block_chars"])
     if budget <= 0:
         return ""
-    text = prompt_block(paths.project_root(event.cwd), event.session_id, event.prompt[:MAX_QUERY_CHARS], budget)
+    text = prompt_block(paths.project_root(event.cwd), event.session_id, event.prompt, budget)
     if not text:
         return ""
     from .recall.blockcache import fit_block  # characters beyond the BMP count twice where Claude Code cuts

@@ -271,11 +271,24 @@ def test_payload_shapes(project, shape):
         assert result.stdout == b"" and "user-prompt-submit" in hook_log()
 
 
-def test_a_ten_megabyte_prompt_is_answered_from_its_start(project):
-    prompt = "How does the webhook handler deal with a failed delivery? " + "log line 42 ok\n" * (10 * 2**20 // 15)
-    result = ask(prompt_payload(project, prompt))
+@pytest.mark.parametrize("asked_last", [False, True], ids=["question-then-paste", "paste-then-question"])
+def test_a_ten_megabyte_prompt_is_answered_from_its_question_before_or_after_the_paste(project, asked_last):
+    question = "How does the webhook handler deal with a failed delivery?"
+    paste = "log line 42 ok\n" * (10 * 2**20 // 15)
+    result = ask(prompt_payload(project, paste + question if asked_last else question + " " + paste))
     assert result.returncode == 0
     assert "exponential backoff" in context_of(result)
+
+
+def test_a_long_prompt_is_searched_by_its_two_ends_cut_where_words_end():
+    from miner.recall.prompt import MAX_QUERY_CHARS, query_text
+
+    assert query_text("which database?") == "which database?"
+    long = "alpha " + "padding " * MAX_QUERY_CHARS + "omega"
+    kept = query_text(long)
+    assert len(kept) <= MAX_QUERY_CHARS
+    assert kept.startswith("alpha padding") and kept.endswith("padding omega")
+    assert all(word == "padding" for word in kept.split()[1:-1])  # no cut piece of a word ("padd")
 
 
 IMPORT_PROBE = """
@@ -414,3 +427,47 @@ def test_a_memory_corrected_or_with_a_forgotten_twin_is_found_in_a_small_store(t
             corrections.forget(store, first, "")
     block = context_of(ask(prompt_payload(cwd, "which port does the zephyr gateway use?")))
     assert "port 9090" in block and "8080" not in block, block
+
+
+def test_a_question_of_words_other_projects_use_often_is_answered_from_this_projects_memories(tmp_path, claude_dir):
+    """Terms are counted across the whole store: once other projects said "database" in more than 5% of the rows,
+    "which database do we use?" found nothing, though this project decided it. A question of common terms only is
+    looked for in the memories that hold all of them; an instruction of common words still gets nothing."""
+    from miner.memory.records import NewMemory
+
+    cwd = tmp_path / "work" / "ledger"
+    cwd.mkdir(parents=True)
+
+    def said(project: str, text: str, n: int) -> NewMemory:
+        return NewMemory(project=project, category="decision", text=text, confidence=0.8, rule_id="r", role="user",
+                         session_id=f"s{n}", transcript="/t.jsonl", entry_uuid=f"u{n}", ts="2025-01-01T00:00:00Z")
+
+    with Store() as store, store.atomic():
+        store.add_memory(said(str(cwd), "We'll use PostgreSQL 16 as the database for the ledger.", 0))
+        store.add_memory(said(str(cwd), "The ledger exports run every night at 2am.", 1))
+        for i in range(30):
+            store.add_memory(said(f"/work/other-{i}", f"The database of service {i} keeps {i} replicas.", 2 + i))
+    block = context_of(ask(prompt_payload(cwd, "which database do we use?")))
+    assert "PostgreSQL 16" in block and "replicas" not in block, block
+    assert context_of(ask(prompt_payload(cwd, "tidy up the database code", session_id="other-session"))) == ""
+
+
+@pytest.mark.parametrize("courtesy", ["감사합니다", "안녕하세요", "계속 진행해 주세요", "はい、お願いします",
+                                      "ありがとうございます", "好的，继续吧", "谢谢", "ขอบคุณครับ", "สวัสดีครับ"])
+def test_courtesy_in_a_script_without_spaces_recalls_nothing_and_a_question_still_does(tmp_path, claude_dir, pipeline,
+                                                                                       courtesy):
+    """Each character pair of a script written without spaces is a term: the pairs of "감사합니다" or "お願いします"
+    matched the project's own polite sentences, and "thanks" brought back memories and archived lines."""
+    cwd = tmp_path / "work" / "polite"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
+    session.user("데이터베이스는 PostgreSQL로 결정했습니다. 배포는 서울 리전으로 해 주세요. 감사합니다!")
+    session.assistant("알겠습니다. 서울 리전에 배포하겠습니다.")
+    session.user("テストは pytest を使うことに決めました。よろしくお願いします。ありがとうございます。")
+    session.user("我们决定用 Redis 做缓存，好的，谢谢。请继续。")
+    session.user("เราเลือกใช้ Kafka สำหรับคิวครับ ขอบคุณครับ สวัสดีครับ")
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    assert context_of(ask(prompt_payload(cwd, courtesy))) == ""
+    assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "데이터베이스는 뭐로 결정했나요?")))

@@ -55,6 +55,9 @@ FOOTER = "</{tag}>"
 MEMORY_TITLE = "## Memories"
 SAID_TITLE = "## Said in earlier sessions (U: the user, A: the assistant)"
 SPEAKERS = {"user": "U", "assistant": "A"}  # said once in the title: a line's share of the block goes to its words
+# Of a prompt, what its recall looks for: its first and its last MAX_QUERY_CHARS / 2 characters. A pasted log is not
+# a question, and the question is said before the paste or after it.
+MAX_QUERY_CHARS = 4000
 
 
 def _forms(term: str, others: dict[str, list[list]]) -> list[list]:
@@ -107,15 +110,15 @@ def _holds(form: list, have: set[str], lowered: str) -> bool:
     return all(_has(t, have) for t in terms) and (not joined or phrase in lowered)
 
 
-def _coverage(text: str, query: list[tuple]) -> float:
+def _coverage(text: str, query: list[tuple], common_ok: bool = False) -> float:
     """The share of the query's weight that `text` holds (in any of each term's forms); 0 when it holds only
-    common terms."""
+    common terms, unless `common_ok` (a question made of common terms only)."""
     if not query:
         return 0.0
     have = set(fts_terms(text)) | set(char_bigrams(text))
     lowered = text.lower()
     held = [(weight, common) for weight, common, forms in query if any(_holds(f, have, lowered) for f in forms)]
-    if all(common for _, common in held):
+    if not held or (all(common for _, common in held) and not common_ok):
         return 0.0
     return sum(weight for weight, _ in held) / sum(weight for weight, _, _ in query)
 
@@ -123,6 +126,49 @@ def _coverage(text: str, query: list[tuple]) -> float:
 def _match(query: list[tuple]) -> str:
     """An FTS5 expression for the query's terms that are not common: any form of any of them."""
     return fts_any(terms for _, common, forms in query if not common for _, _, terms in forms)
+
+
+def _match_every(query: list[tuple]) -> str:
+    """An FTS5 expression for rows that hold every term of the query, each in any of its forms."""
+    return " AND ".join(f"({fts_any(terms for _, _, terms in forms)})" for _, _, forms in query)
+
+
+def _asks(prompt: str) -> bool:
+    """Whether the prompt asks something (a question mark of any script), rather than telling what to do."""
+    return "?" in prompt or "？" in prompt or "؟" in prompt
+
+
+def query_text(prompt: str) -> str:
+    """What a prompt's recall looks for: the whole prompt, or its first and last MAX_QUERY_CHARS / 2 characters,
+    each cut where a word ends (no piece of a word is searched for; text without spaces is cut where it falls)."""
+    if len(prompt) <= MAX_QUERY_CHARS:
+        return prompt
+    half = MAX_QUERY_CHARS // 2
+    return prompt[:half].rsplit(None, 1)[0] + "\n" + prompt[-half:].split(None, 1)[-1]
+
+
+# What a prompt says in the scripts written without spaces that is about nothing it asks: courtesy, assent, "go on",
+# question words, verb endings. The stopwords of `textutil` are words; here each character pair is a term, and a
+# pair of "감사합니다" or "お願いします" matches any sentence of the project. Each is blanked out, longest first.
+_FILLERS = """감사합니다 감사해요 고맙습니다 고마워요 고마워 안녕하세요 부탁드립니다 부탁합니다 부탁해요 해주세요 주세요
+알겠습니다 알겠어요 좋아요 계속해서 계속해 계속 진행해 습니까 입니까 인가요 있나요 나요 까요 어떻게 어디 어떤 무엇 뭐야 뭐
+ありがとうございます ありがとう お願いします お願い ください 下さい こんにちは よろしく 続けてください 続けて 進めてください
+でしょうか ですか ますか でした ました です ます はい いいえ ていました ています ている ていた てる 何 どこ どの どう
+谢谢 謝謝 感谢 感謝 你好 您好 好的 好吧 继续 繼續 麻烦 麻煩 请问 請問 什么 什麼 怎么 怎麼 哪个 哪個 哪些 为什么 為什麼 请 請
+吗 嗎 呢 吧 啊 嗯 ขอบคุณ สวัสดี ครับ ค่ะ คะ ทำต่อ ต่อเลย ได้เลย เลย โอเค""".split()
+_fillers_re = None
+
+
+def without_fillers(prompt: str) -> str:
+    """The prompt with `_FILLERS` blanked out (ASCII text comes back as it is)."""
+    global _fillers_re
+    if prompt.isascii():
+        return prompt
+    if _fillers_re is None:
+        import re
+
+        _fillers_re = re.compile("|".join(map(re.escape, sorted(_FILLERS, key=len, reverse=True))))
+    return _fillers_re.sub(" ", prompt)
 
 
 def query_terms(text: str) -> list[str]:
@@ -154,12 +200,16 @@ def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory"
     session whose own units are left out (they are in its context).
 
     Only the terms that are not common are searched for: a row holding common terms alone would not clear
-    the threshold anyway, and a common term matches a large share of the index (slow, and no help).
+    the threshold anyway, and a common term matches a large share of the index (slow, and no help). A question
+    made of common terms only ("which database do we use?", in a store where other projects say "database" often)
+    is looked for in the memories that hold all of them: a term common across the store may be what this project
+    decided.
     """
     # here: the hooks that only read or write the shown ids never need it
     from ..memory import reader
     from .glossary import expand
 
+    prompt = without_fillers(prompt)
     terms = query_terms(prompt)
     others = expand(prompt, terms)
     out = []
@@ -169,11 +219,15 @@ def candidates(db, project: str, prompt: str, kinds: tuple[str, ...] = ("memory"
             continue  # a store from before the archive, opened read-only: nothing to migrate here
         query = _query(db, index, terms, others)
         match = _match(query)
+        common_only = not match and bool(query) and kind == "memory" and _asks(prompt)
+        if common_only:
+            match = _match_every(query)
         if not match:
             continue
         limit = MEMORY_HITS if kind == "memory" else archive_hits
         rows = _matches(db, kind, match, project, limit, not_session)
-        scored = {item_id: (_coverage(text, query), text, date, label) for item_id, text, date, label in rows}
+        scored = {item_id: (_coverage(text, query, common_only), text, date, label)
+                  for item_id, text, date, label in rows}
         if kind == "archive" and rows:
             following = reader.following_units(db, list(scored), FOLLOWING)
             for source_id, source_text, _, _ in rows:
@@ -272,6 +326,7 @@ def prompt_block(project: str, session_id: str, prompt: str, budget: int) -> str
     db_path = paths.data_file(paths.DB_NAME)
     if not os.path.exists(db_path) or not prompt.strip():
         return ""
+    prompt = query_text(prompt)
     from ..memory import reader
 
     db = reader.open_readonly(db_path)
