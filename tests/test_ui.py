@@ -710,3 +710,140 @@ def test_a_quarantined_memory_corrected_once_offers_its_current_version_not_appr
     corrected = after.split('id="corrected-to">', 1)[1].split("</p>", 1)[0]
     assert f'/memory/{new_id}">#{new_id}</a> is its current version' in corrected, after
     assert 'id="forget"' in after  # it can still be forgotten
+
+
+def test_the_health_page_opens_with_a_broken_settings_file_and_says_what_is_wrong(world, client):
+    """Every error page sends the user to the Health page, which answered a 500 itself when the settings file was
+    broken."""
+    config = Path(world["env"]["XDG_CONFIG_HOME"]) / "miner" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('{"prompt_block_chars": "abc",', encoding="utf-8")
+    try:
+        status, _, body = client.get(page(world, "/health"))
+    finally:
+        config.unlink()
+    assert status == 200, body
+    shown = html.unescape(body.split('id="broken-settings">', 1)[1].split("</p>", 1)[0])
+    assert "config.json" in shown and "fix the settings file" in shown, shown
+    assert 'id="memory-count"' in body  # the rest of the page is there
+
+
+def test_the_header_of_a_memory_or_session_of_another_project_stays_in_that_project(world, client):
+    """The viewer started on one project; a memory page of another sent the header's links back to the first."""
+    import sqlite3
+
+    other = world["other"]
+    db = sqlite3.connect(Path(world["env"]["MINER_HOME"]) / "memory.db")
+    memory_id = db.execute("SELECT MIN(id) FROM memories WHERE project = ?", (other,)).fetchone()[0]
+    db.close()
+    session_id = world["sessions"]["other"][0]
+    for path in (f"/memory/{memory_id}", f"/session/{session_id}"):
+        status, _, body = client.get(page(world, path))
+        header = body.split("<nav>", 1)[1].split("</nav>", 1)[0]
+        assert status == 200 and header.count(f"project={other}\"") == 6, (path, header)
+
+
+def test_a_page_past_the_last_search_hit_counts_the_hits(tmp_path):
+    """A ranked search is not counted; a page past its last hit said there were as many hits as the pages before
+    it hold (150, then 200 on the next)."""
+    from miner.memory import browse
+    from miner.memory.records import NewMemory
+    from miner.memory.store import Store
+
+    with Store(tmp_path / "m.db") as store:
+        with store.atomic():
+            for n in range(60):
+                store.insert_memory(NewMemory(
+                    project="/p", category="fact", text=f"Redis note number {n}.", confidence=0.7, rule_id="test",
+                    role="user", session_id="s", transcript="t", entry_uuid=f"u{n}",
+                    ts=f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.00Z"))
+        past = [browse.memories(store, "/p", query="redis", offset=offset, limit=50) for offset in (100, 150)]
+        second = browse.memories(store, "/p", query="redis", offset=50, limit=50)
+    assert [(len(p.rows), p.total, p.has_next) for p in past] == [(0, 60, False), (0, 60, False)]
+    assert (len(second.rows), second.total, second.has_next) == (10, 60, False)
+
+
+def test_a_wrong_method_is_a_page_with_a_way_back(world, client):
+    memory_id = find_id(world["env"], "Python 3.12")
+    status, _, body = client.get(page(world, f"/memory/{memory_id}/forget"))
+    assert status == 405 and "its page has the form" in body, body
+    assert "/health" in body and "/memories" in body  # (every error page links back)
+
+
+def test_edits_on_a_viewer_without_a_store_make_none_and_history_ends_each_version_as_the_command_does(tmp_path):
+    """Three things a user met on a viewer of their own store: an edit with no store made an empty one (and said only
+    "no memory #1"); the history showed a forgotten version "→ now", as if current beside its correction; an approval
+    that closed an older memory was flashed as one line with its line break in it."""
+    from ui_support import environment, transcript_path
+
+    from tests.builders import Session
+
+    env = environment(tmp_path)
+    app = tmp_path / "work" / "app"
+    app.mkdir(parents=True)
+    viewer = Viewer(env, str(app))
+    try:
+        client = Client()
+        client.get(viewer.url)
+        token = csrf_token(client.get(viewer.base + "/rules")[2])
+        status, _, body = client.post(viewer.base + "/memory/1/forget", {"csrf_token": token, "reason": "x"})
+        assert status == 503 and "nothing was changed" in html.unescape(body), body
+        assert not (Path(env["MINER_HOME"]) / "memory.db").exists()
+    finally:
+        viewer.stop()
+    session = Session(transcript_path(env, app, "s1"), str(app), session_id="s1", start="2026-03-01T10:00:00")
+    session.user("We decided to use yarn as the package manager.")
+    session.user("We decided to write the release notes by hand.")
+    session.assistant("From now on we decided to use npm as the package manager.")
+    mined = subprocess.run([sys.executable, "-m", "miner.cli", "mine", "--all", "-q"], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert mined.returncode == 0, mined.stderr
+    viewer = Viewer(env, str(app))
+    try:
+        client = Client()
+        client.get(viewer.url)
+        notes = find_id(env, "release notes")
+        token = csrf_token(client.get(viewer.base + f"/memory/{notes}")[2])
+        client.post(viewer.base + f"/memory/{notes}/forget", {"csrf_token": token, "reason": "wrong"})
+        status, _, body = client.post(viewer.base + f"/memory/{notes}/correct",
+                                      {"csrf_token": token, "text": "We decided to generate the release notes."})
+        assert status == 200, body
+        history = html.unescape(client.get(viewer.base + f"/memory/{notes}")[2].split('id="history"', 1)[1])
+        assert history.count("→ now") == 1 and "→ forgotten" in history, history
+        npm = find_id(env, "use npm")
+        status, _, body = client.post(viewer.base + f"/memory/{npm}/approve", {"csrf_token": token})
+        flashed = body.split('<ul class="flash">', 1)[1].split("</ul>", 1)[0]
+        assert status == 200 and flashed.count("<li") >= 2 and "\n" not in flashed.replace("</li>\n", ""), flashed
+    finally:
+        viewer.stop()
+
+
+def test_what_was_said_on_a_store_from_before_the_archive_says_how_to_upgrade_it(tmp_path):
+    """The viewer opens a store read-only and never upgrades it: on one from before the archive the search of
+    what was said was a bare 500 (no such table)."""
+    import sqlite3
+
+    from ui_support import environment
+
+    from miner.memory import migrations
+
+    env = environment(tmp_path)
+    home = Path(env["MINER_HOME"])
+    home.mkdir(parents=True)
+    db = sqlite3.connect(home / "memory.db")
+    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for migration in migrations.MIGRATIONS[:5]:  # the archive came with m006
+        migration(db)
+        db.execute("INSERT INTO migrations VALUES (?, '2025-01-01T00:00:00Z')", (migration.__name__,))
+    db.commit()
+    db.close()
+    project = tmp_path / "work" / "app"
+    project.mkdir(parents=True)
+    viewer = Viewer(env, str(project))
+    try:
+        client = Client()
+        client.get(viewer.url)
+        status, _, body = client.get(viewer.base + "/said?q=pnpm")
+        assert status == 503 and "upgrades it" in html.unescape(body), (status, body)
+    finally:
+        viewer.stop()

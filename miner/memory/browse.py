@@ -79,8 +79,9 @@ def memories(store: Store, project: str, category: str | None = None, state: str
     rows = [StoredMemory.from_values(v) for v in store._tuples(
         f"SELECT {_M} {where} {order} LIMIT ? OFFSET ?", (*base_args, limit + 1, offset))]
     following = len(rows) > limit
-    if match:  # hits are ranked, not counted: counting would match the index a second time
+    if match and (rows or not offset):  # hits are ranked, not counted: counting would match the index a second time
         return Page(rows[:limit], offset + min(len(rows), limit), following, offset, limit, following)
+    # (A page past the last hit counts them: it would say there are as many as the pages before it hold.)
     total = store._tuples(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)",
                           (*base_args, COUNT_CAP + 1)).fetchone()[0]
     return Page(rows[:limit], min(total, COUNT_CAP), total > COUNT_CAP, offset, limit, following)

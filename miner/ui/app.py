@@ -89,7 +89,8 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         return g.settings
 
     def current() -> str:
-        return request.args.get("project") or project  # the address only: a refused POST's form is never read
+        # The project of the memory or session a page shows, else the address's (never a refused POST's form).
+        return g.get("project") or request.args.get("project") or project
 
     @app.teardown_request
     def close(_exc=None) -> None:
@@ -110,6 +111,10 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         if error.description == NotFound.description:  # no such page (not a memory or session we looked for)
             return security.refuse(f"no page at {request.path[:200]}: check the address", 404)
         return security.refuse(str(error.description), 404)
+
+    @app.errorhandler(405)
+    def wrong_method(_error):
+        return security.refuse(f"{request.method} is not how {request.path[:200]} is used: its page has the form", 405)
 
     @app.errorhandler(413)
     def too_large(_error):
@@ -163,6 +168,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         shown = pages.memory_page(store(), memory_id)
         if shown is None:
             abort(404, f"no memory #{memory_id}; the memories page lists them")
+        g.project = shown["memory"].project  # (the header's links stay in its project)
         return render_template("memory.html", **shown)
 
     def edit(memory_id: int, action, *args):
@@ -170,6 +176,8 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
 
         from ..runtime import exclusions
 
+        if not paths.db_path().exists():  # (a writable store would be made, empty, to say so)
+            raise StoreError(f"no memory store at {paths.db_path()}: nothing was changed")
         try:
             with Store() as writable:
                 if writable.get(memory_id) is None:
@@ -185,7 +193,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
             flash(f"nothing was changed: the memory store is busy (another process, such as a backfill, kept it "
                   f"locked for {EDIT_LOCK_WAIT_S:.0f} s); try again in a moment", "error")
             return redirect(url_for("memory", memory_id=memory_id))
-        lines = [change] if isinstance(change, str) else list(change.lines)
+        lines = change.splitlines() if isinstance(change, str) else list(change.lines)
         for line in lines:  # flashed through the session cookie, which holds 4 kB: a line is cut
             flash(line if len(line) <= FLASH_CHARS else line[:FLASH_CHARS - 1] + "…", "done")
         target = getattr(change, "new_id", None) or memory_id
@@ -233,6 +241,7 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
         found = store().session(session_id)
         if found is None:
             abort(404, f"no session {session_id[:80]!r}; the sessions page lists them")
+        g.project = found.project or None
         page = browse.session_memories(store(), session_id, offset, PAGE_SIZE)
         return render_template("session.html", session=found, page=page, number=offset // PAGE_SIZE + 1)
 
@@ -251,8 +260,12 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
             opened, problem = store(), ""
         except StoreError as exc:  # no database yet, or none to use: the lag, the logs and the doctor help then
             opened, problem = None, "" if not paths.db_path().exists() else str(exc)
-        return render_template("health.html", doctor=doctor, problem=problem,
-                               **pages.health(opened, settings(), doctor))
+        try:
+            config, broken = settings(), ""
+        except config_mod.ConfigError as exc:  # the page that says what is wrong still opens (as `miner doctor`)
+            config, broken = config_mod.validated({}), f"{exc}: fix the settings file (until then: the defaults)"
+        return render_template("health.html", doctor=doctor, problem=problem, broken_settings=broken,
+                               **pages.health(opened, config, doctor))
 
     @app.route("/rules", methods=["GET", "POST"])
     def rules():

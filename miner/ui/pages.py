@@ -11,8 +11,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .. import paths
-from ..memory import browse, corrections
-from ..memory.store import Store
+from ..memory import browse, corrections, reader
+from ..memory.store import Store, StoreError
 
 EVIDENCE_SHOWN = 10  # sightings shown with their surrounding turns on a memory's page (the first ones)
 LOG_LINES = 40
@@ -57,7 +57,11 @@ def by_day(rows: list, searched: bool) -> list[tuple[str, list]]:
 def archive_hits(store: Store, project: str, query: str, limit: int = 50,
                  forms: dict[str, list[list]] | None = None) -> list:
     """What was said in earlier sessions (the archive) that matches `query`, best first. (On a page of their own:
-    a unit that says what a memory says is listed too, unlike `miner search`, which prints both lists at once.)"""
+    a unit that says what a memory says is listed too, unlike `miner search`, which prints both lists at once.)
+    A store from before the archive (the viewer opens it read-only, never upgraded) is said to be one."""
+    if not reader.has_table(store.db, "archive_fts"):
+        raise StoreError(f"the memory store {paths.db_path()} is from a version before the archive of what was said: "
+                         "any `miner` command that writes (`miner mine --all`) upgrades it")
     return [unit for unit, _ in store.search_archive(query, project=project, limit=limit, forms=forms)]
 
 
@@ -97,7 +101,7 @@ def told(store: Store, project: str, config: dict, prompt: str = "") -> dict:
            "prompt_found": [], "excluded": excluded}
     if prompt.strip() and not excluded:
         budget = int(config["prompt_block_chars"])
-        found = prompt_mod.candidates(store.db, project, prompt)
+        found = prompt_mod.candidates(store.db, project, prompt_mod.query_text(prompt))
         # As a new session would see it: nothing shown yet (the hook also skips what its session was shown).
         out["prompt_block"], _, _ = prompt_mod.render(found, {"memories": [], "archive": []}, budget) if found else (
             "", [], [])
