@@ -257,8 +257,10 @@ def test_export_and_backup_never_replace_what_is_not_a_file(tmp_path, pipeline):
     assert not list(Path.cwd().glob("memory-*.db"))
 
 
-def test_a_backup_never_replaces_the_store_it_copies(tmp_path, pipeline):
-    """`--force` onto the live database (or its write-ahead log) would swap the file under every open connection."""
+@pytest.mark.parametrize("command", [backup_cmd, export_cmd], ids=["backup", "export"])
+def test_a_backup_or_an_export_never_replaces_the_store_it_copies(tmp_path, pipeline, command):
+    """`--force` onto the live database (or its write-ahead log) would swap the file under every open connection; an
+    export there said "8 memories exported", and every command after it "file is not a database"."""
     with mined_store(tmp_path, pipeline) as store:
         live = store.path
         count = store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
@@ -266,7 +268,8 @@ def test_a_backup_never_replaces_the_store_it_copies(tmp_path, pipeline):
     link = tmp_path / "link.db"
     link.symlink_to(live)
     for target in (live, link, live.with_name(live.name + "-wal")):
-        result = CliRunner().invoke(backup_cmd, [str(target), "--force"])
+        args = [str(target), "--force"] if command is backup_cmd else ["-o", str(target), "--force"]
+        result = CliRunner().invoke(command, args)
         assert result.exit_code == 1 and "is the memory store itself" in result.output, result.output
     assert live.read_bytes() == before
     with Store(live) as store:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
-from .portable import PortableError, writable_target
+from .portable import writable_target
 from .store import Store
 
 
@@ -32,10 +32,7 @@ def backup(store: Store, target: Path) -> Path:
             if not os.path.lexists(target):
                 break
             target = target.with_name(f"{stamp}-{n}.db")
-    writable_target(target)  # (its folder must exist: a typo in its name made one)
-    live = os.path.realpath(store.path)
-    if os.path.realpath(target) in (live, live + "-wal", live + "-shm", live + "-journal"):
-        raise PortableError(f"{target} is the memory store itself (or its log); give a path outside {store.path}")
+    writable_target(target, store)  # (its folder must exist: a typo in its name made one)
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
     os.close(fd)
     os.chmod(temp, 0o600)

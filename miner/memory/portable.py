@@ -163,11 +163,15 @@ def export(store: Store, out: IO[str], project: str | None = None,
     return count
 
 
-def writable_target(path: Path) -> Path:
+def writable_target(path: Path, store: Store | None = None) -> Path:
     """`path` if a file may be written there (atomically: a new file takes its name); PortableError, naming what is
     wrong, when something other than a file is there (a device, a pipe: replacing `/dev/null` would break the
-    system) or its folder does not exist."""
+    system), its folder does not exist, or it is `store`'s own file (or its log), which it would replace."""
     path = Path(path)
+    if store is not None:
+        live = os.path.realpath(store.path)
+        if os.path.realpath(path) in (live, live + "-wal", live + "-shm", live + "-journal"):
+            raise PortableError(f"{path} is the memory store itself (or its log); give a path outside {store.path}")
     if os.path.lexists(path) and not (path.is_symlink() or path.is_file()):
         raise PortableError(f"{path} exists and is not a regular file; give the path of a file to write")
     if path.parent.exists() and not path.parent.is_dir():
@@ -180,7 +184,7 @@ def writable_target(path: Path) -> Path:
 def export_to_file(store: Store, path: Path, project: str | None = None,
                    progress: Callable[[int], None] | None = None) -> int:
     """Export to `path`, readable by its owner only, replaced atomically (never half-written)."""
-    path = writable_target(path)
+    path = writable_target(path, store)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
     try:
         os.fchmod(fd, 0o600)
