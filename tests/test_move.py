@@ -183,3 +183,20 @@ def test_a_memory_replaced_in_the_old_folder_and_said_again_in_the_new_one_since
         assert store.get(later).state == "superseded"  # what replaced it there is closed in turn: one is current
     decisions = CliRunner().invoke(main, ["recall", "--project", "/srv/shop"]).output
     assert "use MySQL" in decisions and "- We'll use PostgreSQL" not in decisions  # (only as what it "was")
+
+
+def test_a_memory_corrected_by_hand_in_the_old_folder_is_found_through_the_archive_of_neither(tmp_path):
+    """The new folder's own sentence of a memory corrected by hand in the old one stayed in its archive: the prompt
+    hook showed "port 8080" again after the move (a forget was hidden; a correction was not)."""
+    said = "We decided to keep the API on port 8080 in staging."
+    mined(tmp_path, "/work/shop", said)
+    mined(tmp_path, "/srv/shop", said, name="s2")
+    with Store(readonly=True) as store:
+        old = {m.text: m.id for m in store.list_memories(project="/work/shop")}
+    runner = CliRunner()
+    assert runner.invoke(main, ["correct", str(old[said]), "We decided to keep the API on port 9090 in staging."]) \
+        .exit_code == 0
+    assert runner.invoke(main, ["move", "/work/shop", "/srv/shop", "--yes"]).exit_code == 0
+    with Store(readonly=True) as store:
+        shown = store.db.execute("SELECT COUNT(*) FROM archive WHERE text LIKE '%port 8080%' AND hidden = 0")
+        assert shown.fetchone()[0] == 0

@@ -1457,3 +1457,66 @@ def test_a_git_remote_that_is_a_folder_gives_the_repositorys_name_not_its_path(t
         subprocess.run(["git", "-C", str(project), "remote", "remove", "origin"], capture_output=True)
         subprocess.run(["git", "-C", str(project), "remote", "add", "origin", remote], check=True)
         assert settings_mod.default_key(str(project)) == key, remote
+
+
+def _current_copy(machine: Machine, words: str) -> int:
+    return next(m.id for m in machine.all_memories() if words in m.text and m.state == "active")
+
+
+def test_a_members_correction_of_a_teammates_correction_is_current_everywhere(machines, pg_url):
+    """The team's store took a correction by hand as another's words and closed it with the correction it corrects
+    ("corrected by hand before"); the local link went up too, a cycle, and the fact was current nowhere."""
+    ana, ben, _ = machines
+    first = ana.mine("The API gateway listens on port 8000 in staging.", category="fact")
+    with ana.store.atomic():
+        corrections.correct(ana.store, first, "The API gateway listens on port 8001 in staging.")
+    ana.sync()
+    ben.sync()
+    with ben.store.atomic():
+        corrections.correct(ben.store, _current_copy(ben, "port 8001"), "The API gateway listens on port 8002 in staging.")
+    sync_until_stable(machines)
+    assert everywhere(machines, pg_url) == ["The API gateway listens on port 8002 in staging."]
+
+
+def test_a_correction_made_out_of_the_team_reaches_it_on_joining_again(machines, pg_url):
+    """A copy pulled from the team, corrected while this machine was out of the team, was taken back as the team's
+    copy on joining again: its close never went up, and the next pull made it current beside its correction."""
+    ana, ben, _ = machines
+    ana.mine("The deploy token is rotated monthly.", category="fact")
+    ana.sync()
+    ben.sync()
+    with ben.store.atomic():
+        ben.store.clear_team_project("acme", ben.project)  # (`miner team leave`)
+        corrections.correct(ben.store, _current_copy(ben, "rotated monthly"), "The deploy token is rotated weekly.")
+    sync_until_stable(machines)
+    assert everywhere(machines, pg_url) == ["The deploy token is rotated weekly."]
+
+
+def test_a_forget_or_a_correction_pulled_from_the_team_hides_what_said_it_from_the_archive(machines, pg_url):
+    """Forgotten or corrected by a teammate, the text was still found through this machine's archive (the prompt
+    hook's "Said in earlier sessions"); and a forgotten memory stayed pinned."""
+    ana, ben, _ = machines
+    todo = ana.mine("TODO: add rate limiting to the login endpoint.", category="todo")
+    port = ana.mine("The billing service listens on port 7070.", category="fact")
+    ana.sync()
+    ben.sync()
+    ben_todo, ben_port = _current_copy(ben, "rate limiting"), _current_copy(ben, "port 7070")
+    with ben.store.atomic():
+        ben.store.set_pinned(ben_todo, True)
+        for memory_id, text in ((ben_todo, "TODO: add rate limiting to the login endpoint."),
+                                (ben_port, "The billing service listens on port 7070.")):
+            entry = ben.store.get(memory_id).entry_uuid  # (what said it, as the archive of ben's session keeps it)
+            ben.store.db.execute(
+                "INSERT INTO archive (project, session_id, transcript, entry_uuid, unit, role, ts, text, terms, worth) "
+                "VALUES (?, 'ben-s1', '/t.jsonl', ?, 0, 'user', '2026-02-01T10:00:00Z', ?, '', 0.5)",
+                (ben.project, entry, text))
+    with ana.store.atomic():
+        corrections.forget(ana.store, todo, "done elsewhere")
+        corrections.correct(ana.store, port, "The billing service listens on port 7171.")
+    ana.sync()
+    ben.sync()
+    hidden = dict(ben.store.db.execute("SELECT text, hidden FROM archive WHERE project = ?", (ben.project,)))
+    assert hidden == {"TODO: add rate limiting to the login endpoint.": 1,
+                      "The billing service listens on port 7070.": 1}, hidden
+    forgotten = ben.store.get(ben_todo)
+    assert forgotten.state == "forgotten" and not forgotten.pinned

@@ -295,8 +295,9 @@ class Deduper:
 
 
 def _users_own(new: NewMemory) -> bool:
-    """Whether `new` is the user's words in a session of theirs (not the assistant's, an import, a teammate's)."""
-    return new.role == "user" and new.source == "mined"
+    """Whether `new` is the user's words in a session of theirs, or a correction by hand (a teammate's, on the team's
+    store: the later change stands); not the assistant's, an import's, a pulled copy's."""
+    return new.source == "manual" or (new.role == "user" and new.source == "mined")
 
 
 def _echoes_a_preference(newer_role: str, older_role: str, older_category: str) -> bool:

@@ -12,7 +12,7 @@ import json
 from types import SimpleNamespace
 
 from .dedup import Deduper
-from .import_merge import carry_over
+from .import_merge import carry_over, closed_by_hand
 from .privacy import PROJECT_TABLES as TABLES
 from .privacy import clear_block_cache
 from .privacy import stored_projects as all_projects
@@ -79,4 +79,6 @@ def _join_same_words(store, project: str, target: str) -> dict[int, int]:
                    "session_count = (SELECT COUNT(DISTINCT session_id) FROM evidence WHERE memory_id = ?1), "
                    "first_seen = MIN(first_seen, ?2), last_seen = MAX(last_seen, ?3) WHERE id = ?1",
                    (kept, record["first_seen"], record["last_seen"]))
+    for memory_id in closed_by_hand(db, [kept for _, kept in pairs]):  # as an import: what the user forgot or
+        store.hide_archived(memory_id)  # corrected by hand is found again through the archive of neither project
     return dict(pairs)

@@ -185,6 +185,9 @@ class Pull:
                         store.reopen(head, reason or "current again on the team")
             elif team_memory.state != local.state:  # a supersede's link and "was" note follow with the links
                 store.set_state(head, team_memory.state, reason, until=team_memory.valid_to or "")
+                if team_memory.state == "forgotten":  # as a forget here: unpinned, and not found through the archive
+                    store.set_pinned(head, False)
+                    store.hide_archived(head)
         done = [(head, team_memory.id, signature(store.get(head)))]
         done += [(i, team_memory.id, signature(states[i])) for i in locals_ if i != head and i not in mapped]
         store.set_team_map(self.team, done)
@@ -281,6 +284,9 @@ class Pull:
             # The link with its "was" note; closes the older memory here when it is still open.
             store.supersede(newer, older, self._note(link.reason), short(self._note(link.was)),
                             at=_when(link.created_at))
+            replacing = self.remote.get(link.src)
+            if replacing is not None and replacing.source == "manual":  # corrected by hand: what it replaced is not
+                store.hide_archived(older)  # found again through the archive, as after a correction here
             done.append((older, link.dst, signature(store.get(older))))
         store.set_team_map(self.team, done)
         return taken, 0

@@ -133,8 +133,11 @@ class Sync(Pull):
                             # A copy pulled from the team whose link this machine forgot (it left and joined
                             # again): pushed, its words as taken here (redacted) would be a second team memory.
                             remote_id = self.remote.memory_of_entry(self.key, memory.entry_uuid)
-                            if remote_id is not None:
-                                done.append((memory.id, remote_id, signature(memory)))
+                            if remote_id is not None:  # (closed here meanwhile: its supersede or forget goes up)
+                                current = memory.state in CURRENT_STATES
+                                done.append((memory.id, remote_id, signature(memory) if current else ""))
+                                if not current:
+                                    closed.append(memory)
                                 continue
                         remote_id = self._push_memory(memory, known[0] if known else None, nearby.get(memory.id))
                         # A closed memory stays pending until its supersede or forget went up too.
