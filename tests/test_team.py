@@ -1473,7 +1473,8 @@ def test_a_members_correction_of_a_teammates_correction_is_current_everywhere(ma
     ana.sync()
     ben.sync()
     with ben.store.atomic():
-        corrections.correct(ben.store, _current_copy(ben, "port 8001"), "The API gateway listens on port 8002 in staging.")
+        corrections.correct(ben.store, _current_copy(ben, "port 8001"),
+                            "The API gateway listens on port 8002 in staging.")
     sync_until_stable(machines)
     assert everywhere(machines, pg_url) == ["The API gateway listens on port 8002 in staging."]
 
