@@ -471,3 +471,21 @@ def test_courtesy_in_a_script_without_spaces_recalls_nothing_and_a_question_stil
         Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
     assert context_of(ask(prompt_payload(cwd, courtesy))) == ""
     assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "데이터베이스는 뭐로 결정했나요?")))
+
+
+@pytest.mark.parametrize("decided", ["เราตัดสินใจใช้ PostgreSQL เป็นฐานข้อมูลหลักของระบบ",
+                                     "قاعدة البيانات الرئيسية للنظام هي PostgreSQL، قررنا ذلك اليوم.",
+                                     "Ana veritabanı olarak PostgreSQL kullanmaya karar verdik."],
+                         ids=["th", "ar", "tr"])
+def test_an_english_question_finds_a_decision_written_in_thai_arabic_or_turkish(tmp_path, claude_dir, pipeline,
+                                                                                 decided):
+    """The glossary had no Thai, Arabic or Turkish word: "which database did we pick?" found nothing in notes
+    written in them (the decision names PostgreSQL, which the question does not)."""
+    cwd = tmp_path / "work" / "abroad"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
+    session.user(decided)
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "which database did we pick?")))
