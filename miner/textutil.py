@@ -1,16 +1,13 @@
-"""Text helpers shared by the miner and the hook path (standard library only).
-
-Normalisation and the tagged content hash (exact dedup), keyword extraction
-(code identifiers, paths, versions, words of any script, character bigrams of
+"""Text helpers shared by the miner and the hook path (standard library only): normalisation and the tagged content
+hash (exact dedup), keyword extraction (code identifiers, paths, versions, words of any script, character bigrams of
 scripts written without spaces), and escaping of free text into a safe FTS5 query.
 
-Words are Unicode: Cyrillic, Greek, accented Latin, Arabic, Hebrew, Devanagari and
-the like are words as English is (lower-cased, NFC; Arabic and Hebrew vowel points,
-which writers leave out at will, are dropped). CJK, Thai, Lao, Khmer and Myanmar
-put no spaces between words, so a run of them becomes overlapping character bigrams
-(combining marks dropped outside CJK); Hangul keeps its words and adds bigrams,
-since Korean attaches particles to them. The patterns for non-ASCII text are built
-on first use: an English-only process never pays for them.
+Words are Unicode: Cyrillic, Greek, accented Latin, Arabic, Hebrew, Devanagari and the like are words as English is
+(lower-cased, NFC, full-width letters as ASCII ones; Arabic and Hebrew vowel points, which writers leave out at will,
+are dropped). CJK, Thai, Lao, Khmer and Myanmar put no spaces between words, so a run of them becomes overlapping
+character bigrams (combining marks dropped outside CJK); Hangul keeps its words and adds bigrams, since Korean
+attaches particles to them. The patterns for non-ASCII text are built on first use: an English-only process never
+pays for them.
 """
 
 from __future__ import annotations
@@ -72,6 +69,7 @@ _LAZY: dict[str, str] = {
     "no_space": "[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+",
     # One alternative per script: a bigram never spans two scripts.
     "runs": "([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)",
+    "width": "[\uff00-\uffef]+",
     "vowel_points": "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+",
     "latin_accented": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+",
@@ -198,17 +196,15 @@ def content_hash(text: str) -> str:
 
 
 def char_bigrams(text: str) -> list[str]:
-    """Overlapping character bigrams of every run of CJK, Thai, Lao, Khmer, Myanmar or Hangul.
-
-    A lone CJK character stays whole; a lone Hangul syllable is left to `word_tokens`.
-    Thai, Lao, Khmer and Myanmar runs lose their combining marks first (vowel signs,
-    tone marks): FTS5 splits words at them, and the bare consonant pairs are what
-    an index and a query agree on.
+    """Overlapping character bigrams of every run of CJK, Thai, Lao, Khmer, Myanmar or Hangul (half-width katakana as
+    the full-width: `_width_folded`). A lone CJK character stays whole; a lone Hangul syllable is left to `word_tokens`.
+    Thai, Lao, Khmer and Myanmar runs lose their combining marks first (vowel signs, tone marks): FTS5 splits words
+    at them, and the bare consonant pairs are what an index and a query agree on.
     """
     if text.isascii():
         return []
     grams: list[str] = []
-    for cjk, southeast, hangul in _pattern("runs").findall(text):
+    for cjk, southeast, hangul in _pattern("runs").findall(_width_folded(text)):
         run = cjk or hangul or southeast.translate(_marks_dropped())
         if len(run) == 1:
             if cjk:
@@ -222,14 +218,18 @@ def char_bigrams(text: str) -> list[str]:
 cjk_bigrams = char_bigrams
 
 
-def word_text(text: str) -> str:
-    """`text` ready for a word pattern: NFC, vowel points dropped, runs of no-space scripts blanked.
+def _width_folded(text: str) -> str:
+    """`text` with its half- and full-width forms (U+FF00-U+FFEF: "ＳＱＬ", "ﾃﾞｰﾀ") as the usual ones ("SQL", "データ")."""
+    width = _pattern("width")  # (a whole NFKC would also change Thai's sara am, "ทำ", which the index holds as it is)
+    return unicodedata.normalize("NFC", width.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text))
 
-    ASCII text comes back as it is.
-    """
+
+def word_text(text: str) -> str:
+    """`text` ready for a word pattern: NFC, width folded (`_width_folded`), vowel points dropped, runs of no-space
+    scripts blanked. ASCII text comes back as it is."""
     if text.isascii():
         return text
-    text = unicodedata.normalize("NFC", text)
+    text = _width_folded(text)
     text = _pattern("vowel_points").sub("", text)
     return _pattern("no_space").sub(" ", text)
 

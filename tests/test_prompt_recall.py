@@ -489,3 +489,22 @@ def test_an_english_question_finds_a_decision_written_in_thai_arabic_or_turkish(
     with Store() as store:
         Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
     assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "which database did we pick?")))
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("数据库我们决定用ＰｏｓｔｇｒｅＳＱＬ，测试框架用ｐｙｔｅｓｔ。", "PostgreSQL?"),
+    ("测试框架我们决定用 pytest。", "ｐｙｔｅｓｔ の設定は？"),
+    ("ﾃﾞｰﾀﾍﾞｰｽのﾊﾞｯｸｱｯﾌﾟは毎晩ｸﾛﾝで実行することに決めました。", "データベースのバックアップはいつ？"),
+], ids=["full-width-said", "full-width-asked", "half-width-kana"])
+def test_full_width_letters_and_half_width_kana_meet_their_usual_forms(tmp_path, claude_dir, pipeline, said, asked):
+    """Typed with a Japanese or Chinese input method, "ＰｏｓｔｇｒｅＳＱＬ" and "ﾃﾞｰﾀﾍﾞｰｽ" were other words than
+    "PostgreSQL" and "データベース": neither side found the other."""
+    cwd = tmp_path / "work" / "wide"
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
+    session.user(said)
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+        assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] >= 1
+    assert said[:6] in context_of(ask(prompt_payload(cwd, asked)))
