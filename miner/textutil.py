@@ -3,11 +3,10 @@ hash (exact dedup), keyword extraction (code identifiers, paths, versions, words
 scripts written without spaces), and escaping of free text into a safe FTS5 query.
 
 Words are Unicode: Cyrillic, Greek, accented Latin, Arabic, Hebrew, Devanagari and the like are words as English is
-(lower-cased, NFC, full-width letters as ASCII ones; Arabic and Hebrew vowel points, which writers leave out at will,
-are dropped). CJK, Thai, Lao, Khmer and Myanmar put no spaces between words, so a run of them becomes overlapping
-character bigrams (combining marks dropped outside CJK); Hangul keeps its words and adds bigrams, since Korean
-attaches particles to them. The patterns for non-ASCII text are built on first use: an English-only process never
-pays for them.
+(lower-cased, NFC; Arabic and Hebrew vowel points, which writers leave out at will, are dropped). CJK, Thai, Lao,
+Khmer and Myanmar put no spaces between words, so a run of them becomes overlapping character bigrams (combining
+marks dropped outside CJK); Hangul keeps its words and adds bigrams, since Korean attaches particles to them. The
+patterns for non-ASCII text are built on first use: an English-only process never pays for them.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ except ImportError:  # pragma: no cover
     from hashlib import blake2b
 
 
-# Combining marks that belong inside a word (`\w` does not match them): leftover Latin diacritics,
-# Cyrillic titlo, the vowel signs and viramas of the Indic scripts (dandas excluded), Syriac and
-# Thaana vowels, and the zero-width (non-)joiners of Persian and Indic words.
+# Combining marks that belong inside a word (`\w` does not match them): leftover Latin diacritics, Cyrillic titlo, the
+# vowel signs and viramas of the Indic scripts (dandas excluded), Syriac and Thaana vowels, and the zero-width
+# (non-)joiners of Persian and Indic words.
 WORD_MARKS = ("\u0300-\u036f\u0483-\u0489\u0730-\u074a\u07a6-\u07b0\u0900-\u0963\u0966-\u0dff"
               "\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff\ufe20-\ufe2f")
 # ASCII characters that are neither letters nor digits, as a `str.translate` table that makes them spaces: what is
@@ -42,10 +41,10 @@ CJK_RANGES = KANA_RANGES + HAN_RANGES
 SOUTHEAST_ASIAN_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
 HANGUL_RANGES = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
 
-# Patterns compiled on first use, each on its own (`_pattern`): the prompt hook imports this module for its words
-# and needs none of these for an English prompt; an English-only process never compiles the large ranges (about
-# 1 ms each, the CJK class 2 ms), and the miner-only ones (normalising, versions, letter counts) cost no hook.
-# `re` itself is imported on first use: the prompt hook answers an English prompt without it (about 6 ms).
+# Patterns compiled on first use, each on its own (`_pattern`): the prompt hook imports this module for its words and
+# needs none of these for an English prompt; an English-only process never compiles the large ranges (about 1 ms each,
+# the CJK class 2 ms), and the miner-only ones (normalising, versions, letter counts) cost no hook. `re` itself is
+# imported on first use: the prompt hook answers an English prompt without it (about 6 ms).
 _LAZY: dict[str, str] = {
     # A word: starts with a letter or digit, may hold `_ . - / @ : +` (identifiers, paths, versions), ends
     # with a letter, digit or mark. Runs of the no-space scripts are blanked out before it runs.
@@ -196,15 +195,15 @@ def content_hash(text: str) -> str:
 
 
 def char_bigrams(text: str) -> list[str]:
-    """Overlapping character bigrams of every run of CJK, Thai, Lao, Khmer, Myanmar or Hangul (half-width katakana as
-    the full-width: `_width_folded`). A lone CJK character stays whole; a lone Hangul syllable is left to `word_tokens`.
+    """Overlapping character bigrams of every run of CJK, Thai, Lao, Khmer, Myanmar or Hangul.
+    A lone CJK character stays whole; a lone Hangul syllable is left to `word_tokens`.
     Thai, Lao, Khmer and Myanmar runs lose their combining marks first (vowel signs, tone marks): FTS5 splits words
     at them, and the bare consonant pairs are what an index and a query agree on.
     """
     if text.isascii():
         return []
     grams: list[str] = []
-    for cjk, southeast, hangul in _pattern("runs").findall(_width_folded(text)):
+    for cjk, southeast, hangul in _pattern("runs").findall(text):
         run = cjk or hangul or southeast.translate(_marks_dropped())
         if len(run) == 1:
             if cjk:
@@ -218,18 +217,18 @@ def char_bigrams(text: str) -> list[str]:
 cjk_bigrams = char_bigrams
 
 
-def _width_folded(text: str) -> str:
+def width_folded(text: str) -> str:
     """`text` with its half- and full-width forms (U+FF00-U+FFEF: "ＳＱＬ", "ﾃﾞｰﾀ") as the usual ones ("SQL", "データ")."""
-    width = _pattern("width")  # (a whole NFKC would also change Thai's sara am, "ทำ", which the index holds as it is)
+    width = _pattern("width")  # (for a search's terms: a whole NFKC would change Thai's "ทำ" as stores hold it)
     return unicodedata.normalize("NFC", width.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text))
 
 
 def word_text(text: str) -> str:
-    """`text` ready for a word pattern: NFC, width folded (`_width_folded`), vowel points dropped, runs of no-space
-    scripts blanked. ASCII text comes back as it is."""
+    """`text` ready for a word pattern: NFC, vowel points dropped, runs of no-space scripts blanked. ASCII text comes
+    back as it is."""
     if text.isascii():
         return text
-    text = _width_folded(text)
+    text = unicodedata.normalize("NFC", text)
     text = _pattern("vowel_points").sub("", text)
     return _pattern("no_space").sub(" ", text)
 
@@ -267,10 +266,10 @@ def simple_stem(word: str) -> str:
 # longest of these endings that leaves three letters comes off (a reflexive -ся/-сь with it), so that the forms of a
 # word meet. Far from a full stemmer, but enough for paraphrases to share their words and for a search to find "в
 # папке" when asked for "папка".
-CYRILLIC_ENDINGS = frozenset("""ировать овать ывать ивать уем уешь ует уете уют аем аешь ает аете ают яем яет яют ешь
-    ете ишь ите ать ять ить еть уть ть ем ет ют ут ит ят ат ала али ало ила или ило ела ели ело ал ил ел
-    ыми ими ого его ому ему ая яя ое ее ые ие ую юю ой ей ий ый ых их ым им ом
-    иями ями ами ией иях ях ах ием иям ям ам ов ев ию ью ия ья а я о е у ю ы и ь й""".split())
+CYRILLIC_ENDINGS = frozenset("""ировать овать ывать ивать уем уешь ует уете уют аем аешь ает аете ают яем яет яют
+    ешь ете ишь ите ать ять ить еть уть ть ем ет ют ут ит ят ат ала али ало ила или ило ела ели ело ал ил ел ыми ими
+    ого его ому ему ая яя ое ее ые ие ую юю ой ей ий ый ых их ым им ом иями ями ами ией иях ях ах ием иям ям ам ов
+    ев ию ью ия ья а я о е у ю ы и ь й""".split())
 _CYRILLIC_LETTERS = frozenset("абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ")
 PREFIX_MARK = "*"  # a search term ending in it stands for every word it begins (`fts_any`)
 
@@ -310,7 +309,8 @@ def echoes(said: str, reply: str) -> bool:
 
 
 def keywords(text: str, limit: int = 24) -> list[str]:
-    """Distinct content keywords of `text`, in order of first appearance."""
+    """Distinct content keywords of `text` (`width_folded`), in order of first appearance."""
+    text = text if text.isascii() else width_folded(text)
     seen: dict[str, None] = {}
     for token in word_tokens(text):
         if len(token) < 2 or token in STOPWORDS:
@@ -332,13 +332,13 @@ def _fold_latin(match: re.Match) -> str:
 def fts_terms(text: str) -> list[str]:
     """Terms of free text for an FTS5 query: words and character bigrams, no operators.
 
-    Each term is what FTS5's `unicode61 remove_diacritics 2` tokenizer makes of it
-    (Latin letters without their accents), so that it can also be looked up in the
-    index's vocabulary.
+    Each term is what FTS5's `unicode61 remove_diacritics 2` tokenizer makes of it (Latin letters without their
+    accents; full-width forms as the usual ones, `width_folded`), so that it can also be looked up in the index's
+    vocabulary.
     """
     if text.isascii():  # the usual case, without `re`
         return _ascii_terms(text)
-    return _word_terms(text)
+    return _word_terms(width_folded(text))
 
 
 def _word_terms(text: str) -> list[str]:
