@@ -912,3 +912,34 @@ def test_a_memory_corrected_on_both_machines_keeps_one_current_version_the_later
         current = corrections.history(store, original).current
         assert len(current) == 1 and "Rust" in store.get(current[0]).text, current
         assert store.get(here.new_id).state == "superseded"  # kept as history
+
+
+def test_an_export_stopped_by_sigterm_leaves_no_temporary_file(tmp_path):
+    """Ctrl+C removed the half-written temporary file; SIGTERM (a closed terminal: SIGHUP) ended the process at once
+    and left it, readable by its owner, beside the export."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import subprocess_env
+
+    env = subprocess_env()
+    with Store() as store, store.atomic():
+        for n in range(8000):
+            store.add_memory(NewMemory(
+                project="/work/big", category="fact", text=f"Service number {n} listens on port {10000 + n}.",
+                confidence=0.7, rule_id="r", role="user", session_id=f"s{n // 40}", transcript="/t.jsonl",
+                entry_uuid=f"u{n}", ts="2026-03-01T10:00:00Z"))
+    out = tmp_path / "out" / "export.jsonl"
+    out.parent.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "miner.cli", "export", "-o", str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(out.parent.glob(".export.jsonl.*.tmp")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the export ended before its temporary file was seen: make the store larger"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0, err
+    assert list(out.parent.iterdir()) == [], list(out.parent.iterdir())

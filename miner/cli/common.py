@@ -91,6 +91,28 @@ def project_filter(project: str | None) -> str | None:
     return project_dir(project) if project is not None else None
 
 
+class stopped_as_by_ctrl_c:
+    """While a command writes a file through a temporary one: SIGTERM and SIGHUP (a closed terminal) stop it as
+    Ctrl+C does, so that the temporary file is removed on the way out (the signals' own handling ends the process at
+    once, leaving it). In the main thread only (a signal's handler is set there); the handlers are put back after."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.before = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                self.before[sig] = signal.signal(sig, signal.default_int_handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for sig, handler in self.before.items():
+            signal.signal(sig, handler)
+
+
 def refuse_to_replace(path, force: bool) -> None:
     """The one line that refuses to write over an existing file unless --force was given."""
     if path is not None and path.is_file() and not force:  # (what is no file is refused where it is written)

@@ -13,7 +13,16 @@ from pathlib import Path
 
 import click
 
-from .common import ReadableFile, counted, load_config, open_store, project_dir, project_filter, refuse_to_replace
+from .common import (
+    ReadableFile,
+    counted,
+    load_config,
+    open_store,
+    project_dir,
+    project_filter,
+    refuse_to_replace,
+    stopped_as_by_ctrl_c,
+)
 
 
 @click.command(name="export")
@@ -42,7 +51,8 @@ def export_(project: str | None, output: Path | None, force: bool) -> None:
             shown = sys.stderr.isatty()
             try:
                 with click.progressbar(length=portable.export_size(store, project_root) if shown else 0,
-                                       label="Exporting", file=sys.stderr, hidden=not shown) as bar:
+                                       label="Exporting", file=sys.stderr, hidden=not shown) as bar, \
+                        stopped_as_by_ctrl_c():
                     count = portable.export_to_file(store, output, project_root, progress=bar.update)
             except (portable.PortableError, OSError) as exc:
                 raise click.ClickException(f"export failed: {exc}") from None
@@ -86,7 +96,8 @@ def backup(path: str, force: bool) -> None:
     refuse_to_replace(target, force)
     with open_store(or_readonly=True) as store:
         try:
-            written = copy_store(store, target)
+            with stopped_as_by_ctrl_c():
+                written = copy_store(store, target)
         except (OSError, sqlite3.Error, PortableError) as exc:
             raise click.ClickException(f"backup failed: {exc}") from None
     click.echo(f"backup written to {written}")
