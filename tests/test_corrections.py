@@ -572,6 +572,18 @@ def test_the_assistant_repeating_what_the_user_replaced_does_not_bring_it_back(s
     assert "- Use MySQL" not in recalled(store)
 
 
+def test_the_assistant_rewording_the_users_change_of_mind_cannot_then_undo_it(store):
+    """Its paraphrase of the user's change of mind reworded the memory and made it the assistant's: reciting the old
+    decision then made it current again, closing the user's (the MCP server's `memory_store` made this easy)."""
+    first, replacement = _replaced(store, "said")
+    paraphrase = later("We use PostgreSQL for our database.", 3, store=store, role="assistant", subject="database",
+                       value="PostgreSQL")
+    assert paraphrase == replacement and store.get(replacement).role == "user"
+    assert store.get(replacement).text == "Use PostgreSQL for the database."  # the user's words stay
+    echo = later("Use MySQL for the database.", 4, store=store, role="assistant", subject="database", value="MySQL")
+    assert echo == first and store.get(first).state == "superseded" and store.get(replacement).state == "active"
+
+
 def test_the_user_repeating_what_they_replaced_brings_it_back(store):
     first, replacement = _replaced(store, "corrected, then said")
     assert later("Use MySQL for the database.", 4, store=store, subject="database", value="MySQL") == first
