@@ -124,8 +124,13 @@ def takeover_reason(text: str) -> str:
 
 
 def quarantine_reason(role: str, text: str) -> str:
-    """Why a memory from `role` must be quarantined, or ''. The user's own words are trusted."""
-    return "" if role == "user" else _quarantined(role, instruction_reason(text))
+    """Why a memory from `role` must be quarantined, or ''. The user's own words are trusted. A text of several lines
+    is read as written and as one line: a line written as the system's turn counts at a line's start only, and a
+    command piped to a shell across a line break counts too."""
+    if role == "user":
+        return ""
+    return _quarantined(role, instruction_reason(text) or ("\n" in text and instruction_reason(" ".join(text.split()))
+                                                            or ""))
 
 
 def held_back_reason(text: str, whose: str) -> str:

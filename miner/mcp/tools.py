@@ -283,6 +283,10 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
     # What it hid is learnt, as mining learns it: said bare later (a keyword, a text), it is hidden there too.
     learnt = Conversation(salt, digests, known)
     learnt.learn()
+    # The assistant's wording, as mined assistant text is: one that reads like an instruction to the assistant (it may
+    # come from a file or a page the assistant read; a line of it may be written as the system's turn) waits in
+    # quarantine for the user, and can neither reword nor supersede a trusted memory.
+    untrusted = trust.quarantine_reason(ROLE, text)
     text = " ".join(text.split())  # redacted as typed (a list's lines, a table's rows), then made one line
     given = [k for k in given if not redact(k)[1]]
     if kinds and mostly_redacted(text):
@@ -307,10 +311,6 @@ def store_memory(session: Session, content: str, category: str, keywords: list[s
                 raise ToolInputError(f"memory #{old_id} is recalled in every project: its replacement must be too "
                                      "(scope 'global'); nothing stored")
         deduper = Deduper.from_config(store, session.config)
-        # The assistant's wording, as mined assistant text is: one that reads like an instruction to the assistant
-        # (it may come from a file or a page the assistant read) waits in quarantine for the user, and can neither
-        # reword nor supersede a trusted memory.
-        untrusted = trust.quarantine_reason(ROLE, text)
         with store.atomic():
             if learnt.learnt:
                 store.add_secret_digests(learnt.learnt, MAX_DIGESTS)
@@ -388,12 +388,12 @@ def correct(session: Session, id: int, content: str, reason: str = "") -> dict: 
     text = _text(content, "content", MAX_CONTENT_CHARS, lines=True)
     why = _text(reason, "reason", MAX_REASON_CHARS, required=False)
     text, kinds = redact(text)  # corrections.correct redacts too; here the quality gate sees the redacted text
+    untrusted = trust.quarantine_reason(ROLE, text)  # a correction is the assistant's wording too (read as typed)
     text = " ".join(text.split())
     if kinds and mostly_redacted(text):
         raise ToolInputError("content is mostly secrets; nothing changed")
     if not passes_quality_gate(text):
         raise ToolInputError("content fails the quality gate: at least 20 characters, at least 30% letters")
-    untrusted = trust.quarantine_reason(ROLE, text)  # a correction is the assistant's wording too
     if untrusted:
         raise ToolInputError(f"{untrusted}; nothing changed (the user can correct it: `miner correct {memory_id}`)")
     with session.store() as store:
