@@ -983,3 +983,23 @@ def test_memory_forget_leaves_a_correction_by_hand_to_the_user(project):
     with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{fixed.new_id} is the user's correction by hand"):
         mcp_tools.forget(session, fixed.new_id, "moved off it")
     assert stored(fixed.new_id)[0].state == "active"
+
+
+def test_a_memory_the_user_pinned_is_the_users_to_forget_correct_or_replace(project):
+    """memory_forget forgot a pinned memory ("#7 forgotten (was active, pinned)"), and nothing the user could run
+    brought it back: a pin is the user's word that the memory always counts."""
+    from miner import config
+    from miner.mcp import tools as mcp_tools
+    from miner.memory import corrections
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    kept = mcp_tools.store_memory(session, "We decided to release the mobile app every second Tuesday.", "decision")
+    with Store() as store:
+        corrections.pin(store, kept["id"])
+    for attempt in (lambda: mcp_tools.forget(session, kept["id"], "done with it"),
+                    lambda: mcp_tools.correct(session, kept["id"], "We decided to release the mobile app monthly."),
+                    lambda: mcp_tools.store_memory(session, "We decided to release the mobile app monthly now.",
+                                                   "decision", supersedes=kept["id"])):
+        with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{kept['id']} is pinned by the user"):
+            attempt()
+    assert stored(kept["id"])[0].state == "active"

@@ -161,7 +161,7 @@ def _allowed(project: str) -> str:
 
 def _writable(session: Session, store: Store, memory_id: int, verb: str, hand: bool = True) -> StoredMemory:
     """The memory, if this session may change it: one of its project, or a global one its recall shows (neither of
-    an excluded project); without `hand`, not one the user corrected by hand (the user's to change)."""
+    an excluded project); without `hand`, not one the user corrected by hand or pinned (the user's to change)."""
     _here(session)
     memory = store.get(memory_id)
     if memory is None or memory.project != session.project and memory.scope != "global":
@@ -172,6 +172,9 @@ def _writable(session: Session, store: Store, memory_id: int, verb: str, hand: b
     if not hand and memory.source == "manual":
         raise ToolInputError(f"memory #{memory_id} is the user's correction by hand: only the user changes it (`miner "
                              f"correct {memory_id}`); {verb} changed nothing")
+    if not hand and memory.pinned:
+        raise ToolInputError(f"memory #{memory_id} is pinned by the user: only the user changes it (`miner unpin "
+                             f"{memory_id}` first); {verb} changed nothing")
     return memory
 
 
