@@ -1003,3 +1003,27 @@ def test_a_memory_the_user_pinned_is_the_users_to_forget_correct_or_replace(proj
         with pytest.raises(mcp_tools.ToolInputError, match=f"memory #{kept['id']} is pinned by the user"):
             attempt()
     assert stored(kept["id"])[0].state == "active"
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(project):
+    """The SDK dropped arguments a tool does not take: `supercedes` (misspelt) stored a second decision beside the one
+    it was to close, and both were recalled."""
+    import asyncio
+
+    from miner import config
+    from miner.mcp import server
+    from miner.mcp import tools as mcp_tools
+
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    old = mcp_tools.store_memory(session, "We decided to run the preview environment on the old cluster.", "decision")
+    mcp_server = server.build_server(session)
+    _, tool_error = server._sdk()
+    with pytest.raises(tool_error, match="memory_store takes no argument 'supercedes'.*supersedes.*nothing was done"):
+        asyncio.run(mcp_server.call_tool("memory_store", {
+            "content": "The preview environment runs on the new staging cluster now.", "category": "decision",
+            "supercedes": old["id"]}))
+    with Store() as store:
+        assert [m.text for m in store.list_memories(str(project), limit=10)] == [
+            "We decided to run the preview environment on the old cluster."]
+    done = asyncio.run(mcp_server.call_tool("memory_forget", {"id": old["id"], "reason": "moved"}))
+    assert "forgotten" in str(done)  # (the arguments a tool takes still go through)

@@ -128,7 +128,13 @@ def build_server(session: Session):
 
     class Server(MCPServer):
         async def call_tool(self, name, arguments, *rest, **options):
-            """As the SDK's, but an argument of the wrong shape is one line (the SDK gives pydantic's report)."""
+            """As the SDK's, but an argument of the wrong shape is one line (the SDK gives pydantic's report), and one
+            the tool does not take is refused (the SDK drops it: a misspelt `supersedes` stored a second decision
+            beside the one it was to close)."""
+            unknown = sorted(set(arguments or ()) - taken.get(name, set(arguments or ())))
+            if unknown:
+                raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))} (its arguments: "
+                                f"{', '.join(sorted(taken[name]))}); nothing was done")
             try:
                 return await super().call_tool(name, arguments, *rest, **options)
             except ToolError as exc:
@@ -203,6 +209,10 @@ def build_server(session: Session):
         """Why memory `id` was or was not recalled; without an id, how recall works and the last recall's scores."""
         return call(mcp_tools.explain, id, project)
 
+    import inspect
+
+    taken = {tool.__name__: set(inspect.signature(tool).parameters) for tool in (
+        memory_recall, memory_store, memory_forget, memory_correct, memory_stats, memory_zones, memory_explain)}
     return server
 
 
