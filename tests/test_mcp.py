@@ -1027,3 +1027,23 @@ def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(project):
             "We decided to run the preview environment on the old cluster."]
     done = asyncio.run(mcp_server.call_tool("memory_forget", {"id": old["id"], "reason": "moved"}))
     assert "forgotten" in str(done)  # (the arguments a tool takes still go through)
+
+
+def test_a_miner_home_that_is_a_file_is_one_line_to_the_client(project, monkeypatch, tmp_path):
+    """The client was told only "Error executing tool memory_store"; the reason went to the server's stderr."""
+    import asyncio
+
+    from miner import config
+    from miner.mcp import server
+    from miner.mcp import tools as mcp_tools
+
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    monkeypatch.setenv("MINER_HOME", str(afile))
+    session = mcp_tools.Session(project=str(project), config=config.load())
+    mcp_server = server.build_server(session)
+    _, tool_error = server._sdk()
+    with pytest.raises(tool_error) as raised:
+        asyncio.run(mcp_server.call_tool("memory_store", {
+            "content": "We decided to keep the release notes in the wiki.", "category": "decision"}))
+    assert str(afile) in str(raised.value), str(raised.value)

@@ -153,6 +153,8 @@ def build_server(session: Session):
             return shown(action(session, *args, **kw), cleaned_by())
         except (ToolInputError, CorrectionError, StoreError, ConfigError, SecretRuleError) as exc:
             raise ToolError(str(exc)) from None
+        except (FileExistsError, NotADirectoryError, PermissionError) as exc:  # (MINER_HOME names a file, a folder
+            raise ToolError(f"{exc}") from None  # we may not write): the SDK would say only that the tool failed
         except sqlite3.OperationalError as exc:
             if not locked(exc):
                 raise
