@@ -50,6 +50,14 @@ def test_a_report_of_the_work_done_closes_its_todo(store, todos, text, done):
     assert [t.id for t, _ in done_todos(store, "/p", [turn(text)])] == [todos[done]]
 
 
+def test_a_pinned_todo_reported_done_stays_open(store, todos):
+    """A pinned todo went cold on a report of its work (pinned and cold: never recalled, though pinned ones never go
+    cold); the user pinned it, the user closes it."""
+    with store.atomic():
+        store.set_pinned(todos[0], True)
+    assert done_todos(store, "/p", [turn("Pagination for the plant list endpoint is done now.")]) == []
+
+
 @pytest.mark.parametrize("text", [
     "Once pagination on the plant list endpoint is done, we can ship.",   # a condition
     "The pagination of the plant list endpoint is not done yet.",          # not done

@@ -201,10 +201,12 @@ class MemoryQueries:
         return self._memories("WHERE project = ?", (project,))
 
     def open_todo_words(self, project: str) -> list[tuple[int, str, str, str]]:
-        """(id, keywords, text, last seen) of a project's active todos, in the order the index gives: what
-        done-todo matching reads of each (whole memories cost several times as much, with thousands open)."""
+        """(id, keywords, text, last seen) of a project's active todos that are not pinned (a pinned one never goes
+        cold), in the order the index gives: what done-todo matching reads of each (whole memories cost several times
+        as much, with thousands open)."""
         return list(self._tuples("SELECT id, keywords, text, last_seen FROM memories "
-                                 "WHERE project = ? AND state = 'active' AND category = 'todo'", (project,)))
+                                 "WHERE project = ? AND state = 'active' AND category = 'todo' AND pinned = 0",
+                                 (project,)))
 
     def unpinned_active(self, project: str | None = None) -> list[StoredMemory]:
         """Active memories that are not pinned (what may decay), of one project or of all."""
