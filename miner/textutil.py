@@ -330,15 +330,13 @@ def _fold_latin(match: re.Match) -> str:
 
 
 def fts_terms(text: str) -> list[str]:
-    """Terms of free text for an FTS5 query: words and character bigrams, no operators.
-
-    Each term is what FTS5's `unicode61 remove_diacritics 2` tokenizer makes of it (Latin letters without their
-    accents; full-width forms as the usual ones, `width_folded`), so that it can also be looked up in the index's
-    vocabulary.
-    """
+    """Terms of free text for an FTS5 query: words and character bigrams, no operators. Each is what FTS5's `unicode61
+    remove_diacritics 2` tokenizer makes of it (Latin letters without their accents), to be looked up in the index's
+    vocabulary; full-width forms as the usual ones (`width_folded`), and as written (what a store indexed before)."""
     if text.isascii():  # the usual case, without `re`
         return _ascii_terms(text)
-    return _word_terms(width_folded(text))
+    folded = width_folded(text)
+    return _word_terms(text) if folded == text else list(dict.fromkeys(_word_terms(folded) + _word_terms(text)))
 
 
 def _word_terms(text: str) -> list[str]:

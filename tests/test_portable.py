@@ -943,3 +943,19 @@ def test_an_export_stopped_by_sigterm_leaves_no_temporary_file(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0, err
     assert list(out.parent.iterdir()) == [], list(out.parent.iterdir())
+
+
+def test_a_command_run_under_nohup_is_not_stopped_by_a_closed_terminal():
+    """SIGHUP stopped an export or a backup as Ctrl+C does, also under `nohup`, which had set it to be ignored."""
+    import signal
+
+    from miner.cli.common import stopped_as_by_ctrl_c
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stopped_as_by_ctrl_c():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is not signal.default_int_handler  # (put back)
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -59,6 +59,19 @@ def prompt_payload(cwd: Path, prompt, session_id: str = "new-session", **extra) 
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 
 
+def mined_project(tmp_path, claude_dir, pipeline, name: str, *said: tuple[str, str]) -> Path:
+    """A project `name` whose one session said `said` ((role, text) each), mined; its folder."""
+    cwd = tmp_path / "work" / name
+    cwd.mkdir(parents=True)
+    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
+    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
+    for role, text in said:
+        getattr(session, role)(text)
+    with Store() as store:
+        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    return cwd
+
+
 def ask(stdin: bytes) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "miner.hooks", "user-prompt-submit"], input=stdin,
                           capture_output=True, env=dict(os.environ), timeout=120)
@@ -289,6 +302,20 @@ def test_a_long_prompt_is_searched_by_its_two_ends_cut_where_words_end():
     assert len(kept) <= MAX_QUERY_CHARS
     assert kept.startswith("alpha padding") and kept.endswith("padding omega")
     assert all(word == "padding" for word in kept.split()[1:-1])  # no cut piece of a word ("padd")
+    # A half of nothing but blanks (a question, then a paste of spaces) is no error: the other half is searched.
+    assert query_text("fix the webhook retry?\n" + " " * MAX_QUERY_CHARS).strip() == "fix the webhook retry?"
+    assert query_text(" " * MAX_QUERY_CHARS + "fix the webhook retry?").strip() == "fix the webhook retry?"
+
+
+def test_blanking_courtesy_keeps_the_words_it_is_part_of():
+    """请 ("please") and เลย were blanked wherever they stood: 请求 ("request"), 請求 ("billing"), เลย์เอาต์ ("layout")
+    could never be asked for."""
+    from miner.recall.prompt import query_terms, without_fillers
+
+    for asked, kept in (("请求超时了怎么办？", "请求"), ("請求はどのサービスが担当？", "請求"),
+                        ("เลย์เอาต์ของหน้าแรก", "เลย")):
+        assert kept in without_fillers(asked), without_fillers(asked)
+    assert "请求" in query_terms(without_fillers("合并请求的审核规则是什么？"))
 
 
 IMPORT_PROBE = """
@@ -458,17 +485,12 @@ def test_courtesy_in_a_script_without_spaces_recalls_nothing_and_a_question_stil
                                                                                        courtesy):
     """Each character pair of a script written without spaces is a term: the pairs of "감사합니다" or "お願いします"
     matched the project's own polite sentences, and "thanks" brought back memories and archived lines."""
-    cwd = tmp_path / "work" / "polite"
-    cwd.mkdir(parents=True)
-    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
-    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
-    session.user("데이터베이스는 PostgreSQL로 결정했습니다. 배포는 서울 리전으로 해 주세요. 감사합니다!")
-    session.assistant("알겠습니다. 서울 리전에 배포하겠습니다.")
-    session.user("テストは pytest を使うことに決めました。よろしくお願いします。ありがとうございます。")
-    session.user("我们决定用 Redis 做缓存，好的，谢谢。请继续。")
-    session.user("เราเลือกใช้ Kafka สำหรับคิวครับ ขอบคุณครับ สวัสดีครับ")
-    with Store() as store:
-        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    cwd = mined_project(tmp_path, claude_dir, pipeline, "polite",
+                        ("user", "데이터베이스는 PostgreSQL로 결정했습니다. 배포는 서울 리전으로 해 주세요. 감사합니다!"),
+                        ("assistant", "알겠습니다. 서울 리전에 배포하겠습니다."),
+                        ("user", "テストは pytest を使うことに決めました。よろしくお願いします。ありがとうございます。"),
+                        ("user", "我们决定用 Redis 做缓存，好的，谢谢。请继续。"),
+                        ("user", "เราเลือกใช้ Kafka สำหรับคิวครับ ขอบคุณครับ สวัสดีครับ"))
     assert context_of(ask(prompt_payload(cwd, courtesy))) == ""
     assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "데이터베이스는 뭐로 결정했나요?")))
 
@@ -481,14 +503,27 @@ def test_an_english_question_finds_a_decision_written_in_thai_arabic_or_turkish(
                                                                                  decided):
     """The glossary had no Thai, Arabic or Turkish word: "which database did we pick?" found nothing in notes
     written in them (the decision names PostgreSQL, which the question does not)."""
-    cwd = tmp_path / "work" / "abroad"
-    cwd.mkdir(parents=True)
-    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
-    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
-    session.user(decided)
-    with Store() as store:
-        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
+    cwd = mined_project(tmp_path, claude_dir, pipeline, "abroad", ("user", decided))
     assert "PostgreSQL" in context_of(ask(prompt_payload(cwd, "which database did we pick?")))
+
+
+def test_a_full_width_question_still_finds_what_a_store_indexed_as_written(tmp_path):
+    """Folded alone, a full-width question no longer found what was indexed before the folding (a memory's keywords
+    as written, an archived unit's text): a question is searched for in both forms."""
+    from miner.memory import reader
+    from miner.memory.records import NewMemory
+    from miner.recall.prompt import candidates
+
+    with Store(tmp_path / "m.db") as store, store.atomic():
+        store.add_memory(NewMemory(project="/p", category="decision", text="テストはｐｙｔｅｓｔに決めた。",
+                                   confidence=0.8, rule_id="r", role="user", session_id="s", transcript="/t.jsonl",
+                                   entry_uuid="u", ts="2025-01-01T00:00:00Z", keywords=("ｐｙｔｅｓｔ", "テス", "スト")))
+    db = reader.open_readonly(str(tmp_path / "m.db"))
+    try:
+        found = candidates(db, "/p", "ｐｙｔｅｓｔ の設定は？", kinds=("memory",))
+    finally:
+        db.close()
+    assert [text for _, _, _, text, _, _ in found] == ["テストはｐｙｔｅｓｔに決めた。"]
 
 
 @pytest.mark.parametrize("said, asked", [
@@ -499,12 +534,7 @@ def test_an_english_question_finds_a_decision_written_in_thai_arabic_or_turkish(
 def test_full_width_letters_and_half_width_kana_meet_their_usual_forms(tmp_path, claude_dir, pipeline, said, asked):
     """Typed with a Japanese or Chinese input method, "ＰｏｓｔｇｒｅＳＱＬ" and "ﾃﾞｰﾀﾍﾞｰｽ" were other words than
     "PostgreSQL" and "データベース": neither side found the other."""
-    cwd = tmp_path / "work" / "wide"
-    cwd.mkdir(parents=True)
-    folder = claude_dir / "projects" / paths.encode_project(str(cwd))
-    session = Session(folder / "s1.jsonl", str(cwd), session_id="s1", start="2026-03-01T10:00:00")
-    session.user(said)
+    cwd = mined_project(tmp_path, claude_dir, pipeline, "wide", ("user", said))
     with Store() as store:
-        Miner(store, config_mod.load(), pipeline=pipeline).mine_file(session.path)
         assert store.db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] >= 1
     assert said[:6] in context_of(ask(prompt_payload(cwd, asked)))

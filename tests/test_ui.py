@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,30 @@ def client(world) -> Client:
 def page(world, path: str, **params) -> str:
     query = ("?" + urllib.parse.urlencode(params)) if params else ""
     return world["viewer"].base + path + query
+
+
+@contextmanager
+def viewer_on(env: dict[str, str], project: Path, make=None):
+    """`miner ui` on `project` (its folder made), with the store of `env` (`make(db)` writes it first: a store of
+    something else, or of an older version), and a client that opened its token address (whatever its first page
+    answers: a broken store's is a 503)."""
+    import sqlite3
+
+    if make is not None:
+        home = Path(env["MINER_HOME"])
+        home.mkdir(parents=True)
+        db = sqlite3.connect(home / "memory.db")
+        make(db)
+        db.commit()
+        db.close()
+    project.mkdir(parents=True, exist_ok=True)
+    viewer = Viewer(env, str(project))
+    try:
+        client = Client()
+        client.get(viewer.url)  # (the token's address sets the cookie, and goes to the first page)
+        yield viewer, client
+    finally:
+        viewer.stop()
 
 
 # --- the token ---------------------------------------------------------------------------------
@@ -668,30 +693,16 @@ def test_the_pages_show_no_secret_an_older_version_stored_before_the_repair_has_
 def test_a_database_of_something_else_is_a_clear_503_not_a_server_error(tmp_path):
     """A valid SQLite file that is no memory store (MINER_HOME pointed at another tool's folder) gave a bare 500 on
     every page, the traceback on the server's stderr only; MCP and the CLI said what it is."""
-    import sqlite3
-
     from ui_support import environment
 
     env = environment(tmp_path)
-    home = Path(env["MINER_HOME"])
-    home.mkdir(parents=True)
-    db = sqlite3.connect(home / "memory.db")
-    db.execute("CREATE TABLE orders (id INTEGER)")
-    db.commit()
-    db.close()
-    project = tmp_path / "work" / "app"
-    project.mkdir(parents=True)
-    viewer = Viewer(env, str(project))
-    try:
-        client = Client()
-        client.get(viewer.url)  # (the token's address sets the cookie, and goes to the first page: a 503 too)
+    with viewer_on(env, tmp_path / "work" / "app", lambda db: db.execute("CREATE TABLE orders (id INTEGER)")) as (
+            viewer, client):
         for path in ("/", "/memories", "/said?q=deploy", "/timeline"):
             status, _, body = client.get(viewer.base + path)
             assert status == 503 and "a database of something else" in html.unescape(body), (path, status, body)
         status, _, body = client.get(viewer.base + "/health")
         assert status == 200 and "a database of something else" in html.unescape(body), body
-    finally:
-        viewer.stop()
 
 
 def test_a_quarantined_memory_corrected_once_offers_its_current_version_not_approve_nor_correct(world, client):
@@ -780,17 +791,11 @@ def test_edits_on_a_viewer_without_a_store_make_none_and_history_ends_each_versi
 
     env = environment(tmp_path)
     app = tmp_path / "work" / "app"
-    app.mkdir(parents=True)
-    viewer = Viewer(env, str(app))
-    try:
-        client = Client()
-        client.get(viewer.url)
+    with viewer_on(env, app) as (viewer, client):
         token = csrf_token(client.get(viewer.base + "/rules")[2])
         status, _, body = client.post(viewer.base + "/memory/1/forget", {"csrf_token": token, "reason": "x"})
         assert status == 503 and "nothing was changed" in html.unescape(body), body
         assert not (Path(env["MINER_HOME"]) / "memory.db").exists()
-    finally:
-        viewer.stop()
     session = Session(transcript_path(env, app, "s1"), str(app), session_id="s1", start="2026-03-01T10:00:00")
     session.user("We decided to use yarn as the package manager.")
     session.user("We decided to write the release notes by hand.")
@@ -798,10 +803,7 @@ def test_edits_on_a_viewer_without_a_store_make_none_and_history_ends_each_versi
     mined = subprocess.run([sys.executable, "-m", "miner.cli", "mine", "--all", "-q"], env=env, capture_output=True,
                            text=True, timeout=300)
     assert mined.returncode == 0, mined.stderr
-    viewer = Viewer(env, str(app))
-    try:
-        client = Client()
-        client.get(viewer.url)
+    with viewer_on(env, app) as (viewer, client):
         notes = find_id(env, "release notes")
         token = csrf_token(client.get(viewer.base + f"/memory/{notes}")[2])
         client.post(viewer.base + f"/memory/{notes}/forget", {"csrf_token": token, "reason": "wrong"})
@@ -814,36 +816,22 @@ def test_edits_on_a_viewer_without_a_store_make_none_and_history_ends_each_versi
         status, _, body = client.post(viewer.base + f"/memory/{npm}/approve", {"csrf_token": token})
         flashed = body.split('<ul class="flash">', 1)[1].split("</ul>", 1)[0]
         assert status == 200 and flashed.count("<li") >= 2 and "\n" not in flashed.replace("</li>\n", ""), flashed
-    finally:
-        viewer.stop()
 
 
 def test_what_was_said_on_a_store_from_before_the_archive_says_how_to_upgrade_it(tmp_path):
     """The viewer opens a store read-only and never upgrades it: on one from before the archive the search of
     what was said was a bare 500 (no such table)."""
-    import sqlite3
-
     from ui_support import environment
 
     from miner.memory import migrations
 
+    def older(db) -> None:  # as a version before the archive left it
+        db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        for migration in migrations.MIGRATIONS[:5]:  # the archive came with m006
+            migration(db)
+            db.execute("INSERT INTO migrations VALUES (?, '2025-01-01T00:00:00Z')", (migration.__name__,))
+
     env = environment(tmp_path)
-    home = Path(env["MINER_HOME"])
-    home.mkdir(parents=True)
-    db = sqlite3.connect(home / "memory.db")
-    db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for migration in migrations.MIGRATIONS[:5]:  # the archive came with m006
-        migration(db)
-        db.execute("INSERT INTO migrations VALUES (?, '2025-01-01T00:00:00Z')", (migration.__name__,))
-    db.commit()
-    db.close()
-    project = tmp_path / "work" / "app"
-    project.mkdir(parents=True)
-    viewer = Viewer(env, str(project))
-    try:
-        client = Client()
-        client.get(viewer.url)
+    with viewer_on(env, tmp_path / "work" / "app", older) as (viewer, client):
         status, _, body = client.get(viewer.base + "/said?q=pnpm")
         assert status == 503 and "upgrades it" in html.unescape(body), (status, body)
-    finally:
-        viewer.stop()

@@ -103,7 +103,8 @@ class stopped_as_by_ctrl_c:
         self.before = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGHUP):
-                self.before[sig] = signal.signal(sig, signal.default_int_handler)
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # (`nohup`: a closed terminal stops nothing)
+                    self.before[sig] = signal.signal(sig, signal.default_int_handler)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -322,13 +322,21 @@ def history(store: Store, memory_id: int) -> History:
     return History(memory_id, tuple(versions))
 
 
+def version_end(memory) -> str:
+    """Where a version of a memory's history ends, as `miner history` and the viewer say it: when it was superseded,
+    "now" while it is current (active or cold), else its state."""
+    if memory.state == "superseded":
+        return (memory.valid_to or "")[:19]
+    return "now" if memory.state in ("active", "cold") else memory.state
+
+
 def format_history(found: History) -> list[str]:
     """Lines for `miner history`: one block per version, in the order they became current."""
     lines = [f"History of #{found.memory_id}: {len(found.versions)} version(s)"
              + (f", current: {', '.join('#' + str(i) for i in found.current)}" if found.current else ", none current")]
     for version in found.versions:
         m = version.memory
-        until = (m.valid_to or "")[:19] if m.state == "superseded" else ("now" if m.state in ("active", "cold") else m.state)
+        until = version_end(m)
         marks = "".join([" pinned" if m.pinned else "", " unconfirmed" if m.tentative else ""])
         lines.append(f"#{m.id:<6} {m.state:<10} {m.valid_from[:19]} → {until}{marks}  [{m.category}]")
         lines.append(f"        {m.text}")

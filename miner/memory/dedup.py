@@ -194,7 +194,8 @@ class Deduper:
         self._still_forgotten(memory, added)
         if added:
             if (new.ts or "") >= memory.last_seen and memory.state != "forgotten" \
-                    and (memory.source != "manual" or _users_own(new)) and (memory.role != "user" or new.role == "user"):
+                    and (memory.source != "manual" or _users_own(new)) \
+                    and (memory.role != "user" or new.role == "user"):
                 # The newer wording, but never the assistant's over the user's (by hand or in their words): it would
                 # make the user's change of mind the assistant's, which the assistant may then undo.
                 store.reword(memory.id, new)

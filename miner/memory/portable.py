@@ -44,7 +44,7 @@ from typing import IO, Callable, Iterator
 
 from ..extract.redact import ensure_extra, redact
 from ..extract.secret_turns import known_in
-from ..textutil import char_bigrams, content_hash
+from ..textutil import char_bigrams, content_hash, width_folded
 from .export_records import (
     MAX_TEXT,
     PortableError,
@@ -369,7 +369,7 @@ def _import_archived(store: Store, record: dict, columns: list[str], keep_id: bo
     if purged_here(store, record):
         return -1
     db = store.db
-    record["terms"] = " ".join(char_bigrams(record["text"]))
+    record["terms"] = " ".join(char_bigrams(width_folded(record["text"])))
     if not keep_id or record.get("id") is not None and db.execute("SELECT 1 FROM archive WHERE id = ?",
                                                                    (record["id"],)).fetchone():
         record = {k: v for k, v in record.items() if k != "id"}

@@ -42,7 +42,7 @@ from ..extract.redact import ensure_extra, redact, redact_memory
 from ..extract.redaction_version import COUNTER, REDACTION_VERSION
 from ..extract.secret_turns import MAX_DIGESTS, known_in
 from ..extract.secret_turns import digest as secret_digest
-from ..textutil import char_bigrams, content_hash, map_strings
+from ..textutil import char_bigrams, content_hash, map_strings, width_folded
 from . import reader
 from .store import Store
 
@@ -331,7 +331,7 @@ def _rewrite(store: Store, known: set[str], secrets: Secrets, done: Repair, hold
         for row_key, new in list(_text_changes(store, table, key, column, known, secrets, holding)):
             if table == "archive":  # its search terms are drawn from the text: they change with it
                 db.execute("UPDATE archive SET text = ?, terms = ? WHERE id = ?",
-                           (new, " ".join(char_bigrams(new)), row_key))
+                           (new, " ".join(char_bigrams(width_folded(new))), row_key))
             elif table == "memory_hashes":
                 # An earlier wording keeps its own hash; one equal to another wording of the project goes.
                 row = db.execute("SELECT project FROM memory_hashes WHERE rowid = ?", (row_key,)).fetchone()

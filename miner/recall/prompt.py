@@ -144,18 +144,24 @@ def query_text(prompt: str) -> str:
     if len(prompt) <= MAX_QUERY_CHARS:
         return prompt
     half = MAX_QUERY_CHARS // 2
-    return prompt[:half].rsplit(None, 1)[0] + "\n" + prompt[-half:].split(None, 1)[-1]
+    head, tail = prompt[:half], prompt[-half:]
+    if not (head[-1].isspace() or prompt[half].isspace()) and len(head.rsplit(None, 1)) == 2:
+        head = head.rsplit(None, 1)[0]  # (the piece of the word the cut went through)
+    if not (tail[0].isspace() or prompt[-half - 1].isspace()) and len(tail.split(None, 1)) == 2:
+        tail = tail.split(None, 1)[1]
+    return head + "\n" + tail
 
 
 # What a prompt says in the scripts written without spaces that is about nothing it asks: courtesy, assent, "go on",
 # question words, verb endings. The stopwords of `textutil` are words; here each character pair is a term, and a
-# pair of "감사합니다" or "お願いします" matches any sentence of the project. Each is blanked out, longest first.
+# pair of "감사합니다" or "お願いします" matches any sentence of the project. Each is blanked out, longest first; none
+# is a part of a word a search wants (请 of 请求 "request", เลย of เลย์เอาต์ "layout" are not here).
 _FILLERS = """감사합니다 감사해요 고맙습니다 고마워요 고마워 안녕하세요 부탁드립니다 부탁합니다 부탁해요 해주세요 주세요
 알겠습니다 알겠어요 좋아요 계속해서 계속해 계속 진행해 습니까 입니까 인가요 있나요 나요 까요 어떻게 어디 어떤 무엇 뭐야 뭐
 ありがとうございます ありがとう お願いします お願い ください 下さい こんにちは よろしく 続けてください 続けて 進めてください
 でしょうか ですか ますか でした ました です ます はい いいえ ていました ています ている ていた てる 何 どこ どの どう
-谢谢 謝謝 感谢 感謝 你好 您好 好的 好吧 继续 繼續 麻烦 麻煩 请问 請問 什么 什麼 怎么 怎麼 哪个 哪個 哪些 为什么 為什麼 请 請
-吗 嗎 呢 吧 啊 嗯 ขอบคุณ สวัสดี ครับ ค่ะ คะ ทำต่อ ต่อเลย ได้เลย เลย โอเค""".split()
+谢谢 謝謝 感谢 感謝 你好 您好 好的 好吧 继续 繼續 麻烦 麻煩 请问 請問 什么 什麼 怎么 怎麼 哪个 哪個 哪些 为什么 為什麼
+吗 嗎 呢 吧 啊 嗯 ขอบคุณ สวัสดี ครับ ค่ะ คะ ทำต่อ ต่อเลย ได้เลย โอเค""".split()
 _fillers_re = None
 
 

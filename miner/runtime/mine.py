@@ -34,7 +34,7 @@ from ..memory.records import NewMemory
 from ..memory.repair import SCRUB_PENDING
 from ..memory.store import Store
 from ..recall.glossary import refresh_quietly as refresh_glossary
-from ..textutil import char_bigrams, has_cjk
+from ..textutil import char_bigrams, has_cjk, width_folded
 from ..textutil import keywords as keywords_of
 from . import exclusions
 from .passes import Summary, learnt_meanwhile, scrub_learnt
@@ -454,7 +454,7 @@ def _archive_rows(units: list[Unit], scores: list, project_of: Callable[[Turn], 
             continue
         worth = round(1.0 - score.get("none", 0.5), 3) if score else 0.5
         yield (project_of(turn), turn.session_id, path, turn.uuid, unit.index, turn.role, turn.ts, text,
-               " ".join(char_bigrams(text)), worth)
+               " ".join(char_bigrams(width_folded(text))), worth)
 
 
 def _user_prompts(turns: list[Turn]) -> dict[str, int]:

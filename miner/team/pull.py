@@ -263,6 +263,8 @@ class Pull:
         memories are not here yet stops the pass (they come with the next pull), unless it stopped there before."""
         store = self.store
         by_remote = self._locals_by_remote()
+        by_hand = {m.id: m.source == "manual" for m in self.remote.memories_by_id(
+            {link.src for _, link in links if link.kind == "supersedes"})}  # (one look-up for the pass)
         done, taken = [], 0
         for seq, link in links:
             src, dst = by_remote.get(link.src), by_remote.get(link.dst)
@@ -284,9 +286,8 @@ class Pull:
             # The link with its "was" note; closes the older memory here when it is still open.
             store.supersede(newer, older, self._note(link.reason), short(self._note(link.was)),
                             at=_when(link.created_at))
-            replacing = self.remote.get(link.src)
-            if replacing is not None and replacing.source == "manual":  # corrected by hand: what it replaced is not
-                store.hide_archived(older)  # found again through the archive, as after a correction here
+            if by_hand.get(link.src):  # corrected by hand: what it replaced is not found again through the archive,
+                store.hide_archived(older)  # as after a correction here
             done.append((older, link.dst, signature(store.get(older))))
         store.set_team_map(self.team, done)
         return taken, 0

@@ -73,7 +73,8 @@ def create_app(project: str, token: str, scope: str, launch: str = "") -> Flask:
     opened with `token` (or once with `launch`; see `security`)."""
     app = Flask(__name__, static_folder=str(Path(__file__).parent / "static"))
     security.install(app, token, scope, launch)
-    app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args)
+    app.jinja_env.globals.update(version=__version__, short=pages.short_project, page_args=page_args,
+                                 version_end=corrections.version_end)
     # No control character or bidirectional override reaches a page (a store an older version mined may hold some).
     app.jinja_env.finalize = shown
 
