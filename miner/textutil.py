@@ -68,7 +68,7 @@ _LAZY: dict[str, str] = {
     "no_space": "[" + CJK_RANGES + SOUTHEAST_ASIAN_RANGES + "]+",
     # One alternative per script: a bigram never spans two scripts.
     "runs": "([" + CJK_RANGES + "]+)|([" + SOUTHEAST_ASIAN_RANGES + "]+)|([" + HANGUL_RANGES + "]+)",
-    "width": "[\uff00-\uffef]+",
+    "width": "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff66-\uffdc]+",  # (letters and digits: punctuation is no term)
     "vowel_points": "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a\u0640\u064b-\u065f\u0670"
                     "\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]+",
     "latin_accented": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]+",
@@ -220,7 +220,8 @@ cjk_bigrams = char_bigrams
 def width_folded(text: str) -> str:
     """`text` with its half- and full-width forms (U+FF00-U+FFEF: "ＳＱＬ", "ﾃﾞｰﾀ") as the usual ones ("SQL", "データ")."""
     width = _pattern("width")  # (for a search's terms: a whole NFKC would change Thai's "ทำ" as stores hold it)
-    return unicodedata.normalize("NFC", width.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text))
+    return unicodedata.normalize("NFC", width.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text)) \
+        if width.search(text) else text
 
 
 def word_text(text: str) -> str:

@@ -143,7 +143,7 @@ def query_text(prompt: str) -> str:
     each cut where a word ends (no piece of a word is searched for; text without spaces is cut where it falls)."""
     if len(prompt) <= MAX_QUERY_CHARS:
         return prompt
-    half = MAX_QUERY_CHARS // 2
+    half = (MAX_QUERY_CHARS - 1) // 2  # (and the line break between them)
     head, tail = prompt[:half], prompt[-half:]
     if not (head[-1].isspace() or prompt[half].isspace()) and len(head.rsplit(None, 1)) == 2:
         head = head.rsplit(None, 1)[0]  # (the piece of the word the cut went through)
